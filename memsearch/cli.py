@@ -1,0 +1,154 @@
+"""The memsearch command line: a thin click layer over MemoryIndex.
+
+Exit codes (grep's convention): 0 hits found (or command succeeded),
+1 query ran and found nothing, 2 error (bad usage, bad query, unusable
+root or index).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from . import format as fmt
+from .errors import MemsearchError
+from .index import MemoryIndex
+from .settings import DEFAULT_LIMIT, MAX_LIMIT
+
+EXIT_NO_HITS = 1
+EXIT_ERROR = 2
+
+
+class Failure(click.ClickException):
+    """A one-line error on stderr, exit status 2."""
+
+    exit_code = EXIT_ERROR
+
+
+def root_options(f):
+    f = click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="MEMSEARCH_DB",
+                     help="Index database file (default: one per root in the user cache dir). Env: MEMSEARCH_DB.")(f)
+    f = click.option("--root", "root", type=click.Path(file_okay=False), envvar="MEMSEARCH_ROOT",
+                     help="Memory root directory. Env: MEMSEARCH_ROOT.")(f)
+    return f
+
+
+def open_index(root, db_path, **kwargs) -> MemoryIndex:
+    if not root:
+        raise Failure("no memory root: pass --root DIR or set MEMSEARCH_ROOT")
+    try:
+        return MemoryIndex(root, db_path, **kwargs)
+    except (MemsearchError, ValueError) as ex:
+        raise Failure(str(ex)) from None
+
+
+class _Stderr(logging.Handler):
+    def emit(self, record):
+        click.echo(f"warning: {record.getMessage()}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memsearch")
+def main():
+    """Search the Markdown memory that coding agents keep.
+
+    The index is a cache of the files: it is brought up to date before each
+    query, and deleting it loses nothing.
+    """
+    log = logging.getLogger("memsearch")
+    if not log.handlers:
+        log.addHandler(_Stderr())
+        log.propagate = False
+
+
+@main.command()
+@click.argument("text", nargs=-1, required=True)
+@root_options
+@click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
+              help="Most hits to show.")
+@click.option("--scope", help="Only this scope (global, projects, sessions).")
+@click.option("--scope-id", help="Only this scope id (a project or session id).")
+@click.option("--type", "type_", help="Only this type (memory, checkpoint, progress, notes, free).")
+@click.option("--no-reconcile", is_flag=True, help="Query the index as it is, without walking the tree first.")
+@click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json):
+    """Search memory for TEXT; the best hits first.
+
+    Every word is searched on its own (OR): files matching more and rarer
+    words rank higher. Exit status 1 when nothing matched.
+    """
+    index = open_index(root, db_path)
+    with index:
+        try:
+            result = index.search_result(
+                " ".join(text), limit, scope, scope_id, type_,
+                reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
+            )
+        except (MemsearchError, ValueError) as ex:
+            raise Failure(str(ex)) from None
+    if as_json:
+        click.echo(fmt.result_json(result))
+    elif result.hits:
+        click.echo(fmt.format_hits(result, color=sys.stdout.isatty()))
+    else:
+        click.echo("no matches", err=True)
+    if not result.hits:
+        sys.exit(EXIT_NO_HITS)
+
+
+@main.command()
+@root_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def index(root, db_path, as_json):
+    """Bring the index up to date with the files and report what changed."""
+    idx = open_index(root, db_path)
+    bar = None
+
+    def progress(done, total):
+        nonlocal bar
+        # Only worth drawing for long runs, and only for a person watching.
+        if bar is None and total >= 2000 and sys.stderr.isatty():
+            bar = click.progressbar(length=total, label="indexing", file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    with idx:
+        try:
+            report = idx.reconcile(progress=progress)
+        except MemsearchError as ex:
+            raise Failure(str(ex)) from None
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(fmt.report_dict(report), ensure_ascii=False))
+    else:
+        click.echo(fmt.format_report(report))
+
+
+@main.command()
+@root_options
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(root, db_path, as_json):
+    """Show the root, the index database, its file count and schema version."""
+    with open_index(root, db_path) as idx:
+        try:
+            info = idx.status()
+        except MemsearchError as ex:
+            raise Failure(str(ex)) from None
+    if as_json:
+        import json
+
+        click.echo(json.dumps(info))
+    else:
+        click.echo(fmt.format_status(info))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Open the index database: location, pragmas, schema, and recovery.
+
+The database is a cache of the Markdown files, so a damaged one is never
+repaired in place: it is moved aside (kept for a post-mortem) and rebuilt
+from the files. The one thing never done to a database is overwriting one
+that a newer memsearch wrote and the user named explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import migrate
+from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, SchemaTooNew
+from .settings import BUSY_TIMEOUT_S
+
+log = logging.getLogger("memsearch")
+
+# Messages by which SQLite says the file is damaged or not a database at all.
+_CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image")
+
+
+def is_corruption(ex: sqlite3.Error) -> bool:
+    return any(text in str(ex) for text in _CORRUPT)
+
+
+def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connection:
+    """Connect, check and migrate. ``explicit``: the user named this file."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as ex:
+        raise DatabaseError(
+            f"cannot create the index directory {path.parent}: {ex.strerror}; use --db to put the index elsewhere"
+        ) from None
+    try:
+        return _open_checked(path)
+    except SchemaTooNew:
+        if explicit:
+            raise
+        set_aside(path, "it was written by a newer memsearch")
+    except DatabaseCorrupt as ex:
+        set_aside(path, str(ex))
+    return _open_checked(path)
+
+
+def _open_checked(path: Path) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as ex:
+        raise DatabaseError(f"cannot open the index {path}: {ex}; use --db to put it elsewhere") from None
+    try:
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            # WAL lets queries read while another process reconciles.
+            conn.execute("PRAGMA journal_mode = WAL")
+        # A lost last transaction on power failure is harmless in a cache.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrate.migrate(conn)
+        return conn
+    except BaseException as ex:
+        conn.close()
+        if isinstance(ex, sqlite3.Error):
+            raise translate(ex, path) from None
+        raise
+
+
+def translate(ex: sqlite3.Error, path) -> DatabaseError:
+    """One clear project error for an SQLite failure."""
+    text = str(ex)
+    if is_corruption(ex):
+        return DatabaseCorrupt(f"the index {path} is damaged ({text})")
+    if "locked" in text or "busy" in text:
+        return DatabaseLocked(
+            f"the index {path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f}s; try again"
+        )
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return DatabaseError(f"cannot write the index {path} ({text}); use --db to put it elsewhere")
+    if "disk is full" in text or "disk I/O" in text:
+        return DatabaseError(f"cannot write the index {path} ({text}); free some space and run again")
+    return DatabaseError(f"index {path}: {text}")
+
+
+def set_aside(path: Path, why: str) -> Path:
+    """Move a bad database (and its WAL files) out of the way, keeping it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
+    try:
+        os.replace(path, target)
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(f"{path}{suffix}"):
+                os.replace(f"{path}{suffix}", f"{target}{suffix}")
+    except FileNotFoundError:
+        pass  # another process set it aside first
+    except OSError as ex:
+        raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
+    log.warning("index %s was unusable (%s); kept it as %s and rebuilding from the files", path, why, target.name)
+    return target
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection):
+    """Take the write lock up front (BEGIN IMMEDIATE): a deferred transaction
+    that upgrades from read to write can fail with SQLITE_BUSY at once,
+    without waiting, when another writer got there first."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,42 @@
+"""memsearch's exception types.
+
+    MemsearchError
+    ├── RootNotFound           the memory root does not exist or is not a directory
+    ├── NoSearchableWords      the query has no letters or digits to search for
+    ├── DatabaseError          the index database cannot be opened or used
+    │   ├── DatabaseLocked     another process held the write lock too long
+    │   ├── DatabaseCorrupt    the file is not a usable memsearch database
+    │   └── SchemaTooNew       written by a newer memsearch; refuse to touch it
+    └── WriteDenied            (memsearch.write_gate) a memory write is not allowed
+
+Every message is one line that says what happened and what to do next, so
+the CLI can print ``str(error)`` as is.
+"""
+
+
+class MemsearchError(Exception):
+    """Base class of every error memsearch raises on purpose."""
+
+
+class RootNotFound(MemsearchError):
+    """The memory root does not exist or is not a directory."""
+
+
+class NoSearchableWords(MemsearchError, ValueError):
+    """The query has no words to search for (letters, digits or _)."""
+
+
+class DatabaseError(MemsearchError):
+    """The index database cannot be opened or used."""
+
+
+class DatabaseLocked(DatabaseError):
+    """Another process held the index's write lock for too long."""
+
+
+class DatabaseCorrupt(DatabaseError):
+    """The index file is damaged or is not a memsearch database."""
+
+
+class SchemaTooNew(DatabaseError):
+    """The index was written by a newer memsearch; upgrade memsearch or point --db elsewhere."""

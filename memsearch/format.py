@@ -1,0 +1,77 @@
+"""Pure formatting of results for people and for programs (no printing)."""
+
+from __future__ import annotations
+
+import json
+
+from .index import SearchResult
+from .reconcile import ReconcileReport
+from .settings import MARK_CLOSE, MARK_OPEN
+
+# ANSI bold yellow for matched words on a terminal.
+HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
+
+
+def one_line(text: str) -> str:
+    """Snippets span lines; a result block reads better with them folded."""
+    return " ".join(text.split())
+
+
+def format_hits(result: SearchResult, *, color: bool = False) -> str:
+    blocks = []
+    for hit in result.hits:
+        where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
+        label = f"{where} · {hit.type}" if where else hit.type
+        snippet = one_line(hit.snippet)
+        if color:
+            snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
+        blocks.append(f"{_printable(hit.path)}  [{label}]  score {hit.score:.2f}\n    {snippet}")
+    return "\n\n".join(blocks)
+
+
+def result_json(result: SearchResult) -> str:
+    payload = {
+        "query": result.query,
+        "fts_query": result.fts_query,
+        "results": [hit.to_dict() for hit in result.hits],
+        "floored": result.floored,
+    }
+    if result.reconcile is not None:
+        payload["reconcile"] = report_dict(result.reconcile, brief=True)
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
+    counts = {
+        "added": len(report.added),
+        "updated": len(report.updated),
+        "removed": len(report.removed),
+        "unchanged": report.unchanged,
+        "skipped": len(report.skipped),
+        "seconds": round(report.seconds, 4),
+    }
+    if brief:
+        return counts
+    return {
+        **counts,
+        "added_paths": list(report.added),
+        "updated_paths": list(report.updated),
+        "removed_paths": list(report.removed),
+        "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+    }
+
+
+def format_report(report: ReconcileReport) -> str:
+    lines = [f"{report.summary()} in {report.seconds:.2f}s"]
+    lines += [f"skipped {_printable(s.path)}: {s.reason}" for s in report.skipped]
+    return "\n".join(lines)
+
+
+def format_status(status: dict) -> str:
+    width = max(len(k) for k in status)
+    return "\n".join(f"{k.replace('_', ' ') + ':':<{width + 2}}{v}" for k, v in status.items())
+
+
+def _printable(path: str) -> str:
+    """Control characters in a file name must not drive the terminal."""
+    return path if path.isprintable() else path.encode("unicode_escape").decode("ascii")

@@ -1,0 +1,94 @@
+"""Apply the numbered SQL files of ``migrations/`` in order.
+
+Each migration runs in one write transaction together with the row that
+records it, so a crash leaves either the old schema or the new one. The
+applied version is also kept in ``PRAGMA user_version``, which lets every
+open check the schema with one cheap read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+from .errors import SchemaTooNew
+
+_NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
+
+
+def migrations_dir() -> Path:
+    # Installed: shipped inside the package. Source checkout: the repo's top level.
+    here = Path(__file__).resolve().parent
+    packaged = here / "migrations"
+    return packaged if packaged.is_dir() else here.parent / "migrations"
+
+
+def available() -> list[tuple[int, str, Path]]:
+    found = []
+    for name in os.listdir(migrations_dir()):
+        match = _NAME.match(name)
+        if match:
+            found.append((int(match.group(1)), match.group(2), migrations_dir() / name))
+    return sorted(found)
+
+
+def latest_version() -> int:
+    return available()[-1][0]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database up to the newest schema; returns that version."""
+    latest = latest_version()
+    version = current_version(conn)
+    if version > latest:
+        raise SchemaTooNew(
+            f"index schema version {version} is newer than this memsearch understands"
+            f" ({latest}); upgrade memsearch or use another --db"
+        )
+    if version == latest:
+        return version
+    for number, name, path in available():
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the lock.
+            if current_version(conn) >= number:
+                conn.execute("ROLLBACK")
+                continue
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+            )
+            for statement in split_statements(path.read_text("utf-8")):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name))
+            conn.execute(f"PRAGMA user_version = {int(number)}")  # PRAGMA takes no parameters
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version = number
+    return version
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies contain ';')."""
+    statements, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        if not pending and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete SQL statement at end of migration: {pending[:60]!r}")
+    return statements

@@ -1,0 +1,122 @@
+"""Tunable constants, where the index lives, and the optional config file.
+
+Every constant a user may want to change can be set in the config file
+(``$XDG_CONFIG_HOME/memsearch/config.toml``, or the file named by
+``MEMSEARCH_CONFIG``)::
+
+    floor = 0.15          # relative score floor, 0 turns it off
+    reconcile = true      # walk the tree before every query
+    max_file_bytes = 2000000
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+# A hit scoring under this fraction of the top hit's score is noise: with
+# OR-joined words, a file that matched one common word ranks far below the
+# files that matched the rare ones. The top hit is always kept.
+FLOOR = 0.15
+
+# Reconciling before every query is what makes results never stale; turn it
+# off only when something else (a watcher, a batch job) keeps the index fresh.
+RECONCILE = True
+
+# Fetch this many times the limit from FTS5 (capped) so the floor has
+# candidates to judge while a query stays a bounded amount of work.
+OVERFETCH = 3
+OVERFETCH_CAP = 50
+
+# snippet(): excerpt length in tokens and the markers around matched words.
+SNIPPET_TOKENS = 32
+MARK_OPEN, MARK_CLOSE, ELLIPSIS = "<<", ">>", "..."
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 1000
+
+# Memory files are notes; anything bigger is a log or a dump that would
+# swamp the ranking and the index. Skipped and reported.
+MAX_FILE_BYTES = 2_000_000
+
+# How long a writer waits for another process's write transaction.
+BUSY_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    floor: float = FLOOR
+    reconcile: bool = RECONCILE
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    def with_overrides(self, **values) -> "Settings":
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "memsearch"
+
+
+def config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    return Path(base) / "memsearch"
+
+
+def config_path() -> Path:
+    return Path(os.environ.get("MEMSEARCH_CONFIG") or config_dir() / "config.toml")
+
+
+def default_db_path(root: str | os.PathLike) -> Path:
+    """One database per root, keyed by the resolved root path."""
+    resolved = os.path.realpath(root)
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(resolved))
+    return cache_dir() / f"{name or 'root'}-{digest}.db"
+
+
+def read_config() -> dict:
+    """The config file as a dict; {} when there is none."""
+    path = config_path()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as ex:
+        from .errors import MemsearchError
+
+        raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as ex:
+        from .errors import MemsearchError
+
+        raise MemsearchError(f"config file {path} is not valid TOML: {ex}") from None
+
+
+def load_settings() -> Settings:
+    conf = read_config()
+    values = {}
+    if "floor" in conf:
+        values["floor"] = _number(conf["floor"], "floor", 0.0, 1.0)
+    if "reconcile" in conf:
+        if not isinstance(conf["reconcile"], bool):
+            raise ValueError("config: reconcile must be true or false")
+        values["reconcile"] = conf["reconcile"]
+    if "max_file_bytes" in conf:
+        values["max_file_bytes"] = int(_number(conf["max_file_bytes"], "max_file_bytes", 1, 1 << 34))
+    return Settings().with_overrides(**values)
+
+
+def _number(value, name, low, high):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        from .errors import MemsearchError
+
+        raise MemsearchError(f"config: {name} must be a number from {low} to {high}, got {value!r}")
+    return value

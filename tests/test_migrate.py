@@ -1,0 +1,83 @@
+import sqlite3
+
+import pytest
+
+from memsearch import MemoryIndex, SchemaTooNew
+from memsearch import migrate
+
+
+def test_schema_tables_columns_and_triggers(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+    conn = sqlite3.connect(tmp_path / "db")
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(memory_fts)")]
+    for col in ("id", "path", "scope", "scope_id", "type", "body", "fingerprint"):
+        assert col in cols
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
+    assert "content = 'memory_fts'" in sql or "content='memory_fts'" in sql
+    assert "content_rowid" in sql
+    triggers = {name: sql for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type='trigger'")}
+    assert {"memory_fts_ai", "memory_fts_ad", "memory_fts_au"} <= set(triggers)
+    assert "'delete', old.id" in triggers["memory_fts_ad"]
+    assert "'delete', old.id" in triggers["memory_fts_au"]
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    assert versions == [m[0] for m in migrate.available()]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # The external-content index agrees with its content table.
+    conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES ('integrity-check')")
+
+
+def test_triggers_keep_index_in_step_through_updates_and_deletes(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        for i in range(5):
+            (tree / "README.md").write_text(f"version {i} of the readme", encoding="utf-8")
+            idx.reconcile()
+        (tree / "sessions/s1/notes.md").unlink()
+        idx.reconcile()
+        conn = idx.conn
+        conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        assert conn.execute("SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH 'version'").fetchone()[0] == 1
+        assert idx.search("scratch") == []
+
+
+def test_migrations_are_shipped_and_ordered():
+    found = migrate.available()
+    assert found[0][0] == 1 and found[0][1] == "initial"
+    assert [v for v, _, _ in found] == sorted({v for v, _, _ in found})
+
+
+def test_older_database_is_upgraded(tree, tmp_path):
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    # A database that only ever saw migration 1.
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with MemoryIndex(tree, db) as idx:
+        assert idx.status()["schema_version"] == migrate.latest_version()
+        assert idx.search("pgbouncer")
+
+
+def test_newer_explicit_database_is_refused_untouched(tree, tmp_path):
+    db = tmp_path / "db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {migrate.latest_version() + 1}")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    with MemoryIndex(tree, db) as idx:
+        with pytest.raises(SchemaTooNew, match="newer"):
+            idx.search("pgbouncer")
+    assert db.read_bytes() == before
+
+
+def test_split_statements_keeps_trigger_bodies_whole():
+    script = "-- c;\nCREATE TABLE a(x);\nCREATE TRIGGER t AFTER INSERT ON a BEGIN\n SELECT 1;\n SELECT 2;\nEND;\n"
+    parts = migrate.split_statements(script)
+    assert len(parts) == 2 and parts[1].endswith("END;")

@@ -1,0 +1,143 @@
+import os
+import sqlite3
+
+import pytest
+
+from conftest import write
+from memsearch import MemoryIndex, RootNotFound
+
+
+def test_report_counts(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        first = idx.reconcile()
+        assert len(first.added) == 9 and not first.updated and not first.removed
+        second = idx.reconcile()
+        assert not second.changed and second.unchanged + len(second.updated) == 9
+        (tree / "README.md").unlink()
+        write(tree, "projects/shop/memory-new.md", "new")
+        with open(tree / "sessions/s1/notes.md", "a") as f:
+            f.write("more\n")
+        third = idx.reconcile()
+        assert third.removed == ("README.md",)
+        assert third.added == ("projects/shop/memory-new.md",)
+        assert third.updated == ("sessions/s1/notes.md",)
+
+
+def test_fingerprint_is_size_and_ns_mtime(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        fp = idx.conn.execute("SELECT fingerprint FROM memory_fts WHERE path = 'README.md'").fetchone()[0]
+    st = (tree / "README.md").stat()
+    assert fp == f"{st.st_size}-{st.st_mtime_ns}"
+
+
+def test_hidden_dirs_and_non_markdown_are_ignored(root, tmp_path):
+    write(root, ".git/notes.md", "secret")
+    write(root, "projects/p/.obsidian/x.md", "secret")
+    write(root, "projects/p/data.txt", "secret")
+    write(root, "projects/p/UPPER.MD", "secret loud")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("secret")] == ["projects/p/UPPER.MD"]
+
+
+def test_bad_files_are_skipped_or_indexed_with_reasons(root, tmp_path):
+    write(root, "bin.md", b"\x00\x01\x02binary")
+    write(root, "latin1.md", "caf\xe9 ol\xe9 walrus".encode("latin-1"))
+    write(root, "bom.md", "\ufeffbommed walrus".encode("utf-8"))
+    write(root, "huge.md", "x" * 5000)
+    write(root, "ok.md", "fine")
+    with MemoryIndex(root, tmp_path / "db", max_file_bytes=4000) as idx:
+        report = idx.reconcile()
+        reasons = {s.path: s.reason for s in report.skipped}
+        assert "binary" in reasons["bin.md"]
+        assert "too large" in reasons["huge.md"]
+        assert sorted(report.added) == ["bom.md", "latin1.md", "ok.md"]
+        hits = idx.search("walrus")
+        assert {h.path for h in hits} == {"latin1.md", "bom.md"}
+        body = idx.conn.execute("SELECT body FROM memory_fts WHERE path='bom.md'").fetchone()[0]
+        assert body.startswith("bommed")
+
+
+def test_a_file_that_turns_binary_leaves_the_index(root, tmp_path):
+    f = write(root, "a.md", "walrus")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert idx.search("walrus")
+        f.write_bytes(b"walrus\x00\x00")
+        assert idx.search("walrus") == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_unreadable_file_is_skipped(root, tmp_path):
+    f = write(root, "a.md", "walrus")
+    f.chmod(0)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+    assert "unreadable" in report.skipped[0].reason
+
+
+def test_symlinks_inside_followed_outside_refused_loops_survived(root, tmp_path):
+    outside = tmp_path / "outside"
+    write(outside, "secret.md", "walrus outside")
+    write(root, "real/inside.md", "walrus inside")
+    os.symlink(outside / "secret.md", root / "link-out.md")
+    os.symlink(outside, root / "dir-out")
+    os.symlink(root / "real" / "inside.md", root / "link-in.md")
+    os.symlink(root, root / "real" / "loop")
+    os.symlink("missing.md", root / "broken.md")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        found = {h.path for h in idx.search("walrus")}
+    assert found == {"real/inside.md", "link-in.md"}
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "outside" in reasons["link-out.md"] and "outside" in reasons["dir-out"]
+    assert "broken" in reasons["broken.md"]
+
+
+def test_odd_file_names(root, tmp_path):
+    write(root, "new\nline.md", "walrus newline")
+    write(root, "tab\tand space.md", "walrus tab")
+    os.makedirs(root / "bytes", exist_ok=True)
+    with open(os.path.join(os.fsencode(root / "bytes"), b"caf\xe9.md"), "w") as f:
+        f.write("walrus bytes")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        found = {h.path for h in idx.search("walrus")}
+        assert found == {"new\nline.md", "tab\tand space.md", "bytes/caf\\xe9.md"}
+        os.unlink(os.path.join(os.fsencode(root / "bytes"), b"caf\xe9.md"))
+        assert {h.path for h in idx.search("walrus")} == {"new\nline.md", "tab\tand space.md"}
+
+
+def test_missing_root_is_a_clear_error(tmp_path):
+    with pytest.raises(RootNotFound):
+        MemoryIndex(tmp_path / "nope", tmp_path / "db")
+
+
+def test_root_vanishing_raises_and_keeps_the_index(root, tmp_path):
+    write(root, "a.md", "walrus")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        os.rename(root, tmp_path / "moved")
+        with pytest.raises(RootNotFound):
+            idx.search("walrus")
+    conn = sqlite3.connect(tmp_path / "db")
+    assert conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1
+
+
+def test_files_are_never_written(tree, tmp_path):
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tree.rglob("*") if p.is_file()}
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        idx.search("rounding cents")
+        idx.status()
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tree.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_many_files_in_one_directory_and_deep_tree(root, tmp_path):
+    for i in range(3000):
+        write(root, f"flat/n{i}.md", f"note {i} token{i}")
+    deep = "/".join(f"d{i}" for i in range(60))
+    write(root, f"{deep}/deep.md", "walrus deep")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert len(idx.reconcile().added) == 3001
+        assert [h.path for h in idx.search("token2999")] == ["flat/n2999.md"]
+        assert idx.search("walrus")[0].path.endswith("d59/deep.md")

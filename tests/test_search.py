@@ -1,0 +1,140 @@
+import pytest
+
+from conftest import bump_mtime, write
+from memsearch import MemoryIndex, NoSearchableWords
+from memsearch.search import Hit, apply_floor
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+def test_hits_carry_path_scope_type_score_snippet(index):
+    hits = index.search("pgbouncer")
+    assert len(hits) == 1
+    hit = hits[0]
+    assert hit.path == "projects/shop/memory-db.md"
+    assert (hit.scope, hit.scope_id, hit.type) == ("projects", "shop", "memory")
+    assert hit.score > 0
+    assert "<<pgbouncer>>" in hit.snippet
+
+
+def test_more_and_rarer_words_rank_first(index):
+    hits = index.search("postgresql 5433 pgbouncer")
+    assert paths(hits)[0] == "projects/shop/memory-db.md"
+    assert "projects/shop/MEMORY.md" in paths(hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_fts5_syntax_in_query_is_searched_as_words(index):
+    for text in ['"pgbouncer', "pgbouncer*", "-pgbouncer", "body:pgbouncer", "^pgbouncer", "(pgbouncer",
+                 "pgbouncer NEAR x", "pgbouncer AND nothing", "NOT pgbouncer"]:
+        assert paths(index.search(text))[0] == "projects/shop/memory-db.md", text
+
+
+def test_empty_query_is_an_error_not_everything(index):
+    for text in ["", "  ", "*", '""']:
+        with pytest.raises(NoSearchableWords):
+            index.search(text)
+
+
+def test_filters(index):
+    assert {h.scope for h in index.search("rounding cents checkpoint", scope="sessions")} == {"sessions"}
+    assert paths(index.search("rounding checkpoint", type="checkpoint")) == ["sessions/s1/checkpoint.md"] or all(
+        h.type == "checkpoint" for h in index.search("rounding checkpoint", type="checkpoint")
+    )
+    assert paths(index.search("checkpoint", scope="projects", scope_id="shop")) == ["projects/shop/checkpoint-2.md"]
+    assert index.search("webhook", type="notes")[0].path == "sessions/s1/tasks/T1/notes.md"
+    assert index.search("webhook", scope_id="nope") == []
+
+
+def test_limit(index):
+    assert len(index.search("the rounding cents checkpoint tests", limit=2, floor=0)) == 2
+    with pytest.raises(ValueError):
+        index.search("x", limit=0)
+
+
+def test_floor_drops_weak_hits_and_can_be_turned_off(root, tmp_path):
+    # One file matches the rare word many times, many files match a common one once.
+    write(root, "a.md", "zebra zebra zebra zebra quagga quagga")
+    for i in range(30):
+        write(root, f"filler{i}.md", f"filler note {i} about the common word horse")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        result = idx.search_result("zebra quagga horse", limit=50)
+        assert result.hits[0].path == "a.md"
+        top = result.hits[0].score
+        assert all(h.score >= 0.15 * top for h in result.hits)
+        assert result.floored > 0
+        unfloored = idx.search("zebra quagga horse", limit=50, floor=0)
+        assert len(unfloored) == 31
+
+
+def test_apply_floor_always_keeps_top():
+    hits = [Hit("a", None, None, "free", 10.0, ""), Hit("b", None, None, "free", 1.4, ""),
+            Hit("c", None, None, "free", 1.5, "")]
+    assert [h.path for h in apply_floor(hits, 0.15)] == ["a", "c"]
+    assert [h.path for h in apply_floor(hits[:1], 0.99)] == ["a"]
+
+
+def test_snippet_markers_ellipsis_and_length(root, tmp_path):
+    words = " ".join(f"w{i}" for i in range(200))
+    write(root, "long.md", f"{words} needle {words}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = idx.search("needle")[0].snippet
+    assert "<<needle>>" in snippet
+    assert snippet.startswith("...") and snippet.endswith("...")
+    assert len(snippet.replace("...", " ").split()) <= 32
+
+
+def test_added_edited_deleted_are_seen_by_the_very_next_query(root, tmp_path):
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert idx.search("walrus") == []
+        f = write(root, "projects/p/memory-a.md", "the walrus sleeps")
+        assert paths(idx.search("walrus")) == ["projects/p/memory-a.md"]
+        # Same size, edited immediately: must still be seen.
+        f.write_text("the narwal sleeps", encoding="utf-8")
+        assert idx.search("walrus") == []
+        assert paths(idx.search("narwal")) == ["projects/p/memory-a.md"]
+        f.unlink()
+        assert idx.search("narwal") == []
+
+
+def test_same_size_edit_with_old_mtime_is_seen(root, tmp_path):
+    f = write(root, "a.md", "alpha beta")
+    bump_mtime(f, -100)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("alpha")) == ["a.md"]
+        f.write_text("gamma beta", encoding="utf-8")
+        bump_mtime(f, -50)
+        assert paths(idx.search("gamma")) == ["a.md"]
+        assert idx.search("alpha") == []
+
+
+def test_no_reconcile_queries_the_index_as_is(root, tmp_path):
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        write(root, "new.md", "platypus")
+        assert idx.search("platypus", reconcile=False) == []
+        assert paths(idx.search("platypus")) == ["new.md"]
+    with MemoryIndex(root, tmp_path / "db", reconcile=False) as idx:
+        write(root, "newer.md", "platypus platypus")
+        assert paths(idx.search("platypus")) == ["new.md"]
+
+
+def test_config_file_overrides(root, tmp_path, monkeypatch):
+    conf = tmp_path / "c.toml"
+    conf.write_text("floor = 0.0\nreconcile = false\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(conf))
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert idx.settings.floor == 0.0 and idx.settings.reconcile is False
+
+
+def test_hit_to_dict(index):
+    d = index.search("pgbouncer")[0].to_dict()
+    assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet"}
+
+
+def test_diacritics_are_folded(root, tmp_path):
+    write(root, "a.md", "Le café est fermé")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("cafe ferme")) == ["a.md"]
