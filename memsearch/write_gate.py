@@ -1,0 +1,418 @@
+"""Memory write gate: may this agent write this file? Decided without I/O.
+
+Hosts that let models write memory with ordinary Write/Edit tools call
+``check_write`` before every write. It returns the normalized absolute path
+the host must write to, or raises ``WriteDenied`` with a message for the model
+that says what was refused, why, and what to write instead.
+
+Decisions a reviewer should know:
+
+* Pure and lexical. Nothing touches the disk, so "resolved" means: ``\\`` is
+  a separator too, a relative target is joined onto the worktree, ``.`` and
+  ``..`` are collapsed. The host must write the *returned* path (it has no
+  ``..`` left, so a symlinked directory cannot redirect a ``..``), pass roots
+  already resolved with ``os.path.realpath``, and open with ``O_NOFOLLOW``:
+  symlinks inside the tree are invisible to a pure function.
+* Refuse, never repair. A segment that hosts or file systems could read as a
+  different name is refused, with the plain name to use instead: control,
+  zero-width, bidirectional or unassigned characters; compatibility forms
+  (NFKC differs from NFC: full-width ``．．`` that a Windows "best fit"
+  conversion turns into ``..``); yen and won signs, which Japanese and
+  Korean code pages read as ``\\``; ``:`` (alternate data streams); a trailing
+  dot or space (Windows strips it); 8.3 short names (``GIT~1`` is ``.git``);
+  Windows device names; a leading ``~``; UNC and drive-relative paths. So the
+  returned path means the same file everywhere. NFC/NFD differences pass
+  (macOS folds them; a different name elsewhere, never a trick).
+* Sensitive segments (rule 6) are compared after folding: NFKC, invisible
+  characters removed, cut at ``:``, trailing dots and spaces stripped, then
+  upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``, so ``.gıt`` is
+  ``.git``). The "relative part" is the path below the memory root for memory
+  files; below ``<worktree>/.mimocode/`` for dream and distill writing their
+  sandbox (so the sandbox itself is allowed but ``.mimocode/hooks/x`` is not);
+  below the worktree for other writes inside it; the whole path elsewhere
+  (``~/.ssh/authorized_keys`` is refused).
+* Memory-tree membership compares path components case-sensitively; a path
+  that matches the root only after folding (``/MEM/...`` for ``/mem``) is
+  refused, since on a case-insensitive file system it is the memory tree.
+* Writes off (rule 2) covers every path in, or folding into, the memory tree
+  and is checked first, so the model is told once that retrying won't help.
+* ``checkpoint-writer`` is held to its whitelist inside its own project and
+  session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
+  rule 5. Other agents may write any well-shaped memory file, including other
+  sessions' and projects' files: the rules restrict only task folders.
+* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``.
+* ``agent`` and ``task_id`` must come from the host, never from the model:
+  the gate cannot tell a model that lies about who it is.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import unicodedata
+
+from .errors import MemsearchError
+from .layout import SCOPES
+
+__all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
+
+# Names that run code or hold secrets when planted: VCS internals and hooks,
+# editor and agent configuration, package trees, credentials.
+SENSITIVE_SEGMENTS = frozenset({
+    ".git", "hooks", ".husky", "node_modules", ".vscode", ".idea", ".zcode",
+    ".claude", ".mimocode", "skills", "commands", "agents", "plugins",
+    ".github", ".gitlab", ".env", ".ssh", ".aws", ".config",
+})
+
+CHECKPOINT_WRITER = "checkpoint-writer"
+SANDBOXED_AGENTS = frozenset({"dream", "distill"})
+SANDBOX_DIR = ".mimocode"
+TASKS_DIR = "tasks"
+# ASCII digits only: \d would accept other scripts' digits.
+TASK_ID = re.compile(r"T[0-9]+(?:\.[0-9]+)*", re.ASCII)
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+_SHORT_NAME = re.compile(r"~[0-9]")
+_WINDOWS_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)}
+)
+# Default-ignorable code points outside the C* categories: they render as
+# nothing, and some file systems (HFS+) drop them from names.
+_IGNORABLE_RANGES = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF),
+)
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
+# NFKC-stable characters that Windows "best fit" conversion to an ANSI code
+# page turns into a separator: yen and won are the backslash of Japanese and
+# Korean code pages; the rest are slash look-alikes.
+_SEPARATOR_LOOKALIKES = frozenset("\u00a5\u20a9\u2044\u2215\u29f5\u29f8\u29f9")
+
+
+class WriteDenied(MemsearchError):
+    """The memory write gate refused this write."""
+
+    def __init__(self, message: str, *, rule: str):
+        super().__init__(message)
+        self.rule = rule  # short reason code for hosts and tests
+
+
+def check_write(
+    target: str | os.PathLike,
+    *,
+    agent: str,
+    memory_root: str | os.PathLike,
+    worktree: str | os.PathLike,
+    project_id: str,
+    session_id: str,
+    task_id: str | None = None,
+    write_enabled: bool = True,
+) -> str:
+    """Return the normalized absolute path to write, or raise WriteDenied.
+
+    The path is absolute and '/'-separated (``C:/...`` on Windows), with no
+    ``.`` or ``..`` left; the host must write exactly that path.
+
+    ``agent`` is the writer's name (``checkpoint-writer``, ``dream``,
+    ``distill``; anything else, or None, is the main agent); ``task_id`` is
+    set for a sub-agent bound to that task. ``worktree`` must be absolute; a
+    relative ``memory_root`` or target is taken relative to it. Bad host
+    arguments raise ValueError; a refused target raises WriteDenied.
+    """
+    # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
+    agent = "" if agent is None else unicodedata.normalize(
+        "NFKC", _text(agent, "agent")).strip().casefold()
+    wt = _root(worktree, "worktree")
+    root = _root(memory_root, "memory_root", base=wt)
+    project_id = _id(project_id, "project_id")
+    session_id = _id(session_id, "session_id")
+    if task_id is not None and not (isinstance(task_id, str) and TASK_ID.fullmatch(task_id)):
+        raise ValueError(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
+    if not isinstance(write_enabled, bool):
+        raise ValueError("write_enabled must be True or False")
+
+    raw = _target_text(target)
+    given_anchor, given = _split_target(raw, target)
+    if given_anchor == "/" and "/" not in (root[0], wt[0]):
+        _deny(target, "on Windows a path rooted without a drive letter depends on the "
+              "current drive", "ambiguous", f"Include the drive, as in {_join(wt)}.")
+    if given_anchor is None:
+        path = (wt[0], _collapse(wt[1] + given))
+    else:
+        path = (given_anchor, _collapse(given))
+    segs = path[1]
+    if not segs:
+        _deny(target, "it names a file system root, not a file", "invalid",
+              "Name the Markdown file to write.")
+    resolved = _join(path)
+
+    rel = _below(path, root)
+    folds_into_root = rel is None and _below(path, root, fold=True) is not None
+    if not write_enabled and (rel is not None or folds_into_root):
+        raise WriteDenied(
+            f"Refused {_show(target)}: writing memory is turned off for this session. "
+            "Retrying with another memory path will not help; "
+            "existing memory can still be searched.",
+            rule="writes-off",
+        )
+    _check_ambiguity(target, given, given_anchor, (root, wt))
+    if folds_into_root:
+        _deny(target, f"it differs from the memory root {_join(root)} only in "
+              "letter case or invisible characters", "ambiguous",
+              f"Spell the memory root exactly as {_join(root)}.")
+
+    if rel is not None:
+        _check_sensitive(target, rel, _canonical(root, project_id, session_id))
+        _check_memory(target, rel, agent, root, project_id, session_id, task_id)
+        return resolved
+
+    sandbox = (wt[0], wt[1] + (SANDBOX_DIR,))
+    if agent == CHECKPOINT_WRITER:
+        _deny(target, f"{CHECKPOINT_WRITER} may write only inside the memory root "
+              f"{_join(root)}", "sandbox", _canonical(root, project_id, session_id))
+    if agent in SANDBOXED_AGENTS:
+        part = _below(path, sandbox)
+        if not part:
+            _deny(target, f"{agent} may write only inside the memory root "
+                  f"{_join(root)} or {_join(sandbox)}/", "sandbox",
+                  "Write there instead.")
+    else:
+        part = _below(path, wt)
+        if part is None:
+            part = segs
+    _check_sensitive(target, part, "Choose a path that does not go through it.")
+    return resolved
+
+
+def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
+    """Rules 3, 4, 5 and 7 for a path relative to the memory root."""
+    name = rel[-1] if rel else ""
+    if not name.lower().endswith(".md") or len(name) <= 3:
+        _deny(target, "only Markdown files (<key>.md) may be written in the memory tree",
+              "extension", _canonical(root, project_id, session_id))
+    if agent == CHECKPOINT_WRITER:
+        if not _checkpoint_allowed(rel, project_id, session_id):
+            _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/"
+                  f"MEMORY.md or memory-*.md, sessions/{session_id}/checkpoint.md, "
+                  "checkpoint-*.md or notes.md, and "
+                  f"sessions/{session_id}/tasks/<TID>/<name>.md", "checkpoint-whitelist",
+                  "Write one of those files.")
+        return
+    if len(rel) < 3 or rel[0] not in SCOPES:
+        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md with scope "
+              "global, projects or sessions", "shape", _canonical(root, project_id, session_id))
+    if rel[0] == "sessions" and len(rel) > 3 and rel[2] == TASKS_DIR:
+        own = ("sessions", session_id, TASKS_DIR, task_id)
+        if task_id is None or rel[:4] != own or len(rel) < 5:
+            where = (f"only inside your own task folder {_join(root)}/{'/'.join(own)}/"
+                     if task_id else "only by the sub-agent bound to that task")
+            _deny(target, f"task folders under sessions/<session_id>/{TASKS_DIR}/ "
+                  f"may be written {where}", "task-folder",
+                  _canonical(root, project_id, session_id, task_id))
+        return
+    if len(rel) != 3:
+        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md, not deeper",
+              "shape", _canonical(root, project_id, session_id))
+
+
+def _checkpoint_allowed(rel, project_id, session_id) -> bool:
+    match rel:
+        case ("projects", pid, name):
+            return pid == project_id and (
+                name == "MEMORY.md" or fnmatch.fnmatchcase(name, "memory-*.md"))
+        case ("sessions", sid, name):
+            return sid == session_id and (
+                name in ("checkpoint.md", "notes.md")
+                or fnmatch.fnmatchcase(name, "checkpoint-*.md"))
+        case ("sessions", sid, "tasks", tid, name):
+            return (sid == session_id and TASK_ID.fullmatch(tid) is not None
+                    and name.lower().endswith(".md"))
+    return False
+
+
+def _check_sensitive(target, part, instead):
+    for seg in part:
+        if _fold(seg) in SENSITIVE_SEGMENTS:
+            _deny(target, f"{_show(seg)} is a protected name ({_fold(seg)}): files "
+                  "there may be executed or hold configuration", "sensitive", instead)
+
+
+def _check_ambiguity(target, given, anchor, roots):
+    """Refuse any segment the host or file system could read as another name.
+
+    Segments that spell out a root exactly are the host's own and skipped.
+    """
+    if anchor is None and given[0].startswith("~"):
+        _deny(target, "a leading '~' may be expanded to a home directory",
+              "ambiguous", "Pass an absolute path or one relative to the worktree.")
+    skip = 0
+    for r_anchor, r_segs in roots:
+        if anchor == r_anchor and given[:len(r_segs)] == r_segs:
+            skip = max(skip, len(r_segs))
+    for i, seg in enumerate(given):
+        if i < skip or seg in ("", ".", ".."):
+            continue
+        reason = _ambiguity(seg)
+        if reason:
+            plain = _plain(seg)
+            usable = (plain and plain != seg and _ambiguity(plain) is None
+                      and _fold(plain) not in SENSITIVE_SEGMENTS)
+            hint = (f"Use the plain name {_show(plain)}." if usable else
+                    "Use a plain name of letters, digits, '-', '_' and '.'.")
+            _deny(target, f"path segment {_show(seg)} {reason}", "ambiguous", hint)
+
+
+def _ambiguity(seg: str) -> str | None:
+    if any(_invisible(c) for c in seg):
+        return "contains a control, zero-width, bidirectional or unassigned character"
+    if unicodedata.normalize("NFKC", seg) != unicodedata.normalize("NFC", seg):
+        return "contains compatibility characters (full-width or styled forms)"
+    if any(c in _SEPARATOR_LOOKALIKES for c in seg):
+        return "contains a character that some Windows code pages read as a separator"
+    if ":" in seg:
+        return "contains ':', which Windows reads as an alternate data stream"
+    if seg != seg.rstrip(". "):
+        return "ends with a dot or space, which Windows strips"
+    if _SHORT_NAME.search(seg):
+        return "looks like a Windows 8.3 short name (GIT~1 is .git)"
+    if seg.split(".")[0].rstrip(" ").upper() in _WINDOWS_DEVICES:
+        return "is a Windows device name"
+    return None
+
+
+def _invisible(c: str) -> bool:
+    if unicodedata.category(c) in _INVISIBLE_CATEGORIES:
+        return True
+    cp = ord(c)
+    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
+
+
+def _plain(seg: str) -> str:
+    """The name a tolerant host would make of seg (rule 6's normalization)."""
+    seg = unicodedata.normalize("NFKC", seg)
+    seg = "".join(c for c in seg if not _invisible(c))
+    return seg.split(":", 1)[0].rstrip(". ")
+
+
+def _fold(seg: str) -> str:
+    # upper() first: NTFS compares upper-cased names, and "ı".upper() is "I".
+    return unicodedata.normalize("NFKC", _plain(seg).upper().lower())
+
+
+def _below(path, base, *, fold=False):
+    """path's segments below base, or None when it is not inside base."""
+    (anchor, segs), (b_anchor, b_segs) = path, base
+    if anchor != b_anchor or len(segs) < len(b_segs):
+        return None
+    head = segs[:len(b_segs)]
+    if fold:
+        same = [_fold(s) for s in head] == [_fold(s) for s in b_segs]
+    else:
+        same = head == b_segs
+    return segs[len(b_segs):] if same else None
+
+
+def _split_target(raw, target):
+    """(anchor or None when relative, segments as given)."""
+    text = raw.replace("\\", "/")
+    if text.startswith("//"):
+        _deny(target, "UNC and device paths (//server/share, \\\\?\\) are not allowed",
+              "invalid", "Pass a local path.")
+    if text.startswith("/"):
+        anchor, text = "/", text[1:]
+    elif _DRIVE.match(text):
+        if text[2:3] != "/":
+            _deny(target, "a drive-relative path (C:name) depends on the current directory",
+                  "invalid", "Pass an absolute path or one relative to the worktree.")
+        anchor, text = text[0].upper() + ":/", text[3:]
+    else:
+        anchor = None
+    given = tuple(text.split("/"))
+    if given[-1] in ("", ".", ".."):
+        _deny(target, "it names a directory, not a file", "invalid",
+              "Name the Markdown file to write.")
+    return anchor, given
+
+
+def _collapse(segs) -> tuple[str, ...]:
+    out: list[str] = []
+    for seg in segs:
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if out:
+                out.pop()  # ".." at the root stays at the root, as in POSIX
+            continue
+        out.append(seg)
+    return tuple(out)
+
+
+def _join(path) -> str:
+    anchor, segs = path
+    return anchor + "/".join(segs)
+
+
+def _canonical(root, project_id, session_id, task_id=None) -> str:
+    base = _join(root)
+    paths = [f"{base}/projects/{project_id}/MEMORY.md",
+             f"{base}/sessions/{session_id}/notes.md"]
+    if task_id:
+        paths.append(f"{base}/sessions/{session_id}/{TASKS_DIR}/{task_id}/notes.md")
+    return "Write to " + " or ".join(paths) + " instead."
+
+
+def _deny(target, why, rule, instead=""):
+    raise WriteDenied(f"Refused {_show(target)}: {why}. {instead}".rstrip(), rule=rule)
+
+
+def _show(value) -> str:
+    """Quote for a message; escape what would hide or reorder text."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    out = "".join(
+        c if c.isprintable() and not _invisible(c) else
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        for c in text)
+    return f"'{out}'"
+
+
+def _text(value, name) -> str:
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a str or path, got {type(value).__name__}")
+    return value
+
+
+def _target_text(target) -> str:
+    raw = _text(target, "target")
+    if not raw.strip():
+        _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
+    if "\0" in raw:
+        _deny(target, "the target path contains a NUL byte", "invalid",
+              "Pass the path without it.")
+    return raw
+
+
+def _root(value, name, base=None):
+    text = _text(value, name)
+    if "\0" in text:
+        raise ValueError(f"{name} contains a NUL byte")
+    text = text.replace("\\", "/")
+    if text.startswith("//"):
+        raise ValueError(f"{name} must be a local absolute path, got {text!r}")
+    if text.startswith("/"):
+        return "/", _collapse(text[1:].split("/"))
+    if _DRIVE.match(text) and text[2:3] == "/":
+        return text[0].upper() + ":/", _collapse(text[3:].split("/"))
+    if base is not None and text and not _DRIVE.match(text):
+        return base[0], _collapse(base[1] + tuple(text.split("/")))
+    raise ValueError(f"{name} must be an absolute path, got {text!r}")
+
+
+def _id(value, name) -> str:
+    if not isinstance(value, str) or value in ("", ".", "..") or any(
+            c in value for c in "/\\\0") or _ambiguity(value):
+        raise ValueError(f"{name} must be a single plain path segment, got {value!r}")
+    return value
