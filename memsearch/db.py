@@ -22,6 +22,9 @@ from .settings import BUSY_TIMEOUT_S
 log = logging.getLogger("memsearch")
 
 # Messages by which SQLite says the file is damaged or not a database at all.
+# Page cache of each connection, in KiB (allocated only as pages are used).
+CACHE_KIB = 65536
+
 _CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image")
 
 
@@ -60,6 +63,9 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
         # A lost last transaction on power failure is harmless in a cache.
         conn.execute("PRAGMA synchronous = NORMAL")
+        # FTS5 merges its segments through the page cache; the default 2 MB
+        # makes a large build thrash (measured: 2x slower at 10k files).
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
         return conn
     except BaseException as ex:

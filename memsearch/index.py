@@ -10,7 +10,7 @@ from pathlib import Path
 from . import db, migrate, search as search_mod
 from .errors import DatabaseCorrupt, RootNotFound
 from .query import build_query
-from .reconcile import Progress, ReconcileReport, reconcile
+from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
 from .search import Hit
 from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_path, load_settings
 
@@ -49,6 +49,7 @@ class MemoryIndex:
         self.explicit_db = db_path is not None
         self.db_path = Path(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_path(self.root)
         self._conn: sqlite3.Connection | None = None
+        self._known = KnownFingerprints()
 
     # -- lifecycle ---------------------------------------------------------
     @property
@@ -61,6 +62,7 @@ class MemoryIndex:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            self._known.forget()
 
     def __enter__(self) -> "MemoryIndex":
         return self
@@ -72,7 +74,8 @@ class MemoryIndex:
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the root and bring the index in step with the files."""
         return self._guarded(
-            lambda: reconcile(self.conn, self.root, max_file_bytes=self.settings.max_file_bytes, progress=progress)
+            lambda: reconcile(self.conn, self.root, max_file_bytes=self.settings.max_file_bytes, progress=progress,
+                              known=self._known)
         )
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,

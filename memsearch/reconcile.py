@@ -6,6 +6,7 @@ re-read only what changed → one write transaction for all of it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -13,23 +14,28 @@ from typing import Callable, Iterable, Iterator
 
 from .db import write_transaction
 from .layout import classify
-from .walk import FileInfo, Skipped, walk
+from .walk import FileInfo, Skipped, Walk, walk
 
 # A file modified this close to the moment it was read may be modified again
 # within the same timestamp tick without any change of size or mtime. Such
-# rows are re-read at each reconcile until the file is older than this when
-# read. Two seconds covers coarse clocks (FAT, some network file systems).
+# rows are marked racy and re-read at each reconcile until the file is older
+# than this when read. Two seconds covers coarse clocks (FAT, some network
+# file systems); the cost is re-reading the few files edited just now.
 RACY_NS = 2_000_000_000
+
+# Above this many files to read, a reader thread feeds SQLite (see _prefetch).
+PREFETCH_MIN = 512
+PREFETCH_QUEUE = 256
 
 # Files whose first bytes contain NUL are binary, whatever their name.
 BINARY_PROBE = 8192
 
 UPSERT = """
-INSERT INTO memory_fts (path, scope, scope_id, type, body, fingerprint, indexed_ns)
+INSERT INTO memory_fts (path, scope, scope_id, type, body, fingerprint, racy)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (path) DO UPDATE SET
     scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
-    body = excluded.body, fingerprint = excluded.fingerprint, indexed_ns = excluded.indexed_ns
+    body = excluded.body, fingerprint = excluded.fingerprint, racy = excluded.racy
 """
 
 
@@ -55,6 +61,7 @@ class ReconcileReport:
 
 @dataclass
 class _Plan:
+    stored: dict[str, str]
     to_read: list[FileInfo] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
@@ -71,25 +78,49 @@ class _Outcome:
 Progress = Callable[[int, int], None]
 
 
+class KnownFingerprints:
+    """The stored fingerprints, kept between reconciles of one connection and
+    re-read only when another connection has committed (PRAGMA data_version
+    changes) or this one wrote. A long-lived MemoryIndex then pays for the
+    walk alone on an unchanged tree."""
+
+    def __init__(self):
+        self._version = None
+        self._value: tuple[dict[str, str], set[str]] | None = None
+
+    def get(self, conn) -> tuple[dict[str, str], set[str]]:
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._value is None or version != self._version:
+            self._value, self._version = _stored(conn), version
+        return self._value
+
+    def forget(self) -> None:
+        self._value = None
+
+
 def reconcile(
-    conn: sqlite3.Connection, root: str, *, max_file_bytes: int, progress: Progress | None = None
+    conn: sqlite3.Connection, root: str, *, max_file_bytes: int, progress: Progress | None = None,
+    known: KnownFingerprints | None = None,
 ) -> ReconcileReport:
     started = time.perf_counter()
-    files, skipped = walk(root, max_file_bytes)
-    plan = _plan(files, _stored(conn))
-    if not plan.to_read and not plan.removed:
-        return ReconcileReport(unchanged=plan.unchanged, skipped=tuple(skipped), seconds=time.perf_counter() - started)
+    cache = known or KnownFingerprints()
+    known, racy = cache.get(conn)
+    seen = walk(root, max_file_bytes, known, racy)
+    if not seen.files and not seen.missing:
+        return ReconcileReport(unchanged=len(seen.unchanged), skipped=tuple(seen.skipped),
+                               seconds=time.perf_counter() - started)
 
     out = _Outcome()
+    skipped = seen.skipped
+    cache.forget()  # this connection is about to write
     with write_transaction(conn):
-        # Another process may have done part of this work while we waited
-        # for the lock: plan again against what is stored now.
-        stored = _stored(conn)
-        plan = _plan(files, stored)
-        conn.executemany(UPSERT, _read_rows(plan.to_read, stored, out, skipped, progress))
+        # Another process may have changed the index while we walked or
+        # waited for the lock: plan again against what is stored now.
+        plan = _plan(root, seen, known, _stored(conn))
+        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress))
         # Files that vanished or turned unreadable since the walk must not
         # keep their old text searchable.
-        gone = plan.removed + [p for p in out.unreadable if p in stored]
+        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
     return ReconcileReport(
         added=tuple(out.added),
@@ -101,41 +132,106 @@ def reconcile(
     )
 
 
-def _stored(conn) -> dict[str, tuple[str, int]]:
-    return {path: (fp, at) for path, fp, at in conn.execute("SELECT path, fingerprint, indexed_ns FROM memory_fts")}
+def _stored(conn) -> tuple[dict[str, str], set[str]]:
+    """Stored fingerprints by path, and the paths marked racy."""
+    fingerprints = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
+    racy = {path for (path,) in conn.execute("SELECT path FROM memory_fts WHERE racy")}
+    return fingerprints, racy
 
 
-def _plan(files: dict[str, FileInfo], stored: dict[str, tuple[str, int]]) -> _Plan:
-    plan = _Plan(removed=[path for path in stored if path not in files])
-    for rel, info in files.items():
-        row = stored.get(rel)
-        if row is None or row[0] != info.fingerprint or info.mtime_ns + RACY_NS > row[1]:
-            plan.to_read.append(info)
+def _plan(root: str, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]]) -> _Plan:
+    """What to write, given the walk and the index as it is under the lock."""
+    stored, racy = now
+    plan = _Plan(stored=stored)
+    for rel, (abspath, size, mtime_ns) in seen.files.items():
+        if stored.get(rel) != f"{size}-{mtime_ns}" or rel in racy:
+            plan.to_read.append(FileInfo(rel, abspath, size, mtime_ns))
         else:
+            plan.unchanged += 1  # another process indexed this very version
+    for rel in seen.unchanged:
+        if stored.get(rel) == known[rel]:
             plan.unchanged += 1
+        else:  # changed or removed in the index by another process meanwhile
+            again = _restat(root, rel)
+            plan.to_read.extend(again)
+            if not again and rel in stored:
+                plan.removed.append(rel)
+    plan.removed += [rel for rel in seen.missing if rel in stored]
     return plan
+
+
+def _restat(root: str, rel: str) -> list[FileInfo]:
+    """A file the walk found unchanged, looked at again (rare: only when
+    another process rewrote its row while this one walked)."""
+    path = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []  # gone: the row goes with plan.removed
+    return [FileInfo(rel, path, st.st_size, st.st_mtime_ns)]
 
 
 def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None) -> Iterator[tuple]:
     """Rows to upsert, read lazily so a cold build streams instead of
     holding every file in memory."""
     total = len(infos)
-    for done, info in enumerate(infos, 1):
+    texts = _prefetch(infos) if total >= PREFETCH_MIN else ((info, read_text(info, skipped)) for info in infos)
+    for done, (info, body) in enumerate(texts, 1):
         if progress and (done % 256 == 0 or done == total):
             progress(done, total)
-        body = read_text(info, skipped)
+        if isinstance(body, Skipped):
+            skipped.append(body)
+            body = None
         if body is None:
             out.unreadable.append(info.relpath)
             continue
         before = stored.get(info.relpath)
+        fp = info.fingerprint
         if before is None:
             out.added.append(info.relpath)
-        elif before[0] == info.fingerprint:
+        elif before == fp:
             out.rechecked += 1
         else:
             out.updated.append(info.relpath)
         scope, scope_id, kind = classify(info.relpath)
-        yield (info.relpath, scope, scope_id, kind, body, info.fingerprint, time.time_ns())
+        racy = info.mtime_ns + RACY_NS > time.time_ns()
+        yield (info.relpath, scope, scope_id, kind, body, fp, racy)
+
+
+def _prefetch(infos: list[FileInfo]) -> Iterator[tuple[FileInfo, str | Skipped | None]]:
+    """Read files in a background thread while SQLite indexes the previous
+    ones (sqlite3 releases the GIL while it works), through a bounded queue
+    so memory stays flat however large the tree."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=PREFETCH_QUEUE)
+    stop = threading.Event()
+
+    def reader():
+        try:
+            for info in infos:
+                if stop.is_set():
+                    return
+                found: list[Skipped] = []
+                body = read_text(info, found)
+                q.put((info, found[0] if found else body))
+        finally:
+            q.put(None)
+
+    thread = threading.Thread(target=reader, name="memsearch-reader", daemon=True)
+    thread.start()
+    try:
+        while (item := q.get()) is not None:
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # drain so the reader is never stuck on a full queue
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        thread.join()
 
 
 def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
@@ -145,8 +241,11 @@ def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     dropped: one bad byte should not hide a whole note.
     """
     try:
-        with open(info.abspath, "rb") as f:
-            data = f.read(info.size + 1)
+        fd = os.open(info.abspath, os.O_RDONLY)
+        try:
+            data = os.read(fd, info.size + 1)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
@@ -155,6 +254,8 @@ def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     if b"\0" in data[:BINARY_PROBE]:
         skipped.append(Skipped(info.relpath, "binary file"))
         return None
-    return data.decode("utf-8-sig", "replace")
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    return data.decode("utf-8", "replace")
 
 

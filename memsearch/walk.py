@@ -1,21 +1,27 @@
-"""Walk a memory root: every Markdown file with its fingerprint, and every
-file passed over with the reason.
+"""Walk a memory root: every Markdown file with its size and mtime, and
+every file passed over with the reason.
 
 The walk is the floor under every fresh query, so it does one scandir per
-directory and one stat per file, nothing more.
+directory and one stat per Markdown file, and builds nothing but a tuple
+per file.
 """
 
 from __future__ import annotations
 
 import os
 import stat as stat_mod
-from dataclasses import dataclass
+from stat import S_ISLNK, S_ISREG
+from typing import NamedTuple
 
 from .errors import RootNotFound
 
 
-@dataclass(frozen=True)
-class FileInfo:
+class Skipped(NamedTuple):
+    path: str
+    reason: str
+
+
+class FileInfo(NamedTuple):
     relpath: str  # '/'-separated, relative to the root
     abspath: str
     size: int
@@ -26,12 +32,6 @@ class FileInfo:
         return fingerprint(self.size, self.mtime_ns)
 
 
-@dataclass(frozen=True)
-class Skipped:
-    path: str
-    reason: str
-
-
 def fingerprint(size: int, mtime_ns: int) -> str:
     return f"{size}-{mtime_ns}"
 
@@ -40,30 +40,51 @@ def is_markdown(name: str) -> bool:
     return name[-3:].lower() == ".md"
 
 
-def walk(root: str, max_file_bytes: int) -> tuple[dict[str, FileInfo], list[Skipped]]:
-    """All Markdown files under root, keyed by relative path.
+class Walk:
+    """What a walk found: files to (re)read, and how the rest compared with
+    the fingerprints the caller already knew."""
+
+    __slots__ = ("files", "skipped", "unchanged", "missing")
+
+    def __init__(self):
+        self.files: dict[str, tuple[str, int, int]] = {}  # relpath -> (abspath, size, mtime_ns)
+        self.skipped: list[Skipped] = []
+        self.unchanged: list[str] = []  # known paths whose fingerprint matched
+        self.missing: list[str] = []  # known paths not found on disk
+
+
+def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
+         recheck: set[str] | frozenset = frozenset()) -> Walk:
+    """Every Markdown file under root, compared with ``known`` fingerprints.
+
+    A file whose fingerprint is in ``known`` (and not in ``recheck``) is only
+    counted as unchanged; every other file lands in ``files`` to be read.
+    Comparing during the walk keeps a fresh query on an unchanged tree close
+    to the cost of the bare stat walk it cannot avoid.
 
     Hidden entries (``.git``, editor swap files, watcher cookies) are passed
     over silently. Symlinks are followed only while they stay inside the
-    root, and each real directory is entered once, so loops end.
+    root; a directory link to one of its own ancestors (a loop) or to a
+    directory already entered through a link is not followed again.
     """
     real_root = os.path.realpath(root)
-    try:
-        if not stat_mod.S_ISDIR(os.stat(real_root).st_mode):
-            raise RootNotFound(f"memory root is not a directory: {root}")
-    except FileNotFoundError:
-        raise RootNotFound(f"memory root does not exist: {root}") from None
-    files: dict[str, FileInfo] = {}
-    skipped: list[Skipped] = []
-    seen_dirs = {_dir_key(real_root)}
+    if not os.path.isdir(real_root):
+        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
+        raise RootNotFound(f"memory root {what}: {root}")
+    result = Walk()
+    files, skipped, unchanged = result.files, result.skipped, result.unchanged
+    remaining = dict(known) if known else {}
+    pop = remaining.pop
+    linked_dirs: set[str] = set()
     stack = [(real_root, "")]
     while stack:
         dirpath, prefix = stack.pop()
         try:
             entries = os.scandir(dirpath)
         except OSError as ex:
-            if prefix:  # the root itself failing is not a skip but an error below
-                skipped.append(Skipped(prefix.rstrip("/"), f"unreadable directory ({_reason(ex)})"))
+            if prefix:
+                if not isinstance(ex, FileNotFoundError):  # vanished mid-walk: nothing to index
+                    skipped.append(Skipped(prefix.rstrip("/"), f"unreadable directory ({_reason(ex)})"))
                 continue
             if not os.path.isdir(real_root):
                 raise RootNotFound(f"memory root vanished: {root}") from None
@@ -71,47 +92,61 @@ def walk(root: str, max_file_bytes: int) -> tuple[dict[str, FileInfo], list[Skip
         with entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
-                rel = prefix + _printable(name)
+                rel = prefix + (name if name.isascii() else printable_name(name))
                 try:
-                    if entry.is_symlink():
-                        _follow_link(entry, rel, real_root, seen_dirs, stack, files, skipped, max_file_bytes)
-                    elif entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, rel + "/"))
+                    elif name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
-                        key = (st.st_dev, st.st_ino)
-                        if key not in seen_dirs:
-                            seen_dirs.add(key)
-                            stack.append((entry.path, rel + "/"))
-                    elif is_markdown(name):
-                        st = entry.stat(follow_symlinks=False)
-                        _add_file(rel, entry.path, st, files, skipped, max_file_bytes)
+                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode):
+                            if pop(rel, None) == f"{st.st_size}-{st.st_mtime_ns}" and rel not in recheck:
+                                unchanged.append(rel)
+                            else:
+                                files[rel] = (entry.path, st.st_size, st.st_mtime_ns)
+                        elif S_ISLNK(st.st_mode):
+                            _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes)
+                        else:
+                            _add_file(rel, entry.path, st, files, skipped, max_file_bytes)
+                    elif entry.is_symlink():
+                        _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
                         skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
-    return files, skipped
+    # Files reached through links skipped the comparison above; settle them.
+    for rel, (_, size, mtime_ns) in list(files.items()):
+        if pop(rel, None) == f"{size}-{mtime_ns}" and rel not in recheck:
+            del files[rel]
+            unchanged.append(rel)
+    result.missing = list(remaining)
+    return result
 
 
-def _follow_link(entry, rel, real_root, seen_dirs, stack, files, skipped, max_file_bytes):
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes):
     target = os.path.realpath(entry.path)
-    if target != real_root and not target.startswith(real_root.rstrip(os.sep) + os.sep):
-        if is_markdown(entry.name) or os.path.isdir(target):
-            skipped.append(Skipped(rel, "symlink points outside the root"))
-        return
     try:
         st = os.stat(target)
     except OSError:
         if is_markdown(entry.name):
             skipped.append(Skipped(rel, "broken symlink"))
         return
-    if stat_mod.S_ISDIR(st.st_mode):
-        key = (st.st_dev, st.st_ino)
-        if key in seen_dirs:
-            return  # a loop, or a second way into a directory already walked
-        seen_dirs.add(key)
-        stack.append((target, rel + "/"))
-    elif is_markdown(entry.name):
+    is_dir = stat_mod.S_ISDIR(st.st_mode)
+    if not is_dir and not is_markdown(entry.name):
+        return
+    if not _inside(target, real_root):
+        skipped.append(Skipped(rel, "symlink points outside the root"))
+    elif not is_dir:
         _add_file(rel, target, st, files, skipped, max_file_bytes)
+    elif _inside(dirpath, target) or target in linked_dirs:
+        skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
+    else:
+        linked_dirs.add(target)
+        stack.append((target, rel + "/"))
 
 
 def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
@@ -120,24 +155,17 @@ def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
     elif st.st_size > max_file_bytes:
         skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
     else:
-        files[rel] = FileInfo(rel, abspath, st.st_size, st.st_mtime_ns)
+        files[rel] = (abspath, st.st_size, st.st_mtime_ns)
 
 
-def _printable(name: str) -> str:
+def printable_name(name: str) -> str:
     """File names with bytes that are not UTF-8 can't be stored as text;
     spell those bytes as \\xNN so the path stays unique and readable."""
-    if name.isascii():
-        return name
     try:
         name.encode("utf-8")
         return name
     except UnicodeEncodeError:
         return os.fsencode(name).decode("utf-8", "backslashreplace")
-
-
-def _dir_key(path):
-    st = os.stat(path)
-    return (st.st_dev, st.st_ino)
 
 
 def _reason(ex: OSError) -> str:

@@ -1,9 +1,9 @@
 -- The content table holds one row per Markdown file; the files are the truth
 -- and this is a cache of them. `fingerprint` is "<size>-<mtime_ns>" of the
 -- file when it was read, so a reconcile re-reads only what changed.
--- `indexed_ns` is when it was read: a file modified within the file system's
--- timestamp granularity of that moment may change again without changing its
--- fingerprint ("racy clean" in git's words), so such rows are re-checked.
+-- `racy` is 1 when the file was read within moments of its last change: it
+-- may change again in the same timestamp tick without changing its
+-- fingerprint ("racy clean" in git's words), so such rows are re-read.
 CREATE TABLE memory_fts (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -12,10 +12,15 @@ CREATE TABLE memory_fts (
     type TEXT NOT NULL,
     body TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
-    indexed_ns INTEGER NOT NULL DEFAULT 0
+    racy INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE INDEX memory_fts_scope ON memory_fts (scope, scope_id);
+
+-- Every fresh query reads all (path, fingerprint) pairs. A covering index
+-- lets that read skip the table's pages, which hold the bodies.
+CREATE INDEX memory_fts_fingerprint ON memory_fts (path, fingerprint);
+CREATE INDEX memory_fts_racy ON memory_fts (path) WHERE racy;
 
 -- External-content FTS5: the text lives once, in memory_fts; the index keeps
 -- only the postings. snippet() reads the text back through content=.
