@@ -1,0 +1,260 @@
+"""Chinese, Japanese and Korean text for FTS5's ``unicode61`` tokenizer.
+
+``unicode61`` splits on spaces and punctuation, so a run of Han, kana or
+Hangul without spaces is ONE token: ``暂存 提交`` cannot find
+``将暂存的文件提交到仓库``. Instead of a tokenizer binary, memsearch indexes a
+*segmented* copy of the text, in which every CJK run is spelled as its
+overlapping character bigrams (the scheme of Lucene's CJKAnalyzer)::
+
+    segment("用 git 提交到仓库")  ->  "用 git 提交⁣交到⁣到仓⁣仓库⁣库"
+
+(``⁣`` is ``SEPARATOR``, U+2063, which ``unicode61`` treats as a separator).
+Everything that is not CJK is left untouched, so Latin text tokenizes exactly
+as before. Each run also ends with a unigram of its last character: then every
+character of a run starts some token, which lets a one-character query match as
+a prefix (``"库"*``), and phrases of bigrams cannot run across two runs.
+
+The segmented form is lossless: ``unsegment_snippet(segment(t)) == t``. That
+is what lets ``snippet()`` run over the segmented column and still show the
+original characters, with the markers moved onto them.
+
+Everything here is a pure function over ``str``; nothing imports sqlite3.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = [
+    "DEFAULT_WORD_MODE",
+    "SEPARATOR",
+    "WORD_MODES",
+    "has_cjk",
+    "query_terms",
+    "segment",
+    "unsegment_snippet",
+]
+
+# Joins the bigrams of one run, and splits a run from letters or digits glued
+# to it ("docker部署"). U+2063 INVISIBLE SEPARATOR is a format character (Cf),
+# so unicode61 never puts it inside a token, and real text almost never holds
+# it; when it does, segment() doubles it and the inverse reads "⁣⁣" back as one.
+SEPARATOR = "\u2063"
+
+# Han, Hiragana, Katakana and Hangul letters and marks that unicode61 keeps
+# inside tokens (categories L*, N*, M*). Punctuation of those blocks (、。「」
+# ・゛゜) is left out on purpose: it already separates tokens.
+_CJK_CLASS = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3021-\u3029"  # Hangzhou numerals
+    "\u3031-\u3035"  # kana repeat marks
+    "\u303b\u303c"  # 〻 〼
+    "\u3041-\u3096"  # Hiragana
+    "\u3099\u309a"  # combining (han)dakuten
+    "\u309d-\u309f"  # ゝ ゞ ゟ
+    "\u30a1-\u30fa"  # Katakana
+    "\u30fc-\u30ff"  # ー ヽ ヾ ヿ
+    "\u3131-\u318e"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97c"  # Hangul Jamo extended A
+    "\uac00-\ud7a3"  # Hangul syllables
+    "\ud7b0-\ud7fb"  # Hangul Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\uffa0-\uffdc"  # half-width Hangul
+    "\U0001b000-\U0001b16f"  # Kana supplement and extensions
+    "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
+)
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+_WORD = re.compile(r"\w+")
+
+# How query_terms() matches a CJK word of three or more characters, whose
+# bigrams are ab, bc, cd:
+#   "phrase"  "ab bc cd"                      the word as a substring
+#   "and"     ("ab" AND "bc" AND "cd")        all its bigrams, anywhere
+#   "or"      ("ab" OR "bc" OR "cd")          any bigram; bm25 ranks
+#   "hybrid"  ("ab bc cd" OR "ab" OR "bc" OR "cd")
+#             any bigram, and the exact substring scores on top
+# bench/cjk.py measures them on the tldr zh and ja pages (bench/CJK.md).
+# "or" is the default: people type compounds without spaces ("删除分支",
+# "ファイル一覧") that are not substrings of the page ("删除本地分支"), and
+# there "phrase" and "and" find nothing (R@5 0.03 against 0.96). On spaced
+# words that do occur verbatim, "phrase" ranks a little better (zh R@1 0.67
+# against 0.65, ja 0.75 against 0.66) and R@5 is within 0.01. "hybrid" does
+# not do better than "or" overall (zh spaced R@1 0.62).
+WORD_MODES = ("phrase", "and", "or", "hybrid")
+DEFAULT_WORD_MODE = "or"
+
+# Full-width ASCII (ｇｉｔ ２０２４), as an IME in full-width mode types it.
+# unicode61 folds case but not width, so such a query word also asks for its
+# ASCII spelling. Documents are indexed with their characters unchanged.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")
+_TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+
+
+def has_cjk(text: str) -> bool:
+    """True if ``text`` holds a Han, kana or Hangul character."""
+    return _CJK_CHAR.search(text) is not None
+
+
+def _glues(char: str) -> bool:
+    """Would unicode61 put ``char`` in the same token as a neighbour?"""
+    if char.isalnum():  # letters and numbers: the common case, and fast
+        return True
+    return char > "\x7f" and (unicodedata.category(char)[0] == "M" or unicodedata.category(char) == "Co")
+
+
+def _bigrams(run: str) -> list[str]:
+    return list(map(str.__add__, run, run[1:]))
+
+
+def segment(text: str) -> str:
+    """The text to index: each CJK run spelled as overlapping bigrams.
+
+    A run of one character stays a unigram; a longer run becomes its bigrams
+    plus its last character, joined by ``SEPARATOR``. A letter or digit glued
+    to a run is split from it by ``SEPARATOR``. Other text is unchanged, so
+    ``segment(t) == t`` whenever ``t`` has no CJK (and no ``SEPARATOR``).
+    """
+    if SEPARATOR in text:
+        text = text.replace(SEPARATOR, SEPARATOR * 2)
+    elif not has_cjk(text):
+        return text
+
+    def spell(m: re.Match[str]) -> str:
+        run = m.group()
+        spelled = run if len(run) == 1 else SEPARATOR.join(_bigrams(run)) + SEPARATOR + run[-1]
+        start, end = m.span()
+        if start and _glues(text[start - 1]):
+            spelled = SEPARATOR + spelled
+        if end < len(text) and _glues(text[end]):
+            spelled += SEPARATOR
+        return spelled
+
+    return _CJK_RUN.sub(spell, text)
+
+
+def _quote(token: str) -> str:
+    # Tokens come from \w+ runs, so they never hold a double quote.
+    return f'"{token}"'
+
+
+def _cjk_word(run: str, mode: str) -> str:
+    if len(run) == 1:
+        # Matches the unigram of a one-character run and every bigram that
+        # starts with the character: together, every occurrence of it.
+        return f"{_quote(run)}*"
+    bigrams = _bigrams(run)
+    if len(bigrams) == 1:
+        return _quote(bigrams[0])
+    phrase = _quote(" ".join(bigrams))
+    if mode == "phrase":
+        return phrase
+    if mode == "and":
+        return "(" + " AND ".join(map(_quote, bigrams)) + ")"
+    if mode == "or":
+        return "(" + " OR ".join(map(_quote, bigrams)) + ")"
+    return "(" + " OR ".join([phrase, *map(_quote, bigrams)]) + ")"
+
+
+def _other_word(word: str) -> str:
+    if _FULL_WIDTH.search(word) is None:
+        return _quote(word)
+    return f"({_quote(word)} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
+
+
+def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
+    """FTS5 query fragments for the user's words, one per word, to join with OR.
+
+    Words are the ``\\w+`` runs of ``text``; a CJK run inside a word
+    (``docker部署``) is a word of its own. A non-CJK word is one quoted token,
+    exactly as without CJK support. A one-character CJK word is a quoted prefix
+    (``"库"*``); a two-character one its bigram; a longer one its bigrams as
+    ``mode`` says (see ``WORD_MODES``).
+    """
+    if mode not in WORD_MODES:
+        raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        pos = 0
+        for m in _CJK_RUN.finditer(word):
+            if m.start() > pos:
+                terms.append(_other_word(word[pos : m.start()]))
+            terms.append(_cjk_word(m.group(), mode))
+            pos = m.end()
+        if pos < len(word):
+            terms.append(_other_word(word[pos:]))
+    return terms
+
+
+def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]:
+    """Each character of ``snippet`` without its markers, and whether a marker
+    pair encloses it. An unpaired marker stays text. A pair the original text
+    held reads as a highlight, which is written back with the same markers."""
+    pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", snippet)
+    opens: list[int] = []
+    paired: set[int] = set()
+    for i, piece in enumerate(pieces):
+        if i % 2 == 0:
+            continue
+        if piece == start:
+            opens.append(i)
+        elif opens:
+            paired.update((opens.pop(), i))
+    chars: list[tuple[str, bool]] = []
+    depth = 0
+    for i, piece in enumerate(pieces):
+        if i in paired:
+            depth += 1 if piece == start else -1
+        else:
+            chars.extend((c, depth > 0) for c in piece)
+    return chars
+
+
+def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>") -> str:
+    """Map ``snippet()`` output over the segmented text back to the original.
+
+    The bigrams become the original characters again, and the ``start``/``end``
+    markers enclose the original characters of the matched tokens: a matched
+    ``暂存`` and ``存的`` become ``<<暂存的>>``. A window that starts or ends
+    in the middle of a run maps back too (its first bigram gives two
+    characters). With no markers, this inverts ``segment()`` exactly.
+    """
+    if SEPARATOR not in snippet:
+        return snippet  # nothing was segmented
+    if not start or not end or start == end:
+        raise ValueError("start and end markers must be two different non-empty strings")
+    chars = _split_markers(snippet, start, end)
+    out: list[list] = []  # [character, highlighted]
+    i, n = 0, len(chars)
+    while i < n:
+        char, lit = chars[i]
+        if char != SEPARATOR:
+            out.append([char, lit])
+            i += 1
+            continue
+        following = chars[i + 1][0] if i + 1 < n else ""
+        if following == SEPARATOR:  # an escaped separator of the original
+            out.append([SEPARATOR, lit or chars[i + 1][1]])
+            i += 2
+        elif out and following == out[-1][0] and _CJK_CHAR.match(following):
+            # The next bigram of the run repeats the character we just wrote.
+            out[-1][1] = out[-1][1] or chars[i + 1][1]
+            i += 2
+        else:  # splits a run from glued letters, or ends a cut window
+            i += 1
+    result: list[str] = []
+    inside = False
+    for char, lit in out:
+        if lit != inside:
+            result.append(start if lit else end)
+            inside = lit
+        result.append(char)
+    if inside:
+        result.append(end)
+    return "".join(result)
