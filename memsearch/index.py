@@ -1,4 +1,4 @@
-"""MemoryIndex: the library's front door. One root, one index database."""
+"""MemoryIndex: the library's front door. One or more roots, one index database."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import db, migrate, search as search_mod
-from .errors import DatabaseCorrupt, RootNotFound
+from . import db, migrate, roots as roots_mod, search as search_mod
+from .errors import DatabaseCorrupt
 from .query import build_query
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
+from .roots import Layout, Root
 from .search import Hit
-from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_path, load_settings
+from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_path, load_settings, roots_db_path
 
 
 @dataclass(frozen=True)
@@ -27,27 +28,53 @@ class SearchResult:
 
 
 class MemoryIndex:
-    """Search a memory root; the index is rebuilt from the files as needed.
+    """Search memory roots; the index is rebuilt from the files as needed.
 
     >>> with MemoryIndex("~/memory") as idx:
     ...     for hit in idx.search("docker port"):
     ...         print(hit.path, hit.score, hit.snippet)
 
-    ``db_path`` defaults to a per-root file in the user's cache directory.
-    ``floor`` and ``reconcile`` default to the config file's values.
+    >>> MemoryIndex(roots=[Root("claude"), Root("zcode"), Root("plain", "~/notes")])
+
+    ``root``: one folder, read as a mimo tree (or a :class:`Root`); paths in
+    results are relative to it. ``roots``: several roots; paths are
+    prefixed with the root's name (``cc:<project>/memory/x.md``). With
+    neither, the roots come from MEMSEARCH_ROOTS / MEMSEARCH_ROOT, else from
+    the config file.
+
+    ``db_path`` defaults to a file in the user's cache directory, one per
+    root (or per set of roots). ``floor`` and ``reconcile`` default to the
+    config file's values.
     """
 
-    def __init__(self, root, db_path=None, *, floor: float | None = None, reconcile: bool | None = None,
-                 max_file_bytes: int | None = None, settings: Settings | None = None):
-        self.root = os.path.abspath(os.path.expanduser(os.fspath(root)))
-        if not os.path.isdir(self.root):
-            raise RootNotFound(f"memory root does not exist or is not a directory: {self.root}")
+    def __init__(self, root=None, db_path=None, *, roots=None, floor: float | None = None,
+                 reconcile: bool | None = None, max_file_bytes: int | None = None,
+                 settings: Settings | None = None):
+        if root is not None and roots is not None:
+            raise ValueError("pass root or roots, not both")
+        if root is not None:
+            given = [root]
+        elif roots is not None:
+            given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+        else:
+            given = roots_mod.from_environment() or roots_mod.configured()
+            if not given:
+                raise ValueError("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the config file")
+        self.roots: tuple[Root, ...] = roots_mod.resolve(given)
+        self.layout = Layout(self.roots)
+        # One root: its folder, as the core had it. Several: None (see .roots).
+        self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
         base = settings or load_settings()
         self.settings = base.with_overrides(floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes)
         if not 0 <= self.settings.floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
         self.explicit_db = db_path is not None
-        self.db_path = Path(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_path(self.root)
+        if db_path:
+            self.db_path = Path(os.path.expanduser(os.fspath(db_path)))
+        elif self.root is not None:
+            self.db_path = default_db_path(self.root)
+        else:
+            self.db_path = roots_db_path(r.key for r in self.roots)
         self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
 
@@ -74,8 +101,9 @@ class MemoryIndex:
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the root and bring the index in step with the files."""
         return self._guarded(
-            lambda: reconcile(self.conn, self.root, max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                              known=self._known)
+            lambda: reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
+                              known=self._known),
+            refill=False,
         )
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
@@ -96,18 +124,32 @@ class MemoryIndex:
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.reconcile() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
+        keys = [r.key for r in self.roots]
         hits, floored = self._guarded(
-            lambda: search_mod.run(self.conn, fts_query, limit=limit, floor=floor, filters=filters)
+            lambda: search_mod.run(self.conn, fts_query, limit=limit, floor=floor, filters=filters, roots=keys)
         )
         return SearchResult(query, fts_query, hits, floored, report)
 
+    def locate(self, path: str) -> str:
+        """The absolute file behind a path from a hit (KeyError if it names
+        no root of this index)."""
+        return self.layout.locate(path)
+
+    def manifest(self, limit: int | None = None) -> list:
+        """The memory files of the roots, newest first (see memsearch.manifest)."""
+        from .manifest import manifest
+
+        return manifest(self.layout, limit=self.settings.manifest_limit if limit is None else limit,
+                        max_file_bytes=self.settings.max_file_bytes)
+
     def status(self) -> dict:
-        """Root, database, file count and schema version."""
+        """Root(s), database, file count and schema version."""
 
         def read():
             files = self.conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+            where = {"root": self.root} if self.root is not None else {"roots": [r.describe() for r in self.roots]}
             return {
-                "root": self.root,
+                **where,
                 "database": str(self.db_path),
                 "files": files,
                 "schema_version": migrate.current_version(self.conn),
@@ -116,7 +158,7 @@ class MemoryIndex:
 
         return self._guarded(read)
 
-    def _guarded(self, operation):
+    def _guarded(self, operation, *, refill: bool = True):
         """Run an operation; SQLite errors become memsearch errors, and a
         damaged index is set aside and rebuilt from the files, once."""
         try:
@@ -128,6 +170,8 @@ class MemoryIndex:
         self.close()
         db.set_aside(self.db_path, str(error))
         try:
+            if refill:  # the new index is empty: answering from it would miss every file
+                reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, known=self._known)
             return operation()
         except sqlite3.Error as ex:
             raise db.translate(ex, self.db_path) from None

@@ -10,11 +10,14 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
+from stat import S_ISREG
 from typing import Callable, Iterable, Iterator
 
+from . import metadata
 from .db import write_transaction
-from .layout import classify
-from .walk import FileInfo, Skipped, Walk, walk
+from .errors import RootNotFound
+from .roots import Layout, Root
+from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A file modified this close to the moment it was read may be modified again
 # within the same timestamp tick without any change of size or mtime. Such
@@ -31,11 +34,13 @@ PREFETCH_QUEUE = 256
 BINARY_PROBE = 8192
 
 UPSERT = """
-INSERT INTO memory_fts (path, scope, scope_id, type, body, fingerprint, racy)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO memory_fts (path, root, scope, scope_id, type, name, description, body, frontmatter_error,
+                        fingerprint, racy)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (path) DO UPDATE SET
-    scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
-    body = excluded.body, fingerprint = excluded.fingerprint, racy = excluded.racy
+    root = excluded.root, scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
+    name = excluded.name, description = excluded.description, body = excluded.body,
+    frontmatter_error = excluded.frontmatter_error, fingerprint = excluded.fingerprint, racy = excluded.racy
 """
 
 
@@ -47,16 +52,20 @@ class ReconcileReport:
     unchanged: int = 0
     skipped: tuple[Skipped, ...] = ()
     seconds: float = 0.0
+    # Files in the index whose frontmatter was ignored (they are indexed as
+    # plain text), with the reason; all of them, not only those read now.
+    malformed: tuple[Skipped, ...] = ()
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
             f" {self.unchanged} unchanged, {len(self.skipped)} skipped"
         )
+        return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
 
 
 @dataclass
@@ -99,16 +108,19 @@ class KnownFingerprints:
 
 
 def reconcile(
-    conn: sqlite3.Connection, root: str, *, max_file_bytes: int, progress: Progress | None = None,
+    conn: sqlite3.Connection, roots: Layout | str, *, max_file_bytes: int, progress: Progress | None = None,
     known: KnownFingerprints | None = None,
 ) -> ReconcileReport:
+    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree."""
     started = time.perf_counter()
+    layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     cache = known or KnownFingerprints()
+    dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
-    seen = walk(root, max_file_bytes, known, racy)
+    seen = layout.walk(max_file_bytes, known, racy, walker=walk)
     if not seen.files and not seen.missing:
-        return ReconcileReport(unchanged=len(seen.unchanged), skipped=tuple(seen.skipped),
-                               seconds=time.perf_counter() - started)
+        return ReconcileReport(removed=tuple(dropped), unchanged=len(seen.unchanged), skipped=tuple(seen.skipped),
+                               seconds=time.perf_counter() - started, malformed=_malformed(conn))
 
     out = _Outcome()
     skipped = seen.skipped
@@ -116,10 +128,71 @@ def reconcile(
     with write_transaction(conn):
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
-        plan = _plan(root, seen, known, _stored(conn))
-        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress))
+        plan = _plan(layout, seen, known, _stored(conn))
+        root_ids = _root_ids(conn, layout)
+        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids))
         # Files that vanished or turned unreadable since the walk must not
         # keep their old text searchable.
+        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
+        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+    return ReconcileReport(
+        added=tuple(out.added),
+        updated=tuple(out.updated),
+        removed=tuple(dropped + gone),
+        unchanged=plan.unchanged + out.rechecked,
+        skipped=tuple(skipped),
+        seconds=time.perf_counter() - started,
+        malformed=_malformed(conn),
+    )
+
+
+def reconcile_paths(
+    conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
+    known: KnownFingerprints | None = None,
+) -> ReconcileReport:
+    """Bring just ``paths`` in step with the files: each one (as the index
+    names it, a file or a directory) and every row under it, read and
+    compared by the same rules as :func:`reconcile`. The cost follows the
+    paths, not the tree: this is how the watcher applies a batch of file
+    system events (memsearch.watch). A path that is gone takes its rows
+    with it; a directory is walked whole; a root named whole is reconciled.
+    """
+    started = time.perf_counter()
+    layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
+    tops = _outermost(paths)
+    if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
+        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known)
+    seen = Walk()
+    for folder, prefix, _ in layout.starts():
+        rels: list[str] | None = []
+        for path in tops:
+            if path.startswith(prefix):
+                rels.append(path[len(prefix):])
+            elif prefix.startswith(path + "/"):  # a folder above this one: all of it
+                rels = None
+                break
+        if rels == []:
+            continue
+        try:
+            found = walk(folder, max_file_bytes) if rels is None else walk_paths(folder, rels, max_file_bytes)
+        except RootNotFound:
+            continue  # a project folder that went away: its rows go below
+        seen.files.update((prefix + rel, info) for rel, info in found.files.items())
+        seen.skipped.extend(s._replace(path=prefix + s.path) for s in found.skipped)
+    if not _differs(seen, _stored_under(conn, tops)):
+        return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
+                               seconds=time.perf_counter() - started)
+
+    out = _Outcome()
+    skipped = seen.skipped
+    if known is not None:
+        known.forget()  # this connection is about to write
+    with write_transaction(conn):
+        now = _stored_under(conn, tops)
+        seen.missing = [path for path in now[0] if path not in seen.files]
+        plan = _plan(layout, seen, {}, now)
+        root_ids = _root_ids(conn, layout)
+        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, None, layout, root_ids))
         gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
     return ReconcileReport(
@@ -132,6 +205,67 @@ def reconcile(
     )
 
 
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """The paths without those inside another one of them."""
+    kept: set[str] = set()
+    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
+        parts = path.split("/")
+        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
+            kept.add(path)
+    return sorted(kept)
+
+
+def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
+    """Stored fingerprints (and racy paths) of the rows at or under paths."""
+    fingerprints: dict[str, str] = {}
+    racy: set[str] = set()
+    for path in paths:
+        # '0' follows '/': [p/, p0) is every path below p, on the path index.
+        for row, fp, is_racy in conn.execute(
+                "SELECT path, fingerprint, racy FROM memory_fts WHERE path = ? OR (path >= ? AND path < ?)",
+                (path, path + "/", path + "0")):
+            fingerprints[row] = fp
+            if is_racy:
+                racy.add(row)
+    return fingerprints, racy
+
+
+def _differs(seen: Walk, now: tuple[dict[str, str], set[str]]) -> bool:
+    stored, racy = now
+    if any(path not in seen.files for path in stored):
+        return True
+    return any(stored.get(rel) != f"{size}-{mtime_ns}" or rel in racy
+               for rel, (_, size, mtime_ns) in seen.files.items())
+
+
+def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
+    """Delete the rows of every root the index has that is not among
+    ``layout``'s roots (turned off, or its kind or folder changed); their
+    paths, for the report."""
+    active = {root.key for root in layout.roots}
+    if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
+        return []
+    cache.forget()
+    with write_transaction(conn):
+        stale = [(i,) for i, key in conn.execute("SELECT id, key FROM memory_roots") if key not in active]
+        paths = [p for (p,) in conn.execute(
+            f"SELECT path FROM memory_fts WHERE root IN ({','.join('?' * len(stale))})", [i for (i,) in stale])]
+        conn.executemany("DELETE FROM memory_fts WHERE root = ?", stale)
+        conn.executemany("DELETE FROM memory_roots WHERE id = ?", stale)
+    return paths
+
+
+def _root_ids(conn, layout: Layout) -> dict[str, int]:
+    """Row id of every root of ``layout`` in memory_roots, added as needed."""
+    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((r.key,) for r in layout.roots))
+    return dict(conn.execute("SELECT key, id FROM memory_roots"))
+
+
+def _malformed(conn) -> tuple[Skipped, ...]:
+    return tuple(Skipped(path, error) for path, error in conn.execute(
+        "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
+
+
 def _stored(conn) -> tuple[dict[str, str], set[str]]:
     """Stored fingerprints by path, and the paths marked racy."""
     fingerprints = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
@@ -139,7 +273,7 @@ def _stored(conn) -> tuple[dict[str, str], set[str]]:
     return fingerprints, racy
 
 
-def _plan(root: str, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]]) -> _Plan:
+def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]]) -> _Plan:
     """What to write, given the walk and the index as it is under the lock."""
     stored, racy = now
     plan = _Plan(stored=stored)
@@ -152,18 +286,26 @@ def _plan(root: str, seen: Walk, known: dict[str, str], now: tuple[dict[str, str
         if stored.get(rel) == known[rel]:
             plan.unchanged += 1
         else:  # changed or removed in the index by another process meanwhile
-            again = _restat(root, rel)
+            again = _restat(layout, rel)
             plan.to_read.extend(again)
             if not again and rel in stored:
                 plan.removed.append(rel)
-    plan.removed += [rel for rel in seen.missing if rel in stored]
+    for rel in seen.missing:
+        if rel not in stored:
+            continue
+        # Deleted and created again while we walked, and indexed by another
+        # process whose walk is newer than ours: look before removing it.
+        again = [] if stored[rel] == known[rel] else _restat(layout, rel)
+        plan.to_read.extend(again)
+        if not again:
+            plan.removed.append(rel)
     return plan
 
 
-def _restat(root: str, rel: str) -> list[FileInfo]:
+def _restat(layout: Layout, rel: str) -> list[FileInfo]:
     """A file the walk found unchanged, looked at again (rare: only when
     another process rewrote its row while this one walked)."""
-    path = os.path.join(root, *rel.split("/"))
+    path = layout.locate(rel)
     try:
         st = os.stat(path)
     except OSError:
@@ -171,11 +313,12 @@ def _restat(root: str, rel: str) -> list[FileInfo]:
     return [FileInfo(rel, path, st.st_size, st.st_mtime_ns)]
 
 
-def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None) -> Iterator[tuple]:
+def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
+               layout: Layout, root_ids: dict[str, int]) -> Iterator[tuple]:
     """Rows to upsert, read lazily so a cold build streams instead of
     holding every file in memory."""
     total = len(infos)
-    texts = _prefetch(infos) if total >= PREFETCH_MIN else ((info, read_text(info, skipped)) for info in infos)
+    texts = _prefetch(infos) if total >= PREFETCH_MIN else ((info, read_parsed(info, skipped)) for info in infos)
     for done, (info, body) in enumerate(texts, 1):
         if progress and (done % 256 == 0 or done == total):
             progress(done, total)
@@ -193,9 +336,14 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
             out.rechecked += 1
         else:
             out.updated.append(info.relpath)
-        scope, scope_id, kind = classify(info.relpath)
+        text, meta = body
+        root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
         racy = info.mtime_ns + RACY_NS > time.time_ns()
-        yield (info.relpath, scope, scope_id, kind, body, fp, racy)
+        if meta is None:
+            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, None, None, text, None, fp, racy)
+        else:
+            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, meta.name, meta.description,
+                   indexed_body(text, meta), meta.error, fp, racy)
 
 
 def _prefetch(infos: list[FileInfo]) -> Iterator[tuple[FileInfo, str | Skipped | None]]:
@@ -214,7 +362,7 @@ def _prefetch(infos: list[FileInfo]) -> Iterator[tuple[FileInfo, str | Skipped |
                 if stop.is_set():
                     return
                 found: list[Skipped] = []
-                body = read_text(info, found)
+                body = read_parsed(info, found)
                 q.put((info, found[0] if found else body))
         finally:
             q.put(None)
@@ -234,6 +382,24 @@ def _prefetch(infos: list[FileInfo]) -> Iterator[tuple[FileInfo, str | Skipped |
         thread.join()
 
 
+def read_parsed(info: FileInfo, skipped: list[Skipped]) -> tuple[str, metadata.Metadata | None] | None:
+    """The file's text and, when it starts with a frontmatter fence, what
+    the frontmatter says (parsed here, in the reader thread of a cold build,
+    while SQLite indexes the files before it)."""
+    text = read_text(info, skipped)
+    if text is None:
+        return None
+    return text, (metadata.parse(text) if metadata.starts_with_fence(text) else None)
+
+
+def indexed_body(text: str, meta: metadata.Metadata) -> str:
+    """The text of the body column. Name and description have columns of
+    their own, the other frontmatter keys are bookkeeping (session ids,
+    dates) that would only add noise, so a file with usable frontmatter is
+    indexed by its body."""
+    return text if meta.error else meta.body
+
+
 def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     """The file's text, or None (and a Skipped entry) when it can't be indexed.
 
@@ -241,9 +407,17 @@ def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     dropped: one bad byte should not hide a whole note.
     """
     try:
-        fd = os.open(info.abspath, os.O_RDONLY)
+        # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang us.
+        fd = os.open(info.abspath, os.O_RDONLY | os.O_NONBLOCK)
         try:
-            data = os.read(fd, info.size + 1)
+            st = os.fstat(fd)
+            if not S_ISREG(st.st_mode):
+                skipped.append(Skipped(info.relpath, "not a regular file"))
+                return None
+            # Read what the file holds now, not the size the walk saw: another
+            # process may have indexed a longer version meanwhile, and text cut
+            # at the old size would replace it.
+            data = os.read(fd, st.st_size + 1)
         finally:
             os.close(fd)
     except FileNotFoundError:

@@ -7,16 +7,25 @@ from dataclasses import dataclass
 
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_TOKENS
 
+# bm25() weights of the FTS columns (body, name, description), in that
+# order. Measured with bench/frontmatter_weights.py on the agent-memory and
+# LoCoMo fact trees (README, "How ranking works"): see the numbers there.
+COLUMN_WEIGHTS = (1.0, 1.0, 1.0)
+
 # bm25() is "lower is better" and negative; scores are reported negated so
 # that higher = better, which is what people expect to read.
 SEARCH = """
-SELECT m.path, m.scope, m.scope_id, m.type, -bm25(memory_fts_idx) AS score,
+SELECT m.path, m.scope, m.scope_id, m.type, -{rank} AS score,
        snippet(memory_fts_idx, -1, ?, ?, ?, ?) AS snippet
 FROM memory_fts_idx JOIN memory_fts AS m ON m.id = memory_fts_idx.rowid
 WHERE memory_fts_idx MATCH ? {filters}
-ORDER BY bm25(memory_fts_idx)
+ORDER BY {rank}
 LIMIT ?
 """
+
+# Rows of roots that are not this index's (turned off since the last
+# reconcile, which deletes them) are never shown, even with --no-reconcile.
+ROOTS_FILTER = "m.root IN (SELECT id FROM memory_roots WHERE key IN ({marks}))"
 
 FILTERS = {"scope": "m.scope = ?", "scope_id": "m.scope_id = ?", "type": "m.type = ?"}
 
@@ -46,11 +55,21 @@ def fetch_size(limit: int) -> int:
     return max(limit, min(limit * OVERFETCH, OVERFETCH_CAP))
 
 
-def run(conn: sqlite3.Connection, fts_query: str, *, limit: int, floor: float, filters: dict) -> tuple[list[Hit], int]:
-    """Hits best first, and how many candidates the floor dropped."""
+def rank() -> str:
+    return f"bm25(memory_fts_idx, {', '.join(repr(float(w)) for w in COLUMN_WEIGHTS)})"
+
+
+def run(conn: sqlite3.Connection, fts_query: str, *, limit: int, floor: float, filters: dict,
+        roots: list[str] | None = None) -> tuple[list[Hit], int]:
+    """Hits best first, and how many candidates the floor dropped.
+    ``roots``: keys of the roots whose rows may be shown (None: all)."""
     active = {k: v for k, v in filters.items() if v is not None}
-    sql = SEARCH.format(filters="".join(f" AND {FILTERS[k]}" for k in active))
-    params = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, fts_query, *active.values(), fetch_size(limit)]
+    where = "".join(f" AND {FILTERS[k]}" for k in active)
+    if roots is not None:
+        where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
+    sql = SEARCH.format(filters=where, rank=rank())
+    params = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, fts_query, *active.values(), *(roots or ()),
+              fetch_size(limit)]
     hits = [Hit(*row) for row in conn.execute(sql, params)]
     kept = apply_floor(hits, floor)
     return kept[:limit], len(hits) - len(kept)

@@ -7,6 +7,8 @@ Every constant a user may want to change can be set in the config file
     floor = 0.15          # relative score floor, 0 turns it off
     reconcile = true      # walk the tree before every query
     max_file_bytes = 2000000
+    manifest_limit = 200  # most files `memsearch manifest` lists
+    roots = ["claude", "zcode", "~/notes"]   # or [[roots]] tables, see roots.py
 """
 
 from __future__ import annotations
@@ -44,12 +46,18 @@ MAX_FILE_BYTES = 2_000_000
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
+# A manifest lists the newest memory files first and stops here: it goes
+# into an agent's context, where a list of thousands is noise (Claude Code's
+# memory scan stops at the same number).
+MANIFEST_LIMIT = 200
+
 
 @dataclass(frozen=True)
 class Settings:
     floor: float = FLOOR
     reconcile: bool = RECONCILE
     max_file_bytes: int = MAX_FILE_BYTES
+    manifest_limit: int = MANIFEST_LIMIT
 
     def with_overrides(self, **values) -> "Settings":
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -75,6 +83,14 @@ def default_db_path(root: str | os.PathLike) -> Path:
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(resolved))
     return cache_dir() / f"{name or 'root'}-{digest}.db"
+
+
+def roots_db_path(keys) -> Path:
+    """One database per set of roots, keyed by the sorted root keys (kind
+    and resolved folder): turning a root on or off picks another file."""
+    joined = "\n".join(sorted(keys))
+    digest = hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return cache_dir() / f"roots-{digest}.db"
 
 
 def read_config() -> dict:
@@ -111,6 +127,8 @@ def load_settings() -> Settings:
         values["reconcile"] = conf["reconcile"]
     if "max_file_bytes" in conf:
         values["max_file_bytes"] = int(_number(conf["max_file_bytes"], "max_file_bytes", 1, 1 << 34))
+    if "manifest_limit" in conf:
+        values["manifest_limit"] = int(_number(conf["manifest_limit"], "manifest_limit", 1, 1 << 31))
     return Settings().with_overrides(**values)
 
 
