@@ -150,5 +150,25 @@ def status(root, db_path, as_json):
         click.echo(fmt.format_status(info))
 
 
+@main.command("mcp")
+@root_options
+def mcp_command(**root_opts):
+    """Serve memory_search and memory_read to MCP clients over stdio.
+
+    Register it in a client (e.g. `claude mcp add memsearch -- memsearch mcp
+    --root DIR`). Every call searches fresh files. Needs the extra:
+    pip install 'memsearch[mcp]'.
+    """
+    # Imported here: `memsearch query` must never pay for the SDK or the tool.
+    from .mcp_server import require_sdk, serve
+
+    with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import
+        try:
+            require_sdk()
+        except MemsearchError as ex:
+            raise Failure(str(ex)) from None
+        serve(idx)
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,166 @@
+"""``memsearch mcp``: the memory tools served to MCP clients over stdio.
+
+A thin shell over :mod:`memsearch.tool`: the tool list is ``tool.TOOLS`` and
+every call goes to ``tool.call_tool``. The official SDK (``pip install
+'memsearch[mcp]'``) is imported only inside :func:`serve`, so importing this
+module costs nothing and a missing SDK is one clear error line.
+
+Works with the SDK's 1.x and 2.x low-level servers: 2.x takes its handlers in
+the constructor, 1.x in its ``request_handlers`` table.
+
+Nothing a client sends can stop the server: bad arguments, queries with no
+words, a locked or damaged index and even bugs come back as tool results with
+``isError`` set, and the next call is served as usual. stdout belongs to the
+protocol; warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+from typing import Any, Iterator
+
+from . import tool
+from .errors import MemsearchError
+from .index import MemoryIndex
+
+SERVER_NAME = "memsearch"
+
+# Sent once at initialization; clients that show server instructions to the
+# model get the one rule that matters most before the first search.
+INSTRUCTIONS = (
+    "memsearch searches this user's long-term agent memory (Markdown notes from earlier sessions). "
+    "Search it with memory_search before asking the user something that may have been recorded; use one "
+    "to three rare words, and never conclude a fact was never recorded because one search missed."
+)
+
+log = logging.getLogger("memsearch.mcp")
+
+
+class McpUnavailable(MemsearchError):
+    """The MCP SDK is not installed: pip install 'memsearch[mcp]'."""
+
+
+def require_sdk() -> None:
+    """Fail with one actionable line when the optional SDK is missing."""
+    try:
+        import mcp  # noqa: F401
+        import mcp.server.stdio  # noqa: F401
+    except ImportError as ex:
+        raise McpUnavailable(
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch[mcp]'"
+        ) from None
+
+
+@contextlib.contextmanager
+def live_freshness(index: MemoryIndex) -> Iterator[None]:
+    """Freshness hook for the server's lifetime.
+
+    Today every call is fresh because ``MemoryIndex.search_result`` reconciles
+    the files before it queries. When the live watcher (``memsearch watch``)
+    exists, this is where the server starts it in-process for ``index``, so
+    searches skip the tree walk; the tool handlers do not change.
+    """
+    yield
+
+
+def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
+    """One tool call that cannot raise: even a bug becomes an error result."""
+    try:
+        return tool.call_tool(index, name, arguments)
+    except Exception as ex:  # the server must outlive any single call
+        log.exception("memsearch mcp: %s failed", name)
+        return tool.error_result(f"internal error in {name}: {type(ex).__name__}: {ex}", "InternalError")
+
+
+def serve(index: MemoryIndex) -> None:
+    """Serve ``index`` over stdin/stdout until the client hangs up."""
+    require_sdk()
+    import anyio
+
+    with live_freshness(index):
+        try:
+            anyio.run(_serve, index)
+        except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
+            pass
+
+
+async def _serve(index: MemoryIndex) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    # Calls run one at a time in a worker thread: the event loop keeps
+    # answering pings and cancellations during a long reconcile, and the
+    # index's SQLite connection is never used by two calls at once.
+    one_at_a_time = anyio.CapacityLimiter(1)
+
+    async def call(name: str, arguments: Any):
+        result = await anyio.to_thread.run_sync(
+            functools.partial(run_tool, index, name, arguments), limiter=one_at_a_time
+        )
+        return _call_tool_result(result)
+
+    server = _build_server(call)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _tools():
+    import mcp.types as types
+
+    return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in tool.TOOLS]
+
+
+def _call_tool_result(result: tool.ToolResult):
+    import mcp.types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.text)],
+        structuredContent=result.data,
+        isError=result.is_error,
+    )
+
+
+def _build_server(call):
+    import mcp.types as types
+    from mcp.server import Server  # the low-level server, under this name in every release
+
+    version = _version()
+    if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # SDK 2.x
+        async def on_list_tools(ctx, params):
+            return types.ListToolsResult(tools=_tools())
+
+        async def on_call_tool(ctx, params):
+            return await call(params.name, params.arguments)
+
+        return Server(SERVER_NAME, version=version, instructions=INSTRUCTIONS,
+                      on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+    # SDK 1.x. The call_tool() decorator's contract changed within 1.x (what
+    # a handler may return, schema validation), so the handler goes straight
+    # into the request table, where it returns the whole result itself.
+    # The constructor grew version and instructions during 1.x too.
+    for options in ({"version": version, "instructions": INSTRUCTIONS}, {"version": version}, {}):
+        try:
+            server = Server(SERVER_NAME, **options)
+            break
+        except TypeError:
+            continue
+
+    async def list_tools(request):
+        return types.ServerResult(types.ListToolsResult(tools=_tools()))
+
+    async def call_tool(request):
+        return types.ServerResult(await call(request.params.name, request.params.arguments))
+
+    server.request_handlers[types.ListToolsRequest] = list_tools
+    server.request_handlers[types.CallToolRequest] = call_tool
+    return server
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

@@ -1,0 +1,424 @@
+"""memsearch as a tool for agents: the definitions a host registers, and their handlers.
+
+Two tools, each a name, a description written for models and a JSON Schema:
+
+    memory_search   full-text search of the memory (the one every host needs)
+    memory_read     read one memory file by path, only inside the memory root
+
+A host hands ``SEARCH_TOOL`` (and optionally ``READ_TOOL``) to its model and
+passes each call to :func:`call_tool`, which never raises for a bad call: it
+returns a :class:`ToolResult` whose ``text`` is what the model should see and
+whose ``data`` is the same answer as JSON for the host. ``memsearch mcp``
+(:mod:`memsearch.mcp_server`) is a thin shell over exactly this module, which
+imports neither MCP nor click.
+
+Freshness is the :class:`~memsearch.MemoryIndex`'s job, not the handler's:
+every search brings the index in step with the files first (or, once a live
+watcher exists, asks it), so a host that keeps one index open for hours still
+never reads a stale answer.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .errors import MemsearchError
+from .format import one_line
+from .index import MemoryIndex, SearchResult
+from .search import Hit
+
+SEARCH_TOOL_NAME = "memory_search"
+READ_TOOL_NAME = "memory_read"
+
+# The scopes a model may filter on: the layers of a MiMo tree, plus the
+# memory folders of Claude Code (cc) and ZCode (zcode).
+SCOPES = ("global", "projects", "sessions", "cc", "zcode")
+
+# The CLI allows up to 1000 hits; a model reads every one of them into its
+# context, and past a few dozen excerpts a search has failed anyway: better
+# words beat more hits.
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+
+# A query is a few words. A pasted page is a mistake that would OR together
+# hundreds of words, rank nothing and cost a full-index scan.
+MAX_QUERY_CHARS = 1000
+
+# memory_read returns a memory file whole up to this size; memory files are
+# notes of a few kilobytes, and a model's context is not the place for more.
+MAX_READ_CHARS = 100_000
+
+# Repeated in the search description and in every zero-result answer: a
+# model that found nothing is the one that most needs to be told what next.
+ESCALATION = (
+    "1. Retry with fewer and rarer words (one or two): a name, identifier, number or error text, or a synonym;"
+    " drop the scope/type filters.\n"
+    "2. Search the memory folder as plain text (grep -rni WORD {roots}).\n"
+    "3. Search the raw conversation history (the session transcripts), widening from this session to the"
+    " project to global."
+)
+
+SEARCH_DESCRIPTION = f"""\
+Search long-term memory: the Markdown notes recorded in earlier sessions (facts, decisions, user \
+preferences, project setup, checkpoints, task progress). Full-text search, best hits first; each hit \
+gives the file path, scope, type, a score and an excerpt with the matched words between << and >>.
+
+How to search:
+- Use one to three rare, specific words: a name, identifier, tool, file name, number or error text \
+(e.g. "pgbouncer", "5433", "stripe webhook"). Avoid generic words such as config, params, database, \
+issue, fix: they match everything and rank nothing. Each word is searched on its own (no operators \
+needed); files matching more and rarer words rank first.
+- A hit is authoritative: it is what was recorded. A miss is not: never conclude something was never \
+recorded because one phrasing found nothing.
+- Excerpts are short and may paraphrase. When you need an exact literal (a connection string, port, \
+full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) before using it.
+- On zero results, escalate step by step:
+{textwrap.indent(ESCALATION.format(roots="<memory folder>"), "  ")}
+
+Filters (optional): scope = global, projects, sessions, cc (Claude Code memory) or zcode (ZCode \
+memory); scope_id = a project or session id; type = memory, checkpoint, progress, notes, free, or \
+user, feedback, project, reference (Claude Code / ZCode memory)."""
+
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_QUERY_CHARS,
+            "description": "One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
+        },
+        "scope": {
+            "type": "string",
+            "enum": list(SCOPES),
+            "description": "Only this layer: global, projects, sessions, cc (Claude Code) or zcode (ZCode).",
+        },
+        "scope_id": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only this project or session id (the folder name under its scope).",
+        },
+        "type": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only this type: memory, checkpoint, progress, notes, free, user, feedback, project, reference.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": f"Most hits to return (1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+READ_DESCRIPTION = """\
+Read one memory file whole, by the path a memory_search hit gave (absolute, or relative to the \
+memory folder). Use it when an excerpt paraphrases and you need the exact text: a connection \
+string, port, full command. Only Markdown files inside the memory folder can be read."""
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A memory file's path as a memory_search hit gave it.",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool's name, description and JSON Schema, in the shapes hosts expect."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = field(repr=False)
+
+    def mcp(self) -> dict:
+        """MCP ``tools/list`` entry."""
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+    def anthropic(self) -> dict:
+        """Anthropic Messages API ``tools`` entry."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def openai(self) -> dict:
+        """OpenAI Chat Completions ``tools`` entry."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+
+SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, SEARCH_SCHEMA)
+READ_TOOL = ToolSpec(READ_TOOL_NAME, READ_DESCRIPTION, READ_SCHEMA)
+TOOLS = (SEARCH_TOOL, READ_TOOL)
+
+
+class ToolArgumentError(MemsearchError, ValueError):
+    """A tool was called with arguments that do not fit its schema."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced: ``text`` for the model, ``data`` for the host."""
+
+    text: str
+    data: dict
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    query: str
+    scope: str | None = None
+    scope_id: str | None = None
+    type: str | None = None
+    limit: int = DEFAULT_LIMIT
+
+
+# -- validation --------------------------------------------------------------
+def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
+    """Check memory_search arguments; ToolArgumentError says what to fix.
+
+    A null optional argument counts as absent: models often send one.
+    """
+    args = _known(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+    query = args.get("query")
+    if query is None:
+        raise ToolArgumentError("missing argument 'query': pass one to three rare words to search for")
+    if not isinstance(query, str):
+        raise ToolArgumentError(f"query must be a string of words, got {_kind(query)}")
+    query = query.strip()
+    if not query:
+        raise ToolArgumentError("query is empty: pass one to three rare words to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolArgumentError(
+            f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): search one to three rare words"
+        )
+    scope = _optional_text(args, "scope")
+    if scope is not None:
+        scope = scope.lower()
+        if scope not in SCOPES:
+            raise ToolArgumentError(f"scope must be one of {', '.join(SCOPES)}; got {args['scope']!r}")
+    return SearchArgs(
+        query=query,
+        scope=scope,
+        scope_id=_optional_text(args, "scope_id"),
+        type=_optional_text(args, "type"),
+        limit=_limit(args.get("limit")),
+    )
+
+
+def _known(arguments, schema: dict, tool: str) -> dict:
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ToolArgumentError(f"{tool} arguments must be a JSON object, got {_kind(arguments)}")
+    expected = schema["properties"]
+    unknown = sorted(str(k) for k in arguments if k not in expected)
+    if unknown:
+        raise ToolArgumentError(
+            f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for {tool};"
+            f" expected {', '.join(expected)}"
+        )
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+def _optional_text(args: dict, name: str) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"{name} must be a string, got {_kind(value)}")
+    value = value.strip()
+    if not value:
+        raise ToolArgumentError(f"{name} is empty: leave it out to search everything")
+    return value
+
+
+def _limit(value) -> int:
+    if value is None:
+        return DEFAULT_LIMIT
+    # JSON has one number type: 5.0 is a fine 5, "5" and true are not numbers.
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise ToolArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {value!r}")
+    return value
+
+
+def _kind(value) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+# -- memory_search -----------------------------------------------------------
+def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
+    """Run memory_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
+    args = parse_search_args(arguments)
+    result = index.search_result(args.query, args.limit, args.scope, args.scope_id, args.type)
+    return ToolResult(format_search(index, args, result), search_data(index, args, result))
+
+
+def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
+    """Compact text for the model: one block per hit, or what to try next."""
+    if not result.hits:
+        return f"No memory matched {_filters(args)}.\n{zero_hint(index)}"
+    lines = [
+        f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
+        " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
+    ]
+    for n, hit in enumerate(result.hits, 1):
+        where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
+        label = f"{where} · {hit.type}" if where else hit.type
+        lines.append(f"{n}. {hit_file(index, hit)}  [{label}]  score {hit.score:.2f}")
+        lines.append(f"   {one_line(hit.snippet)}")
+    return "\n".join(lines)
+
+
+def zero_hint(index: MemoryIndex) -> str:
+    """What to do after an empty search, naming the folder to grep."""
+    roots = " ".join(_shell_word(r) for r in memory_roots(index))
+    return (
+        "Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
+        + ESCALATION.format(roots=roots)
+    )
+
+
+def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> dict:
+    """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
+    data = {
+        "query": result.query,
+        "fts_query": result.fts_query,
+        "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
+        "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
+        "floored": result.floored,
+    }
+    if not result.hits:
+        data["hint"] = zero_hint(index)
+    return data
+
+
+def _filters(args: SearchArgs) -> str:
+    given = [f"{k}={v}" for k, v in (("scope", args.scope), ("scope_id", args.scope_id), ("type", args.type)) if v]
+    return repr(args.query) + (f" ({', '.join(given)})" if given else "")
+
+
+def _shell_word(path: str) -> str:
+    return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
+
+
+# -- where files are -----------------------------------------------------------
+def memory_roots(index: MemoryIndex) -> list[str]:
+    """The folders the index covers, where a model may grep and read."""
+    roots = getattr(index, "roots", None)  # an index of several roots lists them
+    return [r.path for r in roots] if roots else [index.root]
+
+
+def hit_file(index: MemoryIndex, hit: Hit | str) -> str:
+    """The absolute file behind a hit (or a path as a hit shows it), for any file tool.
+
+    KeyError when the path names no root of the index.
+    """
+    shown = hit if isinstance(hit, str) else hit.path
+    locate = getattr(index, "locate", None)  # several roots: paths carry the root's name
+    if locate is not None:
+        return locate(shown)
+    return os.path.join(index.root, *shown.split("/"))
+
+
+# -- memory_read ---------------------------------------------------------------
+def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
+    """Run memory_read; raises ToolArgumentError (see :func:`call_tool`)."""
+    args = _known(arguments, READ_SCHEMA, READ_TOOL_NAME)
+    path = args.get("path")
+    if path is None:
+        raise ToolArgumentError("missing argument 'path': pass the path a memory_search hit gave")
+    if not isinstance(path, str) or not path.strip():
+        raise ToolArgumentError("path must be a non-empty string: the path a memory_search hit gave")
+    path = path.strip()
+    file = resolve_memory_file(index, path)
+    try:
+        with open(file, "rb") as f:
+            raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
+    except OSError as ex:
+        raise ToolArgumentError(f"cannot read {path}: {ex.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
+    if truncated:
+        text = text[:MAX_READ_CHARS] + f"\n[... truncated at {MAX_READ_CHARS} characters]"
+    return ToolResult(text, {"path": path, "file": file, "text": text, "truncated": truncated})
+
+
+def resolve_memory_file(index: MemoryIndex, path: str) -> str:
+    """The real file behind ``path``, if it lies inside a root after following symlinks.
+
+    Refused: anything that is not a ``.md`` file, that resolves outside every
+    root (``..``, absolute paths elsewhere, symlinks pointing out), or that
+    lies in a hidden folder the index never reads.
+    """
+    if "\0" in path:
+        raise ToolArgumentError("path contains a NUL character")
+    if not path.lower().endswith(".md"):
+        raise ToolArgumentError(f"only Markdown memory files (.md) can be read, not {path!r}")
+    outside = ToolArgumentError(
+        f"{path!r} is outside the memory folder ({', '.join(memory_roots(index))}): only memory files can be read"
+    )
+    expanded = os.path.expanduser(path)
+    if os.path.isabs(expanded):
+        candidate = expanded
+    else:
+        try:
+            candidate = hit_file(index, expanded)
+        except (KeyError, ValueError):
+            raise outside from None
+    real = os.path.realpath(candidate)
+    for root in memory_roots(index):
+        real_root = os.path.realpath(root)
+        if real == real_root or os.path.commonpath([real_root, real]) != real_root:
+            continue
+        if any(part.startswith(".") for part in os.path.relpath(real, real_root).split(os.sep)):
+            raise ToolArgumentError(f"{path!r} is in a hidden folder the memory index does not cover")
+        if not real.lower().endswith(".md"):
+            raise ToolArgumentError(f"{path!r} is a link to a file that is not Markdown")
+        if not os.path.isfile(real):
+            raise ToolArgumentError(f"no memory file at {path!r}: use a path from a memory_search hit")
+        return real
+    raise outside
+
+
+# -- dispatch ------------------------------------------------------------------
+HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read}
+
+
+def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+    """Run the tool ``name``; every expected failure comes back as an error result.
+
+    Bad arguments, queries with no words and unusable indexes become a
+    ``ToolResult(is_error=True)`` whose text tells the model what to fix;
+    only bugs raise.
+    """
+    handler = HANDLERS.get(name)
+    try:
+        if handler is None:
+            raise ToolArgumentError(f"unknown tool {name!r}: this server has {', '.join(HANDLERS)}")
+        return handler(index, arguments)
+    except (MemsearchError, ValueError) as ex:
+        return error_result(str(ex), type(ex).__name__)
+
+
+def error_result(message: str, kind: str = "Error") -> ToolResult:
+    return ToolResult(f"Error: {message}", {"error": message, "error_type": kind}, is_error=True)
