@@ -21,11 +21,16 @@ from .settings import BUSY_TIMEOUT_S
 
 log = logging.getLogger("memsearch")
 
-# Messages by which SQLite says the file is damaged or not a database at all.
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 65536
 
-_CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image")
+# Messages by which SQLite says the file is damaged or not a database at all.
+# FTS5 reports a damaged structure record as a failed vtable constructor.
+_CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image", "vtable constructor failed")
+
+
+class _NotAnIndex(DatabaseCorrupt):
+    """The file is not a memsearch index: not SQLite at all, or another program's database."""
 
 
 def is_corruption(ex: sqlite3.Error) -> bool:
@@ -41,12 +46,18 @@ def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connect
         raise DatabaseError(
             f"cannot create the index directory {path.parent}: {ex.strerror}; use --db to put the index elsewhere"
         ) from None
+    if path.is_dir():
+        raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     try:
         return _open_checked(path)
     except SchemaTooNew:
         if explicit:
             raise
         set_aside(path, "it was written by a newer memsearch")
+    except _NotAnIndex as ex:
+        if explicit:  # the user's own file: never moved, never written
+            raise DatabaseError(f"{ex}; memsearch will not touch it: move it away or name another --db") from None
+        set_aside(path, str(ex))
     except DatabaseCorrupt as ex:
         set_aside(path, str(ex))
     return _open_checked(path)
@@ -58,6 +69,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as ex:
         raise DatabaseError(f"cannot open the index {path}: {ex}; use --db to put it elsewhere") from None
     try:
+        _check_is_an_index(path, conn)  # before anything below writes to the file
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             # WAL lets queries read while another process reconciles.
             conn.execute("PRAGMA journal_mode = WAL")
@@ -73,6 +85,23 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         if isinstance(ex, sqlite3.Error):
             raise translate(ex, path) from None
         raise
+
+
+def _check_is_an_index(path: Path, conn: sqlite3.Connection) -> None:
+    """Refuse a file that is not SQLite, or is another program's database,
+    before switching it to WAL or migrating it would change it.
+
+    SQLite itself reads the header: opening and closing the file here would
+    drop the POSIX locks of every other connection to it in this process.
+    """
+    try:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as ex:
+        if "file is not a database" in str(ex):
+            raise _NotAnIndex(f"{path} is not a memsearch index (not an SQLite database)") from None
+        raise
+    if tables and "memory_fts" not in tables:
+        raise _NotAnIndex(f"{path} is not a memsearch index (another program's tables: {', '.join(tables[:3])})")
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:
@@ -117,6 +146,7 @@ def write_transaction(conn: sqlite3.Connection):
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite has already rolled back after some errors (disk full, I/O)
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")

@@ -114,6 +114,10 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
                         skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
+    if not os.path.isdir(real_root):
+        # Gone mid-walk: what was seen is no picture of the tree, and
+        # reconciling with it would empty the index.
+        raise RootNotFound(f"memory root vanished: {root}")
     # Files reached through links skipped the comparison above; settle them.
     for rel, (_, size, mtime_ns) in list(files.items()):
         if pop(rel, None) == f"{size}-{mtime_ns}" and rel not in recheck:
