@@ -64,20 +64,27 @@ def mutate(root: Path, files: int, rng: random.Random, generation: int):
         write_note(root, rng.randrange(files * 2), generation, rng)
 
 
-def victim(root: str, db: str):
+def victim(root: str, db: str, stall_at: int = 0):
+    """Reconcile; with ``stall_at``, stop for good once that many files are
+    read, inside the write transaction, so a kill lands exactly there."""
     from memsearch import MemoryIndex
+
+    def progress(done, total):
+        if stall_at and done >= stall_at:
+            print("stalled", flush=True)
+            time.sleep(3600)
 
     print("open", flush=True)
     with MemoryIndex(root, db) as idx:
         idx.conn  # open and migrate
         print("reconcile", flush=True)
         started = time.perf_counter()
-        idx.reconcile()
+        idx.reconcile(progress=progress)
         print(f"done {time.perf_counter() - started:.3f}", flush=True)
 
 
-def spawn(root, db):
-    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "_victim", str(root), str(db)],
+def spawn(root, db, *extra):
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "_victim", str(root), str(db), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -117,6 +124,95 @@ def trial(work: Path, kind: str, files: int, rng: random.Random, reconcile_s: di
     return {"kind": kind, "killed_in": killed_in, "delay_s": round(delay, 3), "problems": problems}
 
 
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    return env
+
+
+def start_watcher(root: Path, db: Path, timeout: float = 60.0) -> subprocess.Popen:
+    """``memsearch watch`` in its own process, once it says it is watching."""
+    import queue
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "memsearch.cli", "watch", "--root", str(root), "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+    lines: queue.Queue = queue.Queue()
+
+    def read():
+        with proc.stderr:
+            for line in proc.stderr:
+                lines.put(line)
+
+    proc.reader = threading.Thread(target=read, daemon=True)
+    proc.reader.start()
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line.strip())
+        if line.startswith("watching"):
+            return proc
+    stop_watcher(proc, signal.SIGKILL)
+    raise RuntimeError(f"memsearch watch did not start: {' | '.join(seen)[-300:]}")
+
+
+def stop_watcher(proc: subprocess.Popen, sig=signal.SIGTERM):
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    proc.reader.join(10)
+
+
+def query_cli(root: Path, db: Path, text: str) -> tuple[int, dict | None, str]:
+    out = subprocess.run([sys.executable, "-m", "memsearch.cli", "query", text, "--root", str(root), "--db", str(db),
+                          "--json"], capture_output=True, text=True, env=_env(), timeout=120)
+    return out.returncode, (json.loads(out.stdout) if out.stdout.strip() else None), out.stderr
+
+
+def watcher_trial(work: Path, files: int, rng: random.Random, burst_s: float) -> dict:
+    """SIGKILL ``memsearch watch`` while it applies a burst of changes; the
+    next query (the watcher is dead: it walks) must see exactly the files,
+    and a new watcher must take over and serve fresh queries."""
+    root, db = work / "tree", work / "index.db"
+    problems = []
+    watcher = start_watcher(root, db)
+    delay = rng.uniform(0, burst_s * 1.2)
+    generation = rng.randrange(1 << 30)
+    burst = random.Random(generation)  # the mutating thread's own generator
+    import threading
+
+    writer = threading.Thread(target=mutate, args=(root, files, burst, generation))
+    writer.start()
+    time.sleep(delay)
+    stop_watcher(watcher, signal.SIGKILL)
+    writer.join()
+    some = rng.choice(sorted(root.rglob("*.md")))
+    token = some.read_text().rstrip().splitlines()[-1].split()[0]
+    code, data, err = query_cli(root, db, token)
+    paths = [h["path"] for h in (data or {}).get("results", [])]
+    if code != 0 or err.strip() or paths != [some.relative_to(root).as_posix()]:
+        problems.append(f"first query after the kill: exit {code}, {paths}, stderr {err.strip()[:200]!r}")
+    problems += compare_index_with_files(root, db)
+    # A new watcher takes the dead one's place; a query right after a write
+    # must see it (through the watcher's handshake, or by walking).
+    watcher = start_watcher(root, db)
+    try:
+        write_note(root, files * 3, generation + 1, burst)
+        code, data, err = query_cli(root, db, f"ctok{files * 3}g{generation + 1}")
+        paths = [h["path"] for h in (data or {}).get("results", [])]
+        if code != 0 or len(paths) != 1:
+            problems.append(f"query after a write under the new watcher: exit {code}, {paths}, {err.strip()[:200]!r}")
+    finally:
+        stop_watcher(watcher)
+    problems += compare_index_with_files(root, db)
+    return {"kind": "watcher", "killed_in": "watcher batch", "delay_s": round(delay, 3), "problems": problems}
+
+
 def calibrate(work: Path, files: int, rng: random.Random) -> dict:
     """Seconds a cold and an update reconcile of this tree take, uninterrupted."""
     shutil.rmtree(work, ignore_errors=True)
@@ -134,21 +230,42 @@ def calibrate(work: Path, files: int, rng: random.Random) -> dict:
     return seconds
 
 
-def run_trials(work, *, trials=20, files=4000, seed=1) -> dict:
+def stalled_trial(work: Path, files: int, rng: random.Random) -> dict:
+    """A kill at a known point: inside the write transaction, half the rows written."""
+    root, db = work / "tree", work / "index.db"
+    for leftover in work.glob("index.db*"):
+        leftover.unlink()
+    proc = spawn(root, db, str(max(256, files // 2)))
+    for line in proc.stdout:
+        if line.strip() == "stalled":
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    problems, err = recover(root, db)
+    if err.strip():
+        problems.append(f"recovery printed: {err.strip()[:200]}")
+    problems += compare_index_with_files(root, db)
+    return {"kind": "cold", "killed_in": "reconcile", "delay_s": None, "problems": problems}
+
+
+def run_trials(work, *, trials=20, files=4000, seed=1, watcher_trials=0) -> dict:
     work = Path(work)
     rng = random.Random(seed)
     reconcile_s = calibrate(work, files, rng)
-    results = []
-    for n in range(trials):
+    results = [stalled_trial(work, files, rng)]
+    for n in range(1, trials):
         kind = "cold" if n % 2 == 0 else "update"
         results.append(trial(work, kind, files, rng, reconcile_s))
+    for _ in range(watcher_trials):
+        results.append(watcher_trial(work, files, rng, reconcile_s["update"]))
     failed = [r for r in results if r["problems"]]
     return {
-        "trials": trials,
+        "trials": len(results),
         "files": files,
         "reconcile_s": reconcile_s,
-        "passed": trials - len(failed),
-        "killed_in": {k: sum(r["killed_in"] == k for r in results) for k in ("open", "reconcile", "after")},
+        "passed": len(results) - len(failed),
+        "killed_in": {k: sum(r["killed_in"] == k for r in results)
+                      for k in ("open", "reconcile", "after", "watcher batch")},
         "failures": failed[:10],
     }
 
@@ -156,10 +273,11 @@ def run_trials(work, *, trials=20, files=4000, seed=1) -> dict:
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_victim"]:
-        victim(argv[1], argv[2])
+        victim(argv[1], argv[2], *map(int, argv[3:4]))
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--trials", type=int, default=20, help="reconciles killed (the first at a fixed point)")
+    p.add_argument("--watcher-trials", type=int, default=0, help="`memsearch watch` processes killed mid-batch")
     p.add_argument("--files", type=int, default=4000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--dir", help="work directory (default: a temporary one, removed afterwards)")
@@ -169,7 +287,8 @@ def main(argv=None):
     scratch = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memsearch-crash-", dir=scratch))
     try:
-        result = run_trials(work / "run", trials=args.trials, files=args.files, seed=args.seed)
+        result = run_trials(work / "run", trials=args.trials, files=args.files, seed=args.seed,
+                            watcher_trials=args.watcher_trials)
     finally:
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)

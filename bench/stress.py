@@ -222,6 +222,7 @@ class Querier(Role):
         from memsearch import MemsearchError
 
         self.wait_start()
+        self.via = {}  # how queries were made fresh: "walk" or "watcher" (handshake)
         tails = {}
         history: dict[str, list[str]] = {}  # path -> tokens, oldest first
         alive: dict[str, bool] = {}
@@ -254,9 +255,12 @@ class Querier(Role):
             try:
                 if fresh:  # like a one-shot CLI call: open, migrate-check, reconcile, query
                     with self.index() as one:
-                        hits = one.search(" ".join(tokens), limit=50, floor=0.0)
+                        result = one.search_result(" ".join(tokens), limit=50, floor=0.0)
                 else:
-                    hits = idx.search(" ".join(tokens), limit=50, floor=0.0)
+                    result = idx.search_result(" ".join(tokens), limit=50, floor=0.0)
+                hits = result.hits
+                via = getattr(getattr(result, "freshness", None), "via", None) or "walk"
+                self.via[via] = self.via.get(via, 0) + 1
             except (MemsearchError, Exception) as ex:  # noqa: BLE001
                 self.errors.append(f"query: {ex!r}")
                 idx.close()
@@ -268,7 +272,7 @@ class Querier(Role):
             out.write(json.dumps([started, done, tokens, [h.path for h in hits]]) + "\n")
         idx.close()
         out.close()
-        self.finish()
+        self.finish({"via": self.via})
 
 
 class Reconciler(Role):
@@ -296,7 +300,34 @@ class Reconciler(Role):
         self.finish({"rows_changed": changed})
 
 
-ROLES = {"writer": Writer, "querier": Querier, "reconciler": Reconciler}
+class WatcherRole(Role):
+    """``memsearch watch`` in its own process: queries then prove freshness
+    with a cookie handshake instead of walking the tree."""
+
+    def run(self):
+        from memsearch.watch import Watcher
+
+        with self.index() as idx:
+            watcher = Watcher(idx)
+            try:
+                watcher.start(timeout=120)  # before the start: its first reconcile is not the test
+            except Exception as ex:  # noqa: BLE001
+                self.errors.append(f"watcher start: {ex!r}")
+                self.finish()
+                return
+            self.wait_start()
+            while self.running():
+                time.sleep(0.1)
+                if watcher.state == "failed":
+                    self.errors.append(f"watcher failed: {watcher.error}")
+                    break
+            self.ops = watcher.batches
+            extra = {"events": watcher.events, "rescans": watcher.rescans, "overflows": watcher.overflows}
+            watcher.stop()
+        self.finish(extra)
+
+
+ROLES = {"writer": Writer, "querier": Querier, "reconciler": Reconciler, "watcher": WatcherRole}
 
 
 def _tail(path: Path, offsets: dict, handle):
@@ -440,14 +471,16 @@ def compare_index_with_files(root: Path, db: Path) -> list[str]:
 
 # -- driver -------------------------------------------------------------------
 
-def run_stress(work, *, seconds=30.0, writers=1, queriers=2, reconcilers=1, files=200, write_rate=200.0,
-               seed=1) -> dict:
+def run_stress(work, *, seconds=30.0, writers=1, queriers=2, reconcilers=1, watchers=0, files=200,
+               write_rate=200.0, seed=1) -> dict:
     work = Path(work)
     (work / "tree").mkdir(parents=True, exist_ok=True)
-    start = now() + int(1.5e9)  # time for every process to import memsearch
+    # Time for every process to import memsearch (and a watcher to index the tree).
+    start = now() + int((4.0 if watchers else 1.5) * 1e9)
     until = start + int(seconds * 1e9)
     procs = []
-    for role, count in (("writer", writers), ("querier", queriers), ("reconciler", reconcilers)):
+    for role, count in (("writer", writers), ("querier", queriers), ("reconciler", reconcilers),
+                        ("watcher", watchers)):
         for i in range(count):
             cmd = [sys.executable, str(Path(__file__).resolve()), "_role", role, "--work", str(work), "--id", str(i),
                    "--start", str(start), "--until", str(until), "--files", str(files),
@@ -470,9 +503,14 @@ def run_stress(work, *, seconds=30.0, writers=1, queriers=2, reconcilers=1, file
     errors = [e for s in stats for e in s["errors"]] + crashed
     error_count = sum(s["error_count"] for s in stats) + len(crashed)
     lat = sorted(x for s in stats if s["role"] == "querier" for x in s["latencies_us"])
+    via: dict[str, int] = {}
+    for s in stats:
+        for k, v in s.get("via", {}).items():
+            via[k] = via.get(k, 0) + v
     result = {
         "seconds": seconds,
-        "processes": {"writers": writers, "queriers": queriers, "reconcilers": reconcilers},
+        "processes": {"writers": writers, "queriers": queriers, "reconcilers": reconcilers, "watchers": watchers},
+        "queries_via": via,
         "ops": ops,
         "ops_per_s": {r: round(n / seconds, 1) for r, n in ops.items()},
         "total_ops_per_s": round(sum(ops.values()) / seconds, 1),
@@ -505,6 +543,7 @@ def main(argv=None):
     p.add_argument("--writers", type=int, default=1)
     p.add_argument("--queriers", type=int, default=2)
     p.add_argument("--reconcilers", type=int, default=1)
+    p.add_argument("--watchers", type=int, default=0, help="memsearch watch processes (queries then skip the walk)")
     p.add_argument("--files", type=int, default=200, help="files each writer starts with")
     p.add_argument("--write-rate", type=float, default=200.0, help="operations per second per writer (0: flat out)")
     p.add_argument("--seed", type=int, default=1)
@@ -514,16 +553,18 @@ def main(argv=None):
     args = p.parse_args(argv)
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memsearch-stress-"))
     result = run_stress(work, seconds=args.seconds, writers=args.writers, queriers=args.queriers,
-                        reconcilers=args.reconcilers, files=args.files, write_rate=args.write_rate, seed=args.seed)
+                        reconcilers=args.reconcilers, watchers=args.watchers, files=args.files,
+                        write_rate=args.write_rate, seed=args.seed)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(f"{args.seconds:.0f}s, {args.writers} writer(s), {args.queriers} querier(s),"
-              f" {args.reconcilers} reconciler(s)")
+              f" {args.reconcilers} reconciler(s), {args.watchers} watcher(s)")
         print("operations/s: " + ", ".join(f"{r} {v}" for r, v in result["ops_per_s"].items())
               + f", total {result['total_ops_per_s']}")
         print(f"query latency: p50 {result['query_ms_p50']} ms, p99 {result['query_ms_p99']} ms")
-        print(f"queries verified: {result['queries']} ({result['checks']} token checks)")
+        print(f"queries verified: {result['queries']} ({result['checks']} token checks;"
+              f" made fresh by: {result['queries_via']})")
         print(f"errors: {result['errors']}  stale: {result['stale']}  missing: {result['missing']}"
               f"  phantom: {result['phantom']}  final check: {len(result['final_check'])} problem(s)")
         for line in result["error_examples"] + result["examples"] + result["final_check"]:

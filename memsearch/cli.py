@@ -170,5 +170,34 @@ def mcp_command(**root_opts):
         serve(idx)
 
 
+@main.command()
+@root_options
+@click.option("--fix", is_flag=True,
+              help="Repair what was found: set a damaged cache index aside and rebuild it, rebuild the full-text"
+                   " index, reconcile with the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def doctor(fix, as_json, **root_opts):
+    """Check the index: SQLite and FTS5 integrity, schema version, rows
+    against the files; with --fix, repair what can be repaired.
+
+    Exit status 0 when healthy (after the fixes), 1 when problems remain.
+    """
+    from .doctor import diagnose, format_report
+
+    with open_index(**root_opts) as idx:
+        try:
+            report = diagnose(idx, fix=fix)
+        except MemsearchError as ex:
+            raise Failure(str(ex)) from None
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        click.echo(format_report(report))
+    if not report.ok:
+        sys.exit(1)
+
+
 if __name__ == "__main__":
     main()

@@ -12,9 +12,14 @@ from .settings import MARK_CLOSE, MARK_OPEN
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
 
 
+# C0 and C1 control characters (and DEL) that whitespace folding leaves:
+# a file's text must not drive the terminal (clear it, retitle it, recolor it).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
+
+
 def one_line(text: str) -> str:
     """Snippets span lines; a result block reads better with them folded."""
-    return " ".join(text.split())
+    return " ".join(text.split()).translate(_CONTROLS)
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
@@ -63,7 +68,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
 
 def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
-    lines += [f"skipped {_printable(s.path)}: {s.reason}" for s in report.skipped]
+    lines += [f"skipped {_printable(s.path)}: {one_line(s.reason)}" for s in report.skipped]
     return "\n".join(lines)
 
 

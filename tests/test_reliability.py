@@ -69,6 +69,19 @@ def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     assert result["queries"] > 5 and result["ops"]["writer"] > 50 and result["ops"]["reconciler"] > 0
 
 
+def test_short_stress_run_with_a_watcher(tmp_path):
+    """The same with `memsearch watch` running: queries skip the walk and
+    prove freshness with the watcher's cookie handshake instead."""
+    if "watch" not in main.commands:
+        pytest.skip("no watcher yet")
+    stress = bench("stress")
+    result = stress.run_stress(tmp_path / "stress", seconds=2, writers=1, queriers=2, reconcilers=0, watchers=1,
+                               files=60, write_rate=150)
+    assert result["errors"] == 0, result["error_examples"]
+    assert (result["stale"], result["missing"], result["phantom"]) == (0, 0, 0), result["examples"]
+    assert result["final_check"] == [] and result["queries_via"].get("watcher", 0) > 0
+
+
 @pytest.fixture
 def pause_after_walk(monkeypatch):
     """Run a function between a reconcile's walk and its write transaction:
@@ -433,3 +446,32 @@ def test_a_file_that_changes_kind_between_walk_and_read(root, tmp_path, pause_af
 def _deny(path, denied):
     if os.fspath(path) == str(denied):
         raise PermissionError(13, "Permission denied")
+
+
+# -- the files are never written ---------------------------------------------------
+
+def test_no_operation_ever_writes_touches_or_creates_a_file_in_the_tree(tree, tmp_path):
+    """Bytes, mtimes, ctimes (any metadata change moves it) and the set of
+    entries stay exactly as they were through every command, a rebuild after
+    damage, the doctor and its fixes, and a watcher when there is one."""
+    write(tree, "projects/shop/memory-fm.md", "---\nname: fm\ndescription: [unclosed\n---\nbody walrus\n")
+    write(tree, "bin.md", b"\x00\x01binary")
+    os.symlink("README.md", tree / "link.md")
+    os.mkfifo(tree / "fifo.md")
+    cache = default_db_path(tree)
+    before = snapshot(tree)
+    db = ["--root", str(tree)]
+    for args in (["index"], ["query", "pgbouncer"], ["query", "walrus", "--json"], ["status"], ["doctor"],
+                 ["doctor", "--fix"], ["index", "--json"]):
+        assert run(*args, *db).exit_code in (0, 1), args
+    cache.write_bytes(b"garbage" * 1000)  # damaged: set aside and rebuilt from the files
+    assert run("query", "pgbouncer", *db).exit_code == 0
+    with MemoryIndex(tree) as idx:
+        idx.search("cents", scope="sessions")
+        idx.status()
+    if "watch" in main.commands:
+        from memsearch.watch import Watcher
+
+        with MemoryIndex(tree, tmp_path / "w.db") as idx, Watcher(idx):
+            idx.search("pgbouncer")
+    assert snapshot(tree) == before

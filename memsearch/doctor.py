@@ -1,0 +1,262 @@
+"""``memsearch doctor``: check an index against SQLite, FTS5 and the files,
+and with ``fix`` repair what was found.
+
+The checks, in order (each a :class:`Check`):
+
+- ``database``: the file is there, is not a directory, is an SQLite
+  database, holds a memsearch index (not another program's tables) and was
+  not written by a newer memsearch;
+- ``sqlite``: ``PRAGMA integrity_check`` (pages, b-trees, indexes);
+- ``fts5``: FTS5's ``integrity-check`` with rank 1, which also compares the
+  full-text index with the text of the content table (phantom or missing
+  postings that no SQLite check sees);
+- ``files``: the rows against the files under the roots: rows whose file
+  is gone, files missing from the index, rows whose fingerprint (size and
+  mtime) is out of date.
+
+Nothing is changed without ``fix``: the database is opened directly, never
+through :func:`memsearch.db.open_database`, which would set a damaged cache
+aside on its own. With ``fix``: a database that is unusable and is a cache
+is set aside (kept) and rebuilt; an FTS5 index out of step with its content
+is rebuilt with FTS5's ``rebuild``; rows out of step with the files are
+reconciled. A file the user named with ``--db`` that is not a memsearch
+index, or that a newer memsearch wrote, is reported and never touched. The
+checks then run again: whatever they still find is what remains.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+
+from . import db as db_mod, migrate
+from .errors import MemsearchError
+from .settings import BUSY_TIMEOUT_S
+
+# How many examples of a kind of problem a report names.
+EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # database | sqlite | fts5 | files
+    ok: bool
+    detail: str
+    # What a fix would do: "set-aside", "fts-rebuild", "reconcile", or None
+    # when memsearch cannot or will not fix it.
+    remedy: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    database: str
+    found: tuple[Check, ...]  # the checks as first run
+    fixed: tuple[str, ...] = ()  # what --fix did
+    remaining: tuple[Check, ...] = field(default=())  # the checks after the fixes (= found without fix)
+    notes: tuple[str, ...] = ()  # worth knowing, not problems
+
+    @property
+    def problems(self) -> list[Check]:
+        """Problems that remain (after the fixes, if any were made)."""
+        return [c for c in self.remaining if not c.ok]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict:
+        return {
+            "database": self.database,
+            "ok": self.ok,
+            "found": [c.to_dict() for c in self.found],
+            "fixed": list(self.fixed),
+            "problems": [c.to_dict() for c in self.problems],
+            "notes": list(self.notes),
+        }
+
+
+def diagnose(index, *, fix: bool = False) -> DoctorReport:
+    """Run every check on ``index`` (a :class:`memsearch.MemoryIndex`); with
+    ``fix``, repair what can be repaired and check again."""
+    index.close()  # our own connections only; an open one would keep a set-aside file alive
+    found, notes = _run_checks(index)
+    if not fix or all(c.ok for c in found):
+        return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
+    try:
+        fixed = _fix(index, found)
+    except (sqlite3.Error, MemsearchError) as ex:  # the checks below say what is left
+        fixed = [f"a fix failed: {ex}"]
+    index.close()
+    remaining, notes = _run_checks(index)
+    return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes))
+
+
+# -- checks ---------------------------------------------------------------------------
+
+def _run_checks(index) -> tuple[list[Check], list[str]]:
+    path = index.db_path
+    notes = _notes(index)
+    if path.is_dir():
+        return [Check("database", False, f"{path} is a directory, not an index file")], notes
+    if not path.exists():
+        notes.append("no index yet: the next query (or `memsearch index`) builds it")
+        return [Check("database", True, "not built yet", "reconcile")], notes
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error as ex:
+        return [Check("database", False, f"cannot open {path}: {ex}")], notes
+    try:
+        database = _check_database(index, conn)
+        if not database.ok:
+            return [database], notes
+        checks = [database, _check_sqlite(conn)]
+        if checks[-1].ok:
+            checks.append(_check_fts(conn))
+            checks.append(_check_files(index, conn))
+        return checks, notes
+    finally:
+        conn.close()
+
+
+def _check_database(index, conn) -> Check:
+    check = _database(index, conn)
+    if not check.ok and index.explicit_db and check.remedy is None:
+        return Check(check.name, False, check.detail + "; memsearch does not touch a file named with --db")
+    return check
+
+
+def _database(index, conn) -> Check:
+    cache = None if index.explicit_db else "set-aside"  # a file the user named is never moved
+    try:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = migrate.current_version(conn)
+    except sqlite3.DatabaseError as ex:
+        if "file is not a database" in str(ex):
+            return Check("database", False, "not an SQLite database", cache)
+        return Check("database", False, f"cannot read the schema ({ex})", "set-aside")
+    latest = migrate.latest_version()
+    if version > latest:
+        return Check("database", False, f"schema version {version} was written by a newer memsearch (this one"
+                                        f" knows {latest}): upgrade memsearch", cache)
+    if tables and "memory_fts" not in tables:
+        return Check("database", False, f"not a memsearch index (tables: {', '.join(sorted(tables)[:3])})", cache)
+    if version < latest:
+        return Check("database", True, f"schema version {version}; migrated to {latest} when next opened")
+    have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+    lost = sorted(_expected_schema() - have)
+    if lost:  # e.g. a trigger dropped by hand: the index would silently drift from its content
+        return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
+                     "set-aside")
+    return Check("database", True, f"memsearch index, schema version {version}")
+
+
+_EXPECTED: set | None = None
+
+
+def _expected_schema() -> set[tuple[str, str]]:
+    """(type, name) of every table, index and trigger the migrations create."""
+    global _EXPECTED
+    if _EXPECTED is None:
+        fresh = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            migrate.migrate(fresh)
+            _EXPECTED = set(fresh.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+        finally:
+            fresh.close()
+    return _EXPECTED
+
+
+def _check_sqlite(conn) -> Check:
+    try:
+        rows = [r for (r,) in conn.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError as ex:
+        return Check("sqlite", False, f"integrity_check failed: {ex}", "set-aside")
+    if rows == ["ok"]:
+        return Check("sqlite", True, "integrity_check ok")
+    return Check("sqlite", False, f"integrity_check: {len(rows)} problem(s), e.g. {'; '.join(rows[:3])}", "set-aside")
+
+
+def _check_fts(conn) -> Check:
+    try:
+        # rank 1: also compare the index with the external content table.
+        conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES('integrity-check', 1)")
+    except sqlite3.DatabaseError as ex:
+        return Check("fts5", False, f"full-text index out of step with its content ({ex})", "fts-rebuild")
+    return Check("fts5", True, "integrity-check ok (index matches content)")
+
+
+def _check_files(index, conn) -> Check:
+    try:
+        seen = index.layout.walk(index.settings.max_file_bytes)
+    except MemsearchError as ex:
+        return Check("files", False, str(ex))
+    on_disk = {rel: f"{size}-{mtime_ns}" for rel, (_, size, mtime_ns) in seen.files.items()}
+    stored = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
+    gone = sorted(stored.keys() - on_disk.keys())
+    missing = sorted(on_disk.keys() - stored.keys())
+    outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])
+    if not (gone or missing or outdated):
+        return Check("files", True, f"{len(stored)} rows match the files")
+    parts = []
+    for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
+                         ("rows out of date", outdated)):
+        if paths:
+            shown = ", ".join(paths[:EXAMPLES]) + (", ..." if len(paths) > EXAMPLES else "")
+            parts.append(f"{len(paths)} {label} ({shown})")
+    return Check("files", False, "; ".join(parts) + " (the next query fixes these too)", "reconcile")
+
+
+def _notes(index) -> list[str]:
+    notes = []
+    folder = index.db_path.parent
+    try:
+        kept = [e for e in os.scandir(folder) if e.name.startswith(index.db_path.name + ".bad-")]
+    except OSError:
+        kept = []
+    if kept:
+        size = sum(e.stat().st_size for e in kept)
+        notes.append(f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
+                     " delete them once no longer needed")
+    return notes
+
+
+# -- fixes ------------------------------------------------------------------------------
+
+def _fix(index, found: list[Check]) -> list[str]:
+    fixed = []
+    remedies = {c.remedy for c in found if not c.ok}
+    if "set-aside" in remedies:
+        why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
+        kept = db_mod.set_aside(index.db_path, why)
+        report = index.reconcile()
+        fixed.append(f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)")
+        return fixed
+    if "fts-rebuild" in remedies:
+        conn = index.conn
+        with db_mod.write_transaction(conn):
+            conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES('rebuild')")
+        fixed.append("rebuilt the full-text index from the content table (FTS5 'rebuild')")
+    if "reconcile" in remedies:
+        fixed.append(f"reconciled with the files: {index.reconcile().summary()}")
+    return fixed
+
+
+def format_report(report: DoctorReport) -> str:
+    """The report for a person: one line per check, then fixes, notes, verdict."""
+    lines = [f"index {report.database}"]
+    checks = report.remaining if report.fixed else report.found
+    if report.fixed:
+        lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
+        lines += [f"fixed   {what}" for what in report.fixed]
+    lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in checks]
+    lines += [f"note    {n}" for n in report.notes]
+    if report.ok:
+        lines.append("healthy" + (" after the fixes above" if report.fixed else ""))
+    else:
+        hint = "" if report.fixed else "; `memsearch doctor --fix` repairs what it can"
+        lines.append(f"{len(report.problems)} problem(s) remain{hint}")
+    return "\n".join(lines)

@@ -1,0 +1,127 @@
+import json
+import os
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from memsearch import MemoryIndex
+from memsearch.cli import main
+from memsearch.doctor import diagnose
+from memsearch.settings import default_db_path
+from test_reliability import bad_copies, big_tree, damage_pages  # noqa: F401 - fixture
+
+
+def doctor(*args):
+    return CliRunner().invoke(main, ["doctor", *args], catch_exceptions=False)
+
+
+def built(root, db=None):
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+        return idx.db_path
+
+
+def sql(db, *statements):
+    conn = sqlite3.connect(db)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def test_a_healthy_index_and_one_not_built_yet(tree, tmp_path):
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
+    assert r.exit_code == 0 and "not built yet" in r.stdout and r.stdout.rstrip().endswith("healthy")
+    assert not (tmp_path / "db").exists()  # checking never builds
+    built(tree, tmp_path / "db")
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
+    assert r.exit_code == 0, r.stdout
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:5]] == ["ok"] * 4
+    data = json.loads(doctor("--root", str(tree), "--db", str(tmp_path / "db"), "--json").stdout)
+    assert data["ok"] and [c["name"] for c in data["found"]] == ["database", "sqlite", "fts5", "files"]
+
+
+def test_rows_out_of_step_with_the_files(tree, tmp_path):
+    db = built(tree, tmp_path / "db")
+    (tree / "README.md").unlink()
+    write(tree, "projects/shop/memory-new.md", "new")
+    write(tree, "sessions/s1/notes.md", "changed and longer than before")
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1
+    assert "1 rows whose file is gone (README.md)" in r.stdout
+    assert "1 files missing from the index (projects/shop/memory-new.md)" in r.stdout
+    assert "1 rows out of date (sessions/s1/notes.md)" in r.stdout
+    r = doctor("--root", str(tree), "--db", str(db), "--fix")
+    assert r.exit_code == 0 and "fixed   reconciled" in r.stdout
+    assert doctor("--root", str(tree), "--db", str(db)).exit_code == 0
+
+
+def test_a_full_text_index_out_of_step_with_its_content(tree, tmp_path):
+    db = built(tree, tmp_path / "db")
+    sql(db, "INSERT INTO memory_fts_idx(memory_fts_idx) VALUES('delete-all')")  # postings gone, rows kept
+    with MemoryIndex(tree, db) as idx:
+        assert idx.search("pgbouncer") == []  # the silent failure doctor exists for
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1 and "PROBLEM fts5" in r.stdout
+    r = doctor("--root", str(tree), "--db", str(db), "--fix")
+    assert r.exit_code == 0 and "FTS5 'rebuild'" in r.stdout
+    with MemoryIndex(tree, db) as idx:
+        assert idx.search("pgbouncer")[0].path == "projects/shop/memory-db.md"
+
+
+def test_a_missing_trigger_is_found_and_the_index_rebuilt(tree, tmp_path):
+    db = built(tree, tmp_path / "db")
+    sql(db, "DROP TRIGGER memory_fts_au")
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1 and "trigger memory_fts_au" in r.stdout
+    r = doctor("--root", str(tree), "--db", str(db), "--fix")
+    assert r.exit_code == 0 and len(bad_copies(db)) == 1
+    assert "kept aside" in r.stdout  # the note about the copy
+
+
+def test_latent_page_damage_no_query_touches(big_tree, tmp_path):  # noqa: F811
+    db = built(big_tree, tmp_path / "db")
+    damage_pages(db, "sqlite_autoindex_memory_fts_1")
+    with MemoryIndex(big_tree, db) as idx:
+        assert idx.search("word42", reconcile=False)  # queries still work: nothing else would notice
+    before = db.read_bytes()
+    r = doctor("--root", str(big_tree), "--db", str(db))
+    assert r.exit_code == 1 and "PROBLEM sqlite: integrity_check" in r.stdout
+    assert db.read_bytes() == before  # checking changes nothing
+    r = doctor("--root", str(big_tree), "--db", str(db), "--fix")
+    assert r.exit_code == 0, r.stdout
+    assert len(bad_copies(db)) == 1 and r.stderr.count("warning:") == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "newer"])
+def test_unusable_cache_is_set_aside_but_a_named_file_is_never_touched(tree, tmp_path, damage):
+    cache = built(tree)
+    named = tmp_path / "named.db"
+    built(tree, named)
+    for db in (cache, named):
+        sql(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+        if damage == "garbage":
+            db.write_bytes(os.urandom(8192))
+        else:
+            sql(db, "PRAGMA user_version = 999")
+    before = named.read_bytes()
+    r = doctor("--root", str(tree), "--db", str(named), "--fix")
+    assert r.exit_code == 1 and "does not touch a file named with --db" in r.stdout
+    assert named.read_bytes() == before and not bad_copies(named)
+    r = doctor("--root", str(tree), "--fix")
+    assert r.exit_code == 0 and len(bad_copies(cache)) == 1, r.stdout
+    assert cache == default_db_path(tree)
+
+
+def test_library_report(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        (tree / "README.md").unlink()
+        report = diagnose(idx)
+        assert not report.ok and [c.name for c in report.problems] == ["files"]
+        assert report.problems[0].remedy == "reconcile"
+        fixed = diagnose(idx, fix=True)
+        assert fixed.ok and fixed.fixed and [c.name for c in fixed.found if not c.ok] == ["files"]
+        assert idx.search("pgbouncer")  # the index is still usable afterwards

@@ -1,0 +1,264 @@
+"""Hostile input: any query text, any file bytes, any file name, huge files,
+deep trees and symlink loops. Nothing crashes, nothing hangs, and every
+file is either indexed or reported (tests/test_reconcile.py has the common
+cases; these are the property-based and extreme ones)."""
+
+import itertools
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
+
+from conftest import write
+from memsearch import MemoryIndex, NoSearchableWords, build_query
+from memsearch.cli import main
+
+FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+
+# Any code point, lone surrogates included (they arrive from command lines
+# with bytes that are not UTF-8).
+ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=300)
+
+
+@pytest.fixture(scope="module")
+def searchable(tmp_path_factory):
+    """A real index (the real schema, tokenizer and query path) to run
+    hostile queries against."""
+    root = tmp_path_factory.mktemp("hostile-root")
+    for i, text in enumerate(["alpha beta gamma", "NEAR AND OR NOT", "café naïve 東京 データ",
+                              "col:val x* -y ^z (paren) \"quoted\"", "snake_case_name 42 3.14"]):
+        (root / f"n{i}.md").write_text(text, encoding="utf-8")
+    db = tmp_path_factory.mktemp("hostile-db") / "db"
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+        yield idx
+
+
+# -- queries -----------------------------------------------------------------------
+
+@FAST
+@given(text=ANY_TEXT)
+@example(text="\ud800abc")
+@example(text='"' * 50)
+@example(text="NEAR(" * 40)
+@example(text="a" * 5000)
+@example(text="\x00z")
+@example(text="*:^-()")
+def test_any_text_is_a_valid_fts5_query_or_no_searchable_words(searchable, text):
+    try:
+        fts = build_query(text)
+    except NoSearchableWords:
+        return
+    fts.encode("utf-8")  # no lone surrogates reach SQLite
+    searchable.search(text, reconcile=False, limit=5)
+
+
+@FAST
+@given(text=ANY_TEXT, scope=st.one_of(st.none(), st.text(max_size=20)), kind=st.one_of(st.none(), st.text(max_size=20)))
+def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
+    assume(text.strip())
+    try:
+        searchable.search("alpha " + text, scope=scope, scope_id=scope, type=kind, reconcile=False)
+    except NoSearchableWords:
+        pass
+
+
+def test_a_huge_query_with_thousands_of_words(searchable):
+    text = " ".join(f"w{i}" for i in range(20_000)) + " alpha"
+    assert [h.path for h in searchable.search(text, reconcile=False)] == ["n0.md"]
+
+
+def test_raw_fts5_table_accepts_every_built_query():
+    """The same property against a bare FTS5 table (no memsearch code on
+    the way), so a query builder change cannot hide behind the search path."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 1')")
+    conn.execute("INSERT INTO t VALUES ('alpha beta')")
+
+    @FAST
+    @given(text=ANY_TEXT)
+    def check(text):
+        try:
+            conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (build_query(text),)).fetchall()
+        except NoSearchableWords:
+            pass
+
+    check()
+
+
+# -- file contents (frontmatter and all) ----------------------------------------------
+
+FRONTMATTERISH = st.one_of(
+    st.binary(max_size=3000),
+    st.builds(lambda head, body: b"---\n" + head + b"\n---\n" + body, st.binary(max_size=500), st.binary(max_size=500)),
+    st.builds(lambda head, body: ("---\n" + head + "\n---\n" + body).encode("utf-8", "surrogatepass"),
+              st.text(max_size=300), st.text(max_size=300)),
+    st.sampled_from([
+        b"---\n", b"---", b"\xef\xbb\xbf---\nname: x\n---\nbody", b"---\nname: [unclosed\n---\n",
+        b"---\n- a list\n- not a mapping\n---\nbody", b"---\nname: !!python/object/apply:os.system [id]\n---\n",
+        b"---\n" + b"a: &a [" + b"*a," * 50 + b"]\n---\n", b"---\nname: " + b"[" * 5000 + b"\n---\n",
+        b"+++\ntoml = true\n+++\nbody", b"---\r\nname: crlf\r\n---\r\nbody", b"\x00\x01binary",
+    ]),
+)
+
+
+@SLOW
+@given(data=FRONTMATTERISH)
+def test_any_bytes_are_indexed_or_reported(data):
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "root"
+        write(root, "projects/p/note.md", data)
+        with MemoryIndex(root, Path(d) / "db") as idx:
+            report = idx.reconcile()
+            skipped = {s.path for s in report.skipped}
+            indexed = {p for (p,) in idx.conn.execute("SELECT path FROM memory_fts")}
+            assert (indexed | skipped) == {"projects/p/note.md"} and not (indexed & skipped)
+            idx.search("note body name", limit=3)
+            idx.status()
+
+
+# -- file names ------------------------------------------------------------------------
+
+NAME_BYTES = st.binary(min_size=1, max_size=240).filter(lambda b: b"/" not in b and b"\0" not in b
+                                                        and not b.startswith(b"."))
+
+
+@SLOW
+@given(stem=NAME_BYTES)
+@example(stem=b"new\nline")
+@example(stem=b"\x1b[31mred")
+@example(stem=b"caf\xe9")
+@example(stem=b"\xff\xfe")
+@example(stem=b"x" * 240)
+def test_any_file_name_is_indexed_found_and_removed(stem):
+    name = stem + b".md"
+    with tempfile.TemporaryDirectory() as d:
+        root = os.path.join(os.fsencode(d), b"root")
+        os.makedirs(os.path.join(root, b"dir"))
+        path = os.path.join(root, b"dir", name)
+        with open(path, "wb") as f:
+            f.write(b"okapi in a file with an odd name\n")
+        with MemoryIndex(os.fsdecode(root), os.path.join(d, "db")) as idx:
+            hits = idx.search("okapi")
+            assert len(hits) == 1 and hits[0].path.startswith("dir/") and hits[0].path.endswith(".md")
+            hits[0].path.encode("utf-8")  # storable, printable as JSON
+            r = CliRunner().invoke(main, ["query", "okapi", "--root", os.fsdecode(root), "--db",
+                                          os.path.join(d, "db")], catch_exceptions=False)
+            assert r.exit_code == 0 and "\x1b" not in r.stdout and r.stdout.count("\n") <= 3
+            os.unlink(path)
+            assert idx.search("okapi") == []
+
+
+def test_names_that_escape_to_the_same_path_are_both_kept(root, tmp_path):
+    """A name with bytes that are not UTF-8 is spelled with \\xNN escapes; a
+    real file may already be named with those very characters."""
+    raw = os.path.join(os.fsencode(root), b"caf\xe9.md")
+    with open(raw, "wb") as f:
+        f.write(b"okapi from the latin-1 name")
+    write(root, "caf\\xe9.md", "okapi from the literal name")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        found = idx.search("okapi latin literal", floor=0.0)
+    # Both cannot have the one path: the real name keeps it, the other is
+    # reported rather than silently hidden behind it.
+    assert [h.snippet for h in found] == ["<<okapi>> from the <<literal>> name"]
+    assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("caf\\xe9.md", True)]
+
+
+# -- control characters and huge text in output ------------------------------------------
+
+def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
+    write(root, "evil.md", "okapi \x1b[2J\x1b]0;pwned\x07 clear screen \x9b31m and more\n")
+    r = CliRunner().invoke(main, ["query", "okapi", "--root", str(root), "--db", str(tmp_path / "db")],
+                           catch_exceptions=False)
+    assert r.exit_code == 0
+    assert not any(c in r.stdout for c in "\x1b\x07\x9b"), repr(r.stdout)
+
+
+# -- huge files, deep trees, loops ---------------------------------------------------------
+
+def test_a_huge_sparse_file_is_skipped_without_being_read(root, tmp_path):
+    huge = root / "huge.md"
+    with open(huge, "wb") as f:
+        f.truncate(8 * 1024**3)  # 8 GiB of nothing: reading it would take minutes and all memory
+    write(root, "small.md", "okapi")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert [s.path for s in report.skipped] == ["huge.md"] and "too large" in report.skipped[0].reason
+        assert [h.path for h in idx.search("okapi")] == ["small.md"]
+
+
+def test_a_file_that_grows_over_the_cap_leaves_the_index(root, tmp_path):
+    f = write(root, "grows.md", "okapi small")
+    with MemoryIndex(root, tmp_path / "db", max_file_bytes=1000) as idx:
+        assert idx.search("okapi")
+        f.write_text("okapi " * 500)
+        assert idx.search("okapi") == []
+        assert "too large" in idx.reconcile().skipped[0].reason
+
+
+def test_a_tree_deeper_than_path_max(root, tmp_path):
+    """Absolute paths longer than PATH_MAX (4096) cannot be opened in one go:
+    reported, never a crash; everything shallower is still indexed."""
+    write(root, "top.md", "okapi top")
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for i in range(450):  # 450 x 10 bytes: well past 4096
+            name = f"level{i:04d}"
+            os.mkdir(name, dir_fd=fd)
+            new = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = new
+            if i % 50 == 0:
+                w = os.open("note.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+                os.write(w, f"okapi depth {i}".encode())
+                os.close(w)
+    finally:
+        os.close(fd)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        hits = {h.path.count("/") for h in idx.search("okapi", limit=50, floor=0.0)}
+    assert 0 in hits and 1 in hits  # top.md and level0000/note.md
+    deepest = max(hits)
+    assert deepest < 450 and report.skipped  # the part past PATH_MAX is reported, not silently dropped
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_symlink_loops_of_every_shape(root, tmp_path):
+    write(root, "a/real.md", "okapi real")
+    os.symlink("self.md", root / "self.md")  # a link to itself
+    os.symlink("pong.md", root / "ping.md")
+    os.symlink("ping.md", root / "pong.md")  # two links pointing at each other
+    os.symlink("../b", root / "a" / "to-b")
+    os.symlink("../a", root / "b")  # directories pointing at each other through links
+    chain = root / "chain0.md"
+    for i in range(60):  # longer than the kernel's 40-link limit
+        os.symlink(f"chain{i + 1}.md", root / f"chain{i}.md")
+    os.symlink("a/real.md", root / "chain60.md")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        found = {h.path for h in idx.search("okapi", limit=100, floor=0.0)}
+    assert "a/real.md" in found
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert {"self.md", "ping.md", "pong.md"} <= reasons.keys()
+    # A long chain that ends inside the root is a link like any other.
+    assert chain.is_symlink() and "chain0.md" in found
+
+
+def test_thousands_of_files_change_at_once(root, tmp_path):
+    """tests/test_reconcile.py builds 3000 files in one directory; here a
+    thousand change between two queries and the next query sees every one."""
+    for i in range(1000):
+        write(root, f"flat/n{i}.md", f"old{i}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        for i in range(1000):
+            write(root, f"flat/n{i}.md", f"new{i} okapi")
+        assert len(idx.search("okapi", limit=1000, floor=0.0)) == 1000
+        assert idx.search("old999") == [] and idx.search("new999")[0].path == "flat/n999.md"
