@@ -27,19 +27,40 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
+def roots_option(f):
+    # Several MEMSEARCH_ROOT(S) specs are separated by the path separator (':').
+    return click.option(
+        "--root", "root", multiple=True, type=click.Path(file_okay=False), envvar=["MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"],
+        help="Memory root, repeatable: DIR (a mimo tree), claude, zcode, mimo (their default locations) or"
+             " KIND=DIR (KIND: mimo, claude, zcode, plain). Default: the roots of the config file."
+             " Env: MEMSEARCH_ROOT.")(f)
+
+
 def root_options(f):
     f = click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="MEMSEARCH_DB",
                      help="Index database file (default: one per root in the user cache dir). Env: MEMSEARCH_DB.")(f)
-    f = click.option("--root", "root", type=click.Path(file_okay=False), envvar="MEMSEARCH_ROOT",
-                     help="Memory root directory. Env: MEMSEARCH_ROOT.")(f)
-    return f
+    return roots_option(f)
+
+
+def chosen_roots(root) -> list:
+    """The roots named with --root (or the environment), else the config file's."""
+    from .roots import Root, configured
+
+    try:
+        roots = [Root.parse(spec) for spec in root] if root else configured()
+    except (MemsearchError, ValueError) as ex:
+        raise Failure(str(ex)) from None
+    if not roots:
+        raise Failure("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
+    return roots
 
 
 def open_index(root, db_path, **kwargs) -> MemoryIndex:
-    if not root:
-        raise Failure("no memory root: pass --root DIR or set MEMSEARCH_ROOT")
+    roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
     try:
-        return MemoryIndex(root, db_path, **kwargs)
+        if len(roots) == 1:  # one root: paths relative to it, as the core had them
+            return MemoryIndex(roots[0], db_path, **kwargs)
+        return MemoryIndex(roots=roots, db_path=db_path, **kwargs)
     except (MemsearchError, ValueError) as ex:
         raise Failure(str(ex)) from None
 
@@ -68,9 +89,10 @@ def main():
 @root_options
 @click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
               help="Most hits to show.")
-@click.option("--scope", help="Only this scope (global, projects, sessions).")
-@click.option("--scope-id", help="Only this scope id (a project or session id).")
-@click.option("--type", "type_", help="Only this type (memory, checkpoint, progress, notes, free).")
+@click.option("--scope", help="Only this scope (global, projects, sessions; cc, zcode).")
+@click.option("--scope-id", help="Only this scope id (a project or session id; a claude/zcode project folder).")
+@click.option("--type", "type_", help="Only this type (memory, checkpoint, progress, notes, free;"
+                                      " user, feedback, project, reference).")
 @click.option("--no-reconcile", is_flag=True, help="Query the index as it is, without walking the tree first.")
 @click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -148,6 +170,51 @@ def status(root, db_path, as_json):
         click.echo(json.dumps(info))
     else:
         click.echo(fmt.format_status(info))
+
+
+@main.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@roots_option
+@click.option("--limit", "-n", type=click.IntRange(1, None), default=None,
+              help="Most files to list (default 200, or manifest_limit in the config file).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def manifest(folder, root, limit, as_json):
+    """List the memory files of FOLDER (or of the roots), newest first.
+
+    Every .md file except MEMORY.md indexes, with the type and description its
+    frontmatter gives in its first 30 lines:
+    "- [type] path (modified): description".
+    """
+    from .manifest import format_manifest, manifest as list_files
+    from .roots import Root
+    from .settings import load_settings
+
+    roots = [Root("plain", folder)] if folder else chosen_roots(root)
+    try:
+        entries = list_files(roots, limit=limit or load_settings().manifest_limit)
+    except (MemsearchError, ValueError) as ex:
+        raise Failure(str(ex)) from None
+    if as_json:
+        import json
+
+        click.echo(json.dumps([e.to_dict() for e in entries], ensure_ascii=False))
+    elif entries:
+        click.echo(format_manifest(entries))
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+def context(path):
+    """Print the memory index PATH (a MEMORY.md, or its folder) ready for an
+    agent's context: frontmatter and top-level HTML comments removed, cut at
+    200 lines or 25,000 characters with a warning line. Prints nothing, with
+    exit status 0, when there is no index.
+    """
+    from .context import index_for_context
+
+    text = index_for_context(path)
+    if text:
+        click.echo(text)
 
 
 @main.command("mcp")

@@ -53,6 +53,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "removed": len(report.removed),
         "unchanged": report.unchanged,
         "skipped": len(report.skipped),
+        "malformed": len(report.malformed),
         "seconds": round(report.seconds, 4),
     }
     if brief:
@@ -63,18 +64,23 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "updated_paths": list(report.updated),
         "removed_paths": list(report.removed),
         "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+        "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
     }
 
 
 def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
     lines += [f"skipped {_printable(s.path)}: {one_line(s.reason)}" for s in report.skipped]
+    lines += [f"indexed as plain text {_printable(s.path)}: {one_line(s.reason)}" for s in report.malformed]
     return "\n".join(lines)
 
 
 def format_status(status: dict) -> str:
     width = max(len(k) for k in status)
-    return "\n".join(f"{k.replace('_', ' ') + ':':<{width + 2}}{v}" for k, v in status.items())
+    return "\n".join(
+        f"{k.replace('_', ' ') + ':':<{width + 2}}{'; '.join(v) if isinstance(v, list) else v}"
+        for k, v in status.items()
+    )
 
 
 def _printable(path: str) -> str:

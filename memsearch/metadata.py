@@ -125,6 +125,8 @@ _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +(.*?
 # The inside of a double-quoted scalar whose only escapes are \" and \\.
 _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')
 _UNESCAPE = re.compile(r'\\(["\\])')
+# One item of a one-line flow sequence and the comma after it (or the end).
+_FLOW_ITEM = re.compile(r' *("(?:[^"\\]|\\["\\])*"|\'(?:[^\']|\'\')*\'|[^,\[\]{}"\'#:]+?) *(,|$)')
 # A plain scalar cannot start with these (YAML's indicators); '-' and '?'
 # could also open a sequence entry or a complex key.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -160,13 +162,15 @@ def _simple(raw: str):
             match = _LINE.fullmatch(line)
             if match is None:
                 return _NOT_SIMPLE
-            indent, key, value = match.groups()
+            indent, key, raw_value = match.groups()
             if key in _NOT_STR_KEYS:  # "on:", "no:", "null:" are a bool or None to YAML
                 raise _NotSimple
-            value = _scalar(value) if value else None
+            value = _scalar(raw_value) if raw_value else None
             if not indent:
                 data[key] = value
-                parent, child_indent = (key if value is None else None), None
+                # Only a key with nothing after it may open a nested mapping
+                # ("key: ~" is a null, and indented lines after it an error).
+                parent, child_indent = (None if raw_value else key), None
                 continue
             # Indented under a key that has a value, or a deeper level.
             if parent is None or (child_indent is not None and indent != child_indent):
@@ -195,9 +199,36 @@ def _scalar(value: str):
         if len(value) >= 2 and value[-1] == "'" and "'" not in inner.replace("''", ""):
             return inner.replace("''", "'")
         raise _NotSimple
+    if first == "[" and value[-1] == "]":
+        return _flow_sequence(value[1:-1])
     if first in _INDICATORS or ": " in value or " #" in value or value[-1] == ":":
         raise _NotSimple
     return _plain(value)
+
+
+def _flow_sequence(inner: str) -> list:
+    """``[a, "b", 'c']`` on one line: items quoted as above, or plain without
+    the characters that would make them anything but one scalar."""
+    items: list = []
+    if not inner.strip():
+        return items
+    pos = 0
+    while True:
+        match = _FLOW_ITEM.match(inner, pos)
+        if match is None or not match[1]:
+            raise _NotSimple
+        item = match[1]
+        if item[0] in "\"'":
+            items.append(_scalar(item))
+        elif item[0] in _INDICATORS or item.endswith(" "):
+            raise _NotSimple
+        else:
+            items.append(_plain(item))
+        if not match[2]:
+            return items
+        pos = match.end()
+        if pos >= len(inner):  # a trailing comma: left to PyYAML
+            raise _NotSimple
 
 
 def _plain(value: str):

@@ -17,7 +17,7 @@ from . import metadata
 from .db import write_transaction
 from .errors import RootNotFound
 from .roots import Layout, Root
-from .walk import FileInfo, Skipped, Walk, walk, walk_paths
+from .walk import FileInfo, Skipped, Walk, walk
 
 # A file modified this close to the moment it was read may be modified again
 # within the same timestamp tick without any change of size or mtime. Such
@@ -144,98 +144,6 @@ def reconcile(
         seconds=time.perf_counter() - started,
         malformed=_malformed(conn),
     )
-
-
-def reconcile_paths(
-    conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints | None = None,
-) -> ReconcileReport:
-    """Bring just ``paths`` in step with the files: each one (as the index
-    names it, a file or a directory) and every row under it, read and
-    compared by the same rules as :func:`reconcile`. The cost follows the
-    paths, not the tree: this is how the watcher applies a batch of file
-    system events (memsearch.watch). A path that is gone takes its rows
-    with it; a directory is walked whole; a root named whole is reconciled.
-    """
-    started = time.perf_counter()
-    layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
-    tops = _outermost(paths)
-    if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
-        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known)
-    seen = Walk()
-    for folder, prefix, _ in layout.starts():
-        rels: list[str] | None = []
-        for path in tops:
-            if path.startswith(prefix):
-                rels.append(path[len(prefix):])
-            elif prefix.startswith(path + "/"):  # a folder above this one: all of it
-                rels = None
-                break
-        if rels == []:
-            continue
-        try:
-            found = walk(folder, max_file_bytes) if rels is None else walk_paths(folder, rels, max_file_bytes)
-        except RootNotFound:
-            continue  # a project folder that went away: its rows go below
-        seen.files.update((prefix + rel, info) for rel, info in found.files.items())
-        seen.skipped.extend(s._replace(path=prefix + s.path) for s in found.skipped)
-    if not _differs(seen, _stored_under(conn, tops)):
-        return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
-                               seconds=time.perf_counter() - started)
-
-    out = _Outcome()
-    skipped = seen.skipped
-    if known is not None:
-        known.forget()  # this connection is about to write
-    with write_transaction(conn):
-        now = _stored_under(conn, tops)
-        seen.missing = [path for path in now[0] if path not in seen.files]
-        plan = _plan(layout, seen, {}, now)
-        root_ids = _root_ids(conn, layout)
-        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, None, layout, root_ids))
-        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
-        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-    return ReconcileReport(
-        added=tuple(out.added),
-        updated=tuple(out.updated),
-        removed=tuple(gone),
-        unchanged=plan.unchanged + out.rechecked,
-        skipped=tuple(skipped),
-        seconds=time.perf_counter() - started,
-    )
-
-
-def _outermost(paths: Iterable[str]) -> list[str]:
-    """The paths without those inside another one of them."""
-    kept: set[str] = set()
-    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
-        parts = path.split("/")
-        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
-            kept.add(path)
-    return sorted(kept)
-
-
-def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
-    """Stored fingerprints (and racy paths) of the rows at or under paths."""
-    fingerprints: dict[str, str] = {}
-    racy: set[str] = set()
-    for path in paths:
-        # '0' follows '/': [p/, p0) is every path below p, on the path index.
-        for row, fp, is_racy in conn.execute(
-                "SELECT path, fingerprint, racy FROM memory_fts WHERE path = ? OR (path >= ? AND path < ?)",
-                (path, path + "/", path + "0")):
-            fingerprints[row] = fp
-            if is_racy:
-                racy.add(row)
-    return fingerprints, racy
-
-
-def _differs(seen: Walk, now: tuple[dict[str, str], set[str]]) -> bool:
-    stored, racy = now
-    if any(path not in seen.files for path in stored):
-        return True
-    return any(stored.get(rel) != f"{size}-{mtime_ns}" or rel in racy
-               for rel, (_, size, mtime_ns) in seen.files.items())
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
@@ -58,10 +59,11 @@ class Root:
         if self.name is not None and (not self.name or LABEL_SEP in self.name or "/" in self.name):
             raise ValueError(f"root name {self.name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
 
-    @property
+    @cached_property
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
-        kind or folder changes is a different root, and its rows are redone."""
+        kind or folder changes is a different root, and its rows are redone.
+        (Computed once: it resolves symlinks, and every indexed file asks.)"""
         return f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind
 
     @classmethod

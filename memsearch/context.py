@@ -1,0 +1,158 @@
+"""A memory index (``MEMORY.md``) made ready to put into an agent's context.
+
+The index is loaded into every conversation, so it is kept short: leading
+frontmatter and top-level HTML comments (notes for whoever edits the file)
+are removed, and the text is cut at 200 lines or 25,000 characters,
+whichever comes first, with one warning line saying so. Comments inside
+lists, block quotes and code are content and stay. A missing or unreadable
+index gives "" rather than an error: having no index yet is normal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .metadata import BOM, FENCE_LINE
+
+INDEX_NAME = "MEMORY.md"
+
+# Claude Code's limits for the memory index it loads (the same numbers, so a
+# file that fits one fits the other).
+MAX_LINES = 200
+MAX_CHARS = 25_000
+ENTRY_CHARS = 200  # what the warning asks each entry to stay under
+
+WARNING = (
+    "> WARNING: {name} is {size}, so it was truncated and only part of it is shown."
+    " Keep each index entry to one line under {entry} characters and move details into their own files."
+)
+
+_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+_FENCE = re.compile(r"( *)(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"( {0,3})([-+*]|\d{1,9}[.)])( +|$)")
+_QUOTE = re.compile(r" {0,3}>")
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+def index_for_context(path: str | os.PathLike) -> str:
+    """The index at ``path`` (a MEMORY.md, or the folder holding one),
+    ready for context; "" when there is none or it cannot be read."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, INDEX_NAME)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    return format_index_for_context(data.decode("utf-8", "replace"), name=os.path.basename(path))
+
+
+def format_index_for_context(text: str, *, name: str = INDEX_NAME) -> str:
+    """Pure: frontmatter and top-level comments out, then the length caps."""
+    text = text.replace("\r\n", "\n").lstrip(BOM)
+    text = strip_frontmatter(text)
+    text = strip_comments(text)
+    text = _LEADING_BLANK_LINES.sub("", text).rstrip()
+    return truncate(text, name=name)
+
+
+def strip_frontmatter(text: str) -> str:
+    """The text after a leading ``---`` block; unchanged if it never closes."""
+    if not FENCE_LINE.match(text):
+        return text
+    parts = FENCE_LINE.split(text, 2)
+    return parts[2] if len(parts) == 3 else text
+
+
+def truncate(text: str, *, name: str = INDEX_NAME) -> str:
+    lines = text.split("\n")
+    too_many_lines = len(lines) > MAX_LINES
+    too_long = len(text) > MAX_CHARS
+    if not too_many_lines and not too_long:
+        return text
+    cut = "\n".join(lines[:MAX_LINES]) if too_many_lines else text
+    if len(cut) > MAX_CHARS:
+        # End on a whole line: half an entry is worse than none.
+        end = cut.rfind("\n", 0, MAX_CHARS + 1)
+        cut = cut[: end if end > 0 else MAX_CHARS]
+    size = " and ".join(
+        part for part, over in (
+            (f"{len(lines)} lines (limit {MAX_LINES})", too_many_lines),
+            (f"{len(text):,} characters (limit {MAX_CHARS:,})", too_long),
+        ) if over
+    )
+    return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
+
+
+def strip_comments(text: str) -> str:
+    """Remove HTML comments that stand as blocks of their own at the top
+    level (CommonMark HTML blocks of type 2: from a line starting with
+    ``<!--`` to the line holding ``-->``); text after the ``-->`` on that
+    line stays. Comments in fenced or indented code, in list items, in block
+    quotes or inside a paragraph line are left alone, and so is a comment
+    that never closes."""
+    if "<!--" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: tuple[str, int] | None = None  # the open code fence's character and length
+    list_indent: int | None = None  # content column of the list being read
+    blank_before = True
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        if fence is not None:
+            match = _FENCE.fullmatch(line.rstrip())
+            if match and match[2][0] == fence[0] and len(match[2]) >= fence[1]:
+                fence = None
+            out.append(line)
+            i += 1
+            continue
+        if not body.strip():
+            out.append(line)
+            blank_before = True
+            i += 1
+            continue
+        in_list = list_indent is not None and indent >= list_indent
+        if list_indent is not None and not in_list and blank_before:
+            list_indent = None  # a line left of the list's content after a blank line ends it
+        match = _FENCE.match(line)
+        if match and (indent <= 3 or in_list):
+            fence = (match[2][0], len(match[2]))
+        elif body.startswith("<!--") and indent <= 3 and not in_list:
+            end = _comment_end(lines, i)
+            if end is not None:
+                residue = _COMMENT.sub("", "\n".join(lines[i:end + 1]))
+                if residue.strip():
+                    out.append(residue)
+                list_indent = None
+                blank_before = False
+                i = end + 1
+                continue
+        else:
+            item = _LIST_ITEM.match(line)
+            if item:
+                gap = len(item[3])
+                content = len(item[1]) + len(item[2]) + (gap if 1 <= gap <= 4 else 1)
+                list_indent = content if list_indent is None else min(list_indent, content)
+            elif indent == 0 and blank_before and not _QUOTE.match(line):
+                list_indent = None
+        out.append(line)
+        blank_before = False
+        i += 1
+    return "\n".join(out)
+
+
+def _comment_end(lines: list[str], start: int) -> int | None:
+    """Index of the line that closes the comment opened on ``start``."""
+    first = lines[start]
+    if "-->" in first[first.index("<!--") + 4:]:
+        return start
+    for j in range(start + 1, len(lines)):
+        if "-->" in lines[j]:
+            return j
+    return None

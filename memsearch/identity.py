@@ -1,0 +1,165 @@
+"""Which memory folder belongs to a project, as the agents themselves decide.
+
+ZCode keeps a workspace's memory in
+``<storage>/cli/memories/projects/<slug>-<hash>/memory``::
+
+    hash = sha256(absolute workspace path, lower-cased on Windows)[:16]
+           or sha256(workspace identity)[:16] when the workspace has one (slug "project")
+    slug = folder name, lower-cased, each character outside [a-z0-9._-]
+           replaced by "-", at most 48 characters
+
+MiMo Code names a project by a UUID kept in ``mimocode-project-id`` inside
+the repository's main ``.git`` folder (created on first use; a worktree's
+``.git`` file points into the main one); outside any git repository the
+project id is ``global``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ntpath
+import os
+import posixpath
+import re
+import sys
+import uuid
+from pathlib import Path
+
+from .errors import MemsearchError
+
+ZCODE_PROJECTS = ("cli", "memories", "projects")
+ZCODE_SLUG_MAX = 48
+ZCODE_HASH_HEX = 16
+ZCODE_IDENTITY_SLUG = "project"
+
+MIMO_ID_FILE = "mimocode-project-id"
+MIMO_GLOBAL = "global"
+
+_NOT_SLUG = re.compile(r"[^a-z0-9._-]")
+
+
+def zcode_storage() -> Path:
+    """ZCode's storage folder: ``~/.zcode``."""
+    return Path(os.path.expanduser("~")) / ".zcode"
+
+
+def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
+                         windows: bool | None = None) -> str:
+    """``<slug>-<hash16>``: the name of a workspace's ZCode project folder.
+
+    ``identity``: the workspace identity string, when the workspace has one
+    (it wins over the path). ``windows``: apply Windows path rules
+    (default: when running on Windows).
+    """
+    if identity is not None:
+        digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()
+        return f"{ZCODE_IDENTITY_SLUG}-{digest[:ZCODE_HASH_HEX]}"
+    if workspace is None:
+        raise ValueError("give a workspace path or an identity")
+    windows = sys.platform == "win32" if windows is None else windows
+    paths = ntpath if windows else posixpath
+    absolute = paths.abspath(os.fspath(workspace))
+    key = absolute.lower() if windows else absolute
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{zcode_slug(paths.basename(absolute))}-{digest[:ZCODE_HASH_HEX]}"
+
+
+def zcode_slug(folder_name: str) -> str:
+    return _NOT_SLUG.sub("-", folder_name.lower())[:ZCODE_SLUG_MAX]
+
+
+def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
+                     storage: str | os.PathLike | None = None, windows: bool | None = None) -> Path:
+    """``<storage>/cli/memories/projects/<slug>-<hash16>/memory`` (not created)."""
+    base = Path(os.path.expanduser(os.fspath(storage))) if storage is not None else zcode_storage()
+    folder = zcode_project_folder(workspace, identity=identity, windows=windows)
+    return base.joinpath(*ZCODE_PROJECTS, folder, "memory")
+
+
+# -- MiMo ---------------------------------------------------------------------------
+def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
+    """The main ``.git`` folder of the repository holding ``path``, or None.
+
+    In a linked worktree ``.git`` is a file (``gitdir: <main>/.git/worktrees/<name>``)
+    and that folder's ``commondir`` names the main one; a submodule's
+    ``.git`` file points at its own folder, which has no commondir.
+    """
+    here = Path(os.path.abspath(os.fspath(path)))
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return _common_dir(dot_git)
+        if dot_git.is_file():
+            try:
+                line = dot_git.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = Path(line[len("gitdir:"):].strip())
+            if not git_dir.is_absolute():
+                git_dir = folder / git_dir
+            return _common_dir(Path(os.path.normpath(git_dir))) if git_dir.is_dir() else None
+    return None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    if not common:
+        return git_dir
+    main = Path(common)
+    return Path(os.path.normpath(main if main.is_absolute() else git_dir / main))
+
+
+def mimo_project_id(path: str | os.PathLike = ".") -> str:
+    """The MiMo project id of the repository holding ``path``: the UUID in
+    ``<main .git>/mimocode-project-id``, written there on first use; ``global``
+    outside any git repository."""
+    git_dir = main_git_dir(path)
+    if git_dir is None:
+        return MIMO_GLOBAL
+    id_file = git_dir / MIMO_ID_FILE
+    existing = _read_id(id_file)
+    if existing:
+        return existing
+    new = str(uuid.uuid4())
+    tmp = git_dir / f"{MIMO_ID_FILE}.{os.getpid()}-{new[:8]}.tmp"
+    try:
+        tmp.write_text(new + "\n", encoding="utf-8")
+        try:
+            # A hard link makes the file appear whole or not at all: of two
+            # processes creating it at once, one wins and both use its id.
+            os.link(tmp, id_file)
+            return new
+        except FileExistsError:
+            found = _read_id(id_file)
+            if found:
+                return found
+            os.replace(tmp, id_file)  # there, but not a UUID
+            return new
+        except OSError:  # a file system without hard links
+            if _read_id(id_file) is None:
+                os.replace(tmp, id_file)
+            return _read_id(id_file) or new
+    except OSError as ex:
+        raise MemsearchError(f"cannot write the project id {id_file}: {ex.strerror}") from None
+    finally:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _read_id(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return None
+    return text

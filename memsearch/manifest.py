@@ -1,0 +1,88 @@
+"""The manifest of a memory root: its memory files, newest first, each with
+the description and type its frontmatter declares.
+
+It is what an agent reads to decide which memory files to open, so it
+follows Claude Code's memory scan: every ``.md`` file below the root except
+the ``MEMORY.md`` indexes, the frontmatter looked for in the first 30 lines
+only (a file is not read whole to list it), newest modification first, at
+most 200 files::
+
+    - [feedback] cc:-home-me-shop/memory/testing.md (2026-05-01T09:12:44.120Z): run the whole suite before a commit
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from itertools import islice
+
+from . import metadata
+from .roots import Layout, Root, resolve
+from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
+
+# The frontmatter must close within this many lines to be read.
+HEAD_LINES = 30
+
+# Indexes are not memories: they list them.
+INDEX_NAME = "MEMORY.md"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    path: str  # as in search results: relative to the root, "<name>:"-prefixed when several
+    file: str  # absolute
+    description: str | None
+    type: str | None  # user | feedback | project | reference, from the frontmatter
+    mtime_ns: int
+
+    @property
+    def modified(self) -> str:
+        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString()."""
+        moment = datetime.fromtimestamp(self.mtime_ns // 1_000_000 / 1000, tz=timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "file": self.file, "type": self.type, "description": self.description,
+                "modified": self.modified}
+
+
+def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FILE_BYTES) -> list[ManifestEntry]:
+    """The memory files of ``roots`` (a folder, a Root, a list of them, or a
+    MemoryIndex's layout), newest first, at most ``limit``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+    if not isinstance(roots, Layout):
+        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+        roots = Layout(resolve(given))
+    found = roots.walk(max_file_bytes).files
+    newest = sorted(
+        ((mtime_ns, path, abspath) for path, (abspath, _size, mtime_ns) in found.items()
+         if path.rsplit("/", 1)[-1].rsplit(":", 1)[-1] != INDEX_NAME),
+        key=lambda item: (-item[0], item[1]),
+    )
+    entries = []
+    for mtime_ns, path, abspath in newest[:limit]:
+        meta = metadata.parse(read_head(abspath))
+        entries.append(ManifestEntry(path, abspath, meta.description, meta.type, mtime_ns))
+    return entries
+
+
+def read_head(path: str, lines: int = HEAD_LINES) -> str:
+    """The first ``lines`` lines of a file ("" if it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            return "".join(islice(f, lines))
+    except OSError:
+        return ""
+
+
+def format_manifest(entries: list[ManifestEntry]) -> str:
+    """One line per file: ``- [type] path (modified): description``."""
+    lines = []
+    for e in entries:
+        tag = f"[{e.type}] " if e.type else ""
+        tail = f": {' '.join(e.description.split())}" if e.description else ""
+        path = e.path if e.path.isprintable() else e.path.encode("unicode_escape").decode("ascii")
+        lines.append(f"- {tag}{path} ({e.modified}){tail}")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from memsearch import format_index_for_context, index_for_context
+from memsearch.cli import main
+from memsearch.context import MAX_CHARS, MAX_LINES
+
+
+def entries(n, width=40):
+    return [f"- [Entry {i}](entry-{i}.md) — {'x' * width}"[: max(width, 10)] for i in range(n)]
+
+
+def warning_lines(text):
+    return [line for line in text.split("\n") if line.startswith("> WARNING")]
+
+
+@pytest.mark.parametrize("n", [199, 200])
+def test_up_to_200_lines_pass_whole(n):
+    lines = entries(n)
+    out = format_index_for_context("\n".join(lines) + "\n")
+    assert out.split("\n") == lines
+    assert not warning_lines(out)
+
+
+def test_201_lines_are_cut_to_200_with_one_warning_line():
+    lines = entries(201)
+    out = format_index_for_context("\n".join(lines) + "\n").split("\n")
+    assert out[:200] == lines[:200]
+    assert len(out) == 201
+    warning = out[200]
+    assert "truncated" in warning and "201 lines" in warning
+    assert "one line" in warning and "200 characters" in warning and "own files" in warning
+
+
+def test_characters_cap_cuts_at_a_line_end():
+    line = "- " + "y" * 148  # 150 characters, 151 with the newline
+    fits = "\n".join([line] * 165)  # 24,914 characters: under the cap
+    assert len(fits) < MAX_CHARS
+    assert format_index_for_context(fits) == fits
+    over = "\n".join([line] * 166)  # 25,065 characters, 166 lines
+    assert len(over) > MAX_CHARS
+    out = format_index_for_context(over).split("\n")
+    assert out[:-1] == [line] * 165  # whole lines only
+    assert len("\n".join(out[:-1])) <= MAX_CHARS
+    assert "truncated" in out[-1] and "25,065 characters" in out[-1]
+
+
+def test_exactly_25000_characters_pass():
+    text = "\n".join(["z" * 199] * 125) + "z"  # 25,000 characters in 125 lines
+    assert len(text) == MAX_CHARS
+    assert format_index_for_context(text) == text
+    one_line = "w" * MAX_CHARS
+    assert format_index_for_context(one_line) == one_line
+    lines = "\n".join(["v" * 99] * 250)  # 24,999 characters but 250 lines: only the line cap applies
+    out = format_index_for_context(lines).split("\n")
+    assert len(out) == MAX_LINES + 1 and "250 lines (limit 200), so" in out[-1]
+
+
+def test_both_caps_and_one_long_line():
+    out = format_index_for_context("q" * (MAX_CHARS + 10))
+    body, warning = out.split("\n")
+    assert body == "q" * MAX_CHARS and "25,010 characters" in warning
+    many_long = "\n".join(["r" * 300] * 250)
+    out = format_index_for_context(many_long).split("\n")
+    assert len(warning_lines("\n".join(out))) == 1
+    assert "250 lines" in out[-1] and "characters" in out[-1]
+    assert len("\n".join(out[:-1])) <= MAX_CHARS and all(line == "r" * 300 for line in out[:-1])
+
+
+def test_frontmatter_and_top_level_comments_are_removed():
+    text = (
+        "---\nname: index\ndescription: the index\n---\n\n"
+        "<!-- editing notes: keep entries short -->\n"
+        "# Memory\n"
+        "<!--\nmulti-line\nnote\n-->\n"
+        "- [A](a.md) one <!-- inline in a list: kept -->\n"
+        "  <!-- indented inside the list item: kept -->\n"
+        "> quoted <!-- kept -->\n"
+        "> <!-- kept too -->\n"
+        "\n"
+        "```md\n<!-- in code: kept -->\n```\n"
+        "\n"
+        "    <!-- indented code: kept -->\n"
+        "\n"
+        "<!-- a --> after the comment stays\n"
+        "text with <!-- inline comment --> in a paragraph\n"
+        "<!-- never closed\n"
+    )
+    assert format_index_for_context(text) == (
+        "# Memory\n"
+        "- [A](a.md) one <!-- inline in a list: kept -->\n"
+        "  <!-- indented inside the list item: kept -->\n"
+        "> quoted <!-- kept -->\n"
+        "> <!-- kept too -->\n"
+        "\n"
+        "```md\n<!-- in code: kept -->\n```\n"
+        "\n"
+        "    <!-- indented code: kept -->\n"
+        "\n"
+        " after the comment stays\n"
+        "text with <!-- inline comment --> in a paragraph\n"
+        "<!-- never closed"
+    )
+
+
+def test_a_comment_after_a_list_is_top_level():
+    assert format_index_for_context("- a\n- b\n<!-- note -->\n- c\n") == "- a\n- b\n- c"
+    assert format_index_for_context("- a\n\n  <!-- in item -->\n") == "- a\n\n  <!-- in item -->"
+
+
+def test_removed_lines_do_not_count():
+    lines = entries(200)
+    text = "---\nname: x\n---\n<!-- a\nlong\ncomment -->\n" + "\n".join(lines) + "\n"
+    assert format_index_for_context(text).split("\n") == lines
+
+
+def test_missing_or_unreadable_index_is_nothing(tmp_path):
+    assert index_for_context(tmp_path / "nope" / "MEMORY.md") == ""
+    assert index_for_context(tmp_path) == ""
+    write(tmp_path, "MEMORY.md", "- [A](a.md)\n")
+    assert index_for_context(tmp_path) == "- [A](a.md)"
+    assert index_for_context(tmp_path / "MEMORY.md") == "- [A](a.md)"
+    assert format_index_for_context("") == ""
+    assert format_index_for_context("---\nname: only frontmatter\n---\n") == ""
+
+
+def test_cli(tmp_path):
+    write(tmp_path, "MEMORY.md", "---\nname: x\n---\n" + "\n".join(entries(201)) + "\n")
+    r = CliRunner().invoke(main, ["context", str(tmp_path)], catch_exceptions=False)
+    assert r.exit_code == 0
+    out = r.output.split("\n")
+    assert len(out) == 202 and out[-1] == "" and out[200].startswith("> WARNING")
+    r = CliRunner().invoke(main, ["context", str(tmp_path / "missing")])
+    assert r.exit_code == 0 and r.output == "" and r.stderr == ""

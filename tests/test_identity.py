@@ -1,0 +1,116 @@
+import hashlib
+import subprocess
+import threading
+import uuid
+
+import pytest
+
+from memsearch import main_git_dir, mimo_project_id, zcode_memory_dir, zcode_project_folder
+
+
+def sha16(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    "workspace, slug",
+    [
+        ("/home/me/code/shop", "shop"),
+        ("/home/me/code/My Project!", "my-project-"),
+        ("/home/me/code/a.b_c-D", "a.b_c-d"),
+        ("/home/me/code/日本語", "---"),
+        ("/home/me/code/" + "x" * 60, "x" * 48),
+        ("/home/me/code/shop/", "shop"),
+    ],
+)
+def test_zcode_folder_of_a_posix_path(workspace, slug):
+    absolute = workspace.rstrip("/")
+    assert zcode_project_folder(workspace, windows=False) == f"{slug}-{sha16(absolute)}"
+
+
+def test_zcode_folder_of_a_relative_path_uses_the_absolute_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
+    assert zcode_project_folder("ws", windows=False) == f"ws-{sha16(str(tmp_path / 'ws'))}"
+
+
+def test_zcode_folder_of_a_windows_path_hashes_it_lower_cased():
+    folder = zcode_project_folder(r"C:\Users\Me\Code\Shop", windows=True)
+    lowered = r"c:\users\me\code\shop"
+    assert folder == f"shop-{sha16(lowered)}"
+    assert zcode_project_folder(r"c:\users\me\code\shop", windows=True) == folder
+
+
+def test_zcode_folder_of_an_identity():
+    assert zcode_project_folder(identity="github.com/me/shop") == f"project-{sha16('github.com/me/shop')}"
+    # The identity wins over the path, and is hashed as given.
+    assert zcode_project_folder("/x/y", identity="ID") == f"project-{sha16('ID')}"
+    with pytest.raises(ValueError):
+        zcode_project_folder()
+
+
+def test_zcode_memory_dir(isolated_home, tmp_path):
+    assert zcode_memory_dir("/w/shop", windows=False) == (
+        isolated_home / ".zcode" / "cli" / "memories" / "projects" / f"shop-{sha16('/w/shop')}" / "memory")
+    assert zcode_memory_dir(identity="i", storage=tmp_path) == (
+        tmp_path / "cli" / "memories" / "projects" / f"project-{sha16('i')}" / "memory")
+
+
+def git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = tmp_path / "repo"
+    (r / "src" / "deep").mkdir(parents=True)
+    git("init", "-q", cwd=r)
+    (r / "README").write_text("x")
+    git("add", "README", cwd=r)
+    git("commit", "-q", "-m", "init", cwd=r)
+    return r
+
+
+def test_mimo_project_id_is_created_once_in_the_main_git_dir(repo):
+    first = mimo_project_id(repo / "src" / "deep")
+    uuid.UUID(first)
+    assert (repo / ".git" / "mimocode-project-id").read_text().strip() == first
+    assert mimo_project_id(repo) == first
+
+
+def test_mimo_project_id_is_shared_by_worktrees(repo, tmp_path):
+    git("worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature", cwd=repo)
+    assert (tmp_path / "wt" / ".git").is_file()
+    assert main_git_dir(tmp_path / "wt") == repo / ".git"
+    from_worktree = mimo_project_id(tmp_path / "wt")
+    assert (repo / ".git" / "mimocode-project-id").read_text().strip() == from_worktree
+    assert mimo_project_id(repo) == from_worktree
+
+
+def test_mimo_project_id_keeps_an_existing_id_and_replaces_garbage(repo):
+    given = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0"
+    (repo / ".git" / "mimocode-project-id").write_text(given + "\n")
+    assert mimo_project_id(repo) == given
+    (repo / ".git" / "mimocode-project-id").write_text("not a uuid")
+    new = mimo_project_id(repo)
+    uuid.UUID(new)
+    assert mimo_project_id(repo) == new
+
+
+def test_mimo_project_id_outside_git_is_global(tmp_path):
+    (tmp_path / "plain").mkdir()
+    assert mimo_project_id(tmp_path / "plain") == "global"
+    assert main_git_dir(tmp_path / "plain") is None
+
+
+def test_concurrent_first_use_agrees(repo):
+    found = []
+    threads = [threading.Thread(target=lambda: found.append(mimo_project_id(repo))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(found)) == 1
+    assert not list((repo / ".git").glob("*.tmp"))

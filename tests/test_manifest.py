@@ -1,0 +1,105 @@
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from memsearch import ManifestEntry, MemoryIndex, Root, format_manifest, manifest
+from memsearch.cli import main
+
+BASE_NS = 1_700_000_000_000_000_000
+
+
+def at(path, seconds):
+    os.utime(path, ns=(BASE_NS + seconds * 10**9, BASE_NS + seconds * 10**9))
+
+
+@pytest.fixture
+def memdir(tmp_path):
+    d = tmp_path / "memory"
+    at(write(d, "MEMORY.md", "- [a](a.md)\n"), 100)
+    at(write(d, "old.md", "---\nname: old\ndescription: the oldest note\ntype: user\n---\nbody\n"), 1)
+    at(write(d, "new.md", "---\ndescription: the newest\nmetadata:\n  type: feedback\n---\nbody\n"), 50)
+    at(write(d, "plain.md", "no frontmatter at all\n"), 20)
+    at(write(d, "sub/dir/deep.md", "---\ndescription: deep one\ntype: handoff\n---\n"), 30)
+    at(write(d, "sub/MEMORY.md", "nested index\n"), 99)
+    at(write(d, "notes.txt", "not markdown"), 98)
+    long_head = "---\n" + "".join(f"k{i}: v\n" for i in range(40)) + "description: too far down\n---\n"
+    at(write(d, "late.md", long_head), 10)
+    return d
+
+
+def test_order_fields_and_exclusions(memdir):
+    entries = manifest(memdir)
+    assert [e.path for e in entries] == ["new.md", "sub/dir/deep.md", "plain.md", "late.md", "old.md"]
+    by = {e.path: e for e in entries}
+    assert (by["new.md"].description, by["new.md"].type) == ("the newest", "feedback")
+    assert (by["old.md"].description, by["old.md"].type) == ("the oldest note", "user")
+    assert (by["sub/dir/deep.md"].description, by["sub/dir/deep.md"].type) == ("deep one", None)
+    assert (by["plain.md"].description, by["plain.md"].type) == (None, None)
+    # The frontmatter is looked for in the first 30 lines only.
+    assert by["late.md"].description is None
+    assert by["old.md"].file == str(memdir / "old.md")
+    assert by["old.md"].modified == "2023-11-14T22:13:21.000Z"
+
+
+def test_cap(memdir):
+    assert [e.path for e in manifest(memdir, limit=2)] == ["new.md", "sub/dir/deep.md"]
+    with pytest.raises(ValueError):
+        manifest(memdir, limit=0)
+
+
+def test_default_cap_is_200(tmp_path):
+    d = tmp_path / "many"
+    for i in range(205):
+        at(write(d, f"n{i:03d}.md", f"---\ndescription: note {i}\n---\n"), i)
+    entries = manifest(d)
+    assert len(entries) == 200
+    assert entries[0].path == "n204.md" and entries[-1].path == "n005.md"
+
+
+def test_ties_are_ordered_by_path(tmp_path):
+    d = tmp_path / "m"
+    for name in ("b.md", "a.md", "c.md"):
+        at(write(d, name, "x"), 5)
+    assert [e.path for e in manifest(d)] == ["a.md", "b.md", "c.md"]
+
+
+def test_format():
+    entries = [ManifestEntry("a.md", "/m/a.md", "says\nthings", "user", BASE_NS),
+               ManifestEntry("b.md", "/m/b.md", None, None, BASE_NS + 1_500_000)]
+    assert format_manifest(entries) == (
+        "- [user] a.md (2023-11-14T22:13:20.000Z): says things\n"
+        "- b.md (2023-11-14T22:13:20.001Z)"
+    )
+
+
+def test_claude_root_lists_memory_folders_only(tmp_path):
+    cc = tmp_path / ".claude"
+    at(write(cc, "projects/-p/memory/a.md", "---\ndescription: in memory\ntype: project\n---\n"), 2)
+    at(write(cc, "projects/-p/other.md", "not memory"), 3)
+    entries = manifest(Root("claude", str(cc)))
+    assert [(e.path, e.type) for e in entries] == [("-p/memory/a.md", "project")]
+    (tmp_path / "empty").mkdir()
+    with MemoryIndex(roots=[Root("claude", str(cc)), Root("plain", str(tmp_path / "empty"))],
+                     db_path=tmp_path / "db") as idx:
+        assert [e.path for e in idx.manifest()] == ["cc:-p/memory/a.md"]
+
+
+def test_cli(memdir, tmp_path):
+    r = CliRunner().invoke(main, ["manifest", str(memdir)], catch_exceptions=False)
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert lines[0].startswith("- [feedback] new.md (") and lines[0].endswith("): the newest")
+    assert len(lines) == 5
+    data = json.loads(CliRunner().invoke(main, ["manifest", str(memdir), "--json", "-n", "2"]).output)
+    assert [d["path"] for d in data] == ["new.md", "sub/dir/deep.md"]
+    assert set(data[0]) == {"path", "file", "type", "description", "modified"}
+    r = CliRunner().invoke(main, ["manifest", "--root", f"plain={memdir}", "--json"])
+    assert len(json.loads(r.output)) == 5
+    conf = tmp_path / "c.toml"
+    conf.write_text("manifest_limit = 1\n")
+    r = CliRunner().invoke(main, ["manifest", str(memdir), "--json"], env={"MEMSEARCH_CONFIG": str(conf)})
+    assert [d["path"] for d in json.loads(r.output)] == ["new.md"]
+    assert CliRunner().invoke(main, ["manifest", str(tmp_path / "missing")]).exit_code == 2

@@ -1,0 +1,138 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import frontmatter
+import pytest
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+from hypothesis import given, settings, strategies as st
+
+from conftest import SHARED
+from memsearch import metadata
+from memsearch.metadata import Metadata, parse
+
+
+@pytest.mark.parametrize(
+    "text, name, description, type_",
+    [
+        ("---\nname: db\ndescription: port 5433\ntype: project\n---\nbody\n", "db", "port 5433", "project"),
+        ("---\nname: z\nmetadata:\n  node_type: memory\n  type: Feedback\n---\nb", "z", None, "feedback"),
+        ("---\ntype: handoff\nmetadata:\n  type: user\n---\nb", None, None, "user"),
+        ("---\ntype: handoff\n---\nb", None, None, None),
+        ('---\ndescription: "a: quoted \\"one\\""\n---\nb', None, 'a: quoted "one"', None),
+        ("---\ndescription: 'it''s'\n---\nb", None, "it's", None),
+        ("---\ndescription: 2024-05-01\n---\nb", None, "2024-05-01", None),
+        ("---\ndescription: [a, b]\n---\nb", None, "a b", None),
+        ("---\r\nname: crlf\r\n---\r\nbody", "crlf", None, None),
+        ("\ufeff---\nname: bom\n---\nbody", "bom", None, None),
+    ],
+)
+def test_fields(text, name, description, type_):
+    meta = parse(text)
+    assert (meta.name, meta.description, meta.type, meta.error) == (name, description, type_, None)
+    assert meta.body.strip() == "body" or meta.body.strip() == "b"
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("---\nname: a\nnever closed\n", "never closed"),
+        ("---\n- a list\n- not a mapping\n---\nbody", "not a mapping"),
+        ("---\njust a sentence\n---\nbody", "not a mapping"),
+        ("---\nname: a\n\tdescription: tab indented\n---\nbody", "not valid YAML"),
+        ("---\nname: [unclosed\n---\nbody", "not valid YAML"),
+        ("---\nwhen: 2024-13-45\n---\nbody", "not valid YAML"),
+    ],
+)
+def test_unusable_frontmatter_keeps_the_whole_text(text, reason):
+    meta = parse(text)
+    assert reason in meta.error
+    assert meta.body == text and meta.name is None and meta.type is None
+
+
+@pytest.mark.parametrize("text", ["plain text", "---x\nno fence", "-- two dashes\n", "", "---"[:2]])
+def test_no_frontmatter(text):
+    assert parse(text) == Metadata(body=text)
+
+
+def test_empty_block_is_not_an_error():
+    assert parse("---\n---\nbody") == Metadata(body="body")
+
+
+def test_fence_is_python_frontmatters():
+    assert metadata.FENCE_LINE.pattern == YAMLHandler.FM_BOUNDARY.pattern
+    assert metadata.FENCE_LINE.flags == YAMLHandler.FM_BOUNDARY.flags
+
+
+def test_pyyaml_uses_the_c_loader_when_libyaml_is_present():
+    from frontmatter import default_handlers
+
+    if yaml.__with_libyaml__:
+        assert default_handlers.SafeLoader is yaml.CSafeLoader
+
+
+def _yaml_or_error(raw):
+    try:
+        return yaml.load(raw, Loader=yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+    except Exception:
+        return "ERROR"
+
+
+KEYS = st.sampled_from(["name", "description", "type", "metadata", "on", "null", "a.b", "x-y", "k"])
+VALUES = st.one_of(
+    st.text(alphabet="ab :#'\"\\-?[]{},&*!|>%@`0123456789.+~=<TtYyNnOo\t\u00e9\u4e2d\u2028\x85", max_size=12),
+    st.sampled_from(["yes", "No", "null", "~", "1.5", "0x1F", "0b_", "2024-05-01", "2024-13-45", "12:30",
+                     ".inf", "=", "<<", "-", "- a", "a: b", "a #b", "'q'", '"q"', '"a\\"b"', "''", "'it''s'"]),
+)
+LINES = st.lists(
+    st.tuples(st.sampled_from(["", "", "  ", "   ", "\t"]), KEYS, st.one_of(st.none(), VALUES)),
+    max_size=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES)
+def test_the_fast_path_reads_what_pyyaml_reads(lines):
+    raw = "".join(f"{indent}{key}:{'' if value is None else ' ' + value}\n" for indent, key, value in lines)
+    fast = metadata._simple(raw)
+    if fast is not metadata._NOT_SIMPLE:
+        assert fast == _yaml_or_error(raw), raw
+
+
+@pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason="shared corpora not present")
+def test_the_fast_path_agrees_with_python_frontmatter_on_real_memory_files():
+    checked = 0
+    for path in sorted((SHARED / "agent-memory").rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if not text.startswith("---"):
+            continue
+        parts = metadata.FENCE_LINE.split(text, 2)
+        if len(parts) < 3:
+            continue
+        fast = metadata._simple(parts[1])
+        if fast is metadata._NOT_SIMPLE:
+            continue
+        checked += 1
+        post = frontmatter.loads(text)
+        assert fast == post.metadata, path
+    assert checked > 100
+
+
+def test_files_without_frontmatter_import_nothing():
+    code = (
+        "import sys\n"
+        "from memsearch.metadata import parse, starts_with_fence\n"
+        "parse('# Title\\nno frontmatter here\\n')\n"
+        "print(','.join(m for m in ('frontmatter', 'yaml') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_memory_types():
+    assert metadata.memory_type({"type": " Reference "}) == "reference"
+    assert metadata.memory_type({"metadata": {"type": "user"}}) == "user"
+    assert metadata.memory_type({"metadata": "user"}) is None
+    assert metadata.memory_type({"type": ["user"]}) is None
