@@ -81,3 +81,22 @@ def test_split_statements_keeps_trigger_bodies_whole():
     script = "-- c;\nCREATE TABLE a(x);\nCREATE TRIGGER t AFTER INSERT ON a BEGIN\n SELECT 1;\n SELECT 2;\nEND;\n"
     parts = migrate.split_statements(script)
     assert len(parts) == 2 and parts[1].endswith("END;")
+
+
+def test_bulk_build_leaves_triggers_and_a_consistent_index(root, tmp_path):
+    from conftest import write
+
+    for i in range(1200):
+        write(root, f"n/{i}.md", f"note {i} word{i}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert len(idx.reconcile().added) == 1200  # large cold batch: the bulk 'rebuild' path
+        conn = idx.conn
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+        assert {"memory_fts_ai", "memory_fts_ad", "memory_fts_au"} <= names
+        conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        # Row-by-row updates after it still go through the triggers.
+        write(root, "n/7.md", "rewritten okapi")
+        (root / "n" / "8.md").unlink()
+        assert [h.path for h in idx.search("okapi")] == ["n/7.md"]
+        assert idx.search("word7") == [] and idx.search("word8") == []
+        conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
