@@ -70,6 +70,7 @@ def victim(root: str, db: str, stall_at: int = 0):
     from memsearch import MemoryIndex
 
     def progress(done, total):
+        print(f"read {done}", flush=True)
         if stall_at and done >= stall_at:
             print("stalled", flush=True)
             time.sleep(3600)
@@ -104,16 +105,25 @@ def trial(work: Path, kind: str, files: int, rng: random.Random, reconcile_s: di
             leftover.unlink()
     mutate(root, files, rng, generation=rng.randrange(1 << 30))
     proc = spawn(root, db)
-    stage = proc.stdout.readline().strip()  # "open": imported, about to open the database
-    if rng.random() < 0.85:  # most kills inside the reconcile
-        stage = proc.stdout.readline().strip()
-        delay = rng.uniform(0, reconcile_s[kind] * 0.9)
-    else:  # some while opening (creating and migrating a fresh database)
+    lines = [proc.stdout.readline().strip()]  # "open": imported, about to open the database
+    pick = rng.random()
+    if pick < 0.1:  # while opening (creating and migrating a fresh database)
         delay = rng.uniform(0, 0.05)
+    elif pick < 0.5:  # once a random number of files is read, inside the write transaction
+        target = 256 * rng.randint(1, 6 if kind == "update" else max(1, files // 256 - 1))
+        for line in proc.stdout:
+            lines.append(line.strip())
+            if line.startswith("done") or line.startswith("read") and int(line.split()[1]) >= target:
+                break
+        delay = rng.uniform(0, 0.02)
+    else:  # at a random moment of the reconcile: walk, reads, commit
+        lines.append(proc.stdout.readline().strip())
+        delay = rng.uniform(0, reconcile_s[kind] * 0.8)
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate(timeout=60)
-    lines = [stage] + out.split()
+    lines += [line.split()[0] for line in out.splitlines() if line.strip()]
+    lines = [line.split()[0] for line in lines if line]
     killed_in = "after" if "done" in lines else ("reconcile" if "reconcile" in lines else "open")
     problems, err = recover(root, db)
     if err.strip():
