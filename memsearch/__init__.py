@@ -1,48 +1,57 @@
-"""memsearch: always-fresh full-text search over agents' Markdown memory."""
+"""memsearch: always-fresh full-text search over agents' Markdown memory.
 
-from .errors import (
-    DatabaseCorrupt,
-    DatabaseError,
-    DatabaseLocked,
-    MemsearchError,
-    NoSearchableWords,
-    RootNotFound,
-    SchemaTooNew,
-)
-from .context import format_index_for_context, index_for_context
-from .identity import main_git_dir, mimo_project_id, zcode_memory_dir, zcode_project_folder
-from .index import MemoryIndex, SearchResult
-from .manifest import ManifestEntry, format_manifest, manifest
-from .query import build_query
-from .reconcile import ReconcileReport
-from .roots import Root
-from .search import Hit
-from .walk import Skipped
+The public names below are imported on first use (PEP 562), so that
+``memsearch query`` loads only the modules a query needs: a one-shot
+process pays for every import on every call.
+"""
 
-__all__ = [
-    "DatabaseCorrupt",
-    "DatabaseError",
-    "DatabaseLocked",
-    "Hit",
-    "ManifestEntry",
-    "MemoryIndex",
-    "MemsearchError",
-    "NoSearchableWords",
-    "ReconcileReport",
-    "Root",
-    "RootNotFound",
-    "SchemaTooNew",
-    "SearchResult",
-    "Skipped",
-    "build_query",
-    "format_index_for_context",
-    "format_manifest",
-    "index_for_context",
-    "main_git_dir",
-    "manifest",
-    "mimo_project_id",
-    "zcode_memory_dir",
-    "zcode_project_folder",
-]
+from importlib import import_module
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "DatabaseCorrupt": "errors",
+    "DatabaseError": "errors",
+    "DatabaseLocked": "errors",
+    "Freshness": "watch",
+    "Hit": "search",
+    "ManifestEntry": "manifest",
+    "MemoryIndex": "index",
+    "MemsearchError": "errors",
+    "NoSearchableWords": "errors",
+    "ReconcileReport": "reconcile",
+    "Root": "roots",
+    "RootNotFound": "errors",
+    "SchemaTooNew": "errors",
+    "SearchResult": "index",
+    "Skipped": "walk",
+    "Watcher": "watch",
+    "WatcherError": "errors",
+    "WriteDenied": "write_gate",
+    "build_query": "query",
+    "check_write": "write_gate",
+    "format_index_for_context": "context",
+    "format_manifest": "manifest",
+    "index_for_context": "context",
+    "main_git_dir": "identity",
+    "manifest": "manifest",
+    "mimo_project_id": "identity",
+    "zcode_memory_dir": "identity",
+    "zcode_project_folder": "identity",
+}
+
+__all__ = sorted(_EXPORTS)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memsearch' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,33 @@
+import subprocess
+import sys
+
+import memsearch
+
+
+def test_every_public_name_resolves_and_all_is_sorted():
+    assert memsearch.__all__ == sorted(memsearch.__all__)
+    for name in memsearch.__all__:
+        assert getattr(memsearch, name) is not None, name
+    assert set(memsearch.__all__) <= set(dir(memsearch))
+
+
+def test_unknown_name_is_an_attribute_error():
+    try:
+        memsearch.no_such_thing  # noqa: B018
+    except AttributeError as ex:
+        assert "no_such_thing" in str(ex)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_exceptions_share_one_base():
+    for name in memsearch.__all__:
+        obj = getattr(memsearch, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, memsearch.MemsearchError), name
+
+
+def test_importing_the_package_is_light():
+    code = "import sys, memsearch; print(sorted(m for m in sys.modules if m.startswith('memsearch')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['memsearch']"
