@@ -217,6 +217,48 @@ def context(path):
         click.echo(text)
 
 
+@main.command()
+@root_options
+def watch(**root_opts):
+    """Keep the index up to date as files change, until stopped (Ctrl-C).
+
+    While it runs, queries from any process skip the tree walk: each one
+    proves the index fresh with a cookie handshake instead. Whenever the
+    watcher cannot vouch for the index (starting, rescanning after an
+    overflow, failed, gone) queries walk the tree as before; `memsearch
+    status` says which and why.
+    """
+    import signal
+    import threading
+
+    # Imported here: `memsearch query` must never pay for watchdog.
+    from .watch import Watcher
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with open_index(**root_opts) as idx:
+        watcher = Watcher(idx)
+        try:
+            watcher.start(wait=False)  # the first reconcile can be long: Ctrl-C must work during it
+        except MemsearchError as ex:
+            raise Failure(str(ex)) from None
+        try:
+            while watcher.state == "starting" and watcher.running and not stop.wait(0.1):
+                pass
+            if stop.is_set():
+                return
+            if watcher.state != "ready":
+                raise Failure(watcher.error or f"the watcher is {watcher.state}")
+            count = idx.conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+            where = idx.root or ", ".join(r.path for r in idx.roots)
+            click.echo(f"watching {where} ({count} files, index {idx.db_path}); Ctrl-C to stop", err=True)
+            while not stop.wait(0.5) and watcher.running:
+                pass
+        finally:
+            watcher.stop()
+
+
 @main.command("mcp")
 @root_options
 def mcp_command(**root_opts):

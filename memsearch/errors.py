@@ -7,6 +7,8 @@
     │   ├── DatabaseLocked     another process held the write lock too long
     │   ├── DatabaseCorrupt    the file is not a usable memsearch database
     │   └── SchemaTooNew       written by a newer memsearch; refuse to touch it
+    ├── WatcherError           the watcher cannot run (inotify limits, database inside a root,
+    │                          another watcher already running)
     └── WriteDenied            (memsearch.write_gate) a memory write is not allowed
 
 Every message is one line that says what happened and what to do next, so
@@ -40,3 +42,7 @@ class DatabaseCorrupt(DatabaseError):
 
 class SchemaTooNew(DatabaseError):
     """The index was written by a newer memsearch; upgrade memsearch or point --db elsewhere."""
+
+
+class WatcherError(MemsearchError):
+    """The watcher cannot follow the roots; queries walk the tree instead."""

@@ -43,6 +43,8 @@ def result_json(result: SearchResult) -> str:
     }
     if result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
+    if result.freshness is not None:
+        payload["freshness"] = result.freshness.to_dict()
     return json.dumps(payload, ensure_ascii=False)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import db, migrate, roots as roots_mod, search as search_mod
+from . import db, migrate, roots as roots_mod, search as search_mod, watch
 from .errors import DatabaseCorrupt
 from .query import build_query
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
@@ -25,6 +26,7 @@ class SearchResult:
     hits: list[Hit]
     floored: int  # candidates the relative floor dropped
     reconcile: ReconcileReport | None = field(default=None, repr=False)
+    freshness: watch.Freshness | None = field(default=None, repr=False)  # watcher handshake, or walk and why
 
 
 class MemoryIndex:
@@ -106,6 +108,25 @@ class MemoryIndex:
             refill=False,
         )
 
+    # How the last refresh() made the index fresh (None before the first).
+    freshness: watch.Freshness | None = None
+
+    def refresh(self) -> ReconcileReport:
+        """Bring the index up to date with every change made to the files so
+        far. While a healthy watcher follows the roots (``memsearch watch``,
+        or a :class:`memsearch.watch.Watcher` in any process) that is a cookie
+        handshake with it, at a cost that does not grow with the tree;
+        otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
+        started = time.perf_counter()
+        reason = self._guarded(lambda: watch.sync(self.conn, self.roots, self.settings.sync_timeout), refill=False)
+        if reason is None:
+            seconds = time.perf_counter() - started
+            self.freshness = watch.Freshness("watcher", seconds=seconds)
+            return ReconcileReport(seconds=seconds)
+        report = self.reconcile()
+        self.freshness = watch.Freshness("walk", reason, time.perf_counter() - started)
+        return report
+
     def search(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
                floor: float | None = None) -> list[Hit]:
@@ -122,13 +143,13 @@ class MemoryIndex:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
         fts_query = build_query(query)  # before any I/O: a bad query costs nothing
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
-        report = self.reconcile() if do_reconcile else None
+        report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = [r.key for r in self.roots]
         hits, floored = self._guarded(
             lambda: search_mod.run(self.conn, fts_query, limit=limit, floor=floor, filters=filters, roots=keys)
         )
-        return SearchResult(query, fts_query, hits, floored, report)
+        return SearchResult(query, fts_query, hits, floored, report, self.freshness if do_reconcile else None)
 
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names
@@ -154,6 +175,7 @@ class MemoryIndex:
                 "files": files,
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self.db_path),
+                **watch.describe(self.conn, self.roots, self.settings.sync_timeout),
             }
 
         return self._guarded(read)

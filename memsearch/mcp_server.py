@@ -56,14 +56,28 @@ def require_sdk() -> None:
 
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
-    """Freshness hook for the server's lifetime.
+    """Follow the roots for the server's lifetime with an in-process watcher
+    (:class:`memsearch.watch.Watcher`), so that searches skip the tree walk.
 
-    Today every call is fresh because ``MemoryIndex.search_result`` reconciles
-    the files before it queries. When the live watcher (``memsearch watch``)
-    exists, this is where the server starts it in-process for ``index``, so
-    searches skip the tree walk; the tool handlers do not change.
+    Every call is fresh either way: ``MemoryIndex.search_result`` proves the
+    index fresh with the watcher's cookie handshake, or reconciles the files
+    when no healthy watcher answers (while this one starts, or when it cannot
+    run: another ``memsearch watch`` already follows these roots, which
+    searches then use; inotify limits; the index inside a root).
     """
-    yield
+    from .watch import Watcher
+
+    watcher = Watcher(index)
+    try:
+        watcher.start(wait=False)  # the first searches walk while it reconciles
+    except MemsearchError as ex:
+        log.warning("memsearch mcp: no in-process watcher (%s); searches stay fresh by walking the tree", ex)
+        yield
+        return
+    try:
+        yield
+    finally:
+        watcher.stop()
 
 
 def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:

@@ -8,6 +8,7 @@ Every constant a user may want to change can be set in the config file
     reconcile = true      # walk the tree before every query
     max_file_bytes = 2000000
     manifest_limit = 200  # most files `memsearch manifest` lists
+    sync_timeout = 1.0    # seconds a query waits for a running watcher before walking
     roots = ["claude", "zcode", "~/notes"]   # or [[roots]] tables, see roots.py
 """
 
@@ -46,6 +47,11 @@ MAX_FILE_BYTES = 2_000_000
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
+# While `memsearch watch` runs, a query waits this long for the watcher to
+# acknowledge its cookie (normally a few milliseconds) before giving up and
+# walking the tree itself. Raise it on a slow or very busy machine.
+SYNC_TIMEOUT_S = 1.0
+
 # A manifest lists the newest memory files first and stops here: it goes
 # into an agent's context, where a list of thousands is noise (Claude Code's
 # memory scan stops at the same number).
@@ -58,6 +64,7 @@ class Settings:
     reconcile: bool = RECONCILE
     max_file_bytes: int = MAX_FILE_BYTES
     manifest_limit: int = MANIFEST_LIMIT
+    sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -129,6 +136,8 @@ def load_settings() -> Settings:
         values["max_file_bytes"] = int(_number(conf["max_file_bytes"], "max_file_bytes", 1, 1 << 34))
     if "manifest_limit" in conf:
         values["manifest_limit"] = int(_number(conf["manifest_limit"], "manifest_limit", 1, 1 << 31))
+    if "sync_timeout" in conf:
+        values["sync_timeout"] = float(_number(conf["sync_timeout"], "sync_timeout", 0.0, 600.0))
     return Settings().with_overrides(**values)
 
 

@@ -54,7 +54,7 @@ class Walk:
 
 
 def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
-         recheck: set[str] | frozenset = frozenset()) -> Walk:
+         recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
     """Every Markdown file under root, compared with ``known`` fingerprints.
 
     A file whose fingerprint is in ``known`` (and not in ``recheck``) is only
@@ -66,6 +66,9 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
     over silently. Symlinks are followed only while they stay inside the
     root; a directory link to one of its own ancestors (a loop) or to a
     directory already entered through a link is not followed again.
+
+    ``start``: (a directory, the relpath prefix of its files, ending in "/")
+    to walk instead of the whole root; links are still judged by the root.
     """
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
@@ -76,7 +79,7 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
     remaining = dict(known) if known else {}
     pop = remaining.pop
     linked_dirs: set[str] = set()
-    stack = [(real_root, "")]
+    stack = [start] if start else [(real_root, "")]
     while stack:
         dirpath, prefix = stack.pop()
         try:
@@ -179,3 +182,45 @@ def printable_name(name: str) -> str:
 
 def _reason(ex: OSError) -> str:
     return ex.strerror or type(ex).__name__
+
+
+class _Named(NamedTuple):
+    """The two DirEntry attributes _follow_link reads, for a path met alone."""
+
+    name: str
+    path: str
+
+
+def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
+    """What walk() would find at just these paths under root, each a file
+    or a directory (walked whole), '/'-separated and relative to the root.
+    A path that is gone, hidden, or not Markdown finds nothing; the caller
+    decides what that means for the rows it had there."""
+    real_root = os.path.realpath(root)
+    result = Walk()
+    files, skipped = result.files, result.skipped
+    for rel in relpaths:
+        parts = rel.split("/")
+        if not rel or any(not part or part[0] == "." for part in parts):
+            continue
+        path = os.path.join(real_root, *parts)
+        stack: list[tuple[str, str]] = []
+        try:
+            st = os.lstat(path)
+            if stat_mod.S_ISDIR(st.st_mode):
+                stack.append((path, rel + "/"))
+            elif S_ISLNK(st.st_mode):
+                _follow_link(_Named(parts[-1], path), rel, os.path.dirname(path), real_root, set(), stack, files,
+                             skipped, max_file_bytes)
+            elif is_markdown(parts[-1]):
+                _add_file(rel, path, st, files, skipped, max_file_bytes)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as ex:
+            skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
+            continue
+        for start in stack:
+            found = walk(real_root, max_file_bytes, start=start)
+            files.update(found.files)
+            skipped.extend(found.skipped)
+    return result

@@ -1,0 +1,515 @@
+"""The live watcher (issue 6): every kind of change is seen by the next query
+through the cookie handshake, no walk; a dead, stopped, overflowed or
+failing watcher makes queries walk instead, and they stay correct.
+
+No test asserts a duration. Waits are bounded by generous deadlines only so
+a broken watcher fails the test instead of hanging it, and queries get a
+long cookie timeout (config sync_timeout) so a loaded machine cannot turn a
+watcher answer into a walk.
+"""
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from memsearch import MemoryIndex, Root, Watcher, WatcherError
+from memsearch import watch as watch_mod
+from memsearch.reconcile import reconcile_paths
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+
+DEADLINE_S = 120  # only ever reached when something is broken
+
+
+def eventually(condition, what: str):
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(path))
+    return path
+
+
+@pytest.fixture
+def watched(tree, tmp_path, config):
+    with MemoryIndex(tree, tmp_path / "index.db") as idx:
+        with Watcher(idx) as watcher:
+            yield idx, watcher
+
+
+def fresh(idx, text):
+    """Paths of the hits, from a query that the watcher made fresh."""
+    result = idx.search_result(text, floor=0.0)
+    assert result.freshness.via == "watcher", result.freshness
+    return sorted(h.path for h in result.hits)
+
+
+def stored(idx, like="%"):
+    return sorted(p for (p,) in idx.conn.execute("SELECT path FROM memory_fts WHERE path LIKE ?", (like,)))
+
+
+# -- every kind of change, seen by the next query ------------------------------------
+
+
+def test_create_edit_delete(watched, tree):
+    idx, _ = watched
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]
+    write(tree, "projects/shop/memory-cache.md", "Redis caches the cart for ten minutes.\n")
+    assert fresh(idx, "redis") == ["projects/shop/memory-cache.md"]
+    write(tree, "projects/shop/memory-cache.md", "Memcached caches the cart now.\n")
+    assert fresh(idx, "redis") == []
+    assert fresh(idx, "memcached") == ["projects/shop/memory-cache.md"]
+    (tree / "projects/shop/memory-cache.md").unlink()
+    assert fresh(idx, "memcached") == []
+    assert "projects/shop/memory-cache.md" not in stored(idx)
+
+
+def test_same_size_edit_in_the_same_timestamp_tick(watched, tree):
+    """The fingerprint cannot tell these versions apart: the racy flag and
+    the event together must."""
+    idx, _ = watched
+    path = write(tree, "global/user/tick.md", "alpha walrus\n")
+    tick = time.time_ns() + 60_000_000_000  # a future mtime: the row is racy whatever the machine's speed
+    os.utime(path, ns=(tick, tick))
+    assert fresh(idx, "alpha") == ["global/user/tick.md"]
+    path.write_text("gamma walrus\n")
+    os.utime(path, ns=(tick, tick))
+    assert fresh(idx, "gamma") == ["global/user/tick.md"]
+    assert fresh(idx, "alpha") == []
+
+
+def test_renames_and_moves_in_and_out(watched, tree, tmp_path):
+    idx, _ = watched
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.rename(tree / "projects/shop/memory-db.md", tree / "projects/shop/memory-database.md")
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-database.md"]
+    os.rename(tree / "projects/shop/memory-database.md", outside / "db.md")
+    assert fresh(idx, "pgbouncer") == []
+    write(outside, "incoming.md", "An okapi note written elsewhere.\n")
+    os.rename(outside / "incoming.md", tree / "global/user/okapi.md")
+    assert fresh(idx, "okapi") == ["global/user/okapi.md"]
+    os.rename(tree / "global/user/okapi.md", tree / "global/user/okapi.txt")  # no longer Markdown
+    assert fresh(idx, "okapi") == []
+
+
+@pytest.mark.parametrize("temp", [".memory-db.md.swp", "memory-db.md.tmp.4913", "tmp-save"])
+def test_atomic_saves(watched, tree, temp):
+    """Editors write a temporary file and rename it over the note."""
+    idx, _ = watched
+    write(tree, f"projects/shop/{temp}", "PostgreSQL moved to port 6543 behind pgcat.\n")
+    os.replace(tree / f"projects/shop/{temp}", tree / "projects/shop/memory-db.md")
+    assert fresh(idx, "pgcat") == ["projects/shop/memory-db.md"]
+    assert fresh(idx, "pgbouncer") == []
+    assert not [p for p in stored(idx) if temp in p]
+
+
+def test_backup_rename_then_write(watched, tree):
+    """vim without backupcopy: the note is renamed to a backup, then written anew."""
+    idx, _ = watched
+    os.rename(tree / "sessions/s1/notes.md", tree / "sessions/s1/notes.md~")
+    write(tree, "sessions/s1/notes.md", "Session scratch: the webhook secret rotates monthly.\n")
+    assert fresh(idx, "secret") == ["sessions/s1/notes.md"]
+    assert fresh(idx, "rounding") == ["sessions/s1/checkpoint.md", "sessions/s1/tasks/T1/progress.md"]
+    os.unlink(tree / "sessions/s1/notes.md~")
+
+
+def test_new_directories_and_files_made_at_once(watched, tree):
+    idx, _ = watched
+    for i in range(5):  # each directory made and filled before the watcher can watch it
+        write(tree, f"projects/new{i}/deep/er/memory-x.md", f"Nested note number{i} about zebras.\n")
+    os.makedirs(tree / "sessions/s2/tasks/T9")
+    write(tree, "sessions/s2/tasks/T9/progress.md", "T9 progress: zebras fed.\n")
+    assert fresh(idx, "zebras") == sorted([f"projects/new{i}/deep/er/memory-x.md" for i in range(5)]
+                                          + ["sessions/s2/tasks/T9/progress.md"])
+    write(tree, "projects/new0/deep/er/later.md", "A later zebras note in a watched new folder.\n")
+    assert "projects/new0/deep/er/later.md" in fresh(idx, "zebras")
+
+
+def test_directory_moved_in_is_walked(watched, tree, tmp_path):
+    idx, _ = watched
+    outside = tmp_path / "elsewhere"
+    for i in range(4):
+        write(outside, f"p2/sub{i}/memory-n.md", f"Imported lemur note {i}.\n")
+    os.rename(outside / "p2", tree / "projects/p2")
+    assert fresh(idx, "lemur") == [f"projects/p2/sub{i}/memory-n.md" for i in range(4)]
+    write(tree, "projects/p2/sub0/memory-m.md", "One more lemur, in the moved folder.\n")
+    assert "projects/p2/sub0/memory-m.md" in fresh(idx, "lemur")
+
+
+def test_directory_removed_or_moved_out_drops_all_its_rows(watched, tree, tmp_path):
+    idx, _ = watched
+    for i in range(3):
+        write(tree, f"projects/gone/n{i}/memory.md", f"Doomed ibex note {i}.\n")
+        write(tree, f"projects/away/n{i}/memory.md", f"Departing yak note {i}.\n")
+    write(tree, "projects/gone-not/memory.md", "A sibling ibex whose name shares the prefix.\n")
+    assert len(fresh(idx, "ibex")) == 4 and len(fresh(idx, "yak")) == 3
+    shutil.rmtree(tree / "projects/gone")
+    os.rename(tree / "projects/away", tmp_path / "away")
+    assert fresh(idx, "ibex") == ["projects/gone-not/memory.md"]
+    assert fresh(idx, "yak") == []
+    assert stored(idx, "projects/gone/%") == [] and stored(idx, "projects/away/%") == []
+
+
+def test_directory_renamed_within_the_tree(watched, tree):
+    idx, _ = watched
+    os.rename(tree / "sessions/s1", tree / "sessions/s1-archived")
+    assert fresh(idx, "webhook") == ["sessions/s1-archived/checkpoint.md", "sessions/s1-archived/tasks/T1/notes.md"]
+    assert stored(idx, "sessions/s1/%") == []
+    write(tree, "sessions/s1-archived/tasks/T1/notes.md", "T1 notes: webhook retries now five days.\n")
+    assert fresh(idx, "five") == ["sessions/s1-archived/tasks/T1/notes.md"]
+
+
+def test_symlinked_note_follows_its_target(watched, tree):
+    idx, _ = watched
+    os.symlink(tree / "projects/shop/memory-db.md", tree / "global/user/db-link.md")
+    assert fresh(idx, "pgbouncer") == ["global/user/db-link.md", "projects/shop/memory-db.md"]
+    write(tree, "projects/shop/memory-db.md", "PostgreSQL now behind odyssey.\n")
+    assert fresh(idx, "odyssey") == ["global/user/db-link.md", "projects/shop/memory-db.md"]
+    (tree / "global/user/db-link.md").unlink()
+    assert fresh(idx, "odyssey") == ["projects/shop/memory-db.md"]
+
+
+def test_several_roots_of_several_kinds(tmp_path, config):
+    mimo, claude = tmp_path / "mimo", tmp_path / "claude"
+    write(mimo, "global/user/a.md", "mimo tapir\n")
+    write(claude, "projects/-home-me-app/memory/b.md", "claude tapir\n")
+    roots = [Root("mimo", str(mimo), "m"), Root("claude", str(claude))]
+    with MemoryIndex(roots=roots, db_path=tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "tapir") == ["cc:-home-me-app/memory/b.md", "m:global/user/a.md"]
+        write(claude, "projects/-home-me-app/transcript.md", "claude tapir outside memory: not indexed\n")
+        write(claude, "projects/-home-me-new/memory/c.md", "a new project's tapir\n")
+        write(mimo, "projects/x/memory.md", "another mimo tapir\n")
+        assert fresh(idx, "tapir") == ["cc:-home-me-app/memory/b.md", "cc:-home-me-new/memory/c.md",
+                                       "m:global/user/a.md", "m:projects/x/memory.md"]
+        shutil.rmtree(claude / "projects/-home-me-app")
+        assert fresh(idx, "tapir") == ["cc:-home-me-new/memory/c.md", "m:global/user/a.md", "m:projects/x/memory.md"]
+
+
+# -- the protocol itself -----------------------------------------------------------------
+
+
+def test_cookies_are_never_indexed_and_always_removed(watched, tree):
+    idx, _ = watched
+    for _ in range(5):
+        fresh(idx, "pgbouncer")
+    assert not [name for name in os.listdir(tree) if name.startswith(".")]
+    assert not stored(idx, "%cookie%")
+
+
+def test_a_burst_of_writes_costs_one_batch(tree, tmp_path, config):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        # Nothing is written on a timer here: only the cookie flushes.
+        with Watcher(idx, debounce=3600, max_delay=3600) as watcher:
+            before = watcher.batches
+            for i in range(40):
+                write(tree, f"projects/burst/n{i}.md", f"burst note {i} quagga\n")
+            assert len(fresh(idx, "quagga")) == 10
+            assert idx.search_result("quagga", limit=100).hits.__len__() == 40
+            assert watcher.batches == before + 1
+
+
+def test_database_inside_a_root_is_refused(tree):
+    with MemoryIndex(tree, tree / ".cache" / "index.db") as idx:
+        with pytest.raises(WatcherError, match="inside the watched root"):
+            Watcher(idx).start()
+
+
+def test_one_watcher_per_root_and_index(watched, tree, tmp_path):
+    idx, _ = watched
+    with MemoryIndex(tree, tmp_path / "index.db") as other:
+        with pytest.raises(WatcherError, match="another watcher"):
+            Watcher(other).start()
+    with MemoryIndex(tree, tmp_path / "elsewhere.db") as separate, Watcher(separate):
+        assert fresh(separate, "pgbouncer") == ["projects/shop/memory-db.md"]
+
+
+# -- never silently stale ------------------------------------------------------------------
+
+
+def test_without_a_watcher_queries_walk_and_status_says_why(tree, tmp_path, config):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        result = idx.search_result("pgbouncer")
+        assert result.freshness.via == "walk" and result.freshness.reason == "no watcher is running"
+        status = idx.status()
+        assert status["watcher"] == "none" and status["freshness"] == "walk"
+        assert status["fallback_reason"] == "no watcher is running"
+
+
+def test_status_of_a_running_watcher(watched):
+    idx, watcher = watched
+    status = idx.status()
+    assert status["watcher"] == "ready" and status["watcher_pid"] == os.getpid()
+    assert status["freshness"] == "watcher" and status["fallback_reason"] is None
+    assert status["cookie_ms"] >= 0
+
+
+def test_a_stopped_watcher_sends_queries_back_to_the_walk(tree, tmp_path, config):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        Watcher(idx).start().stop()
+        write(tree, "global/user/after.md", "written after the watcher stopped: narwhal\n")
+        result = idx.search_result("narwhal")
+        assert result.freshness.via == "walk" and "stopped" in result.freshness.reason
+        assert [h.path for h in result.hits] == ["global/user/after.md"]
+        assert idx.status()["watcher"] == "stopped"
+
+
+def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree):
+    idx, watcher = watched
+    watcher._drop_events = True  # what an overflowing kernel queue does
+    write(tree, "global/user/lost.md", "an event that never arrives: quokka\n")
+    (tree / "README.md").unlink()
+    eventually(lambda: str(tree / "README.md") in watcher._dropped, "the events lost")
+    watcher._drop_events = False
+    assert "global/user/lost.md" not in stored(idx) and "README.md" in stored(idx)  # stale, for now
+    rescans = watcher.rescans
+    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    eventually(lambda: watcher.rescans > rescans and watcher.state == "ready", "a rescan after the overflow")
+    assert watcher.overflows == 1
+    assert "global/user/lost.md" in stored(idx) and "README.md" not in stored(idx)
+    assert fresh(idx, "quokka") == ["global/user/lost.md"]
+    assert idx.status()["watcher_overflows"] == 1
+
+
+def test_a_dead_event_source_is_restarted(watched, tree):
+    idx, watcher = watched
+    watcher._observer.stop()  # watchdog's threads end, as on an unexpected error
+    eventually(lambda: watcher.restarts == 1 and watcher.state == "ready", "a restarted event source")
+    write(tree, "global/user/later.md", "after the restart: axolotl\n")
+    assert fresh(idx, "axolotl") == ["global/user/later.md"]
+    assert idx.status()["watcher_restarts"] == 1
+
+
+def test_watch_limit_too_low_is_a_clear_error(tree, tmp_path, config, monkeypatch):
+    monkeypatch.setattr(watch_mod, "max_user_watches", lambda: 3)
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        with pytest.raises(WatcherError, match="max_user_watches = 3.*sysctl"):
+            Watcher(idx).start()
+        result = idx.search_result("pgbouncer")
+        assert result.freshness.via == "walk" and result.hits
+        status = idx.status()
+        assert status["watcher"] == "stopped" and "max_user_watches" in status["watcher_error"]
+
+
+def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, tree, monkeypatch):
+    """watchdog skips directories it cannot watch without a word; the
+    watcher checks each new one against the kernel's list of watches."""
+    idx, watcher = watched
+    real = watch_mod._watched_inodes
+    monkeypatch.setattr(watch_mod, "_watched_inodes", lambda observer: set())  # as at the watch limit
+    write(tree, "projects/unwatched/memory.md", "in a folder inotify could not watch: dugong\n")
+    result = idx.search_result("dugong")
+    assert [h.path for h in result.hits] == ["projects/unwatched/memory.md"]  # correct either way
+    eventually(lambda: watcher.state == "failed", "the watcher failing")
+    result = idx.search_result("dugong")
+    assert result.freshness.via == "walk" and "inotify could not watch" in result.freshness.reason
+    monkeypatch.setattr(watch_mod, "_watched_inodes", real)
+    eventually(lambda: watcher.state == "ready", "the watcher recovering")
+    assert fresh(idx, "dugong") == ["projects/unwatched/memory.md"]
+
+
+# -- reconcile_paths, the watcher's unit of work ----------------------------------------------
+
+
+def test_reconcile_paths_touches_only_what_it_is_given(tree, tmp_path):
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        write(tree, "notes/a.md", "alpha")
+        write(tree, "notes/sub/b.md", "beta")
+        write(tree, "notes-old/c.md", "gamma")
+        write(tree, "elsewhere.md", "delta")
+        report = reconcile_paths(idx.conn, str(tree), ["notes", "notes-old/c.md", ".hidden/x.md"],
+                                 max_file_bytes=idx.settings.max_file_bytes)
+        assert sorted(report.added) == ["notes-old/c.md", "notes/a.md", "notes/sub/b.md"]
+        assert "elsewhere.md" not in stored(idx)
+        shutil.rmtree(tree / "notes")
+        report = reconcile_paths(idx.conn, str(tree), ["notes"], max_file_bytes=idx.settings.max_file_bytes)
+        assert sorted(report.removed) == ["notes/a.md", "notes/sub/b.md"]
+        assert "notes-old/c.md" in stored(idx)
+        again = reconcile_paths(idx.conn, str(tree), ["notes-old/c.md", "notes"],
+                                max_file_bytes=idx.settings.max_file_bytes)
+        assert not again.changed
+
+
+# -- other processes ---------------------------------------------------------------------------
+
+
+def _env(config, **extra):
+    return {**os.environ, "MEMSEARCH_CONFIG": str(config), **extra}
+
+
+def _cli(*args, env):
+    return subprocess.run([sys.executable, "-m", "memsearch.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=DEADLINE_S)
+
+
+def _start_watch(tree, db, env):
+    """`memsearch watch` in a process of its own; its stderr goes to db + '.log'."""
+    log = Path(f"{db}.log")
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "memsearch.cli", "watch", "--root", str(tree), "--db", str(db)],
+                                stdout=subprocess.DEVNULL, stderr=err, env=env)
+
+    def ready():
+        assert proc.poll() is None, log.read_text()
+        status = json.loads(_cli("status", "--root", str(tree), "--db", str(db), "--json", env=env).stdout)
+        return status["watcher"] == "ready"
+
+    eventually(ready, "memsearch watch ready")
+    return proc
+
+
+def test_watch_process_then_sigkill(tree, tmp_path, config):
+    db = tmp_path / "index.db"
+    env = _env(config)
+    proc = _start_watch(tree, db, env)
+
+    def query(*words):
+        out = _cli("query", *words, "--root", str(tree), "--db", str(db), "--json", "--no-floor", env=env)
+        data = json.loads(out.stdout) if out.stdout else {"results": [], "freshness": None}
+        return sorted(r["path"] for r in data["results"]), data["freshness"]
+
+    try:
+        write(tree, "global/user/cli.md", "written by another process: capybara\n")
+        paths, how = query("capybara")
+        assert paths == ["global/user/cli.md"] and how["via"] == "watcher"
+        os.rename(tree / "global/user/cli.md", tree / "global/user/cli-renamed.md")
+        paths, how = query("capybara")
+        assert paths == ["global/user/cli-renamed.md"] and how["via"] == "watcher"
+        (tree / "global/user/cli-renamed.md").unlink()
+        paths, how = query("capybara")
+        assert paths == [] and how["via"] == "watcher"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    write(tree, "global/user/after.md", "after the watcher died: pangolin\n")
+    paths, how = query("pangolin")
+    assert paths == ["global/user/after.md"]
+    assert how["via"] == "walk" and f"pid {proc.pid}) is not running" in how["reason"]
+    status = json.loads(_cli("status", "--root", str(tree), "--db", str(db), "--json", env=env).stdout)
+    assert status["watcher"] == "dead" and status["freshness"] == "walk"
+    assert not [name for name in os.listdir(tree) if name.startswith(".memsearch-cookie")]
+
+
+def test_query_process_stays_light_while_a_watcher_runs(watched, tree, tmp_path, config):
+    code = (
+        "import json, sys\n"
+        "from memsearch.cli import main\n"
+        "try:\n"
+        f"    main(['query', 'pgbouncer', '--root', {str(tree)!r}, '--db', {str(tmp_path / 'index.db')!r}, '--json'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('sqlite_utils', 'frontmatter', 'watchdog', 'yaml', 'numpy', 'mcp') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(config),
+                         timeout=DEADLINE_S)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[-1] == "HEAVY="
+    assert json.loads(lines[0])["freshness"]["via"] == "watcher"
+
+
+EDITOR = """
+import os, sys, time
+root, state, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def publish(i):  # a version is published only once its write is complete
+    with open(state + ".tmp", "w") as f:
+        f.write(str(i))
+    os.replace(state + ".tmp", state)
+for i in range(1, n + 1):
+    # Saved the way editors save (a reader never sees a half-written version),
+    # so that "the version published, or a later one" is all a query may see.
+    with open(os.path.join(root, ".counter.md.tmp"), "w") as f:
+        f.write(f"counter value {i}\\n")
+    os.replace(os.path.join(root, ".counter.md.tmp"), os.path.join(root, "counter.md"))
+    os.makedirs(os.path.join(root, "new", str(i % 7)), exist_ok=True)
+    with open(os.path.join(root, "new", str(i % 7), f"f{i}.md"), "w") as f:
+        f.write(f"freshly made marker{i}\\n")
+    if i % 5 == 0:
+        os.replace(os.path.join(root, "new", str(i % 7), f"f{i}.md"), os.path.join(root, "new", f"moved{i}.md"))
+    publish(i)
+    time.sleep(0.01)
+"""
+
+QUERIER = """
+import json, os, re, sys
+from memsearch import MemoryIndex
+root, db, state, last = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+stale, via, done, queries = [], {}, 0, 0
+with MemoryIndex(root, db) as idx:
+    while done < last or queries < 20:  # all the while the editor works, and a little more
+        queries += 1
+        try:
+            done = int(open(state).read())  # every write up to `done` happened before this query
+        except (FileNotFoundError, ValueError):
+            done = 0
+        result = idx.search_result("counter value", floor=0.0)
+        via[result.freshness.via] = via.get(result.freshness.via, 0) + 1
+        seen = [int(m) for h in result.hits if h.path == "counter.md"
+                for m in re.findall(r"value (\\d+)", h.snippet.replace("<<", "").replace(">>", ""))]
+        if done and (not seen or max(seen) < done):
+            stale.append(("counter", done, seen))
+        if done:
+            hits = [h.path for h in idx.search(f"marker{done}", floor=0.0)]
+            want = f"new/moved{done}.md" if done % 5 == 0 else f"new/{done % 7}/f{done}.md"
+            if want not in hits:
+                stale.append(("marker", done, hits))
+print(json.dumps({"stale": stale, "via": via}))
+"""
+
+
+def test_two_processes_query_while_a_third_edits(tree, tmp_path, config):
+    db = tmp_path / "index.db"
+    env = _env(config)
+    state = tmp_path / "published"
+    watcher = _start_watch(tree, db, env)
+    try:
+        editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(tree), str(state), "150"], env=env)
+        queriers = [subprocess.Popen([sys.executable, "-c", QUERIER, str(tree), str(db), str(state), "150"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                    for _ in range(2)]
+        outputs = [q.communicate(timeout=DEADLINE_S * 2) for q in queriers]
+        editor.wait(timeout=DEADLINE_S)
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        watcher.wait(timeout=DEADLINE_S)
+    assert watcher.returncode == 0, Path(f"{db}.log").read_text()
+    for out, err in outputs:
+        assert out, err
+        report = json.loads(out)
+        assert report["stale"] == []
+        assert list(report["via"]) == ["watcher"]  # not one query had to walk
+
+
+def test_mcp_server_runs_a_watcher_in_process(tree, tmp_path, config):
+    from memsearch.mcp_server import live_freshness
+
+    with MemoryIndex(tree, tmp_path / "db") as idx, live_freshness(idx):
+        eventually(lambda: idx.status()["watcher"] == "ready", "the in-process watcher ready")
+        write(tree, "global/user/mcp.md", "seen through the server's watcher: wombat\n")
+        assert fresh(idx, "wombat") == ["global/user/mcp.md"]
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        assert idx.status()["watcher"] == "stopped"
+
+
+def test_watch_command_refuses_an_index_inside_the_root(tree, config):
+    out = _cli("watch", "--root", str(tree), "--db", str(tree / "index.db"), env=_env(config))
+    assert out.returncode == 2
+    assert out.stderr.startswith("Error: the index database") and "inside the watched root" in out.stderr
