@@ -33,6 +33,7 @@ __all__ = [
     "has_cjk",
     "query_terms",
     "segment",
+    "segmented",
     "unsegment_snippet",
 ]
 
@@ -97,9 +98,32 @@ _FULL_WIDTH = re.compile("[\uff01-\uff5e]")
 _TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 
 
+# The UTF-8 lead bytes of every code point of _CJK_CLASS (U+1100-U+11FF: E1;
+# U+3005-U+D7FB: E3-ED; U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0). A bytes
+# search for them is several times faster than _CJK_CHAR over the str, and
+# lets text without CJK skip that search: see segmented().
+_MAYBE_CJK = re.compile(rb"[\xe1\xe3-\xed\xef\xf0]")
+
+
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
     return _CJK_CHAR.search(text) is not None
+
+
+def segmented(text: str | None) -> str | None:
+    """What to store in a segmented shadow column for ``text``:
+    ``segment(text)``, or None when that is ``text`` itself (no CJK), so a
+    tree without CJK stores and indexes nothing more.
+
+    This runs on every file reconcile reads, so text without CJK is turned
+    away cheaply: ASCII at once, other text by a scan of its UTF-8 bytes.
+    """
+    if text is None or text.isascii():
+        return None
+    if SEPARATOR not in text and _MAYBE_CJK.search(text.encode("utf-8", "surrogatepass")) is None:
+        return None
+    spelled = segment(text)
+    return None if spelled == text else spelled
 
 
 def _glues(char: str) -> bool:
@@ -216,7 +240,37 @@ def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]
     return chars
 
 
-def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>") -> str:
+# A quoted string of an FTS5 query, and the * that makes it a prefix.
+_QUERY_STRING = re.compile(r'"([^"]*)"(\*?)')
+
+
+def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
+    """A one-character word is the prefix query ``"変"*``, which matches the
+    bigram token ``変更``: of such a token, only the first character is what
+    the query asked for. Unmark the second, unless the query also asks for
+    the whole bigram."""
+    prefixes, exact = set(), set()
+    for text, star in _QUERY_STRING.findall(query):
+        if star and len(text) == 1:
+            prefixes.add(text)
+        else:
+            exact.update(text.split())
+    if not prefixes:
+        return
+    i = 0
+    while i < len(chars) - 1:
+        (a, a_lit), (b, b_lit) = chars[i], chars[i + 1]
+        if _CJK_CHAR.match(a) and _CJK_CHAR.match(b):
+            # Two CJK characters in a row are one bigram token: segment()
+            # puts a separator between tokens.
+            if a_lit and b_lit and a in prefixes and a + b not in exact:
+                chars[i + 1] = (b, False)
+            i += 2
+        else:
+            i += 1
+
+
+def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query: str = "") -> str:
     """Map ``snippet()`` output over the segmented text back to the original.
 
     The bigrams become the original characters again, and the ``start``/``end``
@@ -224,12 +278,17 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>") -> str:
     ``暂存`` and ``存的`` become ``<<暂存的>>``. A window that starts or ends
     in the middle of a run maps back too (its first bigram gives two
     characters). With no markers, this inverts ``segment()`` exactly.
+
+    ``query``: the FTS5 query that made the snippet. With it, a character
+    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``).
     """
     if SEPARATOR not in snippet:
         return snippet  # nothing was segmented
     if not start or not end or start == end:
         raise ValueError("start and end markers must be two different non-empty strings")
     chars = _split_markers(snippet, start, end)
+    if "*" in query:
+        _unmark_prefix_matches(chars, query)
     out: list[list] = []  # [character, highlighted]
     i, n = 0, len(chars)
     while i < n:

@@ -5,6 +5,10 @@ string and the strings are joined with OR. Quoting means FTS5 syntax in the
 input (``AND``, ``NEAR``, ``*``, ``-``, ``:``, ``^``, parentheses, quotes) is
 searched as words, never interpreted; OR means one unmatched word never
 empties the result, and bm25 ranks files matching more and rarer words first.
+
+A word in Chinese, Japanese or Korean is matched through the bigrams the
+index holds for such text (``memsearch.cjk.query_terms``): ``提交到`` asks
+for ``("提交" OR "交到")``, a one-character word is a prefix (``"库"*``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .cjk import query_terms
 from .errors import NoSearchableWords
 
 _WORD = re.compile(r"\w+")
@@ -42,4 +47,7 @@ def build_query(text: str) -> str:
             if text.strip()
             else "empty query: type a word to search for"
         )
-    return " OR ".join(quote(w) for w in found)
+    # query_terms() quotes a word without CJK exactly as quote() does; a
+    # word with CJK (or full-width letters) becomes one or more fragments.
+    terms = dict.fromkeys(term for word in found for term in query_terms(word))
+    return " OR ".join(terms)

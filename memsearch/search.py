@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .cjk import unsegment_snippet
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_TOKENS
 
 # bm25() weights of the FTS columns (body, name, description), in that
@@ -78,7 +79,15 @@ def run(conn: sqlite3.Connection, fts_query: str, *, limit: int, floor: float, f
               fetch_size(limit)]
     hits = [Hit(*row) for row in conn.execute(sql, params)]
     kept = apply_floor(hits, floor)
-    return kept[:limit], len(hits) - len(kept)
+    return [_original_snippet(hit, fts_query) for hit in kept[:limit]], len(hits) - len(kept)
+
+
+def _original_snippet(hit: Hit, fts_query: str) -> Hit:
+    """snippet() reads the indexed text, which is segmented where the file
+    has CJK: show the original characters instead (a cheap no-op for text
+    without CJK). Done for the hits returned only: it costs ~0.1 ms each."""
+    snippet = unsegment_snippet(hit.snippet, MARK_OPEN, MARK_CLOSE, query=fts_query)
+    return hit if snippet is hit.snippet else replace(hit, snippet=snippet)
 
 
 def apply_floor(hits: list[Hit], floor: float) -> list[Hit]:

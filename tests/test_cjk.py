@@ -1,3 +1,4 @@
+import json
 import re
 import sqlite3
 import unicodedata
@@ -6,9 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsearch import cjk
+from click.testing import CliRunner
+
+from conftest import write
+from memsearch import MemoryIndex, NoSearchableWords, build_query, cjk, migrate, reconcile as reconcile_mod
 from memsearch.cjk import SEPARATOR as S
-from memsearch.cjk import has_cjk, query_terms, segment, unsegment_snippet
+from memsearch.cjk import has_cjk, query_terms, segment, segmented, unsegment_snippet
+from memsearch.cli import main
+from memsearch.query import quote, words
 
 # --- segment ---------------------------------------------------------------------
 
@@ -182,6 +188,26 @@ def test_unsegment_snippet(snippet, expected):
     assert unsegment_snippet(snippet) == expected
 
 
+@pytest.mark.parametrize(
+    "snippet,query,expected",
+    [
+        # A one-character word matches the bigram it starts: only it is marked.
+        (f"<<変更>>{S}更し{S}した", '"変"*', "<<変>>更した"),
+        (f"仓库{S}<<库房>>{S}房间{S}间", '"git" OR "库"*', "仓<<库>>房间"),
+        # ...unless the query asks for the bigram too.
+        (f"<<変更>>{S}更し{S}した", '"変"* OR "変更"', "<<変更>>した"),
+        (f"<<仓库>>{S}<<库房>>{S}房", '"库"* OR "仓库"', "<<仓库>>房"),
+        (f"<<仓库>>{S}<<库房>>{S}房", '"库"* OR "仓库 库房"', "<<仓库房>>"),
+        # Two one-character words side by side: both marked.
+        (f"仓库{S}<<库房>>{S}<<房间>>{S}间", '"库"* OR "房"*', "仓<<库房>>间"),
+        # The unigram ending a run is whole already.
+        (f"仓库{S}<<库>>", '"库"*', "仓<<库>>"),
+    ],
+)
+def test_unsegment_snippet_marks_one_character_words_alone(snippet, query, expected):
+    assert unsegment_snippet(snippet, query=query) == expected
+
+
 def test_unsegment_snippet_custom_markers():
     snippet = f"将暂{S}[暂存]{S}存的"
     assert unsegment_snippet(snippet, "[", "]") == "将[暂存]的"
@@ -335,5 +361,310 @@ def test_snippets_show_original_text(words, query):
     for _, snippet in hits:
         plain = snippet.replace("<<", "").replace(">>", "")
         assert all(part in body for part in plain.split("..."))
-        for marked in re.findall("<<(.*?)>>", snippet):
-            assert query in marked or (len(query) == 1 and marked.startswith(query))
+        for m in re.finditer("<<(.*?)>>", snippet):
+            marked = m.group(1)
+            # A window may end (or start) inside the word: then the marks
+            # hold the part of it that is shown.
+            cut_after = snippet.startswith("...", m.end()) and any(
+                marked.endswith(query[:k]) for k in range(2, len(query)))
+            cut_before = snippet[: m.start()].endswith("...") and any(
+                marked.startswith(query[k:]) for k in range(1, len(query) - 1))
+            assert query in marked or (len(query) == 1 and marked.startswith(query)) or cut_after or cut_before
+
+
+# --- segmented(): what reconcile stores ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (None, None),
+        ("", None),
+        ("plain ASCII", None),
+        ("café — naïve “quotes” Tiếng Việt ∑ 😀", None),  # not ASCII, not CJK
+        ("２０２４，。", None),  # full-width digits and punctuation are not CJK
+        ("提交", f"提交{S}交"),
+        (f"a{S}b", f"a{S}{S}b"),  # the separator itself: kept reversible
+    ],
+)
+def test_segmented(text, expected):
+    assert segmented(text) == expected
+
+
+@given(mixed_text)
+def test_segmented_is_segment_or_none(text):
+    assert segmented(text) == (None if segment(text) == text else segment(text))
+
+
+# --- the query builder ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("暂存 提交", '"暂存" OR "提交"'),
+        ("git 提交", '"git" OR "提交"'),
+        ("提交到仓库", '("提交" OR "交到" OR "到仓" OR "仓库")'),
+        ("库", '"库"*'),
+        ("docker部署 部署", '"docker" OR "部署"'),  # the same fragment once
+        ("提交，推送。", '"提交" OR "推送"'),
+        ("「暂存」！", '"暂存"'),
+        ("２０２４年", '("２０２４" OR "2024") OR "年"*'),
+        ("コミット", '("コミ" OR "ミッ" OR "ット")'),
+        ("저장소 커밋", '("저장" OR "장소") OR "커밋"'),
+    ],
+)
+def test_build_query_segments_cjk_words(text, expected):
+    assert build_query(text) == expected
+
+
+# Text without CJK or full-width forms: whatever it is, the query is what it
+# was before CJK support (each word quoted, OR-joined).
+@given(st.text(st.characters(blacklist_categories=("Cs",))).filter(
+    lambda t: not has_cjk(t) and not re.search("[\uff01-\uff5e]", t)))
+def test_build_query_without_cjk_is_unchanged(text):
+    found = words(text)
+    if found:
+        assert build_query(text) == " OR ".join(quote(w) for w in found)
+
+
+# --- the engine: MemoryIndex, migration 0004 and the CLI ------------------------------
+
+CJK_TREE = {
+    "projects/git/commit.md": "# git commit\n\n将暂存的文件提交到仓库。\n\n- 提交所有更改：`git commit -a`\n",
+    "projects/git/push.md": "# git push\n\n将本地分支推送到远程。\n",
+    "projects/ops/deploy.md": "# 部署\n\n用 docker 部署服务，然后查看日志。端口：８０８０，２０２４年启用。\n",
+    "projects/ops/disk.md": "# df\n\n显示磁盘的可用空间。\n",
+    "global/ja/commit.md": "# コミット\n\n変更したファイルをリポジトリにコミットします。\n",
+    "global/ko/commit.md": "# 커밋\n\n변경 사항을 저장소에 커밋합니다.\n",
+    "global/en/commit.md": "# English\n\nCommit the staged files to the repository.\n",
+    "sessions/s1/mixed.md": "Upgrade the release 到 k8s 集群，用 helm 3。\n",
+    "projects/db/port.md": (
+        "---\nname: 数据库端口\ndescription: 开发环境的 PostgreSQL 监听 5433\ntype: project\n---\n"
+        "连接经过 pgbouncer。\n"
+    ),
+}
+
+
+@pytest.fixture
+def cjk_tree(root):
+    for rel, text in CJK_TREE.items():
+        write(root, rel, text)
+    return root
+
+
+@pytest.fixture
+def cjk_index(cjk_tree, tmp_path):
+    with MemoryIndex(cjk_tree, tmp_path / "index.db") as idx:
+        idx.reconcile()
+        yield idx
+
+
+def integrity_check(conn):
+    # rank 1: the index also agrees with the external content it reads.
+    conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+
+
+def test_issue_example_finds_the_git_commit_page(cjk_index):
+    hits = cjk_index.search("暂存 提交")
+    assert hits[0].path == "projects/git/commit.md"
+    assert "将<<暂存>>的文件<<提交>>到仓库" in hits[0].snippet
+    assert S not in hits[0].snippet
+
+
+@pytest.mark.parametrize(
+    "query,path,marked",
+    [
+        # Chinese: a word of one (inside a run, ending one), two and five characters.
+        ("盘", "projects/ops/disk.md", "显示磁<<盘>>的"),
+        ("间", "projects/ops/disk.md", "空<<间>>。"),
+        ("磁盘", "projects/ops/disk.md", "显示<<磁盘>>的"),
+        ("提交到仓库", "projects/git/commit.md", "<<提交到仓库>>"),
+        # A compound typed without spaces that the text does not hold verbatim.
+        ("推送分支", "projects/git/push.md", "本地<<分支推送>>到"),
+        # Mixed scripts, glued or not.
+        ("git 提交", "projects/git/commit.md", "<<提交>>到仓库"),
+        ("docker部署", "projects/ops/deploy.md", "用 <<docker>> <<部署>>服务"),
+        ("helm 集群", "sessions/s1/mixed.md", "k8s <<集群>>，用 <<helm>> 3"),
+        ("k8s集群", "sessions/s1/mixed.md", "<<k8s>> <<集群>>"),
+        # Japanese: katakana, kanji + kana, one kanji.
+        ("コミット", "global/ja/commit.md", "<<コミット>>します"),
+        ("リポジトリ", "global/ja/commit.md", "<<リポジトリ>>に"),
+        ("変", "global/ja/commit.md", "<<変>>更した"),
+        # Korean: a word with its particle glued in the text.
+        ("저장소", "global/ko/commit.md", "<<저장소>>에"),
+        ("커밋", "global/ko/commit.md", "<<커밋>>합니다"),
+        # Full-width digits and punctuation.
+        ("８０８０", "projects/ops/deploy.md", "<<８０８０>>"),
+        ("２０２４年", "projects/ops/deploy.md", "，<<２０２４年>>启用"),
+        ("日志，端口", "projects/ops/deploy.md", "查看<<日志>>。<<端口>>："),
+        # The frontmatter's name and description have segmented columns too.
+        ("监听", "projects/db/port.md", "<<监听>> 5433"),
+        ("数据库", "projects/db/port.md", "<<数据库>>端口"),
+    ],
+)
+def test_queries_through_the_engine(cjk_index, query, path, marked):
+    hits = cjk_index.search(query)
+    assert hits[0].path == path
+    assert marked in hits[0].snippet
+    assert all(S not in h.snippet for h in hits)
+
+
+def test_cjk_does_not_change_english_hits(cjk_index):
+    hits = cjk_index.search("staged repository")
+    assert [h.path for h in hits] == ["global/en/commit.md"]
+    assert hits[0].snippet == "# English\n\nCommit the <<staged>> files to the <<repository>>.\n"
+
+
+def test_only_text_with_cjk_stores_a_segmented_copy(cjk_index):
+    rows = {path: (body, name, description) for path, body, name, description in cjk_index.conn.execute(
+        "SELECT path, body_seg, name_seg, description_seg FROM memory_fts")}
+    assert rows["global/en/commit.md"] == (None, None, None)
+    assert rows["projects/git/commit.md"][0] == segment(CJK_TREE["projects/git/commit.md"])
+    assert rows["projects/db/port.md"] == (segment("连接经过 pgbouncer。\n"), segment("数据库端口"),
+                                           segment("开发环境的 PostgreSQL 监听 5433"))
+
+
+def test_edited_cjk_file_is_reindexed(cjk_index, cjk_tree):
+    write(cjk_tree, "projects/git/commit.md", "# git commit\n\n改用 podman 部署，不再暂存。\n")
+    assert "projects/git/commit.md" not in [h.path for h in cjk_index.search("提交到仓库")]
+    hits = cjk_index.search("podman 暂存")
+    assert hits[0].path == "projects/git/commit.md"
+    assert hits[0].snippet == "# git commit\n\n改用 <<podman>> 部署，不再<<暂存>>。\n"
+    write(cjk_tree, "projects/git/commit.md", "English only now.\n")  # CJK gone: the copy goes too
+    cjk_index.reconcile()
+    assert cjk_index.conn.execute(
+        "SELECT body_seg FROM memory_fts WHERE path = 'projects/git/commit.md'").fetchone() == (None,)
+    assert [h.path for h in cjk_index.search("暂存")] == []
+    (cjk_tree / "projects/ops/deploy.md").unlink()
+    assert cjk_index.search("部署") == []
+    integrity_check(cjk_index.conn)
+
+
+def test_relative_floor_still_applies(cjk_index):
+    result = cjk_index.search_result("暂存 提交 仓库 本地", floor=0.9)
+    assert [h.path for h in result.hits] == ["projects/git/commit.md"]
+    assert result.floored == 1
+    assert [h.path for h in cjk_index.search("暂存 提交 仓库 本地", floor=0)] == [
+        "projects/git/commit.md", "projects/git/push.md"]
+
+
+def test_bulk_build_indexes_the_segmented_columns(cjk_tree, tmp_path, monkeypatch):
+    """A large cold batch drops the triggers and has FTS5 'rebuild' the
+    index from the content table: that reads the generated columns too."""
+    monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
+    with MemoryIndex(cjk_tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        integrity_check(idx.conn)
+        assert idx.search("暂存 提交")[0].path == "projects/git/commit.md"
+
+
+def test_schema_indexes_generated_columns(cjk_index):
+    conn = cjk_index.conn
+    # PRAGMA table_xinfo: hidden = 2 for a VIRTUAL generated column.
+    columns = {name: hidden for _, name, _, _, _, _, hidden in conn.execute("PRAGMA table_xinfo(memory_fts)")}
+    assert {c: columns[c] for c in ("body_seg", "name_seg", "description_seg")} == dict.fromkeys(
+        ("body_seg", "name_seg", "description_seg"), 0)
+    assert {c: columns[c] for c in ("idx_body", "idx_name", "idx_description")} == dict.fromkeys(
+        ("idx_body", "idx_name", "idx_description"), 2)
+    fts_columns = [r[1] for r in conn.execute("PRAGMA table_info(memory_fts_idx)")]
+    assert fts_columns == ["idx_body", "idx_name", "idx_description"]  # bm25 weights follow this order
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
+    assert "content = 'memory_fts'" in sql and "content_rowid = 'id'" in sql
+    assert "tokenize = 'unicode61 remove_diacritics 1'" in sql
+    triggers = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
+    assert "'delete', old.id, old.idx_body, old.idx_name, old.idx_description" in triggers["memory_fts_ad"]
+    assert "WHEN old.idx_body IS NOT new.idx_body" in triggers["memory_fts_au"]
+    integrity_check(conn)
+
+
+def test_unchanged_indexed_text_fires_no_index_update(cjk_index):
+    """The update trigger compares the indexed values: a row rewritten with
+    the same text (a touched file) costs FTS5 nothing."""
+    conn = cjk_index.conn
+    conn.execute("CREATE TEMP TABLE fired (n)")
+    conn.execute("CREATE TEMP TRIGGER count_au AFTER UPDATE ON memory_fts "
+                 "WHEN old.idx_body IS NOT new.idx_body BEGIN INSERT INTO fired VALUES (1); END")
+    conn.execute("UPDATE memory_fts SET fingerprint = 'x', racy = 1")
+    assert conn.execute("SELECT count(*) FROM fired").fetchone()[0] == 0
+    conn.execute("UPDATE memory_fts SET body_seg = NULL WHERE path = 'projects/git/commit.md'")
+    assert conn.execute("SELECT count(*) FROM fired").fetchone()[0] == 1
+    integrity_check(conn)
+
+
+def test_an_index_from_before_0004_is_upgraded(cjk_tree, tmp_path):
+    """Rows written before migration 0004 have no segmented copies. They
+    stay searchable by their Latin words, and the next reconcile re-reads
+    every file and segments the ones with CJK."""
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for number, name, path in migrate.available():
+        if number < 4:
+            for statement in migrate.split_statements(path.read_text("utf-8")):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (number, name))
+            conn.execute(f"PRAGMA user_version = {number}")
+    key = MemoryIndex(cjk_tree, db).roots[0].key
+    conn.execute("INSERT INTO memory_roots (id, key) VALUES (1, ?)", (key,))
+    for rel in ("projects/git/commit.md", "global/en/commit.md"):
+        st = (cjk_tree / rel).stat()
+        conn.execute("INSERT INTO memory_fts (path, root, scope, type, body, fingerprint) VALUES (?, 1, 'x', 'x', ?, ?)",
+                     (rel, CJK_TREE[rel], f"{st.st_size}-{st.st_mtime_ns}"))
+    conn.close()
+    with MemoryIndex(cjk_tree, db) as idx:
+        assert idx.status()["schema_version"] == migrate.latest_version()
+        integrity_check(idx.conn)
+        # Before any reconcile: the old rows answer as before.
+        assert [h.path for h in idx.search("staged", reconcile=False)] == ["global/en/commit.md"]
+        assert idx.search("暂存", reconcile=False) == []  # one unicode61 token holds the whole run
+        report = idx.reconcile()
+        assert {"projects/git/commit.md", "global/en/commit.md"} <= set(report.updated)
+        assert idx.search("暂存 提交")[0].path == "projects/git/commit.md"
+        integrity_check(idx.conn)
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_cli_query(cjk_tree, tmp_path):
+    db = ["--root", str(cjk_tree), "--db", str(tmp_path / "db")]
+    r = cli("query", "暂存", "提交", *db)
+    assert r.exit_code == 0
+    assert r.output.splitlines()[0].startswith("projects/git/commit.md")
+    assert "将<<暂存>>的文件<<提交>>到仓库" in r.output and S not in r.output
+    r = cli("query", "コミット", *db, "--json")
+    data = json.loads(r.output)
+    assert data["fts_query"] == '("コミ" OR "ミッ" OR "ット")'
+    assert data["results"][0]["path"] == "global/ja/commit.md"
+    assert "<<コミット>>します" in data["results"][0]["snippet"]
+    assert cli("query", "「」，。", *db).exit_code == 2  # full-width punctuation only: no words
+    assert cli("query", "鬱", *db).exit_code == 1  # a character no file holds
+
+
+# Hostile CJK input: any mix of scripts, separators and punctuation is a valid
+# query, and every snippet is a piece of the file's original text.
+SEARCHABLE = {f"n{i}.md": text for i, text in enumerate(CJK_TREE.values())} | {"sep.md": f"提交{S}仓库 a{S}b"}
+
+
+@pytest.fixture(scope="module")
+def searchable(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cjk-root")
+    for name, text in SEARCHABLE.items():
+        (root / name).write_text(text, encoding="utf-8")
+    with MemoryIndex(root, tmp_path_factory.mktemp("cjk-db") / "db") as idx:
+        idx.reconcile()
+        yield idx
+
+
+@settings(max_examples=150, deadline=None)
+@given(mixed_text)
+def test_any_cjk_query_runs_and_shows_original_text(searchable, text):
+    try:
+        hits = searchable.search(text, reconcile=False, floor=0)
+    except NoSearchableWords:
+        return
+    for hit in hits:
+        plain = hit.snippet.replace("<<", "").replace(">>", "")
+        assert all(part in SEARCHABLE[hit.path] for part in plain.split("..."))
