@@ -185,7 +185,7 @@ def manifest(folder, root, limit, as_json):
     frontmatter gives in its first 30 lines:
     "- [type] path (modified): description".
     """
-    from .manifest import format_manifest, manifest as list_files
+    from .manifests import format_manifest, manifest as list_files
     from .roots import Root
     from .settings import load_settings
 

@@ -157,8 +157,8 @@ class MemoryIndex:
         return self.layout.locate(path)
 
     def manifest(self, limit: int | None = None) -> list:
-        """The memory files of the roots, newest first (see memsearch.manifest)."""
-        from .manifest import manifest
+        """The memory files of the roots, newest first (see memsearch.manifests)."""
+        from .manifests import manifest
 
         return manifest(self.layout, limit=self.settings.manifest_limit if limit is None else limit,
                         max_file_bytes=self.settings.max_file_bytes)

@@ -31,3 +31,16 @@ def test_importing_the_package_is_light():
     code = "import sys, memsearch; print(sorted(m for m in sys.modules if m.startswith('memsearch')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['memsearch']"
+
+
+def test_public_functions_are_not_shadowed_by_submodules():
+    import importlib
+    import pkgutil
+
+    # Importing a submodule sets it as a package attribute; none may share a
+    # public name, or `from memsearch import x` would hand out the module.
+    for info in pkgutil.iter_modules(memsearch.__path__):
+        if info.name not in ("mcp_server",):  # needs the optional mcp extra
+            importlib.import_module(f"memsearch.{info.name}")
+    for name in memsearch.__all__:
+        assert not isinstance(getattr(memsearch, name), type(memsearch)), name
