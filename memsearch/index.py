@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import db, migrate, roots as roots_mod, search as search_mod, watch
 from .errors import DatabaseCorrupt
-from .query import build_query
+from .query import plan
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
 from .roots import Layout, Root
 from .search import Hit
@@ -141,15 +141,15 @@ class MemoryIndex:
         floor = self.settings.floor if floor is None else floor
         if not 0 <= floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
-        fts_query = build_query(query)  # before any I/O: a bad query costs nothing
+        planned = plan(query)  # before any I/O: a bad query costs nothing
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = [r.key for r in self.roots]
         hits, floored = self._guarded(
-            lambda: search_mod.run(self.conn, fts_query, limit=limit, floor=floor, filters=filters, roots=keys)
+            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys)
         )
-        return SearchResult(query, fts_query, hits, floored, report, self.freshness if do_reconcile else None)
+        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None)
 
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names

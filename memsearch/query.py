@@ -1,10 +1,21 @@
-"""Turn what a user typed into an FTS5 query that cannot fail to parse.
+"""Turn what a user typed into FTS5 queries that cannot fail to parse.
 
-Every run of letters, digits and ``_`` becomes one double-quoted FTS5
-string and the strings are joined with OR. Quoting means FTS5 syntax in the
-input (``AND``, ``NEAR``, ``*``, ``-``, ``:``, ``^``, parentheses, quotes) is
-searched as words, never interpreted; OR means one unmatched word never
-empties the result, and bm25 ranks files matching more and rarer words first.
+Every run of letters, digits and ``_`` is a word and becomes a double-quoted
+FTS5 string. Quoting means FTS5 syntax in the input (``AND``, ``NEAR``,
+``*``, ``-``, ``:``, ``^``, parentheses, quotes) is searched as words, never
+interpreted. A file matching any word or pair is a hit (the strings are
+ORed), so one unmatched word never empties the result; the search scores
+each string on its own and adds the scores up (memsearch.search).
+
+What is searched (:func:`plan`):
+
+* every word except English stop words (``the``, ``what``, ``did``...),
+  unless the query has nothing else: in an OR query every file matches
+  them, and they push files that share only such words with the question
+  above files that share its one rare word;
+* every pair of adjacent words that are not both stop words, as a phrase
+  (``"support group"``, ``"did Caroline"``): files holding the words
+  together rank above files holding them apart.
 
 A word in Chinese, Japanese or Korean is matched through the bigrams the
 index holds for such text (``memsearch.cjk.query_terms``): ``提交到`` asks
@@ -15,11 +26,62 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
-from .cjk import query_terms
+from .cjk import has_cjk, query_terms
 from .errors import NoSearchableWords
 
 _WORD = re.compile(r"\w+")
+
+# NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS).
+# Left out of queries because on LoCoMo (bench/RANKING.md) they cost recall:
+# per-fact R@5 0.718 with every word searched, 0.731 with Lucene's 33-word
+# list, 0.742 with this one; per-session R@5 within 0.001 of each other.
+# Contractions are split at the apostrophe by \w+, hence "didn", "t", "ll".
+STOP_WORDS = frozenset(
+    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her "
+    "hers herself it its itself they them their theirs themselves what which who whom this that these "
+    "those am is are was were be been being have has had having do does did doing a an the and but if "
+    "or because as until while of at by for with about against between into through during before after "
+    "above below to from up down in out on off over under again further then once here there when where "
+    "why how all any both each few more most other some such no nor not only own same so than too very s "
+    "t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma "
+    "mightn mustn needn shan shouldn wasn weren won wouldn".split()
+)
+
+# One FTS5 query is run per searched string (memsearch.search); past this
+# many strings (a pasted paragraph, not a question) the words are searched
+# as one OR query ranked by FTS5's own bm25(), and pairs are left out.
+MAX_STRINGS = 64
+
+_ONE_PHRASE = re.compile(r'"[^"]*"\*?')
+
+
+@dataclass(frozen=True)
+class Query:
+    """The FTS5 strings a search scores, each on its own, and adds up.
+
+    ``terms``: one per word left after stop words (a CJK word may give an
+    OR of its bigrams); ``pairs``: adjacent words as quoted phrases.
+    """
+
+    terms: tuple[str, ...]
+    pairs: tuple[str, ...] = ()
+
+    @property
+    def fts(self) -> str:
+        """Everything searched, as one FTS5 OR expression."""
+        return " OR ".join(self.terms + self.pairs)
+
+    @property
+    def separate(self) -> bool:
+        """Whether each string gets a query of its own (else one OR query)."""
+        return len(self.terms) + len(self.pairs) <= MAX_STRINGS
+
+
+def is_phrase(fragment: str) -> bool:
+    """One quoted phrase (or prefix), as opposed to an OR of several."""
+    return _ONE_PHRASE.fullmatch(fragment) is not None
 
 
 def words(text: str) -> list[str]:
@@ -38,8 +100,8 @@ def quote(word: str) -> str:
     return '"' + word.replace('"', "") + '"'
 
 
-def build_query(text: str) -> str:
-    """The FTS5 MATCH expression for ``text``; NoSearchableWords if none."""
+def plan(text: str) -> Query:
+    """What to search for ``text``; NoSearchableWords if it has no words."""
     found = words(text)
     if not found:
         raise NoSearchableWords(
@@ -47,7 +109,25 @@ def build_query(text: str) -> str:
             if text.strip()
             else "empty query: type a word to search for"
         )
+    kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
     # query_terms() quotes a word without CJK exactly as quote() does; a
     # word with CJK (or full-width letters) becomes one or more fragments.
-    terms = dict.fromkeys(term for word in found for term in query_terms(word))
-    return " OR ".join(terms)
+    terms = tuple(dict.fromkeys(term for word in kept for term in query_terms(word)))
+    sequence = _WORD.findall(unicodedata.normalize("NFC", text))
+    pairs = {}
+    for a, b in zip(sequence, sequence[1:]):
+        if a.casefold() == b.casefold() or (a.casefold() in STOP_WORDS and b.casefold() in STOP_WORDS):
+            continue
+        # A CJK word is already searched as bigrams; a pair with it could
+        # only match the unsegmented spelling, which the index never holds.
+        # (A full-width word gives two fragments and is left unpaired too.)
+        if has_cjk(a + b) or query_terms(a) != [quote(a)] or query_terms(b) != [quote(b)]:
+            continue
+        pairs.setdefault(f"{a} {b}".casefold(), quote(f"{a} {b}"))
+    return Query(terms, tuple(p for p in pairs.values() if p not in terms))
+
+
+def build_query(text: str) -> str:
+    """The FTS5 MATCH expression for ``text`` (every string :func:`plan`
+    searches, ORed); NoSearchableWords if there is none."""
+    return plan(text).fts

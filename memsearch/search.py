@@ -1,11 +1,25 @@
-"""Run a built query against the index: bm25 order, relative floor, snippets."""
+"""Run a planned query against the index: BM25 order, relative floor, snippets.
+
+Each string of the query (a word, a pair of words) is its own FTS5 query,
+and a file's score is the sum of what its strings score, all in one SQL
+statement. Per string, FTS5's bm25() is its idf times the term-frequency
+part; the search swaps that idf for Lucene's (what tantivy and bm25s use),
+``ln(1 + (N - n + 0.5) / (n + 0.5))`` for a string found in n of N files.
+FTS5's own idf, ``ln((N - n + 0.5) / (n + 0.5))``, is zero for a word in
+half the files or more, which in a small tree (twenty sessions, each naming
+both speakers) throws away most of a question; Lucene's only shrinks it.
+bench/RANKING.md has the measurements.
+"""
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 
 from .cjk import unsegment_snippet
+from .query import Query, is_phrase
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_TOKENS
 
 # bm25() weights of the FTS columns (body, name, description), in that
@@ -19,16 +33,85 @@ from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP,
 # on LoCoMo. README, "How ranking works", has the table.
 COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 
-# bm25() is "lower is better" and negative; scores are reported negated so
-# that higher = better, which is what people expect to read.
+# A pair of adjacent words counts half as much as a word: it adds to the
+# score of files holding the words together, without letting a phrase
+# outweigh the rare word a question turns on. Measured on LoCoMo
+# conversations 0-4 (bench/RANKING.md): weight 0.25 / 0.5 / 1.0 gave
+# per-session R@5 0.924 / 0.925 / 0.930 and per-fact 0.735 / 0.742 / 0.732.
+PAIR_WEIGHT = 0.5
+
+# One FTS5 query per string, all in one statement: each string's rows with
+# its bm25() (negative, lower is better), its weight, and whether to turn its
+# idf into Lucene's (1: one phrase) or keep FTS5's (0: an OR of several, as
+# a CJK word or a very long query gives, whose bm25() mixes several idfs).
+STRING = (
+    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS string, ? AS weight, ? AS lucene"
+    " FROM memory_fts_idx WHERE memory_fts_idx MATCH ?"
+)
+
+# N (the first parameter) is the number of files FTS5 counts in its idf, n
+# the number a string matched; max() keeps the division finite where FTS5
+# clamps its idf to 1e-6. (n comes from one window over all the strings'
+# rows: a window per string cost as much again as the strings themselves.)
 SEARCH = """
-SELECT m.path, m.scope, m.scope_id, m.type, -{rank} AS score,
-       snippet(memory_fts_idx, -1, ?, ?, ?, ?) AS snippet
-FROM memory_fts_idx JOIN memory_fts AS m ON m.id = memory_fts_idx.rowid
-WHERE memory_fts_idx MATCH ? {filters}
-ORDER BY {rank}
+SELECT m.path, m.scope, m.scope_id, m.type, s.score, m.id
+FROM (
+    SELECT id, sum(-raw * weight * CASE WHEN lucene THEN
+               ln(1 + (t.files - n + 0.5) / (n + 0.5)) / max(ln((t.files - n + 0.5) / (n + 0.5)), 1e-6)
+           ELSE 1 END) AS score
+    FROM (SELECT ? AS files) AS t, (SELECT *, count(*) OVER (PARTITION BY string) AS n FROM ({strings}))
+    GROUP BY id
+) AS s JOIN memory_fts AS m ON m.id = s.id
+WHERE 1 {filters}
+ORDER BY s.score DESC, m.path
 LIMIT ?
 """
+
+# Excerpts only for the hits that survive the floor and the limit, in a
+# statement of their own: snippet() tokenizes the whole file (about 0.1 ms
+# for a 3 KB session with Porter), and over all the candidates fetched for
+# the floor it cost ten times the ranking (2 ms of a 2.4 ms query).
+SNIPPETS = """
+SELECT rowid, snippet(memory_fts_idx, -1, ?, ?, ?, ?)
+FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
+"""
+
+
+# FTS5 keeps its row count as the first varint of the "averages" record,
+# row 1 of its data table. Reading it costs one lookup; count(*) on the
+# content table would read a whole index at every query.
+FILE_COUNT = "SELECT block FROM memory_fts_idx_data WHERE id = 1"
+
+
+def file_count(conn: sqlite3.Connection) -> int:
+    """The number of files FTS5 has indexed (its N in bm25())."""
+    row = conn.execute(FILE_COUNT).fetchone()
+    return _varint(row[0]) if row and row[0] else 0
+
+
+def _varint(data: bytes) -> int:
+    """SQLite's variable-length integer (FTS5 writes its counts with it)."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+def _has_ln() -> bool:
+    """SQLite's math functions are a compile-time option (on by default
+    since 3.35); without them ln() comes from Python, per row."""
+    try:
+        sqlite3.connect(":memory:").execute("SELECT ln(2)")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+HAS_LN = _has_ln()
 
 # Rows of roots that are not this index's (turned off since the last
 # reconcile, which deletes them) are never shown, even with --no-reconcile.
@@ -58,41 +141,57 @@ class Hit:
 
 
 def fetch_size(limit: int) -> int:
-    """How many candidates to ask FTS5 for: enough for the floor to judge."""
+    """How many candidates to rank: enough for the floor to judge."""
     return max(limit, min(limit * OVERFETCH, OVERFETCH_CAP))
 
 
-def rank() -> str:
-    return f"bm25(memory_fts_idx, {', '.join(repr(float(w)) for w in COLUMN_WEIGHTS)})"
+def strings(query: Query) -> list[tuple[str, float, bool]]:
+    """(FTS5 expression, weight, Lucene idf?) of each query run."""
+    if not query.separate:  # a pasted paragraph: one OR query of the words
+        return [(" OR ".join(query.terms), 1.0, False)]
+    return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
 
 
-def run(conn: sqlite3.Connection, fts_query: str, *, limit: int, floor: float, filters: dict,
+def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
         roots: list[str] | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped.
     ``roots``: keys of the roots whose rows may be shown (None: all)."""
+    if not HAS_LN:
+        conn.create_function("ln", 1, math.log, deterministic=True)
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     if roots is not None:
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
-    sql = SEARCH.format(filters=where, rank=rank())
-    params = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, fts_query, *active.values(), *(roots or ()),
-              fetch_size(limit)]
-    hits = [Hit(*row) for row in conn.execute(sql, params)]
-    kept = apply_floor(hits, floor)
-    return [_original_snippet(hit, fts_query) for hit in kept[:limit]], len(hits) - len(kept)
+    runs = strings(query)
+    one = STRING.format(weights=", ".join(repr(float(w)) for w in COLUMN_WEIGHTS))
+    sql = SEARCH.format(strings=" UNION ALL ".join([one] * len(runs)), filters=where)
+    params = [p for i, (fts, weight, lucene) in enumerate(runs) for p in (i, weight, int(lucene), fts)]
+    params = [file_count(conn), *params, *active.values(), *(roots or ()), fetch_size(limit)]
+    rows = conn.execute(sql, params).fetchall()
+    kept = apply_floor(rows, floor, score=itemgetter(4))
+    excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
+    hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
+    return hits, len(rows) - len(kept)
 
 
-def _original_snippet(hit: Hit, fts_query: str) -> Hit:
-    """snippet() reads the indexed text, which is segmented where the file
-    has CJK: show the original characters instead (a cheap no-op for text
-    without CJK). Done for the hits returned only: it costs ~0.1 ms each."""
-    snippet = unsegment_snippet(hit.snippet, MARK_OPEN, MARK_CLOSE, query=fts_query)
-    return hit if snippet is hit.snippet else replace(hit, snippet=snippet)
+def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
+    """{rowid: excerpt} with the searched words highlighted. Pairs are left
+    out: their words are searched on their own too (a pair never holds two
+    stop words), and a phrase in an OR query makes FTS5 check word positions
+    in every file, which tripled the cost of this statement."""
+    if not ids:
+        return {}
+    sql = SNIPPETS.format(marks=",".join("?" * len(ids)))
+    words = " OR ".join(query.terms)
+    rows = conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
+    # snippet() reads the indexed text, which is segmented where the file
+    # has CJK: map it back to the original characters (a no-op otherwise).
+    return {rowid: unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words) for rowid, text in rows}
 
 
-def apply_floor(hits: list[Hit], floor: float) -> list[Hit]:
-    """Keep the top hit, and any other scoring at least ``floor`` × the top."""
+def apply_floor(hits: list, floor: float, score=attrgetter("score")) -> list:
+    """Keep the top hit, and any other scoring at least ``floor`` x the top."""
     if not hits or floor <= 0:
         return hits
-    cutoff = hits[0].score * floor
-    return hits[:1] + [h for h in hits[1:] if h.score >= cutoff]
+    cutoff = score(hits[0]) * floor
+    return hits[:1] + [h for h in hits[1:] if score(h) >= cutoff]

@@ -30,7 +30,7 @@ def test_query_json(tree, tmp_path):
     r = run("query", "port", "5433", "--root", str(tree), "--db", str(tmp_path / "db"), "--json", "--limit", "1")
     data = json.loads(r.output)
     assert data["query"] == "port 5433"
-    assert data["fts_query"] == '"port" OR "5433"'
+    assert data["fts_query"] == '"port" OR "5433" OR "port 5433"'
     assert len(data["results"]) == 1
     assert set(data["results"][0]) == {"path", "scope", "scope_id", "type", "score", "snippet"}
 

@@ -8,15 +8,19 @@ from memsearch import NoSearchableWords, build_query
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("docker port", '"docker" OR "port"'),
-        ('say "hello"', '"say" OR "hello"'),
-        ("foo* -bar baz:qux ^start", '"foo" OR "bar" OR "baz" OR "qux" OR "start"'),
-        ("a AND b OR NOT c", '"a" OR "AND" OR "b" OR "OR" OR "NOT" OR "c"'),
-        ("NEAR(one two, 3)", '"NEAR" OR "one" OR "two" OR "3"'),
+        # Words, then adjacent pairs as phrases (tests/test_ranking.py has
+        # the rules: stop words are left out, a pair of two is never made).
+        ("docker port", '"docker" OR "port" OR "docker port"'),
+        ('say "hello"', '"say" OR "hello" OR "say hello"'),
+        ("foo* -bar baz:qux ^start",
+         '"foo" OR "bar" OR "baz" OR "qux" OR "start" OR "foo bar" OR "bar baz" OR "baz qux" OR "qux start"'),
+        ("a AND b OR NOT c", '"b" OR "c" OR "AND b" OR "b OR" OR "NOT c"'),
+        ("NEAR(one two, 3)", '"NEAR" OR "one" OR "two" OR "3" OR "NEAR one" OR "one two" OR "two 3"'),
         ("snake_case_name", '"snake_case_name"'),
-        ("café naïve", '"café" OR "naïve"'),
+        ("café naïve", '"café" OR "naïve" OR "café naïve"'),
         ("Port port PORT", '"Port"'),
         ("(((x)))", '"x"'),
+        ("the who", '"the" OR "who"'),
     ],
 )
 def test_build_query(text, expected):

@@ -1,0 +1,190 @@
+"""Ranking (issue 8): stop words, word pairs, Lucene's idf, Porter stemming,
+snippets computed for the shown hits only."""
+
+import math
+import sqlite3
+
+import pytest
+
+from conftest import write
+from memsearch import MemoryIndex, NoSearchableWords
+from memsearch import search as search_mod
+from memsearch.query import MAX_STRINGS, STOP_WORDS, Query, is_phrase, plan
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+# -- the query plan ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, terms, pairs",
+    [
+        ("docker port", ['"docker"', '"port"'], ['"docker port"']),
+        ("What did Caroline research?", ['"Caroline"', '"research"'], ['"did Caroline"', '"Caroline research"']),
+        # Only stop words: they are all searched (never zero words), and no
+        # pair of two stop words is.
+        ("the who", ['"the"', '"who"'], []),
+        ("Port port PORT", ['"Port"'], []),
+        ("a AND b OR NOT c", ['"b"', '"c"'], ['"AND b"', '"b OR"', '"NOT c"']),
+        ("NEAR(one two, 3)", ['"NEAR"', '"one"', '"two"', '"3"'], ['"NEAR one"', '"one two"', '"two 3"']),
+        ("when did it", ['"when"', '"did"', '"it"'], []),
+    ],
+)
+def test_plan(text, terms, pairs):
+    assert plan(text) == Query(tuple(terms), tuple(pairs))
+
+
+def test_a_cjk_word_is_searched_by_its_bigrams_and_never_paired():
+    q = plan("提交到 git push")
+    assert q.terms == ('("提交" OR "交到")', '"git"', '"push"')
+    assert q.pairs == ('"git push"',)
+    assert not is_phrase(q.terms[0]) and is_phrase(q.terms[1]) and is_phrase('"库"*')
+
+
+def test_stop_words_are_lower_case_words():
+    assert all(w == w.casefold() and w.isalpha() for w in STOP_WORDS)
+    assert {"the", "what", "did", "when"} <= STOP_WORDS
+
+
+@pytest.mark.parametrize("text", ["", "  ", "***"])
+def test_no_words_is_still_an_error(text):
+    with pytest.raises(NoSearchableWords):
+        plan(text)
+
+
+def test_every_string_parses_alone_and_ored():
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 1')")
+    db.execute("INSERT INTO t VALUES ('x')")
+    q = plan('a "b" c* NEAR(d) -e AND f:g ^h (i)')
+    for fts in (*q.terms, *q.pairs, q.fts):
+        db.execute("SELECT * FROM t WHERE t MATCH ?", (fts,)).fetchall()
+
+
+# -- scores --------------------------------------------------------------------------
+
+
+def lucene_bm25(tf, doc_len, avg_len, n, files, k1=1.2, b=0.75):
+    idf = math.log(1 + (files - n + 0.5) / (n + 0.5))
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avg_len))
+
+
+def test_score_is_bm25_with_lucenes_idf(root, tmp_path):
+    write(root, "a.md", "walrus walrus tusk")
+    write(root, "b.md", "walrus seal seal seal")
+    write(root, "c.md", "seal")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        hits = idx.search("walrus", floor=0)
+    # FTS5's own idf for a word in 2 of 3 files is ln(1.5 / 2.5) < 0,
+    # clamped to 1e-6: both scores would be ~0. Lucene's stays positive.
+    avg = (3 + 4 + 1) / 3
+    assert paths(hits) == ["a.md", "b.md"]
+    assert hits[0].score == pytest.approx(lucene_bm25(2, 3, avg, 2, 3))
+    assert hits[1].score == pytest.approx(lucene_bm25(1, 4, avg, 2, 3))
+
+
+def test_a_word_in_most_files_still_ranks(root, tmp_path):
+    # In a small tree (twenty sessions naming both speakers) FTS5's bm25()
+    # gives a word found in half the files nothing at all.
+    write(root, "one.md", "caroline painted a sunrise")
+    write(root, "two.md", "caroline melanie caroline went camping")
+    write(root, "three.md", "melanie read a book")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("caroline camping", floor=0))[0] == "two.md"
+        assert paths(idx.search("melanie book", floor=0))[0] == "three.md"
+
+
+def test_pairs_rank_words_together_first(root, tmp_path):
+    write(root, "apart.md", "the group met; support came later from elsewhere")
+    write(root, "together.md", "a support group met on friday; later it rained")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("support group", floor=0)) == ["together.md", "apart.md"]
+
+
+def test_stop_words_do_not_outweigh_the_rare_word(root, tmp_path):
+    write(root, "noise.md", "what did you do when it was there? what did he say?")
+    write(root, "answer.md", "The pottery class was on Tuesday.")
+    for i in range(5):
+        write(root, f"filler{i}.md", f"filler note {i} about the weather")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("what did she do in the pottery class", floor=0))[0] == "answer.md"
+
+
+def test_english_words_are_stemmed(root, tmp_path):
+    write(root, "a.md", "Melanie paints sunrises and went running")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        hit = idx.search("painted sunrise run")[0]
+    assert hit.path == "a.md"
+    assert "<<paints>>" in hit.snippet and "<<sunrises>>" in hit.snippet and "<<running>>" in hit.snippet
+
+
+def test_a_very_long_query_is_one_or_query(root, tmp_path):
+    write(root, "n.md", "alpha beta")
+    write(root, "m.md", "gamma")
+    text = " ".join(f"w{i}" for i in range(MAX_STRINGS + 5)) + " alpha"
+    assert not plan(text).separate
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search(text)) == ["n.md"]
+
+
+def test_file_count_is_what_fts5_counts(root, tmp_path):
+    for i in range(300):
+        write(root, f"f{i}.md", f"note {i}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        assert search_mod.file_count(idx.conn) == 300
+        (root / "f0.md").unlink()
+        idx.reconcile()
+        assert search_mod.file_count(idx.conn) == 299
+
+
+def test_file_count_of_an_empty_index(root, tmp_path):
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        assert search_mod.file_count(idx.conn) == 0
+        assert idx.search("anything") == []
+
+
+@pytest.mark.parametrize("value, encoded", [(0, b"\x00"), (127, b"\x7f"), (128, b"\x81\x00"), (300, b"\x82\x2c"),
+                                            (2**57, b"\x81\x80\x80\x80\x80\x80\x80\x80\x00")])
+def test_varint(value, encoded):
+    assert search_mod._varint(encoded + b"\x05\x07") == value
+
+
+# -- snippets ------------------------------------------------------------------------
+
+
+def test_snippets_only_for_the_hits_shown(root, tmp_path, monkeypatch):
+    for i in range(20):
+        write(root, f"n{i:02}.md", "walrus " * (i + 1) + "tusk")
+    asked = []
+    real = search_mod.snippets
+
+    def spy(conn, query, ids):
+        asked.append(list(ids))
+        return real(conn, query, ids)
+
+    monkeypatch.setattr(search_mod, "snippets", spy)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        hits = idx.search("walrus", limit=3)
+    assert len(hits) == 3 and len(asked) == 1 and len(asked[0]) == 3
+    assert all("<<walrus>>" in h.snippet for h in hits)
+
+
+def test_every_hit_has_its_own_snippet(index):
+    hits = index.search("rounding checkpoint webhook", floor=0)
+    assert len(hits) > 3
+    for hit in hits:
+        assert "<<" in hit.snippet, hit
+    by_path = {h.path: h.snippet for h in hits}
+    assert "Stripe" in by_path["sessions/s1/tasks/T1/notes.md"]
+
+
+def test_without_sqlite_math_functions_ln_comes_from_python(index, monkeypatch):
+    expected = [(h.path, round(h.score, 9)) for h in index.search("rounding checkpoint webhook", floor=0)]
+    monkeypatch.setattr(search_mod, "HAS_LN", False)
+    got = [(h.path, round(h.score, 9)) for h in index.search("rounding checkpoint webhook", floor=0)]
+    assert got == expected
