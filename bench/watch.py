@@ -63,9 +63,12 @@ def count_dirs(root: Path) -> int:
 
 
 def ensure_index(root: Path, db: Path) -> float:
-    """A built index for the tree (cold build the first time)."""
+    """A freshly built index for the tree: a cold build, as bench/scale.py's
+    (an index reused from an earlier run carries that run's trial writes)."""
     from memsearch import MemoryIndex
 
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
     started = time.perf_counter()
     with MemoryIndex(root, db) as idx:
         idx.reconcile()
@@ -161,6 +164,21 @@ def measure(root: Path, watched_db: Path, walked_db: Path, rounds: int, env: dic
     return out
 
 
+def query_cost(root: Path, db: Path, rounds: int) -> dict:
+    """The query alone (reconcile off), to compare before and after the
+    trials' hundreds of small watcher batches."""
+    from memsearch import MemoryIndex
+
+    cols = {"query_only_rare": [], "query_only_broad": []}
+    with MemoryIndex(root, db) as idx:
+        for i in range(rounds):
+            for kind, q in (("broad", QUERIES[i % len(QUERIES)]), ("rare", RARE[i % len(RARE)])):
+                t = time.perf_counter()
+                idx.search(q, reconcile=False)
+                cols[f"query_only_{kind}"].append((time.perf_counter() - t) * 1000)
+    return {k: summary(v) for k, v in cols.items()}
+
+
 # -- freshness trials ------------------------------------------------------------------------
 
 KINDS = ("edit", "atomic", "create", "rename", "delete")
@@ -250,7 +268,8 @@ def render(r: dict) -> str:
     lines = [
         f"{r['files']:,} files in {r['dirs']:,} directories; fs.inotify.max_user_watches = {r['max_user_watches']}; "
         f"load average {r['load_before'][0]:.1f} before / {r['load_after'][0]:.1f} after, on {r['cpus']} CPUs.",
-        f"Watcher start on the built index (initial reconcile included): {r['watcher_start_s']:.1f} s; "
+        f"Cold build {r['index_build_s']:.0f} s. Watcher start on the built index (initial reconcile included):"
+        f" {r['watcher_start_s']:.1f} s; "
         f"watcher RSS {r['watcher_rss_mb']} MB.",
         "",
         "| per query, p50 / p95 | ms |",
@@ -271,6 +290,10 @@ def render(r: dict) -> str:
     for label, key in rows:
         if key in m:
             lines.append(f"| {label} | {m[key]['p50_ms']:.1f} / {m[key]['p95_ms']:.1f} |")
+    a = r.get("after_trials")
+    if a:
+        lines += [f"| query alone after the freshness trials' small batches, rare / broad (p50) | "
+                  f"{a['query_only_rare']['p50_ms']:.1f} / {a['query_only_broad']['p50_ms']:.1f} |"]
     lines += ["", f"Fresh query speed-up with the watcher (p50): "
               f"{m['walk_fresh']['p50_ms'] / m['watch_fresh']['p50_ms']:.0f}× in-process, "
               f"{m['cli_walk']['p50_ms'] / m['cli_watch']['p50_ms']:.1f}× whole-process. "
@@ -333,6 +356,7 @@ def main() -> None:
         if args.cli_trials:
             trials["cli"] = run_trials(root, watched_db, args.cli_trials, env, cli=True, seed=2)
         rss = rss_kb(proc.pid)
+        after = query_cost(root, watched_db, args.rounds)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait()
@@ -340,7 +364,7 @@ def main() -> None:
         "files": args.files, "dirs": dirs, "max_user_watches": limit, "cpus": os.cpu_count(),
         "load_before": load_before, "load_after": os.getloadavg(), "index_build_s": build_s,
         "watcher_start_s": start_s, "watcher_rss_mb": round(rss / 1024) if rss else None,
-        "measure": measured, "trials": trials,
+        "measure": measured, "trials": trials, "after_trials": after,
     }
     out = HERE / "results"
     out.mkdir(exist_ok=True)

@@ -284,7 +284,7 @@ class _Followed:
 class _Batch:
     """What the events since the last batch ask for."""
 
-    __slots__ = ("paths", "cookies", "new_dirs", "rescan", "restart")
+    __slots__ = ("paths", "cookies", "new_dirs", "rescan", "restart", "links")
 
     def __init__(self):
         self.paths: set[str] = set()
@@ -292,6 +292,7 @@ class _Batch:
         self.new_dirs: set[str] = set()  # absolute paths, to check they got a watch
         self.rescan: str | None = None
         self.restart: str | None = None
+        self.links = False  # only the symlinks need a look
 
 
 _active: "weakref.WeakSet[Watcher]" = weakref.WeakSet()
@@ -527,10 +528,14 @@ class Watcher:
                 self._cv.notify_all()  # a cookie is answered at once
             return
         parts = rel.split("/")
-        if any(part.startswith(".") for part in parts):
-            return  # hidden: never indexed (editor temp files, .git, cookies)
-        if not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1]):
-            return  # content of a file that is not indexed (a link to one is rechecked below)
+        if any(part.startswith(".") for part in parts) or (
+                not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1])):
+            # Hidden (editor temp files, .git) or the content of a file that
+            # is not indexed: no row can change, unless a symlink shows it.
+            if self._links:
+                pending.links = True
+                self._touch()
+            return
         while rel and printable_name(rel) != rel:  # not UTF-8: let the walk of its folder name it
             rel = rel.rpartition("/")[0]
         pending.paths.add(f.label + rel)
@@ -602,7 +607,7 @@ class Watcher:
                 due = self._next_beat
                 if self._state == FAILED:
                     due = min(due, self._retry_at)
-                if p.paths or p.new_dirs:
+                if p.paths or p.new_dirs or p.links:
                     due = min(due, self._last_event + self.debounce, self._first_event + self.max_delay)
                 if now >= due:
                     break
@@ -619,7 +624,7 @@ class Watcher:
             pass  # the retry's full reconcile will cover these paths
         elif batch.rescan:
             self._rescan(batch.rescan)
-        elif batch.paths:
+        elif batch.paths or batch.links:
             self._apply(batch.paths, batch.new_dirs)
         self._check_source()
         self._beat(batch.cookies if self._state == READY else ())
@@ -772,22 +777,9 @@ class Watcher:
         """Index paths of the symlinks under the roots. inotify reports a
         change under a link's target, never under the link, so these are
         rechecked with every batch."""
-        links = set()
+        links: set[str] = set()
         for f in self._followed:
-            stack = [(f.folder, "")]
-            while stack:
-                folder, prefix = stack.pop()
-                try:
-                    with os.scandir(folder) as entries:
-                        for entry in entries:
-                            if entry.name.startswith("."):
-                                continue
-                            if entry.is_symlink():
-                                links.add(f.label + prefix + printable_name(entry.name))
-                            elif entry.is_dir(follow_symlinks=False):
-                                stack.append((entry.path, prefix + printable_name(entry.name) + "/"))
-                except OSError:
-                    continue
+            links |= _links_under(f.folder, f.label)
         return links
 
     def _track_links(self, paths: set[str]) -> None:
@@ -806,24 +798,7 @@ class Watcher:
                 self._links.discard(path)
                 self._links -= {p for p in self._links if p.startswith(path + "/")}
                 if os.path.isdir(file):
-                    self._links |= {link for link in self._scan_links_under(file, path)}
-
-    def _scan_links_under(self, folder: str, prefix: str) -> set[str]:
-        links, stack = set(), [(folder, prefix + "/")]
-        while stack:
-            here, rel = stack.pop()
-            try:
-                with os.scandir(here) as entries:
-                    for entry in entries:
-                        if entry.name.startswith("."):
-                            continue
-                        if entry.is_symlink():
-                            links.add(rel + printable_name(entry.name))
-                        elif entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, rel + printable_name(entry.name) + "/"))
-            except OSError:
-                continue
-        return links
+                    self._links |= _links_under(file, path + "/")
 
     def _verify(self, dirs: list[tuple[str, int]]) -> None:
         """Every directory listed has an inotify watch: watchdog skips those
@@ -843,6 +818,26 @@ class Watcher:
                 dirs.append((path, st.st_ino))
         if _unwatched(self._observer, dirs):
             self._trouble(_limit_message(len(dirs), len(dirs), new=True))
+
+
+def _links_under(folder: str, prefix: str) -> set[str]:
+    """Index paths (``prefix`` + relative path) of the symlinks below folder,
+    hidden folders left out as the walk leaves them out."""
+    links, stack = set(), [(folder, prefix)]
+    while stack:
+        here, rel = stack.pop()
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_symlink():
+                        links.add(rel + printable_name(entry.name))
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, rel + printable_name(entry.name) + "/"))
+        except OSError:
+            continue
+    return links
 
 
 class _TakenOver(Exception):

@@ -513,3 +513,15 @@ def test_watch_command_refuses_an_index_inside_the_root(tree, config):
     out = _cli("watch", "--root", str(tree), "--db", str(tree / "index.db"), env=_env(config))
     assert out.returncode == 2
     assert out.stderr.startswith("Error: the index database") and "inside the watched root" in out.stderr
+
+
+def test_a_link_shows_its_target_wherever_that_is(watched, tree):
+    """A note that links to a hidden or non-Markdown file changes when that
+    file does, though no event names the note."""
+    idx, _ = watched
+    write(tree, ".private/secret.txt", "first version: oriole\n")
+    os.symlink(tree / ".private/secret.txt", tree / "global/user/shown.md")
+    assert fresh(idx, "oriole") == ["global/user/shown.md"]
+    write(tree, ".private/secret.txt", "second version: kestrel\n")
+    assert fresh(idx, "kestrel") == ["global/user/shown.md"]
+    assert fresh(idx, "oriole") == []
