@@ -112,18 +112,19 @@ def plan(text: str) -> Query:
     kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
     # query_terms() quotes a word without CJK exactly as quote() does; a
     # word with CJK (or full-width letters) becomes one or more fragments.
-    terms = tuple(dict.fromkeys(term for word in kept for term in query_terms(word)))
+    fragments = {word: query_terms(word) for word in found}
+    terms = tuple(dict.fromkeys(term for word in kept for term in fragments[word]))
+    # A CJK word is already searched as bigrams; a pair with it could only
+    # match the unsegmented spelling, which the index never holds. (A
+    # full-width word gives two fragments and is left unpaired too.)
+    plain = {word.casefold() for word in found if fragments[word] == [quote(word)] and not has_cjk(word)}
     sequence = _WORD.findall(unicodedata.normalize("NFC", text))
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):
-        if a.casefold() == b.casefold() or (a.casefold() in STOP_WORDS and b.casefold() in STOP_WORDS):
+        key_a, key_b = a.casefold(), b.casefold()
+        if key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain:
             continue
-        # A CJK word is already searched as bigrams; a pair with it could
-        # only match the unsegmented spelling, which the index never holds.
-        # (A full-width word gives two fragments and is left unpaired too.)
-        if has_cjk(a + b) or query_terms(a) != [quote(a)] or query_terms(b) != [quote(b)]:
-            continue
-        pairs.setdefault(f"{a} {b}".casefold(), quote(f"{a} {b}"))
+        pairs.setdefault(f"{key_a} {key_b}", quote(f"{a} {b}"))
     return Query(terms, tuple(p for p in pairs.values() if p not in terms))
 
 

@@ -31,6 +31,17 @@ RACY_NS = 2_000_000_000
 # 'rebuild' instead of row by row: see _bulk_indexing.
 BULK_MIN = 1000
 
+# Each write statement ends in an FTS5 savepoint, and FTS5 writes what it
+# indexed so far as a segment of its own there: a reconcile that reads 30
+# files leaves 30 one-page segments (FTS5's own merging starts at 16), and a
+# query then looks every word up in each of them. So a reconcile that wrote
+# rows ends with an FTS5 'merge' of at most this many pages, which folds the
+# new segments together (30 into 2) at a bounded cost: about 25 ms per
+# reconcile on a 6k-file index, ~1 ms on a LoCoMo tree, where it halved the
+# query time (p50 6.5 -> 3.5 ms, snippets included). A negative count (merge
+# even two segments) kept adding levels on the large index.
+MERGE_PAGES = 500
+
 # Above this many files to read, a reader thread feeds SQLite (see _prefetch).
 PREFETCH_MIN = 512
 PREFETCH_QUEUE = 256
@@ -143,6 +154,8 @@ def reconcile(
             # keep their old text searchable.
             gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
             conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+        if not bulk and (out.added or out.updated or gone):
+            _merge_segments(conn)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -203,6 +216,8 @@ def reconcile_paths(
         conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, None, layout, root_ids))
         gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+        if out.added or out.updated or gone:
+            _merge_segments(conn)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -211,6 +226,11 @@ def reconcile_paths(
         skipped=tuple(skipped),
         seconds=time.perf_counter() - started,
     )
+
+
+def _merge_segments(conn: sqlite3.Connection) -> None:
+    """Fold the one-row segments the writes left into few (see MERGE_PAGES)."""
+    conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
 
 
 @contextmanager

@@ -188,3 +188,34 @@ def test_without_sqlite_math_functions_ln_comes_from_python(index, monkeypatch):
     monkeypatch.setattr(search_mod, "HAS_LN", False)
     got = [(h.path, round(h.score, 9)) for h in index.search("rounding checkpoint webhook", floor=0)]
     assert got == expected
+
+
+# -- index layout --------------------------------------------------------------------
+
+
+def fts5_segments(conn) -> int:
+    """Segments in FTS5's structure record: a 4-byte cookie, then varints
+    nLevel and nSegment."""
+    block = conn.execute("SELECT block FROM memory_fts_idx_data WHERE id = 10").fetchone()[0]
+    return search_mod._varint(block[4 + len(_varint_bytes(block[4:])):])
+
+
+def _varint_bytes(data: bytes) -> bytes:
+    end = next(i for i, b in enumerate(data) if b < 0x80)
+    return data[: end + 1]
+
+
+def test_a_reconcile_leaves_few_fts5_segments(root, tmp_path):
+    # Each row written through the triggers ends in an FTS5 savepoint, which
+    # flushes a segment of its own; the reconcile merges them afterwards.
+    for i in range(40):
+        write(root, f"n{i:02}.md", f"note {i} about walruses and seals " * 20)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        assert fts5_segments(idx.conn) <= 3
+        for i in range(0, 40, 4):
+            write(root, f"n{i:02}.md", f"edited note {i}")
+        idx.reconcile()
+        assert fts5_segments(idx.conn) <= 3
+        idx.conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        assert paths(idx.search("edited note 8", floor=0))[0] == "n08.md"
