@@ -12,7 +12,7 @@ _EXPORTS = {
     "DatabaseCorrupt": "errors",
     "DatabaseError": "errors",
     "DatabaseLocked": "errors",
-    "Freshness": "watch",
+    "Freshness": "freshness",
     "Hit": "search",
     "ManifestEntry": "manifests",
     "MemoryIndex": "index",

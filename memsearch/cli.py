@@ -7,12 +7,11 @@ root or index).
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import click
 
-from . import format as fmt
+from . import db, format as fmt
 from .errors import MemsearchError
 from .index import MemoryIndex
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
@@ -65,9 +64,20 @@ def open_index(root, db_path, **kwargs) -> MemoryIndex:
         raise Failure(str(ex)) from None
 
 
-class _Stderr(logging.Handler):
-    def emit(self, record):
-        click.echo(f"warning: {record.getMessage()}", err=True)
+def log_to_stderr() -> None:
+    """Long-running commands (watch, mcp) report through logging: show its
+    warnings as one line each. One-shot commands never import logging (see
+    memsearch.db.warn)."""
+    import logging
+
+    class Stderr(logging.Handler):
+        def emit(self, record):
+            click.echo(f"warning: {record.getMessage()}", err=True)
+
+    log = logging.getLogger("memsearch")
+    if not log.handlers:
+        log.addHandler(Stderr())
+        log.propagate = False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,10 +88,9 @@ def main():
     The index is a cache of the files: it is brought up to date before each
     query, and deleting it loses nothing.
     """
-    log = logging.getLogger("memsearch")
-    if not log.handlers:
-        log.addHandler(_Stderr())
-        log.propagate = False
+    # Recovery warnings (a damaged index set aside) are one stderr line each.
+    db.warning_sink = lambda message: click.echo(f"warning: {message}", err=True)
+    click.get_current_context().call_on_close(lambda: setattr(db, "warning_sink", None))
 
 
 @main.command()
@@ -234,6 +243,7 @@ def watch(**root_opts):
     # Imported here: `memsearch query` must never pay for watchdog.
     from .watch import Watcher
 
+    log_to_stderr()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -271,6 +281,7 @@ def mcp_command(**root_opts):
     # Imported here: `memsearch query` must never pay for the SDK or the tool.
     from .mcp_server import require_sdk, serve
 
+    log_to_stderr()
     with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import
         try:
             require_sdk()

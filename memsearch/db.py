@@ -8,7 +8,6 @@ that a newer memsearch wrote and the user named explicitly.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import time
@@ -19,7 +18,6 @@ from . import migrate
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S
 
-log = logging.getLogger("memsearch")
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 65536
@@ -133,8 +131,24 @@ def set_aside(path: Path, why: str) -> Path:
         pass  # another process set it aside first
     except OSError as ex:
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
-    log.warning("index %s was unusable (%s); kept it as %s and rebuilding from the files", path, why, target.name)
+    warn(f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files")
     return target
+
+
+# Where warnings about recovered problems go: None means the "memsearch"
+# logger. The CLI points it at stderr for the length of one command.
+warning_sink = None
+
+
+def warn(message: str) -> None:
+    """Report a problem memsearch recovered from. logging is imported only
+    here, so a query with nothing to report never pays for it."""
+    if warning_sink is not None:
+        warning_sink(message)
+        return
+    import logging
+
+    logging.getLogger("memsearch").warning("%s", message)
 
 
 @contextmanager

@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import db, migrate, roots as roots_mod, search as search_mod, watch
+from . import db, migrate, roots as roots_mod, search as search_mod
+from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt
 from .query import plan
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
@@ -26,7 +27,7 @@ class SearchResult:
     hits: list[Hit]
     floored: int  # candidates the relative floor dropped
     reconcile: ReconcileReport | None = field(default=None, repr=False)
-    freshness: watch.Freshness | None = field(default=None, repr=False)  # watcher handshake, or walk and why
+    freshness: Freshness | None = field(default=None, repr=False)  # watcher handshake, or walk and why
 
 
 class MemoryIndex:
@@ -109,7 +110,7 @@ class MemoryIndex:
         )
 
     # How the last refresh() made the index fresh (None before the first).
-    freshness: watch.Freshness | None = None
+    freshness: Freshness | None = None
 
     def refresh(self) -> ReconcileReport:
         """Bring the index up to date with every change made to the files so
@@ -118,13 +119,13 @@ class MemoryIndex:
         handshake with it, at a cost that does not grow with the tree;
         otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
         started = time.perf_counter()
-        reason = self._guarded(lambda: watch.sync(self.conn, self.roots, self.settings.sync_timeout), refill=False)
+        reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
         if reason is None:
             seconds = time.perf_counter() - started
-            self.freshness = watch.Freshness("watcher", seconds=seconds)
+            self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
         report = self.reconcile()
-        self.freshness = watch.Freshness("walk", reason, time.perf_counter() - started)
+        self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
@@ -175,7 +176,7 @@ class MemoryIndex:
                 "files": files,
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self.db_path),
-                **watch.describe(self.conn, self.roots, self.settings.sync_timeout),
+                **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
             }
 
         return self._guarded(read)

@@ -7,29 +7,9 @@ events as they come: each batch re-reads just the paths named by its events
 (:func:`memsearch.reconcile.reconcile_paths`), debounced so that a burst of
 writes costs one transaction.
 
-Freshness without a walk, Watchman-style
-----------------------------------------
-A query must reflect every change made before it was issued. An event
-already queued by the kernel but not yet applied would break that, so a
-query (:func:`sync`, the client side; it never imports watchdog):
-
-1. reads the ``watcher`` row of each root: is a watcher there, ``ready``,
-   its process alive and its heartbeat recent? If not, it walks the tree;
-2. creates a uniquely named cookie file ``.memsearch-cookie-<pid>-<n>-<rand>``
-   in the watched folder. inotify queues events of one watcher in order, so
-   every change made before the cookie is queued ahead of it;
-3. waits (bounded) until the watcher has acknowledged the cookie: it inserts
-   the name into ``watcher_cookies`` only after committing every change seen
-   before it (a cookie flushes the pending batch at once);
-4. removes the cookie and queries.
-
-Hidden names are never indexed, so cookies never show up in results. Any
-doubt (no watcher, an old heartbeat, a dead pid, a failed or rescanning
-watcher, a cookie not acknowledged in time) makes the query walk the tree
-as it would without a watcher: slower, never stale. The watcher restarts its
-event source when it dies, reconciles the whole tree at start and after an
-event queue overflow, and refuses to start when inotify cannot watch every
-directory (fs.inotify.max_user_watches).
+The querying side of the protocol (cookies, heartbeats, when a query may
+skip the walk) is in :mod:`memsearch.freshness`, which a query imports
+without pulling in threads, logging or watchdog.
 """
 
 from __future__ import annotations
@@ -45,16 +25,14 @@ import weakref
 
 from .db import write_transaction
 from .errors import MemsearchError, WatcherError
+from .freshness import (  # noqa: F401 - re-exported: watch.sync() etc. predate the split
+    COOKIE_PREFIX, FAILED, HEARTBEAT_S, HOST, READY, RESCANNING, STALE_S, STARTING, STOPPED, Freshness, describe,
+    pid_alive, sync, unusable,
+)
+from .freshness import _rows  # noqa: E402 - shared with the watcher's own bookkeeping
 from .walk import is_markdown, printable_name
 
 log = logging.getLogger("memsearch.watch")
-
-COOKIE_PREFIX = ".memsearch-cookie-"
-
-# The watcher refreshes its row this often; a query trusts a heartbeat up to
-# STALE_S old. Between the two: room for a busy machine or a slow commit.
-HEARTBEAT_S = 1.0
-STALE_S = 5.0
 
 # A batch is written once events have paused this long, or this long after
 # its first event if they never pause. A cookie writes it at once, so these
@@ -76,198 +54,9 @@ ACK_KEEP_S = 60.0
 # everything) after these pauses, the last one repeating.
 RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 
-READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
-
 MAX_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
 
 
-def _host() -> str:
-    uname = getattr(os, "uname", None)
-    if uname is not None:
-        return uname().nodename
-    import platform
-
-    return platform.node()
-
-
-HOST = _host()
-
-
-# -- the querying side -------------------------------------------------------------
-
-
-class Freshness:
-    """How a query's index was made fresh: ``via`` is "watcher" (cookie
-    handshake, no walk) or "walk" (reconcile), ``reason`` why it walked.
-
-    (Plain classes in this module, no dataclasses: every `memsearch query`
-    imports it, and process start-up is most of a query's cost.)"""
-
-    __slots__ = ("via", "reason", "seconds")
-
-    def __init__(self, via: str, reason: str | None = None, seconds: float = 0.0):
-        self.via, self.reason, self.seconds = via, reason, seconds
-
-    def __repr__(self) -> str:
-        return f"Freshness(via={self.via!r}, reason={self.reason!r}, seconds={self.seconds:.4f})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Freshness) and (self.via, self.reason) == (other.via, other.reason)
-
-    __hash__ = None
-
-    def to_dict(self) -> dict:
-        return {"via": self.via, "reason": self.reason, "seconds": round(self.seconds, 4)}
-
-
-_cookies = itertools.count()
-
-
-def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
-    """Wait until a healthy watcher has applied every change made to the
-    files of ``roots`` before this call. None when it has: the index is fresh
-    without a walk. Otherwise why not, and the caller must walk the tree.
-
-    ``roots``: objects with ``key`` (see memsearch.roots.Root).
-    """
-    rows = _rows(conn)
-    now = time.time()
-    followed = []
-    for root in roots:
-        row = rows.get(root.key)
-        reason = unusable(row, now)
-        if reason:
-            return reason
-        followed.append(row)
-    created: list[str] = []
-    try:
-        for row in followed:
-            path = os.path.join(row.folder, f"{COOKIE_PREFIX}{os.getpid()}-{next(_cookies)}-{os.urandom(3).hex()}")
-            try:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            except OSError as ex:
-                return f"cannot create a cookie in {row.folder} ({ex.strerror})"
-            created.append(path)
-        if not _acknowledged(conn, [os.path.basename(p) for p in created], timeout):
-            return f"the watcher did not acknowledge a cookie within {timeout:g}s"
-        return None
-    finally:
-        for path in created:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-
-class _Row:
-    """A row of the watcher table."""
-
-    __slots__ = COLUMNS = ("root_key", "folder", "pid", "host", "started_at", "heartbeat_at", "state", "error",
-                           "error_at", "overflows", "restarts")
-
-    def __init__(self, *values):
-        for name, value in zip(self.COLUMNS, values):
-            setattr(self, name, value)
-
-
-def _rows(conn) -> dict[str, _Row]:
-    return {row[0]: _Row(*row) for row in conn.execute(f"SELECT {', '.join(_Row.COLUMNS)} FROM watcher")}
-
-
-def unusable(row: _Row | None, now: float) -> str | None:
-    """Why a query cannot rely on the watcher of this row (None: it can)."""
-    if row is None:
-        return "no watcher is running"
-    if row.state == STOPPED:
-        return f"the watcher (pid {row.pid}) stopped"
-    if row.host == HOST and not pid_alive(row.pid):
-        return f"the watcher (pid {row.pid}) is not running"
-    age = now - row.heartbeat_at
-    if age > STALE_S:
-        return f"the watcher's (pid {row.pid}) last heartbeat is {age:.0f}s old"
-    if row.state != READY:
-        return f"the watcher is {row.state}" + (f": {row.error}" if row.state == FAILED and row.error else "")
-    return None
-
-
-def _acknowledged(conn, names: list[str], timeout: float) -> bool:
-    sql = f"SELECT count(*) FROM watcher_cookies WHERE name IN ({','.join('?' * len(names))})"
-    deadline = time.monotonic() + timeout
-    pause = 0.0001  # the answer usually takes a millisecond or two, and a poll costs ~20 µs
-    while True:
-        if conn.execute(sql, names).fetchone()[0] == len(names):
-            return True
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.001)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of this host runs under ``pid`` (a zombie, killed
-    but not yet reaped by its parent, does not count)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        pass  # no /proc here
-    else:
-        return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
-    """The watcher part of ``memsearch status``: its state, and whether a
-    query would now skip the walk (found out with a real cookie handshake)
-    or why it would walk."""
-    rows = _rows(conn)
-    now = time.time()
-    shown, reason = None, None
-    for root in roots:
-        row = rows.get(root.key)
-        shown = shown or row
-        reason = unusable(row, now)
-        if reason:
-            shown = row
-            break
-    info = {
-        "watcher": _state_word(shown),
-        "watcher_pid": shown.pid if shown else None,
-        "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
-        "watcher_error": shown.error if shown else None,
-        "watcher_overflows": shown.overflows if shown else 0,
-        "watcher_restarts": shown.restarts if shown else 0,
-    }
-    handshake = None
-    if reason is None:
-        started = time.perf_counter()
-        reason = sync(conn, roots, timeout)
-        handshake = time.perf_counter() - started
-    info["freshness"] = "walk" if reason else "watcher"
-    info["fallback_reason"] = reason
-    if handshake is not None and not reason:
-        info["cookie_ms"] = round(handshake * 1000, 2)
-    return info
-
-
-def _state_word(row: _Row | None) -> str:
-    if row is None:
-        return "none"
-    if row.state != STOPPED and row.host == HOST and not pid_alive(row.pid):
-        return "dead"
-    return row.state
-
-
-# -- the watching side --------------------------------------------------------------
 
 
 class _Followed:
