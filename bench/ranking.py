@@ -8,6 +8,7 @@ this script; each one varies one knob around the chosen defaults::
 
     python bench/ranking.py                    # tune split (conversations 0-4), ~2 min
     python bench/ranking.py --split heldout    # the same tables on 5-9, for the report only
+    python bench/ranking.py --latency --split heldout   # where a query's time goes, next to tantivy
 
 Output: a Markdown report on stdout and, with ``--out``, in a file (plus a
 JSON twin). Trees go under ``--cache`` (default /tmp/memsearch-ranking),
@@ -307,17 +308,81 @@ def evaluate(variant: Variant, unit: corpora.Unit, split: str) -> dict:
     return summary
 
 
+def latency(units: dict, split: str, cache: Path) -> str:
+    """Where a memsearch query's time goes, next to tantivy, interleaved
+    question by question so that the machine's load hits all alike."""
+    import statistics
+    import time
+
+    import memsearch.search as search_mod
+    from memsearch.query import plan
+
+    filters = {"scope": None, "scope_id": None, "type": None}
+    lines = ["| unit | tantivy | memsearch | reconcile=False | ranking only | snippets (hits shown) "
+             "| freshness check | design OR query |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, unit in units.items():
+        times: dict[str, list[float]] = {}
+        for tree in unit.trees:
+            if split != "all" and tree.split != split:
+                continue
+            peer = engines.TantivyEngine(cache / "latency-tantivy")
+            peer.build(tree.root)
+            ms = engines.MemsearchEngine(cache / "latency-memsearch")
+            ms.build(tree.root)
+            idx = ms.index
+            for warm in (peer, ms):
+                warm.search(quality.WARMUP_QUERY, 10)
+            for q in tree.questions:
+                planned = plan(q.text)
+                steps = {
+                    "tantivy": lambda: peer.search(q.text, 10),
+                    "memsearch": lambda: idx.search(q.text, 10),
+                    "reconcile=False": lambda: idx.search(q.text, 10, reconcile=False),
+                    "freshness check": idx.refresh,
+                    "design OR query": lambda: idx.conn.execute(
+                        "SELECT rowid FROM memory_fts_idx WHERE memory_fts_idx MATCH ? "
+                        "ORDER BY bm25(memory_fts_idx) LIMIT 30", (" OR ".join(planned.terms),)).fetchall(),
+                }
+                for label, step in steps.items():
+                    started = time.perf_counter()
+                    step()
+                    times.setdefault(label, []).append((time.perf_counter() - started) * 1000)
+                hits = idx.search(q.text, 10, reconcile=False) or idx.search("warm", 1, reconcile=False)
+                ids = [i for (i,) in idx.conn.execute(
+                    f"SELECT id FROM memory_fts WHERE path IN ({','.join('?' * len(hits))})", [h.path for h in hits])]
+                real = search_mod.snippets
+                search_mod.snippets = lambda *a: {}
+                started = time.perf_counter()
+                search_mod.run(idx.conn, planned, limit=10, floor=0.15, filters=filters)
+                times.setdefault("ranking only", []).append((time.perf_counter() - started) * 1000)
+                search_mod.snippets = real
+                started = time.perf_counter()
+                search_mod.snippets(idx.conn, planned, ids)
+                times.setdefault("snippets (hits shown)", []).append((time.perf_counter() - started) * 1000)
+            peer.close()
+            ms.close()
+        order = ["tantivy", "memsearch", "reconcile=False", "ranking only", "snippets (hits shown)",
+                 "freshness check", "design OR query"]
+        lines.append(f"| {name} | " + " | ".join(f"{statistics.median(times[k]):.2f}" for k in order) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpora", type=Path, default=quality.DEFAULT_CORPORA)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/memsearch-ranking"))
     parser.add_argument("--split", choices=("tune", "heldout", "all"), default="tune")
     parser.add_argument("--out", type=Path, help="also write the report here (and a .json twin)")
+    parser.add_argument("--latency", action="store_true",
+                        help="instead: p50 ms of each step of a memsearch query next to tantivy")
     args = parser.parse_args(argv)
     units = {
         "session": corpora.locomo_sessions(args.corpora, args.cache / "trees"),
         "fact": corpora.locomo_facts(args.corpora, args.cache / "trees"),
     }
+    if args.latency:
+        print(latency(units, args.split, args.cache))
+        return
     cache: dict[Variant, dict] = {}
     lines = [f"LoCoMo, split `{args.split}`; R@k and MRR as in bench/QUALITY.md, limit 10; "
              "`hits` = mean results returned (the floor's cut). "
