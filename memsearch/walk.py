@@ -97,12 +97,15 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
                 name = entry.name
                 if name[0] == ".":
                     continue
-                rel = prefix + (name if name.isascii() else printable_name(name))
-                if not name.isascii() and rel != prefix + name and os.path.lexists(os.path.join(dirpath, rel[len(prefix):])):
-                    # Not UTF-8, and its \xNN spelling is another entry's real
-                    # name: two files for one path. The real name keeps it.
-                    skipped.append(Skipped(rel, "name is not UTF-8 and its escaped form names another file"))
-                    continue
+                if name.isascii():
+                    rel = prefix + name
+                else:
+                    rel = prefix + printable_name(name)
+                    if rel != prefix + name and os.path.lexists(os.path.join(dirpath, rel[len(prefix):])):
+                        # Not UTF-8, and its \xNN spelling is another entry's real
+                        # name: two files for one path. The real name keeps it.
+                        skipped.append(Skipped(rel, "name is not UTF-8 and its escaped form names another file"))
+                        continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((entry.path, rel + "/"))
