@@ -20,7 +20,7 @@ from operator import attrgetter, itemgetter
 
 from .cjk import unsegment_snippet
 from .query import Query, is_phrase
-from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_TOKENS
+from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
 
 # bm25() weights of the FTS columns (body, name, description), in that
 # order. A memory's description is the one line its author wrote to say what
@@ -186,7 +186,23 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     rows = conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
     # snippet() reads the indexed text, which is segmented where the file
     # has CJK: map it back to the original characters (a no-op otherwise).
-    return {rowid: unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words) for rowid, text in rows}
+    return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
+
+
+def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """An excerpt of at most about ``limit`` characters, around its first
+    match, never cutting inside a marked word."""
+    if len(excerpt) <= limit:
+        return excerpt
+    first = max(excerpt.find(MARK_OPEN), 0)
+    start = max(first - limit // 3, 0)
+    end = start + limit
+    opened, closed = excerpt.rfind(MARK_OPEN, start, end), excerpt.rfind(MARK_CLOSE, start, end)
+    if opened > closed:  # the window ends inside a match: keep the match whole
+        end = excerpt.find(MARK_CLOSE, opened) + len(MARK_CLOSE)
+    head = "" if start == 0 or excerpt.startswith(ELLIPSIS, start) else ELLIPSIS
+    tail = "" if end >= len(excerpt) or excerpt.endswith(ELLIPSIS, 0, end) else ELLIPSIS
+    return head + excerpt[start:end] + tail
 
 
 def apply_floor(hits: list, floor: float, score=attrgetter("score")) -> list:

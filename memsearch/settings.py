@@ -35,6 +35,9 @@ OVERFETCH_CAP = 50
 
 # snippet(): excerpt length in tokens and the markers around matched words.
 SNIPPET_TOKENS = 32
+# 32 tokens can still be huge text (a run of punctuation between two words is
+# no token); an excerpt longer than this is cut around its first match.
+SNIPPET_MAX_CHARS = 600
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "<<", ">>", "..."
 
 DEFAULT_LIMIT = 10

@@ -138,3 +138,21 @@ def test_diacritics_are_folded(root, tmp_path):
     write(root, "a.md", "Le café est fermé")
     with MemoryIndex(root, tmp_path / "db") as idx:
         assert paths(idx.search("cafe ferme")) == ["a.md"]
+
+
+def test_excerpt_is_capped_around_the_match(root, tmp_path):
+    # A run of punctuation is no token: 32 tokens of it can be 40 KB of text.
+    write(root, "a.md", "start " + "[" * 40000 + " needle " + "]" * 40000 + " end")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = idx.search("needle")[0].snippet
+    assert "<<needle>>" in snippet
+    assert len(snippet) <= 700
+
+
+def test_cap_keeps_a_match_whole():
+    from memsearch.search import cap
+
+    text = "x" * 50 + "<<" + "y" * 100 + ">>" + "z" * 1000
+    out = cap(text, 100)
+    assert out.count("<<") == out.count(">>") == 1 and out.endswith("...")
+    assert cap("short <<one>>", 100) == "short <<one>>"
