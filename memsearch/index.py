@@ -103,11 +103,11 @@ class MemoryIndex:
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the root and bring the index in step with the files."""
-        return self._guarded(
-            lambda: reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                              known=self._known),
-            refill=False,
-        )
+        return self._guarded(lambda: self._reconcile(progress), refill=False)
+
+    def _reconcile(self, progress: Progress | None = None) -> ReconcileReport:
+        return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
+                         known=self._known)
 
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
@@ -194,7 +194,7 @@ class MemoryIndex:
         db.set_aside(self.db_path, str(error))
         try:
             if refill:  # the new index is empty: answering from it would miss every file
-                reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, known=self._known)
+                self._reconcile()
             return operation()
         except sqlite3.Error as ex:
             raise db.translate(ex, self.db_path) from None

@@ -139,23 +139,13 @@ def reconcile(
         return ReconcileReport(removed=tuple(dropped), unchanged=len(seen.unchanged), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
 
-    out = _Outcome()
     skipped = seen.skipped
     cache.forget()  # this connection is about to write
     with write_transaction(conn):
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
         plan = _plan(layout, seen, known, _stored(conn))
-        root_ids = _root_ids(conn, layout)
-        bulk = len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
-        with _bulk_indexing(conn) if bulk else nullcontext():
-            conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids))
-            # Files that vanished or turned unreadable since the walk must not
-            # keep their old text searchable.
-            gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
-            conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-        if not bulk and (out.added or out.updated or gone):
-            _merge_segments(conn)
+        out, gone = _write(conn, layout, plan, skipped, progress, bulk_ok=True)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -206,18 +196,14 @@ def reconcile_paths(
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
 
-    out = _Outcome()
     skipped = seen.skipped
     if known is not None:
         known.forget()  # this connection is about to write
     with write_transaction(conn):
         plan = _plan(layout, seen, before[0], _stored_under(conn, tops))
-        root_ids = _root_ids(conn, layout)
-        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, None, layout, root_ids))
-        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
-        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-        if out.added or out.updated or gone:
-            _merge_segments(conn)
+        # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
+        # of paths is a small part of it.
+        out, gone = _write(conn, layout, plan, skipped, None, bulk_ok=False)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -226,6 +212,25 @@ def reconcile_paths(
         skipped=tuple(skipped),
         seconds=time.perf_counter() - started,
     )
+
+
+def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, *,
+           bulk_ok: bool) -> tuple[_Outcome, list[str]]:
+    """Carry out a plan inside the caller's write transaction: upsert the
+    files it reads, delete the rows of files that are gone. Returns what
+    happened and the paths removed."""
+    out = _Outcome()
+    root_ids = _root_ids(conn, layout)
+    bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
+    with _bulk_indexing(conn) if bulk else nullcontext():
+        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids))
+        # Files that vanished or turned unreadable since the walk must not
+        # keep their old text searchable.
+        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
+        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+    if not bulk and (out.added or out.updated or gone):
+        _merge_segments(conn)
+    return out, gone
 
 
 def _merge_segments(conn: sqlite3.Connection) -> None:

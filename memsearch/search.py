@@ -13,6 +13,7 @@ bench/RANKING.md has the measurements.
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 from dataclasses import dataclass
@@ -101,17 +102,16 @@ def _varint(data: bytes) -> int:
     return value
 
 
-def _has_ln() -> bool:
+@functools.cache
+def has_ln() -> bool:
     """SQLite's math functions are a compile-time option (on by default
-    since 3.35); without them ln() comes from Python, per row."""
+    since 3.35); without them ln() comes from Python, per row. Asked on the
+    first search, not at import: a one-shot query pays only for what it uses."""
     try:
         sqlite3.connect(":memory:").execute("SELECT ln(2)")
     except sqlite3.OperationalError:
         return False
     return True
-
-
-HAS_LN = _has_ln()
 
 # Rows of roots that are not this index's (turned off since the last
 # reconcile, which deletes them) are never shown, even with --no-reconcile.
@@ -156,7 +156,7 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
         roots: list[str] | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped.
     ``roots``: keys of the roots whose rows may be shown (None: all)."""
-    if not HAS_LN:
+    if not has_ln():
         conn.create_function("ln", 1, math.log, deterministic=True)
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
