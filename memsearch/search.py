@@ -42,31 +42,48 @@ COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 PAIR_WEIGHT = 0.5
 
 # One FTS5 query per string, all in one statement: each string's rows with
-# its bm25() (negative, lower is better), its weight, and whether to turn its
+# its bm25() (negative, lower is better), its weight, whether to turn its
 # idf into Lucene's (1: one phrase) or keep FTS5's (0: an OR of several, as
-# a CJK word or a very long query gives, whose bm25() mixes several idfs).
+# a CJK word or a very long query gives, whose bm25() mixes several idfs),
+# and n, the number of files it matches. n is a subquery SQLite runs once
+# per statement; a window counting each string's rows sorted every row
+# again and made a query on a common word up to twice as slow.
 STRING = (
-    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS string, ? AS weight, ? AS lucene"
+    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS weight, ? AS lucene, ? AS files,"
+    " (SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH ?) AS n"
     " FROM memory_fts_idx WHERE memory_fts_idx MATCH ?"
 )
 
-# N (the first parameter) is the number of files FTS5 counts in its idf, n
-# the number a string matched; max() keeps the division finite where FTS5
-# clamps its idf to 1e-6. (n comes from one window over all the strings'
-# rows: a window per string cost as much again as the strings themselves.)
+# files: the number of files FTS5 counts in its idf (N); max() keeps the
+# division finite where FTS5 clamps its idf to 1e-6. LIMIT -1 (no limit)
+# keeps SQLite from merging a lone string's query into the sum(), where
+# bm25() cannot run.
+RANKING = """
+SELECT id, sum(-raw * weight * CASE WHEN lucene THEN
+           ln(1 + (files - n + 0.5) / (n + 0.5)) / max(ln((files - n + 0.5) / (n + 0.5)), 1e-6)
+       ELSE 1 END) AS score
+FROM ({strings} LIMIT -1)
+GROUP BY id
+"""
+
+# With a filter (scope, scope id, type, roots) every ranked file is joined
+# with its row, since any of them may be one the filter keeps.
 SEARCH = """
 SELECT m.path, m.scope, m.scope_id, m.type, s.score, m.id
-FROM (
-    SELECT id, sum(-raw * weight * CASE WHEN lucene THEN
-               ln(1 + (t.files - n + 0.5) / (n + 0.5)) / max(ln((t.files - n + 0.5) / (n + 0.5)), 1e-6)
-           ELSE 1 END) AS score
-    FROM (SELECT ? AS files) AS t, (SELECT *, count(*) OVER (PARTITION BY string) AS n FROM ({strings}))
-    GROUP BY id
-) AS s JOIN memory_fts AS m ON m.id = s.id
+FROM ({ranking}) AS s JOIN memory_fts AS m ON m.id = s.id
 WHERE 1 {filters}
 ORDER BY s.score DESC, m.path
 LIMIT ?
 """
+
+# Without one, the best files are picked by score alone and only they are
+# joined: the join reads each file's whole row (its text included), and
+# over the 20k files a common word matches in a 100k-file tree it cost as
+# much as the ranking. ``spare`` rows past the limit catch files tied with
+# the last one kept, which the path then orders (see _top).
+TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC LIMIT ?"
+ROWS = "SELECT path, scope, scope_id, type, id FROM memory_fts WHERE id IN ({marks})"
+SPARE = 16
 
 # Excerpts only for the hits that survive the floor and the limit, in a
 # statement of their own: snippet() tokenizes the whole file (about 0.1 ms
@@ -160,18 +177,53 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
         conn.create_function("ln", 1, math.log, deterministic=True)
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
-    if roots is not None:
+    if roots is not None and not _only_roots(conn, roots):
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
+    else:
+        roots = None
     runs = strings(query)
     one = STRING.format(weights=", ".join(repr(float(w)) for w in COLUMN_WEIGHTS))
-    sql = SEARCH.format(strings=" UNION ALL ".join([one] * len(runs)), filters=where)
-    params = [p for i, (fts, weight, lucene) in enumerate(runs) for p in (i, weight, int(lucene), fts)]
-    params = [file_count(conn), *params, *active.values(), *(roots or ()), fetch_size(limit)]
-    rows = conn.execute(sql, params).fetchall()
+    ranking = RANKING.format(strings=" UNION ALL ".join([one] * len(runs)))
+    files = file_count(conn)
+    params = [p for fts, weight, lucene in runs for p in (weight, int(lucene), files, fts, fts)]
+    size = fetch_size(limit)
+    if where:
+        sql = SEARCH.format(ranking=ranking, filters=where)
+        rows = conn.execute(sql, [*params, *active.values(), *(roots or ()), size]).fetchall()
+    else:
+        rows = _top(conn, ranking, params, size)
     kept = apply_floor(rows, floor, score=itemgetter(4))
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
     return hits, len(rows) - len(kept)
+
+
+def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:
+    """The ``size`` best rows by score, then path: the rows SEARCH would
+    give without filters, joined only for the files that can be among them."""
+    ranked = conn.execute(TOP.format(ranking=ranking), [*params, size + SPARE]).fetchall()
+    if not ranked:
+        return []
+    if len(ranked) == size + SPARE and ranked[-1][1] == ranked[size - 1][1]:
+        # Ties run past the spare rows: rank them all, as with a filter.
+        return conn.execute(SEARCH.format(ranking=ranking, filters=""), [*params, size]).fetchall()
+    if len(ranked) > size:
+        last = ranked[size - 1][1]
+        ranked = [r for r in ranked if r[1] >= last]  # the first ``size`` and their ties
+    scores = dict(ranked)
+    rows = conn.execute(ROWS.format(marks=",".join("?" * len(scores))), list(scores)).fetchall()
+    # Python orders str as SQLite's BINARY collation does (UTF-8 bytes
+    # order as code points), so this is ORDER BY score DESC, path.
+    rows.sort(key=lambda r: (-scores[r[4]], r[0]))
+    return [(path, scope, scope_id, kind, scores[i], i) for path, scope, scope_id, kind, i in rows[:size]]
+
+
+def _only_roots(conn: sqlite3.Connection, roots: list[str]) -> bool:
+    """Whether the index holds rows of these roots alone (as it does after
+    any reconcile, which deletes the rows of roots turned off): then the
+    roots need no filter."""
+    keys = set(roots)
+    return all(key in keys for (key,) in conn.execute("SELECT key FROM memory_roots"))
 
 
 def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
