@@ -10,7 +10,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from stat import S_ISREG
 from typing import Callable, Iterable, Iterator
 
@@ -31,6 +31,15 @@ RACY_NS = 2_000_000_000
 # 'rebuild' instead of row by row: see _bulk_indexing.
 BULK_MIN = 1000
 
+# FTS5 writes what it has indexed as a new segment whenever it holds this
+# much in memory, and merges segments as they pile up. A bulk 'rebuild'
+# with 16 MB instead of FTS5's 1 MB writes a 100k-file index in a few large
+# segments: 'rebuild' 5.0-7.0 s -> 3.3-4.7 s, peak RSS 104 -> ~130 MB
+# (measured on bench/scale.py's 100k tree). The setting is stored in the
+# index, so the default is put back after the build.
+BULK_HASH_BYTES = 16 << 20
+FTS5_HASH_BYTES = 1 << 20
+
 # Each write statement ends in an FTS5 savepoint, and FTS5 writes what it
 # indexed so far as a segment of its own there: a reconcile that reads 30
 # files leaves 30 one-page segments (FTS5's own merging starts at 16), and a
@@ -42,9 +51,9 @@ BULK_MIN = 1000
 # even two segments) kept adding levels on the large index.
 MERGE_PAGES = 500
 
-# Above this many files to read, a reader thread feeds SQLite (see _prefetch).
-PREFETCH_MIN = 512
-PREFETCH_QUEUE = 256
+# From this many files to read, a second process reads them while this one
+# writes (memsearch.bulkread); starting it costs ~0.1 s.
+BULK_READ_MIN = 4096
 
 # Files whose first bytes contain NUL are binary, whatever their name.
 BINARY_PROBE = 8192
@@ -250,9 +259,20 @@ def _bulk_indexing(conn):
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
     yield
+    _set_hash_size(conn, BULK_HASH_BYTES)
     conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx) VALUES ('rebuild')")
+    _set_hash_size(conn, FTS5_HASH_BYTES)
     for _, sql in triggers:
         conn.execute(sql)
+
+
+def _set_hash_size(conn, size: int) -> None:
+    """FTS5's 'hashsize': how much it holds in memory before writing a
+    segment. (An FTS5 too old to know the option just builds slower.)"""
+    try:
+        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('hashsize', ?)", (size,))
+    except sqlite3.OperationalError:
+        pass
 
 
 def _outermost(paths: Iterable[str]) -> list[str]:
@@ -364,16 +384,22 @@ def _restat(layout: Layout, rel: str) -> list[FileInfo]:
 def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
                layout: Layout, root_ids: dict[str, int]) -> Iterator[tuple]:
     """Rows to upsert, read lazily so a cold build streams instead of
-    holding every file in memory."""
+    holding every file in memory; a large batch is read by a second process
+    while this one writes (memsearch.bulkread)."""
     total = len(infos)
-    texts = _prefetch(infos) if total >= PREFETCH_MIN else ((info, read_parsed(info, skipped)) for info in infos)
-    for done, (info, body) in enumerate(texts, 1):
+    if total >= BULK_READ_MIN:
+        from .bulkread import prepared
+
+        results = prepared(infos)
+    else:
+        results = ((info, prepare_one(info)) for info in infos)
+    for done, (info, got) in enumerate(results, 1):
         if progress and (done % 256 == 0 or done == total):
             progress(done, total)
-        if isinstance(body, Skipped):
-            skipped.append(body)
-            body = None
-        if body is None:
+        if isinstance(got, Skipped):
+            skipped.append(got)
+            got = None
+        if got is None:
             out.unreadable.append(info.relpath)
             continue
         before = stored.get(info.relpath)
@@ -384,61 +410,46 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
             out.rechecked += 1
         else:
             out.updated.append(info.relpath)
-        text, meta = body
+        body, meta, body_seg, name_seg, description_seg = got
         root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
         racy = info.mtime_ns + RACY_NS > time.time_ns()
-        # Segmented copies of text with CJK for the index (migration 0004);
-        # None, and no work beyond a cheap test, for text without.
         if meta is None:
-            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, None, None, text, None, fp, racy,
-                   cjk.segmented(text), None, None)
+            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, None, None, body, None, fp, racy,
+                   body_seg, None, None)
         else:
-            indexed = indexed_body(text, meta)
-            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, meta.name, meta.description,
-                   indexed, meta.error, fp, racy,
-                   cjk.segmented(indexed), cjk.segmented(meta.name), cjk.segmented(meta.description))
+            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, meta.name, meta.description, body,
+                   meta.error, fp, racy, body_seg, name_seg, description_seg)
 
 
-def _prefetch(infos: list[FileInfo]) -> Iterator[tuple[FileInfo, str | Skipped | None]]:
-    """Read files in a background thread while SQLite indexes the previous
-    ones (sqlite3 releases the GIL while it works), through a bounded queue
-    so memory stays flat however large the tree."""
-    import queue
-    import threading
+def prepare_one(info: FileInfo) -> tuple | Skipped | None:
+    """:func:`prepare` for one file, with the reason it was skipped in place
+    of its result (a Skipped), or None if it is gone."""
+    found: list[Skipped] = []
+    got = prepare(info, found)
+    return found[0] if found else got
 
-    q: queue.Queue = queue.Queue(maxsize=PREFETCH_QUEUE)
-    stop = threading.Event()
 
-    def reader():
-        try:
-            for info in infos:
-                if stop.is_set():
-                    return
-                found: list[Skipped] = []
-                body = read_parsed(info, found)
-                q.put((info, found[0] if found else body))
-        finally:
-            q.put(None)
-
-    thread = threading.Thread(target=reader, name="memsearch-reader", daemon=True)
-    thread.start()
-    try:
-        while (item := q.get()) is not None:
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # drain so the reader is never stuck on a full queue
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        thread.join()
+def prepare(info: FileInfo, skipped: list[Skipped]) -> tuple | None:
+    """All that indexing a file needs and the database does not: the text
+    of its body column, its frontmatter (a Metadata, or None), and the
+    segmented copies of body, name and description (migration 0004: None,
+    after a cheap test, for text without CJK)."""
+    parsed = read_parsed(info, skipped)
+    if parsed is None:
+        return None
+    text, meta = parsed
+    if meta is None:
+        return text, None, cjk.segmented(text), None, None
+    body = indexed_body(text, meta)
+    # The body travels as the first item; the copy inside meta would only
+    # double what a bulk build pickles.
+    meta = replace(meta, body="")
+    return body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description)
 
 
 def read_parsed(info: FileInfo, skipped: list[Skipped]) -> tuple[str, metadata.Metadata | None] | None:
     """The file's text and, when it starts with a frontmatter fence, what
-    the frontmatter says (parsed here, in the reader thread of a cold build,
-    while SQLite indexes the files before it)."""
+    the frontmatter says."""
     text = read_text(info, skipped)
     if text is None:
         return None

@@ -1,0 +1,121 @@
+"""A large build reads its files in a second process (memsearch.bulkread).
+
+The tests lower the threshold so a small tree takes that path, and check
+that it indexes exactly what reading in-process indexes, skips and reports
+the same files, and falls back to reading in-process when the child cannot
+start or dies midway.
+"""
+
+import sqlite3
+
+import pytest
+from conftest import write
+
+import memsearch.bulkread as bulkread
+import memsearch.reconcile as reconcile_mod
+from memsearch import MemoryIndex
+
+
+@pytest.fixture
+def mixed_tree(tmp_path):
+    root = tmp_path / "mem"
+    for i in range(40):
+        write(root, f"projects/p{i % 4}/fact-{i}.md",
+              f"---\nname: fact {i}\ndescription: about topic{i}\ntype: project\n---\nbody word{i} shared\n")
+        write(root, f"sessions/s{i % 3}/notes-{i}.md", f"plain note {i} shared okapi{i}\n")
+    write(root, "global/g/cjk.md", "部署 docker 服务 到 生产 环境\n")
+    write(root, "global/g/bad-yaml.md", "---\nname: [unclosed\n---\nbroken frontmatter body walrus\n")
+    write(root, "global/g/latin1.md", b"caf\xe9 invalid utf8 marmot\n")
+    write(root, "global/g/binary.md", b"\x00\x01\x02 binary")
+    return root
+
+
+def rows(db) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT path, scope, scope_id, type, name, description, body, frontmatter_error, fingerprint,"
+            " body_seg, name_seg, description_seg FROM memory_fts ORDER BY path").fetchall()
+    finally:
+        conn.close()
+
+
+def build(root, db):
+    with MemoryIndex(root, db) as idx:
+        report = idx.reconcile()
+        idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        hits = {q: [h.path for h in idx.search(q)] for q in ("okapi7 word3", "部署", "walrus", "marmot", "topic5")}
+    return report, hits
+
+
+def test_child_process_build_equals_in_process_build(mixed_tree, tmp_path, monkeypatch):
+    in_process = build(mixed_tree, tmp_path / "a.db")
+    started = []
+    real_start = bulkread._start
+    monkeypatch.setattr(bulkread, "_start", lambda: started.append(1) or real_start())
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread, "CHUNK", 7)  # several chunks, the last one short
+    child = build(mixed_tree, tmp_path / "b.db")
+    assert started  # (racy files, written just now, are read again by every search)
+    assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
+    (report_a, hits_a), (report_b, hits_b) = in_process, child
+    assert sorted(report_a.added) == sorted(report_b.added) and len(report_b.added) == 83
+    assert report_a.skipped == report_b.skipped and [s.path for s in report_b.skipped] == ["global/g/binary.md"]
+    assert hits_a == hits_b and hits_b["walrus"] == ["global/g/bad-yaml.md"] and hits_b["部署"] == ["global/g/cjk.md"]
+
+
+def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch):
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread.sys, "executable", "")
+    report, hits = build(mixed_tree, tmp_path / "db")
+    assert len(report.added) == 83 and hits["marmot"] == ["global/g/latin1.md"]
+
+
+@pytest.mark.parametrize("child", [
+    "import sys; sys.exit(3)",  # dies before sending anything
+    "import sys, pickle; pickle.load(sys.stdin.buffer); sys.stdout.buffer.write(b'garbage')",  # sends junk
+    # Sends one good chunk, then dies: the parent reads the rest itself.
+    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.reconcile import prepare_one;"
+    " from memsearch.walk import FileInfo; infos = [FileInfo(*f) for f in pickle.load(sys.stdin.buffer)];"
+    " pickle.dump([prepare_one(i) for i in infos[:5]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+])
+def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child):
+    build(mixed_tree, tmp_path / "a.db")
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread, "_CHILD", child)
+    report, hits = build(mixed_tree, tmp_path / "b.db")
+    assert len(report.added) == 83
+    assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
+
+
+def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):
+    from memsearch.walk import walk
+
+    seen = walk(str(mixed_tree), 1 << 20)
+    infos = [reconcile_mod.FileInfo(rel, *info) for rel, info in seen.files.items()]
+    procs = []
+    real_start = bulkread._start
+    monkeypatch.setattr(bulkread, "_start", lambda: procs.append(real_start()) or procs[-1])
+    monkeypatch.setattr(bulkread, "CHUNK", 3)
+    results = bulkread.prepared(infos)
+    first = next(results)
+    assert first[0] == infos[0]
+    results.close()  # the caller gives up (an error in SQLite, say)
+    assert procs and procs[0].poll() is not None  # killed and reaped
+
+
+def test_bulk_build_puts_fts5_hash_size_back(tmp_path, monkeypatch):
+    """The bulk 'rebuild' runs with a large FTS5 hash; the option is stored
+    in the index, and later small writes must not hold that much."""
+    root = tmp_path / "mem"
+    for i in range(30):
+        write(root, f"n/{i}.md", f"note {i}")
+    monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
+    seen = []
+    real = reconcile_mod._set_hash_size
+    monkeypatch.setattr(reconcile_mod, "_set_hash_size", lambda conn, size: seen.append(size) or real(conn, size))
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        stored = dict(idx.conn.execute("SELECT k, v FROM memory_fts_idx_config"))
+    assert seen == [reconcile_mod.BULK_HASH_BYTES, reconcile_mod.FTS5_HASH_BYTES]
+    assert stored.get("hashsize") == reconcile_mod.FTS5_HASH_BYTES
