@@ -8,13 +8,16 @@ root or index).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from . import db, format as fmt
 from .errors import MemsearchError
-from .index import MemoryIndex
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
+
+if TYPE_CHECKING:
+    from .index import MemoryIndex
 
 EXIT_NO_HITS = 1
 EXIT_ERROR = 2
@@ -26,17 +29,22 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
+# Made once and shared by every command: each click.Path() asks gettext for
+# its name, and gettext looks for translation files on disk every time.
+FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
+
+
 def roots_option(f):
     # Several MEMSEARCH_ROOT(S) specs are separated by the path separator (':').
     return click.option(
-        "--root", "root", multiple=True, type=click.Path(file_okay=False), envvar=["MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"],
+        "--root", "root", multiple=True, type=FOLDER, envvar=["MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"],
         help="Memory root, repeatable: DIR (a mimo tree), claude, zcode, mimo (their default locations) or"
              " KIND=DIR (KIND: mimo, claude, zcode, plain). Default: the roots of the config file."
              " Env: MEMSEARCH_ROOT.")(f)
 
 
 def root_options(f):
-    f = click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="MEMSEARCH_DB",
+    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB",
                      help="Index database file (default: one per root in the user cache dir). Env: MEMSEARCH_DB.")(f)
     return roots_option(f)
 
@@ -55,6 +63,8 @@ def chosen_roots(root) -> list:
 
 
 def open_index(root, db_path, **kwargs) -> MemoryIndex:
+    from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
+
     roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
     try:
         if len(roots) == 1:  # one root: paths relative to it, as the core had them
@@ -182,7 +192,7 @@ def status(root, db_path, as_json):
 
 
 @main.command()
-@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@click.argument("folder", required=False, type=FOLDER)
 @roots_option
 @click.option("--limit", "-n", type=click.IntRange(1, None), default=None,
               help="Most files to list (default 200, or manifest_limit in the config file).")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING
 
-from .index import SearchResult
-from .reconcile import ReconcileReport
 from .settings import MARK_CLOSE, MARK_OPEN
+
+if TYPE_CHECKING:  # annotations only: a query imports neither for printing
+    from .index import SearchResult
+    from .reconcile import ReconcileReport
 
 # ANSI bold yellow for matched words on a terminal.
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
@@ -35,6 +37,8 @@ def format_hits(result: SearchResult, *, color: bool = False) -> str:
 
 
 def result_json(result: SearchResult) -> str:
+    import json  # only --json pays for it
+
     payload = {
         "query": result.query,
         "fts_query": result.fts_query,

@@ -104,7 +104,10 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         for row in followed:
             path = os.path.join(row.folder, f"{COOKIE_PREFIX}{os.getpid()}-{next(_cookies)}-{os.urandom(3).hex()}")
             try:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                # Read-only: closing it then raises no IN_CLOSE_WRITE, so the
+                # watcher's threads have one event to pass on, not two, while
+                # it acknowledges this one.
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDONLY, 0o600))
             except OSError as ex:
                 return f"cannot create a cookie in {row.folder} ({ex.strerror})"
             created.append(path)
@@ -150,18 +153,28 @@ def unusable(row: _Row | None, now: float) -> str | None:
     return None
 
 
+# How a query polls for the acknowledgement. A poll costs ~10 µs, but a sleep
+# lasts at least ~0.1-0.2 ms on a loaded machine whatever it asks for, and the
+# answer usually comes after 0.5-2 ms: so poll as often as sleep allows for
+# the first few milliseconds, then every millisecond (a watcher with a long
+# batch ahead of the cookie is not spun on).
+FAST_POLL_S = 0.0001
+FAST_POLL_FOR_S = 0.005
+SLOW_POLL_S = 0.001
+
+
 def _acknowledged(conn, names: list[str], timeout: float) -> bool:
     sql = f"SELECT count(*) FROM watcher_cookies WHERE name IN ({','.join('?' * len(names))})"
-    deadline = time.monotonic() + timeout
-    pause = 0.0001  # the answer usually takes a millisecond or two, and a poll costs ~20 µs
+    start = time.monotonic()
+    deadline = start + timeout
     while True:
         if conn.execute(sql, names).fetchone()[0] == len(names):
             return True
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0:
             return False
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.001)
+        time.sleep(min(FAST_POLL_S if now - start < FAST_POLL_FOR_S else SLOW_POLL_S, left))
 
 
 def pid_alive(pid: int) -> bool:

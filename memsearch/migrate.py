@@ -25,13 +25,22 @@ def migrations_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "migrations"
 
 
+# The shipped migrations do not change while a process runs, and every open
+# of the index asks for the newest one: list them once (~0.5 ms each time).
+_available: tuple[tuple[int, str, Path], ...] | None = None
+
+
 def available() -> list[tuple[int, str, Path]]:
-    found = []
-    for name in os.listdir(migrations_dir()):
-        match = _NAME.match(name)
-        if match:
-            found.append((int(match.group(1)), match.group(2), migrations_dir() / name))
-    return sorted(found)
+    global _available
+    if _available is None:
+        folder = migrations_dir()
+        found = []
+        for name in os.listdir(folder):
+            match = _NAME.match(name)
+            if match:
+                found.append((int(match.group(1)), match.group(2), folder / name))
+        _available = tuple(sorted(found))
+    return list(_available)
 
 
 def latest_version() -> int:
