@@ -145,7 +145,7 @@ def reconcile(
     known, racy = cache.get(conn)
     seen = layout.walk(max_file_bytes, known, racy, walker=walk)
     if not seen.files and not seen.missing:
-        return ReconcileReport(removed=tuple(dropped), unchanged=len(seen.unchanged), skipped=tuple(seen.skipped),
+        return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
 
     skipped = seen.skipped
@@ -350,7 +350,10 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str
             plan.to_read.append(FileInfo(rel, abspath, size, mtime_ns))
         else:
             plan.unchanged += 1  # another process indexed this very version
-    for rel in seen.unchanged:
+    missing = set(seen.missing)
+    for rel in known:  # the walk counted these unchanged; the lock may say otherwise
+        if rel in seen.files or rel in missing:
+            continue
         if stored.get(rel) == known[rel]:
             plan.unchanged += 1
         else:  # changed or removed in the index by another process meanwhile

