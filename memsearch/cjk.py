@@ -24,7 +24,6 @@ Everything here is a pure function over ``str``; nothing imports sqlite3.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 __all__ = [
     "DEFAULT_WORD_MODE",
@@ -70,8 +69,11 @@ _CJK_CLASS = (
     "\U0001b000-\U0001b16f"  # Kana supplement and extensions
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+# Compiled on first use (_cjk_patterns): compiling the two took ~7 ms of the
+# start-up of every `memsearch query`, and ASCII text never needs them (every
+# character of _CJK_CLASS is beyond ASCII).
+_CJK_RUN: re.Pattern[str] | None = None
+_CJK_CHAR: re.Pattern[str] | None = None
 _WORD = re.compile(r"\w+")
 
 # How query_terms() matches a CJK word of three or more characters, whose
@@ -94,7 +96,9 @@ DEFAULT_WORD_MODE = "or"
 # Full-width ASCII (ｇｉｔ ２０２４), as an IME in full-width mode types it.
 # unicode61 folds case but not width, so such a query word also asks for its
 # ASCII spelling. Documents are indexed with their characters unchanged.
-_FULL_WIDTH = re.compile("[\uff01-\uff5e]")
+# (This pattern and the two below are left to re's cache, compiled on first
+# use: most queries and texts are ASCII and never need them.)
+_FULL_WIDTH = "[\uff01-\uff5e]"
 _TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 
 
@@ -102,12 +106,23 @@ _TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 # U+3005-U+D7FB: E3-ED; U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0). A bytes
 # search for them is several times faster than _CJK_CHAR over the str, and
 # lets text without CJK skip that search: see segmented().
-_MAYBE_CJK = re.compile(rb"[\xe1\xe3-\xed\xef\xf0]")
+_MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
+
+
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(_CJK_RUN, _CJK_CHAR), compiled the first time they are needed."""
+    global _CJK_RUN, _CJK_CHAR
+    if _CJK_CHAR is None:
+        _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+        _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+    return _CJK_RUN, _CJK_CHAR
 
 
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
-    return _CJK_CHAR.search(text) is not None
+    if text.isascii():
+        return False
+    return (_CJK_CHAR or _cjk_patterns()[1]).search(text) is not None
 
 
 def segmented(text: str | None) -> str | None:
@@ -120,17 +135,26 @@ def segmented(text: str | None) -> str | None:
     """
     if text is None or text.isascii():
         return None
-    if SEPARATOR not in text and _MAYBE_CJK.search(text.encode("utf-8", "surrogatepass")) is None:
+    if SEPARATOR not in text and re.search(_MAYBE_CJK, text.encode("utf-8", "surrogatepass")) is None:
         return None
     spelled = segment(text)
     return None if spelled == text else spelled
 
 
+_category = None  # unicodedata.category, imported the first time CJK text needs it
+
+
 def _glues(char: str) -> bool:
     """Would unicode61 put ``char`` in the same token as a neighbour?"""
+    global _category
     if char.isalnum():  # letters and numbers: the common case, and fast
         return True
-    return char > "\x7f" and (unicodedata.category(char)[0] == "M" or unicodedata.category(char) == "Co")
+    if char <= "\x7f":
+        return False
+    if _category is None:
+        from unicodedata import category as _category
+    category = _category(char)
+    return category[0] == "M" or category == "Co"
 
 
 def _bigrams(run: str) -> list[str]:
@@ -160,7 +184,7 @@ def segment(text: str) -> str:
             spelled += SEPARATOR
         return spelled
 
-    return _CJK_RUN.sub(spell, text)
+    return (_CJK_RUN or _cjk_patterns()[0]).sub(spell, text)
 
 
 def _quote(token: str) -> str:
@@ -187,7 +211,7 @@ def _cjk_word(run: str, mode: str) -> str:
 
 
 def _other_word(word: str) -> str:
-    if _FULL_WIDTH.search(word) is None:
+    if re.search(_FULL_WIDTH, word) is None:
         return _quote(word)
     return f"({_quote(word)} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
 
@@ -204,9 +228,14 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
     if mode not in WORD_MODES:
         raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
     terms: list[str] = []
+    cjk_run = None
     for word in _WORD.findall(text):
+        if word.isascii():  # no CJK, no full-width letters: one quoted token
+            terms.append(_quote(word))
+            continue
+        cjk_run = cjk_run or _CJK_RUN or _cjk_patterns()[0]
         pos = 0
-        for m in _CJK_RUN.finditer(word):
+        for m in cjk_run.finditer(word):
             if m.start() > pos:
                 terms.append(_other_word(word[pos : m.start()]))
             terms.append(_cjk_word(m.group(), mode))
@@ -241,7 +270,7 @@ def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]
 
 
 # A quoted string of an FTS5 query, and the * that makes it a prefix.
-_QUERY_STRING = re.compile(r'"([^"]*)"(\*?)')
+_QUERY_STRING = r'"([^"]*)"(\*?)'
 
 
 def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
@@ -250,17 +279,18 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
     the query asked for. Unmark the second, unless the query also asks for
     the whole bigram."""
     prefixes, exact = set(), set()
-    for text, star in _QUERY_STRING.findall(query):
+    for text, star in re.findall(_QUERY_STRING, query):
         if star and len(text) == 1:
             prefixes.add(text)
         else:
             exact.update(text.split())
     if not prefixes:
         return
+    cjk_char = _CJK_CHAR or _cjk_patterns()[1]
     i = 0
     while i < len(chars) - 1:
         (a, a_lit), (b, b_lit) = chars[i], chars[i + 1]
-        if _CJK_CHAR.match(a) and _CJK_CHAR.match(b):
+        if cjk_char.match(a) and cjk_char.match(b):
             # Two CJK characters in a row are one bigram token: segment()
             # puts a separator between tokens.
             if a_lit and b_lit and a in prefixes and a + b not in exact:
@@ -287,6 +317,7 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
     if not start or not end or start == end:
         raise ValueError("start and end markers must be two different non-empty strings")
     chars = _split_markers(snippet, start, end)
+    cjk_char = _CJK_CHAR or _cjk_patterns()[1]
     if "*" in query:
         _unmark_prefix_matches(chars, query)
     out: list[list] = []  # [character, highlighted]
@@ -301,7 +332,7 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
         if following == SEPARATOR:  # an escaped separator of the original
             out.append([SEPARATOR, lit or chars[i + 1][1]])
             i += 2
-        elif out and following == out[-1][0] and _CJK_CHAR.match(following):
+        elif out and following == out[-1][0] and cjk_char.match(following):
             # The next bigram of the run repeats the character we just wrote.
             out[-1][1] = out[-1][1] or chars[i + 1][1]
             i += 2

@@ -12,11 +12,14 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import migrate
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, SchemaTooNew
-from .settings import BUSY_TIMEOUT_S
+from .settings import BUSY_TIMEOUT_S, path_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
@@ -37,14 +40,15 @@ def is_corruption(ex: sqlite3.Error) -> bool:
 
 def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connection:
     """Connect, check and migrate. ``explicit``: the user named this file."""
-    path = Path(path)
+    path = path_text(path)  # what a Path would print, without importing pathlib
+    parent = os.path.dirname(path) or "."
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(parent, exist_ok=True)
     except OSError as ex:
         raise DatabaseError(
-            f"cannot create the index directory {path.parent}: {ex.strerror}; use --db to put the index elsewhere"
+            f"cannot create the index directory {parent}: {ex.strerror}; use --db to put the index elsewhere"
         ) from None
-    if path.is_dir():
+    if os.path.isdir(path):
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     try:
         return _open_checked(path)
@@ -61,7 +65,7 @@ def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connect
     return _open_checked(path)
 
 
-def _open_checked(path: Path) -> sqlite3.Connection:
+def _open_checked(path: str) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as ex:
@@ -87,7 +91,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         raise
 
 
-def _check_is_an_index(path: Path, conn: sqlite3.Connection) -> None:
+def _check_is_an_index(path: str, conn: sqlite3.Connection) -> None:
     """Refuse a file that is not SQLite, or is another program's database,
     before switching it to WAL or migrating it would change it.
 
@@ -120,8 +124,11 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
-def set_aside(path: Path, why: str) -> Path:
+def set_aside(path: str | os.PathLike, why: str) -> Path:
     """Move a bad database (and its WAL files) out of the way, keeping it."""
+    from pathlib import Path  # only on this rare path
+
+    path = Path(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
     try:

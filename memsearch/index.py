@@ -5,29 +5,35 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt
 from .query import plan
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
+from .record import Record
 from .roots import Layout, Root
 from .search import Hit
-from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_path, load_settings, roots_db_path
+from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_settings, path_text, roots_db_file
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    """Hits plus what a caller may want to show about how they were found."""
+class SearchResult(Record):
+    """Hits plus what a caller may want to show about how they were found.
 
-    query: str
-    fts_query: str
-    hits: list[Hit]
-    floored: int  # candidates the relative floor dropped
-    reconcile: ReconcileReport | None = field(default=None, repr=False)
-    freshness: Freshness | None = field(default=None, repr=False)  # watcher handshake, or walk and why
+    ``floored``: candidates the relative floor dropped; ``freshness``: the
+    watcher handshake, or the walk and why (both None without a refresh)."""
+
+    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness")
+    _repr_fields = ("query", "fts_query", "hits", "floored")
+
+    def __init__(self, query: str, fts_query: str, hits: list[Hit], floored: int,
+                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None):
+        self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, reconcile=reconcile,
+                  freshness=freshness)
 
 
 class MemoryIndex:
@@ -72,20 +78,32 @@ class MemoryIndex:
         if not 0 <= self.settings.floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
         self.explicit_db = db_path is not None
+        # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
-            self.db_path = Path(os.path.expanduser(os.fspath(db_path)))
+            self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
         elif self.root is not None:
-            self.db_path = default_db_path(self.root)
+            self._db_file = default_db_file(self.root)
         else:
-            self.db_path = roots_db_path(r.key for r in self.roots)
+            self._db_file = roots_db_file(r.key for r in self.roots)
         self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
+
+    @property
+    def db_path(self) -> Path:
+        """The index database file."""
+        from pathlib import Path
+
+        return Path(self._db_file)
+
+    @db_path.setter
+    def db_path(self, path: str | os.PathLike) -> None:
+        self._db_file = path_text(path)
 
     # -- lifecycle ---------------------------------------------------------
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = db.open_database(self.db_path, explicit=self.explicit_db)
+            self._conn = db.open_database(self._db_file, explicit=self.explicit_db)
         return self._conn
 
     def close(self) -> None:
@@ -172,10 +190,10 @@ class MemoryIndex:
             where = {"root": self.root} if self.root is not None else {"roots": [r.describe() for r in self.roots]}
             return {
                 **where,
-                "database": str(self.db_path),
+                "database": self._db_file,
                 "files": files,
                 "schema_version": migrate.current_version(self.conn),
-                "database_bytes": _size(self.db_path),
+                "database_bytes": _size(self._db_file),
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
             }
 
@@ -187,20 +205,20 @@ class MemoryIndex:
         try:
             return operation()
         except sqlite3.Error as ex:
-            error = db.translate(ex, self.db_path)
+            error = db.translate(ex, self._db_file)
         if not isinstance(error, DatabaseCorrupt):
             raise error
         self.close()
-        db.set_aside(self.db_path, str(error))
+        db.set_aside(self._db_file, str(error))
         try:
             if refill:  # the new index is empty: answering from it would miss every file
                 self._reconcile()
             return operation()
         except sqlite3.Error as ex:
-            raise db.translate(ex, self.db_path) from None
+            raise db.translate(ex, self._db_file) from None
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     total = 0
     for suffix in ("", "-wal"):
         try:

@@ -11,40 +11,57 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SchemaTooNew
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
 def migrations_dir() -> Path:
+    from pathlib import Path
+
+    return Path(_migrations_folder())
+
+
+def _migrations_folder() -> str:
     # Installed: shipped inside the package. Source checkout: the repo's top level.
-    here = Path(__file__).resolve().parent
-    packaged = here / "migrations"
-    return packaged if packaged.is_dir() else here.parent / "migrations"
+    here = os.path.dirname(os.path.realpath(__file__))
+    packaged = os.path.join(here, "migrations")
+    return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "migrations")
 
 
 # The shipped migrations do not change while a process runs, and every open
 # of the index asks for the newest one: list them once (~0.5 ms each time).
-_available: tuple[tuple[int, str, Path], ...] | None = None
+# Kept as text: Path objects are made only for callers of available(), so
+# that opening (or migrating) an index never imports pathlib.
+_available: tuple[tuple[int, str, str], ...] | None = None
 
 
-def available() -> list[tuple[int, str, Path]]:
+def _listed() -> tuple[tuple[int, str, str], ...]:
     global _available
     if _available is None:
-        folder = migrations_dir()
+        folder = _migrations_folder()
         found = []
         for name in os.listdir(folder):
             match = _NAME.match(name)
             if match:
-                found.append((int(match.group(1)), match.group(2), folder / name))
+                found.append((int(match.group(1)), match.group(2), os.path.join(folder, name)))
         _available = tuple(sorted(found))
-    return list(_available)
+    return _available
+
+
+def available() -> list[tuple[int, str, Path]]:
+    from pathlib import Path
+
+    return [(number, name, Path(path)) for number, name, path in _listed()]
 
 
 def latest_version() -> int:
-    return available()[-1][0]
+    return _listed()[-1][0]
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -62,7 +79,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         )
     if version == latest:
         return version
-    for number, name, path in available():
+    for number, name, path in _listed():
         if number <= version:
             continue
         conn.execute("BEGIN IMMEDIATE")
@@ -76,7 +93,9 @@ def migrate(conn: sqlite3.Connection) -> int:
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            for statement in split_statements(path.read_text("utf-8")):
+            with open(path, encoding="utf-8") as f:
+                script = f.read()
+            for statement in split_statements(script):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name))
             conn.execute(f"PRAGMA user_version = {int(number)}")  # PRAGMA takes no parameters

@@ -25,11 +25,10 @@ for ``("提交" OR "交到")``, a one-character word is a prefix (``"库"*``).
 from __future__ import annotations
 
 import re
-import unicodedata
-from dataclasses import dataclass
 
 from .cjk import has_cjk, query_terms
 from .errors import NoSearchableWords
+from .record import Record
 
 _WORD = re.compile(r"\w+")
 
@@ -57,16 +56,17 @@ MAX_STRINGS = 64
 _ONE_PHRASE = re.compile(r'"[^"]*"\*?')
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(Record):
     """The FTS5 strings a search scores, each on its own, and adds up.
 
     ``terms``: one per word left after stop words (a CJK word may give an
     OR of its bigrams); ``pairs``: adjacent words as quoted phrases.
     """
 
-    terms: tuple[str, ...]
-    pairs: tuple[str, ...] = ()
+    __slots__ = __match_args__ = ("terms", "pairs")
+
+    def __init__(self, terms: tuple[str, ...], pairs: tuple[str, ...] = ()):
+        self._set(terms=terms, pairs=pairs)
 
     @property
     def fts(self) -> str:
@@ -84,11 +84,21 @@ def is_phrase(fragment: str) -> bool:
     return _ONE_PHRASE.fullmatch(fragment) is not None
 
 
+def _nfc(text: str) -> str:
+    """``text`` in Unicode normal form C. ASCII already is: most queries never
+    load unicodedata."""
+    if text.isascii():
+        return text
+    from unicodedata import normalize
+
+    return normalize("NFC", text)
+
+
 def words(text: str) -> list[str]:
     """The query's words, in order, each once (case-insensitively)."""
     seen: set[str] = set()
     out = []
-    for word in _WORD.findall(unicodedata.normalize("NFC", text)):
+    for word in _WORD.findall(_nfc(text)):
         key = word.casefold()
         if key not in seen:
             seen.add(key)
@@ -118,7 +128,7 @@ def plan(text: str) -> Query:
     # match the unsegmented spelling, which the index never holds. (A
     # full-width word gives two fragments and is left unpaired too.)
     plain = {word.casefold() for word in found if fragments[word] == [quote(word)] and not has_cjk(word)}
-    sequence = _WORD.findall(unicodedata.normalize("NFC", text))
+    sequence = _WORD.findall(_nfc(text))
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):
         key_a, key_b = a.casefold(), b.casefold()

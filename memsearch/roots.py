@@ -15,11 +15,10 @@ root that is turned off loses its rows at the next reconcile.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
-from functools import cached_property
 
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
+from .record import Record
 from .walk import Known, Walk, printable_name, walk
 
 KINDS = ("mimo", "claude", "zcode", "plain")
@@ -43,28 +42,29 @@ SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
 LABEL_SEP = ":"
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(Record):
     """A memory root: its kind, its folder (None: the kind's default
     location) and its name (None: ``cc``, ``zcode``, ``mimo`` or the folder's
-    name). :func:`resolve` fills both in."""
+    name). :func:`resolve` fills both in. Immutable, compared by value."""
 
-    kind: str = "mimo"
-    path: str | None = None
-    name: str | None = None
+    __slots__ = ("kind", "path", "name", "_key")
+    __match_args__ = ("kind", "path", "name")
 
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown root kind {self.kind!r}: use one of {', '.join(KINDS)}")
-        if self.name is not None and (not self.name or LABEL_SEP in self.name or "/" in self.name):
-            raise ValueError(f"root name {self.name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
+    def __init__(self, kind: str = "mimo", path: str | None = None, name: str | None = None):
+        self._set(kind=kind, path=path, name=name, _key=None)
+        if kind not in KINDS:
+            raise ValueError(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
+        if name is not None and (not name or LABEL_SEP in name or "/" in name):
+            raise ValueError(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
 
-    @cached_property
+    @property
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
         kind or folder changes is a different root, and its rows are redone.
         (Computed once: it resolves symlinks, and every indexed file asks.)"""
-        return f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind
+        if self._key is None:
+            self._set(_key=f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind)
+        return self._key
 
     @classmethod
     def parse(cls, spec: str) -> "Root":
@@ -126,7 +126,7 @@ def resolve(roots) -> tuple[Root, ...]:
         if not os.path.isdir(path):
             where = "" if root.path else " (its default location)"
             raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
-        root = replace(root, path=path)
+        root = root._replace(path=path)
         if root.key in seen_keys:
             continue
         seen_keys.add(root.key)
@@ -161,7 +161,7 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
                 n += 1
                 name = f"{base}-{n}"
             taken.add(name)
-            root = replace(root, name=name)
+            root = root._replace(name=name)
         out.append(root)
     return tuple(out)
 

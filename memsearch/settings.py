@@ -15,7 +15,10 @@ Every constant a user may want to change can be set in the config file
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the functions below hand out Paths, but a query never imports pathlib (~5 ms)
+    from pathlib import Path
 
 # A hit scoring under this fraction of the top hit's score is noise: with
 # OR-joined words, a file that matched one common word ranks far below the
@@ -95,34 +98,91 @@ class Settings:
         return Settings(**{**self._values(), **{k: v for k, v in values.items() if v is not None}})
 
 
+def path_text(path: str | os.PathLike) -> str:
+    """``str(pathlib.Path(path))``, without importing pathlib: every one-shot
+    query would pay ~5 ms (measured) for it. Repeated separators, a trailing
+    one and ``.`` parts go, ``..`` stays, and so do exactly two leading
+    slashes (POSIX lets them mean something else than one)."""
+    path = os.fspath(path)
+    if os.name != "posix" or not isinstance(path, str):
+        from pathlib import Path  # its own rules (drives, UNC), or its TypeError for bytes
+
+        return str(Path(path))
+    root = ""
+    if path[:1] == "/":
+        rest = path.lstrip("/")
+        root = "//" if len(path) - len(rest) == 2 else "/"
+        path = rest
+    return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
+
+
+def _home() -> str:
+    home = os.path.expanduser("~")
+    if home[:1] == "~":  # as Path.home() fails
+        raise RuntimeError("Could not determine home directory.")
+    return home
+
+
+def _cache_folder() -> str:
+    return path_text(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(_home(), ".cache"), "memsearch"))
+
+
+def _config_file() -> str:
+    given = os.environ.get("MEMSEARCH_CONFIG")
+    if given:
+        return path_text(given)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    return path_text(os.path.join(base, "memsearch", "config.toml"))
+
+
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "memsearch"
+    from pathlib import Path
+
+    return Path(_cache_folder())
 
 
 def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
     return Path(base) / "memsearch"
 
 
 def config_path() -> Path:
-    return Path(os.environ.get("MEMSEARCH_CONFIG") or config_dir() / "config.toml")
+    from pathlib import Path
+
+    return Path(_config_file())
 
 
-def default_db_path(root: str | os.PathLike) -> Path:
-    """One database per root, keyed by the resolved root path."""
+def default_db_file(root: str | os.PathLike) -> str:
+    """One database per root, keyed by the resolved root path (as text; see
+    :func:`default_db_path`)."""
     resolved = os.path.realpath(root)
     digest = _sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(resolved))
-    return cache_dir() / f"{name or 'root'}-{digest}.db"
+    return os.path.join(_cache_folder(), f"{name or 'root'}-{digest}.db")
 
 
-def roots_db_path(keys) -> Path:
+def roots_db_file(keys) -> str:
     """One database per set of roots, keyed by the sorted root keys (kind
     and resolved folder): turning a root on or off picks another file."""
     joined = "\n".join(sorted(keys))
     digest = _sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return cache_dir() / f"roots-{digest}.db"
+    return os.path.join(_cache_folder(), f"roots-{digest}.db")
+
+
+def default_db_path(root: str | os.PathLike) -> Path:
+    """One database per root, keyed by the resolved root path."""
+    from pathlib import Path
+
+    return Path(default_db_file(root))
+
+
+def roots_db_path(keys) -> Path:
+    """The database of a set of roots (see :func:`roots_db_file`)."""
+    from pathlib import Path
+
+    return Path(roots_db_file(keys))
 
 
 def _sha256(data: bytes):
@@ -141,9 +201,10 @@ def _sha256(data: bytes):
 
 def read_config() -> dict:
     """The config file as a dict; {} when there is none."""
-    path = config_path()
+    path = _config_file()
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         return {}
     except OSError as ex:

@@ -2,21 +2,27 @@
 cost, so the modules only other commands (or --json) need stay unloaded.
 No timings here: the import lists are what the tests can hold steady."""
 
+import copy
+import dataclasses
 import hashlib
 import json
+import os
+import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from memsearch import migrate
-from memsearch.settings import default_db_path, roots_db_path
+from memsearch import MemoryIndex, Root, SearchResult, migrate
+from memsearch.query import Query, plan
+from memsearch.settings import default_db_path, path_text, roots_db_path
 
 # Stdlib modules a query without --json has no use for (click itself loads
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
 NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importlib.metadata",
                    "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "watchdog", "yaml",
-                   "frontmatter", "mcp")
+                   "frontmatter", "mcp", "pathlib")
 
 
 def _loaded_by_query(*args) -> list[str]:
@@ -76,3 +82,52 @@ def test_settings_behave_as_the_frozen_record_they_were():
         base.floor = 0.2
     with pytest.raises(TypeError):
         base.with_overrides(flor=0.2)
+
+
+@pytest.mark.parametrize("given", [
+    "/a/b", "/a/b/", "//a/b", "///a//b/", "a", "a/", "./a/./b/.", ".", "", "..", "../a/../b", "/", "//", "a//b",
+    "~/x", "/a/b.db", " a /b ",
+])
+def test_path_text_prints_what_a_path_would(given):
+    assert path_text(given) == str(Path(given))
+
+
+def test_the_index_path_is_a_path_as_it_was(tmp_path):
+    (tmp_path / "root").mkdir()
+    idx = MemoryIndex(str(tmp_path / "root"), str(tmp_path) + "//db/./x.db")
+    assert idx.db_path == tmp_path / "db" / "x.db" and isinstance(idx.db_path, Path)
+    idx.db_path = tmp_path / "y.db"
+    assert idx.db_path == tmp_path / "y.db"
+    assert MemoryIndex(str(tmp_path / "root")).db_path == default_db_path(tmp_path / "root")
+    assert all(isinstance(path, Path) and path.is_file() for _, _, path in migrate.available())
+
+
+@pytest.mark.parametrize("record, same, other", [
+    (Root("plain", "/notes"), Root(kind="plain", path="/notes", name=None), Root("plain", "/notes", "n")),
+    (Query(("a",), ("b c",)), Query(("a",), ("b c",)), Query(("a",))),
+    (SearchResult("q", "f", [], 0), SearchResult("q", "f", [], 0, None, None), SearchResult("q", "f", [], 1)),
+])
+def test_records_behave_as_the_frozen_dataclasses_they_were(record, same, other):
+    values = tuple(getattr(record, name) for name in record.__match_args__)
+    assert record == same and record != other and record != values  # never equal to another type
+    if not isinstance(record, SearchResult):  # holds a list: unhashable, as before
+        assert hash(record) == hash(same)
+    for name in record.__match_args__:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, name, None)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(record, name)
+    assert pickle.loads(pickle.dumps(record)) == record == copy.deepcopy(record) == copy.copy(record)
+
+
+def test_records_print_and_change_as_before():
+    root = Root("plain", "/notes")
+    assert repr(root) == "Root(kind='plain', path='/notes', name=None)"
+    assert root.key == "plain:" + os.path.realpath("/notes") and Root("claude").key == "claude"
+    assert root._replace(name="n") == Root("plain", "/notes", "n")
+    with pytest.raises(ValueError):
+        root._replace(kind="svn")
+    assert repr(plan("stripe webhook")) == """Query(terms=('"stripe"', '"webhook"'), pairs=('"stripe webhook"',))"""
+    # reconcile and freshness stay out of the repr, as field(repr=False) kept them
+    shown = repr(SearchResult("q", "f", [], 2, object(), object()))
+    assert shown == "SearchResult(query='q', fts_query='f', hits=[], floored=2)"
