@@ -27,7 +27,8 @@ reason is kept so that ``memsearch index`` can report it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .record import Record
 
 # The memory types Claude Code and ZCode give a file; anything else in the
 # frontmatter is not a type memsearch can filter on.
@@ -37,13 +38,16 @@ FENCE = "---"
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True)
-class Metadata:
-    name: str | None = None
-    description: str | None = None
-    type: str | None = None  # one of MEMORY_TYPES, else None
-    body: str = ""  # the text after the frontmatter (all of it when there is none)
-    error: str | None = None  # why the frontmatter was ignored
+class Metadata(Record):
+    """What a file's frontmatter says. ``type``: one of MEMORY_TYPES, else
+    None; ``body``: the text after the frontmatter (all of it when there is
+    none); ``error``: why the frontmatter was ignored."""
+
+    __slots__ = __match_args__ = ("name", "description", "type", "body", "error")
+
+    def __init__(self, name: str | None = None, description: str | None = None, type: str | None = None,
+                 body: str = "", error: str | None = None):
+        self._set(name=name, description=description, type=type, body=body, error=error)
 
 
 def parse(text: str) -> Metadata:

@@ -10,13 +10,13 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field, replace
 from stat import S_ISREG
 from typing import Callable, Iterable, Iterator
 
 from . import cjk, metadata
 from .db import write_transaction
 from .errors import RootNotFound
+from .record import Record
 from .roots import Layout, Root
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
@@ -70,17 +70,18 @@ ON CONFLICT (path) DO UPDATE SET
 """
 
 
-@dataclass(frozen=True)
-class ReconcileReport:
-    added: tuple[str, ...] = ()
-    updated: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    unchanged: int = 0
-    skipped: tuple[Skipped, ...] = ()
-    seconds: float = 0.0
-    # Files in the index whose frontmatter was ignored (they are indexed as
-    # plain text), with the reason; all of them, not only those read now.
-    malformed: tuple[Skipped, ...] = ()
+class ReconcileReport(Record):
+    """What a reconcile did. ``malformed``: files in the index whose
+    frontmatter was ignored (they are indexed as plain text), with the
+    reason; all of them, not only those read now."""
+
+    __slots__ = __match_args__ = ("added", "updated", "removed", "unchanged", "skipped", "seconds", "malformed")
+
+    def __init__(self, added: tuple[str, ...] = (), updated: tuple[str, ...] = (), removed: tuple[str, ...] = (),
+                 unchanged: int = 0, skipped: tuple[Skipped, ...] = (), seconds: float = 0.0,
+                 malformed: tuple[Skipped, ...] = ()):
+        self._set(added=added, updated=updated, removed=removed, unchanged=unchanged, skipped=skipped,
+                  seconds=seconds, malformed=malformed)
 
     @property
     def changed(self) -> bool:
@@ -94,20 +95,24 @@ class ReconcileReport:
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
 
 
-@dataclass
 class _Plan:
-    stored: dict[str, str]
-    to_read: list[FileInfo] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
+    __slots__ = ("stored", "to_read", "removed", "unchanged")
+
+    def __init__(self, stored: dict[str, str]):
+        self.stored = stored
+        self.to_read: list[FileInfo] = []
+        self.removed: list[str] = []
+        self.unchanged = 0
 
 
-@dataclass
 class _Outcome:
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
-    rechecked: int = 0  # racy rows re-read with an unchanged fingerprint
+    __slots__ = ("added", "updated", "unreadable", "rechecked")
+
+    def __init__(self):
+        self.added: list[str] = []
+        self.updated: list[str] = []
+        self.unreadable: list[str] = []
+        self.rechecked = 0  # racy rows re-read with an unchanged fingerprint
 
 
 Progress = Callable[[int, int], None]
@@ -446,7 +451,7 @@ def prepare(info: FileInfo, skipped: list[Skipped]) -> tuple | None:
     body = indexed_body(text, meta)
     # The body travels as the first item; the copy inside meta would only
     # double what a bulk build pickles.
-    meta = replace(meta, body="")
+    meta = meta._replace(body="")
     return body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description)
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import functools
 import math
 import sqlite3
-from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
 from .cjk import unsegment_snippet
 from .query import Query, is_phrase
+from .record import Record
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
 
 # bm25() weights of the FTS columns (body, name, description), in that
@@ -137,14 +137,14 @@ ROOTS_FILTER = "m.root IN (SELECT id FROM memory_roots WHERE key IN ({marks}))"
 FILTERS = {"scope": "m.scope = ?", "scope_id": "m.scope_id = ?", "type": "m.type = ?"}
 
 
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    scope: str | None
-    scope_id: str | None
-    type: str
-    score: float
-    snippet: str
+class Hit(Record):
+    """One file found: its path as shown, where it sits, its score (higher
+    is better) and an excerpt with the matches marked."""
+
+    __slots__ = __match_args__ = ("path", "scope", "scope_id", "type", "score", "snippet")
+
+    def __init__(self, path: str, scope: str | None, scope_id: str | None, type: str, score: float, snippet: str):
+        self._set(path=path, scope=scope, scope_id=scope_id, type=type, score=score, snippet=snippet)
 
     def to_dict(self) -> dict:
         return {

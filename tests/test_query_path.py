@@ -22,7 +22,7 @@ from memsearch.settings import default_db_path, path_text, roots_db_path
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
 NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importlib.metadata",
                    "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "watchdog", "yaml",
-                   "frontmatter", "mcp", "pathlib")
+                   "frontmatter", "mcp", "pathlib", "dataclasses")
 
 
 def _loaded_by_query(*args) -> list[str]:
