@@ -94,7 +94,9 @@ def _received(proc: subprocess.Popen, infos: list) -> Iterator[list]:
 
 
 def _start() -> subprocess.Popen | None:
-    if not sys.executable:  # an embedded interpreter with no python to run
+    # An embedded interpreter may have no python to run, and a frozen app's
+    # executable is the app itself, which would not run -c.
+    if not sys.executable or getattr(sys, "frozen", False):
         return None
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:

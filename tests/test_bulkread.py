@@ -64,9 +64,14 @@ def test_child_process_build_equals_in_process_build(mixed_tree, tmp_path, monke
     assert hits_a == hits_b and hits_b["walrus"] == ["global/g/bad-yaml.md"] and hits_b["部署"] == ["global/g/cjk.md"]
 
 
-def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch):
+@pytest.mark.parametrize("interpreter", ["no executable", "frozen app"])
+def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, interpreter):
     monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
-    monkeypatch.setattr(bulkread.sys, "executable", "")
+    if interpreter == "no executable":
+        monkeypatch.setattr(bulkread.sys, "executable", "")
+    else:  # PyInstaller and the like: sys.executable is the app, which must not be run with -c
+        monkeypatch.setattr(bulkread.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(bulkread.subprocess, "Popen", lambda *a, **k: pytest.fail("a child was started"))
     report, hits = build(mixed_tree, tmp_path / "db")
     assert len(report.added) == 83 and hits["marmot"] == ["global/g/latin1.md"]
 
