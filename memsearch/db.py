@@ -83,6 +83,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         # peaked at 140-217 MB.
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
+        _check_columns(conn)
         return conn
     except BaseException as ex:
         conn.close()
@@ -106,6 +107,22 @@ def _check_is_an_index(path: str, conn: sqlite3.Connection) -> None:
         raise
     if tables and "memory_fts" not in tables:
         raise _NotAnIndex(f"{path} is not a memsearch index (another program's tables: {', '.join(tables[:3])})")
+
+
+# Columns of memory_fts that reconcile and search use. A database whose
+# recorded migrations say it is current and that lacks one of them (written by
+# a development build whose migration changed later, or edited by hand)
+# would fail every query with "no such column"; as a cache it is rebuilt.
+COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "name", "description", "body",
+                     "frontmatter_error", "fingerprint", "racy", "body_seg", "name_seg", "description_seg",
+                     "idx_body", "idx_name", "idx_description"))
+
+
+def _check_columns(conn: sqlite3.Connection) -> None:
+    have = {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
+    if not COLUMNS <= have:
+        missing = ", ".join(sorted(COLUMNS - have))
+        raise DatabaseCorrupt(f"its schema does not match its recorded migrations (no column {missing})")
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:

@@ -84,3 +84,25 @@ def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):
         p.join(30)
     assert all(p.exitcode == 0 for p in procs)
     assert errors.empty(), errors.get()
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_database_missing_a_column_its_migrations_promise_is_rebuilt(tree, tmp_path, explicit, caplog):
+    """A development build's schema (a column named otherwise, migrations
+    recorded as done) would fail every query with "no such column"."""
+    import sqlite3
+
+    path = tmp_path / "index.db" if explicit else None
+    with MemoryIndex(tree, path) as idx:
+        idx.reconcile()
+        db = idx.db_path
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE memory_fts RENAME COLUMN racy TO indexed_ns")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.WARNING, logger="memsearch"):
+        with MemoryIndex(tree, path) as idx:
+            assert idx.search("pgbouncer")[0].path == "projects/shop/memory-db.md"
+    assert any("no column racy" in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records)
+    assert [p.name for p in db.parent.iterdir() if ".bad-" in p.name and p.name.startswith(db.name)
+            and not p.name.endswith(("-wal", "-shm"))]
