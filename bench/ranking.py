@@ -24,7 +24,7 @@ import re
 import sqlite3
 import sys
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent

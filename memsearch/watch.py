@@ -14,7 +14,6 @@ without pulling in threads, logging or watchdog.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import sqlite3

@@ -169,7 +169,7 @@ def test_latin_text_is_untouched(text):
         # The window starts in the middle of a run: its first bigram is whole.
         (f"...存的{S}的文{S}<<文件>>{S}件提...", "...存的<<文件>>提..."),
         # ...or on the last character of a run.
-        (f"...库 and <<git>>", "...库 and <<git>>"),
+        ("...库 and <<git>>", "...库 and <<git>>"),
         # A trailing separator before the ellipsis is dropped.
         (f"...<<提交>>{S}交到{S}...", "...<<提交>>到..."),
         # The unigram of a run's last character matched (a one-character query).

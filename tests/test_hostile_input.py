@@ -3,7 +3,6 @@ deep trees and symlink loops. Nothing crashes, nothing hangs, and every
 file is either indexed or reported (tests/test_reconcile.py has the common
 cases; these are the property-based and extreme ones)."""
 
-import itertools
 import os
 import shutil
 import sqlite3

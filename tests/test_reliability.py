@@ -6,20 +6,17 @@ short stress and pins every bug those runs and the fault drills found.
 
 import importlib.util
 import json
-import logging
 import os
 import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import memsearch.reconcile as reconcile_mod
-import memsearch.walk as walk_mod
 from conftest import write
 from memsearch import DatabaseError, MemoryIndex, RootNotFound
 from memsearch.cli import main
