@@ -329,5 +329,39 @@ def doctor(fix, as_json, **root_opts):
         sys.exit(1)
 
 
+def entry() -> None:
+    """The console script: :func:`main`, as click runs it, then the end of
+    the process without tearing the interpreter down. Freeing every module
+    and object at exit took 10-20 ms of a ~100 ms one-shot query (measured:
+    116 -> 95 ms and 98 -> 82 ms p50 over 25 runs each), work nobody needs
+    from a process about to end. Exit handlers still run and the output is
+    flushed; while any other thread is alive, the process exits the usual
+    way, joining it."""
+    import atexit
+    import os
+    import threading
+
+    try:
+        main()
+        code = 0
+    except SystemExit as ex:
+        code = ex.code
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if threading.active_count() > 1 or run_exit_handlers is None:
+        sys.exit(code)
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # as sys.exit("message") does
+        print(code, file=sys.stderr)
+        code = 1
+    run_exit_handlers()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (| head): click has already said so, or nobody listens
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

@@ -104,6 +104,33 @@ def test_installed_script_runs_a_real_query():
     assert results[0]["path"] == "projects/webshop/memory-payments.md"
 
 
+def test_console_entry_exit_codes_output_and_exit_handlers(tmp_path):
+    """memsearch.cli.entry ends the process without interpreter teardown:
+    every exit status, every byte of a long output and the exit handlers
+    must survive that."""
+    for i in range(60):
+        write(tmp_path / "mem", f"n/{i:02}.md", f"okapi note {i} " + "filler text " * 40)
+    db = str(tmp_path / "db")
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
+        "from memsearch.cli import entry\n"
+        "sys.argv = ['memsearch'] + sys.argv[1:]\n"
+        "entry()\n"
+    )
+    run = lambda *args: subprocess.run([sys.executable, "-c", code, *args, "--root", str(tmp_path / "mem"), "--db", db],
+                                       capture_output=True, text=True, timeout=60)
+    hits = run("query", "okapi", "--limit", "50", "--json", "--no-floor")
+    assert hits.returncode == 0, hits.stderr
+    assert len(json.loads(hits.stdout)["results"]) == 50  # ~50 KB of output, all of it flushed
+    assert "handler ran" in hits.stderr
+    none = run("query", "zebra")
+    assert none.returncode == 1 and "no matches" in none.stderr and "handler ran" in none.stderr
+    bad = run("query", "okapi", "--limit", "0")
+    assert bad.returncode == 2 and "Error" in bad.stderr
+    assert run("status").returncode == 0
+
+
 def _query_imports(root, db, word):
     code = (
         "import sys\n"
