@@ -150,11 +150,13 @@ def measure(root: Path, watched_db: Path, walked_db: Path, rounds: int, env: dic
                 subprocess.run(["rg", "-l", "-i", "-F", "--no-messages", *sum((["-e", w] for w in q.split()), []),
                                 str(root)], capture_output=True)
                 cols["rg"].append((time.perf_counter() - t) * 1000)
-            for key, db in (("cli_watch", watched_db), ("cli_walk", walked_db)):
-                t = time.perf_counter()
-                subprocess.run([*memsearch_exe(), "query", *q.split(), "--root", str(root), "--db", str(db)],
-                               capture_output=True, env=env)
-                cols[key].append((time.perf_counter() - t) * 1000)
+            for kind, cq in (("broad", QUERIES[i % len(QUERIES)]), ("rare", RARE[i % len(RARE)])):
+                for key, db in (("cli_watch", watched_db), ("cli_walk", walked_db)):
+                    t = time.perf_counter()
+                    subprocess.run([*memsearch_exe(), "query", *cq.split(), "--root", str(root), "--db", str(db)],
+                                   capture_output=True, env=env)
+                    cols[key].append((time.perf_counter() - t) * 1000)
+                    cols.setdefault(f"{key}_{kind}", []).append(cols[key][-1])
             for key, code in (("python_startup", "pass"), ("python_import", "import memsearch.cli")):
                 t = time.perf_counter()
                 subprocess.run([sys.executable, "-c", code], capture_output=True, env=env)
@@ -283,7 +285,9 @@ def render(r: dict) -> str:
             ("  query alone (reconcile off), broad queries", "query_only_broad"),
             ("in-process fresh query, no watcher (reconcile walk)", "walk_fresh"),
             ("`rg -l -i -F` over the tree", "rg"),
-            ("`memsearch query` process, watcher", "cli_watch"),
+            ("`memsearch query` process, watcher, all queries", "cli_watch"),
+            ("  the same, rare-word queries", "cli_watch_rare"),
+            ("  the same, broad queries", "cli_watch_broad"),
             ("`memsearch query` process, no watcher", "cli_walk"),
             ("`python -c pass` process (interpreter start)", "python_startup"),
             ("`python -c 'import memsearch.cli'` process", "python_import")]
