@@ -10,7 +10,7 @@ overlaps for real on a machine with two cores or more.
 
 The child runs this same module (the parent's copy of memsearch, whatever
 sys.path says), gets the list of files on stdin and sends back, in order,
-what :func:`memsearch.reconcile.prepare` made of each, pickled in chunks. If
+what :func:`memsearch.reconcile.prepare_one` made of each, pickled in chunks. If
 it cannot start or dies midway, the parent reads the rest itself: the child
 is a speed-up, never a dependency.
 """
@@ -34,7 +34,7 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 
 def prepared(infos: list) -> Iterator[tuple]:
-    """(info, prepare()'s result) for every FileInfo of ``infos``, in order."""
+    """(info, prepare_one(info)) for every FileInfo of ``infos``, in order."""
     from .reconcile import prepare_one
 
     done = 0

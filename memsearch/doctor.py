@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from . import db as db_mod, migrate
 from .errors import MemsearchError
 from .settings import BUSY_TIMEOUT_S
+from .walk import fingerprint
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -194,7 +195,7 @@ def _check_files(index, conn) -> Check:
         seen = index.layout.walk(index.settings.max_file_bytes)
     except MemsearchError as ex:
         return Check("files", False, str(ex))
-    on_disk = {rel: f"{size}-{mtime_ns}" for rel, (_, size, mtime_ns) in seen.files.items()}
+    on_disk = {rel: fingerprint(size, mtime_ns) for rel, (_, size, mtime_ns) in seen.files.items()}
     stored = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
     gone = sorted(stored.keys() - on_disk.keys())
     missing = sorted(on_disk.keys() - stored.keys())

@@ -18,7 +18,7 @@ from .db import write_transaction
 from .errors import RootNotFound
 from .record import Record
 from .roots import Layout, Root
-from .walk import FileInfo, Skipped, Walk, walk, walk_paths
+from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
 # A file modified this close to the moment it was read may be modified again
 # within the same timestamp tick without any change of size or mtime. Such
@@ -307,7 +307,7 @@ def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
 
 def _differs(seen: Walk, now: tuple[dict[str, str], set[str]]) -> bool:
     stored, racy = now
-    return any(stored.get(rel) != f"{size}-{mtime_ns}" or rel in racy
+    return any(stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy
                for rel, (_, size, mtime_ns) in seen.files.items())
 
 
@@ -351,7 +351,7 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str
     stored, racy = now
     plan = _Plan(stored=stored)
     for rel, (abspath, size, mtime_ns) in seen.files.items():
-        if stored.get(rel) != f"{size}-{mtime_ns}" or rel in racy:
+        if stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy:
             plan.to_read.append(FileInfo(rel, abspath, size, mtime_ns))
         else:
             plan.unchanged += 1  # another process indexed this very version
@@ -430,38 +430,24 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
 
 
 def prepare_one(info: FileInfo) -> tuple | Skipped | None:
-    """:func:`prepare` for one file, with the reason it was skipped in place
-    of its result (a Skipped), or None if it is gone."""
-    found: list[Skipped] = []
-    got = prepare(info, found)
-    return found[0] if found else got
-
-
-def prepare(info: FileInfo, skipped: list[Skipped]) -> tuple | None:
     """All that indexing a file needs and the database does not: the text
     of its body column, its frontmatter (a Metadata, or None), and the
     segmented copies of body, name and description (migration 0004: None,
-    after a cheap test, for text without CJK)."""
-    parsed = read_parsed(info, skipped)
-    if parsed is None:
-        return None
-    text, meta = parsed
-    if meta is None:
+    after a cheap test, for text without CJK). In place of that, the reason
+    the file was skipped (a Skipped), or None if it is gone. Runs in
+    memsearch.bulkread's reader process during a large build."""
+    skipped: list[Skipped] = []
+    text = read_text(info, skipped)
+    if text is None:
+        return skipped[0] if skipped else None
+    if not metadata.starts_with_fence(text):
         return text, None, cjk.segmented(text), None, None
+    meta = metadata.parse(text)
     body = indexed_body(text, meta)
     # The body travels as the first item; the copy inside meta would only
     # double what a bulk build pickles.
     meta = meta._replace(body="")
     return body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description)
-
-
-def read_parsed(info: FileInfo, skipped: list[Skipped]) -> tuple[str, metadata.Metadata | None] | None:
-    """The file's text and, when it starts with a frontmatter fence, what
-    the frontmatter says."""
-    text = read_text(info, skipped)
-    if text is None:
-        return None
-    return text, (metadata.parse(text) if metadata.starts_with_fence(text) else None)
 
 
 def indexed_body(text: str, meta: metadata.Metadata) -> str:
