@@ -23,6 +23,7 @@ Everything here is a pure function over ``str``; nothing imports sqlite3.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -69,11 +70,6 @@ _CJK_CLASS = (
     "\U0001b000-\U0001b16f"  # Kana supplement and extensions
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
-# Compiled on first use (_cjk_patterns): compiling the two took ~7 ms of the
-# start-up of every `memsearch query`, and ASCII text never needs them (every
-# character of _CJK_CLASS is beyond ASCII).
-_CJK_RUN: re.Pattern[str] | None = None
-_CJK_CHAR: re.Pattern[str] | None = None
 _WORD = re.compile(r"\w+")
 
 # How query_terms() matches a CJK word of three or more characters, whose
@@ -104,25 +100,29 @@ _TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 
 # The UTF-8 lead bytes of every code point of _CJK_CLASS (U+1100-U+11FF: E1;
 # U+3005-U+D7FB: E3-ED; U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0). A bytes
-# search for them is several times faster than _CJK_CHAR over the str, and
+# search for them is several times faster than _cjk_char() over the str, and
 # lets text without CJK skip that search: see segmented().
 _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 
-def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(_CJK_RUN, _CJK_CHAR), compiled the first time they are needed."""
-    global _CJK_RUN, _CJK_CHAR
-    if _CJK_CHAR is None:
-        _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-        _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
-    return _CJK_RUN, _CJK_CHAR
+# The two patterns over _CJK_CLASS are compiled on first use: compiling them
+# took ~7 ms of the start-up of every `memsearch query`, and ASCII text never
+# needs them (every character of _CJK_CLASS is beyond ASCII).
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK_CLASS}]+")
+
+
+@functools.cache
+def _cjk_char() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK_CLASS}]")
 
 
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
     if text.isascii():
         return False
-    return (_CJK_CHAR or _cjk_patterns()[1]).search(text) is not None
+    return _cjk_char().search(text) is not None
 
 
 def segmented(text: str | None) -> str | None:
@@ -184,7 +184,7 @@ def segment(text: str) -> str:
             spelled += SEPARATOR
         return spelled
 
-    return (_CJK_RUN or _cjk_patterns()[0]).sub(spell, text)
+    return _cjk_run().sub(spell, text)
 
 
 def _quote(token: str) -> str:
@@ -228,14 +228,12 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
     if mode not in WORD_MODES:
         raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
     terms: list[str] = []
-    cjk_run = None
     for word in _WORD.findall(text):
         if word.isascii():  # no CJK, no full-width letters: one quoted token
             terms.append(_quote(word))
             continue
-        cjk_run = cjk_run or _CJK_RUN or _cjk_patterns()[0]
         pos = 0
-        for m in cjk_run.finditer(word):
+        for m in _cjk_run().finditer(word):
             if m.start() > pos:
                 terms.append(_other_word(word[pos : m.start()]))
             terms.append(_cjk_word(m.group(), mode))
@@ -286,7 +284,7 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
             exact.update(text.split())
     if not prefixes:
         return
-    cjk_char = _CJK_CHAR or _cjk_patterns()[1]
+    cjk_char = _cjk_char()
     i = 0
     while i < len(chars) - 1:
         (a, a_lit), (b, b_lit) = chars[i], chars[i + 1]
@@ -317,7 +315,7 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
     if not start or not end or start == end:
         raise ValueError("start and end markers must be two different non-empty strings")
     chars = _split_markers(snippet, start, end)
-    cjk_char = _CJK_CHAR or _cjk_patterns()[1]
+    cjk_char = _cjk_char()
     if "*" in query:
         _unmark_prefix_matches(chars, query)
     out: list[list] = []  # [character, highlighted]
