@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from .record import Record
+
 if TYPE_CHECKING:  # the functions below hand out Paths, but a query never imports pathlib (~5 ms)
     from pathlib import Path
 
@@ -62,40 +64,20 @@ SYNC_TIMEOUT_S = 1.0
 MANIFEST_LIMIT = 200
 
 
-class Settings:
-    """The values above as the config file sets them; immutable.
+class Settings(Record):
+    """The values above as the config file sets them; immutable (a Record,
+    not a frozen dataclass: every `memsearch query` imports this module)."""
 
-    (A plain class, not a frozen dataclass: every `memsearch query` imports
-    this module, and generating a dataclass's methods costs ~1 ms of start-up.)"""
-
-    __slots__ = ("floor", "reconcile", "max_file_bytes", "manifest_limit", "sync_timeout")
+    __slots__ = __match_args__ = ("floor", "reconcile", "max_file_bytes", "manifest_limit", "sync_timeout")
 
     def __init__(self, floor: float = FLOOR, reconcile: bool = RECONCILE, max_file_bytes: int = MAX_FILE_BYTES,
                  manifest_limit: int = MANIFEST_LIMIT, sync_timeout: float = SYNC_TIMEOUT_S):
-        for name, value in zip(self.__slots__, (floor, reconcile, max_file_bytes, manifest_limit, sync_timeout)):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"Settings are immutable; use with_overrides({name}=...)")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"Settings are immutable; use with_overrides({name}=...)")
-
-    def _values(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __eq__(self, other):
-        return self._values() == other._values() if type(other) is Settings else NotImplemented
-
-    def __hash__(self):
-        return hash(tuple(self._values().values()))
-
-    def __repr__(self) -> str:
-        return f"Settings({', '.join(f'{k}={v!r}' for k, v in self._values().items())})"
+        self._set(floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes, manifest_limit=manifest_limit,
+                  sync_timeout=sync_timeout)
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None."""
-        return Settings(**{**self._values(), **{k: v for k, v in values.items() if v is not None}})
+        return self._replace(**{k: v for k, v in values.items() if v is not None})
 
 
 def path_text(path: str | os.PathLike) -> str:
