@@ -13,7 +13,6 @@ bench/RANKING.md has the measurements.
 
 from __future__ import annotations
 
-import functools
 import math
 import sqlite3
 from operator import attrgetter, itemgetter
@@ -42,29 +41,47 @@ COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 PAIR_WEIGHT = 0.5
 
 # One FTS5 query per string, all in one statement: each string's rows with
-# its bm25() (negative, lower is better), its weight, whether to turn its
-# idf into Lucene's (1: one phrase) or keep FTS5's (0: an OR of several, as
-# a CJK word or a very long query gives, whose bm25() mixes several idfs),
-# and n, the number of files it matches. n is a subquery SQLite runs once
-# per statement; a window counting each string's rows sorted every row
-# again and made a query on a common word up to twice as slow.
+# its bm25() (negative, lower is better), its weight, and the factor that
+# turns FTS5's idf into Lucene's (1 for an OR of several phrases, as a CJK
+# word or a very long query gives, whose bm25() mixes several idfs; see
+# idf_factor). ``common`` marks the pruned form of a string (see PRUNING).
 STRING = (
-    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS weight, ? AS lucene, ? AS files,"
-    " (SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH ?) AS n"
+    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS weight, ? AS factor, ? AS common"
     " FROM memory_fts_idx WHERE memory_fts_idx MATCH ?"
 )
 
-# files: the number of files FTS5 counts in its idf (N); max() keeps the
-# division finite where FTS5 clamps its idf to 1e-6. LIMIT -1 (no limit)
-# keeps SQLite from merging a lone string's query into the sum(), where
-# bm25() cannot run.
+# A file's score: the sum of its strings' parts. The second term is zero
+# unless strings were pruned: a pruned string's bm25() was taken over an
+# expression that also holds the other strings' phrases, so theirs is
+# subtracted from it (the row's raw, summed) before it is weighted.
+# LIMIT -1 (no limit) keeps SQLite from merging a lone string's query into
+# the sum(), where bm25() cannot run.
 RANKING = """
-SELECT id, sum(-raw * weight * CASE WHEN lucene THEN
-           ln(1 + (files - n + 0.5) / (n + 0.5)) / max(ln((files - n + 0.5) / (n + 0.5)), 1e-6)
-       ELSE 1 END) AS score
+SELECT id, sum(-raw * weight * factor)
+           + sum(CASE WHEN common THEN 0 ELSE raw END) * sum(CASE WHEN common THEN weight * factor ELSE 0 END)
+       AS score
 FROM ({strings} LIMIT -1)
 GROUP BY id
 """
+
+# The number of files each string matches (its n), one subquery a string.
+COUNT = "(SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH ?)"
+
+# Pruning (MaxScore, Turtle & Flood 1995). bm25() gives a string at most
+# idf x (k1 + 1) in any file, whatever its term frequency, so a string
+# found in many files (a low idf) can add little to a file's score, yet
+# FTS5 scores every one of its files: ~3 us a file, 60 ms for a word in 20k
+# files of a 100k-file tree. Such common strings are scored only in the
+# files that match some other string (``common AND (others)``); a file
+# matching common strings alone scores under the sum of their bounds, so
+# when the last file kept scores more, no such file could have been kept:
+# the result is exactly the unpruned one. Otherwise the search tries again,
+# pruning only the common strings whose bounds stay under that last score
+# (exact too, see _rank), or none. Below PRUNE_MIN_FILES files a string's
+# scoring costs less than a try. On the 100k-file bench tree this took the
+# broad queries of bench/scale.py from 30.8 to 8.4 ms p50 (query alone).
+FTS5_K1 = 1.2
+PRUNE_MIN_FILES = 1000
 
 # With a filter (scope, scope id, type, roots) every ranked file is joined
 # with its row, since any of them may be one the filter keeps.
@@ -79,11 +96,14 @@ LIMIT ?
 # Without one, the best files are picked by score alone and only they are
 # joined: the join reads each file's whole row (its text included), and
 # over the 20k files a common word matches in a 100k-file tree it cost as
-# much as the ranking. ``spare`` rows past the limit catch files tied with
-# the last one kept, which the path then orders (see _top).
+# much as the ranking. SPARE rows past the limit catch files tied with
+# the last one kept, which the path then orders (see _top); only past that
+# many ties is the ranking run again, joined. Copies of one file tie: at 16,
+# the 100k-file bench tree (copies of its texts) ran most common-word
+# queries twice; 256 costs the sorter ~1 ms more there.
 TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC LIMIT ?"
 ROWS = "SELECT path, scope, scope_id, type, id FROM memory_fts WHERE id IN ({marks})"
-SPARE = 16
+SPARE = 256
 
 # Excerpts only for the hits that survive the floor and the limit, in a
 # statement of their own: snippet() tokenizes the whole file (about 0.1 ms
@@ -118,17 +138,6 @@ def _varint(data: bytes) -> int:
             break
     return value
 
-
-@functools.cache
-def has_ln() -> bool:
-    """SQLite's math functions are a compile-time option (on by default
-    since 3.35); without them ln() comes from Python, per row. Asked on the
-    first search, not at import: a one-shot query pays only for what it uses."""
-    try:
-        sqlite3.connect(":memory:").execute("SELECT ln(2)")
-    except sqlite3.OperationalError:
-        return False
-    return True
 
 # Rows of roots that are not this index's (turned off since the last
 # reconcile, which deletes them) are never shown, even with --no-reconcile.
@@ -169,33 +178,99 @@ def strings(query: Query) -> list[tuple[str, float, bool]]:
     return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
 
 
+def idf_factor(files: int, n: int) -> float:
+    """What turns FTS5's idf of a string found in ``n`` of ``files`` files
+    into Lucene's; max() keeps the division finite where FTS5 clamps its
+    idf to 1e-6."""
+    return math.log(1 + (files - n + 0.5) / (n + 0.5)) / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
+
+
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
         roots: list[str] | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped.
     ``roots``: keys of the roots whose rows may be shown (None: all)."""
-    if not has_ln():
-        conn.create_function("ln", 1, math.log, deterministic=True)
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     if roots is not None and not _only_roots(conn, roots):
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
     else:
         roots = None
-    runs = strings(query)
-    one = STRING.format(weights=", ".join(repr(float(w)) for w in COLUMN_WEIGHTS))
-    ranking = RANKING.format(strings=" UNION ALL ".join([one] * len(runs)))
-    files = file_count(conn)
-    params = [p for fts, weight, lucene in runs for p in (weight, int(lucene), files, fts, fts)]
     size = fetch_size(limit)
-    if where:
-        sql = SEARCH.format(ranking=ranking, filters=where)
-        rows = conn.execute(sql, [*params, *active.values(), *(roots or ()), size]).fetchall()
-    else:
-        rows = _top(conn, ranking, params, size)
+    rows = _rank(conn, scored_strings(conn, query), size, where, [*active.values(), *(roots or ())])
     kept = apply_floor(rows, floor, score=itemgetter(4))
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
     return hits, len(rows) - len(kept)
+
+
+def scored_strings(conn: sqlite3.Connection, query: Query) -> list[tuple]:
+    """(FTS5 expression, weight, idf factor, files matched, bound) of each
+    string; bound: the most it can add to a file's score (see PRUNING)."""
+    runs = strings(query)
+    files = file_count(conn)
+    counts = conn.execute("SELECT " + ", ".join([COUNT] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
+    out = []
+    for (fts, weight, lucene), n in zip(runs, counts):
+        # Lucene's idf x (k1 + 1), with a hair for rounding; an OR of
+        # several phrases has no bound of its own here and is never pruned.
+        bound = weight * math.log(1 + (files - n + 0.5) / (n + 0.5)) * (FTS5_K1 + 1) * (1 + 1e-9)
+        out.append((fts, weight, idf_factor(files, n) if lucene else 1.0, n, bound if lucene else math.inf))
+    return out
+
+
+def _rank(conn, scored: list[tuple], size: int, where: str, filter_params: list) -> list[tuple]:
+    """The ``size`` best rows, pruning the common strings where that cannot
+    change them (see PRUNING)."""
+    common = _common(scored, size)
+    if common:
+        rows = _ranked(conn, _pruned(scored, common), where, filter_params, size)
+        if len(rows) == size and rows[-1][4] > sum(s[4] for s in common):
+            return rows
+        if len(rows) == size:
+            # The files ranked so far hold their whole scores, so the best
+            # ``size`` of all score at least as much as the last of them: a
+            # file of the common strings that cannot reach it together need
+            # not be ranked. More files are ranked now, so the last one kept
+            # scores at least as much again; no check is needed.
+            reach, fewer = rows[-1][4], []
+            for s in common:  # least bound first
+                if sum(f[4] for f in fewer) + s[4] >= reach:
+                    break
+                fewer.append(s)
+            if fewer:
+                return _ranked(conn, _pruned(scored, fewer), where, filter_params, size)
+    return _ranked(conn, [(fts, weight, factor, False) for fts, weight, factor, _, _ in scored],
+                   where, filter_params, size)
+
+
+def _common(scored: list[tuple], size: int) -> list[tuple]:
+    """The strings to prune first, least bound first: the commonest single
+    phrases in PRUNE_MIN_FILES files or more, as long as the others match
+    ``size`` files between them (else the pruned ranking cannot fill up)."""
+    common, others = [], sorted(scored, key=itemgetter(3))
+    while others and others[-1][3] >= PRUNE_MIN_FILES and others[-1][4] < math.inf \
+            and sum(s[3] for s in others[:-1]) >= size:
+        common.append(others.pop())
+    return sorted(common, key=itemgetter(4))
+
+
+def _pruned(scored: list[tuple], common: list[tuple]) -> list[tuple]:
+    """(FTS5 expression, weight, factor, pruned?) of each string, the common
+    ones scored only where some other string matches."""
+    others = [s for s in scored if s not in common]
+    rest = " OR ".join(f"({s[0]})" for s in others)
+    return ([(fts, weight, factor, False) for fts, weight, factor, _, _ in others]
+            + [(f"{fts} AND ({rest})", weight, factor, True) for fts, weight, factor, _, _ in common])
+
+
+def _ranked(conn, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
+    """The ``size`` best (path, scope, scope_id, type, score, id) rows."""
+    one = STRING.format(weights=", ".join(repr(float(w)) for w in COLUMN_WEIGHTS))
+    ranking = RANKING.format(strings=" UNION ALL ".join([one] * len(runs)))
+    params = [p for fts, weight, factor, common in runs for p in (weight, factor, int(common), fts)]
+    if where:
+        return conn.execute(SEARCH.format(ranking=ranking, filters=where), [*params, *filter_params, size]).fetchall()
+    return _top(conn, ranking, params, size)
 
 
 def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:

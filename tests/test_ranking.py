@@ -183,13 +183,6 @@ def test_every_hit_has_its_own_snippet(index):
     assert "Stripe" in by_path["sessions/s1/tasks/T1/notes.md"]
 
 
-def test_without_sqlite_math_functions_ln_comes_from_python(index, monkeypatch):
-    expected = [(h.path, round(h.score, 9)) for h in index.search("rounding checkpoint webhook", floor=0)]
-    monkeypatch.setattr(search_mod, "has_ln", lambda: False)
-    got = [(h.path, round(h.score, 9)) for h in index.search("rounding checkpoint webhook", floor=0)]
-    assert got == expected
-
-
 # -- index layout --------------------------------------------------------------------
 
 
