@@ -3,30 +3,44 @@
 Exit codes (grep's convention): 0 hits found (or command succeeded),
 1 query ran and found nothing, 2 error (bad usage, bad query, unusable
 root or index).
+
+What the commands share with the console script's quick path for
+`memsearch query` (memsearch.entry) lives in memsearch.commands, free of
+click.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
 from . import db, format as fmt
+from .commands import EXIT_ERROR, CommandFailed, chosen_roots, open_index, print_warning, run_query
+from .entry import click_exit_code, end_process, entry  # noqa: F401  entry: the console script's first address
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
-
-if TYPE_CHECKING:
-    from .index import MemoryIndex
-
-EXIT_NO_HITS = 1
-EXIT_ERROR = 2
 
 
 class Failure(click.ClickException):
     """A one-line error on stderr, exit status 2."""
 
     exit_code = EXIT_ERROR
+
+
+class Command(click.Command):
+    """A command whose CommandFailed (from memsearch.commands) click reports
+    as a Failure."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CommandFailed as ex:
+            raise Failure(str(ex)) from None
+
+
+class Group(click.Group):
+    command_class = Command
 
 
 # Made once and shared by every command: each click.Path() asks gettext for
@@ -49,31 +63,6 @@ def root_options(f):
     return roots_option(f)
 
 
-def chosen_roots(root) -> list:
-    """The roots named with --root (or the environment), else the config file's."""
-    from .roots import Root, configured
-
-    try:
-        roots = [Root.parse(spec) for spec in root] if root else configured()
-    except (MemsearchError, ValueError) as ex:
-        raise Failure(str(ex)) from None
-    if not roots:
-        raise Failure("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
-    return roots
-
-
-def open_index(root, db_path, **kwargs) -> MemoryIndex:
-    from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
-
-    roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
-    try:
-        if len(roots) == 1:  # one root: paths relative to it, as the core had them
-            return MemoryIndex(roots[0], db_path, **kwargs)
-        return MemoryIndex(roots=roots, db_path=db_path, **kwargs)
-    except (MemsearchError, ValueError) as ex:
-        raise Failure(str(ex)) from None
-
-
 def log_to_stderr() -> None:
     """Long-running commands (watch, mcp) report through logging: show its
     warnings as one line each. One-shot commands never import logging (see
@@ -90,7 +79,7 @@ def log_to_stderr() -> None:
         log.propagate = False
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memsearch")
 def main():
     """Search the Markdown memory that coding agents keep.
@@ -99,7 +88,7 @@ def main():
     query, and deleting it loses nothing.
     """
     # Recovery warnings (a damaged index set aside) are one stderr line each.
-    db.warning_sink = lambda message: click.echo(f"warning: {message}", err=True)
+    db.warning_sink = print_warning
     click.get_current_context().call_on_close(lambda: setattr(db, "warning_sink", None))
 
 
@@ -115,29 +104,15 @@ def main():
 @click.option("--no-reconcile", is_flag=True, help="Query the index as it is, without walking the tree first.")
 @click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json):
+def query(**params):
     """Search memory for TEXT; the best hits first.
 
     Every word is searched on its own (OR): files matching more and rarer
     words rank higher. Exit status 1 when nothing matched.
     """
-    index = open_index(root, db_path)
-    with index:
-        try:
-            result = index.search_result(
-                " ".join(text), limit, scope, scope_id, type_,
-                reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
-            )
-        except (MemsearchError, ValueError) as ex:
-            raise Failure(str(ex)) from None
-    if as_json:
-        click.echo(fmt.result_json(result))
-    elif result.hits:
-        click.echo(fmt.format_hits(result, color=sys.stdout.isatty()))
-    else:
-        click.echo("no matches", err=True)
-    if not result.hits:
-        sys.exit(EXIT_NO_HITS)
+    status = run_query(**params)  # the console script runs it without click, too
+    if status:
+        sys.exit(status)
 
 
 @main.command()
@@ -329,39 +304,6 @@ def doctor(fix, as_json, **root_opts):
         sys.exit(1)
 
 
-def entry() -> None:
-    """The console script: :func:`main`, as click runs it, then the end of
-    the process without tearing the interpreter down. Freeing every module
-    and object at exit took 10-20 ms of a ~100 ms one-shot query (measured:
-    116 -> 95 ms and 98 -> 82 ms p50 over 25 runs each), work nobody needs
-    from a process about to end. Exit handlers still run and the output is
-    flushed; while any other thread is alive, the process exits the usual
-    way, joining it."""
-    import atexit
-    import os
-    import threading
-
-    try:
-        main()
-        code = 0
-    except SystemExit as ex:
-        code = ex.code
-    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
-    if threading.active_count() > 1 or run_exit_handlers is None:
-        sys.exit(code)
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # as sys.exit("message") does
-        print(code, file=sys.stderr)
-        code = 1
-    run_exit_handlers()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (| head): click has already said so, or nobody listens
-            pass
-    os._exit(code)
-
-
 if __name__ == "__main__":
-    entry()
+    # `python -m memsearch.cli`: always through click, as this module is loaded anyway.
+    end_process(click_exit_code(main))

@@ -1,0 +1,110 @@
+"""What the CLI commands do, without click.
+
+The click commands in memsearch.cli and the console script's quick path for
+`memsearch query` (memsearch.entry) both run these, so a query behaves and
+prints the same whichever way it came in. A command that cannot go on
+raises CommandFailed; the CLI prints "Error: <message>" and exits 2.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import sys
+
+from . import format as fmt
+from .errors import MemsearchError
+
+EXIT_NO_HITS = 1
+EXIT_ERROR = 2
+
+
+class CommandFailed(Exception):
+    """A command cannot go on; its message is one line for the user."""
+
+
+def echo(message: str, err: bool = False) -> None:
+    """click.echo(message, err=err), without importing click where it would
+    only write message + newline and flush: a text stream with a real
+    encoding, and no ANSI escape for click to strip off a non-terminal.
+    Any other case is handed to click itself."""
+    stream = sys.stderr if err else sys.stdout
+    if not _writes_as_is(stream) or ("\x1b" in message and not _isatty(stream)):
+        import click
+
+        click.echo(message, err=err)
+        return
+    stream.write(message + "\n")
+    stream.flush()
+
+
+def _writes_as_is(stream) -> bool:
+    # click re-wraps a stream with no encoding or errors, or an ASCII one,
+    # and writes to the Windows console its own way.
+    if os.name == "nt" or not isinstance(stream, io.TextIOWrapper) or not stream.errors:
+        return False
+    try:
+        return codecs.lookup(stream.encoding).name != "ascii"
+    except LookupError:
+        return False
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except Exception:  # as click's isatty(): a stream that cannot tell is no terminal
+        return False
+
+
+def print_warning(message: str) -> None:
+    """Where db.warning_sink sends recovery warnings (a damaged index set aside)."""
+    echo(f"warning: {message}", err=True)
+
+
+def chosen_roots(root) -> list:
+    """The roots named with --root (or the environment), else the config file's."""
+    from .roots import Root, configured
+
+    try:
+        roots = [Root.parse(spec) for spec in root] if root else configured()
+    except (MemsearchError, ValueError) as ex:
+        raise CommandFailed(str(ex)) from None
+    if not roots:
+        raise CommandFailed("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
+    return roots
+
+
+def open_index(root, db_path, **kwargs):
+    """A MemoryIndex over the chosen roots."""
+    from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
+
+    roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
+    try:
+        if len(roots) == 1:  # one root: paths relative to it, as the core had them
+            return MemoryIndex(roots[0], db_path, **kwargs)
+        return MemoryIndex(roots=roots, db_path=db_path, **kwargs)
+    except (MemsearchError, ValueError) as ex:
+        raise CommandFailed(str(ex)) from None
+
+
+def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json) -> int:
+    """`memsearch query`: search, print the hits (or "no matches" on stderr)
+    and return the exit status, 0 or EXIT_NO_HITS. The arguments are those
+    of the click command."""
+    index = open_index(root, db_path)
+    with index:
+        try:
+            result = index.search_result(
+                " ".join(text), limit, scope, scope_id, type_,
+                reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
+            )
+        except (MemsearchError, ValueError) as ex:
+            raise CommandFailed(str(ex)) from None
+    if as_json:
+        echo(fmt.result_json(result))
+    elif result.hits:
+        echo(fmt.format_hits(result, color=sys.stdout.isatty()))
+    else:
+        echo("no matches", err=True)
+    return 0 if result.hits else EXIT_NO_HITS

@@ -1,0 +1,106 @@
+"""`memsearch query` arguments read without click, for the common cases only.
+
+Importing click costs a one-shot query about a third of its run time, so
+the console script reads the usual `memsearch query WORDS --root DIR ...`
+itself and hands it to the same code the click command runs. The result
+must be exactly the keyword arguments click would pass; whenever that is
+not certain (help, `--`, an unknown option, a value click would refuse or
+that this module does not check), query_kwargs() returns None and click
+parses the command line, with its usual help and error messages.
+tests/test_entry.py holds this to click's answer and to the options the
+click command declares.
+"""
+
+import os
+import stat
+
+from .settings import DEFAULT_LIMIT, MAX_LIMIT
+
+# Option spelling -> the keyword click passes it as.
+VALUE_OPTIONS = {
+    "--root": "root", "--db": "db_path", "--limit": "limit", "-n": "limit",
+    "--scope": "scope", "--scope-id": "scope_id", "--type": "type_",
+}
+FLAGS = {"--no-reconcile": "no_reconcile", "--no-floor": "no_floor", "--json": "as_json"}
+# What an option left off the command line falls back to: the first of its
+# variables with a non-empty value (click's rule).
+ENVVARS = {"root": ("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"), "db_path": ("MEMSEARCH_DB",)}
+
+
+def query_kwargs(args, environ=os.environ) -> dict | None:
+    """The keyword arguments of the `query` callback for ``args`` (the words
+    after `query`), or None when click must read them."""
+    words, roots, given = [], [], {}
+    rest = iter(args)
+    for arg in rest:
+        if not arg.startswith("-"):
+            words.append(arg)
+            continue
+        name, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name.startswith("-n") and name != "-n":  # -n5
+            name, has_value, value = "-n", "=", name[2:]
+        if name in FLAGS and not has_value:
+            given[FLAGS[name]] = True
+            continue
+        if name not in VALUE_OPTIONS:
+            return None  # --help, --, an unknown or misspelt option: click says what it is
+        if not has_value:
+            value = next(rest, None)
+            # click would take "-x" as the value; better not to guess what was meant
+            if value is None or value.startswith("-"):
+                return None
+        key = VALUE_OPTIONS[name]
+        if key == "root":
+            roots.append(value)
+        else:
+            given[key] = value  # repeated: the last one counts, as in click
+    if not words:
+        return None
+    roots = roots or _from_environment("root", environ, split=True)
+    db_path = given["db_path"] if "db_path" in given else _from_environment("db_path", environ)
+    limit = _limit(given.get("limit"))
+    if limit is None or not all(_usable_path(root, want_dir=True) for root in roots):
+        return None
+    if db_path is not None and not _usable_path(db_path, want_dir=False):
+        return None
+    return {
+        "text": tuple(words), "root": tuple(roots), "db_path": db_path, "limit": limit,
+        "scope": given.get("scope"), "scope_id": given.get("scope_id"), "type_": given.get("type_"),
+        "no_reconcile": given.get("no_reconcile", False), "no_floor": given.get("no_floor", False),
+        "as_json": given.get("as_json", False),
+    }
+
+
+def _from_environment(key, environ, split=False):
+    for name in ENVVARS[key]:
+        value = environ.get(name)
+        if value:
+            return value.split(os.pathsep) if split else value
+    return [] if split else None
+
+
+def _limit(value):
+    """click's IntRange(1, MAX_LIMIT) for plain decimals; None for anything else."""
+    if value is None:
+        return DEFAULT_LIMIT
+    if not (value.isascii() and value.isdigit()):
+        return None  # " 5", "+5", "5_0", "0x5" and the like: click decides
+    number = int(value)
+    return number if 1 <= number <= MAX_LIMIT else None
+
+
+def _usable_path(path, want_dir):
+    """What click.Path(file_okay=False) (a folder) or click.Path(dir_okay=False)
+    (a file) lets through: anything absent, else the right kind and readable.
+    An empty path is left to click too."""
+    if not path:
+        return False
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return True
+    except ValueError:  # a NUL in the path
+        return False
+    if stat.S_ISREG(mode) if want_dir else stat.S_ISDIR(mode):
+        return False
+    return os.access(path, os.R_OK)

@@ -1,0 +1,318 @@
+"""The console script's quick path for `memsearch query`: it must read the
+command line exactly as click does (or leave it to click), behave exactly as
+the click command does, and never import click."""
+
+import json
+import os
+import subprocess
+import sys
+from unittest import mock
+
+import click
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import write
+from memsearch import cli, db, query_args
+from memsearch.entry import quick_query
+from memsearch.query_args import query_kwargs
+from memsearch.settings import DEFAULT_LIMIT, MAX_LIMIT, default_db_path
+from test_cli import _memsearch_exe
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory):
+    """Two memory roots, a file, an absent path, and index paths."""
+    tmp_path = tmp_path_factory.mktemp("places")
+    for name in ("r1", "r2"):
+        write(tmp_path / name, "note.md", f"okapi lives in {name}\n")
+    write(tmp_path, "a-file", "not a folder\n")
+    return {"R": str(tmp_path / "r1"), "R2": str(tmp_path / "r2"), "FILE": str(tmp_path / "a-file"),
+            "DIR": str(tmp_path / "r2"), "DB": str(tmp_path / "x.db"), "DB2": str(tmp_path / "y.db"),
+            "ABSENT": str(tmp_path / "absent")}
+
+
+def _fill(argv, places):
+    return [item.format(**places) for item in argv]
+
+
+def _env(monkeypatch, places, env):
+    # "%" stands for os.pathsep
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.replace("%", os.pathsep).format(**places))
+
+
+def click_params(argv):
+    """What click hands the query callback for argv, or None when it refuses."""
+    try:
+        return cli.query.make_context("query", list(argv)).params
+    except (click.ClickException, click.exceptions.Exit):
+        return None
+
+
+# Command lines (after `query`) the quick path must take, with the environment.
+TAKEN = [
+    (["stripe", "webhook", "--root", "{R}"], {}),
+    (["stripe", "--root={R}", "webhook"], {}),
+    (["key=value", "日本語", "", "--root", "{R}"], {}),
+    (["x", "-n", "5", "--root", "{R}"], {}),
+    (["-n5", "x", "--root", "{R}"], {}),
+    (["x", "--limit", "7", "--root", "{R}", "--limit=3"], {}),  # the last one counts
+    (["x", "-n", "007", "--root", "{R}"], {}),
+    (["x", "-n", str(MAX_LIMIT), "--root", "{R}"], {}),
+    (["x", "--root", "{R}", "y", "--root", "{R2}"], {}),  # repeated --root: both
+    (["x", "--root", "{R}", "--db", "{DB}", "--scope", "projects", "--scope-id", "shop", "--type", "memory",
+      "--no-reconcile", "--no-floor", "--json"], {}),
+    (["x", "--root", "{R}", "--scope=", "--type=a=b", "--scope-id=-odd"], {}),  # attached values are taken as they are
+    (["x", "--root", "{R}", "--scope", "a", "--scope", "b", "--json", "--json"], {}),
+    (["x", "--root", "{R}", "--db", "{ABSENT}"], {}),
+    (["x", "--root", "claude", "--root", "plain={R}"], {}),
+    (["x", "--root", "{ABSENT}"], {}),  # click leaves a missing root to the command
+    (["x"], {}),  # no root at all: the command says so
+    (["x"], {"MEMSEARCH_ROOTS": "{R}%{R2}"}),
+    (["x"], {"MEMSEARCH_ROOT": "{R}%{R2}"}),  # split too: one option, two variables
+    (["x"], {"MEMSEARCH_ROOTS": "", "MEMSEARCH_ROOT": "{R2}"}),  # empty: the next variable
+    (["x"], {"MEMSEARCH_ROOTS": "{R}", "MEMSEARCH_ROOT": "{R2}"}),
+    (["x", "--root", "{R2}"], {"MEMSEARCH_ROOTS": "{R}%{ABSENT}"}),  # the command line wins outright
+    (["x"], {"MEMSEARCH_ROOT": "{R}", "MEMSEARCH_DB": "{DB}"}),
+    (["x", "--db", "{DB2}"], {"MEMSEARCH_ROOT": "{R}", "MEMSEARCH_DB": "{DB}"}),
+    (["x"], {"MEMSEARCH_ROOT": "{R}", "MEMSEARCH_DB": ""}),
+]
+
+# Command lines left to click: help, usage errors, values click refuses or
+# that the quick path does not check.
+LEFT_TO_CLICK = [
+    ([], {}),
+    (["--root", "{R}"], {}),  # no words
+    (["--help"], {}),
+    (["x", "-h", "--root", "{R}"], {}),
+    (["x", "--root", "{R}", "--"], {}),
+    (["--", "-x", "--root", "{R}"], {}),
+    (["x", "-", "--root", "{R}"], {}),
+    (["x", "-5", "--root", "{R}"], {}),
+    (["x", "--bogus", "--root", "{R}"], {}),
+    (["x", "--scope-i", "a", "--root", "{R}"], {}),
+    (["x", "--version", "--root", "{R}"], {}),
+    (["x", "--root"], {}),  # no value
+    (["x", "--root", "{R}", "-n"], {}),
+    (["x", "--root", "--json"], {}),  # click takes "--json" as the root
+    (["x", "--scope", "-n", "--root", "{R}"], {}),
+    (["x", "--json=1", "--root", "{R}"], {}),
+    (["x", "--limit", "0", "--root", "{R}"], {}),
+    (["x", "-n", str(MAX_LIMIT + 1), "--root", "{R}"], {}),
+    (["x", "-n", "+5", "--root", "{R}"], {}),
+    (["x", "-n", " 5", "--root", "{R}"], {}),
+    (["x", "-n", "5_0", "--root", "{R}"], {}),
+    (["x", "-n", "\u0665", "--root", "{R}"], {}),  # an Arabic-Indic five
+    (["x", "-n=5", "--root", "{R}"], {}),
+    (["x", "-nx", "--root", "{R}"], {}),
+    (["x", "--limit=", "--root", "{R}"], {}),
+    (["x", "--root", "{FILE}"], {}),
+    (["x", "--root", "{R}", "--db", "{DIR}"], {}),
+    (["x", "--root="], {}),
+    (["x", "--root", "{R}", "--db="], {}),
+    (["x"], {"MEMSEARCH_ROOTS": "{R}%%{R2}"}),  # an empty item
+    (["x"], {"MEMSEARCH_ROOTS": "{R}%"}),
+    (["x"], {"MEMSEARCH_ROOT": "{FILE}"}),
+    (["x", "--root", "{R}"], {"MEMSEARCH_DB": "{DIR}"}),
+]
+
+
+@pytest.mark.parametrize("argv, env", TAKEN)
+def test_the_quick_parser_reads_what_click_reads(argv, env, places, monkeypatch):
+    _env(monkeypatch, places, env)
+    argv = _fill(argv, places)
+    quick = query_kwargs(argv)
+    assert quick is not None
+    assert quick == click_params(argv)
+
+
+@pytest.mark.parametrize("argv, env", LEFT_TO_CLICK)
+def test_the_quick_parser_leaves_the_rest_to_click(argv, env, places, monkeypatch):
+    _env(monkeypatch, places, env)
+    assert query_kwargs(_fill(argv, places)) is None
+
+
+# Pieces of command lines for the fuzz test below.
+TOKENS = ["x", "y", "", "a=b", "-", "--", "-h", "--help", "-x", "-n", "-n5", "-n0", "5", "0", "1001", "--limit",
+          "--limit=2", "--root", "--root=", "{R}", "{R2}", "{FILE}", "{ABSENT}", "--root={R}", "--db", "{DB}",
+          "{DIR}", "--db=", "--scope", "--scope=a", "--scope-id", "--type", "--json", "--json=1", "--no-floor",
+          "--no-reconcile"]
+ENVIRONMENTS = [{}, {"MEMSEARCH_ROOTS": "{R}%{R2}"}, {"MEMSEARCH_ROOTS": "", "MEMSEARCH_ROOT": "{R}"},
+                {"MEMSEARCH_ROOT": "{R}%"}, {"MEMSEARCH_ROOT": "{FILE}"}, {"MEMSEARCH_DB": "{DB}"},
+                {"MEMSEARCH_DB": "{DIR}"}]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=st.lists(st.sampled_from(TOKENS), max_size=8), env=st.sampled_from(ENVIRONMENTS))
+def test_whatever_the_quick_parser_takes_click_reads_the_same(argv, env, places, capsys):
+    argv = _fill(argv, places)
+    values = {name: value.replace("%", os.pathsep).format(**places) for name, value in env.items()}
+    with mock.patch.dict(os.environ, values):
+        quick = query_kwargs(argv)
+        if quick is not None:
+            assert quick == click_params(argv)
+    capsys.readouterr()  # click's help and errors
+
+
+def test_an_unreadable_root_or_index_is_left_to_click(places, monkeypatch):
+    # Tests may run as root, who reads everything: make one path unreadable for both.
+    real_access = os.access
+    for unreadable, argv in ((places["R"], ["x", "--root", places["R"]]),
+                             (places["FILE"], ["x", "--root", places["R"], "--db", places["FILE"]])):
+        monkeypatch.setattr(os, "access", lambda path, mode: path != unreadable and real_access(path, mode))
+        assert click_params(argv) is None and query_kwargs(argv) is None
+        monkeypatch.setattr(os, "access", real_access)
+        assert click_params(argv) == query_kwargs(argv) is not None
+
+
+def test_the_quick_parser_knows_every_option_of_the_click_command():
+    """An option added to the click command must be added to query_args too."""
+    known = {**query_args.VALUE_OPTIONS, **query_args.FLAGS}
+    declared = {}
+    for param in cli.query.params:
+        assert param.callback is None, param.name
+        if isinstance(param, click.Argument):
+            assert (param.name, param.nargs, param.required, param.type) == ("text", -1, True, click.STRING)
+            continue
+        names = query_args.FLAGS if param.is_flag else query_args.VALUE_OPTIONS
+        for opt in param.opts + param.secondary_opts:
+            assert names.get(opt) == param.name, opt
+            declared[opt] = param.name
+        envvars = (param.envvar,) if isinstance(param.envvar, str) else tuple(param.envvar or ())
+        assert query_args.ENVVARS.get(param.name, ()) == envvars, param.name
+        assert param.multiple == (param.name == "root"), param.name
+        if param.is_flag:
+            assert param.is_bool_flag and not (param.count or param.secondary_opts), param.name
+        elif param.name == "limit":
+            assert (param.type.min, param.type.max, param.default) == (1, MAX_LIMIT, DEFAULT_LIMIT)
+            assert not (param.type.min_open or param.type.max_open or param.type.clamp)
+        elif param.name in ("root", "db_path"):
+            path = param.type
+            assert isinstance(path, click.Path) and (path.file_okay, path.dir_okay) == (
+                (False, True) if param.name == "root" else (True, False))
+            assert path.readable and not (path.exists or path.writable or path.executable or path.resolve_path
+                                          or path.allow_dash or path.type)
+        else:
+            assert param.type == click.STRING, param.name  # its default: None, as the parity tests check
+    assert declared == known
+    assert set(query_kwargs(["x"], {})) == {param.name for param in cli.query.params}
+
+
+def _by_click(argv):
+    r = CliRunner().invoke(cli.main, ["query", *argv], catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _by_quick_path(argv, capsys):
+    capsys.readouterr()
+    code = quick_query(["query", *argv])
+    assert code is not None, "the quick path should have run this"
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv", [
+    ["pgbouncer"],
+    ["port", "5433", "-n1"],
+    ["rounding", "--scope", "sessions", "--type", "progress"],
+    ["port", "--json", "--no-reconcile", "--no-floor"],
+    ["xylophone"],
+    ["  *  "],  # no searchable words: an error from the search
+    ["x", "--root", "ABSENT"],  # an error from the root
+    ["x", "--root", "plain=ABSENT"],
+])
+def test_the_quick_path_prints_and_exits_as_the_click_command(argv, tree, tmp_path, capsys):
+    absent = str(tmp_path / "absent")
+    argv = [a.replace("ABSENT", absent) for a in argv]
+    if "--root" not in argv:
+        argv += ["--root", str(tree)]
+    argv += ["--db", str(tmp_path / "db")]
+    _by_click(["warm", *argv[argv.index("--root"):]])  # both find the index built
+    assert _by_quick_path(argv, capsys) == _by_click(argv)
+
+
+def test_the_quick_path_reports_recovery_warnings(tree, capsys):
+    # A damaged index in the cache (not one named with --db) is set aside and rebuilt, with a warning.
+    cached = default_db_path(tree)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_bytes(b"not a database at all" * 100)
+    code, out, err = _by_quick_path(["pgbouncer", "--root", str(tree)], capsys)
+    assert code == 0 and "<<pgbouncer>>" in out
+    assert err.startswith(f"warning: index {cached} was unusable (") and err.count("\n") == 1
+    assert db.warning_sink is None
+
+
+def test_the_quick_path_leaves_help_to_click(capsys):
+    assert quick_query(["query", "--help"]) is None
+    assert quick_query(["index", "--root", "/tmp"]) is None
+    assert quick_query(["--version"]) is None
+    assert capsys.readouterr() == ("", "")
+
+
+def test_shell_completion_is_left_to_click(monkeypatch, tree):
+    monkeypatch.setenv("_MEMSEARCH_COMPLETE", "bash_complete")
+    assert quick_query(["query", "x", "--root", str(tree)]) is None
+
+
+# -- the installed script, as a user runs it ---------------------------------
+
+def _script(*args):
+    return subprocess.run([_memsearch_exe(), "query", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_the_script_answers_as_the_click_command(tree, tmp_path):
+    where = ["--root", str(tree), "--db", str(tmp_path / "db")]
+    code, out, err = _by_click(["pgbouncer", *where])
+    hit = _script("pgbouncer", *where)
+    assert (hit.returncode, hit.stdout, hit.stderr) == (0, out, err) and "<<pgbouncer>>" in out
+
+    none = _script("xylophone", *where)
+    assert (none.returncode, none.stdout, none.stderr) == (1, "", "no matches\n")
+
+    missing = ["x", "--root", str(tmp_path / "absent")]
+    bad = _script(*missing)
+    assert (bad.returncode, bad.stdout, bad.stderr) == (2, "", _by_click(missing)[2])
+    assert bad.stderr.startswith("Error: memory root does not exist") and bad.stderr.count("\n") == 1
+
+    found = _script("port", "5433", *where, "--json")
+    assert found.returncode == 0, found.stderr
+    data, expected = json.loads(found.stdout), json.loads(_by_click(["port", "5433", *where, "--json"])[1])
+    for report in (data, expected):  # the timings differ from run to run
+        del report["reconcile"]["seconds"], report["freshness"]["seconds"]
+    assert data == expected and data["results"]
+
+
+def _imports_click(*args):
+    """Run the console script's function on `memsearch query ARGS`; whether
+    click was loaded by the time the process ends, and what it printed."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('CLICK=' + str('click' in sys.modules), file=sys.stderr))\n"
+        "sys.argv = ['memsearch', 'query', *sys.argv[1:]]\n"
+        "from memsearch.entry import entry\n"
+        "entry()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    return run, run.stderr.splitlines()[-1]
+
+
+def test_a_plain_query_never_imports_click(tree, tmp_path):
+    run, loaded = _imports_click("pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"))
+    assert run.returncode == 0 and "<<pgbouncer>>" in run.stdout
+    assert loaded == "CLICK=False"
+    run, loaded = _imports_click("xylophone", "--root", str(tree), "--db", str(tmp_path / "db"), "--json")
+    assert run.returncode == 1 and loaded == "CLICK=False"
+
+
+def test_help_and_usage_errors_still_go_through_click(tree):
+    run, loaded = _imports_click("--help")
+    assert run.returncode == 0 and run.stdout.startswith("Usage: memsearch query [OPTIONS] TEXT...")
+    assert loaded == "CLICK=True"
+    run, loaded = _imports_click("x", "--root", str(tree), "-n", "0")
+    assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr
+    assert loaded == "CLICK=True"
+    script = _script("--help")
+    assert script.returncode == 0 and "--scope-id TEXT" in script.stdout
