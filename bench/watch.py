@@ -114,36 +114,71 @@ def rss_kb(pid: int) -> int | None:
     return None
 
 
-def measure(root: Path, watched_db: Path, walked_db: Path, rounds: int, env: dict) -> dict:
-    from memsearch import MemoryIndex
-    from memsearch import watch
+class Host:
+    """A long-running host of its own, as the MCP server or an embedding
+    agent is: one MemoryIndex in its own process, answering queries sent
+    down a pipe with the times it measured itself. Each side of the
+    comparison gets one, so neither runs in a process that has just walked
+    100k files for the other (that walk's garbage and cold caches made the
+    watched side's queries ~1.5x slower when both shared this process)."""
 
+    def __init__(self, root: Path, db: Path, env: dict):
+        self.proc = subprocess.Popen([sys.executable, __file__, "--host", str(root), str(db)], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.ask({"text": "warm up"})
+
+    def ask(self, request: dict) -> dict:
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def serve_host(root: str, db: str) -> None:
+    """The Host's side: per request, a fresh query (MemoryIndex.search_result);
+    with "parts", then the cookie handshake alone and the query alone."""
+    from memsearch import MemoryIndex, watch
+
+    with MemoryIndex(root, db) as idx:
+        for line in sys.stdin:
+            request = json.loads(line)
+            t = time.perf_counter()
+            result = idx.search_result(request["text"])
+            out = {"fresh": (time.perf_counter() - t) * 1000, "via": result.freshness.via}
+            if request.get("parts"):
+                t = time.perf_counter()
+                reason = watch.sync(idx.conn, idx.roots, idx.settings.sync_timeout)
+                out["handshake"] = (time.perf_counter() - t) * 1000
+                out["handshake_failed"] = reason
+                t = time.perf_counter()
+                idx.search(request["text"], reconcile=False)
+                out["query_only"] = (time.perf_counter() - t) * 1000
+            print(json.dumps(out), flush=True)
+
+
+def measure(root: Path, watched_db: Path, walked_db: Path, rounds: int, env: dict) -> dict:
     words = QUERIES + RARE
     cols = {k: [] for k in ("watch_fresh", "watch_fresh_rare", "watch_fresh_broad", "handshake", "query_only_rare",
                             "query_only_broad", "walk_fresh", "rg", "cli_watch", "cli_walk", "python_startup",
                             "python_import")}
     walked_via, watched_via = {}, {}
-    with MemoryIndex(root, watched_db) as wi, MemoryIndex(root, walked_db) as ni:
-        wi.search("warm up")
-        ni.search("warm up")
+    watched, walked = Host(root, watched_db, env), Host(root, walked_db, env)
+    try:
         for i in range(rounds):
             for kind, q in (("broad", QUERIES[i % len(QUERIES)]), ("rare", RARE[i % len(RARE)])):
-                t = time.perf_counter()
-                result = wi.search_result(q)
-                cols["watch_fresh"].append((time.perf_counter() - t) * 1000)
-                cols[f"watch_fresh_{kind}"].append(cols["watch_fresh"][-1])
-                watched_via[result.freshness.via] = watched_via.get(result.freshness.via, 0) + 1
-                t = time.perf_counter()
-                reason = watch.sync(wi.conn, wi.roots, wi.settings.sync_timeout)
-                cols["handshake"].append((time.perf_counter() - t) * 1000)
-                assert reason is None, reason
-                t = time.perf_counter()
-                wi.search(q, reconcile=False)
-                cols[f"query_only_{kind}"].append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                result = ni.search_result(q)
-                cols["walk_fresh"].append((time.perf_counter() - t) * 1000)
-                walked_via[result.freshness.via] = walked_via.get(result.freshness.via, 0) + 1
+                got = watched.ask({"text": q, "parts": True})
+                assert got["handshake_failed"] is None, got
+                cols["watch_fresh"].append(got["fresh"])
+                cols[f"watch_fresh_{kind}"].append(got["fresh"])
+                cols["handshake"].append(got["handshake"])
+                cols[f"query_only_{kind}"].append(got["query_only"])
+                watched_via[got["via"]] = watched_via.get(got["via"], 0) + 1
+                got = walked.ask({"text": q})
+                cols["walk_fresh"].append(got["fresh"])
+                walked_via[got["via"]] = walked_via.get(got["via"], 0) + 1
             q = words[i % len(words)]
             if shutil.which("rg"):
                 t = time.perf_counter()
@@ -161,6 +196,9 @@ def measure(root: Path, watched_db: Path, walked_db: Path, rounds: int, env: dic
                 t = time.perf_counter()
                 subprocess.run([sys.executable, "-c", code], capture_output=True, env=env)
                 cols[key].append((time.perf_counter() - t) * 1000)
+    finally:
+        watched.close()
+        walked.close()
     out = {k: summary(v) for k, v in cols.items() if v}
     out["watched_via"], out["walked_via"] = watched_via, walked_via
     return out
@@ -318,6 +356,8 @@ def render(r: dict) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--host"]:
+        return serve_host(*sys.argv[2:4])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", type=int, default=100_000)
     ap.add_argument("--corpora", default=str(REPO.parent / "shared" / "corpora"))
