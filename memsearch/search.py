@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections import namedtuple
 from operator import attrgetter, itemgetter
 
 from .cjk import unsegment_snippet
@@ -205,9 +206,14 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     return hits, len(rows) - len(kept)
 
 
-def scored_strings(conn: sqlite3.Connection, query: Query) -> list[tuple]:
-    """(FTS5 expression, weight, idf factor, files matched, bound) of each
-    string; bound: the most it can add to a file's score (see PRUNING)."""
+# A string as the ranking sees it: its FTS5 expression, weight, idf factor,
+# the files it matches (n) and its bound, the most it can add to a file's
+# score (see PRUNING).
+Scored = namedtuple("Scored", "fts weight factor files bound")
+
+
+def scored_strings(conn: sqlite3.Connection, query: Query) -> list[Scored]:
+    """Each string of the query, with what the ranking needs to know of it."""
     runs = strings(query)
     files = file_count(conn)
     counts = conn.execute("SELECT " + ", ".join([COUNT] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
@@ -216,53 +222,53 @@ def scored_strings(conn: sqlite3.Connection, query: Query) -> list[tuple]:
         # Lucene's idf x (k1 + 1), with a hair for rounding; an OR of
         # several phrases has no bound of its own here and is never pruned.
         bound = weight * math.log(1 + (files - n + 0.5) / (n + 0.5)) * (FTS5_K1 + 1) * (1 + 1e-9)
-        out.append((fts, weight, idf_factor(files, n) if lucene else 1.0, n, bound if lucene else math.inf))
+        out.append(Scored(fts, weight, idf_factor(files, n) if lucene else 1.0, n, bound if lucene else math.inf))
     return out
 
 
-def _rank(conn, scored: list[tuple], size: int, where: str, filter_params: list) -> list[tuple]:
+def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list) -> list[tuple]:
     """The ``size`` best rows, pruning the common strings where that cannot
     change them (see PRUNING)."""
     common = _common(scored, size)
     if common:
         rows = _ranked(conn, _pruned(scored, common), where, filter_params, size)
-        if len(rows) == size and rows[-1][4] > sum(s[4] for s in common):
-            return rows
         if len(rows) == size:
-            # The files ranked so far hold their whole scores, so the best
-            # ``size`` of all score at least as much as the last of them: a
-            # file of the common strings that cannot reach it together need
-            # not be ranked. More files are ranked now, so the last one kept
-            # scores at least as much again; no check is needed.
-            reach, fewer = rows[-1][4], []
+            reach = rows[-1][4]
+            if reach > sum(s.bound for s in common):
+                return rows
+            # The files ranked hold their whole scores, so the best ``size``
+            # of all score at least ``reach``: the common strings whose
+            # bounds together stay under it can be pruned. Pruning fewer
+            # ranks more files, so the last one kept scores at least
+            # ``reach`` again; no check is needed.
+            fewer = []
             for s in common:  # least bound first
-                if sum(f[4] for f in fewer) + s[4] >= reach:
+                if sum(f.bound for f in fewer) + s.bound >= reach:
                     break
                 fewer.append(s)
             if fewer:
                 return _ranked(conn, _pruned(scored, fewer), where, filter_params, size)
-    return _ranked(conn, [(fts, weight, factor, False) for fts, weight, factor, _, _ in scored],
-                   where, filter_params, size)
+    return _ranked(conn, [(s.fts, s.weight, s.factor, False) for s in scored], where, filter_params, size)
 
 
-def _common(scored: list[tuple], size: int) -> list[tuple]:
+def _common(scored: list[Scored], size: int) -> list[Scored]:
     """The strings to prune first, least bound first: the commonest single
     phrases in PRUNE_MIN_FILES files or more, as long as the others match
     ``size`` files between them (else the pruned ranking cannot fill up)."""
-    common, others = [], sorted(scored, key=itemgetter(3))
-    while others and others[-1][3] >= PRUNE_MIN_FILES and others[-1][4] < math.inf \
-            and sum(s[3] for s in others[:-1]) >= size:
+    common, others = [], sorted(scored, key=attrgetter("files"))
+    while (others and others[-1].files >= PRUNE_MIN_FILES and others[-1].bound < math.inf
+           and sum(s.files for s in others[:-1]) >= size):
         common.append(others.pop())
-    return sorted(common, key=itemgetter(4))
+    return sorted(common, key=attrgetter("bound"))
 
 
-def _pruned(scored: list[tuple], common: list[tuple]) -> list[tuple]:
+def _pruned(scored: list[Scored], common: list[Scored]) -> list[tuple]:
     """(FTS5 expression, weight, factor, pruned?) of each string, the common
     ones scored only where some other string matches."""
     others = [s for s in scored if s not in common]
-    rest = " OR ".join(f"({s[0]})" for s in others)
-    return ([(fts, weight, factor, False) for fts, weight, factor, _, _ in others]
-            + [(f"{fts} AND ({rest})", weight, factor, True) for fts, weight, factor, _, _ in common])
+    rest = " OR ".join(f"({s.fts})" for s in others)
+    return ([(s.fts, s.weight, s.factor, False) for s in others]
+            + [(f"{s.fts} AND ({rest})", s.weight, s.factor, True) for s in common])
 
 
 def _ranked(conn, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
