@@ -104,6 +104,19 @@ def test_installed_script_runs_a_real_query():
     assert results[0]["path"] == "projects/webshop/memory-payments.md"
 
 
+def test_python_dash_m_memsearch_is_the_console_script(tmp_path):
+    sample = REPO / "examples" / "memory"
+    run = lambda *args: subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True,
+                                       timeout=60, cwd=tmp_path)
+    out = run("query", "stripe", "webhook", "--root", str(sample), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"][0]["path"] == "projects/webshop/memory-payments.md"
+    out = run("query", "zzzqqq", "--root", str(sample))
+    assert (out.returncode, out.stderr.strip()) == (1, "no matches")
+    out = run("status", "--root", str(tmp_path / "absent"))  # a command only click runs
+    assert out.returncode == 2 and out.stderr.startswith("Error: ") and "Traceback" not in out.stderr
+
+
 def test_console_entry_exit_codes_output_and_exit_handlers(tmp_path):
     """memsearch.cli.entry ends the process without interpreter teardown:
     every exit status, every byte of a long output and the exit handlers
