@@ -79,7 +79,7 @@ COUNT = "(SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH ?)"
 # the result is exactly the unpruned one. Otherwise the search tries again,
 # pruning only the common strings whose bounds stay under that last score
 # (exact too, see _rank), or none. On the 100k-file bench tree this took
-# bench/scale.py's broad queries from ~30 to 7.5-9 ms p50 (query alone).
+# bench/scale.py's broad queries from ~30 to 7.5-10 ms p50 (query alone).
 # Below PRUNE_MIN_FILES files a string's scoring costs less than a try:
 # there, medians of 9 interleaved runs of bench/watch.py's rare-word queries
 # gave 3.3-3.8 ms at 1000, 2.3-3.3 at 500, 2.1-3.5 at 300 (broad ones flat).
