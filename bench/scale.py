@@ -166,6 +166,21 @@ def cold_build(root: Path, db: Path) -> dict:
     return result
 
 
+def memsearch_exe() -> list[str]:
+    """The installed console script, as users run it."""
+    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "memsearch.cli"]
+
+
+def bytecode_env(cache: Path) -> dict:
+    """The environment for memsearch processes, with a bytecode cache as an
+    installed package has: this machine sets PYTHONDONTWRITEBYTECODE, which
+    would make every process compile memsearch anew."""
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -199,15 +214,10 @@ def measure(root: Path, db: Path, repeats: int) -> dict:
     rg = timed(lambda i: subprocess.run(
         ["rg", "-l", "-i", "-F", "--no-messages", *sum((["-e", w] for w in QUERIES[i % len(QUERIES)].split()), []), str(root)],
         capture_output=True), max(5, repeats // 4)) if shutil.which("rg") else None
-    # The installed console script, as users run it, with a bytecode cache
-    # (this machine sets PYTHONDONTWRITEBYTECODE, which would make every
-    # process compile memsearch anew, unlike any installed package).
-    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(db.parent / "pycache")}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = bytecode_env(db.parent / "pycache")
     cli = timed(lambda i: subprocess.run(
-        [*([exe] if exe else [sys.executable, "-m", "memsearch.cli"]), "query", *QUERIES[i % len(QUERIES)].split(),
-         "--root", str(root), "--db", str(db)], capture_output=True, cwd=REPO, env=env), 15)
+        [*memsearch_exe(), "query", *QUERIES[i % len(QUERIES)].split(), "--root", str(root), "--db", str(db)],
+        capture_output=True, cwd=REPO, env=env), 15)
     summary = lambda xs: {"p50_ms": statistics.median(xs), "p95_ms": pct(xs, 0.95)}
     return {
         "files": build["files"], "tree_mb": tree_bytes / 1e6, "build": build, "bare_bulk_load": bare,

@@ -41,7 +41,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from scale import QUERIES, build_tree, pct, source_texts  # noqa: E402
+from scale import QUERIES, build_tree, bytecode_env, memsearch_exe, pct, source_texts  # noqa: E402
 
 # Memory-style queries: one to three rare words, as the agent tool tells
 # models to search. Each matches some of the tree's files.
@@ -51,11 +51,6 @@ RARE = ["pgbouncer", "LNK2019", "vcpkg manifest", "tar extract", "ssh-keygen", "
 
 def summary(values):
     return {"p50_ms": statistics.median(values), "p95_ms": pct(values, 0.95), "n": len(values)}
-
-
-def memsearch_exe() -> list[str]:
-    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
-    return [exe] if exe else [sys.executable, "-m", "memsearch.cli"]
 
 
 def count_dirs(root: Path) -> int:
@@ -386,10 +381,7 @@ def main() -> None:
     config = work / "config.toml"
     config.write_text("")
     os.environ["MEMSEARCH_CONFIG"] = str(config)
-    # Processes get a bytecode cache, as an installed package has; without
-    # one (PYTHONDONTWRITEBYTECODE) every process compiles memsearch anew.
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(work / "pycache")}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = bytecode_env(work / "pycache")
     subprocess.run([sys.executable, "-c", "import memsearch.cli"], env=env, check=True)
 
     load_before = os.getloadavg()
