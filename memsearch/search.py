@@ -181,11 +181,16 @@ def strings(query: Query) -> list[tuple[str, float, bool]]:
     return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
 
 
+def lucene_idf(files: int, n: int) -> float:
+    """Lucene's idf of a string found in ``n`` of ``files`` files."""
+    return math.log(1 + (files - n + 0.5) / (n + 0.5))
+
+
 def idf_factor(files: int, n: int) -> float:
     """What turns FTS5's idf of a string found in ``n`` of ``files`` files
     into Lucene's; max() keeps the division finite where FTS5 clamps its
     idf to 1e-6."""
-    return math.log(1 + (files - n + 0.5) / (n + 0.5)) / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
+    return lucene_idf(files, n) / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
 
 
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
@@ -221,7 +226,7 @@ def scored_strings(conn: sqlite3.Connection, query: Query) -> list[Scored]:
     for (fts, weight, lucene), n in zip(runs, counts):
         # Lucene's idf x (k1 + 1), with a hair for rounding; an OR of
         # several phrases has no bound of its own here and is never pruned.
-        bound = weight * math.log(1 + (files - n + 0.5) / (n + 0.5)) * (FTS5_K1 + 1) * (1 + 1e-9)
+        bound = weight * lucene_idf(files, n) * (FTS5_K1 + 1) * (1 + 1e-9)
         out.append(Scored(fts, weight, idf_factor(files, n) if lucene else 1.0, n, bound if lucene else math.inf))
     return out
 
