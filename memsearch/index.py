@@ -186,12 +186,14 @@ class MemoryIndex:
         """Root(s), database, file count and schema version."""
 
         def read():
-            files = self.conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+            files, plain = self.conn.execute(
+                "SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
             where = {"root": self.root} if self.root is not None else {"roots": [r.describe() for r in self.roots]}
             return {
                 **where,
                 "database": self._db_file,
                 "files": files,
+                "unusable_frontmatter": plain,  # indexed as plain text; `memsearch index` says why
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),

@@ -22,6 +22,14 @@ Frontmatter that cannot be used (a fence never closed, YAML that does not
 parse, tabs used as indentation, YAML that is not a mapping) never costs the
 file its place in the index: the whole text is indexed as plain text and the
 reason is kept so that ``memsearch index`` can report it.
+
+Memory files are written by agents from what they read, so a block may be
+hostile: nested thousands of levels deep (PyYAML's composer and our
+flattening recurse), or an alias bomb, where 435 bytes of anchors name
+each other nine times over and flattening visits 9^8 strings. The work is
+bounded before and during loading (MAX_BLOCK, MAX_EVENTS, MAX_DEPTH,
+MAX_ALIASES, MAX_PAIRS, MAX_FIELD); a block past any bound is unusable
+frontmatter like any other.
 """
 
 from __future__ import annotations
@@ -37,6 +45,19 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 FENCE = "---"
 BOM = "\ufeff"
 
+# Bounds on the work one frontmatter block may cost. Real blocks are a few
+# lines: name, description, type, a date or two (the largest of the 281
+# agent-memory files in shared/corpora has 1.2 KB and depth 2), so each
+# bound is far above use and far below harm.
+MAX_BLOCK = 64 * 1024  # characters of YAML handed to the parser
+MAX_EVENTS = 20_000  # YAML parse events (scalars, collections, aliases) in the block
+MAX_DEPTH = 32  # collections inside collections
+# With at most this many aliases a chain of anchors can repeat a value at
+# most ~3^(A/3) times (A aliases spread as 3 per level): 3^5 = 243 for 16.
+MAX_ALIASES = 16
+MAX_PAIRS = 20_000  # key/value pairs that merge keys ('<<') may copy in
+MAX_FIELD = 20_000  # characters of a flattened name or description, and items visited to flatten it
+
 
 class Metadata(Record):
     """What a file's frontmatter says. ``type``: one of MEMORY_TYPES, else
@@ -51,7 +72,15 @@ class Metadata(Record):
 
 
 def parse(text: str) -> Metadata:
-    """Split ``text`` into its frontmatter fields and its body."""
+    """Split ``text`` into its frontmatter fields and its body. Never
+    raises: whatever goes wrong makes the frontmatter unusable, not the file."""
+    try:
+        return _parse(text)
+    except Exception as ex:  # a bug or a case no bound foresaw: the file is still indexed
+        return Metadata(body=text, error=f"frontmatter could not be read ({type(ex).__name__})")
+
+
+def _parse(text: str) -> Metadata:
     if not starts_with_fence(text):
         return Metadata(body=text)
     text = text.lstrip(BOM)
@@ -62,22 +91,29 @@ def parse(text: str) -> Metadata:
     if len(parts) < 3:
         return Metadata(body=text, error="frontmatter fence '---' is never closed")
     _, raw, body = parts
+    if len(raw) > MAX_BLOCK:
+        return Metadata(body=text, error=f"frontmatter is too large (over {MAX_BLOCK // 1024} KiB)")
     data = _simple(raw)
     if data is _NOT_SIMPLE:
         try:
-            data = _handler().load(raw)
+            data = _load(raw)
+        except TooComplex as ex:
+            return Metadata(body=text, error=f"frontmatter is too complex ({ex})")
         except Exception as ex:  # yaml.YAMLError, and whatever else a hostile document raises
             return Metadata(body=text, error=f"frontmatter is not valid YAML ({_first_line(ex)})")
     if data is None:  # an empty block: nothing declared, nothing wrong
         return Metadata(body=body.lstrip("\r\n"))
     if not isinstance(data, dict):
         return Metadata(body=text, error=f"frontmatter is a YAML {type(data).__name__}, not a mapping")
-    return Metadata(
-        name=_text(data.get("name")),
-        description=_text(data.get("description")),
-        type=memory_type(data),
-        body=body.lstrip("\r\n"),
-    )
+    try:
+        name, description = _text(data.get("name")), _text(data.get("description"))
+    except TooComplex as ex:
+        return Metadata(body=text, error=f"frontmatter is too complex ({ex})")
+    return Metadata(name=name, description=description, type=memory_type(data), body=body.lstrip("\r\n"))
+
+
+class TooComplex(ValueError):
+    """A frontmatter block past one of the bounds above."""
 
 
 def starts_with_fence(text: str) -> bool:
@@ -98,14 +134,92 @@ def memory_type(data: dict) -> str | None:
 
 def _text(value) -> str | None:
     """A field as text: strings as they are, other scalars spelled out
-    (``description: 2024-05-01`` is a date to YAML), lists joined."""
-    if value is None or isinstance(value, dict):
-        return None
-    if isinstance(value, list):
-        parts = [_text(v) for v in value]
-        return " ".join(p for p in parts if p) or None
-    text = value if isinstance(value, str) else str(value)
-    return text.strip() or None
+    (``description: 2024-05-01`` is a date to YAML), lists joined, depth
+    first. Iterative, and bounded in items visited and characters made:
+    aliases make a list of 435 bytes hold 9^8 strings (TooComplex)."""
+    parts: list[str] = []
+    stack = [value]
+    visited = length = 0
+    while stack:
+        item = stack.pop()
+        visited += 1
+        if visited > MAX_FIELD:
+            raise TooComplex(f"a field holds over {MAX_FIELD} items")
+        if item is None or isinstance(item, dict):
+            continue
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+            continue
+        try:
+            text = (item if isinstance(item, str) else str(item)).strip()
+        except ValueError:  # an int of 5,000 digits (0x... is built without Python's digit limit)
+            raise TooComplex("a number too long to spell out") from None
+        if text:
+            parts.append(text)
+            length += len(text) + 1
+            if length > MAX_FIELD:
+                raise TooComplex(f"a field is over {MAX_FIELD} characters")
+    return " ".join(parts) or None
+
+
+def _load(raw: str):
+    """The block as python-frontmatter's YAML handler loads it, once its
+    shape is known to be within the bounds (see _check_shape), with merge
+    keys counted as they copy pairs in."""
+    _check_shape(raw)
+    return _handler().load(raw, Loader=_bounded_loader())
+
+
+def _check_shape(raw: str) -> None:
+    """Count the block's parse events, depth and aliases before anything is
+    built. The event parser is a state machine (no recursion), so a block
+    nested 30,000 deep costs one linear pass; PyYAML's composer, in C or in
+    Python, would recurse once a level."""
+    import yaml
+
+    events = depth = aliases = 0
+    for event in yaml.parse(raw, Loader=_handler_loader()):
+        events += 1
+        if events > MAX_EVENTS:
+            raise TooComplex(f"over {MAX_EVENTS} YAML nodes")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TooComplex(f"nested over {MAX_DEPTH} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise TooComplex(f"over {MAX_ALIASES} aliases")
+
+
+_BOUNDED = None
+
+
+def _bounded_loader():
+    """The handler's loader (CSafeLoader where libyaml is present), with
+    merge keys ('<<: [*a, *a, *a]', which copy the pairs of each mapping
+    they name, duplicates and all) bounded in the pairs they copy."""
+    global _BOUNDED
+    if _BOUNDED is None:
+        base = _handler_loader()
+
+        class Bounded(base):
+            def flatten_mapping(self, node):
+                super().flatten_mapping(node)
+                self._copied = getattr(self, "_copied", 0) + len(node.value)
+                if self._copied > MAX_PAIRS:
+                    raise TooComplex(f"merge keys copy over {MAX_PAIRS} pairs")
+
+        _BOUNDED = Bounded
+    return _BOUNDED
+
+
+def _handler_loader():
+    from frontmatter.default_handlers import SafeLoader  # CSafeLoader when libyaml is present
+
+    return SafeLoader
 
 
 def _first_line(ex: Exception) -> str:

@@ -407,6 +407,13 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
         if isinstance(got, Skipped):
             skipped.append(got)
             got = None
+        if got is not None:
+            body, meta, body_seg, name_seg, description_seg = got
+            try:
+                root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
+            except Exception as ex:  # one odd path never stops the batch (see prepare_one)
+                skipped.append(Skipped(info.relpath, _failed(ex)))
+                got = None
         if got is None:
             out.unreadable.append(info.relpath)
             continue
@@ -418,8 +425,6 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
             out.rechecked += 1
         else:
             out.updated.append(info.relpath)
-        body, meta, body_seg, name_seg, description_seg = got
-        root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
         racy = info.mtime_ns + RACY_NS > time.time_ns()
         if meta is None:
             yield (info.relpath, root_ids[root_key], scope, scope_id, kind, None, None, body, None, fp, racy,
@@ -435,11 +440,32 @@ def prepare_one(info: FileInfo) -> tuple | Skipped | None:
     segmented copies of body, name and description (migration 0004: None,
     after a cheap test, for text without CJK). In place of that, the reason
     the file was skipped (a Skipped), or None if it is gone. Runs in
-    memsearch.bulkread's reader process during a large build."""
+    memsearch.bulkread's reader process during a large build.
+
+    Never raises: whatever goes wrong with one file (a parser bug, a
+    RecursionError or MemoryError a hostile file provokes) costs that file
+    its frontmatter, or its place in the index with the reason reported,
+    and never the reconcile, the watcher's batch or the query behind it.
+    """
     skipped: list[Skipped] = []
-    text = read_text(info, skipped)
-    if text is None:
-        return skipped[0] if skipped else None
+    text = None
+    try:
+        text = read_text(info, skipped)
+        if text is None:
+            return skipped[0] if skipped else None
+        return _prepared(text)
+    except Exception as ex:
+        reason = _failed(ex)
+    if text is not None:
+        try:
+            meta = metadata.Metadata(error=f"{reason}: indexed as plain text")
+            return text, meta, cjk.segmented(text), None, None
+        except Exception as ex:
+            reason = _failed(ex)
+    return Skipped(info.relpath, reason)
+
+
+def _prepared(text: str) -> tuple:
     if not metadata.starts_with_fence(text):
         return text, None, cjk.segmented(text), None, None
     meta = metadata.parse(text)
@@ -448,6 +474,10 @@ def prepare_one(info: FileInfo) -> tuple | Skipped | None:
     # double what a bulk build pickles.
     meta = meta._replace(body="")
     return body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description)
+
+
+def _failed(ex: Exception) -> str:
+    return f"could not be indexed ({type(ex).__name__})"
 
 
 def indexed_body(text: str, meta: metadata.Metadata) -> str:

@@ -1,0 +1,226 @@
+"""Poison files: one hostile memory file never stops search for the rest.
+
+Frontmatter nested hundreds of levels deep, alias and merge-key bombs and
+huge scalars are cut short by metadata's bounds, and are indexed as plain
+text with the reason reported; anything else that goes wrong with one file
+costs that file alone (reconcile.prepare_one's isolation)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import write
+from memsearch import MemoryIndex, metadata, reconcile as reconcile_mod
+from memsearch.metadata import MAX_FIELD, parse
+
+
+def nested(depth: int) -> str:
+    return "---\nname: deep\ndescription: " + "[" * depth + "x" + "]" * depth + "\n---\npoisonbody\n"
+
+
+def alias_bomb(levels: int, width: int) -> str:
+    lines = ['a0: &a0 ["lol"]']
+    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels + 1)]
+    return "---\n" + "\n".join(lines) + f"\nname: bomb\ndescription: *a{levels}\n---\npoisonbody\n"
+
+
+def merge_bomb(levels: int, width: int, keys: int = 2) -> str:
+    lines = ["m0: &m0 {" + ", ".join(f"k{j}: v" for j in range(keys)) + "}"]
+    lines += [f"m{i}: &m{i} {{<<: [{','.join([f'*m{i - 1}'] * width)}]}}" for i in range(1, levels + 1)]
+    return "---\n" + "\n".join(lines) + "\nname: merge\n---\npoisonbody\n"
+
+
+def wide_merge_bomb() -> str:
+    """Few aliases, but each copies a mapping of 3,000 pairs: 4 x 4 x 4 x 3,000."""
+    lines = ["m0: &m0 {" + ", ".join(f"k{j}: v" for j in range(3000)) + "}"]
+    lines += [f"m{i}: &m{i} {{<<: [{','.join([f'*m{i - 1}'] * 4)}]}}" for i in range(1, 4)]
+    return "---\n" + "\n".join(lines) + "\nname: merge\n---\npoisonbody\n"
+
+
+POISON = {
+    "nested-600": nested(600),
+    "nested-5000": nested(5000),
+    "nested-30000": nested(30000),  # within the block limit: the event scan sees the depth
+    "nested-900k": nested(900_000),  # a 1.8 MB block, under the 2 MB file cap
+    "nested-mappings": "---\n" + "".join(" " * i + f"k{i}:\n" for i in range(400)) + "---\npoisonbody\n",
+    "alias-8x9": alias_bomb(8, 9),
+    "alias-9x9": alias_bomb(9, 9),
+    "alias-30x2": alias_bomb(30, 2),
+    "merge-8x9": merge_bomb(8, 9),
+    "merge-wide": wide_merge_bomb(),
+    "huge-scalar": "---\nname: n\ndescription: \"" + "y" * 500_000 + "\"\n---\npoisonbody\n",
+    "huge-hex-int": "---\nname: n\ndescription: 0x" + "f" * 20_000 + "\n---\npoisonbody\n",
+    "many-nodes": "---\nname: n\ndescription: [" + ",".join(["z"] * 100_000) + "]\n---\npoisonbody\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(POISON))
+def test_a_poison_file_is_indexed_as_plain_text_beside_good_files(case, root, tmp_path):
+    write(root, "projects/p/good.md", "---\nname: good\ndescription: the port\n---\nPostgreSQL listens on 5433\n")
+    write(root, f"projects/p/{case}.md", POISON[case])
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert sorted(report.added) == sorted(["projects/p/good.md", f"projects/p/{case}.md"])
+        reasons = {m.path: m.reason for m in report.malformed}
+        assert list(reasons) == [f"projects/p/{case}.md"]
+        # Past a bound, or past libyaml's own depth limit: unusable either way.
+        assert reasons[f"projects/p/{case}.md"].startswith(("frontmatter is too", "frontmatter is not valid YAML"))
+        assert [h.path for h in idx.search("postgresql")] == ["projects/p/good.md"]
+        # The poison file is still searchable, by its whole text.
+        assert [h.path for h in idx.search("poisonbody")] == [f"projects/p/{case}.md"]
+        row = idx.conn.execute("SELECT name, description FROM memory_fts WHERE path = ?",
+                               (f"projects/p/{case}.md",)).fetchone()
+        assert row == (None, None)
+        assert idx.status()["unusable_frontmatter"] == 1
+
+
+def test_small_alias_use_still_reads_as_before():
+    meta = parse(alias_bomb(3, 3))
+    assert meta.error is None and meta.description == " ".join(["lol"] * 27)
+    meta = parse("---\nbase: &b {type: user}\nname: n\nmetadata:\n  <<: *b\n---\nbody")
+    assert (meta.error, meta.type) == (None, "user")
+
+
+@pytest.mark.parametrize("text, reason", [
+    (nested(33), "nested over 32 levels"),
+    (alias_bomb(1, 17), "over 16 aliases"),
+    (merge_bomb(2, 8), None),  # 16 aliases: allowed, and small
+    ("---\ndescription: \"" + "y" * (MAX_FIELD + 1) + "\"\n---\nb", f"over {MAX_FIELD} characters"),
+    ("---\n" + "k: v\n" * 20_000 + "---\nb", "too large"),
+])
+def test_bounds_at_their_edges(text, reason):
+    meta = parse(text)
+    if reason is None:
+        assert meta.error is None
+    else:
+        assert reason in meta.error and meta.body == text
+    assert parse(nested(31)).error is None
+
+
+def test_cli_query_survives_a_poisoned_root(root, tmp_path):
+    """The installed console script, in a process of its own: exit 0 and the
+    good hit (before the bounds, a RecursionError traceback and exit 1)."""
+    write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
+    for case in ("nested-600", "alias-9x9", "merge-8x9"):
+        write(root, f"projects/p/{case}.md", POISON[case])
+    exe = os.path.join(os.path.dirname(sys.executable), "memsearch")
+    run = subprocess.run([exe, "query", "postgresql", "--root", str(root), "--db", str(tmp_path / "db")],
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stderr) == (0, "")
+    assert "good.md" in run.stdout
+    run = subprocess.run([exe, "index", "--root", str(root), "--db", str(tmp_path / "db")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0
+    assert "3 with unusable frontmatter" in run.stdout and "alias-9x9.md: frontmatter is too complex" in run.stdout
+
+
+# -- per-file isolation: any failure, not only the ones foreseen ---------------------------
+
+@pytest.mark.parametrize("error", [RecursionError, MemoryError, KeyError, UnicodeError])
+def test_a_failing_parse_costs_one_file_its_frontmatter(error, root, tmp_path, monkeypatch):
+    write(root, "projects/p/good.md", "---\nname: good\n---\nPostgreSQL listens on 5433\n")
+    write(root, "projects/p/bad.md", "---\nname: bad\n---\nbadbody\n")
+    real = metadata.parse
+
+    def parse_or_fail(text):
+        if "badbody" in text:
+            raise error("boom")
+        return real(text)
+
+    monkeypatch.setattr(metadata, "parse", parse_or_fail)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert sorted(report.added) == ["projects/p/bad.md", "projects/p/good.md"]
+        assert [(m.path, m.reason) for m in report.malformed] == [
+            ("projects/p/bad.md", f"could not be indexed ({error.__name__}): indexed as plain text")]
+        assert [h.path for h in idx.search("badbody")] == ["projects/p/bad.md"]
+        assert [h.path for h in idx.search("postgresql")] == ["projects/p/good.md"]
+
+
+def test_a_file_that_cannot_be_indexed_at_all_is_skipped_with_its_reason(root, tmp_path, monkeypatch):
+    write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
+    write(root, "projects/p/bad.md", "badbody\n")
+    real = reconcile_mod.cjk.segmented
+
+    def segmented(text):
+        if text and "badbody" in text:
+            raise MemoryError
+        return real(text)
+
+    monkeypatch.setattr(reconcile_mod.cjk, "segmented", segmented)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert report.added == ("projects/p/good.md",)
+        assert [(s.path, s.reason) for s in report.skipped] == [
+            ("projects/p/bad.md", "could not be indexed (MemoryError)")]
+        assert [h.path for h in idx.search("postgresql")] == ["projects/p/good.md"]
+        # The watcher's path (reconcile_paths) is isolated the same way.
+        write(root, "projects/p/bad.md", "badbody again\n")
+        os.utime(root / "projects/p/bad.md", (1, 1))
+        again = reconcile_mod.reconcile_paths(idx.conn, idx.layout, ["projects/p/bad.md"],
+                                              max_file_bytes=idx.settings.max_file_bytes)
+        assert [s.path for s in again.skipped] == ["projects/p/bad.md"]
+
+
+def test_a_path_the_layout_cannot_describe_is_skipped(root, tmp_path, monkeypatch):
+    write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
+    write(root, "projects/p/odd.md", "oddbody\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        real = type(idx.layout).describe
+
+        def describe(self, relpath, meta):
+            if relpath.endswith("odd.md"):
+                raise ValueError("cannot describe")
+            return real(self, relpath, meta)
+
+        monkeypatch.setattr(type(idx.layout), "describe", describe)
+        report = idx.reconcile()
+        assert report.added == ("projects/p/good.md",)
+        assert [(s.path, s.reason) for s in report.skipped] == [
+            ("projects/p/odd.md", "could not be indexed (ValueError)")]
+
+
+# -- property tests over generated YAML ------------------------------------------------------
+
+SCALARS = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).map(lambda s: yaml.safe_dump(s).strip()
+                                                                           .removesuffix("...").strip()),
+    st.sampled_from(["~", "null", "yes", "0x1f", "1e3", "2024-05-01", "'q''s'", "!!str 12", "!!binary aGk=",
+                     "!custom x", "&anc v", "*anc", "*undefined", "|\n  block", ">-\n  folded"]),
+    st.integers(min_value=0, max_value=3000).map(lambda n: '"' + "w" * n + '"'),
+)
+
+
+def flow(children):
+    return st.one_of(
+        st.lists(children, max_size=6).map(lambda xs: "[" + ", ".join(xs) + "]"),
+        st.lists(st.tuples(st.sampled_from(["a", "b", "<<", "type", "name"]), children), max_size=5)
+        .map(lambda kvs: "{" + ", ".join(f"{k}: {v}" for k, v in kvs) + "}"),
+        st.tuples(st.sampled_from(["&x ", "&y ", ""]), children).map("".join),
+    )
+
+
+VALUES = st.recursive(SCALARS, flow, max_leaves=60)
+DEEP = st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "v" + "]" * n)
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(anchors=st.lists(VALUES, max_size=5), name=st.one_of(VALUES, DEEP), description=st.one_of(VALUES, DEEP),
+       repeat=st.integers(min_value=0, max_value=12))
+def test_any_generated_yaml_parses_or_is_reported(anchors, name, description, repeat):
+    head = [f"v{i}: &v{i} {value}" for i, value in enumerate(anchors)]
+    if anchors:  # a bomb's shape: each anchor repeats the one before
+        head += [f"r{i}: &r{i} [{', '.join([f'*v{i}'] * repeat)}]" for i in range(len(anchors))]
+    text = "---\n" + "\n".join(head + [f"name: {name}", f"description: {description}"]) + "\n---\nbody\n"
+    meta = parse(text)
+    assert isinstance(meta, metadata.Metadata)
+    for field in (meta.name, meta.description):
+        assert field is None or (isinstance(field, str) and len(field) <= MAX_FIELD)
+    if meta.error is None:
+        assert meta.body == "body\n"
+    else:
+        assert meta.body == text and meta.name is None and "\n" not in meta.error
