@@ -158,6 +158,14 @@ def test_latin_text_is_untouched(text):
 # --- unsegment_snippet -----------------------------------------------------------
 
 
+@pytest.mark.parametrize("length", [cjk._SLICE - 1, cjk._SLICE, cjk._SLICE + 1, cjk._SLICE + 2, 3 * cjk._SLICE + 5])
+def test_a_long_run_is_spelled_a_slice_at_a_time_with_no_bigram_lost(length):
+    run = "".join("東京用提交到仓库"[(i * 7) % 8] for i in range(length))
+    spelled = segment(run)
+    assert spelled.split(S) == [a + b for a, b in zip(run, run[1:])] + [run[-1]]
+    assert unsegment_snippet(spelled) == run
+
+
 @pytest.mark.parametrize(
     "snippet,expected",
     [
