@@ -5,6 +5,7 @@ huge scalars are cut short by metadata's bounds, and are indexed as plain
 text with the reason reported; anything else that goes wrong with one file
 costs that file alone (reconcile.prepare_one's isolation)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -224,3 +225,49 @@ def test_any_generated_yaml_parses_or_is_reported(anchors, name, description, re
         assert meta.body == "body\n"
     else:
         assert meta.body == text and meta.name is None and "\n" not in meta.error
+
+
+# -- excerpts: snippet() is quadratic in the instances of a word in one file -----------------
+
+def test_a_file_of_one_word_repeated_does_not_stall_queries(root, tmp_path):
+    """400k instances of one word: before slicing, snippet() ran for more
+    than seven minutes on this file (killed); the guard is a generous timeout."""
+    write(root, "projects/p/flood.md", "word " * 399_999)
+    write(root, "projects/p/good.md", "a note with the word in it\n")
+    exe = os.path.join(os.path.dirname(sys.executable), "memsearch")
+    run = subprocess.run([exe, "query", "word", "--root", str(root), "--db", str(tmp_path / "db"), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    hits = {h["path"]: h["snippet"] for h in json.loads(run.stdout)["results"]}
+    assert set(hits) == {"projects/p/flood.md", "projects/p/good.md"}
+    assert hits["projects/p/flood.md"].startswith("<<word>> <<word>>")
+    assert hits["projects/p/good.md"].strip() == "a note with the <<word>> in it"
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_a_long_file_is_excerpted_around_its_match(where, root, tmp_path):
+    filler = " ".join(f"filler{i}" for i in range(3000))
+    text = {"start": "needle here " + filler, "middle": filler + " needle here " + filler,
+            "end": filler + " needle here"}[where]
+    write(root, "long.md", "---\nname: long one\ndescription: about nothing\n---\n" + text)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        [hit] = idx.search("needle")
+        assert "<<needle>> here" in hit.snippet
+        [hit] = idx.search("nothing")  # only the description matches
+        assert hit.snippet == "about <<nothing>>"
+
+
+def test_a_long_cjk_file_is_excerpted_in_its_own_characters(root, tmp_path):
+    write(root, "ja.md", "天気の話。" * 2000 + "東京タワーに行った。" + "天気の話。" * 2000)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        [hit] = idx.search("東京タワー")
+        assert "<<東京タワー>>" in hit.snippet.replace(">><<", "") and "\u2063" not in hit.snippet
+
+
+def test_the_slices_use_the_index_tokenizer(tmp_path):
+    from memsearch import search
+
+    with MemoryIndex(tmp_path, tmp_path / "db") as idx:
+        idx.reconcile()
+        sql = idx.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
+    assert f"tokenize = '{search.TOKENIZE}'" in sql
