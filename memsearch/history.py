@@ -79,17 +79,17 @@ class HistoryHit(Record):
     """One message found: its session, project, time, role, score, an
     excerpt with the matches marked, and the transcript it is in."""
 
-    __slots__ = __match_args__ = ("session", "project", "at", "role", "score", "snippet", "file", "sidechain")
+    __slots__ = __match_args__ = ("session", "project", "at", "role", "score", "snippet", "file", "sidechain", "uuid")
 
     def __init__(self, session: str, project: str, at: str | None, role: str, score: float, snippet: str,
-                 file: str, sidechain: bool = False):
+                 file: str, sidechain: bool = False, uuid: str | None = None):
         self._set(session=session, project=project, at=at, role=role, score=score, snippet=snippet, file=file,
-                  sidechain=sidechain)
+                  sidechain=sidechain, uuid=uuid)
 
     def to_dict(self) -> dict:
         return {"session": self.session, "project": self.project, "at": self.at, "role": self.role,
                 "score": round(self.score, 4), "snippet": self.snippet, "file": self.file,
-                "sidechain": self.sidechain}
+                "sidechain": self.sidechain, "uuid": self.uuid}
 
 
 class HistoryResult(Record):
@@ -375,7 +375,7 @@ class HistoryIndex:
             rank_params += [weight, idf_factor(total, n) if lucene else 1.0, fts]
         if not parts:
             return [], 0
-        sql = (f"SELECT m.id, m.session, m.project, m.at, m.role, s.score, f.root, f.path, m.sidechain"
+        sql = (f"SELECT m.id, m.session, m.project, m.at, m.role, s.score, f.root, f.path, m.sidechain, m.uuid"
                f" FROM (SELECT id, sum(-raw * weight * factor) AS score FROM ({' UNION ALL '.join(parts)} LIMIT -1)"
                f" GROUP BY id) AS s JOIN history_messages AS m ON m.id = s.id JOIN history_files AS f ON f.id = m.file"
                f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, m.id DESC LIMIT ?")
@@ -383,8 +383,8 @@ class HistoryIndex:
         kept = apply_floor(rows, floor, score=lambda r: r[5])[:limit]
         excerpts = self._snippets(query, [r[0] for r in kept])
         hits = [HistoryHit(session, project_, at, role_, score, excerpts.get(mid, ""), os.path.join(root, *path.split("/")),
-                           bool(side))
-                for mid, session, project_, at, role_, score, root, path, side in kept]
+                           bool(side), uuid)
+                for mid, session, project_, at, role_, score, root, path, side, uuid in kept]
         return hits, len(rows) - len(kept)
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
