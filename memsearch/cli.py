@@ -304,6 +304,114 @@ def doctor(fix, as_json, **root_opts):
         sys.exit(1)
 
 
+# -- conversation history (issue 16): transcripts, never the memory ------------------
+def history_options(f):
+    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB",
+                     help="Index database file (default: one per set of transcript folders in the user cache"
+                          " dir). Env: MEMSEARCH_DB.")(f)
+    return click.option(
+        "--history-root", "history_root", multiple=True, type=FOLDER, envvar="MEMSEARCH_HISTORY_ROOTS",
+        help="Transcript folder, repeatable: a folder of project folders of *.jsonl (Claude Code's"
+             " ~/.claude/projects) or a Claude config folder. Default: history_roots of the config file, else"
+             " $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects. Env: MEMSEARCH_HISTORY_ROOTS.")(f)
+
+
+def open_history(history_root, db_path):
+    from .history import HistoryIndex  # here: `memsearch query` never loads the history modules
+
+    try:
+        return HistoryIndex(list(history_root) or None, db_path)
+    except (MemsearchError, ValueError) as ex:
+        raise Failure(str(ex)) from None
+
+
+def _history_progress():
+    """A progress bar for long history builds, drawn only for a person watching."""
+    state = {"bar": None}
+
+    def progress(done, total):
+        bar = state["bar"]
+        if bar is None and total >= 64 << 20 and sys.stderr.isatty():
+            bar = state["bar"] = click.progressbar(length=total, label="reading transcripts", file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    def close():
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+
+    return progress, close
+
+
+@main.command()
+@click.argument("text", nargs=-1, required=True)
+@history_options
+@click.option("--project", help="Only this project: its folder name, or the working directory it is named after.")
+@click.option("--session", help="Only this session (its id, or the first characters of it).")
+@click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
+              help="Only messages of this role (tool: tool calls and their results).")
+@click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
+@click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
+              help="Most hits to show.")
+@click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def history(text, history_root, db_path, project, session, role, since, limit, no_floor, as_json):
+    """Search past agent sessions (the transcripts) for TEXT; best hits first.
+
+    Each hit gives the session, project, time, role and an excerpt; read a
+    session with `memsearch session-context SESSION --query TEXT`. Memory
+    files are searched by `memsearch query`, never here. Exit status 1 when
+    nothing matched.
+    """
+    from .history import format_hits, result_json
+
+    progress, close = _history_progress()
+    with open_history(history_root, db_path) as idx:
+        try:
+            result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
+                                       since=since, floor=0.0 if no_floor else None, progress=progress)
+        except (MemsearchError, ValueError) as ex:
+            raise Failure(str(ex)) from None
+        finally:
+            close()
+    if as_json:
+        click.echo(result_json(result))
+    elif result.hits:
+        click.echo(format_hits(result, color=sys.stdout.isatty()))
+    else:
+        click.echo("no matches", err=True)
+    if not result.hits:
+        sys.exit(1)
+
+
+@main.command("session-context")
+@click.argument("session")
+@history_options
+@click.option("--query", "-q", default="", help="The question to read the session with (at most 4,000 characters).")
+@click.option("--strategy", type=click.Choice(("relevant", "handoff")), default="relevant", show_default=True,
+              help="relevant: the messages that bear on the query; handoff: the end of the session.")
+@click.option("--max-tokens", type=int, default=None,
+              help="Budget in tokens (default 6000, at most 12000); 4 characters each, 4,000-48,000 characters.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def session_context(session, history_root, db_path, query, strategy, max_tokens, as_json):
+    """Read past session SESSION with a question (ReadSessionContext): its
+    messages that bear on --query within the budget, or with --strategy
+    handoff its end. The output is marked as untrusted background material.
+    """
+    with open_history(history_root, db_path) as idx:
+        try:
+            found = idx.read_session_context(session, query, strategy, max_tokens)
+        except (MemsearchError, ValueError) as ex:
+            raise Failure(str(ex)) from None
+    if as_json:
+        import json
+
+        click.echo(json.dumps(found.to_dict(), ensure_ascii=False))
+    else:
+        click.echo(found.text)
+
+
 if __name__ == "__main__":
     # `python -m memsearch.cli`: always through click, as this module is loaded anyway.
     end_process(click_exit_code(main))

@@ -9,6 +9,7 @@
     │   └── SchemaTooNew       written by a newer memsearch; refuse to touch it
     ├── WatcherError           the watcher cannot run (inotify limits, database inside a root,
     │                          another watcher already running)
+    ├── SessionNotFound        (memsearch.history) no transcript holds that session id
     └── WriteDenied            (memsearch.write_gate) a memory write is not allowed
 
 Every message is one line that says what happened and what to do next, so
@@ -46,3 +47,7 @@ class SchemaTooNew(DatabaseError):
 
 class WatcherError(MemsearchError):
     """The watcher cannot follow the roots; queries walk the tree instead."""
+
+
+class SessionNotFound(MemsearchError, LookupError):
+    """No transcript holds a session with that id."""

@@ -76,7 +76,7 @@ def test_lists_tools_then_hits_zero_hits_and_filters(tree, tmp_path):
 
     tools, hit, nothing, filtered = serve(tmp_path, tree, script)
     tools = {t["name"]: t for t in tools}
-    assert set(tools) == {"memory_search", "memory_read"}
+    assert set(tools) == {"memory_search", "memory_read", "history_search", "read_session_context"}
     search = tools["memory_search"]
     schema = search["inputSchema"]
     assert schema["required"] == ["query"]
@@ -179,3 +179,28 @@ def test_memory_read_inside_the_root_only(tree, tmp_path):
     for refused in (traversal, link):
         assert refused["isError"] and "outside the memory folder" in refused["text"]
         assert "top secret" not in refused["text"]
+
+
+def test_history_tools_over_mcp(tree, tmp_path, monkeypatch):
+    import json as json_
+
+    transcripts = tmp_path / "projects" / "-home-u-shop"
+    transcripts.mkdir(parents=True)
+    (transcripts / "abcd-1.jsonl").write_text(json_.dumps({
+        "type": "user", "sessionId": "abcd-1", "timestamp": "2025-01-20T11:57:17Z",
+        "message": {"role": "user", "content": "pgbouncer moved to port 6432"}}) + "\n")
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(tmp_path / "projects"))
+
+    async def script(session):
+        return (
+            await call(session, {"query": "xylophone"}),
+            await call(session, {"query": "6432"}, name="history_search"),
+            await call(session, {"sessionId": "abcd", "query": "pgbouncer"}, name="read_session_context"),
+            await call(session, {"sessionId": "abcd", "query": "x", "maxTokens": 12001}, name="read_session_context"),
+        )
+
+    nothing, found, context, bad = serve(tmp_path, tree, script)
+    assert "history_search" in nothing["text"] and "read_session_context" in nothing["text"]
+    assert not found["isError"] and "session abcd-1" in found["text"] and "<<6432>>" in found["text"]
+    assert context["text"].startswith("[untrusted background") and "  pgbouncer moved to port 6432" in context["text"]
+    assert bad["isError"] and "maxTokens" in bad["text"]

@@ -22,7 +22,9 @@ from memsearch.settings import default_db_path, path_text, roots_db_path
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
 NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importlib.metadata",
                    "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "watchdog", "yaml",
-                   "frontmatter", "mcp", "pathlib", "dataclasses")
+                   "frontmatter", "mcp", "pathlib", "dataclasses",
+                   # conversation history (issue 16) is its own command: memory never reads transcripts
+                   "memsearch.history", "memsearch.transcripts", "memsearch.session_context")
 
 
 def _loaded_by_query(*args) -> list[str]:

@@ -1,0 +1,525 @@
+"""HistoryIndex: search the agents' past sessions, the transcripts.
+
+Memory holds distilled facts; the exact command, error text or reason
+behind a decision lives only in the conversation. This index holds the
+transcripts' cleaned messages (memsearch.transcripts) in tables of their
+own (migrations/0006_history.sql) of a memsearch database, searched with
+the query builder, ranking and floor of the memory search. `memsearch
+query` and memory_search never import this module nor read its tables.
+
+Freshness: every search first brings the index in step with the files,
+at a cost in proportion to what changed. An unchanged transcript costs a
+stat(). One that grew, with its earlier bytes unchanged, is read from its
+old end only: the first and last CHECK_BYTES bytes before that end are
+compared with what was kept of them, and only the bytes after it are
+parsed. One that shrank, was replaced or whose kept bytes differ is read
+again from the start. A half-written last line is left for the next read.
+Transcripts are only ever read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from datetime import timezone
+from typing import Callable
+
+from . import db
+from .cjk import segmented, unsegment_snippet
+from .errors import DatabaseCorrupt, MemsearchError, SessionNotFound
+from .query import Query, plan
+from .record import Record
+from .search import apply_floor, cap, fetch_size, idf_factor, lucene_idf, strings, _varint
+from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
+from .settings import _cache_folder, load_settings, path_text, read_config
+from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
+
+# Bytes kept of a transcript's start and of the end of what was read: the
+# check that a grown file is the same file, costing two reads this size.
+CHECK_BYTES = 1024
+
+# A long transcript is committed every this many bytes read, so a build of
+# gigabytes keeps a bounded WAL and a crash loses at most this much work.
+COMMIT_BYTES = 32 << 20
+
+# Progress callback: (bytes read so far, bytes to read in all).
+Progress = Callable[[int, int], None]
+
+
+class HistoryReport(Record):
+    """What a refresh did: transcripts read (``grown``: from their old end;
+    ``reread``: rewritten, so from the start), removed, the messages added,
+    the bytes read from transcripts, lines skipped (malformed, overlong),
+    files that could not be read (path, reason) and the time taken."""
+
+    __slots__ = __match_args__ = ("new", "grown", "reread", "removed", "unchanged", "messages", "bytes_read",
+                                  "skipped_lines", "skipped", "seconds")
+
+    def __init__(self, new: int = 0, grown: int = 0, reread: int = 0, removed: int = 0, unchanged: int = 0,
+                 messages: int = 0, bytes_read: int = 0, skipped_lines: int = 0,
+                 skipped: tuple[tuple[str, str], ...] = (), seconds: float = 0.0):
+        self._set(new=new, grown=grown, reread=reread, removed=removed, unchanged=unchanged, messages=messages,
+                  bytes_read=bytes_read, skipped_lines=skipped_lines, skipped=skipped, seconds=seconds)
+
+    def to_dict(self) -> dict:
+        data = {name: getattr(self, name) for name in self.__match_args__}
+        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        data["seconds"] = round(self.seconds, 4)
+        return data
+
+    def summary(self) -> str:
+        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
+                f" {self.unchanged} unchanged transcripts; {self.messages} messages added,"
+                f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
+
+
+class HistoryHit(Record):
+    """One message found: its session, project, time, role, score, an
+    excerpt with the matches marked, and the transcript it is in."""
+
+    __slots__ = __match_args__ = ("session", "project", "at", "role", "score", "snippet", "file", "sidechain", "uuid")
+
+    def __init__(self, session: str, project: str, at: str | None, role: str, score: float, snippet: str,
+                 file: str, sidechain: bool = False, uuid: str | None = None):
+        self._set(session=session, project=project, at=at, role=role, score=score, snippet=snippet, file=file,
+                  sidechain=sidechain, uuid=uuid)
+
+    def to_dict(self) -> dict:
+        return {"session": self.session, "project": self.project, "at": self.at, "role": self.role,
+                "score": round(self.score, 4), "snippet": self.snippet, "file": self.file,
+                "sidechain": self.sidechain, "uuid": self.uuid}
+
+
+class HistoryResult(Record):
+    """Hits, best first, plus how they were found (``floored``: candidates
+    the relative floor dropped; ``refresh``: the HistoryReport, or None)."""
+
+    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "refresh")
+    _repr_fields = ("query", "fts_query", "hits", "floored")
+
+    def __init__(self, query: str, fts_query: str, hits: list[HistoryHit], floored: int,
+                 refresh: HistoryReport | None = None):
+        self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, refresh=refresh)
+
+
+class Message(Record):
+    """One cleaned message of a session, in order (see :meth:`HistoryIndex.session_messages`)."""
+
+    __slots__ = __match_args__ = ("role", "at", "text", "sidechain")
+
+    def __init__(self, role: str, at: str | None, text: str, sidechain: bool = False):
+        self._set(role=role, at=at, text=text, sidechain=sidechain)
+
+
+def configured_roots() -> list[str]:
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (separated by ':'),
+    else the config file's ``history_roots = [...]``; [] for neither."""
+    value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
+    if value.strip():
+        return [spec for spec in value.split(os.pathsep) if spec.strip()]
+    given = read_config().get("history_roots", [])
+    if not isinstance(given, list) or not all(isinstance(g, str) and g.strip() for g in given):
+        raise MemsearchError("config: history_roots must be a list of folders")
+    return given
+
+
+def default_db_file(roots: tuple[str, ...]) -> str:
+    """One database per set of transcript roots, in the user cache folder."""
+    digest = hashlib.sha256("\n".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(_cache_folder(), f"history-{digest}.db")
+
+
+class HistoryIndex:
+    """Search transcripts; the index follows the files as they grow.
+
+    >>> with HistoryIndex(["~/.claude/projects"]) as history:
+    ...     for hit in history.search("pgbouncer port", role="assistant"):
+    ...         print(hit.session, hit.at, hit.snippet)
+
+    ``roots``: transcript folders (a folder of project folders such as
+    Claude Code's ``projects``, or a Claude config folder). None: the
+    folders of MEMSEARCH_HISTORY_ROOTS or the config file's
+    ``history_roots``, else Claude Code's own ($CLAUDE_CONFIG_DIR or
+    ~/.claude, then ``projects``). ``db_path``: any memsearch database
+    (a memory index's too); default, one per set of roots in the cache
+    folder.
+    """
+
+    def __init__(self, roots=None, db_path=None, *, floor: float | None = None, settings: Settings | None = None):
+        if roots is None:
+            roots = configured_roots() or [None]
+        elif isinstance(roots, (str, os.PathLike)):
+            roots = [roots]
+        self.roots: tuple[str, ...] = tuple(dict.fromkeys(resolve_root(r) for r in roots))
+        if not self.roots:
+            raise ValueError("no transcript folder given")
+        self.settings = (settings or load_settings()).with_overrides(floor=floor)
+        if not 0 <= self.settings.floor <= 1:
+            raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
+        self.explicit_db = db_path is not None
+        self._db_file = path_text(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_file(self.roots)
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def db_path(self) -> str:
+        return self._db_file
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = db.open_database(self._db_file, explicit=self.explicit_db)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "HistoryIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- freshness -----------------------------------------------------------
+    def refresh(self, progress: Progress | None = None) -> HistoryReport:
+        """Bring the index in step with the transcripts (see the module's doc)."""
+        return self._guarded(lambda: self._refresh(progress), refill=False)
+
+    def _refresh(self, progress: Progress | None) -> HistoryReport:
+        started = time.perf_counter()
+        conn = self.conn
+        marks = ",".join("?" * len(self.roots))
+        stored = {(root, path): (fid, size, mtime, inode) for fid, root, path, size, mtime, inode in conn.execute(
+            f"SELECT id, root, path, size, mtime_ns, inode FROM history_files WHERE root IN ({marks})", self.roots)}
+        counts = dict.fromkeys(("new", "grown", "reread", "removed", "unchanged", "messages", "bytes_read",
+                                "skipped_lines"), 0)
+        skipped: list[tuple[str, str]] = []
+        todo, seen = [], set()
+        for root in self.roots:
+            for t in find(root):
+                seen.add((root, t.rel))
+                row = stored.get((root, t.rel))
+                if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode):
+                    counts["unchanged"] += 1
+                else:
+                    todo.append((root, t))
+        total = sum(t.size for _, t in todo)
+        done = 0
+        for root, t in todo:
+            try:
+                outcome = self._ingest(root, t)
+            except OSError as ex:  # vanished, unreadable, not a regular file
+                skipped.append((os.path.join(root, t.rel), ex.strerror or str(ex)))
+                continue
+            for name, value in outcome.items():
+                counts[name] += value
+            done += t.size
+            if progress is not None:
+                progress(done, total)
+        gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
+        if gone:
+            with db.write_transaction(conn):
+                for fid in gone:
+                    conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+                    conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
+            counts["removed"] = len(gone)
+        if counts["messages"] or gone:
+            conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
+        return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
+
+    def _ingest(self, root: str, t) -> dict:
+        """Read one transcript from where the index left it (or from the
+        start), inside write transactions that also record how far it got."""
+        conn = self.conn
+        out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
+        with CountingReader(os.path.join(root, t.rel)) as reader:
+            st = reader.stat
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                # Read again under the lock: another process may have taken these lines meanwhile.
+                row = conn.execute("SELECT id, size, mtime_ns, inode, consumed, head, tail FROM history_files"
+                                   " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
+                start = 0
+                if row is None:
+                    fid = conn.execute(
+                        "INSERT INTO history_files (root, path, project, size, mtime_ns, inode, consumed, head, tail)"
+                        " VALUES (?, ?, ?, 0, 0, 0, 0, x'', x'')", (root, t.rel, t.project)).lastrowid
+                    out["new"] = 1
+                else:
+                    fid, size, mtime, inode, consumed, head, tail = row
+                    if (size, mtime, inode) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                        conn.execute("ROLLBACK")
+                        out["unchanged"] = 1
+                        return out
+                    if _same_start(reader, st, inode, consumed, head, tail):
+                        start = consumed
+                        out["grown"] = 1
+                    else:
+                        conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+                        out["reread"] = 1
+                end = self._read_lines(reader, fid, start, t, out)
+                head = reader.pread(min(CHECK_BYTES, end), 0)
+                tail = reader.pread(min(CHECK_BYTES, end), end - min(CHECK_BYTES, end))
+                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
+                             " head = ?, tail = ? WHERE id = ?",
+                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, end, head, tail, fid))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            out["bytes_read"] = reader.bytes_read
+        return out
+
+    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict) -> int:
+        """Insert the parts of every complete line from ``start``; returns
+        the offset after the last one. Commits every COMMIT_BYTES, recording
+        the progress with the rows (the file's size stays 0 until the end,
+        so an interrupted read is picked up at the next refresh)."""
+        conn = self.conn
+        insert = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid, sidechain,"
+                  " body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        batch, since_commit = [], 0
+        for offset, raw in reader.lines(start):
+            if raw is None:
+                out["skipped_lines"] += 1
+                continue
+            parts = parse_line(raw) if raw.strip() else []
+            if parts is None:  # not JSON, too deep, not an object
+                out["skipped_lines"] += 1
+                continue
+            for n, p in enumerate(parts):
+                batch.append((fid, offset, n, p.session or t.session, t.project, p.role, p.at, p.uuid,
+                              int(p.sidechain), p.text, segmented(p.text)))
+            if len(batch) >= 512:
+                conn.executemany(insert, batch)
+                out["messages"] += len(batch)
+                batch.clear()
+            since_commit += len(raw) + 1
+            if since_commit >= COMMIT_BYTES:
+                conn.executemany(insert, batch)
+                out["messages"] += len(batch)
+                batch.clear()
+                end = reader.end
+                tail = reader.pread(min(CHECK_BYTES, end), end - min(CHECK_BYTES, end))
+                head = reader.pread(min(CHECK_BYTES, end), 0)
+                conn.execute("UPDATE history_files SET size = 0, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                             (end, head, tail, fid))
+                conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                since_commit = 0
+        conn.executemany(insert, batch)
+        out["messages"] += len(batch)
+        return reader.end
+
+    # -- search --------------------------------------------------------------
+    def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
+        """Hits for ``query``, best first (see :meth:`search_result`)."""
+        return self.search_result(query, limit, **filters).hits
+
+    def search_result(self, query: str, limit: int = DEFAULT_LIMIT, *, project: str | None = None,
+                      session: str | None = None, role: str | None = None, since: str | None = None,
+                      refresh: bool = True, floor: float | None = None,
+                      progress: Progress | None = None) -> HistoryResult:
+        """Messages matching ``query``, best first. Filters: ``project`` (a
+        project folder, or the working directory it is named after),
+        ``session`` (an id or its first characters), ``role`` (user,
+        assistant, tool, system, summary), ``since`` (an ISO date or time)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+        floor = self.settings.floor if floor is None else floor
+        if not 0 <= floor <= 1:
+            raise ValueError(f"floor must be between 0 and 1, got {floor}")
+        if role is not None and role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        after = None
+        if since is not None:
+            moment = parse_time(since)
+            if moment is None:
+                raise ValueError(f"since must be an ISO date or time such as 2025-01-31, got {since!r}")
+            after = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        planned = plan(query)  # before any I/O: a bad query costs nothing
+        report = self.refresh(progress) if refresh else None
+        hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after))
+        return HistoryResult(query, planned.fts, hits, floored, report)
+
+    def _run(self, query: Query, limit: int, floor: float, project, session, role, after):
+        conn = self.conn
+        where, params = [f"f.root IN ({','.join('?' * len(self.roots))})"], list(self.roots)
+        if project is not None:
+            where.append("m.project IN (?, ?)")
+            params += [project, slug(project)]
+        if session is not None:
+            where.append("substr(m.session, 1, ?) = ?")
+            params += [len(session), session]
+        if role is not None:
+            where.append("m.role = ?")
+            params.append(role)
+        if after is not None:
+            where.append("m.at >= ?")
+            params.append(after)
+        runs = strings(query)
+        row = conn.execute("SELECT block FROM history_fts_data WHERE id = 1").fetchone()
+        total = _varint(row[0]) if row and row[0] else 0
+        counts = conn.execute("SELECT " + ", ".join(["(SELECT count(*) FROM history_fts WHERE history_fts MATCH ?)"]
+                                                   * len(runs)), [fts for fts, _, _ in runs]).fetchone()
+        parts, rank_params = [], []
+        for (fts, weight, lucene), n in zip(runs, counts):
+            if not n:
+                continue
+            parts.append("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor"
+                         " FROM history_fts WHERE history_fts MATCH ?")
+            rank_params += [weight, idf_factor(total, n) if lucene else 1.0, fts]
+        if not parts:
+            return [], 0
+        sql = (f"SELECT m.id, m.session, m.project, m.at, m.role, s.score, f.root, f.path, m.sidechain, m.uuid"
+               f" FROM (SELECT id, sum(-raw * weight * factor) AS score FROM ({' UNION ALL '.join(parts)} LIMIT -1)"
+               f" GROUP BY id) AS s JOIN history_messages AS m ON m.id = s.id JOIN history_files AS f ON f.id = m.file"
+               f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, m.id DESC LIMIT ?")
+        rows = conn.execute(sql, [*rank_params, *params, fetch_size(limit)]).fetchall()
+        kept = apply_floor(rows, floor, score=lambda r: r[5])[:limit]
+        excerpts = self._snippets(query, [r[0] for r in kept])
+        hits = [HistoryHit(session, project_, at, role_, score, excerpts.get(mid, ""), os.path.join(root, *path.split("/")),
+                           bool(side), uuid)
+                for mid, session, project_, at, role_, score, root, path, side, uuid in kept]
+        return hits, len(rows) - len(kept)
+
+    def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        words = " OR ".join(query.terms)
+        rows = self.conn.execute(
+            f"SELECT rowid, snippet(history_fts, 0, ?, ?, ?, ?) FROM history_fts WHERE history_fts MATCH ?"
+            f" AND rowid IN ({','.join('?' * len(ids))})", (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
+        return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
+
+    # -- sessions ------------------------------------------------------------
+    def resolve_session(self, session: str) -> str:
+        """The full id of a session given whole or by its first characters."""
+        if not isinstance(session, str) or not session.strip():
+            raise ValueError("session id is empty: pass a session id from a history hit")
+        session = session.strip()
+        marks = ",".join("?" * len(self.roots))
+        found = [s for (s,) in self.conn.execute(
+            f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+            f" WHERE f.root IN ({marks}) AND substr(m.session, 1, ?) = ? LIMIT 3",
+            [*self.roots, len(session), session])]
+        if session in found:
+            return session
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise SessionNotFound(f"no session {session!r} in the transcripts: use a session id from a history hit")
+        raise SessionNotFound(f"{session!r} starts several session ids ({', '.join(found[:2])}...): give more of it")
+
+    def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
+        """The cleaned messages of one session, oldest first (sub-agents'
+        sidechains left out unless asked for)."""
+        return self._session(session, refresh=refresh, sidechains=sidechains)[1]
+
+    def _session(self, session: str, *, refresh: bool = True, sidechains: bool = False):
+        if refresh:
+            self.refresh()
+
+        def read():
+            full = self.resolve_session(session)
+            marks = ",".join("?" * len(self.roots))
+            rows = self.conn.execute(
+                f"SELECT m.role, m.at, m.body, m.sidechain FROM history_messages AS m"
+                f" JOIN history_files AS f ON f.id = m.file WHERE m.session = ? AND f.root IN ({marks})"
+                f"{'' if sidechains else ' AND NOT m.sidechain'}"
+                f" ORDER BY coalesce(m.at, ''), m.file, m.line_at, m.part", [full, *self.roots])
+            return full, [Message(role, at, body, bool(side)) for role, at, body, side in rows]
+
+        return self._guarded(read)
+
+    def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
+                             max_tokens: int | None = None):
+        """ReadSessionContext: the parts of one session that bear on
+        ``query`` (see memsearch.session_context)."""
+        from .session_context import check_arguments, select
+
+        args = check_arguments(session, query, strategy, max_tokens)
+        full, messages = self._session(args.session)
+        return select(full, messages, args)
+
+    def status(self) -> dict:
+        def read():
+            marks = ",".join("?" * len(self.roots))
+            files, sessions = self.conn.execute(
+                f"SELECT count(DISTINCT f.id), count(DISTINCT m.session) FROM history_files AS f"
+                f" LEFT JOIN history_messages AS m ON m.file = f.id WHERE f.root IN ({marks})", self.roots).fetchone()
+            messages = self.conn.execute(
+                f"SELECT count(*) FROM history_messages WHERE file IN (SELECT id FROM history_files"
+                f" WHERE root IN ({marks}))", self.roots).fetchone()[0]
+            return {"roots": list(self.roots), "database": self._db_file, "transcripts": files,
+                    "sessions": sessions, "messages": messages}
+
+        return self._guarded(read)
+
+    def _guarded(self, operation, *, refill: bool = True):
+        """SQLite errors become memsearch errors; a damaged index is set
+        aside and rebuilt from the transcripts, once."""
+        try:
+            return operation()
+        except sqlite3.Error as ex:
+            error = db.translate(ex, self._db_file)
+        if not isinstance(error, DatabaseCorrupt):
+            raise error
+        self.close()
+        db.set_aside(self._db_file, str(error))
+        try:
+            if refill:  # the new index is empty: answering from it would miss every transcript
+                self._refresh(None)
+            return operation()
+        except sqlite3.Error as ex:
+            raise db.translate(ex, self._db_file) from None
+
+
+def _same_start(reader: CountingReader, st, inode: int, consumed: int, head: bytes, tail: bytes) -> bool:
+    """Whether a transcript still begins with the bytes read before: same
+    file (inode), not shorter, same first and last kept bytes."""
+    if st.st_ino != inode or st.st_size < consumed:
+        return False
+    if reader.pread(len(head), 0) != head:
+        return False
+    return reader.pread(len(tail), consumed - len(tail)) == tail
+
+
+
+
+# -- formatting (pure: no printing) ------------------------------------------------
+def open_hint(session: str) -> str:
+    """The command that reads a session found by a hit."""
+    return f"memsearch session-context {session} --query TEXT"
+
+
+def format_hits(result: HistoryResult, *, color: bool = False) -> str:
+    from .format import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line
+
+    blocks = []
+    for hit in result.hits:
+        snippet = one_line(hit.snippet)
+        if color:
+            snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
+        side = " (sub-agent)" if hit.sidechain else ""
+        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {one_line(hit.session)}"
+                      f"  [{one_line(hit.project)}]  score {hit.score:.2f}\n    {snippet}")
+    sessions = list(dict.fromkeys(hit.session for hit in result.hits))
+    if sessions:
+        blocks.append(f"open a session: {one_line(open_hint(sessions[0]))}")
+    return "\n\n".join(blocks)
+
+
+def result_json(result: HistoryResult) -> str:
+    import json
+
+    payload = {"query": result.query, "fts_query": result.fts_query,
+               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
+               "floored": result.floored}
+    if result.refresh is not None:
+        payload["refresh"] = result.refresh.to_dict()
+    return json.dumps(payload, ensure_ascii=False)

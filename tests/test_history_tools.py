@@ -1,0 +1,72 @@
+"""history_search and read_session_context as agent tools (memsearch.tool)."""
+
+import pytest
+
+from memsearch import MemoryIndex, tool
+
+from test_history import line, transcript
+
+
+@pytest.fixture
+def index(tree, tmp_path, monkeypatch):
+    root = tmp_path / "projects"
+    transcript(root, [line("user", "the staging database is on port 5544", session="cafe-1"),
+                      line("assistant", "noted the staging port", session="cafe-1")], session="cafe-1")
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(root))
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        yield idx
+
+
+def test_the_tools_are_listed_with_their_schemas():
+    names = [t.name for t in tool.TOOLS]
+    assert names == ["memory_search", "memory_read", "history_search", "read_session_context"]
+    schema = tool.CONTEXT_TOOL.input_schema
+    assert schema["required"] == ["sessionId"] and schema["properties"]["maxTokens"]["maximum"] == 12000
+    assert schema["properties"]["query"]["maxLength"] == 4000
+
+
+def test_memory_search_zero_hits_names_the_history_tools(index):
+    result = tool.call_tool(index, "memory_search", {"query": "xylophone"})
+    assert "history_search" in result.text and "read_session_context" in result.text
+    assert "history_search" in tool.SEARCH_TOOL.description
+
+
+def test_memory_search_never_returns_transcripts(index):
+    assert tool.call_tool(index, "memory_search", {"query": "5544"}).data["results"] == []
+
+
+def test_history_search_and_read_session_context(index, tmp_path):
+    found = tool.call_tool(index, "history_search", {"query": "5544", "role": "user"})
+    assert not found.is_error and found.data["results"][0]["session"] == "cafe-1"
+    assert "session cafe-1" in found.text and "<<5544>>" in found.text
+    assert tool.call_tool(index, "history_search", {"query": "5544", "role": "assistant"}).data["results"] == []
+    context = tool.call_tool(index, "read_session_context", {"sessionId": "cafe-1", "query": "staging port",
+                                                             "maxTokens": 999})
+    assert not context.is_error and context.data["budget_chars"] == 4000
+    assert [f["text"] for f in context.data["fragments"]] == [
+        "the staging database is on port 5544", "noted the staging port"]
+    # the history index shares the database the user named
+    assert tool.history_for(index).db_path == str(tmp_path / "db")
+
+
+@pytest.mark.parametrize("name, arguments, message", [
+    ("history_search", {}, "query must be"),
+    ("history_search", {"query": "x", "role": "robot"}, "role must be"),
+    ("history_search", {"query": "x", "since": "soon"}, "since must be"),
+    ("history_search", {"query": "x", "bogus": 1}, "unknown argument"),
+    ("read_session_context", {"query": "x"}, "sessionId"),
+    ("read_session_context", {"sessionId": "cafe-1", "query": "x" * 4001}, "at most 4000"),
+    ("read_session_context", {"sessionId": "cafe-1", "query": "x", "maxTokens": 12001}, "maxTokens"),
+    ("read_session_context", {"sessionId": "cafe-1", "query": "x", "strategy": "all"}, "strategy"),
+    ("read_session_context", {"sessionId": "nope", "query": "x"}, "no session"),
+])
+def test_bad_calls_are_error_results(index, name, arguments, message):
+    result = tool.call_tool(index, name, arguments)
+    assert result.is_error and message in result.text
+
+
+def test_no_transcript_folder_is_an_error_result(tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "none"))
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        result = tool.call_tool(idx, "history_search", {"query": "x"})
+    assert result.is_error and "pass --history-root" in result.text
