@@ -100,12 +100,14 @@ def printable_path(path: str) -> str:
 def unprintable_path(shown: str) -> str | None:
     """The path that :func:`printable_path` showed as ``shown``, when it
     escaped one (None otherwise)."""
-    if "\\" not in shown or not shown.isascii():
+    import re
+
+    # Only the escapes unicode_escape writes: another backslash is no escape
+    # of ours (and would make the codec warn).
+    if "\\" not in shown or not shown.isascii() or not re.fullmatch(
+            r"(?:[^\\]|\\(?:[\\tnr]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}))*", shown):
         return None
-    try:
-        path = shown.encode("ascii").decode("unicode_escape")
-    except UnicodeDecodeError:
-        return None
+    path = shown.encode("ascii").decode("unicode_escape")
     return path if path != shown and printable_path(path) == shown else None
 
 

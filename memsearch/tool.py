@@ -398,11 +398,12 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
     shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
-    if not is_markdown(path):
-        raise ToolArgumentError(f"only Markdown memory files (.md) can be read, not {shown}")
     outside = ToolArgumentError(
         f"{shown} is outside the memory folder ({', '.join(memory_roots(index))}): only memory files can be read"
     )
+    if not is_markdown(path):
+        raise outside if _climbs(path) else ToolArgumentError(
+            f"only Markdown memory files (.md) can be read, not {shown}")
     first = None
     for spelling in (path, unprintable_path(path)):
         if spelling is None:
