@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unprintable_path
 from .index import SCOPES, TYPES, MemoryIndex, SearchResult, check_filters
-from .memory_file import PATH_MAX, is_markdown, open_memory_file
+from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
 from .search import Hit
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -350,9 +350,8 @@ def hit_file(index: MemoryIndex, hit: Hit | str) -> str:
     """
     shown = hit if isinstance(hit, str) else hit.path
     locate = getattr(index, "locate", None)  # several roots: paths carry the root's name
-    if locate is not None:
-        return locate(shown)
-    return os.path.join(index.root, *shown.split("/"))
+    file = locate(shown) if locate is not None else os.path.join(index.root, *shown.split("/"))
+    return printable_name(file)  # a root folder's name that is not UTF-8 is no JSON text
 
 
 # -- memory_read ---------------------------------------------------------------
@@ -382,7 +381,9 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
         text = text[:MAX_READ_CHARS] + f"\n[... truncated at {MAX_READ_CHARS} characters]"
-    return ToolResult(text, {"path": path, "file": file, "text": text, "truncated": truncated})
+    # The real path, spelled as hits spell a name that is not UTF-8: JSON
+    # text, and a path memory_read takes back.
+    return ToolResult(text, {"path": path, "file": printable_name(file), "text": text, "truncated": truncated})
 
 
 def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
@@ -435,7 +436,8 @@ def _root_of(index: MemoryIndex, path: str):
             return None
     found = None
     for root in index.roots:
-        for folder in {root.path, os.path.realpath(root.path)}:
+        real = os.path.realpath(root.path)
+        for folder in {root.path, real, printable_name(root.path), printable_name(real)}:
             head = folder.rstrip(os.sep) + os.sep
             if path.startswith(head) and (found is None or len(head) > found[0]):
                 found = (len(head), root, path[len(head):])
