@@ -3,6 +3,8 @@
     MemsearchError
     ├── RootNotFound           the memory root does not exist or is not a directory
     ├── NoSearchableWords      the query has no letters or digits to search for
+    ├── UnknownFilter          a scope or type filter that no memory file can have
+    ├── NotAMemoryFile         a path to read that names no memory file inside the roots
     ├── DatabaseError          the index database cannot be opened or used
     │   ├── DatabaseLocked     another process held the write lock too long
     │   ├── DatabaseCorrupt    the file is not a usable memsearch database
@@ -27,6 +29,20 @@ class RootNotFound(MemsearchError):
 
 class NoSearchableWords(MemsearchError, ValueError):
     """The query has no words to search for (letters, digits or _)."""
+
+
+class UnknownFilter(MemsearchError, ValueError):
+    """A scope or type filter that no memory file can have."""
+
+
+class NotAMemoryFile(MemsearchError, ValueError):
+    """A path to read that names no memory file inside the roots.
+
+    ``missing``: nothing is there (as opposed to something refused)."""
+
+    def __init__(self, message: str, *, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
 
 
 class DatabaseError(MemsearchError):

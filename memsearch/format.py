@@ -27,12 +27,11 @@ def one_line(text: str) -> str:
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
     blocks = []
     for hit in result.hits:
-        where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
-        label = f"{where} · {hit.type}" if where else hit.type
+        label = hit_label(hit)
         snippet = one_line(hit.snippet)
         if color:
             snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
-        blocks.append(f"{_printable(hit.path)}  [{label}]  score {hit.score:.2f}\n    {snippet}")
+        blocks.append(f"{printable_path(hit.path)}  [{label}]  score {hit.score:.2f}\n    {snippet}")
     return "\n\n".join(blocks)
 
 
@@ -76,8 +75,8 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
 
 def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
-    lines += [f"skipped {_printable(s.path)}: {one_line(s.reason)}" for s in report.skipped]
-    lines += [f"indexed as plain text {_printable(s.path)}: {one_line(s.reason)}" for s in report.malformed]
+    lines += [f"skipped {printable_path(s.path)}: {one_line(s.reason)}" for s in report.skipped]
+    lines += [f"indexed as plain text {printable_path(s.path)}: {one_line(s.reason)}" for s in report.malformed]
     return "\n".join(lines)
 
 
@@ -89,6 +88,31 @@ def format_status(status: dict) -> str:
     )
 
 
-def _printable(path: str) -> str:
-    """Control characters in a file name must not drive the terminal."""
+def printable_path(path: str) -> str:
+    """A file name as the terminal or a model may see it: control characters
+    (C0, C1, ESC, BEL, DEL) and line separators in a name must neither drive
+    a terminal nor start a line that reads as another hit. A name with any of
+    them is shown as a Python escape string, which :func:`unprintable_path`
+    decodes (memory_read accepts both spellings)."""
     return path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
+
+
+def unprintable_path(shown: str) -> str | None:
+    """The path that :func:`printable_path` showed as ``shown``, when it
+    escaped one (None otherwise)."""
+    import re
+
+    # Only the escapes unicode_escape writes: another backslash is no escape
+    # of ours (and would make the codec warn).
+    if "\\" not in shown or not shown.isascii() or not re.fullmatch(
+            r"(?:[^\\]|\\(?:[\\tnr]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}))*", shown):
+        return None
+    path = shown.encode("ascii").decode("unicode_escape")
+    return path if path != shown and printable_path(path) == shown else None
+
+
+def hit_label(hit) -> str:
+    """A hit's place and type, ``projects/shop · memory``; the scope id is a
+    folder name, escaped like one."""
+    where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
+    return f"{printable_path(where)} · {hit.type}" if where else hit.type

@@ -7,9 +7,10 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from . import db, migrate, roots as roots_mod, search as search_mod
+from . import db, layout, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import DatabaseCorrupt
+from .errors import DatabaseCorrupt, UnknownFilter
+from .metadata import MEMORY_TYPES
 from .query import plan
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
 from .record import Record
@@ -19,6 +20,21 @@ from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+# The values the scope and type filters can match: any other value matches no
+# file, a typo to report rather than an empty answer that reads as "never
+# recorded". Types: what a file's place says (layout.file_type), or what a
+# claude / zcode file's frontmatter declares.
+SCOPES = (*layout.SCOPES, *roots_mod.SCOPE_OF_KIND.values())
+TYPES = ("memory", "checkpoint", "progress", "notes", "free", *MEMORY_TYPES)
+
+
+def check_filters(scope: str | None, type: str | None) -> None:
+    """UnknownFilter when scope or type can match no file."""
+    for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
+        if value is not None and value not in known:
+            shown = repr(value)
+            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {shown if len(shown) <= 100 else shown[:100] + '...'}")
 
 
 class SearchResult(Record):
@@ -160,6 +176,7 @@ class MemoryIndex:
         floor = self.settings.floor if floor is None else floor
         if not 0 <= floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
+        check_filters(scope, type)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from itertools import islice
 
 from . import metadata
+from .format import printable_path
 from .roots import Layout, Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
@@ -83,6 +84,5 @@ def format_manifest(entries: list[ManifestEntry]) -> str:
     for e in entries:
         tag = f"[{e.type}] " if e.type else ""
         tail = f": {' '.join(e.description.split())}" if e.description else ""
-        path = e.path if e.path.isprintable() else e.path.encode("unicode_escape").decode("ascii")
-        lines.append(f"- {tag}{path} ({e.modified}){tail}")
+        lines.append(f"- {tag}{printable_path(e.path)} ({e.modified}){tail}")
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 import logging
 from typing import Any, Iterator
 
@@ -83,10 +84,15 @@ def live_freshness(index: MemoryIndex) -> Iterator[None]:
 def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
     """One tool call that cannot raise: even a bug becomes an error result."""
     try:
-        return tool.call_tool(index, name, arguments)
+        result = tool.call_tool(index, name, arguments)
+        # What cannot be sent (a lone surrogate from a file name) would kill
+        # the writer and with it the server: refuse it here, as one call.
+        json.dumps(result.data, ensure_ascii=False).encode("utf-8")
+        result.text.encode("utf-8")
+        return result
     except Exception as ex:  # the server must outlive any single call
         log.exception("memsearch mcp: %s failed", name)
-        return tool.error_result(f"internal error in {name}: {type(ex).__name__}: {ex}", "InternalError")
+        return tool.error_result(f"internal error in {name}: {type(ex).__name__}: {ex!r}"[:500], "InternalError")
 
 
 def serve(index: MemoryIndex) -> None:

@@ -18,13 +18,11 @@ import os
 
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
+from .memory_file import MEMORY_DIR, link_target_refusal
 from .record import Record
 from .walk import Known, Walk, printable_name, walk
 
 KINDS = ("mimo", "claude", "zcode", "plain")
-
-# A claude or zcode project keeps its memory in this folder of its own.
-MEMORY_DIR = "memory"
 
 # Where, below the folder a user names, each kind keeps its project folders;
 # the first that exists wins, else the folder named is taken to be it.
@@ -353,13 +351,15 @@ def _project_folders(path: str) -> list[str]:
         raise RootNotFound(f"memory root vanished: {path}") from None
     except OSError as ex:
         raise RootNotFound(f"memory root cannot be read: {path} ({ex.strerror})") from None
+    # The walk starts at each <project>/memory and follows links inside it
+    # only; a project or memory folder that is itself a link must lead to a
+    # folder inside the root (as memory_file.open_memory_file reads them).
+    real_root = os.path.realpath(path)
     found = []
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        try:
-            if entry.is_dir() and os.path.isdir(os.path.join(entry.path, MEMORY_DIR)):
-                found.append(entry.name)
-        except OSError:
-            continue
+        memory = os.path.realpath(os.path.join(entry.path, MEMORY_DIR))
+        if os.path.isdir(memory) and link_target_refusal(real_root, memory, is_dir=True) is None:
+            found.append(entry.name)
     return sorted(found)

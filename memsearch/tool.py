@@ -26,17 +26,15 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .errors import MemsearchError
-from .format import one_line
-from .index import MemoryIndex, SearchResult
+from .errors import MemsearchError, NotAMemoryFile
+from .format import hit_label, one_line, printable_path, unprintable_path
+from .index import SCOPES, TYPES, MemoryIndex, SearchResult, check_filters
+from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
 from .search import Hit
 
 SEARCH_TOOL_NAME = "memory_search"
 READ_TOOL_NAME = "memory_read"
 
-# The scopes a model may filter on: the layers of a MiMo tree, plus the
-# memory folders of Claude Code (cc) and ZCode (zcode).
-SCOPES = ("global", "projects", "sessions", "cc", "zcode")
 
 # The CLI allows up to 1000 hits; a model reads every one of them into its
 # context, and past a few dozen excerpts a search has failed anyway: better
@@ -47,6 +45,15 @@ MAX_LIMIT = 50
 # A query is a few words. A pasted page is a mistake that would OR together
 # hundreds of words, rank nothing and cost a full-index scan.
 MAX_QUERY_CHARS = 1000
+
+# A scope id is one folder name. Bounded like every string argument, so that
+# no argument costs more than a glance before it is refused.
+MAX_NAME_CHARS = 1000
+
+# A hit's path names a file, at most PATH_MAX bytes; its spellings escape a
+# byte as up to 5 characters (\\xNN of a name that is not UTF-8, escaped
+# again in the text). Anything longer is refused before it is looked at.
+MAX_PATH_CHARS = 5 * PATH_MAX
 
 # memory_read returns a memory file whole up to this size; memory files are
 # notes of a few kilobytes, and a model's context is not the place for more.
@@ -100,11 +107,12 @@ SEARCH_SCHEMA: dict[str, Any] = {
         "scope_id": {
             "type": "string",
             "minLength": 1,
+            "maxLength": MAX_NAME_CHARS,
             "description": "Only this project or session id (the folder name under its scope).",
         },
         "type": {
             "type": "string",
-            "minLength": 1,
+            "enum": list(TYPES),
             "description": "Only this type: memory, checkpoint, progress, notes, free, user, feedback, project, reference.",
         },
         "limit": {
@@ -130,6 +138,7 @@ READ_SCHEMA: dict[str, Any] = {
         "path": {
             "type": "string",
             "minLength": 1,
+            "maxLength": MAX_PATH_CHARS,
             "description": "A memory file's path as a memory_search hit gave it.",
         },
     },
@@ -209,15 +218,17 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
             f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): search one to three rare words"
         )
     scope = _optional_text(args, "scope")
-    if scope is not None:
-        scope = scope.lower()
-        if scope not in SCOPES:
-            raise ToolArgumentError(f"scope must be one of {', '.join(SCOPES)}; got {args['scope']!r}")
+    kind = _optional_text(args, "type")
+    scope, kind = scope and scope.lower(), kind and kind.lower()
+    try:
+        check_filters(scope, kind)  # as the library checks them, with its message
+    except ValueError as ex:
+        raise ToolArgumentError(str(ex)) from None
     return SearchArgs(
         query=query,
         scope=scope,
         scope_id=_optional_text(args, "scope_id"),
-        type=_optional_text(args, "type"),
+        type=kind,
         limit=_limit(args.get("limit")),
     )
 
@@ -230,9 +241,10 @@ def _known(arguments, schema: dict, tool: str) -> dict:
     expected = schema["properties"]
     unknown = sorted(str(k) for k in arguments if k not in expected)
     if unknown:
+        shown = ", ".join(repr(k) if len(k) <= 100 else repr(k[:100]) + "..." for k in unknown[:5])
         raise ToolArgumentError(
-            f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for {tool};"
-            f" expected {', '.join(expected)}"
+            f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
+            f" for {tool}; expected {', '.join(expected)}"
         )
     return {k: v for k, v in arguments.items() if v is not None}
 
@@ -243,6 +255,8 @@ def _optional_text(args: dict, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise ToolArgumentError(f"{name} must be a string, got {_kind(value)}")
+    if len(value) > MAX_NAME_CHARS:
+        raise ToolArgumentError(f"{name} is {len(value)} characters long (at most {MAX_NAME_CHARS})")
     value = value.strip()
     if not value:
         raise ToolArgumentError(f"{name} is empty: leave it out to search everything")
@@ -282,9 +296,9 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
     ]
     for n, hit in enumerate(result.hits, 1):
-        where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
-        label = f"{where} · {hit.type}" if where else hit.type
-        lines.append(f"{n}. {hit_file(index, hit)}  [{label}]  score {hit.score:.2f}")
+        # Names are escaped as the CLI escapes them: one with a newline must
+        # not start a line that reads as another hit.
+        lines.append(f"{n}. {printable_path(hit_file(index, hit))}  [{hit_label(hit)}]  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return "\n".join(lines)
 
@@ -313,7 +327,8 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
 
 
 def _filters(args: SearchArgs) -> str:
-    given = [f"{k}={v}" for k, v in (("scope", args.scope), ("scope_id", args.scope_id), ("type", args.type)) if v]
+    given = [f"{k}={printable_path(v)}" for k, v in (("scope", args.scope), ("scope_id", args.scope_id),
+                                                     ("type", args.type)) if v]
     return repr(args.query) + (f" ({', '.join(given)})" if given else "")
 
 
@@ -335,69 +350,107 @@ def hit_file(index: MemoryIndex, hit: Hit | str) -> str:
     """
     shown = hit if isinstance(hit, str) else hit.path
     locate = getattr(index, "locate", None)  # several roots: paths carry the root's name
-    if locate is not None:
-        return locate(shown)
-    return os.path.join(index.root, *shown.split("/"))
+    file = locate(shown) if locate is not None else os.path.join(index.root, *shown.split("/"))
+    return printable_name(file)  # a root folder's name that is not UTF-8 is no JSON text
 
 
 # -- memory_read ---------------------------------------------------------------
 def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    """Run memory_read; raises ToolArgumentError (see :func:`call_tool`)."""
+    """Run memory_read; raises ToolArgumentError or NotAMemoryFile (see :func:`call_tool`)."""
     args = _known(arguments, READ_SCHEMA, READ_TOOL_NAME)
     path = args.get("path")
     if path is None:
         raise ToolArgumentError("missing argument 'path': pass the path a memory_search hit gave")
     if not isinstance(path, str) or not path.strip():
         raise ToolArgumentError("path must be a non-empty string: the path a memory_search hit gave")
+    if len(path) > MAX_PATH_CHARS:
+        # Before any work that grows with it: no file has such a path.
+        raise ToolArgumentError(
+            f"path is {len(path)} characters long: no memory file has a path longer than {PATH_MAX} bytes"
+        )
     path = path.strip()
-    file = resolve_memory_file(index, path)
+    fd, file = open_file(index, path)
     try:
-        with open(file, "rb") as f:
+        with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
     except OSError as ex:
-        raise ToolArgumentError(f"cannot read {path}: {ex.strerror}") from None
+        raise ToolArgumentError(f"cannot read {path!r}: {ex.strerror}") from None
+    finally:
+        os.close(fd)
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
         text = text[:MAX_READ_CHARS] + f"\n[... truncated at {MAX_READ_CHARS} characters]"
-    return ToolResult(text, {"path": path, "file": file, "text": text, "truncated": truncated})
+    # The real path, spelled as hits spell a name that is not UTF-8: JSON
+    # text, and a path memory_read takes back.
+    return ToolResult(text, {"path": path, "file": printable_name(file), "text": text, "truncated": truncated})
 
 
-def resolve_memory_file(index: MemoryIndex, path: str) -> str:
-    """The real file behind ``path``, if it lies inside a root after following symlinks.
+def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
+    """A descriptor open on the memory file at ``path``, and its real path.
 
-    Refused: anything that is not a ``.md`` file, that resolves outside every
-    root (``..``, absolute paths elsewhere, symlinks pointing out), or that
-    lies in a hidden folder the index never reads.
+    ``path``: as a hit gave it, in the structured result (``path`` or
+    ``file``) or in the text, where a name with control characters is
+    escaped (format.printable_path). The file must be what the index would
+    index there (memory_file.open_memory_file): a ``.md`` file inside a
+    root, in no hidden folder, through no link that leads out; anything
+    else is refused with the reason, in one line.
     """
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
-    if not path.lower().endswith(".md"):
-        raise ToolArgumentError(f"only Markdown memory files (.md) can be read, not {path!r}")
+    shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
     outside = ToolArgumentError(
-        f"{path!r} is outside the memory folder ({', '.join(memory_roots(index))}): only memory files can be read"
+        f"{shown} is outside the memory folder ({', '.join(memory_roots(index))}): only memory files can be read"
     )
-    expanded = os.path.expanduser(path)
-    if os.path.isabs(expanded):
-        candidate = expanded
-    else:
-        try:
-            candidate = hit_file(index, expanded)
-        except (KeyError, ValueError):
-            raise outside from None
-    real = os.path.realpath(candidate)
-    for root in memory_roots(index):
-        real_root = os.path.realpath(root)
-        if real == real_root or os.path.commonpath([real_root, real]) != real_root:
+    if not is_markdown(path):
+        raise outside if _climbs(path) else ToolArgumentError(
+            f"only Markdown memory files (.md) can be read, not {shown}")
+    first = None
+    for spelling in (path, unprintable_path(path)):
+        if spelling is None:
             continue
-        if any(part.startswith(".") for part in os.path.relpath(real, real_root).split(os.sep)):
-            raise ToolArgumentError(f"{path!r} is in a hidden folder the memory index does not cover")
-        if not real.lower().endswith(".md"):
-            raise ToolArgumentError(f"{path!r} is a link to a file that is not Markdown")
-        if not os.path.isfile(real):
-            raise ToolArgumentError(f"no memory file at {path!r}: use a path from a memory_search hit")
-        return real
-    raise outside
+        where = _root_of(index, spelling)
+        if where is None:
+            first = first or outside
+            continue
+        root, rel = where
+        try:
+            return open_memory_file(os.path.realpath(root.path), root.kind, [p for p in rel.split("/") if p],
+                                    shown, index.settings.max_file_bytes)
+        except NotAMemoryFile as ex:
+            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+                first = ex
+    if _climbs(path):
+        raise outside  # the reason that matters, not "hidden" or "not Markdown"
+    raise first
+
+
+def _root_of(index: MemoryIndex, path: str):
+    """(root, '/'-separated path below it) of a path as a hit gave it, or None."""
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        try:
+            return index.layout.owner(path)
+        except KeyError:
+            return None
+    found = None
+    for root in index.roots:
+        real = os.path.realpath(root.path)
+        for folder in {root.path, real, printable_name(root.path), printable_name(real)}:
+            head = folder.rstrip(os.sep) + os.sep
+            if path.startswith(head) and (found is None or len(head) > found[0]):
+                found = (len(head), root, path[len(head):])
+    if found is None:
+        return None
+    return found[1], found[2].replace(os.sep, "/")
+
+
+def _climbs(path: str) -> bool:
+    """Whether path goes up a folder in any spelling a client might try:
+    '..' between '/' or '\\', also URL-encoded (%2e, %2f, %5c)."""
+    plain = path.lower().replace("%2e", ".").replace("%2f", "/").replace("%5c", "/").replace("\\", "/")
+    return ".." in plain.split("/")
 
 
 # -- dispatch ------------------------------------------------------------------

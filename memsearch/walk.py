@@ -14,6 +14,7 @@ from stat import S_ISLNK, S_ISREG
 from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
+from .memory_file import is_markdown, link_target_refusal, printable_name
 
 
 class Skipped(NamedTuple):
@@ -34,10 +35,6 @@ class FileInfo(NamedTuple):
 
 def fingerprint(size: int, mtime_ns: int) -> str:
     return f"{size}-{mtime_ns}"
-
-
-def is_markdown(name: str) -> bool:
-    return name[-3:].lower() == ".md"
 
 
 class Known:
@@ -201,8 +198,9 @@ def _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skip
     is_dir = stat_mod.S_ISDIR(st.st_mode)
     if not is_dir and not is_markdown(entry.name):
         return
-    if not _inside(target, real_root):
-        skipped.append(Skipped(rel, "symlink points outside the root"))
+    refusal = link_target_refusal(real_root, target, is_dir)
+    if refusal:
+        skipped.append(Skipped(rel, refusal))
     elif not is_dir:
         _add_file(rel, target, st, files, skipped, max_file_bytes)
     elif _inside(dirpath, target) or target in linked_dirs:
@@ -219,16 +217,6 @@ def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
         skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
     else:
         files[rel] = (abspath, st.st_size, st.st_mtime_ns)
-
-
-def printable_name(name: str) -> str:
-    """File names with bytes that are not UTF-8 can't be stored as text;
-    spell those bytes as \\xNN so the path stays unique and readable."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _reason(ex: OSError) -> str:

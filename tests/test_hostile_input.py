@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import write
-from memsearch import MemoryIndex, NoSearchableWords, build_query
+from memsearch import MemoryIndex, NoSearchableWords, UnknownFilter, build_query
+from memsearch.index import SCOPES, TYPES
 from memsearch.cli import main
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -59,13 +60,20 @@ def test_any_text_is_a_valid_fts5_query_or_no_searchable_words(searchable, text)
 
 
 @FAST
-@given(text=ANY_TEXT, scope=st.one_of(st.none(), st.text(max_size=20)), kind=st.one_of(st.none(), st.text(max_size=20)))
+@given(text=ANY_TEXT, scope=st.one_of(st.none(), st.sampled_from(SCOPES), st.text(max_size=20)),
+       kind=st.one_of(st.none(), st.sampled_from(TYPES), st.text(max_size=20)))
 def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
     assume(text.strip())
+    unknown = (scope is not None and scope not in SCOPES) or (kind is not None and kind not in TYPES)
     try:
+        searchable.search("alpha " + text, scope_id=scope, reconcile=False)  # any scope id is a bound value
         searchable.search("alpha " + text, scope=scope, scope_id=scope, type=kind, reconcile=False)
     except NoSearchableWords:
-        pass
+        return
+    except UnknownFilter as ex:  # a scope or type no file can have is an error, not an empty answer
+        assert unknown and "must be one of" in str(ex) and "\n" not in str(ex)
+        return
+    assert not unknown
 
 
 def test_a_huge_query_with_thousands_of_words(searchable):

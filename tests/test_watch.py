@@ -516,12 +516,16 @@ def test_watch_command_refuses_an_index_inside_the_root(tree, config):
 
 
 def test_a_link_shows_its_target_wherever_that_is(watched, tree):
-    """A note that links to a hidden or non-Markdown file changes when that
-    file does, though no event names the note."""
+    """A note that links to another memory file changes when that file does,
+    though no event names the note. A link to a hidden or non-Markdown file
+    shows nothing: it leads where no memory file is (memsearch.memory_file)."""
     idx, _ = watched
-    write(tree, ".private/secret.txt", "first version: oriole\n")
-    os.symlink(tree / ".private/secret.txt", tree / "global/user/shown.md")
-    assert fresh(idx, "oriole") == ["global/user/shown.md"]
-    write(tree, ".private/secret.txt", "second version: kestrel\n")
-    assert fresh(idx, "kestrel") == ["global/user/shown.md"]
+    write(tree, "sessions/s9/target.md", "first version: oriole\n")
+    os.symlink(tree / "sessions/s9/target.md", tree / "global/user/shown.md")
+    assert fresh(idx, "oriole") == ["global/user/shown.md", "sessions/s9/target.md"]
+    write(tree, "sessions/s9/target.md", "second version: kestrel\n")
+    assert fresh(idx, "kestrel") == ["global/user/shown.md", "sessions/s9/target.md"]
     assert fresh(idx, "oriole") == []
+    write(tree, ".private/secret.txt", "hidden: bittern\n")
+    os.symlink(tree / ".private/secret.txt", tree / "global/user/hidden.md")
+    assert fresh(idx, "bittern") == []

@@ -1,0 +1,228 @@
+"""What a memory file is, one rule for the indexer and ``memory_read``, and
+how to open one without ever leaving its root.
+
+A memory file is a Markdown file (``.md``, any case) with no hidden part (a
+name starting with ".") in its path below the root; in a claude or zcode root
+it lies in a project's memory folder, ``<project>/memory/**.md``. Symlinks are
+followed only while they stay inside the root (for claude and zcode: inside
+the project's memory folder, the folder the walk starts from), and what a
+link leads to must itself have a memory file's path: a link never shows what
+a plain path could not. :mod:`memsearch.walk` applies this rule while it
+walks; :func:`open_memory_file` applies it to one path.
+
+:func:`open_memory_file` opens one name at a time, each relative to the
+directory opened before it and never following a link (``O_NOFOLLOW``); a
+link is read and its target resolved the same way, from a directory already
+opened inside the root. So what was checked is what is read, even while
+another process swaps a directory for a link to somewhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from .errors import NotAMemoryFile
+
+# Linux's limits (macOS has 1024 for the path): a longer name or path names
+# no file at all, so it is refused before any work that grows with its size.
+NAME_MAX = 255
+PATH_MAX = 4096
+
+# The kernel gives up after 40 links in one lookup (ELOOP); so do we.
+MAX_LINKS = 40
+
+# A claude or zcode project keeps its memory in this folder of its own.
+MEMORY_DIR = "memory"
+PROJECT_KINDS = ("claude", "zcode")
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a file swapped for a FIFO after the lstat below must not hang us.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def is_markdown(name: str) -> bool:
+    return name[-3:].lower() == ".md"
+
+
+def printable_name(name: str) -> str:
+    """File names with bytes that are not UTF-8 can't be stored as text;
+    spell those bytes as \\xNN so the path stays unique and readable."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None:
+    """Why the walk must not follow a link whose resolved target is
+    ``target`` (None: follow it). The same rule as :func:`open_memory_file`."""
+    if not (target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)):
+        return "symlink points outside the root"
+    rel = target[len(real_root.rstrip(os.sep)) + 1:]
+    if rel and any(is_hidden(part) for part in rel.split(os.sep)):
+        return "symlink points into a hidden folder"
+    if not is_dir and not is_markdown(target):
+        return "symlink points to a file that is not Markdown"
+    return None
+
+
+def disk_name(shown: str) -> str | None:
+    """The real name behind a name the walk spelled with ``\\xNN`` for bytes
+    that are not UTF-8 (:func:`memsearch.walk.printable_name`), or None."""
+    if "\\x" not in shown:
+        return None
+    try:
+        raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m[1], 16)]), shown.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None
+    name = os.fsdecode(raw)
+    return name if name != shown and printable_name(name) == shown else None
+
+
+def _refused(message: str, missing: bool = False) -> NotAMemoryFile:
+    return NotAMemoryFile(message, missing=missing)
+
+
+def check_lengths(parts: list[str], shown: str) -> None:
+    """A name beyond NAME_MAX or a path beyond PATH_MAX bytes is never a file."""
+    try:
+        sizes = [len(os.fsencode(part)) for part in parts]
+    except UnicodeEncodeError:
+        raise _refused(f"{shown} is not valid text (a lone surrogate)") from None
+    if any(size > NAME_MAX for size in sizes):
+        raise _refused(f"{shown} has a name longer than {NAME_MAX} bytes: no file has such a name")
+    if sum(sizes) + len(sizes) > PATH_MAX:
+        raise _refused(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
+
+
+def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int) -> tuple[int, str]:
+    """Open the memory file at ``parts`` (names below the root, as a hit
+    shows them) of a root of ``kind`` whose real folder is ``real_root``.
+
+    Returns (a descriptor open for reading, the file's real path). Raises
+    NotAMemoryFile, one line naming ``shown`` (the path as given, quoted),
+    with ``missing`` set when nothing is there; every OS error ends up there.
+    """
+    if ".." in parts:
+        raise _refused(f"{shown} climbs out of its folder ('..'): only memory files inside the memory folder can be read")
+    if not parts or not is_markdown(parts[-1]):
+        raise _refused(f"only Markdown memory files (.md) can be read, not {shown}")
+    if any(is_hidden(part) for part in parts):
+        raise _refused(f"{shown} is in a hidden folder the memory index does not cover")
+    if kind in PROJECT_KINDS and (len(parts) < 3 or parts[1] != MEMORY_DIR):
+        raise _refused(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
+                       missing=True)
+    check_lengths(parts, shown)
+    try:
+        root_fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as ex:
+        raise _refused(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
+    try:
+        return _open_below(root_fd, real_root, kind, parts, shown, max_bytes)
+    except OSError as ex:  # whatever the race did, one line
+        missing = isinstance(ex, (FileNotFoundError, NotADirectoryError))
+        raise _refused(f"no memory file at {shown}: use a path from a memory_search hit" if missing
+                       else f"cannot read {shown}: {ex.strerror or type(ex).__name__}", missing) from None
+    finally:
+        os.close(root_fd)
+
+
+def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown: str,
+                max_bytes: int) -> tuple[int, str]:
+    outside = _refused(f"{shown} leads outside the memory folder: only memory files can be read")
+    fds = [root_fd]  # the directories opened so far, the root first
+    done: list[str] = []  # their real names below the root, then the file's
+    # Names still to look up (last first), each with its index in ``parts``
+    # when the caller gave it (then it may be a \xNN spelling), or None when
+    # a link's target brought it (then it is real).
+    todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
+    # Where the file must end up: the root, or for claude / zcode the real
+    # <project>/memory folder, which the walk starts from and judges links by.
+    base: list[str] = []
+    file_st = None
+    links = 0
+    linked = False  # a link was followed since the last name given was settled
+    try:
+        while todo:
+            name, given = todo.pop()
+            if name == "..":
+                if not done:
+                    raise outside
+                os.close(fds.pop())
+                done.pop()
+            elif name not in ("", "."):
+                try:
+                    st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+                except FileNotFoundError:
+                    real = disk_name(name) if given is not None else None
+                    if real is None:
+                        raise
+                    name = real
+                    st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    links += 1
+                    linked = True
+                    if links > MAX_LINKS:
+                        raise _refused(f"{shown} goes through too many symlinks")
+                    target = os.readlink(name, dir_fd=fds[-1])
+                    if os.path.isabs(target):
+                        head = real_root.rstrip(os.sep) + os.sep
+                        if not target.startswith(head):
+                            raise outside
+                        while len(fds) > 1:  # on from the root
+                            os.close(fds.pop())
+                        done.clear()
+                        target = target[len(head):]
+                    todo.extend((part, None) for part in reversed(target.split(os.sep)))
+                elif todo:  # more names follow: this must be a directory
+                    fds.append(os.open(name, _DIR_FLAGS, dir_fd=fds[-1]))
+                    done.append(name)
+                elif stat.S_ISREG(st.st_mode):
+                    done.append(name)
+                    file_st = st
+                else:
+                    raise _refused(f"{shown} is not a regular file")
+            if todo and todo[-1][1] is None:
+                continue
+            # A name the caller gave is settled, links and all: the walk
+            # would have gone there only if it is a memory file's place.
+            # (Names the caller gave were checked up front.)
+            if linked:
+                linked = False
+                if done[:len(base)] != base:
+                    raise outside
+                if any(is_hidden(part) for part in done):
+                    raise _refused(f"{shown} is a link into a hidden folder the memory index does not cover")
+            if kind in PROJECT_KINDS and todo and todo[-1][1] == 2:
+                base = list(done)
+        if file_st is None:
+            raise _refused(f"{shown} is not a regular file")
+        if not is_markdown(done[-1]):
+            raise _refused(f"{shown} is a link to a file that is not Markdown")
+        fd = os.open(done[-1], _FILE_FLAGS, dir_fd=fds[-1])
+        try:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (file_st.st_dev, file_st.st_ino) or not stat.S_ISREG(opened.st_mode):
+                raise _refused(f"{shown} changed while it was being opened: try again")
+            if opened.st_size > max_bytes:
+                raise _refused(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
+            real = os.path.join(real_root, *done)
+            # A directory moved out of the root after it was opened would
+            # still lead here: the path from the root must name this file.
+            now = os.stat(real, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+                raise _refused(f"{shown} changed while it was being opened: try again")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, real
+    finally:
+        for fd in fds[1:]:
+            os.close(fd)
