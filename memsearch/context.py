@@ -5,13 +5,16 @@ frontmatter and top-level HTML comments (notes for whoever edits the file)
 are removed, and the text is cut at 200 lines or 25,000 characters,
 whichever comes first, with one warning line saying so. Comments inside
 lists, block quotes and code are content and stay. A missing or unreadable
-index gives "" rather than an error: having no index yet is normal.
+index gives "" rather than an error: having no index yet is normal, and so
+does anything that is not a regular file (a FIFO would block the read for
+ever, /dev/zero never ends). Only the first READ_BYTES of a file are read.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 
 from .metadata import BOM, FENCE_LINE
 
@@ -22,6 +25,11 @@ INDEX_NAME = "MEMORY.md"
 MAX_LINES = 200
 MAX_CHARS = 25_000
 ENTRY_CHARS = 200  # what the warning asks each entry to stay under
+
+# The most of a file that is read. What is shown is at most MAX_CHARS
+# characters (100 KB of UTF-8); the rest is room for frontmatter and
+# comments, removed before the caps apply. A 200 MB index costs a 1 MiB read.
+READ_BYTES = 1 << 20
 
 WARNING = (
     "> WARNING: {name} is {size}, so it was truncated and only part of it is shown."
@@ -41,21 +49,56 @@ def index_for_context(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+    head = read_head(path, READ_BYTES)
+    if head is None:
         return ""
-    return format_index_for_context(data.decode("utf-8", "replace"), name=os.path.basename(path))
+    data, size = head
+    partial = len(data) < size
+    if partial:
+        data = data[: data.rfind(b"\n") + 1] or data  # whole lines only
+    return format_index_for_context(data.decode("utf-8", "replace"), name=os.path.basename(path),
+                                    file_bytes=size if partial else None)
 
 
-def format_index_for_context(text: str, *, name: str = INDEX_NAME) -> str:
-    """Pure: frontmatter and top-level comments out, then the length caps."""
+def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
+    """The first ``limit`` bytes of the regular file at ``path``, and its
+    size (more than ``limit`` when there is more); None when it cannot be
+    read or is not a regular file. Opened non-blocking and checked on the
+    descriptor: a FIFO never blocks the open, and what is read is what was
+    checked."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        chunks, got = [], 0
+        while got <= limit:  # one byte more than asked: is there more?
+            chunk = os.read(fd, limit + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        # A file that grew since fstat is at least as big as what was read.
+        return b"".join(chunks)[:limit], max(st.st_size, got)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
+    """Pure: frontmatter and top-level comments out, then the length caps.
+    ``file_bytes``: ``text`` is only the start of a file this big, so the
+    result says it was truncated whatever its length."""
     text = text.replace("\r\n", "\n").lstrip(BOM)
     text = strip_frontmatter(text)
     text = strip_comments(text)
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
-    return truncate(text, name=name)
+    return truncate(text, name=name, file_bytes=file_bytes)
 
 
 def strip_frontmatter(text: str) -> str:
@@ -66,23 +109,26 @@ def strip_frontmatter(text: str) -> str:
     return parts[2] if len(parts) == 3 else text
 
 
-def truncate(text: str, *, name: str = INDEX_NAME) -> str:
+def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     lines = text.split("\n")
     too_many_lines = len(lines) > MAX_LINES
     too_long = len(text) > MAX_CHARS
-    if not too_many_lines and not too_long:
+    if not too_many_lines and not too_long and file_bytes is None:
         return text
     cut = "\n".join(lines[:MAX_LINES]) if too_many_lines else text
     if len(cut) > MAX_CHARS:
         # End on a whole line: half an entry is worse than none.
         end = cut.rfind("\n", 0, MAX_CHARS + 1)
         cut = cut[: end if end > 0 else MAX_CHARS]
-    size = " and ".join(
-        part for part, over in (
-            (f"{len(lines)} lines (limit {MAX_LINES})", too_many_lines),
-            (f"{len(text):,} characters (limit {MAX_CHARS:,})", too_long),
-        ) if over
-    )
+    if file_bytes is not None:  # only its start was read: its lines and characters are unknown
+        size = f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
+    else:
+        size = " and ".join(
+            part for part, over in (
+                (f"{len(lines)} lines (limit {MAX_LINES})", too_many_lines),
+                (f"{len(text):,} characters (limit {MAX_CHARS:,})", too_long),
+            ) if over
+        )
     return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
 
 
@@ -96,6 +142,7 @@ def strip_comments(text: str) -> str:
     if "<!--" not in text:
         return text
     lines = text.split("\n")
+    closes = _next_close(lines)
     out: list[str] = []
     fence: tuple[str, int] | None = None  # the open code fence's character and length
     list_indent: int | None = None  # content column of the list being read
@@ -124,7 +171,7 @@ def strip_comments(text: str) -> str:
         if match and (indent <= 3 or in_list):
             fence = (match[2][0], len(match[2]))
         elif body.startswith("<!--") and indent <= 3 and not in_list:
-            end = _comment_end(lines, i)
+            end = _comment_end(lines, i, closes)
             if end is not None:
                 residue = _COMMENT.sub("", "\n".join(lines[i:end + 1]))
                 if residue.strip():
@@ -147,12 +194,19 @@ def strip_comments(text: str) -> str:
     return "\n".join(out)
 
 
-def _comment_end(lines: list[str], start: int) -> int | None:
+def _next_close(lines: list[str]) -> list[int | None]:
+    """For each line, the first line at or after it that holds "-->":
+    found in one pass from the end, so that many unclosed "<!--" lines cost
+    linear time, not a scan to the end each (quadratic: 20,000 took 8 s)."""
+    closes: list[int | None] = [None] * (len(lines) + 1)
+    for j in range(len(lines) - 1, -1, -1):
+        closes[j] = j if "-->" in lines[j] else closes[j + 1]
+    return closes
+
+
+def _comment_end(lines: list[str], start: int, closes: list[int | None]) -> int | None:
     """Index of the line that closes the comment opened on ``start``."""
     first = lines[start]
     if "-->" in first[first.index("<!--") + 4:]:
         return start
-    for j in range(start + 1, len(lines)):
-        if "-->" in lines[j]:
-            return j
-    return None
+    return closes[start + 1]

@@ -2,8 +2,10 @@
 
 The database is a cache of the Markdown files, so a damaged one is never
 repaired in place: it is moved aside (kept for a post-mortem) and rebuilt
-from the files. The one thing never done to a database is overwriting one
-that a newer memsearch wrote and the user named explicitly.
+from the files. Whether a file is an index is decided before anything is
+written to it (see :func:`inspect`): memsearch's indexes carry its mark
+(:data:`APPLICATION_ID`), and a file named with --db that is not one, or
+that a newer memsearch wrote, is refused and left byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ CACHE_KIB = 32768
 _CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image", "vtable constructor failed")
 
 
-class _NotAnIndex(DatabaseCorrupt):
+class NotAnIndex(DatabaseCorrupt):
     """The file is not a memsearch index: not SQLite at all, or another program's database."""
 
 
@@ -38,8 +40,21 @@ def is_corruption(ex: sqlite3.Error) -> bool:
     return any(text in str(ex) for text in _CORRUPT)
 
 
-def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connection:
-    """Connect, check and migrate. ``explicit``: the user named this file."""
+# PRAGMA application_id of every index memsearch creates ("mems" in ASCII,
+# stored at offset 68 of the file's header). A file that carries it is
+# memsearch's own cache: when damaged it is set aside and rebuilt, even when
+# named with --db. A file without it is never written: it is refused (named
+# with --db) or set aside intact (in the cache folder). Indexes from before
+# the mark are recognised by their migrations table and get the mark.
+APPLICATION_ID = 0x6D656D73
+
+# Bytes 0-15 of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\0"
+
+
+def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = True) -> sqlite3.Connection:
+    """Connect, check and migrate. ``explicit``: the user named this file.
+    ``recover``: set a damaged cache aside and rebuild it (False: raise)."""
     path = path_text(path)  # what a Path would print, without importing pathlib
     parent = os.path.dirname(path) or "."
     try:
@@ -48,21 +63,42 @@ def open_database(path: str | os.PathLike, *, explicit: bool) -> sqlite3.Connect
         raise DatabaseError(
             f"cannot create the index directory {parent}: {ex.strerror}; use --db to put the index elsewhere"
         ) from None
-    if os.path.isdir(path):
-        raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
+    check_path(path)
     try:
         return _open_checked(path)
     except SchemaTooNew:
-        if explicit:
+        if explicit or not recover:
             raise
         set_aside(path, "it was written by a newer memsearch")
-    except _NotAnIndex as ex:
+    except NotAnIndex as ex:
         if explicit:  # the user's own file: never moved, never written
             raise DatabaseError(f"{ex}; memsearch will not touch it: move it away or name another --db") from None
+        if not recover:
+            raise
         set_aside(path, str(ex))
     except DatabaseCorrupt as ex:
+        if not recover:
+            raise
         set_aside(path, str(ex))
     return _open_checked(path)
+
+
+def check_path(path: str) -> None:
+    """Refuse an index path that is not a regular file (or not there yet):
+    SQLite would read /dev/null as an empty database and fail on its first
+    write with a message about something else."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as ex:
+        raise DatabaseError(f"cannot open the index {path}: {ex.strerror}; use --db to put it elsewhere") from None
+    if stat.S_ISDIR(mode):
+        raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
+    if not stat.S_ISREG(mode):
+        raise DatabaseError(f"the index path {path} is not a regular file; use --db to name an index file")
 
 
 def _open_checked(path: str) -> sqlite3.Connection:
@@ -71,7 +107,9 @@ def _open_checked(path: str) -> sqlite3.Connection:
     except sqlite3.Error as ex:
         raise DatabaseError(f"cannot open the index {path}: {ex}; use --db to put it elsewhere") from None
     try:
-        _check_is_an_index(path, conn)  # before anything below writes to the file
+        unmarked = inspect(path, conn)  # before anything below writes to the file
+        if unmarked:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # PRAGMA takes no parameters
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             # WAL lets queries read while another process reconciles.
             conn.execute("PRAGMA journal_mode = WAL")
@@ -92,21 +130,82 @@ def _open_checked(path: str) -> sqlite3.Connection:
         raise
 
 
-def _check_is_an_index(path: str, conn: sqlite3.Connection) -> None:
-    """Refuse a file that is not SQLite, or is another program's database,
-    before switching it to WAL or migrating it would change it.
+def inspect(path: str, conn: sqlite3.Connection) -> bool:
+    """Decide whether ``conn``'s file is a memsearch index, reading only.
+    True: it is ours but lacks the mark (empty, or from before the mark);
+    False: it carries the mark. Raises NotAnIndex for anything else,
+    SchemaTooNew for a newer memsearch's index, DatabaseCorrupt for a damaged
+    one that carries the mark.
 
     SQLite itself reads the header: opening and closing the file here would
     drop the POSIX locks of every other connection to it in this process.
+    Only when SQLite cannot read it is the header read directly.
     """
+    conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except sqlite3.DatabaseError as ex:
-        if "file is not a database" in str(ex):
-            raise _NotAnIndex(f"{path} is not a memsearch index (not an SQLite database)") from None
-        raise
-    if tables and "memory_fts" not in tables:
-        raise _NotAnIndex(f"{path} is not a memsearch index (another program's tables: {', '.join(tables[:3])})")
+        try:
+            mark = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = migrate.current_version(conn)
+        except sqlite3.DatabaseError as ex:
+            if not is_corruption(ex):  # e.g. cannot create the -shm file: not a verdict on the file
+                raise
+            if _header_mark(path):
+                raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
+            raise NotAnIndex(f"{path} is not a memsearch index (not an SQLite database)") from None
+        latest = migrate.latest_version()
+        try:
+            objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
+        except sqlite3.DatabaseError as ex:
+            if not is_corruption(ex):
+                raise
+            if mark == APPLICATION_ID:
+                raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
+            raise NotAnIndex(f"{path} is not a memsearch index (its schema cannot be read: {ex})") from None
+        if mark == APPLICATION_ID:
+            if version > latest:
+                raise migrate.too_new(version, latest)
+            return False
+        if mark:
+            raise NotAnIndex(f"{path} is not a memsearch index (another program's, application_id {mark:#x})")
+        if not objects and not version:
+            return True  # empty: a new index
+        if _premark(conn, objects, version):
+            if version > latest:
+                raise migrate.too_new(version, latest)
+            return True
+        shown = [f"{kind} {name}" for kind, name in objects[:3]] or ["no tables"]
+        if version:
+            shown.append(f"user_version {version}")
+        raise NotAnIndex(f"{path} is not a memsearch index ({', '.join(shown)})")
+    finally:
+        conn.execute("PRAGMA query_only = OFF")
+
+
+def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
+    """An index written before the mark: memory_fts, and a schema_migrations
+    table that records exactly our migrations up to ``version``."""
+    names = {name for kind, name in objects if kind == "table"}
+    if version < 1 or not {"memory_fts", "schema_migrations"} <= names:
+        return False
+    try:
+        recorded = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    except sqlite3.DatabaseError:
+        return False
+    shipped = {number: name for number, name, _ in migrate._listed()}
+    return (bool(recorded) and recorded[-1][0] == version
+            and [v for v, _ in recorded] == list(range(1, version + 1))
+            and all(shipped.get(v, n) == n for v, n in recorded))
+
+
+def _header_mark(path: str) -> bool:
+    """Whether the file's header says SQLite and carries our mark, read
+    directly: for a file SQLite calls damaged."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(72)
+    except OSError:
+        return False
+    return header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
 # Columns of memory_fts that reconcile and search use. A database whose

@@ -3,23 +3,30 @@ and with ``fix`` repair what was found.
 
 The checks, in order (each a :class:`Check`):
 
-- ``database``: the file is there, is not a directory, is an SQLite
-  database, holds a memsearch index (not another program's tables) and was
-  not written by a newer memsearch;
+- ``database``: the file is there, is a regular file, is an SQLite
+  database, is a memsearch index (carries its mark or its migrations; see
+  :func:`memsearch.db.inspect`) and was not written by a newer memsearch;
 - ``sqlite``: ``PRAGMA integrity_check`` (pages, b-trees, indexes);
 - ``fts5``: FTS5's ``integrity-check`` with rank 1, which also compares the
   full-text index with the text of the content table (phantom or missing
   postings that no SQLite check sees);
 - ``files``: the rows against the files under the roots: rows whose file
   is gone, files missing from the index, rows whose fingerprint (size and
-  mtime) is out of date.
+  mtime) is out of date;
+- ``query``: the index opened as a query opens it, a search through the
+  query's own code and a write as a reconcile makes (rolled back), so that
+  doctor never calls healthy an index every query fails on (a folder that
+  cannot be written, a file SQLite can only read). An index not built yet
+  is tried on a scratch file beside it, removed afterwards.
 
-Nothing is changed without ``fix``: the database is opened directly, never
-through :func:`memsearch.db.open_database`, which would set a damaged cache
-aside on its own. With ``fix``: a database that is unusable and is a cache
-is set aside (kept) and rebuilt; an FTS5 index out of step with its content
-is rebuilt with FTS5's ``rebuild``; rows out of step with the files are
-reconciled. A file the user named with ``--db`` that is not a memsearch
+Nothing is changed without ``fix``: the checks read the database directly,
+and the ``query`` check opens it without the recovery that would set a
+damaged cache aside; it makes only the changes of format any query would
+make (pending migrations, the mark, WAL mode). With ``fix``: a database that
+is unusable and is a cache (in the cache folder, or carrying memsearch's
+mark) is set aside (kept) and rebuilt; an FTS5 index out of step with its
+content is rebuilt with FTS5's ``rebuild``; rows out of step with the files
+are reconciled. A file the user named with ``--db`` that is not a memsearch
 index, or that a newer memsearch wrote, is reported and never touched. The
 checks then run again: whatever they still find is what remains.
 """
@@ -30,8 +37,10 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 
-from . import db as db_mod, migrate
-from .errors import MemsearchError
+from . import db as db_mod, migrate, search as search_mod
+from .db import is_corruption
+from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
+from .query import plan
 from .settings import BUSY_TIMEOUT_S
 from .walk import fingerprint
 
@@ -41,7 +50,7 @@ EXAMPLES = 5
 
 @dataclass(frozen=True)
 class Check:
-    name: str  # database | sqlite | fts5 | files
+    name: str  # database | sqlite | fts5 | files | query
     ok: bool
     detail: str
     # What a fix would do: "set-aside", "fts-rebuild", "reconcile", or None
@@ -89,8 +98,9 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
         return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
     try:
         fixed = _fix(index, found)
-    except (sqlite3.Error, MemsearchError) as ex:  # the checks below say what is left
-        fixed = [f"a fix failed: {ex}"]
+    except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
+        text = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
+        fixed = [f"a fix failed: {text}"]
     index.close()
     remaining, notes = _run_checks(index)
     return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes))
@@ -101,50 +111,50 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
 def _run_checks(index) -> tuple[list[Check], list[str]]:
     path = index.db_path
     notes = _notes(index)
-    if path.is_dir():
-        return [Check("database", False, f"{path} is a directory, not an index file")], notes
+    try:
+        db_mod.check_path(str(path))
+    except MemsearchError as ex:
+        return [Check("database", False, str(ex))], notes
     if not path.exists():
         notes.append("no index yet: the next query (or `memsearch index`) builds it")
-        return [Check("database", True, "not built yet", "reconcile")], notes
+        return [Check("database", True, "not built yet", "reconcile"), _check_query(index)], notes
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as ex:
         return [Check("database", False, f"cannot open {path}: {ex}")], notes
     try:
-        database = _check_database(index, conn)
+        database = _check_database(index, conn, notes)
         if not database.ok:
             return [database], notes
         checks = [database, _check_sqlite(conn)]
         if checks[-1].ok:
             checks.append(_check_fts(conn))
             checks.append(_check_files(index, conn))
-        return checks, notes
     finally:
         conn.close()
+    if checks[1].ok:  # the query check never sets anything aside: no point on a damaged file
+        checks.append(_check_query(index))
+    return checks, notes
 
 
-def _check_database(index, conn) -> Check:
-    check = _database(index, conn)
-    if not check.ok and index.explicit_db and check.remedy is None:
-        return Check(check.name, False, check.detail + "; memsearch does not touch a file named with --db")
-    return check
-
-
-def _database(index, conn) -> Check:
-    cache = None if index.explicit_db else "set-aside"  # a file the user named is never moved
+def _check_database(index, conn, notes: list[str]) -> Check:
     try:
-        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        unmarked = db_mod.inspect(str(index.db_path), conn)
         version = migrate.current_version(conn)
-    except sqlite3.DatabaseError as ex:
-        if "file is not a database" in str(ex):
-            return Check("database", False, "not an SQLite database", cache)
-        return Check("database", False, f"cannot read the schema ({ex})", "set-aside")
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except (SchemaTooNew, db_mod.NotAnIndex) as ex:
+        if index.explicit_db:  # a file the user named is never moved
+            return Check("database", False, f"{ex}; memsearch does not touch a file named with --db")
+        return Check("database", False, str(ex), "set-aside")
+    except DatabaseCorrupt as ex:  # carries the mark: a cache wherever it is
+        return Check("database", False, str(ex), "set-aside")
+    except sqlite3.Error as ex:  # not a verdict on the file (e.g. its folder cannot be written)
+        return Check("database", False, f"cannot read the index ({ex})")
+    if not objects:
+        return Check("database", True, "empty: built by the next query", "reconcile")
+    if unmarked:
+        notes.append("index from before memsearch marked its indexes (PRAGMA application_id): marked when next opened")
     latest = migrate.latest_version()
-    if version > latest:
-        return Check("database", False, f"schema version {version} was written by a newer memsearch (this one"
-                                        f" knows {latest}): upgrade memsearch", cache)
-    if tables and "memory_fts" not in tables:
-        return Check("database", False, f"not a memsearch index (tables: {', '.join(sorted(tables)[:3])})", cache)
     if version < latest:
         return Check("database", True, f"schema version {version}; migrated to {latest} when next opened")
     have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
@@ -153,6 +163,47 @@ def _database(index, conn) -> Check:
         return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
                      "set-aside")
     return Check("database", True, f"memsearch index, schema version {version}")
+
+
+# The query the query check runs: any word does, the point is the code path.
+PROBE = "memsearch"
+
+
+def _check_query(index) -> Check:
+    """Open the index as `memsearch query` does (without its recovery),
+    search it with the same code, and write to it as a reconcile would
+    (rolled back). Not built yet: the same on a scratch index beside it."""
+    target = index._db_file
+    scratch = not os.path.exists(target)
+    if scratch:
+        target = f"{target}.doctor-{os.getpid()}"
+    try:
+        conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
+        try:
+            search_mod.run(conn, plan(PROBE), limit=1, floor=0.0, filters={}, roots=[r.key for r in index.roots])
+            # A write rolled back: the lock alone succeeds on a file SQLite
+            # could only open read-only, and a page write is what fails there.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
+            finally:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error as ex:
+            raise db_mod.translate(ex, index._db_file) from None
+        finally:
+            conn.close()
+    except MemsearchError as ex:
+        if scratch:
+            return Check("query", False, f"the index cannot be created: {str(ex).replace(target, index._db_file)}")
+        return Check("query", False, f"a query would fail: {ex}")
+    finally:
+        if scratch:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(target + suffix)
+                except OSError:
+                    pass
+    return Check("query", True, "opened, searched and written (rolled back) as a query does")
 
 
 _EXPECTED: set | None = None
@@ -186,6 +237,8 @@ def _check_fts(conn) -> Check:
         # rank 1: also compare the index with the external content table.
         conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES('integrity-check', 1)")
     except sqlite3.DatabaseError as ex:
+        if not is_corruption(ex) and "readonly" in str(ex):  # the check is an INSERT: SQLite refuses it
+            return Check("fts5", False, f"cannot run FTS5's integrity-check on a read-only index ({ex})")
         return Check("fts5", False, f"full-text index out of step with its content ({ex})", "fts-rebuild")
     return Check("fts5", True, "integrity-check ok (index matches content)")
 
@@ -208,7 +261,7 @@ def _check_files(index, conn) -> Check:
         if paths:
             shown = ", ".join(paths[:EXAMPLES]) + (", ..." if len(paths) > EXAMPLES else "")
             parts.append(f"{len(paths)} {label} ({shown})")
-    return Check("files", False, "; ".join(parts) + " (the next query fixes these too)", "reconcile")
+    return Check("files", False, "; ".join(parts), "reconcile")
 
 
 def _notes(index) -> list[str]:
@@ -258,6 +311,7 @@ def format_report(report: DoctorReport) -> str:
     if report.ok:
         lines.append("healthy" + (" after the fixes above" if report.fixed else ""))
     else:
-        hint = "" if report.fixed else "; `memsearch doctor --fix` repairs what it can"
+        fixable = not report.fixed and any(c.remedy for c in report.problems)
+        hint = "; `memsearch doctor --fix` repairs what it can" if fixable else ""
         lines.append(f"{len(report.problems)} problem(s) remain{hint}")
     return "\n".join(lines)

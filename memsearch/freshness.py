@@ -15,6 +15,11 @@ query (:func:`sync`, the client side; it never imports watchdog):
    before it (a cookie flushes the pending batch at once);
 4. removes the cookie and queries.
 
+A query killed during the handshake leaves its cookie behind. Cookies older
+than COOKIE_STALE_S are removed by whoever next looks at the folder: the
+watcher (at start and every ACK_KEEP_S/4), or a query that finds the
+folder's watcher gone, stopped or not answering.
+
 Hidden names are never indexed, so cookies never show up in results. Any
 doubt (no watcher, an old heartbeat, a dead pid, a failed or rescanning
 watcher, a cookie not acknowledged in time) makes the query walk the tree
@@ -29,6 +34,7 @@ from __future__ import annotations
 import itertools
 import os
 import sqlite3
+import stat
 import time
 
 COOKIE_PREFIX = ".memsearch-cookie-"
@@ -38,7 +44,15 @@ COOKIE_PREFIX = ".memsearch-cookie-"
 HEARTBEAT_S = 1.0
 STALE_S = 5.0
 
+# A cookie this old was left by a query that died: a live one removes its
+# own as soon as it is acknowledged or its wait (sync_timeout) ends. Removing
+# one still waited on would do no harm either: the watcher acknowledges the
+# name its creation event carries, not the file.
+COOKIE_STALE_S = 60.0
+
 READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
+# What status calls a watcher whose process lives but whose heartbeat is stale.
+NOT_ANSWERING = "not answering"
 
 
 def _host() -> str:
@@ -92,13 +106,21 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
     """
     rows = _rows(conn)
     now = time.time()
-    followed = []
+    followed, reason = [], None
     for root in roots:
         row = rows.get(root.key)
-        reason = unusable(row, now)
-        if reason:
-            return reason
-        followed.append(row)
+        why = unusable(row, now)
+        if why is None:
+            followed.append(row)
+            continue
+        reason = reason or why
+        # No watcher will sweep this folder now: the cookies of queries that
+        # died in a handshake with it would stay for ever. Only the folder of
+        # this root (its key names it), never one a row merely claims.
+        if row is not None and row.folder == root.key.partition(":")[2]:
+            sweep_cookies(row.folder, now)
+    if reason:
+        return reason
     created: list[str] = []
     try:
         for row in followed:
@@ -120,6 +142,26 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def sweep_cookies(folder: str, now: float) -> int:
+    """Remove the cookies in ``folder`` older than COOKIE_STALE_S (files of
+    our own naming only; a link or folder so named is left alone)."""
+    removed = 0
+    try:
+        with os.scandir(folder) as entries:
+            stale = [e.path for e in entries if e.name.startswith(COOKIE_PREFIX)
+                     and stat.S_ISREG((st := e.stat(follow_symlinks=False)).st_mode)
+                     and st.st_mtime < now - COOKIE_STALE_S]
+    except OSError:
+        return 0
+    for path in stale:
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass  # removed meanwhile by its query or another sweep
+    return removed
 
 
 class _Row:
@@ -213,7 +255,7 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
             shown = row
             break
     info = {
-        "watcher": _state_word(shown),
+        "watcher": _state_word(shown, now),
         "watcher_pid": shown.pid if shown else None,
         "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
         "watcher_error": shown.error if shown else None,
@@ -232,11 +274,15 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
     return info
 
 
-def _state_word(row: _Row | None) -> str:
+def _state_word(row: _Row | None, now: float) -> str:
     if row is None:
         return "none"
     if row.state != STOPPED and row.host == HOST and not pid_alive(row.pid):
         return "dead"
+    # A first reconcile or a rescan beats no heartbeat (see watch.Watcher._claim);
+    # in any other state an old heartbeat means the watcher is hung or paused.
+    if row.state not in (STOPPED, STARTING, RESCANNING) and now - row.heartbeat_at > STALE_S:
+        return NOT_ANSWERING
     return row.state
 
 

@@ -73,10 +73,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     latest = latest_version()
     version = current_version(conn)
     if version > latest:
-        raise SchemaTooNew(
-            f"index schema version {version} is newer than this memsearch understands"
-            f" ({latest}); upgrade memsearch or use another --db"
-        )
+        raise too_new(version, latest)
     if version == latest:
         return version
     for number, name, path in _listed():
@@ -101,10 +98,16 @@ def migrate(conn: sqlite3.Connection) -> int:
             conn.execute(f"PRAGMA user_version = {int(number)}")  # PRAGMA takes no parameters
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite has already rolled back after some errors (disk full, I/O)
+                conn.execute("ROLLBACK")
             raise
         version = number
     return version
+
+
+def too_new(version: int, latest: int) -> SchemaTooNew:
+    return SchemaTooNew(f"index schema version {version} is newer than this memsearch understands"
+                        f" ({latest}); upgrade memsearch or use another --db")
 
 
 def split_statements(script: str) -> list[str]:

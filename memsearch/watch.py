@@ -26,7 +26,7 @@ from .db import write_transaction
 from .errors import MemsearchError, WatcherError
 from .freshness import (  # noqa: F401 - re-exported: watch.sync() etc. predate the split
     COOKIE_PREFIX, FAILED, HEARTBEAT_S, HOST, READY, RESCANNING, STALE_S, STARTING, STOPPED, Freshness, describe,
-    pid_alive, sync, unusable,
+    pid_alive, sweep_cookies, sync, unusable,
 )
 from .freshness import _rows  # noqa: E402 - shared with the watcher's own bookkeeping
 from .walk import is_markdown, printable_name
@@ -467,19 +467,9 @@ class Watcher:
 
     def _sweep_cookies(self) -> None:
         """Remove the cookies of queries that died before removing them."""
-        old = time.time() - ACK_KEEP_S
+        now = time.time()
         for f in self._followed:
-            try:
-                with os.scandir(f.folder) as entries:
-                    stale = [e.path for e in entries if e.name.startswith(COOKIE_PREFIX)
-                             and e.stat(follow_symlinks=False).st_mtime < old]
-            except OSError:
-                continue
-            for path in stale:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            sweep_cookies(f.folder, now)
 
     def _fail(self, ex: BaseException) -> None:
         text = str(ex) if isinstance(ex, MemsearchError) else f"{type(ex).__name__}: {ex}"

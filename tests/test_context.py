@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from click.testing import CliRunner
 
@@ -133,3 +135,95 @@ def test_cli(tmp_path):
     assert len(out) == 202 and out[-1] == "" and out[200].startswith("> WARNING")
     r = CliRunner().invoke(main, ["context", str(tmp_path / "missing")])
     assert r.exit_code == 0 and r.output == "" and r.stderr == ""
+
+
+# -- hostile index files (issue 14, item 10) ---------------------------------------
+# Run through the installed script: a regression would hang or eat memory, so
+# the child gets a hang guard (a timeout far beyond any real run) and an
+# address-space cap.
+
+def _run_context(path, limit_bytes=2 << 30):
+    """Exit status, stdout, stderr and peak RSS (KiB) of `memsearch context PATH`."""
+    import resource
+    import subprocess
+    import threading
+
+    from test_cli import _memsearch_exe
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    proc = subprocess.Popen([_memsearch_exe(), "context", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=cap)
+    guard = threading.Timer(120, proc.kill)  # hang guard only: a real run takes well under a second
+    guard.start()
+    try:
+        err = []
+        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))
+        reader.start()
+        out = proc.stdout.read()
+        reader.join()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the largest of all children
+    finally:
+        guard.cancel()
+        proc.stdout.close()
+        proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode != -9, f"memsearch context {path} never returned"
+    return proc.returncode, out.decode(), err[0].decode(), usage.ru_maxrss
+
+
+def _context(path):
+    return _run_context(path)[:3]
+
+
+def test_a_fifo_is_no_index_and_never_blocks(tmp_path):
+    os.mkfifo(tmp_path / "MEMORY.md")
+    assert _context(tmp_path) == (0, "", "")
+    assert _context(tmp_path / "MEMORY.md") == (0, "", "")
+    assert index_for_context(tmp_path) == ""
+
+
+def test_a_device_is_no_index(tmp_path):
+    (tmp_path / "MEMORY.md").symlink_to("/dev/zero")
+    assert _context(tmp_path) == (0, "", "")
+    assert _context("/dev/zero") == (0, "", "")
+
+
+def test_a_huge_index_is_read_only_as_far_as_the_caps_need(tmp_path):
+    path = write(tmp_path, "MEMORY.md", "\n".join(entries(300)) + "\n")
+    with open(path, "r+b") as f:
+        f.truncate(200 << 20)  # 200 MB, sparse: the rest reads as NUL bytes
+    status, out, err, peak_kib = _run_context(tmp_path)
+    assert status == 0 and err == ""
+    lines = out.split("\n")
+    assert lines[:200] == entries(300)[:200] and len(lines) == 202
+    assert "is 209,715,200 bytes (read: the first 1,048,576)" in lines[200]
+    # Reading it all took 742 MB; the first MiB is a few MB over the interpreter.
+    assert peak_kib < 100 * 1024, peak_kib
+
+
+def test_only_a_file_beyond_the_read_is_said_to_be_cut_by_bytes(tmp_path):
+    from memsearch.context import READ_BYTES
+
+    line = "- " + "y" * 98 + "\n"
+    whole = line * (READ_BYTES // len(line)) + "z" * (READ_BYTES % len(line))
+    assert len(whole) == READ_BYTES
+    write(tmp_path, "MEMORY.md", whole)
+    assert "lines (limit 200)" in warning_lines(index_for_context(tmp_path))[0]
+    write(tmp_path, "MEMORY.md", whole + "\n")
+    out = index_for_context(tmp_path)
+    assert warning_lines(out) == [w for w in warning_lines(out) if f"{READ_BYTES + 1:,} bytes" in w] != []
+    # Removed comments take up most of the read: still said to be cut.
+    write(tmp_path, "MEMORY.md", "<!--\n" + "x\n" * (READ_BYTES // 2) + "-->\n- [A](a.md)\n")
+    assert index_for_context(tmp_path).split("\n")[0] == "<!--"  # the close is beyond the read
+    assert len(warning_lines(index_for_context(tmp_path))) == 1
+
+
+def test_many_unclosed_comments_cost_linear_time(tmp_path):
+    """Each "<!--" line looked for its "-->" to the end of the file: 20,000
+    such lines took 8 s, the 200,000 of a 1 MB file would take minutes."""
+    write(tmp_path, "MEMORY.md", "<!--\n" * 200_000)
+    status, out, _ = _context(tmp_path)
+    assert status == 0 and out.startswith("<!--\n") and len(warning_lines(out)) == 1
+    assert format_index_for_context("<!--\n<!--\nx -->\n- a\n") == "- a"

@@ -106,3 +106,200 @@ def test_database_missing_a_column_its_migrations_promise_is_rebuilt(tree, tmp_p
     assert any("no column racy" in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records)
     assert [p.name for p in db.parent.iterdir() if ".bad-" in p.name and p.name.startswith(db.name)
             and not p.name.endswith(("-wal", "-shm"))]
+
+
+# -- whose file is it: decided before anything is written (issue 14, item 11) -------
+
+def _sqlite(path, *statements, wal=False):
+    import sqlite3
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    if wal:
+        conn.execute("PRAGMA journal_mode = WAL")
+    for statement in statements:
+        conn.execute(statement)
+    conn.close()
+
+
+def _memsearch_schema(path, version_offset=0):
+    """An index as memsearch 0001-latest left it before the mark, optionally
+    claiming a newer schema (as a development build with one more migration)."""
+    import sqlite3
+
+    from memsearch import migrate
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate.migrate(conn)
+    if version_offset:
+        newer = migrate.latest_version() + version_offset
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, 'from_the_future')", (newer,))
+        conn.execute(f"PRAGMA user_version = {newer}")
+    conn.close()
+
+
+def _foreign(kind, path):
+    if kind == "view only":
+        _sqlite(path, "CREATE VIEW v AS SELECT 1 AS x")
+    elif kind == "user_version 7, no tables":
+        _sqlite(path, "PRAGMA user_version = 7")
+    elif kind == "its own memory_fts":
+        _sqlite(path, "CREATE VIRTUAL TABLE memory_fts USING fts5(body)", "INSERT INTO memory_fts VALUES ('mine')")
+    elif kind == "another program's, in WAL mode":
+        _sqlite(path, "CREATE TABLE notes (x)", "INSERT INTO notes VALUES (1)", wal=True)
+    elif kind == "another application_id":
+        _sqlite(path, "PRAGMA application_id = 42", "CREATE TABLE memory_fts (x)")
+    elif kind == "not SQLite":
+        path.write_text("my own notes, not an index\n" * 50)
+    elif kind == "pre-mark memsearch, newer schema, rollback mode":
+        _memsearch_schema(path, version_offset=1)
+    elif kind == "marked memsearch, newer schema":
+        with MemoryIndex(path.parent, path) as idx:
+            idx.conn.execute(f"PRAGMA user_version = {idx.status()['schema_version'] + 1}")
+        _sqlite(path, "PRAGMA journal_mode = DELETE")
+
+
+def _fingerprint(folder):
+    """Bytes and mtime of every file in folder: what "untouched" means."""
+    import hashlib
+
+    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+FOREIGN = ["view only", "user_version 7, no tables", "its own memory_fts", "another program's, in WAL mode",
+           "another application_id", "not SQLite", "pre-mark memsearch, newer schema, rollback mode",
+           "marked memsearch, newer schema"]
+
+
+@pytest.mark.parametrize("kind", FOREIGN)
+def test_a_named_file_that_is_not_our_index_is_refused_byte_identical(tree, tmp_path, kind):
+    from click.testing import CliRunner
+
+    from memsearch.cli import main
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    db = folder / "named.db"
+    _foreign(kind, db)
+    before = _fingerprint(folder)
+    for command in (["query", "walrus"], ["index"], ["status"], ["doctor"], ["doctor", "--fix"]):
+        r = CliRunner().invoke(main, [*command, "--root", str(tree), "--db", str(db)], catch_exceptions=False)
+        assert r.exit_code != 0, (command, r.output)
+        assert _fingerprint(folder) == before, command  # not a byte, not an mtime, no -wal or -journal left
+    r = CliRunner().invoke(main, ["query", "walrus", "--root", str(tree), "--db", str(db)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
+    assert "Traceback" not in r.stderr and "already exists" not in r.stderr
+
+
+def test_refused_files_over_the_installed_script(tree, tmp_path):
+    import subprocess
+
+    from test_cli import _memsearch_exe
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for kind in FOREIGN:
+        _foreign(kind, folder / f"{FOREIGN.index(kind)}.db")
+    before = _fingerprint(folder)
+    for db in sorted(folder.iterdir()):
+        r = subprocess.run([_memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
+    assert _fingerprint(folder) == before
+
+
+@pytest.mark.parametrize("special", ["/dev/null", "fifo"])
+def test_a_db_that_is_not_a_regular_file_is_a_one_line_error(tree, tmp_path, special):
+    from click.testing import CliRunner
+
+    from memsearch.cli import main
+
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "fifo")
+        os.mkfifo(path)
+    r = CliRunner().invoke(main, ["query", "pgbouncer", "--root", str(tree), "--db", path])
+    assert r.exit_code == 2 and r.stderr == f"Error: the index path {path} is not a regular file; use --db to name" \
+                                            " an index file\n"
+    with MemoryIndex(tree, path) as idx:
+        with pytest.raises(DatabaseError, match="not a regular file"):
+            idx.search("pgbouncer")
+
+
+def _application_id(db):
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA application_id").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("start", ["missing", "empty file"])
+def test_a_new_index_carries_the_mark(tree, tmp_path, start):
+    from memsearch.db import APPLICATION_ID
+
+    db = tmp_path / "index.db"
+    if start == "empty file":
+        db.write_bytes(b"")
+    with MemoryIndex(tree, db) as idx:
+        assert idx.search("pgbouncer")
+    assert _application_id(db) == APPLICATION_ID == 0x6D656D73
+
+
+def test_an_index_from_before_the_mark_gets_it_without_a_rebuild(tree, tmp_path):
+    from memsearch.db import APPLICATION_ID
+
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    _sqlite(db, "PRAGMA application_id = 0")  # as every index was before the mark
+    with MemoryIndex(tree, db) as idx:
+        # Rows are still there: found without reading the files again.
+        assert [h.path for h in idx.search("pgbouncer", reconcile=False)] == ["projects/shop/memory-db.md"]
+    assert _application_id(db) == APPLICATION_ID
+    assert not [p for p in tmp_path.iterdir() if ".bad-" in p.name]
+
+
+def test_a_damaged_index_with_the_mark_is_set_aside_even_when_named(tree, tmp_path, caplog):
+    """Its own tables half gone: without the mark it would look like another
+    program's database and be refused for ever."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    _sqlite(db, "DROP TABLE memory_fts_idx", "DROP TABLE memory_fts")
+    before = _fingerprint(tmp_path)["index.db"]
+    with caplog.at_level(logging.WARNING, logger="memsearch"):
+        with MemoryIndex(tree, db) as idx:
+            assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+    assert any("rebuilding" in r.getMessage() for r in caplog.records)
+    kept = [p for p in tmp_path.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1 and _fingerprint(tmp_path)[kept[0].name][0] == before[0]  # kept as it was
+
+
+def test_a_header_only_index_with_the_mark_is_set_aside_even_when_named(tree, tmp_path):
+    """Truncated after its header: SQLite calls it malformed; the header's
+    mark says it is ours."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    _sqlite(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+    db.write_bytes(db.read_bytes()[:1000])
+    with MemoryIndex(tree, db) as idx:
+        assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+    assert len([p for p in tmp_path.iterdir() if ".bad-" in p.name]) == 1
+
+
+@pytest.mark.parametrize("kind", ["its own memory_fts", "view only", "not SQLite"])
+def test_a_foreign_file_in_the_cache_folder_is_set_aside_intact(tree, kind):
+    """The cache folder is memsearch's own: what is there and is not an
+    index is moved aside unchanged (never written), and the index rebuilt."""
+    db = MemoryIndex(tree).db_path
+    db.parent.mkdir(parents=True, exist_ok=True)
+    _foreign(kind, db)
+    before = _fingerprint(db.parent)[db.name]
+    with MemoryIndex(tree) as idx:
+        assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+    kept = [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1 and _fingerprint(db.parent)[kept[0].name] == before

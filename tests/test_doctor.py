@@ -1,6 +1,8 @@
+import contextlib
 import json
 import os
 import sqlite3
+import subprocess
 
 import pytest
 from click.testing import CliRunner
@@ -40,7 +42,7 @@ def test_a_healthy_index_and_one_not_built_yet(tree, tmp_path):
     assert r.exit_code == 0, r.stdout
     assert [line.split()[0] for line in r.stdout.splitlines()[1:5]] == ["ok"] * 4
     data = json.loads(doctor("--root", str(tree), "--db", str(tmp_path / "db"), "--json").stdout)
-    assert data["ok"] and [c["name"] for c in data["found"]] == ["database", "sqlite", "fts5", "files"]
+    assert data["ok"] and [c["name"] for c in data["found"]] == ["database", "sqlite", "fts5", "files", "query"]
 
 
 def test_rows_out_of_step_with_the_files(tree, tmp_path):
@@ -125,3 +127,73 @@ def test_library_report(tree, tmp_path):
         fixed = diagnose(idx, fix=True)
         assert fixed.ok and fixed.fixed and [c.name for c in fixed.found if not c.ok] == ["files"]
         assert idx.search("pgbouncer")  # the index is still usable afterwards
+
+
+# -- the real open and query path (issue 14, item 12) ----------------------------------
+
+@contextlib.contextmanager
+def unwritable(path):
+    """Make a folder or file unwritable even for root (chattr +i), or by
+    its mode for anyone else."""
+    if os.geteuid() == 0:
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode:
+            pytest.skip(f"cannot make {path} immutable here: {done.stderr.decode().strip()}")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        return
+    mode = path.stat().st_mode
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        yield
+    finally:
+        path.chmod(mode)
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_an_index_no_query_can_create_is_not_healthy(tree, tmp_path, fix):
+    folder = tmp_path / "frozen"
+    folder.mkdir()
+    db = folder / "index.db"
+    with unwritable(folder):
+        q = CliRunner().invoke(main, ["query", "pgbouncer", "--root", str(tree), "--db", str(db)])
+        assert q.exit_code == 2 and "cannot open the index" in q.stderr
+        r = doctor("--root", str(tree), "--db", str(db), *(["--fix"] if fix else []))
+    assert r.exit_code == 1, r.stdout
+    assert "PROBLEM query: the index cannot be created: cannot open the index " + str(db) + ":" in r.stdout
+    assert "healthy" not in r.stdout and "doctor --fix" not in r.stdout  # nothing it could repair
+    assert sorted(os.listdir(folder)) == []  # the scratch index it tried is gone
+
+
+def test_an_index_file_queries_cannot_write_is_not_healthy(tree, tmp_path):
+    db = built(tree, tmp_path / "db")
+    write(tree, "global/user/new.md", "a walrus note the next query must add")
+    with unwritable(db):
+        q = CliRunner().invoke(main, ["query", "walrus", "--root", str(tree), "--db", str(db)])
+        r = doctor("--root", str(tree), "--db", str(db))
+    assert q.exit_code == 2 and "readonly" in q.stderr
+    assert r.exit_code == 1 and "PROBLEM query: a query would fail: cannot write the index" in r.stdout, r.stdout
+    assert not bad_copies(db)
+
+
+def test_a_database_folder_that_cannot_be_written_is_reported_not_set_aside(tree, tmp_path):
+    """Without its -shm file, a WAL index in a frozen folder cannot even be
+    read: not damage, so nothing is set aside (and nothing could be)."""
+    folder = tmp_path / "frozen"
+    folder.mkdir()
+    db = built(tree, folder / "index.db")
+    assert sorted(os.listdir(folder)) == ["index.db"]
+    with unwritable(folder):
+        r = doctor("--root", str(tree), "--db", str(db), "--fix")
+    assert r.exit_code == 1 and "PROBLEM database: cannot read the index (unable to open database file)" in r.stdout
+    assert "set the index aside" not in r.stdout and "a fix failed" not in r.stdout, r.stdout
+
+
+def test_files_out_of_step_promise_nothing_doctor_has_not_tried(tree, tmp_path):
+    db = built(tree, tmp_path / "db")
+    write(tree, "global/user/new.md", "new")
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1 and "next query" not in r.stdout
+    assert "ok      query: opened, searched and written (rolled back) as a query does" in r.stdout

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
-from memsearch import watch as watch_mod
+from memsearch import freshness, watch as watch_mod
 from memsearch.reconcile import reconcile_paths
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -529,3 +529,45 @@ def test_a_link_shows_its_target_wherever_that_is(watched, tree):
     write(tree, ".private/secret.txt", "hidden: bittern\n")
     os.symlink(tree / ".private/secret.txt", tree / "global/user/hidden.md")
     assert fresh(idx, "bittern") == []
+
+
+def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_path, config):
+    """Issue 14, items 13 and 14: the cookie of a query killed while it
+    waited is removed by the next query once no watcher answers; status
+    calls a watcher whose heartbeat is stale "not answering", not "ready"."""
+    import sqlite3
+
+    db = tmp_path / "index.db"
+    env = _env(config)
+    proc = _start_watch(tree, db, env)
+    cookies = lambda: sorted(n for n in os.listdir(tree) if n.startswith(watch_mod.COOKIE_PREFIX))  # noqa: E731
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)  # alive, answering nothing
+        query = subprocess.Popen([sys.executable, "-m", "memsearch.cli", "query", "pgbouncer", "--root", str(tree),
+                                  "--db", str(db)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        eventually(lambda: cookies(), "the query's cookie")
+        query.kill()
+        query.wait()
+        stranded = cookies()
+        assert len(stranded) == 1
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE watcher SET heartbeat_at = ?", (time.time() - 8.7,))
+        conn.commit()
+        conn.close()
+        status = json.loads(_cli("status", "--root", str(tree), "--db", str(db), "--json", env=env).stdout)
+        assert status["watcher"] == "not answering" and status["freshness"] == "walk"
+        assert "heartbeat is 9s old" in status["fallback_reason"]
+        human = _cli("status", "--root", str(tree), "--db", str(db), env=env).stdout
+        assert "watcher:" in human and "not answering" in human and ": ready" not in human
+
+        old = time.time() - 2 * freshness.COOKIE_STALE_S
+        os.utime(tree / stranded[0], (old, old))  # as if its query died a while ago
+        young = tree / f"{watch_mod.COOKIE_PREFIX}{os.getpid()}-0-live"  # a query still waiting
+        young.touch()
+        out = _cli("query", "pgbouncer", "--root", str(tree), "--db", str(db), "--json", env=env)
+        assert out.returncode == 0 and json.loads(out.stdout)["freshness"]["via"] == "walk"
+        assert cookies() == [young.name]
+        assert "cookie" not in out.stdout
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
