@@ -158,7 +158,7 @@ def reconcile(
     with write_transaction(conn):
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
-        plan = _plan(layout, seen, known, _stored(conn))
+        plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
         out, gone = _write(conn, layout, plan, skipped, progress, bulk_ok=True)
     return ReconcileReport(
         added=tuple(out.added),
@@ -214,7 +214,7 @@ def reconcile_paths(
     if known is not None:
         known.forget()  # this connection is about to write
     with write_transaction(conn):
-        plan = _plan(layout, seen, before[0], _stored_under(conn, tops))
+        plan = _plan(layout, seen, before[0], _stored_under(conn, tops), max_file_bytes)
         # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
         # of paths is a small part of it.
         out, gone = _write(conn, layout, plan, skipped, None, bulk_ok=False)
@@ -346,7 +346,8 @@ def _stored(conn) -> tuple[dict[str, str], set[str]]:
     return fingerprints, racy
 
 
-def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]]) -> _Plan:
+def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]],
+          max_file_bytes: int) -> _Plan:
     """What to write, given the walk and the index as it is under the lock."""
     stored, racy = now
     plan = _Plan(stored=stored)
@@ -362,7 +363,7 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str
         if stored.get(rel) == known[rel]:
             plan.unchanged += 1
         else:  # changed or removed in the index by another process meanwhile
-            again = _restat(layout, rel)
+            again = _restat(layout, rel, max_file_bytes)
             plan.to_read.extend(again)
             if not again and rel in stored:
                 plan.removed.append(rel)
@@ -371,22 +372,25 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str
             continue
         # Deleted and created again while we walked, and indexed by another
         # process whose walk is newer than ours: look before removing it.
-        again = [] if stored[rel] == known[rel] else _restat(layout, rel)
+        again = [] if stored[rel] == known[rel] else _restat(layout, rel, max_file_bytes)
         plan.to_read.extend(again)
         if not again:
             plan.removed.append(rel)
     return plan
 
 
-def _restat(layout: Layout, rel: str) -> list[FileInfo]:
+def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
     """A file the walk found unchanged, looked at again (rare: only when
-    another process rewrote its row while this one walked)."""
-    path = layout.locate(rel)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []  # gone: the row goes with plan.removed
-    return [FileInfo(rel, path, st.st_size, st.st_mtime_ns)]
+    another process rewrote its row while this one walked), by the walk's
+    own rules: a resolved path inside its root, or nothing."""
+    for folder, prefix, _ in layout.starts():
+        if rel.startswith(prefix):
+            try:
+                found = walk_paths(folder, [rel[len(prefix):]], max_file_bytes).files
+            except OSError:
+                return []
+            return [FileInfo(prefix + r, abspath, size, mtime_ns) for r, (abspath, size, mtime_ns) in found.items()]
+    return []  # gone: the row goes with plan.removed
 
 
 def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
@@ -488,6 +492,25 @@ def indexed_body(text: str, meta: metadata.Metadata) -> str:
     return text if meta.error else meta.body
 
 
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _opened_at(fd: int, abspath: str) -> bool:
+    """Whether the file open as ``fd`` is the one at ``abspath``. The walk
+    resolves every path it hands over (links included) inside its root, so
+    a file that the kernel now places elsewhere was reached through a folder
+    swapped for a link since the walk: reading it could index text from
+    outside the root. Where /proc is missing, the path is stat()ed again."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == abspath
+    except OSError:
+        try:
+            now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
+        except OSError:
+            return False
+        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+
+
 def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     """The file's text, or None (and a Skipped entry) when it can't be indexed.
 
@@ -495,12 +518,16 @@ def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
     dropped: one bad byte should not hide a whole note.
     """
     try:
-        # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang us.
-        fd = os.open(info.abspath, os.O_RDONLY | os.O_NONBLOCK)
+        # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang
+        # us; O_NOFOLLOW: nor one swapped for a link.
+        fd = os.open(info.abspath, READ_FLAGS)
         try:
             st = os.fstat(fd)
             if not S_ISREG(st.st_mode):
                 skipped.append(Skipped(info.relpath, "not a regular file"))
+                return None
+            if not _opened_at(fd, info.abspath):
+                skipped.append(Skipped(info.relpath, "a folder on its path was replaced while it was read"))
                 return None
             # Read what the file holds now, not the size the walk saw: another
             # process may have indexed a longer version meanwhile, and text cut

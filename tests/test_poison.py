@@ -271,3 +271,53 @@ def test_the_slices_use_the_index_tokenizer(tmp_path):
         idx.reconcile()
         sql = idx.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
     assert f"tokenize = '{search.TOKENIZE}'" in sql
+
+
+# -- the indexer's own read: a folder swapped for a link between walk and read ---------------
+
+@pytest.mark.parametrize("kind", ["mimo", "plain", "claude", "zcode"])
+def test_no_outside_byte_reaches_the_index_while_a_folder_is_swapped_for_a_link(kind, tmp_path):
+    """A thread swaps the note's folder for a link to an outside folder with
+    the same names, while reconcile walks and reads: the outside text must
+    never be indexed (searched and excerpted) nor kept."""
+    import threading
+    import time
+
+    from memsearch import Root
+
+    base = tmp_path
+    folder = {"claude": base / kind / "projects" / "p" / "memory" / "sub",
+              "zcode": base / kind / "cli/memories/projects/p-0123456789abcdef/memory" / "sub"}.get(
+        kind, base / kind / "global" / "p")
+    folder.mkdir(parents=True)
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "ok.md").write_text("OUTSIDE secret\n")
+    stop = threading.Event()
+    swapped = folder.parent / "sub.real"
+
+    def swap():
+        i = 0
+        while not stop.is_set():
+            i += 1  # a new inside version each round, so every reconcile reads the file again
+            (folder / "ok.md").write_text(f"inside note {i}\n")
+            for step in (lambda: os.rename(folder, swapped), lambda: os.symlink(outside, folder),
+                         lambda: os.unlink(folder), lambda: os.rename(swapped, folder)):
+                step()
+                time.sleep(0)
+
+    (folder / "ok.md").write_text("inside note\n")
+    seen = reads = 0
+    with MemoryIndex(roots=[Root(kind, str(base / kind))], db_path=base / "index.db") as idx:
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        try:
+            for _ in range(300):
+                reads += len(idx.reconcile().updated)
+                seen += any("OUTSIDE" in h.snippet for h in idx.search("outside secret", reconcile=False))
+                seen += idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body LIKE '%OUTSIDE%'").fetchone()[0]
+        finally:
+            stop.set()
+            swapper.join()
+    assert reads > 0  # the race ran: the inside note was read again and again
+    assert seen == 0
