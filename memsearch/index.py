@@ -29,12 +29,29 @@ SCOPES = (*layout.SCOPES, *roots_mod.SCOPE_OF_KIND.values())
 TYPES = ("memory", "checkpoint", "progress", "notes", "free", *MEMORY_TYPES)
 
 
-def check_filters(scope: str | None, type: str | None) -> None:
-    """UnknownFilter when scope or type can match no file."""
+def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> None:
+    """UnknownFilter when scope, type or scope id can match no file."""
     for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
-            shown = repr(value)
-            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {shown if len(shown) <= 100 else shown[:100] + '...'}")
+            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
+    # A lone surrogate (bytes that were not UTF-8, decoded with
+    # surrogateescape) cannot be bound as SQLite text, and no scope id holds
+    # one: the walk spells such folder names with \xNN.
+    if isinstance(scope_id, str) and not _encodable(scope_id):
+        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 100 else shown[:100] + "..."
 
 
 class SearchResult(Record):
@@ -176,7 +193,7 @@ class MemoryIndex:
         floor = self.settings.floor if floor is None else floor
         if not 0 <= floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
-        check_filters(scope, type)
+        check_filters(scope, type, scope_id)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None

@@ -220,14 +220,15 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
     scope = _optional_text(args, "scope")
     kind = _optional_text(args, "type")
     scope, kind = scope and scope.lower(), kind and kind.lower()
+    scope_id = _optional_text(args, "scope_id")
     try:
-        check_filters(scope, kind)  # as the library checks them, with its message
+        check_filters(scope, kind, scope_id)  # as the library checks them, with its message
     except ValueError as ex:
         raise ToolArgumentError(str(ex)) from None
     return SearchArgs(
         query=query,
         scope=scope,
-        scope_id=_optional_text(args, "scope_id"),
+        scope_id=scope_id,
         type=kind,
         limit=_limit(args.get("limit")),
     )
