@@ -1,10 +1,13 @@
 """Hostile input: attacks on memsearch, each a function returning its figures.
 
-    python bench/hostile.py [--iterations N]
+    python bench/hostile.py [--iterations N] [--only NAME]
 
 Each attack in ATTACKS builds what it needs in a temporary folder, runs, and
 returns a dict of figures; main() prints them as one table. Add an attack by
-writing a function and listing it in ATTACKS.
+writing a function and listing it in ATTACKS. Two families live in modules
+of their own: poison files (hostile_poison.py: what one file costs to index)
+and hostile databases, `context` inputs and an unusable index
+(hostile_db.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostile_db  # noqa: E402
+import hostile_poison  # noqa: E402
 from scale import memsearch_exe  # noqa: E402
 
 NOTE = "an ordinary note about aardvark\n"
@@ -187,15 +192,157 @@ def forged_names(args) -> dict:
     }
 
 
-ATTACKS = [long_paths_over_mcp, symlink_swap_race, forged_names]
+SWAPPER = """
+import os, sys
+folder, outside, note = sys.argv[1:]
+swapped = folder + ".real"
+i = 0
+while True:
+    i += 1
+    with open(os.path.join(folder, "ok.md"), "w") as f:
+        f.write(f"{note} {i}")
+    os.rename(folder, swapped)
+    os.symlink(outside, folder)
+    os.unlink(folder)
+    os.rename(swapped, folder)
+"""
+
+
+def index_swap_race(args) -> dict:
+    """The same swap while reconcile walks and reads (a new inside version
+    each round, so each reconcile reads the file again): outside rows or
+    excerpts ever seen in the index."""
+    from memsearch import MemoryIndex
+
+    iterations = max(args.iterations // 20, 100)  # a reconcile costs ~20 reads
+    figures = {}
+    for kind in ("mimo", "plain", "claude", "zcode"):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            root, folder = _race_root(base, kind)
+            folder = folder / "sub"
+            folder.mkdir(parents=True)
+            (folder / "ok.md").write_text(NOTE)
+            (base / "outside").mkdir()
+            (base / "outside" / "ok.md").write_text(OUTSIDE)
+            # The swapper is a process of its own: as a thread it would
+            # mostly wait for the GIL while reconcile runs.
+            swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(folder), str(base / "outside"), NOTE])
+            outside = reads = 0
+            try:
+                with MemoryIndex(roots=[root], db_path=base / "index.db") as idx:
+                    for _ in range(iterations):
+                        try:
+                            reads += len(idx.reconcile().updated)
+                        except Exception:  # noqa: BLE001 - counted; a failing reconcile is no leak
+                            continue
+                        outside += idx.conn.execute(
+                            "SELECT count(*) FROM memory_fts WHERE body LIKE '%OUTSIDE%'").fetchone()[0]
+                        outside += any("OUTSIDE" in h.snippet for h in idx.search("outside secret", reconcile=False))
+            finally:
+                swapper.kill()
+                swapper.wait()
+            figures[f"{kind} outside rows or excerpts"] = outside
+            figures[f"{kind} inside re-reads"] = reads
+    figures["reconciles per kind"] = iterations
+    return figures
+
+
+def poison_files(args) -> dict:
+    """hostile_poison: each poison file beside a good one, its extra CPU and RSS to index."""
+    rows = hostile_poison.attack_poison_files()
+    figures = {r["case"]: f"{r['cpu_s']:.3f} s, {r['rss_mb']:.1f} MB, good found {r['good_found']}" for r in rows}
+    figures["worst CPU s"] = round(max(r["cpu_s"] for r in rows), 3)
+    figures["worst RSS MB"] = round(max(r["rss_mb"] for r in rows), 1)
+    return figures
+
+
+def _snapshot(folder: Path) -> dict:
+    """(sha256, mtime_ns) of every regular file below folder, links not followed."""
+    import hashlib
+
+    out = {}
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as f:
+                    out[path] = (hashlib.sha256(f.read()).hexdigest(), st.st_mtime_ns)
+            else:
+                out[path] = ("not a regular file", st.st_mtime_ns)
+    return out
+
+
+def roots_never_written(args) -> dict:
+    """A root holding poison files, a FIFO, links in and out, a non-UTF-8
+    name and a 2 MB file, put through every command and tool: files changed,
+    added or removed under it."""
+    from memsearch import MemoryIndex
+    from memsearch.tool import call_tool
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root = _mimo_tree(base)
+        odd = root / "projects" / "p"
+        odd.mkdir(parents=True)
+        for case, make in list(hostile_poison.CASES.items())[:8]:
+            (odd / f"{case.split()[0]}-{len(case)}.md").write_text(make())
+        (odd / "MEMORY.md").write_text("- [ok](ok.md): aardvark\n" * 40_000)
+        os.mkfifo(odd / "fifo.md")
+        (base / "outside").mkdir()
+        (base / "outside" / "x.md").write_text(OUTSIDE)
+        os.symlink(base / "outside", odd / "out")
+        os.symlink(root / "global" / "p" / "ok.md", odd / "in.md")
+        with open(os.fsencode(odd) + b"/caf\xe9.md", "wb") as f:
+            f.write(b"aardvark latin\n")
+        before = _snapshot(root)
+        db = str(base / "index.db")
+        for command in (["index"], ["query", "aardvark"], ["status"], ["doctor"], ["doctor", "--fix"],
+                        ["manifest"], ["context"]):
+            subprocess.run([*memsearch_exe(), *command, "--root", str(root), "--db", db],
+                           capture_output=True, timeout=120)
+        watcher = subprocess.Popen([*memsearch_exe(), "watch", "--root", str(root), "--db", db],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(2)
+            subprocess.run([*memsearch_exe(), "query", "aardvark", "--root", str(root), "--db", db],
+                           capture_output=True, timeout=120)
+        finally:
+            watcher.terminate()
+            watcher.wait(timeout=60)
+        with MemoryIndex(root, base / "index2.db") as idx:
+            for name, arguments in (("memory_search", {"query": "aardvark"}), ("memory_read", {"path": "projects/p/MEMORY.md"}),
+                                    ("memory_read", {"path": "projects/p/fifo.md"}), ("memory_read", {"path": "projects/p/out/x.md"})):
+                call_tool(idx, name, arguments)
+        after = _snapshot(root)
+    changed = [p for p in before if p in after and before[p] != after[p]]
+    return {"files before": len(before), "changed": len(changed), "added": len(after.keys() - before.keys()),
+            "removed": len(before.keys() - after.keys())}
+
+
+def _family(attack):
+    """An attack of hostile_db.py (no arguments) as one of ATTACKS."""
+    def run(args):
+        return attack()
+
+    run.__name__ = attack.__name__.removeprefix("attack_")
+    return run
+
+
+ATTACKS = [long_paths_over_mcp, symlink_swap_race, index_swap_race, forged_names, poison_files, roots_never_written,
+           *map(_family, hostile_db.ATTACKS)]
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=100_000, help="race iterations per root kind")
+    parser.add_argument("--only", action="append", help="run only this attack (repeatable)")
     args = parser.parse_args(argv)
     rows = []
     for attack in ATTACKS:
+        if args.only and attack.__name__ not in args.only:
+            continue
         started = time.perf_counter()
         figures = attack(args)
         rows += [(attack.__name__, key, str(value)) for key, value in figures.items()]

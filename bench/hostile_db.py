@@ -5,8 +5,8 @@ index (issue 14, items 10-13): each attack returns a dict of figures.
 
 Every run goes through the installed console script, in a child process
 whose own time and peak RSS (os.wait4) are measured. A child that has not
-answered after HANG_S is killed and reported as hung. The lead folds these
-attacks into bench/hostile.py.
+answered after HANG_S is killed and reported as hung. bench/hostile.py runs
+them with the other attacks.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ file alone and once with the poison beside it; the difference in CPU time
 and peak RSS is what the poison file cost. The good file must stay
 searchable. Target: under 1 s of CPU and 50 MB of RSS per file.
 
-    python bench/hostile_poison.py
+    python bench/hostile_poison.py     (or, with every other attack, bench/hostile.py)
 """
 
 from __future__ import annotations
