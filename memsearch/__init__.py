@@ -24,6 +24,7 @@ _EXPORTS = {
     "SchemaTooNew": "errors",
     "SearchResult": "index",
     "Skipped": "walk",
+    "UnknownFilter": "errors",
     "Watcher": "watch",
     "WatcherError": "errors",
     "WriteDenied": "write_gate",

@@ -3,6 +3,7 @@
     MemsearchError
     ├── RootNotFound           the memory root does not exist or is not a directory
     ├── NoSearchableWords      the query has no letters or digits to search for
+    ├── UnknownFilter          a scope or type no root of the index can give a hit
     ├── DatabaseError          the index database cannot be opened or used
     │   ├── DatabaseLocked     another process held the write lock too long
     │   ├── DatabaseCorrupt    the file is not a usable memsearch database
@@ -26,6 +27,10 @@ class RootNotFound(MemsearchError):
 
 class NoSearchableWords(MemsearchError, ValueError):
     """The query has no words to search for (letters, digits or _)."""
+
+
+class UnknownFilter(MemsearchError, ValueError):
+    """A search filter (scope, type) names a value no root of the index can give."""
 
 
 class DatabaseError(MemsearchError):

@@ -44,6 +44,7 @@ def result_json(result: SearchResult) -> str:
         "fts_query": result.fts_query,
         "results": [hit.to_dict() for hit in result.hits],
         "floored": result.floored,
+        "unmatched": list(result.unmatched),
     }
     if result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from . import db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import DatabaseCorrupt
-from .query import plan
+from .errors import DatabaseCorrupt, UnknownFilter
+from .query import plan, unmatched
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
 from .record import Record
-from .roots import Layout, Root
+from .roots import TYPES, Layout, Root
 from .search import Hit
 from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_settings, path_text, roots_db_file
 
@@ -25,15 +25,18 @@ class SearchResult(Record):
     """Hits plus what a caller may want to show about how they were found.
 
     ``floored``: candidates the relative floor dropped; ``freshness``: the
-    watcher handshake, or the walk and why (both None without a refresh)."""
+    watcher handshake, or the walk and why (both None without a refresh);
+    ``unmatched``: the searched words no file holds (the hits match the
+    others only)."""
 
-    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness")
+    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness", "unmatched")
     _repr_fields = ("query", "fts_query", "hits", "floored")
 
     def __init__(self, query: str, fts_query: str, hits: list[Hit], floored: int,
-                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None):
+                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None,
+                 unmatched: tuple[str, ...] = ()):
         self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, reconcile=reconcile,
-                  freshness=freshness)
+                  freshness=freshness, unmatched=tuple(unmatched))
 
 
 class MemoryIndex:
@@ -120,12 +123,13 @@ class MemoryIndex:
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
-        """Walk the root and bring the index in step with the files."""
+        """Walk the root and bring the index in step with the files (in a
+        repos root, nested instruction files are looked for too)."""
         return self._guarded(lambda: self._reconcile(progress), refill=False)
 
-    def _reconcile(self, progress: Progress | None = None) -> ReconcileReport:
+    def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                         known=self._known)
+                         known=self._known, deep=deep)
 
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
@@ -142,7 +146,8 @@ class MemoryIndex:
             seconds = time.perf_counter() - started
             self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
-        report = self.reconcile()
+        # A query probes each checkout's known places only (memsearch.discover).
+        report = self._guarded(lambda: self._reconcile(deep=False), refill=False)
         self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
@@ -161,14 +166,35 @@ class MemoryIndex:
         if not 0 <= floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
+        self._check_filters(scope, type)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = [r.key for r in self.roots]
+        counts: dict[str, int] = {}
         hits, floored = self._guarded(
-            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys)
+            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
+                                   counts=counts)
         )
-        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None)
+        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
+                            unmatched(query, counts))
+
+    def _check_filters(self, scope: str | None, type: str | None) -> None:
+        """An unknown scope or type would silently find nothing: say so."""
+        scopes = self.layout.scopes()
+        if scope is not None and scope not in scopes:
+            given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
+            choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
+            raise UnknownFilter(f"no root of this index has scope {scope!r} (roots: {given}): {choice}")
+        if type is not None and type not in TYPES:
+            raise UnknownFilter(f"unknown type {type!r}: use one of {', '.join(TYPES)}")
+
+    def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
+        """(scope, scope id, files) of the projects and sessions indexed now,
+        most files first: the values ``scope_id`` can take."""
+        sql = ("SELECT scope, scope_id, count(*) AS n FROM memory_fts WHERE scope_id IS NOT NULL"
+               " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
+        return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names

@@ -140,15 +140,17 @@ class KnownFingerprints:
 
 def reconcile(
     conn: sqlite3.Connection, roots: Layout | str, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints | None = None,
+    known: KnownFingerprints | None = None, deep: bool = False,
 ) -> ReconcileReport:
-    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree."""
+    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree.
+    ``deep``: look for nested instruction files in repos roots (see
+    memsearch.discover), as an index build does; a query's reconcile does not."""
     started = time.perf_counter()
     layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk)
+    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
@@ -185,8 +187,12 @@ def reconcile_paths(
     started = time.perf_counter()
     layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     tops = _outermost(paths)
-    if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
-        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known)
+    whole = ("", *map(layout.label, layout.roots))
+    repos = [layout.label(r) for r in layout.roots if r.kind == "repos"]
+    # A folder of checkouts is discovered, not walked path by path: a change
+    # there reconciles it whole (walk_paths never enters its hidden folders).
+    if any(path in whole or any(path.startswith(label) for label in repos) for path in tops):
+        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=True)
     before = _stored_under(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():

@@ -194,9 +194,11 @@ def idf_factor(files: int, n: int) -> float:
 
 
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
-        roots: list[str] | None = None) -> tuple[list[Hit], int]:
+        roots: list[str] | None = None, counts: dict | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped.
-    ``roots``: keys of the roots whose rows may be shown (None: all)."""
+    ``roots``: keys of the roots whose rows may be shown (None: all).
+    ``counts``: filled with {FTS5 string: files it matches} (what tells
+    which words matched nothing)."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     if roots is not None and not _only_roots(conn, roots):
@@ -204,7 +206,10 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     else:
         roots = None
     size = fetch_size(limit)
-    rows = _rank(conn, scored_strings(conn, query), size, where, [*active.values(), *(roots or ())])
+    scored = scored_strings(conn, query)
+    if counts is not None:
+        counts.update((s.fts, s.files) for s in scored)
+    rows = _rank(conn, scored, size, where, [*active.values(), *(roots or ())])
     kept = apply_floor(rows, floor, score=itemgetter(4))
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]

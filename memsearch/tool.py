@@ -20,12 +20,14 @@ never reads a stale answer.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .discover import is_memory_path
 from .errors import MemsearchError
 from .format import one_line
 from .index import MemoryIndex, SearchResult
@@ -34,9 +36,19 @@ from .search import Hit
 SEARCH_TOOL_NAME = "memory_search"
 READ_TOOL_NAME = "memory_read"
 
-# The scopes a model may filter on: the layers of a MiMo tree, plus the
-# memory folders of Claude Code (cc) and ZCode (zcode).
-SCOPES = ("global", "projects", "sessions", "cc", "zcode")
+# The scopes a model may filter on: the layers of a MiMo tree, the memory
+# folders of Claude Code (cc) and ZCode (zcode), a folder of checkouts (repo).
+# An index's own tool lists only its roots' scopes (search_tool()).
+SCOPES = ("global", "projects", "sessions", "cc", "zcode", "repo")
+
+# Every type a hit can have (memsearch.roots.TYPES).
+TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference",
+         "instructions")
+
+# The scope ids named in an index's tool description: enough for a folder of
+# checkouts or a few dozen projects; past that the description would crowd
+# the model's context, and an unknown id's error lists the rest.
+SCOPE_IDS_SHOWN = 60
 
 # The CLI allows up to 1000 hits; a model reads every one of them into its
 # context, and past a few dozen excerpts a search has failed anyway: better
@@ -72,7 +84,8 @@ How to search:
 (e.g. "pgbouncer", "5433", "stripe webhook"). Avoid generic words such as config, params, database, \
 issue, fix: they match everything and rank nothing. Each word is searched on its own (no operators \
 needed); files matching more and rarer words rank first.
-- A hit is authoritative: it is what was recorded. A miss is not: never conclude something was never \
+- A hit is what was recorded, but check it answers the question: it may match only some of your words \
+(the answer names the words no file holds). A miss is not proof: never conclude something was never \
 recorded because one phrasing found nothing.
 - Excerpts are short and may paraphrase. When you need an exact literal (a connection string, port, \
 full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) before using it.
@@ -104,8 +117,8 @@ SEARCH_SCHEMA: dict[str, Any] = {
         },
         "type": {
             "type": "string",
-            "minLength": 1,
-            "description": "Only this type: memory, checkpoint, progress, notes, free, user, feedback, project, reference.",
+            "enum": list(TYPES),
+            "description": f"Only this type: {', '.join(TYPES)}.",
         },
         "limit": {
             "type": "integer",
@@ -163,6 +176,53 @@ class ToolSpec:
 
 
 SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, SEARCH_SCHEMA)
+
+_SCOPE_WORDS = {"global": "global", "projects": "projects", "sessions": "sessions", "cc": "cc (Claude Code)",
+                "zcode": "zcode (ZCode)", "repo": "repo (a checkout's memory and instruction files)"}
+
+
+def search_tool(index: MemoryIndex) -> ToolSpec:
+    """memory_search as this index can answer it: the scope enum lists only
+    its roots' scopes (a scope no root has would find nothing, silently),
+    and the description names the scope ids indexed now."""
+    scopes = list(index.layout.scopes())
+    schema = copy.deepcopy(SEARCH_SCHEMA)
+    props = schema["properties"]
+    if scopes:
+        props["scope"]["enum"] = scopes
+        props["scope"]["description"] = f"Only this layer: {', '.join(_SCOPE_WORDS.get(s, s) for s in scopes)}."
+    else:
+        del props["scope"]  # plain roots: their hits have no scope
+    description = SEARCH_DESCRIPTION.rsplit("\n\nFilters (optional):", 1)[0] + "\n\n" + _filters_text(index, scopes)
+    if scopes:
+        ids = _scope_ids(index)
+        if ids:
+            props["scope_id"]["description"] += f" Indexed now: {ids}."
+    else:
+        del props["scope_id"]
+    return ToolSpec(SEARCH_TOOL_NAME, description, schema)
+
+
+def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
+    """The tools for this index (what ``memsearch mcp`` lists)."""
+    return (search_tool(index), READ_TOOL)
+
+
+def _filters_text(index: MemoryIndex, scopes: list[str]) -> str:
+    if not scopes:
+        return f"Filters (optional): type = {', '.join(TYPES)}."
+    return (f"Filters (optional): scope = {', '.join(_SCOPE_WORDS.get(s, s) for s in scopes)}; scope_id = a project,"
+            f" session or checkout id (see the scope_id parameter); type = {', '.join(TYPES)}.")
+
+
+def _scope_ids(index: MemoryIndex) -> str:
+    try:
+        index.refresh()  # the ids present now, as a search would see them
+        found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
+    except MemsearchError:
+        return ""
+    shown = ", ".join(f"{scope_id} ({scope})" for scope, scope_id, _ in found[:SCOPE_IDS_SHOWN])
+    return shown + (", ..." if len(found) > SCOPE_IDS_SHOWN else "")
 READ_TOOL = ToolSpec(READ_TOOL_NAME, READ_DESCRIPTION, READ_SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL)
 
@@ -213,11 +273,16 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
         scope = scope.lower()
         if scope not in SCOPES:
             raise ToolArgumentError(f"scope must be one of {', '.join(SCOPES)}; got {args['scope']!r}")
+    kind = _optional_text(args, "type")
+    if kind is not None:
+        kind = kind.lower()
+        if kind not in TYPES:
+            raise ToolArgumentError(f"type must be one of {', '.join(TYPES)}; got {args['type']!r}")
     return SearchArgs(
         query=query,
         scope=scope,
         scope_id=_optional_text(args, "scope_id"),
-        type=_optional_text(args, "type"),
+        type=kind,
         limit=_limit(args.get("limit")),
     )
 
@@ -270,7 +335,21 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
     """Run memory_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
     args = parse_search_args(arguments)
     result = index.search_result(args.query, args.limit, args.scope, args.scope_id, args.type)
+    if args.scope_id is not None and not result.hits:
+        _check_scope_id(index, args)
     return ToolResult(format_search(index, args, result), search_data(index, args, result))
+
+
+def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
+    """A scope id no file has found nothing for that reason: say which exist."""
+    scope_ids = getattr(index, "scope_ids", None)
+    if scope_ids is None:
+        return
+    found = scope_ids(1_000_000)
+    if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
+        return  # it exists: the words missed
+    known = ", ".join(sid for _, sid, _ in found[:SCOPE_IDS_SHOWN]) + (", ..." if len(found) > SCOPE_IDS_SHOWN else "")
+    raise ToolArgumentError(f"no indexed file has scope_id {args.scope_id!r}; scope ids indexed now: {known or 'none'}")
 
 
 def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
@@ -281,6 +360,10 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
         " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
     ]
+    if result.unmatched:
+        missing = ", ".join(repr(w) for w in result.unmatched)
+        lines.insert(0, f"No memory file contains {missing}: these hits match the other words only,"
+                        " so check they answer the question.")
     for n, hit in enumerate(result.hits, 1):
         where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
         label = f"{where} · {hit.type}" if where else hit.type
@@ -306,6 +389,7 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
         "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
         "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
         "floored": result.floored,
+        "unmatched": list(result.unmatched),
     }
     if not result.hits:
         data["hint"] = zero_hint(index)
@@ -386,11 +470,16 @@ def resolve_memory_file(index: MemoryIndex, path: str) -> str:
         except (KeyError, ValueError):
             raise outside from None
     real = os.path.realpath(candidate)
+    checkouts = {os.path.realpath(r.path) for r in getattr(index, "roots", ()) if r.kind == "repos"}
     for root in memory_roots(index):
         real_root = os.path.realpath(root)
         if real == real_root or os.path.commonpath([real_root, real]) != real_root:
             continue
-        if any(part.startswith(".") for part in os.path.relpath(real, real_root).split(os.sep)):
+        rel = os.path.relpath(real, real_root).split(os.sep)
+        if real_root in checkouts:  # a folder of checkouts: only the places discovery reads
+            if not is_memory_path("/".join(rel)):
+                raise ToolArgumentError(f"{path!r} is not in a memory folder or instruction file of a checkout")
+        elif any(part.startswith(".") for part in rel):
             raise ToolArgumentError(f"{path!r} is in a hidden folder the memory index does not cover")
         if not real.lower().endswith(".md"):
             raise ToolArgumentError(f"{path!r} is a link to a file that is not Markdown")

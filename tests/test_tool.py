@@ -17,7 +17,7 @@ def test_schema_shape():
     assert SEARCH_TOOL.name == "memory_search"
     assert schema["type"] == "object" and schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query", "scope", "scope_id", "type", "limit"}
-    assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions", "cc", "zcode"]
+    assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions", "cc", "zcode", "repo"]
     limit = schema["properties"]["limit"]
     assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == ("integer", 1, 50, 10)
     assert schema["additionalProperties"] is False
@@ -39,7 +39,7 @@ def test_schemas_are_valid_json_schema():
     [
         "one to three rare",  # how to phrase a query
         "config, params, database",  # the generic words to avoid
-        "A hit is authoritative",
+        "check it answers the question",
         "never conclude something was never recorded",
         "exact literal (a connection string, port, full command",  # when to read the file
         "fewer and rarer words",  # escalation, in order
@@ -79,7 +79,8 @@ def test_parse_defaults_and_normalising():
         ({"query": "   "}, "query is empty"),
         ({"query": 42}, "query must be a string of words, got a number"),
         ({"query": "x" * 1001}, "at most 1000"),
-        ({"query": "x", "scope": "galaxy"}, "scope must be one of global, projects, sessions, cc, zcode; got 'galaxy'"),
+        ({"query": "x", "scope": "galaxy"}, "scope must be one of global, projects, sessions, cc, zcode, repo; got 'galaxy'"),
+        ({"query": "x", "type": "memroy"}, "type must be one of memory, checkpoint, progress, notes, free, user,"),
         ({"query": "x", "scope": 3}, "scope must be a string"),
         ({"query": "x", "scope_id": ""}, "scope_id is empty"),
         ({"query": "x", "type": ["memory"]}, "type must be a string, got a list"),
@@ -124,8 +125,11 @@ def test_search_filters_and_limit(index):
     assert "(scope=sessions, type=progress)" in result.text.splitlines()[0]
     result = call_tool(index, "memory_search", {"query": "rounding cents checkpoint", "limit": 1})
     assert len(result.data["results"]) == 1 and result.text.startswith("1 hit for")
+    # A scope no root of the index has used to find nothing, silently.
     result = call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "cc"})
-    assert result.data["results"] == [] and not result.is_error
+    assert result.is_error and "\n" not in result.text
+    assert result.text.endswith("use one of global, projects, sessions")
+    assert result.data["error_type"] == "UnknownFilter"
 
 
 def test_zero_hits_hint(index, tree):
