@@ -302,6 +302,16 @@ def is_instructions(rel: str) -> bool:
     return any(inside.startswith(folder + "/") for folder in INSTRUCTION_FOLDERS)
 
 
+def reads(root: str, rel: str) -> bool:
+    """Whether discovery under the repos root ``root`` reads the file at
+    ``rel``: a place it reads, and a ``memory/`` folder only when it holds
+    agent memory."""
+    if not is_memory_path(rel):
+        return False
+    parts = rel.split("/")
+    return parts[1] != "memory" or len(parts) == 2 or _holds_memory(os.path.join(root, parts[0], "memory"))
+
+
 def is_memory_path(rel: str) -> bool:
     """Whether ``rel`` (relative to a repos root) is a place the discovery
     reads: memory_read accepts these, hidden folders included."""
@@ -318,8 +328,26 @@ def is_memory_path(rel: str) -> bool:
     return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts)
 
 
+def is_relevant(rel: str, is_dir: bool) -> bool:
+    """Whether a change at ``rel`` (relative to a repos root) can change
+    what discovery finds: a checkout itself, a place it reads or a folder
+    on the way to one, a nested instruction file."""
+    parts = rel.split("/")
+    if parts[0][:1] == "." or any(p in SKIP_DIRS for p in parts):
+        return False
+    if len(parts) == 1:
+        return is_dir
+    inside = "/".join(parts[1:])
+    on_the_way = {f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS} | {
+        top for top, _ in MEMORY_FOLDERS} | {f.split("/")[0] for f in MEMORY_FILES}
+    if is_dir and inside in on_the_way:
+        return True
+    return is_memory_path(rel)
+
+
 # -- what other kinds of root leave out ----------------------------------------------
 HIDDEN_PLACES = tuple(f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS if top[0] == ".")
+HIDDEN_FILES = tuple(f for f in MEMORY_FILES if f[0] == ".")
 
 
 def hidden_memory(folder: str, limit: int = 100_000) -> int:
@@ -336,6 +364,7 @@ def hidden_memory(folder: str, limit: int = 100_000) -> int:
         except OSError:
             continue
     for base in candidates:
+        count += sum(os.path.isfile(os.path.join(base, *f.split("/"))) for f in HIDDEN_FILES)
         for place in HIDDEN_PLACES:
             path = os.path.join(base, *place.split("/"))
             if not os.path.isdir(path):

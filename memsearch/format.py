@@ -61,6 +61,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "unchanged": report.unchanged,
         "skipped": len(report.skipped),
         "malformed": len(report.malformed),
+        "left_out": sum(x.files for x in report.left_out),
         "seconds": round(report.seconds, 4),
     }
     if brief:
@@ -72,6 +73,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "removed_paths": list(report.removed),
         "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
         "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
+        "left_out_reasons": [x.to_dict() for x in report.left_out],
     }
 
 
@@ -79,6 +81,7 @@ def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
     lines += [f"skipped {_printable(s.path)}: {one_line(s.reason)}" for s in report.skipped]
     lines += [f"indexed as plain text {_printable(s.path)}: {one_line(s.reason)}" for s in report.malformed]
+    lines += [f"left out {one_line(x.describe())}" for x in report.left_out]
     return "\n".join(lines)
 
 

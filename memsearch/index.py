@@ -124,8 +124,29 @@ class MemoryIndex:
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the root and bring the index in step with the files (in a
-        repos root, nested instruction files are looked for too)."""
-        return self._guarded(lambda: self._reconcile(progress), refill=False)
+        repos root, nested instruction files are looked for too). The report
+        counts what the roots leave out (see :meth:`left_out`)."""
+        report = self._guarded(lambda: self._reconcile(progress), refill=False)
+        return report._replace(left_out=self.left_out())
+
+    def left_out(self) -> list:
+        """What the roots never index though it is agent memory: Markdown in
+        hidden memory folders (``.claude/memory`` and the like) of a plain or
+        mimo root or of the folders just below it, with the root kind that
+        indexes them. A bounded probe (memsearch.discover.hidden_memory)."""
+        from .discover import HIDDEN_PLACES, hidden_memory
+        from .reconcile import LeftOut
+
+        out = []
+        for root in self.roots:
+            if root.kind not in ("plain", "mimo"):
+                continue
+            files = hidden_memory(root.path)
+            if files:
+                shown = ", ".join(HIDDEN_PLACES[:3])
+                out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
+                                   " does not read", f"--root repos={root.path} indexes each checkout's memory"))
+        return out
 
     def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
@@ -220,6 +241,7 @@ class MemoryIndex:
                 "files": files,
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
+                "left_out": [x.describe() for x in self.left_out()],
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
             }
 

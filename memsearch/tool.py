@@ -27,7 +27,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .discover import is_memory_path
+from . import discover
 from .errors import MemsearchError
 from .format import one_line
 from .index import MemoryIndex, SearchResult
@@ -477,7 +477,7 @@ def resolve_memory_file(index: MemoryIndex, path: str) -> str:
             continue
         rel = os.path.relpath(real, real_root).split(os.sep)
         if real_root in checkouts:  # a folder of checkouts: only the places discovery reads
-            if not is_memory_path("/".join(rel)):
+            if not discover.reads(real_root, "/".join(rel)):
                 raise ToolArgumentError(f"{path!r} is not in a memory folder or instruction file of a checkout")
         elif any(part.startswith(".") for part in rel):
             raise ToolArgumentError(f"{path!r} is in a hidden folder the memory index does not cover")
