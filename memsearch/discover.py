@@ -193,7 +193,14 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             except OSError:
                 continue
             if name[-3:].lower() == ".md":
-                _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped)
+                try:
+                    st = entry.stat(follow_symlinks=False)  # no path to build: the floor of a query
+                except OSError:
+                    st = None
+                if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                    found[shown] = (entry.path, st.st_size, st.st_mtime_ns)
+                else:
+                    _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped)
 
 
 def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict,
@@ -277,9 +284,19 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
     return result
 
 
+_flat_cache: list = [None, None]  # (known object, its flat form): kept while the index is unchanged
+
+
 def _flat(known) -> dict[str, tuple[int, int] | None]:
     if known is None:
         return {}
+    if _flat_cache[0] is known:
+        return _flat_cache[1]
+    _flat_cache[0], _flat_cache[1] = known, _flatten(known)
+    return _flat_cache[1]
+
+
+def _flatten(known) -> dict[str, tuple[int, int] | None]:
     if isinstance(known, Known):
         return {folder + name: fp for folder, names in known.dirs.items() for name, fp in names.items()}
     flat = {}

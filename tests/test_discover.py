@@ -165,3 +165,13 @@ def test_repos_needs_a_folder():
     with pytest.raises(ValueError, match="no default location"):
         MemoryIndex(Root("repos"))
     assert Root.parse("repos") == Root("mimo", "repos")  # a folder named repos, as before
+
+
+def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkeypatch):
+    from memsearch import search
+
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        ranked = [h.path for h in idx.search("pgbouncer port")]
+        assert ranked[:2] == ["shop/.claude/memory/db.md", "shop/.claude/memory/MEMORY.md"]
+        monkeypatch.setattr(search, "DEMOTE_INDEXES", False)  # as it ranked before
+        assert [h.path for h in idx.search("pgbouncer port")][0] == "shop/.claude/memory/MEMORY.md"
