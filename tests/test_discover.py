@@ -170,8 +170,11 @@ def test_repos_needs_a_folder():
 def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkeypatch):
     from memsearch import search
 
+    memory = src / "inn" / ".claude" / "memory"
+    write(memory / "MEMORY.md", "- [Kitchen rota](rota.md): the kitchen rota\n")
+    write(memory / "rota.md", "The kitchen rota is pinned by the back door. " + "Staff swap shifts freely. " * 20)
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
-        ranked = [h.path for h in idx.search("pgbouncer port")]
-        assert ranked[:2] == ["shop/.claude/memory/db.md", "shop/.claude/memory/MEMORY.md"]
+        ranked = [h.path for h in idx.search("kitchen rota")]
+        assert ranked == ["inn/.claude/memory/rota.md", "inn/.claude/memory/MEMORY.md"]
         monkeypatch.setattr(search, "DEMOTE_INDEXES", False)  # as it ranked before
-        assert [h.path for h in idx.search("pgbouncer port")][0] == "shop/.claude/memory/MEMORY.md"
+        assert [h.path for h in idx.search("kitchen rota")][0] == "inn/.claude/memory/MEMORY.md"
