@@ -3,7 +3,7 @@
     MemsearchError
     ├── RootNotFound           the memory root does not exist or is not a directory
     ├── NoSearchableWords      the query has no letters or digits to search for
-    ├── UnknownFilter          a scope or type filter that no memory file can have
+    ├── UnknownFilter          a scope or type no root of the index can give a hit
     ├── NotAMemoryFile         a path to read that names no memory file inside the roots
     ├── DatabaseError          the index database cannot be opened or used
     │   ├── DatabaseLocked     another process held the write lock too long
@@ -32,7 +32,7 @@ class NoSearchableWords(MemsearchError, ValueError):
 
 
 class UnknownFilter(MemsearchError, ValueError):
-    """A scope or type filter that no memory file can have."""
+    """A search filter (scope, type, scope id) names a value no root of the index can give."""
 
 
 class NotAMemoryFile(MemsearchError, ValueError):

@@ -43,6 +43,7 @@ def result_json(result: SearchResult) -> str:
         "fts_query": result.fts_query,
         "results": [hit.to_dict() for hit in result.hits],
         "floored": result.floored,
+        "unmatched": list(result.unmatched),
     }
     if result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
@@ -59,6 +60,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "unchanged": report.unchanged,
         "skipped": len(report.skipped),
         "malformed": len(report.malformed),
+        "left_out": sum(x.files for x in report.left_out),
         "seconds": round(report.seconds, 4),
     }
     if brief:
@@ -70,6 +72,7 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         "removed_paths": list(report.removed),
         "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
         "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
+        "left_out_reasons": [x.to_dict() for x in report.left_out],
     }
 
 
@@ -77,6 +80,7 @@ def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
     lines += [f"skipped {printable_path(s.path)}: {one_line(s.reason)}" for s in report.skipped]
     lines += [f"indexed as plain text {printable_path(s.path)}: {one_line(s.reason)}" for s in report.malformed]
+    lines += [f"left out {one_line(x.describe())}" for x in report.left_out]
     return "\n".join(lines)
 
 

@@ -4,9 +4,13 @@ ZCode keeps a workspace's memory in
 ``<storage>/cli/memories/projects/<slug>-<hash>/memory``::
 
     hash = sha256(absolute workspace path, lower-cased on Windows)[:16]
-           or sha256(workspace identity)[:16] when the workspace has one (slug "project")
+           or sha256(workspace identity, trimmed)[:16] when the workspace has a
+           non-blank one (slug "project")
     slug = folder name, lower-cased, each character outside [a-z0-9._-]
-           replaced by "-", at most 48 characters
+           replaced by "-", at most 48 characters; "project" for a root (/)
+
+The absolute path is Node's ``path.resolve`` of the workspace (``//srv/x``
+is ``/srv/x``).
 
 MiMo Code names a project by a UUID kept in ``mimocode-project-id`` inside
 the repository's main ``.git`` folder (created on first use; a worktree's
@@ -35,6 +39,11 @@ ZCODE_IDENTITY_SLUG = "project"
 MIMO_ID_FILE = "mimocode-project-id"
 MIMO_GLOBAL = "global"
 
+# What JavaScript's String.prototype.trim() removes (WhiteSpace and
+# LineTerminator): not str.strip()'s set, which also takes U+001C-U+001F
+# and U+0085 but leaves the BOM.
+JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
 
@@ -48,20 +57,34 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     """``<slug>-<hash16>``: the name of a workspace's ZCode project folder.
 
     ``identity``: the workspace identity string, when the workspace has one
-    (it wins over the path). ``windows``: apply Windows path rules
-    (default: when running on Windows).
+    (it wins over the path once trimmed; an empty or blank one is no
+    identity). ``windows``: apply Windows path rules (default: when running
+    on Windows).
     """
-    if identity is not None:
+    identity = identity.strip(JS_WHITESPACE) if identity is not None else ""
+    if identity:
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()
         return f"{ZCODE_IDENTITY_SLUG}-{digest[:ZCODE_HASH_HEX]}"
     if workspace is None:
-        raise ValueError("give a workspace path or an identity")
+        raise ValueError("give a workspace path or a non-blank identity")
     windows = sys.platform == "win32" if windows is None else windows
-    paths = ntpath if windows else posixpath
-    absolute = paths.abspath(os.fspath(workspace))
+    absolute = node_resolve(os.fspath(workspace), windows=windows)
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
-    return f"{zcode_slug(paths.basename(absolute))}-{digest[:ZCODE_HASH_HEX]}"
+    paths = ntpath if windows else posixpath
+    # A file system root ("/", "C:\\") has no folder name to slug.
+    return f"{zcode_slug(paths.basename(absolute)) or ZCODE_IDENTITY_SLUG}-{digest[:ZCODE_HASH_HEX]}"
+
+
+def node_resolve(path: str, *, windows: bool = False) -> str:
+    """``path`` made absolute as ZCode makes it, with Node's ``path.resolve``:
+    unlike posixpath.abspath, every run of leading slashes becomes one
+    (``//srv/proj`` is ``/srv/proj``), and no trailing separator is kept
+    except a root's."""
+    if windows:
+        return ntpath.abspath(path)
+    absolute = posixpath.normpath(posixpath.join(os.getcwd(), path))
+    return "/" + absolute.lstrip("/")
 
 
 def zcode_slug(folder_name: str) -> str:

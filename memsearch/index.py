@@ -7,31 +7,29 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from . import db, layout, migrate, roots as roots_mod, search as search_mod
+from . import db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt, UnknownFilter
-from .metadata import MEMORY_TYPES
-from .query import plan
+from .query import plan, unmatched
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
 from .record import Record
-from .roots import Layout, Root
+from .roots import SCOPES_OF_KIND, TYPES, Layout, Root
 from .search import Hit
 from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_settings, path_text, roots_db_file
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-# The values the scope and type filters can match: any other value matches no
-# file, a typo to report rather than an empty answer that reads as "never
-# recorded". Types: what a file's place says (layout.file_type), or what a
-# claude / zcode file's frontmatter declares.
-SCOPES = (*layout.SCOPES, *roots_mod.SCOPE_OF_KIND.values())
-TYPES = ("memory", "checkpoint", "progress", "notes", "free", *MEMORY_TYPES)
+# Every scope a root of some kind gives its hits; MemoryIndex checks a scope
+# against its own roots' (Layout.scopes), the tool's arguments against these.
+SCOPES = tuple(dict.fromkeys(s for scopes in SCOPES_OF_KIND.values() for s in scopes))
 
 
-def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> None:
-    """UnknownFilter when scope, type or scope id can match no file."""
-    for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
+def check_filters(scope: str | None, type: str | None, scope_id: str | None = None,
+                  scopes: tuple[str, ...] = SCOPES) -> None:
+    """UnknownFilter when scope, type or scope id can match no file: a typo
+    to report, not an empty answer that reads as "never recorded"."""
+    for name, value, known in (("scope", scope, scopes), ("type", type, TYPES)):
         if value is not None and value not in known:
             raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
     # A lone surrogate (bytes that were not UTF-8, decoded with
@@ -58,15 +56,18 @@ class SearchResult(Record):
     """Hits plus what a caller may want to show about how they were found.
 
     ``floored``: candidates the relative floor dropped; ``freshness``: the
-    watcher handshake, or the walk and why (both None without a refresh)."""
+    watcher handshake, or the walk and why (both None without a refresh);
+    ``unmatched``: the searched words no file holds (the hits match the
+    others only)."""
 
-    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness")
+    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness", "unmatched")
     _repr_fields = ("query", "fts_query", "hits", "floored")
 
     def __init__(self, query: str, fts_query: str, hits: list[Hit], floored: int,
-                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None):
+                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None,
+                 unmatched: tuple[str, ...] = ()):
         self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, reconcile=reconcile,
-                  freshness=freshness)
+                  freshness=freshness, unmatched=tuple(unmatched))
 
 
 class MemoryIndex:
@@ -153,12 +154,34 @@ class MemoryIndex:
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
-        """Walk the root and bring the index in step with the files."""
-        return self._guarded(lambda: self._reconcile(progress), refill=False)
+        """Walk the root and bring the index in step with the files (in a
+        repos root, nested instruction files are looked for too). The report
+        counts what the roots leave out (see :meth:`left_out`)."""
+        report = self._guarded(lambda: self._reconcile(progress), refill=False)
+        return report._replace(left_out=self.left_out())
 
-    def _reconcile(self, progress: Progress | None = None) -> ReconcileReport:
+    def left_out(self) -> list:
+        """What the roots never index though it is agent memory: Markdown in
+        hidden memory folders (``.claude/memory`` and the like) of a plain or
+        mimo root or of the folders just below it, with the root kind that
+        indexes them. A bounded probe (memsearch.discover.hidden_memory)."""
+        from .discover import HIDDEN_PLACES, hidden_memory
+        from .reconcile import LeftOut
+
+        out = []
+        for root in self.roots:
+            if root.kind not in ("plain", "mimo"):
+                continue
+            files = hidden_memory(root.path)
+            if files:
+                shown = ", ".join(HIDDEN_PLACES[:3])
+                out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
+                                   " does not read", f"--root repos={root.path} indexes each checkout's memory"))
+        return out
+
+    def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                         known=self._known)
+                         known=self._known, deep=deep)
 
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
@@ -175,7 +198,8 @@ class MemoryIndex:
             seconds = time.perf_counter() - started
             self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
-        report = self.reconcile()
+        # A query probes each checkout's known places only (memsearch.discover).
+        report = self._guarded(lambda: self._reconcile(deep=False), refill=False)
         self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
@@ -193,16 +217,35 @@ class MemoryIndex:
         floor = self.settings.floor if floor is None else floor
         if not 0 <= floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {floor}")
-        check_filters(scope, type, scope_id)
         planned = plan(query)  # before any I/O: a bad query costs nothing
+        self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = [r.key for r in self.roots]
+        counts: dict[str, int] = {}
         hits, floored = self._guarded(
-            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys)
+            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
+                                   counts=counts)
         )
-        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None)
+        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
+                            unmatched(query, counts))
+
+    def _check_filters(self, scope: str | None, type: str | None, scope_id: str | None) -> None:
+        """An unknown scope, type or scope id would silently find nothing: say so."""
+        scopes = self.layout.scopes()
+        if scope is not None and scope not in scopes:
+            given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
+            choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
+            raise UnknownFilter(f"no root of this index has scope {_shown(scope)} (roots: {given}): {choice}")
+        check_filters(None, type, scope_id)
+
+    def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
+        """(scope, scope id, files) of the projects and sessions indexed now,
+        most files first: the values ``scope_id`` can take."""
+        sql = ("SELECT scope, scope_id, count(*) AS n FROM memory_fts WHERE scope_id IS NOT NULL"
+               " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
+        return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names
@@ -230,6 +273,7 @@ class MemoryIndex:
                 "unusable_frontmatter": plain,  # indexed as plain text; `memsearch index` says why
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
+                "left_out": [x.describe() for x in self.left_out()],
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
             }
 

@@ -3,8 +3,12 @@
     <scope>/<scope_id>/<key>.md            scope in global | projects | sessions
     sessions/<id>/tasks/<TID>/progress.md  type progress
     sessions/<id>/tasks/<TID>/notes.md     type notes
+    <any>/checkpoint.md, checkpoint-*.md   type checkpoint
+    <any>/MEMORY.md, memory-*.md           type memory (any letter case)
 
-Any other Markdown file under the root is indexed with no scope.
+Any other Markdown file under the root is indexed with no scope. As in
+MiMo Code itself, only the memory class ignores letter case:
+``Checkpoint.md`` or ``tasks/T1/Progress.md`` is ``free``.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ def classify(relpath: str) -> tuple[str | None, str | None, str]:
 
 
 def file_type(parts: list[str]) -> str:
-    key = parts[-1][:-3].lower() if parts[-1].lower().endswith(".md") else parts[-1].lower()
-    if len(parts) >= 3 and parts[-3] == "tasks" and key in ("progress", "notes"):
-        return key
-    if key == "memory" or key.startswith("memory-"):
+    name = parts[-1]
+    if len(parts) >= 3 and parts[-3] == "tasks" and name in ("progress.md", "notes.md"):
+        return name[:-3]
+    folded = name.lower()
+    if folded.endswith(".md") and (folded == "memory.md" or folded.startswith("memory-")):
         return "memory"
-    if key == "checkpoint" or key.startswith("checkpoint-"):
+    if name.endswith(".md") and (name == "checkpoint.md" or name.startswith("checkpoint-")):
         return "checkpoint"
     return "free"

@@ -122,15 +122,30 @@ async def _serve(index: MemoryIndex) -> None:
         )
         return _call_tool_result(result)
 
-    server = _build_server(call)
+    async def specs():
+        # The index's connection serves one call at a time: listing reads it too.
+        return await anyio.to_thread.run_sync(
+            functools.partial(run_quietly, lambda: tool.tools(index), tool.TOOLS), limiter=one_at_a_time
+        )
+
+    server = _build_server(call, specs)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _tools():
+def _tools(specs):
     import mcp.types as types
 
-    return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in tool.TOOLS]
+    return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in specs]
+
+
+def run_quietly(make, fallback):
+    """The index's own tool list; the generic one if the index cannot be read now."""
+    try:
+        return make()
+    except Exception as ex:  # listing tools must never fail the session
+        log.warning("memsearch mcp: listing the generic tools (%s: %s)", type(ex).__name__, ex)
+        return fallback
 
 
 def _call_tool_result(result: tool.ToolResult):
@@ -143,14 +158,14 @@ def _call_tool_result(result: tool.ToolResult):
     )
 
 
-def _build_server(call):
+def _build_server(call, specs):
     import mcp.types as types
     from mcp.server import Server  # the low-level server, under this name in every release
 
     version = _version()
     if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # SDK 2.x
         async def on_list_tools(ctx, params):
-            return types.ListToolsResult(tools=_tools())
+            return types.ListToolsResult(tools=_tools(await specs()))
 
         async def on_call_tool(ctx, params):
             return await call(params.name, params.arguments)
@@ -170,7 +185,7 @@ def _build_server(call):
             continue
 
     async def list_tools(request):
-        return types.ServerResult(types.ListToolsResult(tools=_tools()))
+        return types.ServerResult(types.ListToolsResult(tools=_tools(await specs())))
 
     async def call_tool(request):
         return types.ServerResult(await call(request.params.name, request.params.arguments))

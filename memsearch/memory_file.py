@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from typing import Callable
 
 from .errors import NotAMemoryFile
 
@@ -102,9 +103,13 @@ def check_lengths(parts: list[str], shown: str) -> None:
         raise _refused(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
 
 
-def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int) -> tuple[int, str]:
+def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
+                     place: Callable[[str], bool] | None = None) -> tuple[int, str]:
     """Open the memory file at ``parts`` (names below the root, as a hit
     shows them) of a root of ``kind`` whose real folder is ``real_root``.
+    ``place``: for a folder of checkouts (memsearch.discover.reads), whether
+    the discovery reads a path below the root; it stands in for the
+    no-hidden-part rule, before and after links (``.claude/memory`` is hidden).
 
     Returns (a descriptor open for reading, the file's real path). Raises
     NotAMemoryFile, one line naming ``shown`` (the path as given, quoted),
@@ -114,7 +119,10 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
         raise _refused(f"{shown} climbs out of its folder ('..'): only memory files inside the memory folder can be read")
     if not parts or not is_markdown(parts[-1]):
         raise _refused(f"only Markdown memory files (.md) can be read, not {shown}")
-    if any(is_hidden(part) for part in parts):
+    if place is not None:
+        if not place("/".join(parts)):
+            raise _refused(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
+    elif any(is_hidden(part) for part in parts):
         raise _refused(f"{shown} is in a hidden folder the memory index does not cover")
     if kind in PROJECT_KINDS and (len(parts) < 3 or parts[1] != MEMORY_DIR):
         raise _refused(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
@@ -125,7 +133,7 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
     except OSError as ex:
         raise _refused(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
     try:
-        return _open_below(root_fd, real_root, kind, parts, shown, max_bytes)
+        return _open_below(root_fd, real_root, kind, parts, shown, max_bytes, place)
     except OSError as ex:  # whatever the race did, one line
         missing = isinstance(ex, (FileNotFoundError, NotADirectoryError))
         raise _refused(f"no memory file at {shown}: use a path from a memory_search hit" if missing
@@ -135,7 +143,7 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
 
 
 def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown: str,
-                max_bytes: int) -> tuple[int, str]:
+                max_bytes: int, place: Callable[[str], bool] | None) -> tuple[int, str]:
     outside = _refused(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
     done: list[str] = []  # their real names below the root, then the file's
@@ -198,7 +206,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                 linked = False
                 if done[:len(base)] != base:
                     raise outside
-                if any(is_hidden(part) for part in done):
+                if place is None and any(is_hidden(part) for part in done):
                     raise _refused(f"{shown} is a link into a hidden folder the memory index does not cover")
             if kind in PROJECT_KINDS and todo and todo[-1][1] == 2:
                 base = list(done)
@@ -206,6 +214,8 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
             raise _refused(f"{shown} is not a regular file")
         if not is_markdown(done[-1]):
             raise _refused(f"{shown} is a link to a file that is not Markdown")
+        if place is not None and not place("/".join(done)):
+            raise _refused(f"{shown} is a link to a file the discovery does not read")
         fd = os.open(done[-1], _FILE_FLAGS, dir_fd=fds[-1])
         try:
             opened = os.fstat(fd)

@@ -138,6 +138,17 @@ def plan(text: str) -> Query:
     return Query(terms, tuple(p for p in pairs.values() if p not in terms))
 
 
+def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
+    """The searched words of ``text`` that no file holds, given how many
+    files each FTS5 string matched (``counts``; a string not counted is
+    taken to match). Hits then match the other words only, and saying so
+    keeps a model from reading a hit on "secret" as an answer about
+    "stripe webhook secret"."""
+    found = words(text)
+    kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
+    return tuple(w for w in kept if all(counts.get(term, 1) == 0 for term in query_terms(w)))
+
+
 def build_query(text: str) -> str:
     """The FTS5 MATCH expression for ``text`` (every string :func:`plan`
     searches, ORed); NoSearchableWords if there is none."""

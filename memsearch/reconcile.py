@@ -73,15 +73,18 @@ ON CONFLICT (path) DO UPDATE SET
 class ReconcileReport(Record):
     """What a reconcile did. ``malformed``: files in the index whose
     frontmatter was ignored (they are indexed as plain text), with the
-    reason; all of them, not only those read now."""
+    reason; all of them, not only those read now. ``left_out``: files the
+    roots' kinds never index though they look like memory (an index build
+    counts them, see MemoryIndex.left_out), each a LeftOut."""
 
-    __slots__ = __match_args__ = ("added", "updated", "removed", "unchanged", "skipped", "seconds", "malformed")
+    __slots__ = __match_args__ = ("added", "updated", "removed", "unchanged", "skipped", "seconds", "malformed",
+                                  "left_out")
 
     def __init__(self, added: tuple[str, ...] = (), updated: tuple[str, ...] = (), removed: tuple[str, ...] = (),
                  unchanged: int = 0, skipped: tuple[Skipped, ...] = (), seconds: float = 0.0,
-                 malformed: tuple[Skipped, ...] = ()):
+                 malformed: tuple[Skipped, ...] = (), left_out: tuple = ()):
         self._set(added=added, updated=updated, removed=removed, unchanged=unchanged, skipped=skipped,
-                  seconds=seconds, malformed=malformed)
+                  seconds=seconds, malformed=malformed, left_out=tuple(left_out))
 
     @property
     def changed(self) -> bool:
@@ -92,7 +95,25 @@ class ReconcileReport(Record):
             f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
             f" {self.unchanged} unchanged, {len(self.skipped)} skipped"
         )
+        if self.left_out:
+            text += f", {sum(x.files for x in self.left_out)} left out"
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
+
+
+class LeftOut(Record):
+    """Files a root leaves out by design, counted: ``files`` of them under
+    ``root`` (its name), ``reason``, and ``hint``: what includes them."""
+
+    __slots__ = __match_args__ = ("root", "files", "reason", "hint")
+
+    def __init__(self, root: str, files: int, reason: str, hint: str):
+        self._set(root=root, files=files, reason=reason, hint=hint)
+
+    def describe(self) -> str:
+        return f"{self.files} Markdown files in {self.root} {self.reason}: {self.hint}"
+
+    def to_dict(self) -> dict:
+        return {"root": self.root, "files": self.files, "reason": self.reason, "hint": self.hint}
 
 
 class _Plan:
@@ -140,15 +161,17 @@ class KnownFingerprints:
 
 def reconcile(
     conn: sqlite3.Connection, roots: Layout | str, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints | None = None,
+    known: KnownFingerprints | None = None, deep: bool = False,
 ) -> ReconcileReport:
-    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree."""
+    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree.
+    ``deep``: look for nested instruction files in repos roots (see
+    memsearch.discover), as an index build does; a query's reconcile does not."""
     started = time.perf_counter()
     layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk)
+    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
@@ -185,8 +208,12 @@ def reconcile_paths(
     started = time.perf_counter()
     layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     tops = _outermost(paths)
-    if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
-        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known)
+    whole = ("", *map(layout.label, layout.roots))
+    repos = [layout.label(r) for r in layout.roots if r.kind == "repos"]
+    # A folder of checkouts is discovered, not walked path by path: a change
+    # there reconciles it whole (walk_paths never enters its hidden folders).
+    if any(path in whole or any(path.startswith(label) for label in repos) for path in tops):
+        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=True)
     before = _stored_under(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():

@@ -5,6 +5,8 @@
     zcode   <storage>/cli/memories/projects/<slug>-<hash16>/memory/**.md
                                                                     scope zcode, scope id <slug>-<hash16>
     plain   any folder of Markdown                                  no scope
+    repos   <folder>/<checkout>/{.claude/memory,CLAUDE.md,...}      scope repo, scope id <checkout>
+            (a folder of checkouts; memsearch.discover finds the memory in each)
 
 Several roots can share one index. A hit's path is relative to its root; with
 several roots it is prefixed with the root's name: ``cc:<project>/memory/x.md``,
@@ -16,13 +18,17 @@ from __future__ import annotations
 
 import os
 
+from . import discover
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
 from .memory_file import MEMORY_DIR, link_target_refusal
 from .record import Record
 from .walk import Known, Walk, printable_name, walk
 
-KINDS = ("mimo", "claude", "zcode", "plain")
+KINDS = ("mimo", "claude", "zcode", "plain", "repos")
+
+# Kinds with no default location: a folder must be given.
+FOLDER_ONLY = ("plain", "repos")
 
 # Where, below the folder a user names, each kind keeps its project folders;
 # the first that exists wins, else the folder named is taken to be it.
@@ -31,10 +37,19 @@ PROJECTS_BELOW = {
     "zcode": ("cli/memories/projects", "memories/projects", "projects"),  # ~/.zcode → …
 }
 
-DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}
+DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}  # else the folder's name
 
 # The scope a claude / zcode hit gets; its scope id is the project folder.
 SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
+
+# The scopes each kind of root gives its hits (a plain root gives none).
+SCOPES_OF_KIND = {"mimo": ("global", "projects", "sessions"), "claude": ("cc",), "zcode": ("zcode",),
+                  "plain": (), "repos": (discover.SCOPE,)}
+
+# Every type a hit can have: from the path (layout.file_type), from the
+# frontmatter (metadata.MEMORY_TYPES), and a repos root's instruction files.
+TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference",
+         discover.INSTRUCTIONS)
 
 # Between the root name and the path in results from several roots.
 LABEL_SEP = ":"
@@ -79,7 +94,7 @@ class Root(Record):
             if not path:
                 raise ValueError(f"root {spec!r} names no folder after '='")
             return cls(kind, path)
-        if spec in KINDS and spec != "plain":
+        if spec in KINDS and spec not in FOLDER_ONLY:
             return cls(spec)
         return cls("mimo", spec, name=None)
 
@@ -102,7 +117,7 @@ def default_path(kind: str) -> str:
         return os.path.join(config, "projects")
     if kind == "zcode":
         return os.path.join(home, ".zcode", "cli", "memories", "projects")
-    raise ValueError("a plain root has no default location: give its folder")
+    raise ValueError(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
 
 
 def resolve(roots) -> tuple[Root, ...]:
@@ -221,6 +236,10 @@ class Layout:
         self.by_label = {self.label(r): r for r in roots}
         self._split_for = None  # (known dict, partition) cache
 
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes hits of these roots can have, in a stable order."""
+        return tuple(dict.fromkeys(s for r in self.roots for s in SCOPES_OF_KIND[r.kind]))
+
     def label(self, root: Root) -> str:
         return f"{root.name}{LABEL_SEP}" if self.labelled else ""
 
@@ -251,6 +270,10 @@ class Layout:
         kind = declared or file_type(parts[-1:])
         if root.kind == "plain":
             return root.key, None, None, kind
+        if root.kind == "repos":
+            if declared is None and discover.is_instructions(rel):
+                kind = discover.INSTRUCTIONS
+            return root.key, discover.SCOPE, parts[0], kind
         return root.key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
@@ -268,20 +291,30 @@ class Layout:
         return out
 
     def walk(self, max_file_bytes: int, known: dict[str, str] | None = None,
-             recheck: set[str] | frozenset = frozenset(), walker=walk) -> Walk:
-        """walk.walk over every root, as one walk of one tree of shown paths."""
-        walk = walker
+             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
+        """walk.walk over every root, as one walk of one tree of shown paths.
+        ``deep``: look for nested instruction files in repos roots too (an
+        index build; a query only probes the known places, see
+        memsearch.discover)."""
+        plain_walk = walker
+        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
+
+        def walk(folder, max_bytes, indexed, again, prefix):
+            if prefix in repos:
+                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
+            return plain_walk(folder, max_bytes, indexed, again)
+
         starts = self.starts()
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
         parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
         if whole:
-            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck)
+            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
         total = Walk()
         for folder, prefix, required in starts:
             mine, indexed = parts.get(prefix, ({}, None))
             again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
             try:
-                seen = walk(folder, max_file_bytes, indexed, again)
+                seen = walk(folder, max_file_bytes, indexed, again, prefix)
             except RootNotFound:
                 if required:
                     raise

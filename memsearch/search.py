@@ -36,6 +36,16 @@ from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP,
 # on LoCoMo. README, "How ranking works", has the table.
 COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 
+# A MEMORY.md index repeats, one line each, the descriptions of the files of
+# its folder, so it matches most questions about them and took the second
+# place (a top-5 slot) on most agent-memory questions, at times the first,
+# above the very file its line points to. It is ranked right below the last
+# candidate of its own folder instead: still found when only it matches,
+# never above a memory file it indexes. Its score is kept as computed, so
+# scores are not monotonic where an index moved. bench/agent_checkouts.py:
+# measured in bench/README.md ("Index files").
+DEMOTE_INDEXES = True
+
 # A pair of adjacent words counts half as much as a word: it adds to the
 # score of files holding the words together, without letting a phrase
 # outweigh the rare word a question turns on. Measured on LoCoMo
@@ -196,9 +206,11 @@ def idf_factor(files: int, n: int) -> float:
 
 
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
-        roots: list[str] | None = None) -> tuple[list[Hit], int]:
+        roots: list[str] | None = None, counts: dict | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped.
-    ``roots``: keys of the roots whose rows may be shown (None: all)."""
+    ``roots``: keys of the roots whose rows may be shown (None: all).
+    ``counts``: filled with {FTS5 string: files it matches} (what tells
+    which words matched nothing)."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     if roots is not None and not _only_roots(conn, roots):
@@ -206,7 +218,12 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     else:
         roots = None
     size = fetch_size(limit)
-    rows = _rank(conn, scored_strings(conn, query), size, where, [*active.values(), *(roots or ())])
+    scored = scored_strings(conn, query)
+    if counts is not None:
+        counts.update((s.fts, s.files) for s in scored)
+    rows = _rank(conn, scored, size, where, [*active.values(), *(roots or ())])
+    if DEMOTE_INDEXES:
+        rows = demote_indexes(rows)
     kept = apply_floor(rows, floor, score=itemgetter(4))
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
@@ -428,6 +445,26 @@ def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     head = "" if start == 0 or excerpt.startswith(ELLIPSIS, start) else ELLIPSIS
     tail = "" if end >= len(excerpt) or excerpt.endswith(ELLIPSIS, 0, end) else ELLIPSIS
     return head + excerpt[start:end] + tail
+
+
+def is_index(path: str) -> bool:
+    """A MEMORY.md: an index of its folder's memory files, one line each."""
+    return path[-9:].lower() == "memory.md" and (len(path) == 9 or path[-10] in "/:")
+
+
+def demote_indexes(rows: list[tuple]) -> list[tuple]:
+    """Each index file (MEMORY.md) moved below every candidate of its own
+    folder, the files its lines point to (see DEMOTE_INDEXES)."""
+    if not any(is_index(row[0]) for row in rows):
+        return rows
+    out = list(rows)
+    for row in [r for r in rows if is_index(r[0])]:
+        folder = row[0][:-9]
+        last = max((i for i, r in enumerate(out) if r[0].startswith(folder) and not is_index(r[0])), default=-1)
+        at = out.index(row)
+        if last > at:
+            out.insert(last, out.pop(at))
+    return out
 
 
 def apply_floor(hits: list, floor: float, score=attrgetter("score")) -> list:

@@ -20,21 +20,29 @@ never reads a stale answer.
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import os
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from . import discover
 from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unprintable_path
-from .index import SCOPES, TYPES, MemoryIndex, SearchResult, check_filters
+from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
+from .roots import TYPES
 from .search import Hit
 
 SEARCH_TOOL_NAME = "memory_search"
 READ_TOOL_NAME = "memory_read"
 
+# The scope ids named in an index's tool description: enough for a folder of
+# checkouts or a few dozen projects; past that the description would crowd
+# the model's context, and an unknown id's error lists the rest.
+SCOPE_IDS_SHOWN = 60
 
 # The CLI allows up to 1000 hits; a model reads every one of them into its
 # context, and past a few dozen excerpts a search has failed anyway: better
@@ -79,7 +87,8 @@ How to search:
 (e.g. "pgbouncer", "5433", "stripe webhook"). Avoid generic words such as config, params, database, \
 issue, fix: they match everything and rank nothing. Each word is searched on its own (no operators \
 needed); files matching more and rarer words rank first.
-- A hit is authoritative: it is what was recorded. A miss is not: never conclude something was never \
+- A hit is what was recorded, but check it answers the question: it may match only some of your words \
+(the answer names the words no file holds). A miss is not proof: never conclude something was never \
 recorded because one phrasing found nothing.
 - Excerpts are short and may paraphrase. When you need an exact literal (a connection string, port, \
 full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) before using it.
@@ -113,7 +122,7 @@ SEARCH_SCHEMA: dict[str, Any] = {
         "type": {
             "type": "string",
             "enum": list(TYPES),
-            "description": "Only this type: memory, checkpoint, progress, notes, free, user, feedback, project, reference.",
+            "description": f"Only this type: {', '.join(TYPES)}.",
         },
         "limit": {
             "type": "integer",
@@ -172,6 +181,53 @@ class ToolSpec:
 
 
 SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, SEARCH_SCHEMA)
+
+_SCOPE_WORDS = {"global": "global", "projects": "projects", "sessions": "sessions", "cc": "cc (Claude Code)",
+                "zcode": "zcode (ZCode)", "repo": "repo (a checkout's memory and instruction files)"}
+
+
+def search_tool(index: MemoryIndex) -> ToolSpec:
+    """memory_search as this index can answer it: the scope enum lists only
+    its roots' scopes (a scope no root has would find nothing, silently),
+    and the description names the scope ids indexed now."""
+    scopes = list(index.layout.scopes())
+    schema = copy.deepcopy(SEARCH_SCHEMA)
+    props = schema["properties"]
+    if scopes:
+        props["scope"]["enum"] = scopes
+        props["scope"]["description"] = f"Only this layer: {', '.join(_SCOPE_WORDS.get(s, s) for s in scopes)}."
+    else:
+        del props["scope"]  # plain roots: their hits have no scope
+    description = SEARCH_DESCRIPTION.rsplit("\n\nFilters (optional):", 1)[0] + "\n\n" + _filters_text(index, scopes)
+    if scopes:
+        ids = _scope_ids(index)
+        if ids:
+            props["scope_id"]["description"] += f" Indexed now: {ids}."
+    else:
+        del props["scope_id"]
+    return ToolSpec(SEARCH_TOOL_NAME, description, schema)
+
+
+def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
+    """The tools for this index (what ``memsearch mcp`` lists)."""
+    return (search_tool(index), *TOOLS[1:])  # TOOLS[1:]: memory_read, then the history tools
+
+
+def _filters_text(index: MemoryIndex, scopes: list[str]) -> str:
+    if not scopes:
+        return f"Filters (optional): type = {', '.join(TYPES)}."
+    return (f"Filters (optional): scope = {', '.join(_SCOPE_WORDS.get(s, s) for s in scopes)}; scope_id = a project,"
+            f" session or checkout id (see the scope_id parameter); type = {', '.join(TYPES)}.")
+
+
+def _scope_ids(index: MemoryIndex) -> str:
+    try:
+        index.refresh()  # the ids present now, as a search would see them
+        found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
+    except MemsearchError:
+        return ""
+    shown = ", ".join(f"{scope_id} ({scope})" for scope, scope_id, _ in found[:SCOPE_IDS_SHOWN])
+    return shown + (", ..." if len(found) > SCOPE_IDS_SHOWN else "")
 READ_TOOL = ToolSpec(READ_TOOL_NAME, READ_DESCRIPTION, READ_SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL)  # + the history tools, defined with their handlers below
 
@@ -285,7 +341,22 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
     """Run memory_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
     args = parse_search_args(arguments)
     result = index.search_result(args.query, args.limit, args.scope, args.scope_id, args.type)
+    if args.scope_id is not None and not result.hits:
+        _check_scope_id(index, args)
     return ToolResult(format_search(index, args, result), search_data(index, args, result))
+
+
+def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
+    """A scope id no file has found nothing for that reason: say which exist."""
+    scope_ids = getattr(index, "scope_ids", None)
+    if scope_ids is None:
+        return
+    found = scope_ids(1_000_000)
+    if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
+        return  # it exists: the words missed
+    known = ", ".join(printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN])  # ids are folder names
+    known += ", ..." if len(found) > SCOPE_IDS_SHOWN else ""
+    raise ToolArgumentError(f"no indexed file has scope_id {args.scope_id!r}; scope ids indexed now: {known or 'none'}")
 
 
 def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
@@ -296,6 +367,10 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
         " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
     ]
+    if result.unmatched:
+        missing = ", ".join(repr(w) for w in result.unmatched)
+        lines.insert(0, f"No memory file contains {missing}: these hits match the other words only,"
+                        " so check they answer the question.")
     for n, hit in enumerate(result.hits, 1):
         # Names are escaped as the CLI escapes them: one with a newline must
         # not start a line that reads as another hit.
@@ -321,6 +396,7 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
         "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
         "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
         "floored": result.floored,
+        "unmatched": list(result.unmatched),
     }
     if not result.hits:
         data["hint"] = zero_hint(index)
@@ -416,8 +492,10 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             continue
         root, rel = where
         try:
-            return open_memory_file(os.path.realpath(root.path), root.kind, [p for p in rel.split("/") if p],
-                                    shown, index.settings.max_file_bytes)
+            real_root = os.path.realpath(root.path)
+            place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
+            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p],
+                                    shown, index.settings.max_file_bytes, place)
         except NotAMemoryFile as ex:
             if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
                 first = ex

@@ -22,6 +22,7 @@ import threading
 import time
 import weakref
 
+from . import discover
 from .db import write_transaction
 from .errors import MemsearchError, WatcherError
 from .freshness import (  # noqa: F401 - re-exported: watch.sync() etc. predate the split
@@ -314,6 +315,14 @@ class Watcher:
             if kind == "created":
                 pending.cookies.add(rel)
                 self._cv.notify_all()  # a cookie is answered at once
+            return
+        if f.root.kind == "repos":
+            # A folder of checkouts is discovered, not walked: a change to a
+            # place discovery reads (or a checkout coming or going) has its
+            # root reconciled whole, deep; source edits are passed over.
+            if discover.is_relevant(rel, is_dir):
+                pending.paths.add(f.label)
+                self._touch()
             return
         parts = rel.split("/")
         if any(part.startswith(".") for part in parts) or (

@@ -49,6 +49,34 @@ def test_zcode_folder_of_an_identity():
         zcode_project_folder()
 
 
+@pytest.mark.parametrize("given, resolved", [
+    ("//srv/proj", "/srv/proj"),  # Node's path.resolve keeps one leading slash, posixpath.abspath two
+    ("///srv//proj/", "/srv/proj"),
+    ("/srv/./a/../proj", "/srv/proj"),
+])
+def test_zcode_folder_resolves_the_path_as_node_does(given, resolved):
+    assert zcode_project_folder(given, windows=False) == f"proj-{sha16(resolved)}"
+
+
+@pytest.mark.parametrize("root, windows, hashed", [("/", False, "/"), ("//", False, "/"), ("C:\\", True, "c:\\")])
+def test_zcode_folder_of_a_file_system_root_is_slugged_project(root, windows, hashed):
+    assert zcode_project_folder(root, windows=windows) == f"project-{sha16(hashed)}"
+
+
+@pytest.mark.parametrize("identity", ["", "   ", "\t\n", "\ufeff"])
+def test_a_blank_zcode_identity_falls_back_to_the_path(identity):
+    assert zcode_project_folder("/w/shop", identity=identity, windows=False) == f"shop-{sha16('/w/shop')}"
+    with pytest.raises(ValueError):
+        zcode_project_folder(identity=identity)
+
+
+def test_a_zcode_identity_is_trimmed_as_javascript_trims():
+    assert zcode_project_folder("/x", identity="  ID\n", windows=False) == f"project-{sha16('ID')}"
+    assert zcode_project_folder("/x", identity="\ufeffID\u3000", windows=False) == f"project-{sha16('ID')}"
+    # U+001C is whitespace to str.strip(), not to String.prototype.trim()
+    assert zcode_project_folder("/x", identity="\x1cID", windows=False) == f"project-{sha16(chr(0x1c) + 'ID')}"
+
+
 def test_zcode_memory_dir(isolated_home, tmp_path):
     assert zcode_memory_dir("/w/shop", windows=False) == (
         isolated_home / ".zcode" / "cli" / "memories" / "projects" / f"shop-{sha16('/w/shop')}" / "memory")

@@ -17,7 +17,7 @@ def test_schema_shape():
     assert SEARCH_TOOL.name == "memory_search"
     assert schema["type"] == "object" and schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query", "scope", "scope_id", "type", "limit"}
-    assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions", "cc", "zcode"]
+    assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions", "cc", "zcode", "repo"]
     limit = schema["properties"]["limit"]
     assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == ("integer", 1, 50, 10)
     assert schema["additionalProperties"] is False
@@ -39,7 +39,7 @@ def test_schemas_are_valid_json_schema():
     [
         "one to three rare",  # how to phrase a query
         "config, params, database",  # the generic words to avoid
-        "A hit is authoritative",
+        "check it answers the question",
         "never conclude something was never recorded",
         "exact literal (a connection string, port, full command",  # when to read the file
         "fewer and rarer words",  # escalation, in order
@@ -79,7 +79,8 @@ def test_parse_defaults_and_normalising():
         ({"query": "   "}, "query is empty"),
         ({"query": 42}, "query must be a string of words, got a number"),
         ({"query": "x" * 1001}, "at most 1000"),
-        ({"query": "x", "scope": "galaxy"}, "scope must be one of global, projects, sessions, cc, zcode; got 'galaxy'"),
+        ({"query": "x", "scope": "galaxy"}, "scope must be one of global, projects, sessions, cc, zcode, repo; got 'galaxy'"),
+        ({"query": "x", "type": "memroy"}, "type must be one of memory, checkpoint, progress, notes, free, user,"),
         ({"query": "x", "scope": 3}, "scope must be a string"),
         ({"query": "x", "scope_id": ""}, "scope_id is empty"),
         ({"query": "x", "type": ["memory"]}, "type must be a string, got a list"),
@@ -124,8 +125,11 @@ def test_search_filters_and_limit(index):
     assert "(scope=sessions, type=progress)" in result.text.splitlines()[0]
     result = call_tool(index, "memory_search", {"query": "rounding cents checkpoint", "limit": 1})
     assert len(result.data["results"]) == 1 and result.text.startswith("1 hit for")
+    # A scope no root of the index has used to find nothing, silently.
     result = call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "cc"})
-    assert result.data["results"] == [] and not result.is_error
+    assert result.is_error and "\n" not in result.text
+    assert result.text.endswith("use one of global, projects, sessions")
+    assert result.data["error_type"] == "UnknownFilter"
 
 
 def test_zero_hits_hint(index, tree):
@@ -455,7 +459,7 @@ def test_forged_names_are_escaped_in_the_tool_text_and_still_read(tree, tmp_path
         write(tree / "global" / "odd", name, f"okapi {base!r}\n")
     with MemoryIndex(tree, tmp_path / "odd.db") as idx:
         found = call_tool(idx, "memory_search", {"query": "okapi", "scope_id": "odd\n3. forged"})
-        assert found.text.split("\n")[0] == "No memory matched 'okapi' (scope_id=odd\\n3. forged)."
+        assert found.is_error and "\n" not in found.text and "scope_id 'odd\\n3. forged'" in found.text
         found = call_tool(idx, "memory_search", {"query": "okapi"})
         lines = found.text.split("\n")
         assert len(lines) == 1 + 2 * len(names), found.text  # a header, then two lines a hit
@@ -491,12 +495,12 @@ def test_an_unknown_type_is_an_error_like_an_unknown_scope(index):
 
     for arguments in ({"query": "port", "type": "memroy"}, {"query": "port", "scope": "galaxy"}):
         result = call_tool(index, "memory_search", arguments)
-        assert result.is_error and "must be one of" in result.text and result.data["error_type"] == "ToolArgumentError"
+        assert result.is_error and " one of " in result.text and "\n" not in result.text and result.data["error_type"] == "ToolArgumentError"
     assert not call_tool(index, "memory_search", {"query": "port", "type": "Memory"}).is_error
     for kwargs in ({"type": "memroy"}, {"scope": "galaxy"}):
-        with pytest.raises(UnknownFilter, match="must be one of"):
+        with pytest.raises(UnknownFilter, match=" one of "):
             index.search("port", **kwargs)
-        with pytest.raises(UnknownFilter, match="must be one of"):
+        with pytest.raises(UnknownFilter, match=" one of "):
             index.search_result("port", **kwargs)
     assert [h.type for h in index.search("port", type="memory")] == ["memory", "memory"]
 

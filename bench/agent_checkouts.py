@@ -1,0 +1,128 @@
+"""The agent-memory corpus laid out as real checkouts, searched through ONE
+``repos`` root, next to tantivy and bm25s over the same files::
+
+    python bench/agent_checkouts.py                 # memsearch (index demotion on and off), tantivy, bm25s
+    python bench/agent_checkouts.py --corpora DIR
+
+Each ``<owner>__<repo>`` folder of ../shared/corpora/agent-memory becomes a
+checkout under /tmp/memsearch-bench/checkouts/src, with its files at their
+upstream paths (``.claude/memory/...``, ``CLAUDE.md``) and a few hundred
+source files around them, so that discovery has something to skip.
+
+Questions are generated from the files at run time, never stored here: each
+memory file's frontmatter ``description`` (what its author said it is
+about) asks for that file. "English" are the questions without CJK text.
+MEMORY.md indexes are never the gold (they are what item 4 of issue 15 is
+about). The peers index every ``.md`` file the memory places hold, the
+same files memsearch discovers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import engines  # noqa: E402
+import metrics  # noqa: E402
+from corpora import _frontmatter  # noqa: E402
+
+DEFAULT_CORPORA = next((p for p in (BENCH.parent.parent / "shared" / "corpora", BENCH.parents[2] / "shared" / "corpora")
+                        if p.is_dir()), BENCH.parent.parent / "shared" / "corpora")
+CACHE = Path("/tmp/memsearch-bench/checkouts")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+SOURCE_FILES = 300  # per checkout: discovery must pass over them
+
+
+def lay_out(corpora: Path) -> tuple[Path, list[tuple[str, str, str]]]:
+    """The checkouts, and (qid, question, gold path) for every question."""
+    source = corpora / "agent-memory"
+    src = CACHE / "src"
+    if src.exists():
+        shutil.rmtree(src)
+    questions = []
+    for checkout in sorted(p for p in source.iterdir() if p.is_dir()):
+        for path in sorted(checkout.rglob("*.md")):
+            rel = path.relative_to(source).as_posix()
+            target = src / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = path.read_text(encoding="utf-8")
+            target.write_text(text, encoding="utf-8")
+            description = _frontmatter(text).get("description")
+            if path.name != "MEMORY.md" and isinstance(description, str) and description.strip():
+                questions.append((rel, description, rel))
+        for n in range(SOURCE_FILES):  # source code around the memory
+            f = src / checkout.name / "src" / f"pkg{n % 10}" / f"mod{n}.py"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(f"def f{n}():\n    return {n}\n")
+        (src / checkout.name / ".git").mkdir(exist_ok=True)
+    return src, questions
+
+
+class ReposEngine(engines.Engine):
+    """memsearch through one repos root on the folder of checkouts."""
+
+    name = "memsearch"
+    demote = True
+
+    def build(self, root: Path) -> None:
+        from memsearch import MemoryIndex, Root
+
+        db = self._fresh_scratch() / "memsearch.db"
+        self.index = MemoryIndex(Root("repos", str(root)), db)
+        self.index.reconcile()
+
+    def search(self, question: str, k: int) -> list[str]:
+        from memsearch import NoSearchableWords, search
+
+        search.DEMOTE_INDEXES = self.demote
+        try:
+            return [h.path for h in self.index.search(question, limit=k)]
+        except NoSearchableWords:
+            return []
+
+    def close(self) -> None:
+        self.index.close()
+
+
+class ReposEngineNoDemotion(ReposEngine):
+    name = "memsearch (index files not demoted)"
+    demote = False
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    args = ap.parse_args()
+    src, questions = lay_out(args.corpora)
+    runs = [ReposEngine, ReposEngineNoDemotion, engines.TantivyEngine, engines.Bm25sEngine]
+    print(f"{len(questions)} questions ({sum(not CJK.search(q) for _, q, _ in questions)} English),"
+          f" {len(list(src.iterdir()))} checkouts, one repos root\n")
+    print("| engine | questions | n | R@1 | R@5 | R@10 | MRR |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for cls in runs:
+        why = cls.unavailable()
+        if why:
+            print(f"| {cls.name} | skipped: {why} |")
+            continue
+        engine = cls(CACHE / "engines" / cls.name.split()[0])
+        engine.build(src)
+        outcomes = []
+        for qid, text, gold in questions:
+            ranked = engine.search(text, metrics.DEPTH)
+            outcomes.append(metrics.Outcome(qid, "en" if not CJK.search(text) else "cjk", frozenset({gold}),
+                                            tuple(ranked[:metrics.DEPTH]), 0.0))
+        engine.close()
+        for label, chosen in (("all", outcomes), ("English", [o for o in outcomes if o.category == "en"])):
+            s = metrics.summarize(chosen)
+            print(f"| {cls.name} | {label} | {s['n']} | {s['r@1']:.3f} | {s['r@5']:.3f} | {s['r@10']:.3f} |"
+                  f" {s['mrr']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

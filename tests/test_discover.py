@@ -1,0 +1,180 @@
+"""A folder of checkouts (``--root repos=DIR``): each project's agent memory
+found where agents keep it, with the checkout as scope id; nothing left out
+silently; honest results."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from memsearch import MemoryIndex, Root, UnknownFilter
+from memsearch.tool import call_tool, search_tool
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def src(tmp_path):
+    """Two checkouts with memory in the usual places, and source around it."""
+    root = tmp_path / "src"
+    shop = root / "shop"
+    write(shop / ".claude" / "memory" / "MEMORY.md", "- [Database](db.md) pgbouncer port\n")
+    write(shop / ".claude" / "memory" / "db.md", "---\ntype: project\ndescription: pgbouncer port\n---\n"
+          "The shop database goes through pgbouncer on port 6432.\n")
+    write(shop / "CLAUDE.md", "Run the tests with tox before a commit.\n")
+    write(shop / "services" / "api" / "AGENTS.md", "The api service speaks gRPC to the ledger.\n")
+    write(shop / "memory" / "pool.c", "/* a memory pool, not agent memory */\n")
+    write(shop / "memory" / "README.md", "memory pool allocator notes\n")
+    write(shop / "node_modules" / "left-pad" / "CLAUDE.md", "vendored zebracorn\n")
+    write(shop / ".git" / "CLAUDE.md", "git internals zebracorn\n")
+    write(shop / "venv2" / "pyvenv.cfg", "home = /usr\n")
+    write(shop / "venv2" / "lib" / "AGENTS.md", "virtualenv zebracorn\n")
+    write(shop / "build" / "CLAUDE.md", "build output zebracorn\n")
+    write(shop / "src" / "main.py", "print('hi')\n")
+    blog = root / "blog"
+    write(blog / ".agents" / "memory" / "style.md", "Posts are written in British English.\n")
+    write(blog / ".specify" / "memory" / "constitution.md", "Every post needs a summary.\n")
+    write(blog / "memory" / "MEMORY.md", "- [Hosting](hosting.md)\n")
+    write(blog / "memory" / "hosting.md", "The blog is hosted on Netlify.\n")
+    write(blog / "GEMINI.md", "Gemini: keep answers short.\n")
+    write(blog / ".github" / "copilot-instructions.md", "Copilot: use semantic line breaks.\n")
+    return root
+
+
+def paths(idx, text, **kw):
+    return [(h.path, h.scope, h.scope_id, h.type) for h in idx.search(text, **kw)]
+
+
+def test_a_repos_root_finds_each_checkouts_memory(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert sorted(report.added) == [
+            "blog/.agents/memory/style.md", "blog/.github/copilot-instructions.md",
+            "blog/.specify/memory/constitution.md", "blog/GEMINI.md", "blog/memory/MEMORY.md",
+            "blog/memory/hosting.md", "shop/.claude/memory/MEMORY.md", "shop/.claude/memory/db.md",
+            "shop/CLAUDE.md", "shop/services/api/AGENTS.md",
+        ]
+        assert paths(idx, "pgbouncer 6432")[0] == ("shop/.claude/memory/db.md", "repo", "shop", "project")
+        assert paths(idx, "grpc ledger") == [("shop/services/api/AGENTS.md", "repo", "shop", "instructions")]
+        assert paths(idx, "netlify", scope="repo", scope_id="blog") == [
+            ("blog/memory/hosting.md", "repo", "blog", "free")]
+        # version control, dependencies, virtualenvs, build output, source memory/ folders: never read
+        assert idx.search("zebracorn") == [] and idx.search("allocator") == []
+
+
+def test_a_query_probes_known_places_and_leaves_nested_finds_to_the_index(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        write(src / "shop" / "services" / "web" / "CLAUDE.md", "The web service renders with htmx.\n")
+        write(src / "blog" / ".claude" / "memory" / "deploy.md", "Deploys run on Fridays only.\n")
+        (src / "shop" / "services" / "api" / "AGENTS.md").unlink()
+        assert paths(idx, "fridays") == [("blog/.claude/memory/deploy.md", "repo", "blog", "free")]
+        assert idx.search("grpc") == []  # a nested file found before: stat'ed again, gone
+        assert idx.search("htmx") == []  # a new nested one: not walked for by a query
+        assert "shop/services/web/CLAUDE.md" in idx.reconcile().added
+
+
+def test_a_clone_appearing_is_searchable_by_the_next_query(src, tmp_path):
+    db = tmp_path / "db"
+    run = [sys.executable, "-m", "memsearch", "query", "--root", f"repos={src}", "--db", str(db), "--json"]
+    first = subprocess.run([*run, "quokka"], capture_output=True, text=True, timeout=60)
+    assert first.returncode == 1, first.stderr
+    clone = src / "zoo"
+    write(clone / ".claude" / "memory" / "animals.md", "The quokka enclosure opens at nine.\n")
+    write(clone / "lib" / "zoo.py", "pass\n")
+    second = subprocess.run([*run, "quokka"], capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0, second.stderr
+    hit = json.loads(second.stdout)["results"][0]
+    assert (hit["path"], hit["scope"], hit["scope_id"]) == ("zoo/.claude/memory/animals.md", "repo", "zoo")
+    shutil.rmtree(clone)
+    third = subprocess.run([*run, "quokka"], capture_output=True, text=True, timeout=60)
+    assert third.returncode == 1 and json.loads(third.stdout)["reconcile"]["removed"] == 1
+
+
+def test_index_and_status_count_memory_a_plain_root_leaves_out(src, tmp_path):
+    db = str(tmp_path / "db")
+    out = subprocess.run(["memsearch", "index", "--root", f"plain={src}", "--db", db],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert ", 0 skipped, 5 left out" in first  # .claude/memory (2), .agents, .specify, .github
+    assert f"--root repos={src} indexes" in out.stdout
+    status = subprocess.run(["memsearch", "status", "--root", f"plain={src}", "--db", db, "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(status.stdout)["left_out"] == [
+        f"5 Markdown files in src sit in hidden folders (.claude/memory, .agents/memory, .specify/memory, ...),"
+        f" which a plain root does not read: --root repos={src} indexes each checkout's memory"]
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db2") as idx:
+        assert idx.reconcile().left_out == ()
+
+
+def test_unmatched_words_are_reported(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        result = idx.search_result("stripe webhook pgbouncer port")
+        assert result.unmatched == ("stripe", "webhook") and result.hits
+        tool = call_tool(idx, "memory_search", {"query": "stripe webhook pgbouncer"})
+        assert tool.data["unmatched"] == ["stripe", "webhook"]
+        assert tool.text.splitlines()[0].startswith("No memory file contains 'stripe', 'webhook':")
+        assert call_tool(idx, "memory_search", {"query": "pgbouncer"}).data["unmatched"] == []
+    out = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
+                          str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(out.stdout)["unmatched"] == ["stripe"]
+
+
+def test_unknown_filters_are_one_line_errors(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        with pytest.raises(UnknownFilter, match="no root of this index has scope 'projects'.*use one of repo$"):
+            idx.search("pgbouncer", scope="projects")
+        with pytest.raises(UnknownFilter, match="type must be one of memory, .*; got 'memroy'"):
+            idx.search("pgbouncer", type="memroy")
+        missing = call_tool(idx, "memory_search", {"query": "pgbouncer", "scope_id": "shopp"})
+        assert missing.is_error and "scope ids indexed now: blog, shop" in missing.text
+    out = subprocess.run(["memsearch", "query", "pgbouncer", "--root", f"repos={src}", "--db", str(tmp_path / "db"),
+                          "--scope", "cc"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and out.stderr.startswith("Error: no root")
+
+
+def test_the_tool_lists_the_scopes_and_scope_ids_of_its_roots(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        spec = search_tool(idx)
+        props = spec.input_schema["properties"]
+        assert props["scope"]["enum"] == ["repo"]
+        assert "blog (repo), shop (repo)" in props["scope_id"]["description"]
+        assert "instructions" in props["type"]["enum"]
+    (tmp_path / "notes").mkdir()
+    with MemoryIndex(Root("plain", str(tmp_path / "notes")), tmp_path / "db3") as idx:
+        assert "scope" not in search_tool(idx).input_schema["properties"]  # plain hits have no scope
+
+
+def test_memory_read_opens_discovered_files_only(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        hit = idx.search("pgbouncer 6432")[0]
+        read = call_tool(idx, "memory_read", {"path": hit.path})
+        assert not read.is_error and "port 6432" in read.text
+        for path in ("shop/.git/CLAUDE.md", "shop/node_modules/left-pad/CLAUDE.md", "shop/memory/README.md"):
+            refused = call_tool(idx, "memory_read", {"path": path})
+            assert refused.is_error, path
+
+
+def test_repos_needs_a_folder():
+    with pytest.raises(ValueError, match="no default location"):
+        MemoryIndex(Root("repos"))
+    assert Root.parse("repos") == Root("mimo", "repos")  # a folder named repos, as before
+
+
+def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkeypatch):
+    from memsearch import search
+
+    memory = src / "inn" / ".claude" / "memory"
+    write(memory / "MEMORY.md", "- [Kitchen rota](rota.md): the kitchen rota\n")
+    write(memory / "rota.md", "The kitchen rota is pinned by the back door. " + "Staff swap shifts freely. " * 20)
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        ranked = [h.path for h in idx.search("kitchen rota")]
+        assert ranked == ["inn/.claude/memory/rota.md", "inn/.claude/memory/MEMORY.md"]
+        monkeypatch.setattr(search, "DEMOTE_INDEXES", False)  # as it ranked before
+        assert [h.path for h in idx.search("kitchen rota")][0] == "inn/.claude/memory/MEMORY.md"
