@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from . import db as db_mod, migrate, search as search_mod
 from .db import is_corruption
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
+from .format import one_line, printable_path
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
 from .walk import fingerprint
@@ -129,7 +130,7 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         checks = [database, _check_sqlite(conn)]
         if checks[-1].ok:
             checks.append(_check_fts(conn))
-            checks.append(_check_files(index, conn))
+            checks.append(_check_files(index, conn, notes))
     finally:
         conn.close()
     if checks[1].ok:  # the query check never sets anything aside: no point on a damaged file
@@ -243,11 +244,20 @@ def _check_fts(conn) -> Check:
     return Check("fts5", True, "integrity-check ok (index matches content)")
 
 
-def _check_files(index, conn) -> Check:
+def _check_files(index, conn, notes: list[str]) -> Check:
     try:
         seen = index.layout.walk(index.settings.max_file_bytes)
     except MemsearchError as ex:
         return Check("files", False, str(ex))
+    # Not problems of the index, but files a search cannot show as written:
+    # say which and why (as `memsearch index` does), never silently.
+    plain = conn.execute("SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL"
+                         " ORDER BY path").fetchall()
+    for what, found in (("left out of the index", [(s.path, s.reason) for s in seen.skipped]),
+                        ("indexed as plain text", plain)):
+        if found:
+            shown = "; ".join(f"{printable_path(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
+            notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
     on_disk = {rel: fingerprint(size, mtime_ns) for rel, (_, size, mtime_ns) in seen.files.items()}
     stored = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
     gone = sorted(stored.keys() - on_disk.keys())

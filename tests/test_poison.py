@@ -321,3 +321,17 @@ def test_no_outside_byte_reaches_the_index_while_a_folder_is_swapped_for_a_link(
             swapper.join()
     assert reads > 0  # the race ran: the inside note was read again and again
     assert seen == 0
+
+
+def test_doctor_names_the_files_indexed_as_plain_text_or_left_out(root, tmp_path):
+    write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
+    write(root, "projects/p/deep.md", POISON["nested-600"])
+    write(root, "projects/p/huge.md", "x" * 2_000_001)
+    exe = os.path.join(os.path.dirname(sys.executable), "memsearch")
+    args = ["--root", str(root), "--db", str(tmp_path / "db")]
+    assert subprocess.run([exe, "index", *args], capture_output=True).returncode == 0
+    run = subprocess.run([exe, "doctor", *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 file(s) indexed as plain text (projects/p/deep.md: frontmatter is too complex" in run.stdout
+    assert "1 file(s) left out of the index (projects/p/huge.md: too large" in run.stdout
+    assert run.stdout.rstrip().endswith("healthy")
