@@ -7,7 +7,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from . import db, migrate, roots as roots_mod, search as search_mod
+from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt
 from .query import plan
@@ -195,6 +195,7 @@ class MemoryIndex:
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
+                "version": __version__,  # of memsearch, for bug reports
             }
 
         return self._guarded(read)
