@@ -166,7 +166,11 @@ class Watcher:
         src = self._source
         self._index = MemoryIndex(roots=src.roots, db_path=src.db_path, settings=src.settings)
         self._index.explicit_db = src.explicit_db
-        self._claim()
+        try:
+            self._claim()
+        except BaseException:  # refused (another watcher) or failed: its connection must not outlive it
+            self._index.close()
+            raise
         with _active_lock:
             _active.add(self)
         _install_overflow_signal()
