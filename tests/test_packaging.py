@@ -141,6 +141,10 @@ def test_install_targets_are_read_as_written():
     assert install_targets(line) == ["memsearch-fts", "memsearch-fts[mcp]", "memsearch[mcp]"]
 
 
+# tomllib is stdlib from 3.11 (on 3.10 settings.py falls back to the declared tomli).
+STDLIB = sys.stdlib_module_names | {"tomllib"}
+
+
 def _third_party_imports() -> dict[str, set[str]]:
     """Top-level modules memsearch/ imports that are not the standard library."""
     found: dict[str, set[str]] = {}
@@ -155,9 +159,20 @@ def _third_party_imports() -> dict[str, set[str]]:
             for name in names:
                 top = name.split(".")[0]
                 # _-prefixed: CPython's private accelerators (_sha2), never on PyPI.
-                if top != "memsearch" and top not in sys.stdlib_module_names and not top.startswith("_"):
+                if top != "memsearch" and top not in STDLIB and not top.startswith("_"):
                     found.setdefault(top, set()).add(path.name)
     return found
+
+
+def _shipping(module: str) -> set[str]:
+    """The installed distributions whose files hold ``module`` (3.10's
+    packages_distributions() reads only top_level.txt, which some wheels
+    lack), else the module's own name."""
+    found = set()
+    for dist in metadata.distributions():
+        if any(f.parts[0] in (module, f"{module}.py") for f in dist.files or ()):
+            found.add(canonical(dist.metadata["Name"]))
+    return found or {canonical(module)}
 
 
 def test_dependencies_are_what_the_package_imports():
@@ -166,7 +181,7 @@ def test_dependencies_are_what_the_package_imports():
     providers = metadata.packages_distributions()
     imported = {}
     for module, files in _third_party_imports().items():
-        dists = {canonical(d) for d in providers.get(module, [module])}
+        dists = {canonical(d) for d in providers.get(module, [])} or _shipping(module)
         imported[module] = dists
         # mcp_server.py is the [mcp] extra's; every other import is a runtime dependency.
         declared = runtime | mcp_extra if files == {"mcp_server.py"} else runtime
