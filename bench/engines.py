@@ -10,8 +10,9 @@ Every engine is built once per tree and then asked questions::
 Paths are relative to the tree root with ``/`` separators. Ties are broken
 by path so that every run ranks identically.
 
-The peers (tantivy, bm25s, ripgrep) are bench-only dependencies, imported
-inside their adapters so that a missing one only disables that engine.
+The peers (tantivy, bm25s, ripgrep) and sqlite-utils (the baseline) are
+bench-only dependencies, imported inside their adapters so that a missing
+one only disables that engine.
 The library itself never imports any of them.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -68,17 +68,19 @@ class Engine:
 
 
 # --------------------------------------------------------------------------
-# The design's plain settings, in stdlib sqlite3
+# The design's plain settings
 
 
 class BaselineEngine(Engine):
-    """memsearch's design with its plain settings, in stdlib sqlite3.
+    """memsearch's design with its plain settings, through sqlite-utils.
 
     A content table plus an external-content FTS5 table over the whole file
     text (frontmatter included: the plain design indexes the file as it is
     on disk), ``unicode61 remove_diacritics 1``, every word quoted and ORed,
     ``bm25`` order, an over-fetch of ``min(3k, 50)`` and hits below 15% of
-    the top score dropped.
+    the top score dropped. sqlite-utils' ``enable_fts(create_triggers=True)``
+    writes the design's table and triggers, and ``search()`` its query
+    (FTS5's ``rank`` is ``bm25()``).
     """
 
     name = "baseline"
@@ -91,42 +93,26 @@ class BaselineEngine(Engine):
     OVERFETCH = 3
     OVERFETCH_MAX = 50
 
-    SCHEMA = """
-        CREATE TABLE files (
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,
-            body TEXT NOT NULL
-        );
-        CREATE VIRTUAL TABLE files_fts USING fts5(
-            body,
-            content='files',
-            content_rowid='id',
-            tokenize='unicode61 remove_diacritics 1'
-        );
-    """
+    TOKENIZE = "unicode61 remove_diacritics 1"
 
-    QUERY = """
-        SELECT files.path, -bm25(files_fts) AS score
-        FROM files_fts JOIN files ON files.id = files_fts.rowid
-        WHERE files_fts MATCH ?
-        ORDER BY bm25(files_fts), files.path
-        LIMIT ?
-    """
+    @classmethod
+    def unavailable(cls) -> str | None:
+        try:
+            import sqlite_utils  # noqa: F401
+        except ImportError:
+            return "sqlite-utils not installed (pip install -e '.[bench]')"
+        return None
 
     def build(self, root: Path) -> None:
-        db_path = self._fresh_scratch() / "baseline.db"
-        self.db = sqlite3.connect(db_path)
-        self.db.executescript(self.SCHEMA)
-        with self.db:
-            for relpath, text in tree_files(root):
-                cursor = self.db.execute(
-                    "INSERT INTO files (path, body) VALUES (?, ?)", (relpath, text)
-                )
-                # What the design's insert trigger does for each new row.
-                self.db.execute(
-                    "INSERT INTO files_fts (rowid, body) VALUES (?, ?)",
-                    (cursor.lastrowid, text),
-                )
+        import sqlite_utils
+
+        self.db = sqlite_utils.Database(self._fresh_scratch() / "baseline.db")
+        files = self.db["files"]
+        files.create({"id": int, "path": str, "body": str}, pk="id", not_null={"path", "body"})
+        files.create_index(["path"], unique=True)
+        # Before the rows: the design fills the index through its insert trigger.
+        files.enable_fts(["body"], create_triggers=True, tokenize=self.TOKENIZE)
+        files.insert_all({"path": relpath, "body": text} for relpath, text in tree_files(root))
 
     @staticmethod
     def fts_query(question: str) -> str:
@@ -139,7 +125,9 @@ class BaselineEngine(Engine):
         if not query:
             return []
         fetch = min(k * self.OVERFETCH, self.OVERFETCH_MAX)
-        rows = self.db.execute(self.QUERY, (query, fetch)).fetchall()
+        # rank ascending is best first; ties go by path, as every engine breaks them.
+        rows = [(row["path"], -row["rank"]) for row in self.db["files"].search(
+            query, order_by="rank, path", columns=["path"], limit=fetch, include_rank=True)]
         if not rows:
             return []
         floor = rows[0][1] * self.FLOOR

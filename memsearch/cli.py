@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from . import db, format as fmt
+from . import __version__, db, format as fmt
 from .commands import EXIT_ERROR, CommandFailed, chosen_roots, open_index, print_warning, run_query
 from .entry import click_exit_code, end_process, entry  # noqa: F401  entry: the console script's first address
 from .errors import MemsearchError
@@ -80,7 +80,9 @@ def log_to_stderr() -> None:
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="memsearch")
+# The version from the package itself, not from the metadata of a distribution
+# named "memsearch": that name on PyPI is another project (README: Installing).
+@click.version_option(__version__, prog_name="memsearch", message="%(prog)s (memsearch-fts) %(version)s")
 def main():
     """Search the Markdown memory that coding agents keep.
 
@@ -261,7 +263,7 @@ def mcp_command(**root_opts):
 
     Register it in a client (e.g. `claude mcp add memsearch -- memsearch mcp
     --root DIR`). Every call searches fresh files. Needs the extra:
-    pip install 'memsearch[mcp]'.
+    pip install 'memsearch-fts[mcp]'.
     """
     # Imported here: `memsearch query` must never pay for the SDK or the tool.
     from .mcp_server import require_sdk, serve

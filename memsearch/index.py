@@ -7,7 +7,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from . import db, migrate, roots as roots_mod, search as search_mod
+from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt, UnknownFilter
 from .query import plan, unmatched
@@ -275,6 +275,7 @@ class MemoryIndex:
                 "database_bytes": _size(self._db_file),
                 "left_out": [x.describe() for x in self.left_out()],
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
+                "version": __version__,  # of memsearch, for bug reports
             }
 
         return self._guarded(read)

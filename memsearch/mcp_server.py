@@ -2,7 +2,7 @@
 
 A thin shell over :mod:`memsearch.tool`: the tool list is ``tool.TOOLS`` and
 every call goes to ``tool.call_tool``. The official SDK (``pip install
-'memsearch[mcp]'``) is imported only inside :func:`serve`, so importing this
+'memsearch-fts[mcp]'``) is imported only inside :func:`serve`, so importing this
 module costs nothing and a missing SDK is one clear error line.
 
 Works with the SDK's 1.x and 2.x low-level servers: 2.x takes its handlers in
@@ -41,7 +41,7 @@ log = logging.getLogger("memsearch.mcp")
 
 
 class McpUnavailable(MemsearchError):
-    """The MCP SDK is not installed: pip install 'memsearch[mcp]'."""
+    """The MCP SDK is not installed: pip install 'memsearch-fts[mcp]'."""
 
 
 def require_sdk() -> None:
@@ -51,7 +51,7 @@ def require_sdk() -> None:
         import mcp.server.stdio  # noqa: F401
     except ImportError as ex:
         raise McpUnavailable(
-            f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch[mcp]'"
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch-fts[mcp]'"
         ) from None
 
 

@@ -167,7 +167,11 @@ class Watcher:
         src = self._source
         self._index = MemoryIndex(roots=src.roots, db_path=src.db_path, settings=src.settings)
         self._index.explicit_db = src.explicit_db
-        self._claim()
+        try:
+            self._claim()
+        except BaseException:  # refused (another watcher) or failed: its connection must not outlive it
+            self._index.close()
+            raise
         with _active_lock:
             _active.add(self)
         _install_overflow_signal()
@@ -690,17 +694,26 @@ def _still(path: str, ino: int) -> bool:
 
 
 def _watched_inodes(observer) -> set[int] | None:
-    fd = getattr(getattr(observer, "_inotify_fd", None), "_inotify_fd", None)
-    if not isinstance(fd, int):
-        return None
-    try:
-        with open(f"/proc/self/fdinfo/{fd}") as f:
-            text = f.read()
-    except OSError:
+    fds = [getattr(getattr(observer, "_inotify_fd", None), "_inotify_fd", None)]
+    if not isinstance(fds[0], int):
+        # watchdog before 7 (the newest on Python 3.10) has an inotify instance
+        # per emitter, and does not watch the subfolders of a folder moved in:
+        # without this look the watcher would never notice and go stale.
+        fds = [getattr(getattr(getattr(e, "_inotify", None), "_inotify", None), "_inotify_fd", None)
+               for e in observer.emitters]
+    if not fds or not all(isinstance(fd, int) for fd in fds):
         return None
     import re
 
-    return {int(ino, 16) for ino in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", text, re.M)}
+    inodes = set()
+    for fd in fds:
+        try:
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                text = f.read()
+        except OSError:
+            return None
+        inodes.update(int(ino, 16) for ino in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", text, re.M))
+    return inodes
 
 
 def max_user_watches() -> int | None:

@@ -1,3 +1,4 @@
+import contextlib
 import json
 import re
 import sqlite3
@@ -55,11 +56,11 @@ def test_segment(text, expected):
 def test_segment_tokens_in_sqlite():
     """What unicode61 makes of the segmented text: bigrams, plus the last
     character of each run, and Latin words as before."""
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(b, tokenize='unicode61 remove_diacritics 2')")
-    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-    db.execute("INSERT INTO t VALUES (?)", (segment("用Docker部署，２０２４年 Café"),))
-    terms = [r[0] for r in db.execute("SELECT term FROM v ORDER BY offset")]
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(b, tokenize='unicode61 remove_diacritics 2')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        db.execute("INSERT INTO t VALUES (?)", (segment("用Docker部署，２０２４年 Café"),))
+        terms = [r[0] for r in db.execute("SELECT term FROM v ORDER BY offset")]
     assert terms == ["用", "docker", "部署", "署", "２０２４", "年", "cafe"]
 
 
@@ -284,7 +285,8 @@ def db():
     db.executescript(SCHEMA)
     for doc_id, body in DOCS.items():
         add(db, doc_id, body)
-    return db
+    yield db
+    db.close()  # unclosed, Python 3.13 warns (ResourceWarning) wherever it is collected
 
 
 def search(db, text, mode=cjk.DEFAULT_WORD_MODE):
@@ -360,24 +362,24 @@ def test_snippets_show_original_text(words, query):
     """Whatever window snippet() picks, the mapped snippet is the original
     text with markers on characters of the query word."""
     body = "".join(words)
-    db = sqlite3.connect(":memory:")
-    db.executescript(SCHEMA)
-    add(db, 1, body)
-    hits = search(db, query)
-    if has_cjk(query) and query in body:
-        assert hits
-    for _, snippet in hits:
-        plain = snippet.replace("<<", "").replace(">>", "")
-        assert all(part in body for part in plain.split("..."))
-        for m in re.finditer("<<(.*?)>>", snippet):
-            marked = m.group(1)
-            # A window may end (or start) inside the word: then the marks
-            # hold the part of it that is shown.
-            cut_after = snippet.startswith("...", m.end()) and any(
-                marked.endswith(query[:k]) for k in range(2, len(query)))
-            cut_before = snippet[: m.start()].endswith("...") and any(
-                marked.startswith(query[k:]) for k in range(1, len(query) - 1))
-            assert query in marked or (len(query) == 1 and marked.startswith(query)) or cut_after or cut_before
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(SCHEMA)
+        add(db, 1, body)
+        hits = search(db, query)
+        if has_cjk(query) and query in body:
+            assert hits
+        for _, snippet in hits:
+            plain = snippet.replace("<<", "").replace(">>", "")
+            assert all(part in body for part in plain.split("..."))
+            for m in re.finditer("<<(.*?)>>", snippet):
+                marked = m.group(1)
+                # A window may end (or start) inside the word: then the marks
+                # hold the part of it that is shown.
+                cut_after = snippet.startswith("...", m.end()) and any(
+                    marked.endswith(query[:k]) for k in range(2, len(query)))
+                cut_before = snippet[: m.start()].endswith("...") and any(
+                    marked.startswith(query[k:]) for k in range(1, len(query) - 1))
+                assert query in marked or (len(query) == 1 and marked.startswith(query)) or cut_after or cut_before
 
 
 # --- segmented(): what reconcile stores ---------------------------------------------

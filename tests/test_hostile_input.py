@@ -106,7 +106,10 @@ def test_raw_fts5_table_accepts_every_built_query():
         except NoSearchableWords:
             pass
 
-    check()
+    try:
+        check()
+    finally:
+        conn.close()
 
 
 # -- file contents (frontmatter and all) ----------------------------------------------

@@ -1,6 +1,8 @@
+import contextlib
 import sqlite3
 
 import pytest
+import sqlite_utils
 
 from memsearch import MemoryIndex, SchemaTooNew
 from memsearch import migrate
@@ -9,22 +11,21 @@ from memsearch import migrate
 def test_schema_tables_columns_and_triggers(tree, tmp_path):
     with MemoryIndex(tree, tmp_path / "db") as idx:
         idx.reconcile()
-    conn = sqlite3.connect(tmp_path / "db")
-    cols = [r[1] for r in conn.execute("PRAGMA table_info(memory_fts)")]
-    for col in ("id", "path", "scope", "scope_id", "type", "body", "fingerprint"):
-        assert col in cols
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
-    assert "content = 'memory_fts'" in sql or "content='memory_fts'" in sql
-    assert "content_rowid" in sql
-    triggers = {name: sql for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type='trigger'")}
-    assert {"memory_fts_ai", "memory_fts_ad", "memory_fts_au"} <= set(triggers)
-    assert "'delete', old.id" in triggers["memory_fts_ad"]
-    assert "'delete', old.id" in triggers["memory_fts_au"]
-    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
-    assert versions == [m[0] for m in migrate.available()]
-    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    # The external-content index agrees with its content table.
-    conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES ('integrity-check')")
+    # sqlite-utils reads the schema as its own FTS support would have written it.
+    with contextlib.closing(sqlite_utils.Database(tmp_path / "db")) as db:
+        assert {"memory_fts", "memory_fts_idx", "memory_roots", "schema_migrations"} <= set(db.table_names())
+        assert {"id", "path", "scope", "scope_id", "type", "body", "fingerprint"} <= set(db["memory_fts"].columns_dict)
+        fts = db["memory_fts_idx"].schema  # external content over memory_fts
+        assert ("content = 'memory_fts'" in fts or "content='memory_fts'" in fts) and "content_rowid" in fts
+        triggers = db.triggers_dict
+        assert {"memory_fts_ai", "memory_fts_ad", "memory_fts_au"} <= set(triggers)
+        assert "'delete', old.id" in triggers["memory_fts_ad"]
+        assert "'delete', old.id" in triggers["memory_fts_au"]
+        versions = [row["version"] for row in db["schema_migrations"].rows_where(order_by="version")]
+        assert versions == [m[0] for m in migrate.available()]
+        assert db.journal_mode == "wal"
+        # The external-content index agrees with its content table.
+        db.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES ('integrity-check')")
 
 
 def test_triggers_keep_index_in_step_through_updates_and_deletes(tree, tmp_path):

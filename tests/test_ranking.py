@@ -1,6 +1,7 @@
 """Ranking (issue 8): stop words, word pairs, Lucene's idf, Porter stemming,
 snippets computed for the shown hits only."""
 
+import contextlib
 import math
 import sqlite3
 
@@ -56,12 +57,12 @@ def test_no_words_is_still_an_error(text):
 
 
 def test_every_string_parses_alone_and_ored():
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 1')")
-    db.execute("INSERT INTO t VALUES ('x')")
     q = plan('a "b" c* NEAR(d) -e AND f:g ^h (i)')
-    for fts in (*q.terms, *q.pairs, q.fts):
-        db.execute("SELECT * FROM t WHERE t MATCH ?", (fts,)).fetchall()
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 1')")
+        db.execute("INSERT INTO t VALUES ('x')")
+        for fts in (*q.terms, *q.pairs, q.fts):
+            db.execute("SELECT * FROM t WHERE t MATCH ?", (fts,)).fetchall()
 
 
 # -- scores --------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import contextlib
 import os
 import sqlite3
 
@@ -118,8 +119,8 @@ def test_root_vanishing_raises_and_keeps_the_index(root, tmp_path):
         os.rename(root, tmp_path / "moved")
         with pytest.raises(RootNotFound):
             idx.search("walrus")
-    conn = sqlite3.connect(tmp_path / "db")
-    assert conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1
+    with contextlib.closing(sqlite3.connect(tmp_path / "db")) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1
 
 
 def test_files_are_never_written(tree, tmp_path):

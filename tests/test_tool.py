@@ -317,7 +317,7 @@ def test_missing_sdk_message(tree, tmp_path):
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1
-    assert "pip install 'memsearch[mcp]'" in out.stderr and out.stderr.startswith("Error: memsearch mcp needs")
+    assert "pip install 'memsearch-fts[mcp]'" in out.stderr and out.stderr.startswith("Error: memsearch mcp needs")
 
 
 # -- hostile reads (issue 14) ------------------------------------------------------
