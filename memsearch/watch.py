@@ -599,16 +599,43 @@ class Watcher:
             raise WatcherError(_limit_message(len(missing), len(dirs)))
 
     def _verify_new(self, new_dirs: set[str]) -> None:
-        dirs = []
-        for path in new_dirs:
+        dirs = _dirs(new_dirs)
+        missing = _unwatched(self._observer, dirs)
+        if missing:
+            missing = self._watch_more(missing)
+        if missing:
+            self._trouble(_limit_message(len(missing), len(dirs), new=True))
+
+    def _watch_more(self, folders: list[str]) -> list[str]:
+        """Watch new folders watchdog left without a watch, each with a
+        recursive watch of its own, and read them again (files may have come
+        before the watch): watchdog before 7 (the newest on Python 3.10)
+        never watches the subfolders of a folder moved into a root. The
+        folders still without a watch (at the watch limit)."""
+        for path in folders:
+            f = next((f for f in self._followed if path.startswith(f.folder.rstrip(os.sep) + os.sep)), None)
+            if f is None:
+                continue
             try:
-                st = os.lstat(path)
+                self._observer.schedule(_Handler(self, f), path, recursive=True)
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                dirs.append((path, st.st_ino))
-        if _unwatched(self._observer, dirs):
-            self._trouble(_limit_message(len(dirs), len(dirs), new=True))
+            with self._cv:
+                self._note(f, path, "created", True)
+        return _unwatched(self._observer, _dirs(folders))
+
+
+def _dirs(paths) -> list[tuple[str, int]]:
+    """(path, inode) of those of ``paths`` that are directories now."""
+    dirs = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            dirs.append((path, st.st_ino))
+    return dirs
 
 
 def _links_under(folder: str, prefix: str) -> set[str]:
