@@ -17,6 +17,10 @@ import threading
 TIMEOUT_S = 60  # the SDK takes seconds to import on a busy machine
 
 
+# memsearch/tool.py's tools, sorted: memory, then conversation history.
+EXPECTED = ["history_search", "memory_read", "memory_search", "read_session_context"]
+
+
 def main(exe: str, version: str, root: str) -> int:
     server = subprocess.Popen([exe, "mcp", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True)
@@ -49,8 +53,8 @@ def main(exe: str, version: str, root: str) -> int:
             server.kill()
             server.wait()
     print(f"mcp: serverInfo {info['name']} {info['version']}, tools/list: {', '.join(tools)}")
-    if (info["name"], info["version"]) != ("memsearch", version) or tools != ["memory_read", "memory_search"]:
-        print(f"mcp: expected memsearch {version} with memory_read and memory_search", file=sys.stderr)
+    if (info["name"], info["version"]) != ("memsearch", version) or tools != EXPECTED:
+        print(f"mcp: expected memsearch {version} with {', '.join(EXPECTED)}", file=sys.stderr)
         return 1
     return 0
 
