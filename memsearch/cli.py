@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from . import __version__, db, format as fmt
+from . import __version__, db, format as fmt, query_args
 from .commands import EXIT_ERROR, CommandFailed, chosen_roots, open_index, print_warning, run_query
 from .entry import click_exit_code, end_process, entry  # noqa: F401  entry: the console script's first address
 from .errors import MemsearchError
@@ -29,13 +29,13 @@ class Failure(click.ClickException):
 
 
 class Command(click.Command):
-    """A command whose CommandFailed (from memsearch.commands) click reports
-    as a Failure."""
+    """A command whose one-line errors (memsearch's own, and CommandFailed
+    from memsearch.commands) click reports as a Failure: exit 2."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except CommandFailed as ex:
+        except (CommandFailed, MemsearchError) as ex:
             raise Failure(str(ex)) from None
 
 
@@ -48,19 +48,34 @@ class Group(click.Group):
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
 
 
+# click's side of the options memsearch.query_args.OPTIONS declares.
+CLICK_ARGS = {
+    "root": {"multiple": True, "type": FOLDER},
+    "db_path": {"type": FILE},
+    "limit": {"type": click.IntRange(1, MAX_LIMIT), "default": DEFAULT_LIMIT, "show_default": True},
+}
+
+
+def option(key: str):
+    o = query_args.BY_KEY[key]
+    extra = {"is_flag": True} if o.flag else {}
+    if o.envvars:
+        extra["envvar"] = list(o.envvars)
+    return click.option(*o.names, o.key, help=o.help, **extra, **CLICK_ARGS.get(key, {}))
+
+
 def roots_option(f):
-    # Several MEMSEARCH_ROOT(S) specs are separated by the path separator (':').
-    return click.option(
-        "--root", "root", multiple=True, type=FOLDER, envvar=["MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"],
-        help="Memory root, repeatable: DIR (a mimo tree), claude, zcode, mimo (their default locations) or"
-             " KIND=DIR (KIND: mimo, claude, zcode, plain). Default: the roots of the config file."
-             " Env: MEMSEARCH_ROOT.")(f)
+    return option("root")(f)
 
 
 def root_options(f):
-    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB",
-                     help="Index database file (default: one per root in the user cache dir). Env: MEMSEARCH_DB.")(f)
-    return roots_option(f)
+    return option("root")(option("db_path")(f))
+
+
+def query_options(f):
+    for o in reversed(query_args.OPTIONS):
+        f = option(o.key)(f)
+    return f
 
 
 def log_to_stderr() -> None:
@@ -96,16 +111,7 @@ def main():
 
 @main.command()
 @click.argument("text", nargs=-1, required=True)
-@root_options
-@click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
-              help="Most hits to show.")
-@click.option("--scope", help="Only this scope (global, projects, sessions; cc, zcode).")
-@click.option("--scope-id", help="Only this scope id (a project or session id; a claude/zcode project folder).")
-@click.option("--type", "type_", help="Only this type (memory, checkpoint, progress, notes, free;"
-                                      " user, feedback, project, reference).")
-@click.option("--no-reconcile", is_flag=True, help="Query the index as it is, without walking the tree first.")
-@click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@query_options
 def query(**params):
     """Search memory for TEXT; the best hits first.
 
@@ -137,8 +143,6 @@ def index(root, db_path, as_json):
     with idx:
         try:
             report = idx.reconcile(progress=progress)
-        except MemsearchError as ex:
-            raise Failure(str(ex)) from None
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
@@ -156,10 +160,7 @@ def index(root, db_path, as_json):
 def status(root, db_path, as_json):
     """Show the root, the index database, its file count and schema version."""
     with open_index(root, db_path) as idx:
-        try:
-            info = idx.status()
-        except MemsearchError as ex:
-            raise Failure(str(ex)) from None
+        info = idx.status()
     if as_json:
         import json
 
@@ -236,10 +237,7 @@ def watch(**root_opts):
         signal.signal(sig, lambda *_: stop.set())
     with open_index(**root_opts) as idx:
         watcher = Watcher(idx)
-        try:
-            watcher.start(wait=False)  # the first reconcile can be long: Ctrl-C must work during it
-        except MemsearchError as ex:
-            raise Failure(str(ex)) from None
+        watcher.start(wait=False)  # the first reconcile can be long: Ctrl-C must work during it
         try:
             while watcher.state == "starting" and watcher.running and not stop.wait(0.1):
                 pass
@@ -247,7 +245,7 @@ def watch(**root_opts):
                 return
             if watcher.state != "ready":
                 raise Failure(watcher.error or f"the watcher is {watcher.state}")
-            count = idx.conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+            count = idx.status()["files"]
             where = idx.root or ", ".join(r.path for r in idx.roots)
             click.echo(f"watching {where} ({count} files, index {idx.db_path}); Ctrl-C to stop", err=True)
             while not stop.wait(0.5) and watcher.running:
@@ -270,10 +268,7 @@ def mcp_command(**root_opts):
 
     log_to_stderr()
     with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import
-        try:
-            require_sdk()
-        except MemsearchError as ex:
-            raise Failure(str(ex)) from None
+        require_sdk()
         serve(idx)
 
 
@@ -292,10 +287,7 @@ def doctor(fix, as_json, **root_opts):
     from .doctor import diagnose, format_report
 
     with open_index(**root_opts) as idx:
-        try:
-            report = diagnose(idx, fix=fix)
-        except MemsearchError as ex:
-            raise Failure(str(ex)) from None
+        report = diagnose(idx, fix=fix)
     if as_json:
         import json
 

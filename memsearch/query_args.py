@@ -13,18 +13,45 @@ click command declares.
 
 import os
 import stat
+from typing import NamedTuple
 
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
+
+class Option(NamedTuple):
+    """One option of `memsearch query`, as both readers of its command line
+    need it: the click command (memsearch.cli builds its options from
+    OPTIONS) and query_kwargs() below."""
+
+    names: tuple[str, ...]  # its spellings
+    key: str  # the keyword click passes it as
+    help: str
+    flag: bool = False
+    envvars: tuple[str, ...] = ()  # when left off: the first of these with a non-empty value (click's rule)
+
+
+OPTIONS = (
+    # Several MEMSEARCH_ROOT(S) specs are separated by the path separator (':').
+    Option(("--root",), "root", "Memory root, repeatable: DIR (a mimo tree), claude, zcode, mimo (their default"
+           " locations) or KIND=DIR (KIND: mimo, claude, zcode, plain, repos). Default: the roots of the config"
+           " file. Env: MEMSEARCH_ROOT.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT")),
+    Option(("--db",), "db_path", "Index database file (default: one per root in the user cache dir)."
+           " Env: MEMSEARCH_DB.", envvars=("MEMSEARCH_DB",)),
+    Option(("--limit", "-n"), "limit", "Most hits to show."),
+    Option(("--scope",), "scope", "Only this scope (global, projects, sessions; cc, zcode; repo)."),
+    Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a claude/zcode project"
+           " folder; a checkout)."),
+    Option(("--type",), "type_", "Only this type (memory, checkpoint, progress, notes, free;"
+           " user, feedback, project, reference; instructions)."),
+    Option(("--no-reconcile",), "no_reconcile", "Query the index as it is, without walking the tree first.", True),
+    Option(("--no-floor",), "no_floor", "Keep low-scoring hits the relative floor would drop.", True),
+    Option(("--json",), "as_json", "Print one JSON object.", True),
+)
+BY_KEY = {o.key: o for o in OPTIONS}
 # Option spelling -> the keyword click passes it as.
-VALUE_OPTIONS = {
-    "--root": "root", "--db": "db_path", "--limit": "limit", "-n": "limit",
-    "--scope": "scope", "--scope-id": "scope_id", "--type": "type_",
-}
-FLAGS = {"--no-reconcile": "no_reconcile", "--no-floor": "no_floor", "--json": "as_json"}
-# What an option left off the command line falls back to: the first of its
-# variables with a non-empty value (click's rule).
-ENVVARS = {"root": ("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"), "db_path": ("MEMSEARCH_DB",)}
+VALUE_OPTIONS = {name: o.key for o in OPTIONS if not o.flag for name in o.names}
+FLAGS = {name: o.key for o in OPTIONS if o.flag for name in o.names}
+ENVVARS = {o.key: o.envvars for o in OPTIONS if o.envvars}
 
 
 def query_kwargs(args, environ=os.environ) -> dict | None:

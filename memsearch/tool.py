@@ -47,8 +47,8 @@ SCOPE_IDS_SHOWN = 60
 # The CLI allows up to 1000 hits; a model reads every one of them into its
 # context, and past a few dozen excerpts a search has failed anyway: better
 # words beat more hits.
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
+TOOL_DEFAULT_LIMIT = 10
+TOOL_MAX_LIMIT = 50
 
 # A query is a few words. A pasted page is a mistake that would OR together
 # hundreds of words, rank nothing and cost a full-index scan.
@@ -127,9 +127,9 @@ SEARCH_SCHEMA: dict[str, Any] = {
         "limit": {
             "type": "integer",
             "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "default": DEFAULT_LIMIT,
-            "description": f"Most hits to return (1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+            "maximum": TOOL_MAX_LIMIT,
+            "default": TOOL_DEFAULT_LIMIT,
+            "description": f"Most hits to return (1 to {TOOL_MAX_LIMIT}, default {TOOL_DEFAULT_LIMIT}).",
         },
     },
     "required": ["query"],
@@ -251,7 +251,7 @@ class SearchArgs:
     scope: str | None = None
     scope_id: str | None = None
     type: str | None = None
-    limit: int = DEFAULT_LIMIT
+    limit: int = TOOL_DEFAULT_LIMIT
 
 
 # -- validation --------------------------------------------------------------
@@ -322,12 +322,12 @@ def _optional_text(args: dict, name: str) -> str | None:
 
 def _limit(value) -> int:
     if value is None:
-        return DEFAULT_LIMIT
+        return TOOL_DEFAULT_LIMIT
     # JSON has one number type: 5.0 is a fine 5, "5" and true are not numbers.
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise ToolArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= TOOL_MAX_LIMIT:
+        raise ToolArgumentError(f"limit must be a whole number from 1 to {TOOL_MAX_LIMIT}, got {value!r}")
     return value
 
 
@@ -584,8 +584,8 @@ HISTORY_SCHEMA: dict[str, Any] = {
         "session": {"type": "string", "minLength": 1, "description": "Only this session id (or its start)."},
         "role": {"type": "string", "enum": list(HISTORY_ROLES), "description": "Only messages of this role."},
         "since": {"type": "string", "minLength": 1, "description": "Only messages from this ISO date or time on."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                  "description": f"Most hits to return (1 to {MAX_LIMIT}, default {DEFAULT_LIMIT})."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": TOOL_MAX_LIMIT, "default": TOOL_DEFAULT_LIMIT,
+                  "description": f"Most hits to return (1 to {TOOL_MAX_LIMIT}, default {TOOL_DEFAULT_LIMIT})."},
     },
     "required": ["query"],
     "additionalProperties": False,
