@@ -4,6 +4,12 @@ Each migration runs in one write transaction together with the row that
 records it, so a crash leaves either the old schema or the new one. The
 applied version is also kept in ``PRAGMA user_version``, which lets every
 open check the schema with one cheap read.
+
+A shipped migration is never edited; a new one recreates only what it
+changes. The sync triggers are on ``memory_fts`` (the content table), so a
+migration that rebuilds ``memory_fts_idx`` (a new tokenizer, as 0005 did)
+need not drop and write them again. ``migrations/schema.sql`` shows the
+schema all of them build, in one file (:func:`schema`).
 """
 
 from __future__ import annotations
@@ -103,6 +109,27 @@ def migrate(conn: sqlite3.Connection) -> int:
             raise
         version = number
     return version
+
+
+def schema() -> str:
+    """The whole schema the migrations build, as SQL: tables, virtual
+    tables, indexes and triggers in the order SQLite keeps them (FTS5's
+    shadow tables, which it makes itself, left out). migrations/schema.sql
+    holds it for readers; tests/test_migrate.py keeps the two equal, and
+    says how to write it again after a migration."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        shadows = {f"{name}_{part}" for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")
+            for part in ("data", "idx", "content", "docsize", "config")}
+        rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
+        version = current_version(conn)
+    finally:
+        conn.close()
+    head = (f"-- Generated from migrations/0001..{version:04d} by memsearch.migrate.schema(): do not edit.\n"
+            f"-- PRAGMA user_version = {version}\n")
+    return head + "".join(f"\n{sql};\n" for name, sql in rows if name not in shadows)
 
 
 def too_new(version: int, latest: int) -> SchemaTooNew:

@@ -101,3 +101,30 @@ def test_bulk_build_leaves_triggers_and_a_consistent_index(root, tmp_path):
         assert [h.path for h in idx.search("okapi")] == ["n/7.md"]
         assert idx.search("word7") == [] and idx.search("word8") == []
         conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+
+
+def test_schema_sql_is_the_schema_the_migrations_build():
+    """migrations/schema.sql is for readers; after a new migration write it
+    again with: python -c "from memsearch.migrate import schema; print(schema(), end='')" > migrations/schema.sql"""
+    from pathlib import Path
+
+    shipped = Path(migrate.migrations_dir()) / "schema.sql"
+    assert shipped.read_text(encoding="utf-8") == migrate.schema()
+    assert migrate.schema().count("CREATE TRIGGER memory_fts_") == 3
+
+
+def test_the_sync_triggers_survive_a_rebuild_of_the_fts_table(tree, tmp_path):
+    """What lets a future migration recreate memory_fts_idx alone: the
+    triggers belong to memory_fts, so dropping the FTS table keeps them."""
+    with MemoryIndex(tree, tmp_path / "index.db") as idx:
+        idx.reconcile()
+        conn = idx.conn
+        triggers = lambda: sorted(r[0] for r in conn.execute(  # noqa: E731
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memory_fts'"))
+        before = triggers()
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_fts_idx'").fetchone()[0]
+        conn.execute("DROP TABLE memory_fts_idx")
+        conn.execute(sql)
+        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx) VALUES ('rebuild')")
+        assert triggers() == before == ["memory_fts_ad", "memory_fts_ai", "memory_fts_au"]
+        assert [h.path for h in idx.search("pgbouncer", reconcile=False)] == ["projects/shop/memory-db.md"]
