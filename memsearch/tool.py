@@ -25,6 +25,7 @@ import functools
 import math
 import os
 import textwrap
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -616,14 +617,20 @@ CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, CONTEXT_SCHEMA)
 TOOLS = (*TOOLS, HISTORY_TOOL, CONTEXT_TOOL)
 
 
+_HISTORIES: "weakref.WeakKeyDictionary[MemoryIndex, Any]" = weakref.WeakKeyDictionary()
+
+
 def history_for(index: MemoryIndex):
-    """The HistoryIndex the history tools of ``index`` use, opened once."""
-    history = getattr(index, "_history_index", None)
+    """The HistoryIndex the history tools of ``index`` use, opened once and
+    closed when ``index`` goes away (an unclosed SQLite connection left to
+    the garbage collector is a ResourceWarning from Python 3.13 on)."""
+    history = _HISTORIES.get(index)
     if history is None:
         from .history import HistoryIndex
 
         history = HistoryIndex(None, index.db_path if getattr(index, "explicit_db", False) else None)
-        index._history_index = history
+        _HISTORIES[index] = history
+        weakref.finalize(index, history.close)
     return history
 
 
