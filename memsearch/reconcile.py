@@ -11,12 +11,11 @@ import sqlite3
 import time
 from contextlib import contextmanager, nullcontext
 from stat import S_ISREG
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import cjk, metadata
 from .db import write_transaction
 from .errors import RootNotFound
-from .record import Record
 from .roots import Layout, Root
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
@@ -70,21 +69,21 @@ ON CONFLICT (path) DO UPDATE SET
 """
 
 
-class ReconcileReport(Record):
+class ReconcileReport(NamedTuple):
     """What a reconcile did. ``malformed``: files in the index whose
     frontmatter was ignored (they are indexed as plain text), with the
     reason; all of them, not only those read now. ``left_out``: files the
     roots' kinds never index though they look like memory (an index build
     counts them, see MemoryIndex.left_out), each a LeftOut."""
 
-    __slots__ = __match_args__ = ("added", "updated", "removed", "unchanged", "skipped", "seconds", "malformed",
-                                  "left_out")
-
-    def __init__(self, added: tuple[str, ...] = (), updated: tuple[str, ...] = (), removed: tuple[str, ...] = (),
-                 unchanged: int = 0, skipped: tuple[Skipped, ...] = (), seconds: float = 0.0,
-                 malformed: tuple[Skipped, ...] = (), left_out: tuple = ()):
-        self._set(added=added, updated=updated, removed=removed, unchanged=unchanged, skipped=skipped,
-                  seconds=seconds, malformed=malformed, left_out=tuple(left_out))
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: int = 0
+    skipped: tuple[Skipped, ...] = ()
+    seconds: float = 0.0
+    malformed: tuple[Skipped, ...] = ()
+    left_out: tuple = ()
 
     @property
     def changed(self) -> bool:
@@ -100,20 +99,20 @@ class ReconcileReport(Record):
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
 
 
-class LeftOut(Record):
+class LeftOut(NamedTuple):
     """Files a root leaves out by design, counted: ``files`` of them under
     ``root`` (its name), ``reason``, and ``hint``: what includes them."""
 
-    __slots__ = __match_args__ = ("root", "files", "reason", "hint")
-
-    def __init__(self, root: str, files: int, reason: str, hint: str):
-        self._set(root=root, files=files, reason=reason, hint=hint)
+    root: str
+    files: int
+    reason: str
+    hint: str
 
     def describe(self) -> str:
         return f"{self.files} Markdown files in {self.root} {self.reason}: {self.hint}"
 
     def to_dict(self) -> dict:
-        return {"root": self.root, "files": self.files, "reason": self.reason, "hint": self.hint}
+        return self._asdict()
 
 
 class _Plan:

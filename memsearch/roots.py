@@ -17,12 +17,12 @@ root that is turned off loses its rows at the next reconcile.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from . import discover
 from .errors import MemsearchError, RootNotFound
 from .layout import classify, file_type
 from .memory_file import MEMORY_DIR, link_target_refusal
-from .record import Record
 from .walk import Known, Walk, printable_name, walk
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
@@ -55,29 +55,38 @@ TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback"
 LABEL_SEP = ":"
 
 
-class Root(Record):
+class _RootFields(NamedTuple):
+    kind: str = "mimo"
+    path: str | None = None
+    name: str | None = None
+
+
+class Root(_RootFields):
     """A memory root: its kind, its folder (None: the kind's default
     location) and its name (None: ``cc``, ``zcode``, ``mimo`` or the folder's
-    name). :func:`resolve` fills both in. Immutable, compared by value."""
+    name). :func:`resolve` fills both in. Immutable, compared by value.
+    (A subclass of its fields, as a NamedTuple cannot check them itself.)"""
 
-    __slots__ = ("kind", "path", "name", "_key")
-    __match_args__ = ("kind", "path", "name")
+    __slots__ = ()
 
-    def __init__(self, kind: str = "mimo", path: str | None = None, name: str | None = None):
-        self._set(kind=kind, path=path, name=name, _key=None)
+    def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
         if name is not None and (not name or LABEL_SEP in name or "/" in name):
             raise ValueError(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
+        return super().__new__(cls, kind, path, name)
+
+    def _replace(self, **changes) -> "Root":
+        """A copy with some fields changed, checked again (NamedTuple's own
+        _replace skips __new__)."""
+        return Root(**{**self._asdict(), **changes})
 
     @property
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
         kind or folder changes is a different root, and its rows are redone.
-        (Computed once: it resolves symlinks, and every indexed file asks.)"""
-        if self._key is None:
-            self._set(_key=f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind)
-        return self._key
+        (It resolves symlinks: Layout computes it once per root.)"""
+        return f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind
 
     @classmethod
     def parse(cls, spec: str) -> "Root":
@@ -234,6 +243,7 @@ class Layout:
         self.roots = roots
         self.labelled = len(roots) > 1
         self.by_label = {self.label(r): r for r in roots}
+        self.keys = {r: r.key for r in roots}  # every file described asks for its root's key
         self._split_for = None  # (known dict, partition) cache
 
     def scopes(self) -> tuple[str, ...]:
@@ -265,16 +275,16 @@ class Layout:
         parts = rel.split("/")
         if root.kind == "mimo":
             scope, scope_id, kind = classify(rel)
-            return root.key, scope, scope_id, kind
+            return self.keys[root], scope, scope_id, kind
         declared = meta.type if meta is not None else None
         kind = declared or file_type(parts[-1:])
         if root.kind == "plain":
-            return root.key, None, None, kind
+            return self.keys[root], None, None, kind
         if root.kind == "repos":
             if declared is None and discover.is_instructions(rel):
                 kind = discover.INSTRUCTIONS
-            return root.key, discover.SCOPE, parts[0], kind
-        return root.key, SCOPE_OF_KIND[root.kind], parts[0], kind
+            return self.keys[root], discover.SCOPE, parts[0], kind
+        return self.keys[root], SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
     def starts(self) -> list[tuple[str, str, bool]]:

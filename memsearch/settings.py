@@ -15,9 +15,7 @@ Every constant a user may want to change can be set in the config file
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-from .record import Record
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # the functions below hand out Paths, but a query never imports pathlib (~5 ms)
     from pathlib import Path
@@ -64,16 +62,14 @@ SYNC_TIMEOUT_S = 1.0
 MANIFEST_LIMIT = 200
 
 
-class Settings(Record):
-    """The values above as the config file sets them; immutable (a Record,
-    not a frozen dataclass: every `memsearch query` imports this module)."""
+class Settings(NamedTuple):
+    """The values above as the config file sets them; immutable."""
 
-    __slots__ = __match_args__ = ("floor", "reconcile", "max_file_bytes", "manifest_limit", "sync_timeout")
-
-    def __init__(self, floor: float = FLOOR, reconcile: bool = RECONCILE, max_file_bytes: int = MAX_FILE_BYTES,
-                 manifest_limit: int = MANIFEST_LIMIT, sync_timeout: float = SYNC_TIMEOUT_S):
-        self._set(floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes, manifest_limit=manifest_limit,
-                  sync_timeout=sync_timeout)
+    floor: float = FLOOR
+    reconcile: bool = RECONCILE
+    max_file_bytes: int = MAX_FILE_BYTES
+    manifest_limit: int = MANIFEST_LIMIT
+    sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None."""
