@@ -32,7 +32,7 @@ from .errors import DatabaseCorrupt, MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import apply_floor, cap, fetch_size, idf_factor, lucene_idf, short_repr, strings, _varint
 from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
-from .settings import _cache_folder, load_settings, path_text, read_config
+from .settings import load_settings, path_text, read_config
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
 # Bytes kept of a transcript's start and of the end of what was read: the
@@ -134,7 +134,7 @@ def configured_roots() -> list[str]:
 def default_db_file(roots: tuple[str, ...]) -> str:
     """One database per set of transcript roots, in the user cache folder."""
     digest = hashlib.sha256("\n".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return os.path.join(_cache_folder(), f"history-{digest}.db")
+    return os.path.join(db.cache_folder(), f"history-{digest}.db")
 
 
 class HistoryIndex:

@@ -12,9 +12,10 @@ from .freshness import Freshness, describe as describe_watcher, sync as sync_wit
 from .errors import DatabaseCorrupt, UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
-from .roots import SCOPES_OF_KIND, TYPES, Layout, Root
+from .layout import Layout
+from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_settings, path_text, roots_db_file
+from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, load_settings, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -117,9 +118,9 @@ class MemoryIndex:
         if db_path:
             self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
         elif self.root is not None:
-            self._db_file = default_db_file(self.root)
+            self._db_file = db.default_db_file(self.root)
         else:
-            self._db_file = roots_db_file(r.key for r in self.roots)
+            self._db_file = db.roots_db_file(r.key for r in self.roots)
         self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
 

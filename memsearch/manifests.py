@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from . import metadata
 from .format import printable_path
-from .roots import Layout, Root, resolve
+from .layout import Layout
+from .roots import Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
 # The frontmatter must close within this many lines to be read.

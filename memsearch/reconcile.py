@@ -16,7 +16,8 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from . import cjk, metadata
 from .db import write_transaction
 from .errors import RootNotFound
-from .roots import Layout, Root
+from .layout import Layout
+from .roots import Root
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
 # A file modified this close to the moment it was read may be modified again

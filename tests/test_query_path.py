@@ -16,7 +16,8 @@ import pytest
 
 from memsearch import MemoryIndex, Root, SearchResult, migrate
 from memsearch.query import Query, plan
-from memsearch.settings import default_db_path, path_text, roots_db_path
+from memsearch.db import default_db_path, roots_db_path
+from memsearch.settings import path_text
 
 # Stdlib modules a query without --json has no use for (click itself loads
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
