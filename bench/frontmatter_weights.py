@@ -74,9 +74,9 @@ def worker(src: str, config: dict) -> dict:
     bodies = ["core"] if config["core"] else ["body", "whole"]
     for body in bodies:
         if body == "whole":
-            import memsearch.reconcile as reconcile_mod
+            import memsearch.prepare as prepare_mod
 
-            reconcile_mod.indexed_body = lambda text, meta: text  # the file as it is on disk
+            prepare_mod.indexed_body = lambda text, meta: text  # the file as it is on disk
         for unit, trees in config["trees"].items():
             per_weights: dict = {}
             for t, (root, questions) in enumerate(trees):

@@ -10,7 +10,7 @@ overlaps for real on a machine with two cores or more.
 
 The child runs this same module (the parent's copy of memsearch, whatever
 sys.path says), gets the list of files on stdin and sends back, in order,
-what :func:`memsearch.reconcile.prepare_one` made of each, pickled in chunks. If
+what :func:`memsearch.prepare.prepare_one` made of each, pickled in chunks. If
 it cannot start or dies midway, the parent reads the rest itself: the child
 is a speed-up, never a dependency.
 """
@@ -23,6 +23,8 @@ import subprocess
 import sys
 from typing import Iterator
 
+from .prepare import prepare_one
+
 # Files per pickled chunk: large enough that pickling overhead is small,
 # small enough that the parent starts writing at once.
 CHUNK = 256
@@ -34,9 +36,7 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 
 def prepared(infos: list) -> Iterator[tuple]:
-    """(info, prepare_one(info)) for every FileInfo of ``infos``, in order."""
-    from .reconcile import prepare_one
-
+    """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
     done = 0
     proc = _start()
     try:
@@ -46,7 +46,7 @@ def prepared(infos: list) -> Iterator[tuple]:
                     yield infos[done], item
                     done += 1
         for info in infos[done:]:  # none, unless the child failed
-            yield info, prepare_one(info)
+            yield info, prepare_one(info.relpath, info.abspath)
     finally:
         if proc is not None:
             _stop(proc)
@@ -110,7 +110,7 @@ def _results(proc: subprocess.Popen, infos: list) -> Iterator[list]:
     # The child reads the whole list before it writes anything, so writing
     # it all first cannot deadlock on full pipes.
     try:
-        pickle.dump([tuple(info) for info in infos], proc.stdin, pickle.HIGHEST_PROTOCOL)
+        pickle.dump([(info.relpath, info.abspath) for info in infos], proc.stdin, pickle.HIGHEST_PROTOCOL)
     finally:
         proc.stdin.close()
     while (chunk := pickle.load(proc.stdout)) is not None:
@@ -127,12 +127,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def serve() -> None:
     """The child: prepare every file listed on stdin, answer on stdout."""
-    from .reconcile import prepare_one
-    from .walk import FileInfo
-
-    infos = [FileInfo(*fields) for fields in pickle.load(sys.stdin.buffer)]
+    files = pickle.load(sys.stdin.buffer)  # (relpath, abspath) pairs
     out = sys.stdout.buffer
-    for start in range(0, len(infos), CHUNK):
-        pickle.dump([prepare_one(info) for info in infos[start:start + CHUNK]], out, pickle.HIGHEST_PROTOCOL)
+    for start in range(0, len(files), CHUNK):
+        pickle.dump([prepare_one(*file) for file in files[start:start + CHUNK]], out, pickle.HIGHEST_PROTOCOL)
     pickle.dump(None, out)
     out.flush()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
 from .db import is_corruption
@@ -49,8 +49,7 @@ from .walk import fingerprint
 EXAMPLES = 5
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     name: str  # database | sqlite | fts5 | files | query
     ok: bool
     detail: str
@@ -62,12 +61,11 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class DoctorReport:
+class DoctorReport(NamedTuple):
     database: str
     found: tuple[Check, ...]  # the checks as first run
     fixed: tuple[str, ...] = ()  # what --fix did
-    remaining: tuple[Check, ...] = field(default=())  # the checks after the fixes (= found without fix)
+    remaining: tuple[Check, ...] = ()  # the checks after the fixes (= found without fix)
     notes: tuple[str, ...] = ()  # worth knowing, not problems
 
     @property

@@ -24,16 +24,15 @@ import os
 import sqlite3
 import time
 from datetime import timezone
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import DatabaseCorrupt, MemsearchError, SessionNotFound
 from .query import Query, plan
-from .record import Record
-from .search import apply_floor, cap, fetch_size, idf_factor, lucene_idf, strings, _varint
+from .search import apply_floor, cap, fetch_size, idf_factor, lucene_idf, short_repr, strings, _varint
 from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
-from .settings import _cache_folder, load_settings, path_text, read_config
+from .settings import load_settings, path_text, read_config
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
 # Bytes kept of a transcript's start and of the end of what was read: the
@@ -48,23 +47,25 @@ COMMIT_BYTES = 32 << 20
 Progress = Callable[[int, int], None]
 
 
-class HistoryReport(Record):
+class HistoryReport(NamedTuple):
     """What a refresh did: transcripts read (``grown``: from their old end;
     ``reread``: rewritten, so from the start), removed, the messages added,
     the bytes read from transcripts, lines skipped (malformed, overlong),
     files that could not be read (path, reason) and the time taken."""
 
-    __slots__ = __match_args__ = ("new", "grown", "reread", "removed", "unchanged", "messages", "bytes_read",
-                                  "skipped_lines", "skipped", "seconds")
-
-    def __init__(self, new: int = 0, grown: int = 0, reread: int = 0, removed: int = 0, unchanged: int = 0,
-                 messages: int = 0, bytes_read: int = 0, skipped_lines: int = 0,
-                 skipped: tuple[tuple[str, str], ...] = (), seconds: float = 0.0):
-        self._set(new=new, grown=grown, reread=reread, removed=removed, unchanged=unchanged, messages=messages,
-                  bytes_read=bytes_read, skipped_lines=skipped_lines, skipped=skipped, seconds=seconds)
+    new: int = 0
+    grown: int = 0
+    reread: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    messages: int = 0
+    bytes_read: int = 0
+    skipped_lines: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        data = {name: getattr(self, name) for name in self.__match_args__}
+        data = self._asdict()
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         data["seconds"] = round(self.seconds, 4)
         return data
@@ -75,16 +76,19 @@ class HistoryReport(Record):
                 f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
-class HistoryHit(Record):
+class HistoryHit(NamedTuple):
     """One message found: its session, project, time, role, score, an
     excerpt with the matches marked, and the transcript it is in."""
 
-    __slots__ = __match_args__ = ("session", "project", "at", "role", "score", "snippet", "file", "sidechain", "uuid")
-
-    def __init__(self, session: str, project: str, at: str | None, role: str, score: float, snippet: str,
-                 file: str, sidechain: bool = False, uuid: str | None = None):
-        self._set(session=session, project=project, at=at, role=role, score=score, snippet=snippet, file=file,
-                  sidechain=sidechain, uuid=uuid)
+    session: str
+    project: str
+    at: str | None
+    role: str
+    score: float
+    snippet: str
+    file: str
+    sidechain: bool = False
+    uuid: str | None = None
 
     def to_dict(self) -> dict:
         return {"session": self.session, "project": self.project, "at": self.at, "role": self.role,
@@ -92,25 +96,27 @@ class HistoryHit(Record):
                 "sidechain": self.sidechain, "uuid": self.uuid}
 
 
-class HistoryResult(Record):
+class HistoryResult(NamedTuple):
     """Hits, best first, plus how they were found (``floored``: candidates
     the relative floor dropped; ``refresh``: the HistoryReport, or None)."""
 
-    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "refresh")
-    _repr_fields = ("query", "fts_query", "hits", "floored")
+    query: str
+    fts_query: str
+    hits: list[HistoryHit]
+    floored: int
+    refresh: HistoryReport | None = None
 
-    def __init__(self, query: str, fts_query: str, hits: list[HistoryHit], floored: int,
-                 refresh: HistoryReport | None = None):
-        self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, refresh=refresh)
+    def __repr__(self) -> str:
+        return short_repr(self, 4)
 
 
-class Message(Record):
+class Message(NamedTuple):
     """One cleaned message of a session, in order (see :meth:`HistoryIndex.session_messages`)."""
 
-    __slots__ = __match_args__ = ("role", "at", "text", "sidechain")
-
-    def __init__(self, role: str, at: str | None, text: str, sidechain: bool = False):
-        self._set(role=role, at=at, text=text, sidechain=sidechain)
+    role: str
+    at: str | None
+    text: str
+    sidechain: bool = False
 
 
 def configured_roots() -> list[str]:
@@ -128,7 +134,7 @@ def configured_roots() -> list[str]:
 def default_db_file(roots: tuple[str, ...]) -> str:
     """One database per set of transcript roots, in the user cache folder."""
     digest = hashlib.sha256("\n".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return os.path.join(_cache_folder(), f"history-{digest}.db")
+    return os.path.join(db.cache_folder(), f"history-{digest}.db")
 
 
 class HistoryIndex:

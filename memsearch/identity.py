@@ -30,8 +30,9 @@ import uuid
 from pathlib import Path
 
 from .errors import MemsearchError
+from .memory_file import MEMORY_DIR
+from .roots import ZCODE_PROJECTS, ZCODE_STORAGE
 
-ZCODE_PROJECTS = ("cli", "memories", "projects")
 ZCODE_SLUG_MAX = 48
 ZCODE_HASH_HEX = 16
 ZCODE_IDENTITY_SLUG = "project"
@@ -49,7 +50,7 @@ _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
 def zcode_storage() -> Path:
     """ZCode's storage folder: ``~/.zcode``."""
-    return Path(os.path.expanduser("~")) / ".zcode"
+    return Path(os.path.expanduser("~")) / ZCODE_STORAGE
 
 
 def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
@@ -96,7 +97,7 @@ def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: st
     """``<storage>/cli/memories/projects/<slug>-<hash16>/memory`` (not created)."""
     base = Path(os.path.expanduser(os.fspath(storage))) if storage is not None else zcode_storage()
     folder = zcode_project_folder(workspace, identity=identity, windows=windows)
-    return base.joinpath(*ZCODE_PROJECTS, folder, "memory")
+    return base.joinpath(*ZCODE_PROJECTS.split("/"), folder, MEMORY_DIR)
 
 
 # -- MiMo ---------------------------------------------------------------------------

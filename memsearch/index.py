@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt, UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
-from .record import Record
-from .roots import SCOPES_OF_KIND, TYPES, Layout, Root
-from .search import Hit
-from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, default_db_file, load_settings, path_text, roots_db_file
+from .layout import Layout
+from .roots import SCOPES_OF_KIND, TYPES, Root
+from .search import Hit, short_repr
+from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, load_settings, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,7 +52,7 @@ def _shown(value) -> str:
     return shown if len(shown) <= 100 else shown[:100] + "..."
 
 
-class SearchResult(Record):
+class SearchResult(NamedTuple):
     """Hits plus what a caller may want to show about how they were found.
 
     ``floored``: candidates the relative floor dropped; ``freshness``: the
@@ -60,14 +60,16 @@ class SearchResult(Record):
     ``unmatched``: the searched words no file holds (the hits match the
     others only)."""
 
-    __slots__ = __match_args__ = ("query", "fts_query", "hits", "floored", "reconcile", "freshness", "unmatched")
-    _repr_fields = ("query", "fts_query", "hits", "floored")
+    query: str
+    fts_query: str
+    hits: list[Hit]
+    floored: int
+    reconcile: ReconcileReport | None = None
+    freshness: Freshness | None = None
+    unmatched: tuple[str, ...] = ()
 
-    def __init__(self, query: str, fts_query: str, hits: list[Hit], floored: int,
-                 reconcile: ReconcileReport | None = None, freshness: Freshness | None = None,
-                 unmatched: tuple[str, ...] = ()):
-        self._set(query=query, fts_query=fts_query, hits=hits, floored=floored, reconcile=reconcile,
-                  freshness=freshness, unmatched=tuple(unmatched))
+    def __repr__(self) -> str:
+        return short_repr(self, 4)
 
 
 class MemoryIndex:
@@ -116,9 +118,9 @@ class MemoryIndex:
         if db_path:
             self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
         elif self.root is not None:
-            self._db_file = default_db_file(self.root)
+            self._db_file = db.default_db_file(self.root)
         else:
-            self._db_file = roots_db_file(r.key for r in self.roots)
+            self._db_file = db.roots_db_file(r.key for r in self.roots)
         self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
 
@@ -158,7 +160,7 @@ class MemoryIndex:
         repos root, nested instruction files are looked for too). The report
         counts what the roots leave out (see :meth:`left_out`)."""
         report = self._guarded(lambda: self._reconcile(progress), refill=False)
-        return report._replace(left_out=self.left_out())
+        return report._replace(left_out=tuple(self.left_out()))
 
     def left_out(self) -> list:
         """What the roots never index though it is agent memory: Markdown in
@@ -222,7 +224,7 @@ class MemoryIndex:
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
-        keys = [r.key for r in self.roots]
+        keys = list(self.layout.keys.values())
         counts: dict[str, int] = {}
         hits, floored = self._guarded(
             lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,

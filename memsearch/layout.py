@@ -1,4 +1,7 @@
-"""What a file's place in the memory tree says about it: scope, scope id, type.
+"""What a file's place says about it, and the walk over all the roots of one
+index (:class:`Layout`).
+
+In a mimo tree the path gives scope, scope id and type:
 
     <scope>/<scope_id>/<key>.md            scope in global | projects | sessions
     sessions/<id>/tasks/<TID>/progress.md  type progress
@@ -8,19 +11,27 @@
 
 Any other Markdown file under the root is indexed with no scope. As in
 MiMo Code itself, only the memory class ignores letter case:
-``Checkpoint.md`` or ``tasks/T1/Progress.md`` is ``free``.
+``Checkpoint.md`` or ``tasks/T1/Progress.md`` is ``free``. The other kinds
+(memsearch.roots) take the scope from the kind, the scope id from the
+project folder, and the type from the frontmatter first.
 """
 
 from __future__ import annotations
 
-SCOPES = ("global", "projects", "sessions")
+import os
+
+from . import discover
+from .errors import RootNotFound
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, link_target_refusal
+from .roots import LABEL_SEP, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
+from .walk import Known, Walk, printable_name, walk
 
 
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
     """(scope, scope_id, type) of a '/'-separated path relative to the root."""
     parts = relpath.split("/")
     scope = scope_id = None
-    if len(parts) >= 3 and parts[0] in SCOPES:
+    if len(parts) >= 3 and parts[0] in MIMO_SCOPES:
         scope, scope_id = parts[0], parts[1]
     return scope, scope_id, file_type(parts)
 
@@ -35,3 +46,176 @@ def file_type(parts: list[str]) -> str:
     if name.endswith(".md") and (name == "checkpoint.md" or name.startswith("checkpoint-")):
         return "checkpoint"
     return "free"
+
+
+class Layout:
+    """The roots of one index: how to walk them, how their paths are shown,
+    and what a path says about a file."""
+
+    def __init__(self, roots: tuple[Root, ...]):
+        self.roots = roots
+        self.labelled = len(roots) > 1
+        self.by_label = {self.label(r): r for r in roots}
+        self.keys = {r: r.key for r in roots}  # every file described asks for its root's key
+        self._split_for = None  # (known dict, partition) cache
+
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes hits of these roots can have, in a stable order."""
+        return tuple(dict.fromkeys(s for r in self.roots for s in SCOPES_OF_KIND[r.kind]))
+
+    def label(self, root: Root) -> str:
+        return f"{root.name}{LABEL_SEP}" if self.labelled else ""
+
+    def owner(self, path: str) -> tuple[Root, str]:
+        """(root, path relative to that root) of a shown path."""
+        if not self.labelled:
+            return self.roots[0], path
+        name, sep, rel = path.partition(LABEL_SEP)
+        root = self.by_label.get(name + sep)
+        if root is None:
+            raise KeyError(path)
+        return root, rel
+
+    def locate(self, path: str) -> str:
+        """The file behind a shown path."""
+        root, rel = self.owner(path)
+        return os.path.join(root.path, *rel.split("/"))
+
+    def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
+        """(root key, scope, scope id, type) of a file, from where it is and
+        what its frontmatter declares (``meta``: metadata.Metadata or None)."""
+        root, rel = self.owner(path)
+        parts = rel.split("/")
+        if root.kind == "mimo":
+            scope, scope_id, kind = classify(rel)
+            return self.keys[root], scope, scope_id, kind
+        declared = meta.type if meta is not None else None
+        kind = declared or file_type(parts[-1:])
+        if root.kind == "plain":
+            return self.keys[root], None, None, kind
+        if root.kind == "repos":
+            if declared is None and discover.is_instructions(rel):
+                kind = discover.INSTRUCTIONS
+            return self.keys[root], discover.SCOPE, parts[0], kind
+        return self.keys[root], SCOPE_OF_KIND[root.kind], parts[0], kind
+
+    # -- walking ------------------------------------------------------------------
+    def starts(self) -> list[tuple[str, str, bool]]:
+        """(folder, prefix of its shown paths, must exist) for every folder to walk."""
+        out = []
+        for root in self.roots:
+            label = self.label(root)
+            if root.kind in SCOPE_OF_KIND:
+                for project in _project_folders(root.path):
+                    name = project if project.isascii() else printable_name(project)
+                    out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
+            else:
+                out.append((root.path, label, True))
+        return out
+
+    def walk(self, max_file_bytes: int, known: dict[str, str] | None = None,
+             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
+        """walk.walk over every root, as one walk of one tree of shown paths.
+        ``deep``: look for nested instruction files in repos roots too (an
+        index build; a query only probes the known places, see
+        memsearch.discover)."""
+        plain_walk = walker
+        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
+
+        def walk(folder, max_bytes, indexed, again, prefix):
+            if prefix in repos:
+                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
+            return plain_walk(folder, max_bytes, indexed, again)
+
+        starts = self.starts()
+        whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
+        parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
+        if whole:
+            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
+        total = Walk()
+        for folder, prefix, required in starts:
+            mine, indexed = parts.get(prefix, ({}, None))
+            again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
+            try:
+                seen = walk(folder, max_file_bytes, indexed, again, prefix)
+            except RootNotFound:
+                if required:
+                    raise
+                total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
+                continue
+            total.unchanged += seen.unchanged
+            if not prefix:
+                total.files.update(seen.files)
+                total.skipped.extend(seen.skipped)
+                total.missing.extend(seen.missing)
+                continue
+            total.files.update((prefix + rel, info) for rel, info in seen.files.items())
+            total.skipped.extend(s._replace(path=prefix + s.path) for s in seen.skipped)
+            total.missing.extend(prefix + rel for rel in seen.missing)
+        total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
+        return total
+
+    def _partition(self, known: dict[str, str], prefixes: list[str], whole: bool = False
+                   ) -> tuple[dict[str, tuple[dict[str, str], Known]], list[str]]:
+        """The known fingerprints split by the folder they belong to (keyed
+        relative to it, and as the walk looks them up), and the paths that
+        belong to none. ``whole``: one folder holds them all. Kept while
+        ``known`` is the same object: the index caches it until the
+        database changes."""
+        cached = self._split_for
+        if cached is not None and cached[0] is known and cached[1] == prefixes:
+            return cached[2], cached[3]
+        if whole:
+            parts: dict[str, dict[str, str]] = {"": known}
+            gone: list[str] = []
+        else:
+            wanted = set(prefixes)
+            parts, gone = {}, []
+            for path, fp in known.items():
+                prefix = self._prefix_of(path)
+                if prefix in wanted:
+                    parts.setdefault(prefix, {})[path[len(prefix):]] = fp
+                else:
+                    gone.append(path)
+        indexed = {prefix: (mine, Known(mine)) for prefix, mine in parts.items()}
+        self._split_for = (known, list(prefixes), indexed, gone)
+        return indexed, gone
+
+    def _prefix_of(self, path: str) -> str:
+        label = ""
+        rest = path
+        if self.labelled:
+            name, sep, rest = path.partition(LABEL_SEP)
+            label = name + sep
+            root = self.by_label.get(label)
+        else:
+            root = self.roots[0]
+        if root is None or root.kind not in SCOPE_OF_KIND:
+            return label
+        project, sep, below = rest.partition("/")
+        folder, sep2, _ = below.partition("/")
+        if not sep or not sep2 or folder != MEMORY_DIR:
+            return label + rest  # not where this kind keeps memory: matches no folder
+        return f"{label}{project}/{MEMORY_DIR}/"
+
+
+def _project_folders(path: str) -> list[str]:
+    """The project folders of a claude / zcode root that have a memory folder."""
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        raise RootNotFound(f"memory root vanished: {path}") from None
+    except OSError as ex:
+        raise RootNotFound(f"memory root cannot be read: {path} ({ex.strerror})") from None
+    # The walk starts at each <project>/memory and follows links inside it
+    # only; a project or memory folder that is itself a link must lead to a
+    # folder inside the root (as memory_file.open_memory_file reads them).
+    real_root = os.path.realpath(path)
+    found = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        memory = os.path.realpath(os.path.join(entry.path, MEMORY_DIR))
+        if os.path.isdir(memory) and link_target_refusal(real_root, memory, is_dir=True) is None:
+            found.append(entry.name)
+    return sorted(found)

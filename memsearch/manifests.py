@@ -13,13 +13,14 @@ most 200 files::
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import islice
+from typing import NamedTuple
 
 from . import metadata
 from .format import printable_path
-from .roots import Layout, Root, resolve
+from .layout import Layout
+from .roots import Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
 # The frontmatter must close within this many lines to be read.
@@ -29,8 +30,7 @@ HEAD_LINES = 30
 INDEX_NAME = "MEMORY.md"
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
+class ManifestEntry(NamedTuple):
     path: str  # as in search results: relative to the root, "<name>:"-prefixed when several
     file: str  # absolute
     description: str | None

@@ -34,6 +34,9 @@ PATH_MAX = 4096
 # The kernel gives up after 40 links in one lookup (ELOOP); so do we.
 MAX_LINKS = 40
 
+# The top folders of a mimo tree, each a scope (see memsearch.layout).
+MIMO_SCOPES = ("global", "projects", "sessions")
+
 # A claude or zcode project keeps its memory in this folder of its own.
 MEMORY_DIR = "memory"
 PROJECT_KINDS = ("claude", "zcode")

@@ -35,8 +35,7 @@ frontmatter like any other.
 from __future__ import annotations
 
 import re
-
-from .record import Record
+from typing import NamedTuple
 
 # The memory types Claude Code and ZCode give a file; anything else in the
 # frontmatter is not a type memsearch can filter on.
@@ -59,16 +58,16 @@ MAX_PAIRS = 20_000  # key/value pairs that merge keys ('<<') may copy in
 MAX_FIELD = 20_000  # characters of a flattened name or description, and items visited to flatten it
 
 
-class Metadata(Record):
+class Metadata(NamedTuple):
     """What a file's frontmatter says. ``type``: one of MEMORY_TYPES, else
     None; ``body``: the text after the frontmatter (all of it when there is
     none); ``error``: why the frontmatter was ignored."""
 
-    __slots__ = __match_args__ = ("name", "description", "type", "body", "error")
-
-    def __init__(self, name: str | None = None, description: str | None = None, type: str | None = None,
-                 body: str = "", error: str | None = None):
-        self._set(name=name, description=description, type=type, body=body, error=error)
+    name: str | None = None
+    description: str | None = None
+    type: str | None = None
+    body: str = ""
+    error: str | None = None
 
 
 def parse(text: str) -> Metadata:

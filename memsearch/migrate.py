@@ -27,12 +27,6 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
-def migrations_dir() -> Path:
-    from pathlib import Path
-
-    return Path(_migrations_folder())
-
-
 def _migrations_folder() -> str:
     # Installed: shipped inside the package. Source checkout: the repo's top level.
     here = os.path.dirname(os.path.realpath(__file__))

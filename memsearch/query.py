@@ -25,10 +25,10 @@ for ``("提交" OR "交到")``, a one-character word is a prefix (``"库"*``).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from .cjk import has_cjk, query_terms
 from .errors import NoSearchableWords
-from .record import Record
 
 _WORD = re.compile(r"\w+")
 
@@ -56,17 +56,15 @@ MAX_STRINGS = 64
 _ONE_PHRASE = re.compile(r'"[^"]*"\*?')
 
 
-class Query(Record):
+class Query(NamedTuple):
     """The FTS5 strings a search scores, each on its own, and adds up.
 
     ``terms``: one per word left after stop words (a CJK word may give an
     OR of its bigrams); ``pairs``: adjacent words as quoted phrases.
     """
 
-    __slots__ = __match_args__ = ("terms", "pairs")
-
-    def __init__(self, terms: tuple[str, ...], pairs: tuple[str, ...] = ()):
-        self._set(terms=terms, pairs=pairs)
+    terms: tuple[str, ...]
+    pairs: tuple[str, ...] = ()
 
     @property
     def fts(self) -> str:

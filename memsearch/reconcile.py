@@ -10,14 +10,14 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager, nullcontext
-from stat import S_ISREG
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
-from . import cjk, metadata
+from . import cjk  # noqa: F401 - tests/test_poison.py patches cjk.segmented as reconcile.cjk
 from .db import write_transaction
 from .errors import RootNotFound
-from .record import Record
-from .roots import Layout, Root
+from .layout import Layout
+from .prepare import Prepared, failed, prepare_one
+from .roots import Root
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
 # A file modified this close to the moment it was read may be modified again
@@ -55,9 +55,6 @@ MERGE_PAGES = 500
 # writes (memsearch.bulkread); starting it costs ~0.1 s.
 BULK_READ_MIN = 4096
 
-# Files whose first bytes contain NUL are binary, whatever their name.
-BINARY_PROBE = 8192
-
 UPSERT = """
 INSERT INTO memory_fts (path, root, scope, scope_id, type, name, description, body, frontmatter_error,
                         fingerprint, racy, body_seg, name_seg, description_seg)
@@ -70,21 +67,21 @@ ON CONFLICT (path) DO UPDATE SET
 """
 
 
-class ReconcileReport(Record):
+class ReconcileReport(NamedTuple):
     """What a reconcile did. ``malformed``: files in the index whose
     frontmatter was ignored (they are indexed as plain text), with the
     reason; all of them, not only those read now. ``left_out``: files the
     roots' kinds never index though they look like memory (an index build
     counts them, see MemoryIndex.left_out), each a LeftOut."""
 
-    __slots__ = __match_args__ = ("added", "updated", "removed", "unchanged", "skipped", "seconds", "malformed",
-                                  "left_out")
-
-    def __init__(self, added: tuple[str, ...] = (), updated: tuple[str, ...] = (), removed: tuple[str, ...] = (),
-                 unchanged: int = 0, skipped: tuple[Skipped, ...] = (), seconds: float = 0.0,
-                 malformed: tuple[Skipped, ...] = (), left_out: tuple = ()):
-        self._set(added=added, updated=updated, removed=removed, unchanged=unchanged, skipped=skipped,
-                  seconds=seconds, malformed=malformed, left_out=tuple(left_out))
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: int = 0
+    skipped: tuple[Skipped, ...] = ()
+    seconds: float = 0.0
+    malformed: tuple[Skipped, ...] = ()
+    left_out: tuple = ()
 
     @property
     def changed(self) -> bool:
@@ -100,20 +97,20 @@ class ReconcileReport(Record):
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
 
 
-class LeftOut(Record):
+class LeftOut(NamedTuple):
     """Files a root leaves out by design, counted: ``files`` of them under
     ``root`` (its name), ``reason``, and ``hint``: what includes them."""
 
-    __slots__ = __match_args__ = ("root", "files", "reason", "hint")
-
-    def __init__(self, root: str, files: int, reason: str, hint: str):
-        self._set(root=root, files=files, reason=reason, hint=hint)
+    root: str
+    files: int
+    reason: str
+    hint: str
 
     def describe(self) -> str:
         return f"{self.files} Markdown files in {self.root} {self.reason}: {self.hint}"
 
     def to_dict(self) -> dict:
-        return {"root": self.root, "files": self.files, "reason": self.reason, "hint": self.hint}
+        return self._asdict()
 
 
 class _Plan:
@@ -431,147 +428,35 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
 
         results = prepared(infos)
     else:
-        results = ((info, prepare_one(info)) for info in infos)
+        results = ((info, prepare_one(info.relpath, info.abspath)) for info in infos)
     for done, (info, got) in enumerate(results, 1):
         if progress and (done % 256 == 0 or done == total):
             progress(done, total)
+        if isinstance(got, Prepared):
+            try:
+                row = _row(info, got, layout, root_ids)
+            except Exception as ex:  # one odd path never stops the batch (see prepare_one)
+                got = Skipped(info.relpath, failed(ex))
         if isinstance(got, Skipped):
             skipped.append(got)
-            got = None
-        if got is not None:
-            body, meta, body_seg, name_seg, description_seg = got
-            try:
-                root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
-            except Exception as ex:  # one odd path never stops the batch (see prepare_one)
-                skipped.append(Skipped(info.relpath, _failed(ex)))
-                got = None
-        if got is None:
+        if not isinstance(got, Prepared):
             out.unreadable.append(info.relpath)
             continue
         before = stored.get(info.relpath)
-        fp = info.fingerprint
         if before is None:
             out.added.append(info.relpath)
-        elif before == fp:
+        elif before == info.fingerprint:
             out.rechecked += 1
         else:
             out.updated.append(info.relpath)
-        racy = info.mtime_ns + RACY_NS > time.time_ns()
-        if meta is None:
-            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, None, None, body, None, fp, racy,
-                   body_seg, None, None)
-        else:
-            yield (info.relpath, root_ids[root_key], scope, scope_id, kind, meta.name, meta.description, body,
-                   meta.error, fp, racy, body_seg, name_seg, description_seg)
+        yield row
 
 
-def prepare_one(info: FileInfo) -> tuple | Skipped | None:
-    """All that indexing a file needs and the database does not: the text
-    of its body column, its frontmatter (a Metadata, or None), and the
-    segmented copies of body, name and description (migration 0004: None,
-    after a cheap test, for text without CJK). In place of that, the reason
-    the file was skipped (a Skipped), or None if it is gone. Runs in
-    memsearch.bulkread's reader process during a large build.
-
-    Never raises: whatever goes wrong with one file (a parser bug, a
-    RecursionError or MemoryError a hostile file provokes) costs that file
-    its frontmatter, or its place in the index with the reason reported,
-    and never the reconcile, the watcher's batch or the query behind it.
-    """
-    skipped: list[Skipped] = []
-    text = None
-    try:
-        text = read_text(info, skipped)
-        if text is None:
-            return skipped[0] if skipped else None
-        return _prepared(text)
-    except Exception as ex:
-        reason = _failed(ex)
-    if text is not None:
-        try:
-            meta = metadata.Metadata(error=f"{reason}: indexed as plain text")
-            return text, meta, cjk.segmented(text), None, None
-        except Exception as ex:
-            reason = _failed(ex)
-    return Skipped(info.relpath, reason)
-
-
-def _prepared(text: str) -> tuple:
-    if not metadata.starts_with_fence(text):
-        return text, None, cjk.segmented(text), None, None
-    meta = metadata.parse(text)
-    body = indexed_body(text, meta)
-    # The body travels as the first item; the copy inside meta would only
-    # double what a bulk build pickles.
-    meta = meta._replace(body="")
-    return body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description)
-
-
-def _failed(ex: Exception) -> str:
-    return f"could not be indexed ({type(ex).__name__})"
-
-
-def indexed_body(text: str, meta: metadata.Metadata) -> str:
-    """The text of the body column. Name and description have columns of
-    their own, the other frontmatter keys are bookkeeping (session ids,
-    dates) that would only add noise, so a file with usable frontmatter is
-    indexed by its body."""
-    return text if meta.error else meta.body
-
-
-READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath``. The walk
-    resolves every path it hands over (links included) inside its root, so
-    a file that the kernel now places elsewhere was reached through a folder
-    swapped for a link since the walk: reading it could index text from
-    outside the root. Where /proc is missing, the path is stat()ed again."""
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}") == abspath
-    except OSError:
-        try:
-            now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
-        except OSError:
-            return False
-        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-
-
-def read_text(info: FileInfo, skipped: list[Skipped]) -> str | None:
-    """The file's text, or None (and a Skipped entry) when it can't be indexed.
-
-    Invalid UTF-8 is indexed with replacement characters rather than
-    dropped: one bad byte should not hide a whole note.
-    """
-    try:
-        # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang
-        # us; O_NOFOLLOW: nor one swapped for a link.
-        fd = os.open(info.abspath, READ_FLAGS)
-        try:
-            st = os.fstat(fd)
-            if not S_ISREG(st.st_mode):
-                skipped.append(Skipped(info.relpath, "not a regular file"))
-                return None
-            if not _opened_at(fd, info.abspath):
-                skipped.append(Skipped(info.relpath, "a folder on its path was replaced while it was read"))
-                return None
-            # Read what the file holds now, not the size the walk saw: another
-            # process may have indexed a longer version meanwhile, and text cut
-            # at the old size would replace it.
-            data = os.read(fd, st.st_size + 1)
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        return None  # deleted since the walk; the next reconcile removes its row
-    except OSError as ex:
-        skipped.append(Skipped(info.relpath, f"unreadable ({ex.strerror or type(ex).__name__})"))
-        return None
-    if b"\0" in data[:BINARY_PROBE]:
-        skipped.append(Skipped(info.relpath, "binary file"))
-        return None
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    return data.decode("utf-8", "replace")
-
-
+def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]) -> tuple:
+    """The values of UPSERT for one prepared file."""
+    body, meta, body_seg, name_seg, description_seg = got
+    root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
+    name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
+    racy = info.mtime_ns + RACY_NS > time.time_ns()
+    return (info.relpath, root_ids[root_key], scope, scope_id, kind, name, description, body, error,
+            info.fingerprint, racy, body_seg, name_seg, description_seg)

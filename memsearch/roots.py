@@ -1,6 +1,7 @@
-"""Where memory lives: roots, their kinds, and what a path means in each.
+"""Where memory lives: roots, their kinds, default locations and the config
+file's roots (what a path means in each: memsearch.layout).
 
-    mimo    <root>/{global,projects,sessions}/<scope_id>/...        layout.classify
+    mimo    <root>/{global,projects,sessions}/<scope_id>/...        see memsearch.layout
     claude  <config>/projects/<project>/memory/**.md                scope cc, scope id <project>
     zcode   <storage>/cli/memories/projects/<slug>-<hash16>/memory/**.md
                                                                     scope zcode, scope id <slug>-<hash16>
@@ -17,24 +18,26 @@ root that is turned off loses its rows at the next reconcile.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from . import discover
 from .errors import MemsearchError, RootNotFound
-from .layout import classify, file_type
-from .memory_file import MEMORY_DIR, link_target_refusal
-from .record import Record
-from .walk import Known, Walk, printable_name, walk
+from .memory_file import MIMO_SCOPES
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
 # Kinds with no default location: a folder must be given.
 FOLDER_ONLY = ("plain", "repos")
 
+# ZCode's storage folder in the home folder, and its project folders below it.
+ZCODE_STORAGE = ".zcode"
+ZCODE_PROJECTS = "cli/memories/projects"
+
 # Where, below the folder a user names, each kind keeps its project folders;
 # the first that exists wins, else the folder named is taken to be it.
 PROJECTS_BELOW = {
     "claude": ("projects",),  # ~/.claude (or $CLAUDE_CONFIG_DIR) → ~/.claude/projects
-    "zcode": ("cli/memories/projects", "memories/projects", "projects"),  # ~/.zcode → …
+    "zcode": (ZCODE_PROJECTS, "memories/projects", "projects"),  # ~/.zcode → …
 }
 
 DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}  # else the folder's name
@@ -43,7 +46,7 @@ DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}  # else the f
 SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
 
 # The scopes each kind of root gives its hits (a plain root gives none).
-SCOPES_OF_KIND = {"mimo": ("global", "projects", "sessions"), "claude": ("cc",), "zcode": ("zcode",),
+SCOPES_OF_KIND = {"mimo": MIMO_SCOPES, "claude": ("cc",), "zcode": ("zcode",),
                   "plain": (), "repos": (discover.SCOPE,)}
 
 # Every type a hit can have: from the path (layout.file_type), from the
@@ -55,29 +58,38 @@ TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback"
 LABEL_SEP = ":"
 
 
-class Root(Record):
+class _RootFields(NamedTuple):
+    kind: str = "mimo"
+    path: str | None = None
+    name: str | None = None
+
+
+class Root(_RootFields):
     """A memory root: its kind, its folder (None: the kind's default
     location) and its name (None: ``cc``, ``zcode``, ``mimo`` or the folder's
-    name). :func:`resolve` fills both in. Immutable, compared by value."""
+    name). :func:`resolve` fills both in. Immutable, compared by value.
+    (A subclass of its fields, as a NamedTuple cannot check them itself.)"""
 
-    __slots__ = ("kind", "path", "name", "_key")
-    __match_args__ = ("kind", "path", "name")
+    __slots__ = ()
 
-    def __init__(self, kind: str = "mimo", path: str | None = None, name: str | None = None):
-        self._set(kind=kind, path=path, name=name, _key=None)
+    def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
         if kind not in KINDS:
             raise ValueError(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
         if name is not None and (not name or LABEL_SEP in name or "/" in name):
             raise ValueError(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
+        return super().__new__(cls, kind, path, name)
+
+    def _replace(self, **changes) -> "Root":
+        """A copy with some fields changed, checked again (NamedTuple's own
+        _replace skips __new__)."""
+        return Root(**{**self._asdict(), **changes})
 
     @property
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
         kind or folder changes is a different root, and its rows are redone.
-        (Computed once: it resolves symlinks, and every indexed file asks.)"""
-        if self._key is None:
-            self._set(_key=f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind)
-        return self._key
+        (It resolves symlinks: Layout computes it once per root.)"""
+        return f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind
 
     @classmethod
     def parse(cls, spec: str) -> "Root":
@@ -116,7 +128,7 @@ def default_path(kind: str) -> str:
         config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
         return os.path.join(config, "projects")
     if kind == "zcode":
-        return os.path.join(home, ".zcode", "cli", "memories", "projects")
+        return os.path.join(home, ZCODE_STORAGE, *ZCODE_PROJECTS.split("/"))
     raise ValueError(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
 
 
@@ -223,176 +235,3 @@ def from_environment() -> list[Root]:
     platform's path separator (``:`` on Unix)."""
     value = os.environ.get("MEMSEARCH_ROOTS") or os.environ.get("MEMSEARCH_ROOT") or ""
     return [Root.parse(spec) for spec in value.split(os.pathsep) if spec.strip()]
-
-
-# -- what a path means in each kind -------------------------------------------------
-class Layout:
-    """The roots of one index: how to walk them, how their paths are shown,
-    and what a path says about a file."""
-
-    def __init__(self, roots: tuple[Root, ...]):
-        self.roots = roots
-        self.labelled = len(roots) > 1
-        self.by_label = {self.label(r): r for r in roots}
-        self._split_for = None  # (known dict, partition) cache
-
-    def scopes(self) -> tuple[str, ...]:
-        """The scopes hits of these roots can have, in a stable order."""
-        return tuple(dict.fromkeys(s for r in self.roots for s in SCOPES_OF_KIND[r.kind]))
-
-    def label(self, root: Root) -> str:
-        return f"{root.name}{LABEL_SEP}" if self.labelled else ""
-
-    def owner(self, path: str) -> tuple[Root, str]:
-        """(root, path relative to that root) of a shown path."""
-        if not self.labelled:
-            return self.roots[0], path
-        name, sep, rel = path.partition(LABEL_SEP)
-        root = self.by_label.get(name + sep)
-        if root is None:
-            raise KeyError(path)
-        return root, rel
-
-    def locate(self, path: str) -> str:
-        """The file behind a shown path."""
-        root, rel = self.owner(path)
-        return os.path.join(root.path, *rel.split("/"))
-
-    def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
-        """(root key, scope, scope id, type) of a file, from where it is and
-        what its frontmatter declares (``meta``: metadata.Metadata or None)."""
-        root, rel = self.owner(path)
-        parts = rel.split("/")
-        if root.kind == "mimo":
-            scope, scope_id, kind = classify(rel)
-            return root.key, scope, scope_id, kind
-        declared = meta.type if meta is not None else None
-        kind = declared or file_type(parts[-1:])
-        if root.kind == "plain":
-            return root.key, None, None, kind
-        if root.kind == "repos":
-            if declared is None and discover.is_instructions(rel):
-                kind = discover.INSTRUCTIONS
-            return root.key, discover.SCOPE, parts[0], kind
-        return root.key, SCOPE_OF_KIND[root.kind], parts[0], kind
-
-    # -- walking ------------------------------------------------------------------
-    def starts(self) -> list[tuple[str, str, bool]]:
-        """(folder, prefix of its shown paths, must exist) for every folder to walk."""
-        out = []
-        for root in self.roots:
-            label = self.label(root)
-            if root.kind in SCOPE_OF_KIND:
-                for project in _project_folders(root.path):
-                    name = project if project.isascii() else printable_name(project)
-                    out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
-            else:
-                out.append((root.path, label, True))
-        return out
-
-    def walk(self, max_file_bytes: int, known: dict[str, str] | None = None,
-             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
-        """walk.walk over every root, as one walk of one tree of shown paths.
-        ``deep``: look for nested instruction files in repos roots too (an
-        index build; a query only probes the known places, see
-        memsearch.discover)."""
-        plain_walk = walker
-        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
-
-        def walk(folder, max_bytes, indexed, again, prefix):
-            if prefix in repos:
-                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
-            return plain_walk(folder, max_bytes, indexed, again)
-
-        starts = self.starts()
-        whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
-        parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
-        if whole:
-            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
-        total = Walk()
-        for folder, prefix, required in starts:
-            mine, indexed = parts.get(prefix, ({}, None))
-            again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
-            try:
-                seen = walk(folder, max_file_bytes, indexed, again, prefix)
-            except RootNotFound:
-                if required:
-                    raise
-                total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
-                continue
-            total.unchanged += seen.unchanged
-            if not prefix:
-                total.files.update(seen.files)
-                total.skipped.extend(seen.skipped)
-                total.missing.extend(seen.missing)
-                continue
-            total.files.update((prefix + rel, info) for rel, info in seen.files.items())
-            total.skipped.extend(s._replace(path=prefix + s.path) for s in seen.skipped)
-            total.missing.extend(prefix + rel for rel in seen.missing)
-        total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
-        return total
-
-    def _partition(self, known: dict[str, str], prefixes: list[str], whole: bool = False
-                   ) -> tuple[dict[str, tuple[dict[str, str], Known]], list[str]]:
-        """The known fingerprints split by the folder they belong to (keyed
-        relative to it, and as the walk looks them up), and the paths that
-        belong to none. ``whole``: one folder holds them all. Kept while
-        ``known`` is the same object: the index caches it until the
-        database changes."""
-        cached = self._split_for
-        if cached is not None and cached[0] is known and cached[1] == prefixes:
-            return cached[2], cached[3]
-        if whole:
-            parts: dict[str, dict[str, str]] = {"": known}
-            gone: list[str] = []
-        else:
-            wanted = set(prefixes)
-            parts, gone = {}, []
-            for path, fp in known.items():
-                prefix = self._prefix_of(path)
-                if prefix in wanted:
-                    parts.setdefault(prefix, {})[path[len(prefix):]] = fp
-                else:
-                    gone.append(path)
-        indexed = {prefix: (mine, Known(mine)) for prefix, mine in parts.items()}
-        self._split_for = (known, list(prefixes), indexed, gone)
-        return indexed, gone
-
-    def _prefix_of(self, path: str) -> str:
-        label = ""
-        rest = path
-        if self.labelled:
-            name, sep, rest = path.partition(LABEL_SEP)
-            label = name + sep
-            root = self.by_label.get(label)
-        else:
-            root = self.roots[0]
-        if root is None or root.kind not in SCOPE_OF_KIND:
-            return label
-        project, sep, below = rest.partition("/")
-        folder, sep2, _ = below.partition("/")
-        if not sep or not sep2 or folder != MEMORY_DIR:
-            return label + rest  # not where this kind keeps memory: matches no folder
-        return f"{label}{project}/{MEMORY_DIR}/"
-
-
-def _project_folders(path: str) -> list[str]:
-    """The project folders of a claude / zcode root that have a memory folder."""
-    try:
-        entries = list(os.scandir(path))
-    except FileNotFoundError:
-        raise RootNotFound(f"memory root vanished: {path}") from None
-    except OSError as ex:
-        raise RootNotFound(f"memory root cannot be read: {path} ({ex.strerror})") from None
-    # The walk starts at each <project>/memory and follows links inside it
-    # only; a project or memory folder that is itself a link must lead to a
-    # folder inside the root (as memory_file.open_memory_file reads them).
-    real_root = os.path.realpath(path)
-    found = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        memory = os.path.realpath(os.path.join(entry.path, MEMORY_DIR))
-        if os.path.isdir(memory) and link_target_refusal(real_root, memory, is_dir=True) is None:
-            found.append(entry.name)
-    return sorted(found)

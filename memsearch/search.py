@@ -16,13 +16,11 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections import namedtuple
 from operator import attrgetter, itemgetter
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from .cjk import SEPARATOR, unsegment_snippet
 from .query import Query, is_phrase
-from .record import Record
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
 
 # bm25() weights of the FTS columns (body, name, description), in that
@@ -161,14 +159,16 @@ ROOTS_FILTER = "m.root IN (SELECT id FROM memory_roots WHERE key IN ({marks}))"
 FILTERS = {"scope": "m.scope = ?", "scope_id": "m.scope_id = ?", "type": "m.type = ?"}
 
 
-class Hit(Record):
+class Hit(NamedTuple):
     """One file found: its path as shown, where it sits, its score (higher
     is better) and an excerpt with the matches marked."""
 
-    __slots__ = __match_args__ = ("path", "scope", "scope_id", "type", "score", "snippet")
-
-    def __init__(self, path: str, scope: str | None, scope_id: str | None, type: str, score: float, snippet: str):
-        self._set(path=path, scope=scope, scope_id=scope_id, type=type, score=score, snippet=snippet)
+    path: str
+    scope: str | None
+    scope_id: str | None
+    type: str
+    score: float
+    snippet: str
 
     def to_dict(self) -> dict:
         return {
@@ -179,6 +179,13 @@ class Hit(Record):
             "score": round(self.score, 4),
             "snippet": self.snippet,
         }
+
+
+def short_repr(record: tuple, shown: int) -> str:
+    """A record's repr with its first ``shown`` fields: those after them
+    (a result's reports, a schema) are bookkeeping, too long to read."""
+    pairs = ", ".join(f"{name}={value!r}" for name, value in zip(record._fields[:shown], record))
+    return f"{type(record).__name__}({pairs})"
 
 
 def fetch_size(limit: int) -> int:
@@ -230,10 +237,16 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     return hits, len(rows) - len(kept)
 
 
-# A string as the ranking sees it: its FTS5 expression, weight, idf factor,
-# the files it matches (n) and its bound, the most it can add to a file's
-# score (see PRUNING).
-Scored = namedtuple("Scored", "fts weight factor files bound")
+class Scored(NamedTuple):
+    """A string as the ranking sees it: its FTS5 expression, weight, idf
+    factor, the files it matches (n) and its bound, the most it can add to
+    a file's score (see PRUNING)."""
+
+    fts: str
+    weight: float
+    factor: float
+    files: int
+    bound: float
 
 
 def scored_strings(conn: sqlite3.Connection, query: Query) -> list[Scored]:

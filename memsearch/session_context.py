@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 from .cjk import _cjk_run
 from .errors import MemsearchError
-from .record import Record
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
@@ -54,28 +54,30 @@ class SessionContextArgumentError(MemsearchError, ValueError):
     """ReadSessionContext was called with arguments outside its rules."""
 
 
-class SessionContextArgs(Record):
-    __slots__ = __match_args__ = ("session", "query", "strategy", "max_tokens")
-
-    def __init__(self, session: str, query: str, strategy: str, max_tokens: int):
-        self._set(session=session, query=query, strategy=strategy, max_tokens=max_tokens)
+class SessionContextArgs(NamedTuple):
+    session: str
+    query: str
+    strategy: str
+    max_tokens: int
 
     @property
     def budget(self) -> int:
         return budget(self.max_tokens)
 
 
-class SessionContext(Record):
+class SessionContext(NamedTuple):
     """What ReadSessionContext returns: the session, the strategy used
     (``relevant``, ``relevant-fallback`` when no fragment scored, or
     ``handoff``), the budget in characters, the fragments kept as
     (index in the session, role, time, text, score), and ``text``, all of
     it marked for a model."""
 
-    __slots__ = __match_args__ = ("session", "strategy", "budget", "fragments", "total", "text")
-
-    def __init__(self, session: str, strategy: str, budget: int, fragments: tuple, total: int, text: str):
-        self._set(session=session, strategy=strategy, budget=budget, fragments=fragments, total=total, text=text)
+    session: str
+    strategy: str
+    budget: int
+    fragments: tuple
+    total: int
+    text: str
 
     def to_dict(self) -> dict:
         return {"session": self.session, "strategy": self.strategy, "budget_chars": self.budget,

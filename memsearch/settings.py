@@ -1,4 +1,4 @@
-"""Tunable constants, where the index lives, and the optional config file.
+"""Tunable constants and the optional config file.
 
 Every constant a user may want to change can be set in the config file
 (``$XDG_CONFIG_HOME/memsearch/config.toml``, or the file named by
@@ -15,12 +15,7 @@ Every constant a user may want to change can be set in the config file
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-from .record import Record
-
-if TYPE_CHECKING:  # the functions below hand out Paths, but a query never imports pathlib (~5 ms)
-    from pathlib import Path
+from typing import NamedTuple
 
 # A hit scoring under this fraction of the top hit's score is noise: with
 # OR-joined words, a file that matched one common word ranks far below the
@@ -64,16 +59,14 @@ SYNC_TIMEOUT_S = 1.0
 MANIFEST_LIMIT = 200
 
 
-class Settings(Record):
-    """The values above as the config file sets them; immutable (a Record,
-    not a frozen dataclass: every `memsearch query` imports this module)."""
+class Settings(NamedTuple):
+    """The values above as the config file sets them; immutable."""
 
-    __slots__ = __match_args__ = ("floor", "reconcile", "max_file_bytes", "manifest_limit", "sync_timeout")
-
-    def __init__(self, floor: float = FLOOR, reconcile: bool = RECONCILE, max_file_bytes: int = MAX_FILE_BYTES,
-                 manifest_limit: int = MANIFEST_LIMIT, sync_timeout: float = SYNC_TIMEOUT_S):
-        self._set(floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes, manifest_limit=manifest_limit,
-                  sync_timeout=sync_timeout)
+    floor: float = FLOOR
+    reconcile: bool = RECONCILE
+    max_file_bytes: int = MAX_FILE_BYTES
+    manifest_limit: int = MANIFEST_LIMIT
+    sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None."""
@@ -98,87 +91,19 @@ def path_text(path: str | os.PathLike) -> str:
     return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
 
 
-def _home() -> str:
+def home_folder() -> str:
     home = os.path.expanduser("~")
     if home[:1] == "~":  # as Path.home() fails
         raise RuntimeError("Could not determine home directory.")
     return home
 
 
-def _cache_folder() -> str:
-    return path_text(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(_home(), ".cache"), "memsearch"))
-
-
 def _config_file() -> str:
     given = os.environ.get("MEMSEARCH_CONFIG")
     if given:
         return path_text(given)
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config")
     return path_text(os.path.join(base, "memsearch", "config.toml"))
-
-
-def cache_dir() -> Path:
-    from pathlib import Path
-
-    return Path(_cache_folder())
-
-
-def config_dir() -> Path:
-    from pathlib import Path
-
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
-    return Path(base) / "memsearch"
-
-
-def config_path() -> Path:
-    from pathlib import Path
-
-    return Path(_config_file())
-
-
-def default_db_file(root: str | os.PathLike) -> str:
-    """One database per root, keyed by the resolved root path (as text; see
-    :func:`default_db_path`)."""
-    resolved = os.path.realpath(root)
-    digest = _sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(resolved))
-    return os.path.join(_cache_folder(), f"{name or 'root'}-{digest}.db")
-
-
-def roots_db_file(keys) -> str:
-    """One database per set of roots, keyed by the sorted root keys (kind
-    and resolved folder): turning a root on or off picks another file."""
-    joined = "\n".join(sorted(keys))
-    digest = _sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return os.path.join(_cache_folder(), f"roots-{digest}.db")
-
-
-def default_db_path(root: str | os.PathLike) -> Path:
-    """One database per root, keyed by the resolved root path."""
-    from pathlib import Path
-
-    return Path(default_db_file(root))
-
-
-def roots_db_path(keys) -> Path:
-    """The database of a set of roots (see :func:`roots_db_file`)."""
-    from pathlib import Path
-
-    return Path(roots_db_file(keys))
-
-
-def _sha256(data: bytes):
-    """hashlib.sha256, without importing hashlib: that loads OpenSSL, ~5 ms
-    of every one-shot query (measured), while CPython's own SHA-256 module
-    loads in ~0.4 ms. Same digest; hashlib where that module is missing."""
-    try:
-        from _sha256 import sha256  # CPython 3.10, 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # CPython 3.12+
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data)
 
 
 def read_config() -> dict:

@@ -26,8 +26,7 @@ import math
 import os
 import textwrap
 import weakref
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
@@ -35,7 +34,7 @@ from .format import hit_label, one_line, printable_path, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
 from .roots import TYPES
-from .search import Hit
+from .search import Hit, short_repr
 
 SEARCH_TOOL_NAME = "memory_search"
 READ_TOOL_NAME = "memory_read"
@@ -157,13 +156,15 @@ READ_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(NamedTuple):
     """A tool's name, description and JSON Schema, in the shapes hosts expect."""
 
     name: str
     description: str
-    input_schema: dict[str, Any] = field(repr=False)
+    input_schema: dict[str, Any]
+
+    def __repr__(self) -> str:  # the schema is pages long
+        return short_repr(self, 2)
 
     def mcp(self) -> dict:
         """MCP ``tools/list`` entry."""
@@ -237,8 +238,7 @@ class ToolArgumentError(MemsearchError, ValueError):
     """A tool was called with arguments that do not fit its schema."""
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """What a tool call produced: ``text`` for the model, ``data`` for the host."""
 
     text: str
@@ -246,8 +246,7 @@ class ToolResult:
     is_error: bool = False
 
 
-@dataclass(frozen=True)
-class SearchArgs:
+class SearchArgs(NamedTuple):
     query: str
     scope: str | None = None
     scope_id: str | None = None

@@ -34,10 +34,9 @@ import os
 import re
 import stat
 from datetime import datetime, timezone
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from .errors import RootNotFound
-from .record import Record
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -66,14 +65,15 @@ SYNTHETIC_PREFIXES = (
 )
 
 
-class Part(Record):
+class Part(NamedTuple):
     """One searchable part of a line: role, text, and where it came from."""
 
-    __slots__ = __match_args__ = ("role", "text", "at", "uuid", "session", "sidechain")
-
-    def __init__(self, role: str, text: str, at: str | None = None, uuid: str | None = None,
-                 session: str | None = None, sidechain: bool = False):
-        self._set(role=role, text=text, at=at, uuid=uuid, session=session, sidechain=sidechain)
+    role: str
+    text: str
+    at: str | None = None
+    uuid: str | None = None
+    session: str | None = None
+    sidechain: bool = False
 
 
 # -- one line ------------------------------------------------------------------
@@ -336,14 +336,16 @@ def _has_transcripts(path: str) -> bool:
         return False
 
 
-class Transcript(Record):
+class Transcript(NamedTuple):
     """A transcript file found under a root: its path relative to the root,
     its project and session, and its stat()."""
 
-    __slots__ = __match_args__ = ("rel", "project", "session", "size", "mtime_ns", "inode")
-
-    def __init__(self, rel: str, project: str, session: str, size: int, mtime_ns: int, inode: int):
-        self._set(rel=rel, project=project, session=session, size=size, mtime_ns=mtime_ns, inode=inode)
+    rel: str
+    project: str
+    session: str
+    size: int
+    mtime_ns: int
+    inode: int
 
 
 # Folders below a project folder a transcript may sit in: a session's own

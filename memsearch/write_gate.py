@@ -53,7 +53,7 @@ import re
 import unicodedata
 
 from .errors import MemsearchError
-from .layout import SCOPES
+from .memory_file import MIMO_SCOPES
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
@@ -200,7 +200,7 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
                   f"sessions/{session_id}/tasks/<TID>/<name>.md", "checkpoint-whitelist",
                   "Write one of those files.")
         return
-    if len(rel) < 3 or rel[0] not in SCOPES:
+    if len(rel) < 3 or rel[0] not in MIMO_SCOPES:
         _deny(target, "memory files live at <scope>/<scope_id>/<key>.md with scope "
               "global, projects or sessions", "shape", _canonical(root, project_id, session_id))
     if rel[0] == "sessions" and len(rel) > 3 and rel[2] == TASKS_DIR:

@@ -80,9 +80,9 @@ def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, in
     "import sys; sys.exit(3)",  # dies before sending anything
     "import sys, pickle; pickle.load(sys.stdin.buffer); sys.stdout.buffer.write(b'garbage')",  # sends junk
     # Sends one good chunk, then dies: the parent reads the rest itself.
-    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.reconcile import prepare_one;"
-    " from memsearch.walk import FileInfo; infos = [FileInfo(*f) for f in pickle.load(sys.stdin.buffer)];"
-    " pickle.dump([prepare_one(i) for i in infos[:5]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
+    " files = pickle.load(sys.stdin.buffer);"
+    " pickle.dump([prepare_one(*f) for f in files[:5]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
 ])
 def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child):
     build(mixed_tree, tmp_path / "a.db")

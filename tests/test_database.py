@@ -6,7 +6,7 @@ import pytest
 
 from conftest import write
 from memsearch import DatabaseError, MemoryIndex
-from memsearch.settings import default_db_path
+from memsearch.db import default_db_path
 
 
 def test_default_database_is_per_root_in_the_cache_dir(tmp_path, isolated_home):

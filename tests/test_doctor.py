@@ -11,7 +11,7 @@ from conftest import write
 from memsearch import MemoryIndex
 from memsearch.cli import main
 from memsearch.doctor import diagnose
-from memsearch.settings import default_db_path
+from memsearch.db import default_db_path
 from test_reliability import bad_copies, big_tree, damage_pages  # noqa: F401 - fixture
 
 

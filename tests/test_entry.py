@@ -18,7 +18,8 @@ from conftest import write
 from memsearch import cli, db, query_args
 from memsearch.entry import quick_query
 from memsearch.query_args import query_kwargs
-from memsearch.settings import DEFAULT_LIMIT, MAX_LIMIT, default_db_path
+from memsearch.db import default_db_path
+from memsearch.settings import DEFAULT_LIMIT, MAX_LIMIT
 from test_cli import _memsearch_exe
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from memsearch import MemoryIndex, Root, SearchResult, migrate
 from memsearch.query import Query, plan
-from memsearch.settings import default_db_path, path_text, roots_db_path
+from memsearch.db import default_db_path, roots_db_path
+from memsearch.settings import path_text
 
 # Stdlib modules a query without --json has no use for (click itself loads
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
@@ -75,7 +76,7 @@ def test_migrations_are_listed_once_and_handed_out_as_copies():
     assert migrate.latest_version() == migrate.available()[-1][0]
 
 
-def test_settings_behave_as_the_frozen_record_they_were():
+def test_settings_are_an_immutable_record():
     from memsearch.settings import FLOOR, Settings
 
     base = Settings()
@@ -86,7 +87,7 @@ def test_settings_behave_as_the_frozen_record_they_were():
     assert Settings(0.5) == changed
     with pytest.raises(AttributeError):
         base.floor = 0.2
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="flor"):
         base.with_overrides(flor=0.2)
 
 
@@ -113,17 +114,35 @@ def test_the_index_path_is_a_path_as_it_was(tmp_path):
     (Query(("a",), ("b c",)), Query(("a",), ("b c",)), Query(("a",))),
     (SearchResult("q", "f", [], 0), SearchResult("q", "f", [], 0, None, None), SearchResult("q", "f", [], 1)),
 ])
-def test_records_behave_as_the_frozen_dataclasses_they_were(record, same, other):
-    values = tuple(getattr(record, name) for name in record.__match_args__)
-    assert record == same and record != other and record != values  # never equal to another type
+def test_records_are_named_tuples(record, same, other):
+    # One record style (issue 17): typing.NamedTuple, a tuple of its fields.
+    assert isinstance(record, tuple) and tuple(record) == tuple(getattr(record, f) for f in record._fields)
+    assert record == same and record != other
     if not isinstance(record, SearchResult):  # holds a list: unhashable, as before
         assert hash(record) == hash(same)
-    for name in record.__match_args__:
-        with pytest.raises(dataclasses.FrozenInstanceError):
+    for name in record._fields:
+        with pytest.raises(AttributeError):
             setattr(record, name, None)
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             delattr(record, name)
     assert pickle.loads(pickle.dumps(record)) == record == copy.deepcopy(record) == copy.copy(record)
+    assert type(pickle.loads(pickle.dumps(record))) is type(record)
+
+
+def test_no_record_class_is_a_dataclass_or_a_hand_made_base():
+    import importlib
+    import pkgutil
+
+    import memsearch
+
+    for info in pkgutil.iter_modules(memsearch.__path__):
+        if info.name in ("mcp_server", "__main__"):
+            continue
+        module = importlib.import_module(f"memsearch.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                assert not dataclasses.is_dataclass(value), value
+    assert importlib.util.find_spec("memsearch.record") is None
 
 
 def test_records_print_and_change_as_before():

@@ -20,7 +20,7 @@ import memsearch.reconcile as reconcile_mod
 from conftest import write
 from memsearch import DatabaseError, MemoryIndex, RootNotFound
 from memsearch.cli import main
-from memsearch.settings import default_db_path
+from memsearch.db import default_db_path
 
 REPO = Path(__file__).resolve().parents[1]
 

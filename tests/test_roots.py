@@ -14,7 +14,7 @@ from conftest import SHARED, write
 from memsearch import MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
 from memsearch.cli import main
-from memsearch.settings import roots_db_path
+from memsearch.db import roots_db_path
 
 CC_PROJECT = "-home-me-code-shop"
 ZC_PROJECT = "shop-0123456789abcdef"
