@@ -24,7 +24,7 @@ import pytest
 
 from conftest import write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
-from memsearch import freshness, watch as watch_mod
+from memsearch import event_source, freshness, watch as watch_mod
 from memsearch.reconcile import reconcile_paths
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -290,13 +290,14 @@ def test_a_stopped_watcher_sends_queries_back_to_the_walk(tree, tmp_path, config
         assert idx.status()["watcher"] == "stopped"
 
 
-def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree):
+def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree, monkeypatch):
     idx, watcher = watched
-    watcher._drop_events = True  # what an overflowing kernel queue does
+    dropped = []  # what an overflowing kernel queue does: events lost
+    monkeypatch.setattr(watcher, "_on_event", lambda followed, kind, path, is_dir: dropped.append(path))
     write(tree, "global/user/lost.md", "an event that never arrives: quokka\n")
     (tree / "README.md").unlink()
-    eventually(lambda: str(tree / "README.md") in watcher._dropped, "the events lost")
-    watcher._drop_events = False
+    eventually(lambda: str(tree / "README.md") in dropped, "the events lost")
+    monkeypatch.undo()
     assert "global/user/lost.md" not in stored(idx) and "README.md" in stored(idx)  # stale, for now
     rescans = watcher.rescans
     logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
@@ -309,7 +310,7 @@ def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree):
 
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
-    watcher._observer.stop()  # watchdog's threads end, as on an unexpected error
+    watcher._sources[0]._observer.stop()  # watchdog's threads end, as on an unexpected error
     eventually(lambda: watcher.restarts == 1 and watcher.state == "ready", "a restarted event source")
     write(tree, "global/user/later.md", "after the restart: axolotl\n")
     assert fresh(idx, "axolotl") == ["global/user/later.md"]
@@ -317,7 +318,7 @@ def test_a_dead_event_source_is_restarted(watched, tree):
 
 
 def test_watch_limit_too_low_is_a_clear_error(tree, tmp_path, config, monkeypatch):
-    monkeypatch.setattr(watch_mod, "max_user_watches", lambda: 3)
+    monkeypatch.setattr(event_source, "max_user_watches", lambda: 3)
     with MemoryIndex(tree, tmp_path / "db") as idx:
         with pytest.raises(WatcherError, match="max_user_watches = 3.*sysctl"):
             Watcher(idx).start()
@@ -331,15 +332,15 @@ def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, t
     """watchdog skips directories it cannot watch without a word; the
     watcher checks each new one against the kernel's list of watches."""
     idx, watcher = watched
-    real = watch_mod._watched_inodes
-    monkeypatch.setattr(watch_mod, "_watched_inodes", lambda observer: set())  # as at the watch limit
+    real = event_source._watched_inodes
+    monkeypatch.setattr(event_source, "_watched_inodes", lambda fds: set())  # as at the watch limit
     write(tree, "projects/unwatched/memory.md", "in a folder inotify could not watch: dugong\n")
     result = idx.search_result("dugong")
     assert [h.path for h in result.hits] == ["projects/unwatched/memory.md"]  # correct either way
     eventually(lambda: watcher.state == "failed", "the watcher failing")
     result = idx.search_result("dugong")
     assert result.freshness.via == "walk" and "inotify could not watch" in result.freshness.reason
-    monkeypatch.setattr(watch_mod, "_watched_inodes", real)
+    monkeypatch.setattr(event_source, "_watched_inodes", real)
     eventually(lambda: watcher.state == "ready", "the watcher recovering")
     assert fresh(idx, "dugong") == ["projects/unwatched/memory.md"]
 
