@@ -40,6 +40,9 @@ import sqlite3
 import stat
 import time
 
+from .db import write_transaction
+from .errors import WatcherError
+
 COOKIE_PREFIX = ".memsearch-cookie-"
 
 # The watcher refreshes its row this often; a query trusts a heartbeat up to
@@ -311,9 +314,6 @@ class WatcherRows:
 
     def claim(self) -> None:
         """Take the rows of our roots, unless a live watcher holds one."""
-        from .db import write_transaction
-        from .errors import WatcherError
-
         now = time.time()
         with write_transaction(self.conn):
             rows = _rows(self.conn)
@@ -341,8 +341,6 @@ class WatcherRows:
         same transaction. True when the old acknowledgements were swept (the
         caller then sweeps the cookie files too). TakenOver when another
         watcher holds our rows: this one must stop."""
-        from .db import write_transaction
-
         now = time.time()
         with write_transaction(self.conn) as conn:
             if cookies:

@@ -25,6 +25,7 @@ import threading
 
 from . import discover
 from .errors import WatcherError
+from .event_source import limit_message
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -109,8 +110,6 @@ class InotifySource:
             if wd < 0:
                 code = ctypes.get_errno()
                 if code == errno.ENOSPC:
-                    from .event_source import limit_message
-
                     raise WatcherError(limit_message(0, 0))
                 continue  # gone, not a folder, or unreadable: discovery does not read it either
             with self._lock:

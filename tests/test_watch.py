@@ -592,3 +592,65 @@ def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_pat
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+# -- a repos root: only what discovery reads is watched ---------------------------------------
+
+
+def _inotify_watches() -> int:
+    """inotify watches this process holds, from the kernel's own list."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{name}") as f:
+                count += sum(line.startswith("inotify wd:") for line in f)
+        except OSError:
+            continue
+    return count
+
+
+def test_a_repos_root_watches_its_memory_places_not_its_source_trees(tmp_path, config):
+    src = tmp_path / "src"
+    for n in range(3):
+        write(src, f"app{n}/.claude/memory/MEMORY.md", f"- [notes](notes.md) of app{n}\n")
+        write(src, f"app{n}/.claude/memory/notes.md", f"app{n} deploys on fridays\n")
+        for d in range(60):  # a deep source tree: none of it is a memory place
+            (src / f"app{n}/src/pkg{d % 6}/mod{d}/deep/er").mkdir(parents=True)
+    write(src, "app0/src/pkg0/AGENTS.md", "nested instructions: lint before pushing\n")
+    before = _inotify_watches()
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        # root, 3 checkouts, 3 .claude, 3 .claude/memory, 1 nested folder:
+        # a few per place, where a recursive watch would take ~600
+        assert _inotify_watches() - before <= 20
+        assert fresh(idx, "lint") == ["app0/src/pkg0/AGENTS.md"]
+        write(src, "app1/.claude/memory/ops.md", "app1 pages the oncall with a pager\n")
+        assert fresh(idx, "pager") == ["app1/.claude/memory/ops.md"]
+        write(src, "app2/.claude/memory/ops.md", "app2 pager rotation\n")  # (a second one, same words)
+        write(tmp_path / "elsewhere", "new/CLAUDE.md", "a new checkout keeps a walrus\n")
+        os.rename(tmp_path / "elsewhere/new", src / "new")  # a checkout arrives
+        assert fresh(idx, "walrus") == ["new/CLAUDE.md"]
+        write(src, "new/.claude/memory/later.md", "its memory comes later: narwhal\n")
+        assert fresh(idx, "narwhal") == ["new/.claude/memory/later.md"]
+        write(src, "app0/src/pkg0/AGENTS.md", "nested instructions: format before pushing\n")
+        assert fresh(idx, "format") == ["app0/src/pkg0/AGENTS.md"]
+        write(src, "app0/src/pkg0/mod0/notes.txt", "source edits are passed over\n")
+        assert fresh(idx, "pager") == ["app1/.claude/memory/ops.md", "app2/.claude/memory/ops.md"]
+        assert _inotify_watches() - before <= 30
+
+
+def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_path):
+    """The batch is plain data: a source edit adds nothing, a memory place
+    its path, a new checkout or a nested file the deep walk too."""
+    from memsearch.event_batch import Batch, Followed
+
+    root = Followed(Root("repos", str(tmp_path)), str(tmp_path), "")
+    batch = Batch()
+    assert batch.note(root, str(tmp_path / "app/src/main.py"), "modified", False, links=False) is None
+    assert batch.note(root, str(tmp_path / "app/.claude/memory/x.md"), "created", False, links=False) == "event"
+    assert batch.paths == {"app/.claude/memory/x.md"} and not batch.deep
+    assert batch.note(root, str(tmp_path / "new"), "created", True, links=False) == "event"
+    assert batch.deep
+    assert batch.note(root, str(tmp_path / ".memsearch-cookie-1-0-ab"), "created", False, links=False) == "cookie"
+    assert batch.urgent() and batch.cookies == {".memsearch-cookie-1-0-ab"}
