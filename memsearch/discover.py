@@ -142,6 +142,46 @@ def places(checkout: str, entries: list[os.DirEntry] | None = None) -> tuple[lis
     return folders, files
 
 
+def watched_places(checkout: str) -> list[tuple[str, bool]]:
+    """(folder, whole) for the live watcher: the folders of one checkout
+    whose changes can change what :func:`places` finds, or what is in them.
+    ``whole``: a memory folder, its subfolders watched too; otherwise the
+    folder's own entries only (``.claude``, to see ``.claude/memory`` come)."""
+    entries = _scan(checkout) or []
+    names = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
+    out: dict[str, bool] = {}
+    for top, rest in MEMORY_FOLDERS:
+        if top not in names:
+            continue
+        path = os.path.join(checkout, top)
+        if rest:
+            out.setdefault(path, False)
+            path = os.path.join(path, rest)
+            if not os.path.isdir(path) or os.path.islink(path):
+                continue
+        out[path] = rest != "" or top != "memory" or _holds_memory(path)
+    for rel in MEMORY_FILES:
+        top, _, rest = rel.partition("/")
+        if rest and top in names:
+            out.setdefault(os.path.join(checkout, top), False)
+    return list(out.items())
+
+
+def nested_folders(root: str, rels) -> set[str]:
+    """The folders (absolute) that hold nested instruction files among the
+    indexed paths ``rels`` (relative to the repos root ``root``): the deep
+    walk's finds, below a checkout's top level and outside its places."""
+    folders = set()
+    for rel in rels:
+        checkout, _, inside = rel.partition("/")
+        if "/" not in inside or inside in MEMORY_FILES or inside.rpartition("/")[2] not in NESTED_NAMES:
+            continue
+        if any(inside.startswith((f"{top}/{rest}/" if rest else f"{top}/")) for top, rest in MEMORY_FOLDERS):
+            continue
+        folders.add(os.path.join(root, checkout, *inside.split("/")[:-1]))
+    return folders
+
+
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
     """Add one file to ``found`` (or ``skipped``, with the reason). A symlink
     counts only while its target stays inside the root."""

@@ -27,6 +27,9 @@ as it would without a watcher: slower, never stale. The watcher restarts its
 event source when it dies, reconciles the whole tree at start and after an
 event queue overflow, and refuses to start when inotify cannot watch every
 directory (fs.inotify.max_user_watches).
+
+The watching side of the same table is :class:`WatcherRows`: claiming the
+rows of the roots, heartbeats, acknowledgements and their cleanup.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ import os
 import sqlite3
 import stat
 import time
+
+from .db import write_transaction
+from .errors import WatcherError
 
 COOKIE_PREFIX = ".memsearch-cookie-"
 
@@ -279,7 +285,7 @@ def _state_word(row: _Row | None, now: float) -> str:
         return "none"
     if row.state != STOPPED and row.host == HOST and not pid_alive(row.pid):
         return "dead"
-    # A first reconcile or a rescan beats no heartbeat (see watch.Watcher._claim);
+    # A first reconcile or a rescan beats no heartbeat (see WatcherRows.claim);
     # in any other state an old heartbeat means the watcher is hung or paused.
     if row.state not in (STOPPED, STARTING, RESCANNING) and now - row.heartbeat_at > STALE_S:
         return NOT_ANSWERING
@@ -287,5 +293,72 @@ def _state_word(row: _Row | None, now: float) -> str:
 
 
 # -- the watching side --------------------------------------------------------------
+
+# Acknowledgements are kept this long, then deleted by the watcher.
+ACK_KEEP_S = 60.0
+
+
+class TakenOver(Exception):
+    """Another watcher took over the rows of this one's roots."""
+
+
+class WatcherRows:
+    """The rows a watcher holds in the ``watcher`` table, one per root
+    (``roots``: (root key, folder) pairs), and the acknowledgements it writes
+    to ``watcher_cookies``. Every method writes in a transaction of its own."""
+
+    def __init__(self, conn: sqlite3.Connection, roots: list[tuple[str, str]], db_path: str):
+        self.conn, self.roots, self.db_path = conn, roots, db_path
+        self.pid, self.started_at = os.getpid(), time.time()
+        self._next_cleanup = 0.0
+
+    def claim(self) -> None:
+        """Take the rows of our roots, unless a live watcher holds one."""
+        now = time.time()
+        with write_transaction(self.conn):
+            rows = _rows(self.conn)
+            for key, folder in self.roots:
+                row = rows.get(key)
+                if row is None or row.state == STOPPED:
+                    continue
+                fresh = now - row.heartbeat_at <= STALE_S
+                if row.host == HOST and pid_alive(row.pid) and (fresh or row.state in (STARTING, RESCANNING)) or (
+                        row.host != HOST and fresh):  # (no heartbeat during a long first reconcile)
+                    raise WatcherError(
+                        f"another watcher (pid {row.pid} on {row.host}) already follows {folder} for the index"
+                        f" {self.db_path}; stop it first, or use another --db")
+            self._insert(STARTING)
+
+    def _insert(self, state: str) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO watcher (root_key, folder, pid, host, started_at, heartbeat_at, state)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(key, folder, self.pid, HOST, self.started_at, time.time(), state) for key, folder in self.roots])
+
+    def beat(self, state: str, error: str | None, error_at: float | None, overflows: int, restarts: int,
+             cookies=()) -> bool:
+        """Write our state and heartbeat, acknowledging ``cookies`` in the
+        same transaction. True when the old acknowledgements were swept (the
+        caller then sweeps the cookie files too). TakenOver when another
+        watcher holds our rows: this one must stop."""
+        now = time.time()
+        with write_transaction(self.conn) as conn:
+            if cookies:
+                conn.executemany("INSERT OR REPLACE INTO watcher_cookies (name, acked_at) VALUES (?, ?)",
+                                 [(name, now) for name in cookies])
+            sweep = now >= self._next_cleanup
+            if sweep:
+                conn.execute("DELETE FROM watcher_cookies WHERE acked_at < ?", (now - ACK_KEEP_S,))
+                self._next_cleanup = now + ACK_KEEP_S / 4
+            cur = conn.executemany(
+                "UPDATE watcher SET heartbeat_at = ?, state = ?, error = ?, error_at = ?, overflows = ?,"
+                " restarts = ? WHERE root_key = ? AND pid = ? AND host = ? AND started_at = ?",
+                [(now, state, error, error_at, overflows, restarts, key, self.pid, HOST, self.started_at)
+                 for key, _ in self.roots])
+            if cur.rowcount < len(self.roots) and state != STOPPED:
+                if any(key in _rows(conn) for key, _ in self.roots):
+                    raise TakenOver("another watcher took over this index's roots")
+                self._insert(state)  # the database was rebuilt (set aside when damaged): claim it again
+        return sweep
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import DatabaseCorrupt, UnknownFilter
 from .query import plan, unmatched
-from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile
+from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
@@ -180,6 +180,22 @@ class MemoryIndex:
                 out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
                                    " does not read", f"--root repos={root.path} indexes each checkout's memory"))
         return out
+
+    def reconcile_paths(self, paths: Iterable[str], *, deep: bool = False) -> ReconcileReport:
+        """Bring just ``paths`` (index paths: files, folders, or a root's
+        label for all of it) in step with the files, at a cost that follows
+        the paths (see memsearch.reconcile.reconcile_paths). A folder of
+        checkouts is discovered, not walked: a path in a repos root has the
+        roots reconciled as a query does, each checkout's places and no
+        source tree (``deep``: with nested instruction files looked for, as
+        :meth:`reconcile` does)."""
+        paths = set(paths)
+        repos = tuple(self.layout.label(r) for r in self.roots if r.kind == "repos")
+        if repos and any(p.startswith(repos) for p in paths):
+            return self._guarded(lambda: self._reconcile(deep=deep))
+        return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
+                                                     max_file_bytes=self.settings.max_file_bytes,
+                                                     known=self._known))
 
     def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
-from memsearch import freshness, watch as watch_mod
+from memsearch import event_source, freshness, watch as watch_mod
 from memsearch.reconcile import reconcile_paths
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
@@ -290,13 +290,14 @@ def test_a_stopped_watcher_sends_queries_back_to_the_walk(tree, tmp_path, config
         assert idx.status()["watcher"] == "stopped"
 
 
-def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree):
+def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree, monkeypatch):
     idx, watcher = watched
-    watcher._drop_events = True  # what an overflowing kernel queue does
+    dropped = []  # what an overflowing kernel queue does: events lost
+    monkeypatch.setattr(watcher, "_on_event", lambda followed, kind, path, is_dir: dropped.append(path))
     write(tree, "global/user/lost.md", "an event that never arrives: quokka\n")
     (tree / "README.md").unlink()
-    eventually(lambda: str(tree / "README.md") in watcher._dropped, "the events lost")
-    watcher._drop_events = False
+    eventually(lambda: str(tree / "README.md") in dropped, "the events lost")
+    monkeypatch.undo()
     assert "global/user/lost.md" not in stored(idx) and "README.md" in stored(idx)  # stale, for now
     rescans = watcher.rescans
     logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
@@ -309,7 +310,7 @@ def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree):
 
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
-    watcher._observer.stop()  # watchdog's threads end, as on an unexpected error
+    watcher._sources[0]._observer.stop()  # watchdog's threads end, as on an unexpected error
     eventually(lambda: watcher.restarts == 1 and watcher.state == "ready", "a restarted event source")
     write(tree, "global/user/later.md", "after the restart: axolotl\n")
     assert fresh(idx, "axolotl") == ["global/user/later.md"]
@@ -317,7 +318,7 @@ def test_a_dead_event_source_is_restarted(watched, tree):
 
 
 def test_watch_limit_too_low_is_a_clear_error(tree, tmp_path, config, monkeypatch):
-    monkeypatch.setattr(watch_mod, "max_user_watches", lambda: 3)
+    monkeypatch.setattr(event_source, "max_user_watches", lambda: 3)
     with MemoryIndex(tree, tmp_path / "db") as idx:
         with pytest.raises(WatcherError, match="max_user_watches = 3.*sysctl"):
             Watcher(idx).start()
@@ -331,15 +332,15 @@ def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, t
     """watchdog skips directories it cannot watch without a word; the
     watcher checks each new one against the kernel's list of watches."""
     idx, watcher = watched
-    real = watch_mod._watched_inodes
-    monkeypatch.setattr(watch_mod, "_watched_inodes", lambda observer: set())  # as at the watch limit
+    real = event_source._watched_inodes
+    monkeypatch.setattr(event_source, "_watched_inodes", lambda fds: set())  # as at the watch limit
     write(tree, "projects/unwatched/memory.md", "in a folder inotify could not watch: dugong\n")
     result = idx.search_result("dugong")
     assert [h.path for h in result.hits] == ["projects/unwatched/memory.md"]  # correct either way
     eventually(lambda: watcher.state == "failed", "the watcher failing")
     result = idx.search_result("dugong")
     assert result.freshness.via == "walk" and "inotify could not watch" in result.freshness.reason
-    monkeypatch.setattr(watch_mod, "_watched_inodes", real)
+    monkeypatch.setattr(event_source, "_watched_inodes", real)
     eventually(lambda: watcher.state == "ready", "the watcher recovering")
     assert fresh(idx, "dugong") == ["projects/unwatched/memory.md"]
 
@@ -591,3 +592,65 @@ def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_pat
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+# -- a repos root: only what discovery reads is watched ---------------------------------------
+
+
+def _inotify_watches() -> int:
+    """inotify watches this process holds, from the kernel's own list."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{name}") as f:
+                count += sum(line.startswith("inotify wd:") for line in f)
+        except OSError:
+            continue
+    return count
+
+
+def test_a_repos_root_watches_its_memory_places_not_its_source_trees(tmp_path, config):
+    src = tmp_path / "src"
+    for n in range(3):
+        write(src, f"app{n}/.claude/memory/MEMORY.md", f"- [notes](notes.md) of app{n}\n")
+        write(src, f"app{n}/.claude/memory/notes.md", f"app{n} deploys on fridays\n")
+        for d in range(60):  # a deep source tree: none of it is a memory place
+            (src / f"app{n}/src/pkg{d % 6}/mod{d}/deep/er").mkdir(parents=True)
+    write(src, "app0/src/pkg0/AGENTS.md", "nested instructions: lint before pushing\n")
+    before = _inotify_watches()
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        # root, 3 checkouts, 3 .claude, 3 .claude/memory, 1 nested folder:
+        # a few per place, where a recursive watch would take ~600
+        assert _inotify_watches() - before <= 20
+        assert fresh(idx, "lint") == ["app0/src/pkg0/AGENTS.md"]
+        write(src, "app1/.claude/memory/ops.md", "app1 pages the oncall with a pager\n")
+        assert fresh(idx, "pager") == ["app1/.claude/memory/ops.md"]
+        write(src, "app2/.claude/memory/ops.md", "app2 pager rotation\n")  # (a second one, same words)
+        write(tmp_path / "elsewhere", "new/CLAUDE.md", "a new checkout keeps a walrus\n")
+        os.rename(tmp_path / "elsewhere/new", src / "new")  # a checkout arrives
+        assert fresh(idx, "walrus") == ["new/CLAUDE.md"]
+        write(src, "new/.claude/memory/later.md", "its memory comes later: narwhal\n")
+        assert fresh(idx, "narwhal") == ["new/.claude/memory/later.md"]
+        write(src, "app0/src/pkg0/AGENTS.md", "nested instructions: format before pushing\n")
+        assert fresh(idx, "format") == ["app0/src/pkg0/AGENTS.md"]
+        write(src, "app0/src/pkg0/mod0/notes.txt", "source edits are passed over\n")
+        assert fresh(idx, "pager") == ["app1/.claude/memory/ops.md", "app2/.claude/memory/ops.md"]
+        assert _inotify_watches() - before <= 30
+
+
+def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_path):
+    """The batch is plain data: a source edit adds nothing, a memory place
+    its path, a new checkout or a nested file the deep walk too."""
+    from memsearch.event_batch import Batch, Followed
+
+    root = Followed(Root("repos", str(tmp_path)), str(tmp_path), "")
+    batch = Batch()
+    assert batch.note(root, str(tmp_path / "app/src/main.py"), "modified", False, links=False) is None
+    assert batch.note(root, str(tmp_path / "app/.claude/memory/x.md"), "created", False, links=False) == "event"
+    assert batch.paths == {"app/.claude/memory/x.md"} and not batch.deep
+    assert batch.note(root, str(tmp_path / "new"), "created", True, links=False) == "event"
+    assert batch.deep
+    assert batch.note(root, str(tmp_path / ".memsearch-cookie-1-0-ab"), "created", False, links=False) == "cookie"
+    assert batch.urgent() and batch.cookies == {".memsearch-cookie-1-0-ab"}

@@ -1,0 +1,185 @@
+"""What file system events ask of the index, gathered into a batch: plain
+data and rules, no threads and no event source, so that each can be
+tested alone.
+
+:class:`Batch` holds the index paths to reconcile, the cookies to
+acknowledge, and whether the roots must be rescanned or the event source
+restarted; :meth:`Batch.note` turns one event under a :class:`Followed`
+root into those. :class:`Links` keeps the symlinks under the roots, which
+inotify never reports on (a change happens under the link's target).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import discover
+from .freshness import COOKIE_PREFIX
+from .walk import is_markdown, printable_name
+
+
+class Followed:
+    """A root as the watcher follows it."""
+
+    __slots__ = ("root", "folder", "label")
+
+    def __init__(self, root, folder: str, label: str):
+        self.root = root  # memsearch.roots.Root
+        self.folder = folder  # resolved, as given to the event source
+        self.label = label  # prefix of the index paths of this root
+
+    @property
+    def repos(self) -> bool:
+        return self.root.kind == "repos"
+
+
+class Batch:
+    """What the events since the last batch ask for."""
+
+    __slots__ = ("paths", "cookies", "new_dirs", "rescan", "restart", "links", "deep", "first", "last")
+
+    def __init__(self):
+        self.paths: set[str] = set()
+        self.cookies: set[str] = set()
+        self.new_dirs: set[str] = set()  # absolute paths, to check they got a watch
+        self.rescan: str | None = None
+        self.restart: str | None = None
+        self.links = False  # only the symlinks need a look
+        self.deep = False  # a repos root may hold new nested instruction files
+        self.first = self.last = 0.0  # monotonic times of the first and the last event
+
+    def urgent(self) -> bool:
+        """Whether the batch is to be taken at once, not debounced."""
+        return bool(self.cookies or self.rescan or self.restart)
+
+    def due(self, debounce: float, max_delay: float) -> float | None:
+        """When its paths are to be written: once events pause ``debounce``,
+        or ``max_delay`` after the first if they never do (None: nothing to write)."""
+        if not (self.paths or self.new_dirs or self.links):
+            return None
+        return min(self.last + debounce, self.first + max_delay)
+
+    def touched(self, now: float) -> None:
+        self.first = self.first or now
+        self.last = now
+
+    def note(self, f: Followed, path: str, kind: str, is_dir: bool, *, links: bool) -> str | None:
+        """Add what one event says. ``links``: symlinks lie under the roots.
+        Returns "event" when it added work, "cookie" when a query waits on
+        it, None when it changes nothing."""
+        if path == f.folder:
+            if kind == "deleted":
+                self.restart = self.restart or f"memory root vanished: {f.folder}"
+                return "cookie"  # as urgent
+            self.paths.add(f.label)  # the root's own attributes: reconcile it whole
+            return "event"
+        head = f.folder.rstrip(os.sep) + os.sep
+        if not path.startswith(head):
+            return None
+        rel = path[len(head):]
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
+        if rel.startswith(COOKIE_PREFIX) and "/" not in rel:
+            if kind == "created":
+                self.cookies.add(rel)
+                return "cookie"
+            return None
+        if f.repos:
+            return self._note_repos(f, rel, kind, is_dir)
+        parts = rel.split("/")
+        if any(part.startswith(".") for part in parts) or (
+                not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1])):
+            # Hidden (editor temp files, .git) or the content of a file that
+            # is not indexed: no row can change, unless a symlink shows it.
+            if not links:
+                return None
+            self.links = True
+            return "event"
+        while rel and printable_name(rel) != rel:  # not UTF-8: let the walk of its folder name it
+            rel = rel.rpartition("/")[0]
+        self.paths.add(f.label + rel)
+        if is_dir and kind == "created":
+            self.new_dirs.add(path)
+        return "event"
+
+    def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:
+        """A folder of checkouts is discovered, not walked: a change to a
+        place discovery reads (or a checkout coming or going) is passed on
+        as its path; source edits are passed over. Only a new checkout, or
+        a nested instruction file, may need the deep walk."""
+        if not discover.is_relevant(rel, is_dir):
+            return None
+        checkout, _, inside = rel.partition("/")
+        if not inside or not _in_a_place(inside):
+            self.deep = True
+        self.paths.add(f.label + rel)
+        return "event"
+
+
+def _in_a_place(inside: str) -> bool:
+    """Whether a path inside a checkout is one of its top-level places, or
+    a folder on the way to one (what a query's walk of it finds)."""
+    if inside in discover.MEMORY_FILES:
+        return True
+    top = inside.split("/", 1)[0]
+    return any(top == t for t, _ in discover.MEMORY_FOLDERS) or any(
+        top == f.split("/", 1)[0] for f in discover.MEMORY_FILES if "/" in f)
+
+
+class Links:
+    """Index paths of the symlinks under the walked roots. inotify reports a
+    change under a link's target, never under the link, so these are
+    rechecked with every batch. (A repos root's links are rechecked by its
+    own walk, which every change there runs.)"""
+
+    def __init__(self, followed: list[Followed]):
+        self._followed = [f for f in followed if not f.repos]
+        self.paths: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+    def scan(self) -> None:
+        self.paths = set()
+        for f in self._followed:
+            self.paths |= _links_under(f.folder, f.label)
+
+    def track(self, paths: set[str], locate) -> None:
+        """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
+        if not self._followed:
+            return
+        if any(f.label in paths for f in self._followed):  # a root reconciled whole
+            self.scan()
+            return
+        for path in paths:
+            try:
+                file = locate(path)
+            except KeyError:
+                continue
+            if os.path.islink(file):
+                self.paths.add(path)
+            else:
+                self.paths.discard(path)
+                self.paths -= {p for p in self.paths if p.startswith(path + "/")}
+                if os.path.isdir(file):
+                    self.paths |= _links_under(file, path + "/")
+
+
+def _links_under(folder: str, prefix: str) -> set[str]:
+    """Index paths (``prefix`` + relative path) of the symlinks below folder,
+    hidden folders left out as the walk leaves them out."""
+    links, stack = set(), [(folder, prefix)]
+    while stack:
+        here, rel = stack.pop()
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_symlink():
+                        links.add(rel + printable_name(entry.name))
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, rel + printable_name(entry.name) + "/"))
+        except OSError:
+            continue
+    return links
