@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import write
+from conftest import memsearch_exe, write
 from memsearch import DatabaseError, MemoryIndex
 from memsearch.settings import default_db_path
 
@@ -194,15 +194,13 @@ def test_a_named_file_that_is_not_our_index_is_refused_byte_identical(tree, tmp_
 def test_refused_files_over_the_installed_script(tree, tmp_path):
     import subprocess
 
-    from test_cli import _memsearch_exe
-
     folder = tmp_path / "mine"
     folder.mkdir()
     for kind in FOREIGN:
         _foreign(kind, folder / f"{FOREIGN.index(kind)}.db")
     before = _fingerprint(folder)
     for db in sorted(folder.iterdir()):
-        r = subprocess.run([_memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
+        r = subprocess.run([memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
     assert _fingerprint(folder) == before
