@@ -52,6 +52,8 @@ def searchable(tmp_path_factory):
 @example(text="\x00z")
 @example(text="*:^-()")
 def test_any_text_is_a_valid_fts5_query_or_no_searchable_words(searchable, text):
+    """Any text is NoSearchableWords or a query with no lone surrogate that
+    the search runs without raising."""
     try:
         fts = build_query(text)
     except NoSearchableWords:
@@ -93,7 +95,8 @@ def test_a_huge_query_with_thousands_of_words(searchable):
 
 def test_raw_fts5_table_accepts_every_built_query():
     """The same property against a bare FTS5 table (no memsearch code on
-    the way), so a query builder change cannot hide behind the search path."""
+    the way): SQLite parses every built query without raising, so a query
+    builder change cannot hide behind the search path."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 1')")
     conn.execute("INSERT INTO t VALUES ('alpha beta')")
