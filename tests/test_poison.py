@@ -311,8 +311,14 @@ def test_no_outside_byte_reaches_the_index_while_a_folder_is_swapped_for_a_link(
         swapper = threading.Thread(target=swap)
         swapper.start()
         try:
-            for _ in range(300):
-                reads += len(idx.reconcile().updated)
+            # At least 300 rounds; more (up to 3000) while a loaded machine has
+            # yet to schedule the swapper between two walks, so `reads` counts
+            # rounds, never time. A note seen again after a swap is read too.
+            for rounds in range(3000):
+                if rounds >= 300 and reads:
+                    break
+                report = idx.reconcile()
+                reads += len(report.updated) + len(report.added)
                 seen += any("OUTSIDE" in h.snippet for h in idx.search("outside secret", reconcile=False))
                 seen += idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body LIKE '%OUTSIDE%'").fetchone()[0]
         finally:
