@@ -5,6 +5,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import HEAVY, imports_of, memsearch_exe, write
@@ -159,6 +160,7 @@ def test_query_path_imports_stay_light(tree, tmp_path):
     assert "<<pgbouncer>>" in out
 
 
+@pytest.mark.slow
 def test_query_over_unchanged_files_with_frontmatter_stays_light(tree, tmp_path):
     write(tree, "projects/shop/memory-fm.md", "---\nname: fm\ndescription: okapi notes\ntype: project\n---\nbody\n")
     write(tree, "projects/shop/memory-odd.md", "---\ntags:\n  - okapi\n---\nbody\n")

@@ -12,6 +12,9 @@ import pytest
 
 from conftest import bench
 
+# Every test here kills memsearch processes over and over.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def crash():

@@ -63,6 +63,7 @@ def _hammer(root, db, seconds, errors):
         errors.put(repr(ex))
 
 
+@pytest.mark.slow
 def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):
     for i in range(50):
         write(root, f"n{i}.md", f"walrus {i}")
@@ -191,6 +192,7 @@ def test_a_named_file_that_is_not_our_index_is_refused_byte_identical(tree, tmp_
     assert "Traceback" not in r.stderr and "already exists" not in r.stderr
 
 
+@pytest.mark.slow
 def test_refused_files_over_the_installed_script(tree, tmp_path):
     import subprocess
 

@@ -88,6 +88,7 @@ def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
         assert not unknown
 
 
+@pytest.mark.slow
 def test_a_huge_query_with_thousands_of_words(searchable):
     text = " ".join(f"w{i}" for i in range(20_000)) + " alpha"
     assert [h.path for h in searchable.search(text, reconcile=False)] == ["n0.md"]
@@ -131,6 +132,7 @@ FRONTMATTERISH = st.one_of(
 )
 
 
+@pytest.mark.slow
 @SLOW
 @given(data=FRONTMATTERISH)
 def test_any_bytes_are_indexed_or_reported(data):
@@ -152,6 +154,7 @@ NAME_BYTES = st.binary(min_size=1, max_size=240).filter(lambda b: b"/" not in b 
                                                         and not b.startswith(b"."))
 
 
+@pytest.mark.slow
 @SLOW
 @given(stem=NAME_BYTES)
 @example(stem=b"new\nline")

@@ -208,6 +208,7 @@ VALUES = st.recursive(SCALARS, flow, max_leaves=60)
 DEEP = st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "v" + "]" * n)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(anchors=st.lists(VALUES, max_size=5), name=st.one_of(VALUES, DEEP), description=st.one_of(VALUES, DEEP),
        repeat=st.integers(min_value=0, max_value=12))

@@ -41,6 +41,7 @@ def snapshot(root: Path) -> dict:
 
 # -- concurrency ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     stress = bench("stress")
     result = stress.run_stress(tmp_path / "stress", seconds=3, writers=1, queriers=2, reconcilers=1, files=60,
@@ -51,6 +52,7 @@ def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     assert result["queries"] > 5 and result["ops"]["writer"] > 50 and result["ops"]["reconciler"] > 0
 
 
+@pytest.mark.slow
 def test_short_stress_run_with_a_watcher(tmp_path):
     """The same with `memsearch watch` running: queries skip the walk and
     prove freshness with the watcher's cookie handshake instead."""

@@ -291,6 +291,7 @@ def test_default_database_is_keyed_by_the_set_of_roots(layouts):
     assert c.db_path != a.db_path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason=NO_CORPORA)
 def test_real_claude_and_zcode_memory_files(tmp_path):
     """Real memory folders from the shared corpus, laid out as Claude Code

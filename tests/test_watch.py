@@ -396,6 +396,7 @@ def _start_watch(tree, db, env):
     return proc
 
 
+@pytest.mark.slow
 def test_watch_process_then_sigkill(tree, tmp_path, config):
     db = tmp_path / "index.db"
     env = _env(config)
@@ -491,6 +492,7 @@ print(json.dumps({"stale": stale, "via": via}))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_query_while_a_third_edits(tree, tmp_path, config):
     db = tmp_path / "index.db"
     env = _env(config)
@@ -547,6 +549,7 @@ def test_a_link_shows_its_target_wherever_that_is(watched, tree):
     assert fresh(idx, "bittern") == []
 
 
+@pytest.mark.slow
 def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_path, config):
     """Issue 14, items 13 and 14: the cookie of a query killed while it
     waited is removed by the next query once no watcher answers; status
