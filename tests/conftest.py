@@ -1,11 +1,36 @@
+"""Fixtures and helpers every test file shares. Tests import the helpers
+with `from conftest import write` (pytest puts tests/ on sys.path); no test
+module imports another."""
+
+import importlib.util
+import json
 import os
+import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from memsearch import MemoryIndex
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_corpora() -> Path:
+    """/work/shared/corpora seen from the main checkout or from any worktree
+    below /work; MEMSEARCH_TEST_CORPORA names another place."""
+    if os.environ.get("MEMSEARCH_TEST_CORPORA"):
+        return Path(os.environ["MEMSEARCH_TEST_CORPORA"])
+    for parent in REPO.parents:
+        if (parent / "shared" / "corpora").is_dir():
+            return parent / "shared" / "corpora"
+    return REPO.parent / "shared" / "corpora"
+
+
+SHARED = _shared_corpora()
+NO_CORPORA = f"the shared corpora are not at {SHARED} (set MEMSEARCH_TEST_CORPORA to their folder)"
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
@@ -62,3 +87,125 @@ def tree(root):
 def index(tree, tmp_path):
     with MemoryIndex(tree, tmp_path / "index.db") as idx:
         yield idx
+
+
+# -- the installed script and fresh interpreters -----------------------------------
+
+def memsearch_exe() -> str:
+    """The `memsearch` script installed next to this Python. The suite tests
+    the installed command, so a missing script is a failure, never a skip."""
+    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.fail(f"no memsearch script next to {sys.executable}: run pip install -e '.[test]' in this venv")
+    return exe
+
+
+def run_memsearch(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
+    """The installed script with ARGS, as a user runs it; ENV is added to
+    this process's environment (the isolated XDG dirs of `isolated_home`)."""
+    return subprocess.run([memsearch_exe(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+
+
+# Modules a query process must never need (heavy, or for other commands only).
+HEAVY = ("sqlite_utils", "frontmatter", "watchdog", "yaml", "numpy", "mcp")
+_LOADED = "LOADED-BY-THIS-TEST="
+
+
+def imports_of(code: str, modules, *argv, env=None, after: str = "", timeout=120):
+    """Run CODE in a fresh interpreter (argv[1:] = ARGV) and return
+    (which of MODULES it imported, in their order; the finished process).
+
+    The list is printed to stderr by an exit handler, so it is taken however
+    CODE ends (SystemExit, memsearch's own fast exit) and stdout stays CODE's
+    own. Modules already loaded once AFTER has run (e.g. "import click":
+    what click loads for every command) are not counted."""
+    # Without AFTER nothing is discounted, not even what site-packages' .pth
+    # files import at start-up.
+    before = f"{after}\n_before = set(_sys.modules)\n" if after else "_before = set()\n"
+    prologue = (
+        "import atexit as _atexit, sys as _sys\n" + before +
+        f"_atexit.register(lambda: print({_LOADED!r} + ','.join(m for m in {tuple(modules)!r}"
+        " if m in _sys.modules and m not in _before), file=_sys.stderr))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", prologue + code, *map(str, argv)], capture_output=True, text=True,
+                         timeout=timeout, stdin=subprocess.DEVNULL, env=env)
+    marks = [line for line in run.stderr.splitlines() if line.startswith(_LOADED)]
+    assert marks, f"the process ended before its exit handlers ran (status {run.returncode}):\n{run.stderr}"
+    loaded = marks[-1][len(_LOADED):]
+    return (loaded.split(",") if loaded else []), run
+
+
+def bench(name):
+    """A bench/ script as a module (bench/ is not a package)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+
+
+# -- damaged databases (test_reliability, test_doctor) --------------------------------
+
+def damage_pages(db: Path, table: str, count: int = 4):
+    """Overwrite pages of one table or index in the middle of a valid
+    database (its root page is left alone, so the file still opens)."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno", (table,))]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    assert len(pages) > 1, f"{table} has too few pages to damage"
+    with open(db, "r+b") as f:
+        for page in pages[1:1 + count]:
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
+
+
+@pytest.fixture
+def big_tree(root):
+    """Enough text for every table to span several pages."""
+    for i in range(300):
+        write(root, f"projects/p{i % 7}/note-{i}.md", f"note {i} walrus word{i} " + "lorem ipsum dolor " * 40 + "\n")
+    return root
+
+
+def bad_copies(db: Path):
+    return [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+
+
+# -- conversation transcripts (test_history, test_history_tools, test_session_context) --
+
+PROJECT = "-home-u-shop"
+
+
+def line(kind="user", content="", session=None, at="2025-01-20T11:57:17.716Z", **extra) -> dict:
+    obj = {"type": kind, "sessionId": session, "uuid": f"u{id(extra)}", "parentUuid": None, "timestamp": at,
+           "cwd": "/home/u/shop", "gitBranch": "main", "isSidechain": False}
+    if kind in ("user", "assistant"):
+        obj["message"] = {"role": kind, "content": content}
+    obj.update(extra)
+    return obj
+
+
+def transcript(root: Path, lines: list, session="s-1", project=PROJECT, tail: str = "") -> Path:
+    path = root / project / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for x in lines:
+        if x.get("sessionId", "") is None:
+            x["sessionId"] = session
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + tail, encoding="utf-8")
+    return path
+
+
+def append(path: Path, *lines: dict, raw: str = "") -> int:
+    for x in lines:
+        if x.get("sessionId", "") is None:
+            x["sessionId"] = path.stem
+    data = "".join(json.dumps(x) + "\n" for x in lines) + raw
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(data)
+    return len(data.encode())

@@ -1,6 +1,5 @@
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -9,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from conftest import HEAVY, imports_of, memsearch_exe, write
 from memsearch.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,17 +86,10 @@ def test_every_command_has_help():
         assert run(name, "--help").exit_code == 0
 
 
-def _memsearch_exe():
-    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
-    if exe is None:
-        pytest.skip("memsearch is not installed as a script")
-    return exe
-
-
 def test_installed_script_runs_a_real_query():
     sample = REPO / "examples" / "memory"
     env = {**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
-    out = subprocess.run([_memsearch_exe(), "query", "stripe", "webhook", "--root", str(sample), "--json"],
+    out = subprocess.run([memsearch_exe(), "query", "stripe", "webhook", "--root", str(sample), "--json"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)["results"]
@@ -145,19 +137,17 @@ def test_console_entry_exit_codes_output_and_exit_handlers(tmp_path):
 
 
 def _query_imports(root, db, word):
+    """Which HEAVY modules a `memsearch query WORD` process imported, and its output."""
     code = (
-        "import sys\n"
         "from memsearch.cli import main\n"
         "try:\n"
         f"    main(['query', {word!r}, '--root', {str(root)!r}, '--db', {str(db)!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('sqlite_utils', 'frontmatter', 'watchdog', 'yaml', 'numpy', 'mcp') if m in sys.modules]\n"
-        "print('HEAVY=' + ','.join(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    heavy, out = imports_of(code, HEAVY)
     assert out.returncode == 0, out.stderr
-    return out.stdout
+    return heavy, out.stdout
 
 
 def test_query_path_imports_stay_light(tree, tmp_path):
@@ -165,18 +155,19 @@ def test_query_path_imports_stay_light(tree, tmp_path):
     # python-frontmatter, for blocks the fast reader leaves to it) is imported
     # only when a file being (re)read starts with '---'; the test below
     # checks that a query over unchanged files with frontmatter stays light too.
-    out = _query_imports(tree, tmp_path / "db", "pgbouncer")
-    assert out.splitlines()[-1] == "HEAVY="
+    heavy, out = _query_imports(tree, tmp_path / "db", "pgbouncer")
+    assert heavy == []
     assert "<<pgbouncer>>" in out
 
 
+@pytest.mark.slow
 def test_query_over_unchanged_files_with_frontmatter_stays_light(tree, tmp_path):
     write(tree, "projects/shop/memory-fm.md", "---\nname: fm\ndescription: okapi notes\ntype: project\n---\nbody\n")
     write(tree, "projects/shop/memory-odd.md", "---\ntags:\n  - okapi\n---\nbody\n")
-    first = _query_imports(tree, tmp_path / "db", "okapi")
-    assert "okapi" in first and "yaml" in first.splitlines()[-1]  # the files were read: parsing was needed
+    heavy, first = _query_imports(tree, tmp_path / "db", "okapi")
+    assert "okapi" in first and "yaml" in heavy  # the files were read: parsing was needed
     time.sleep(2.1)  # past the racy-clean window, so the next query reads nothing
     run("index", "--root", str(tree), "--db", str(tmp_path / "db"))
-    again = _query_imports(tree, tmp_path / "db", "okapi")
-    assert again.splitlines()[-1] == "HEAVY="
+    heavy, again = _query_imports(tree, tmp_path / "db", "okapi")
+    assert heavy == []
     assert "<<okapi>>" in again

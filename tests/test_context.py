@@ -3,7 +3,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from conftest import memsearch_exe, write
 from memsearch import format_index_for_context, index_for_context
 from memsearch.cli import main
 from memsearch.context import MAX_CHARS, MAX_LINES
@@ -148,12 +148,10 @@ def _run_context(path, limit_bytes=2 << 30):
     import subprocess
     import threading
 
-    from test_cli import _memsearch_exe
-
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
-    proc = subprocess.Popen([_memsearch_exe(), "context", str(path)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([memsearch_exe(), "context", str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=cap)
     guard = threading.Timer(120, proc.kill)  # hang guard only: a real run takes well under a second
     guard.start()

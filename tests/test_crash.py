@@ -3,30 +3,22 @@ database without a warning, finishes the work, and the index passes SQLite's
 and FTS5's integrity checks and holds exactly the files (bench/crash.py runs
 the long version: python bench/crash.py --trials 20 --watcher-trials 5)."""
 
-import importlib.util
 import os
 import random
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from memsearch.cli import main
+from conftest import bench
 
-REPO = Path(__file__).resolve().parents[1]
+# Every test here kills memsearch processes over and over.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def crash():
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("crash", REPO / "bench" / "crash.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    return bench("crash")
 
 
 @pytest.fixture
@@ -59,8 +51,6 @@ def test_kill_mid_watcher_batch(crash, work):
     query walks (the watcher is dead) and sees exactly the files, and a new
     watcher takes over. Extend here as the watcher grows (e.g. a kill during
     its rescan after an event-queue overflow)."""
-    if "watch" not in main.commands:
-        pytest.skip("no `memsearch watch` command yet")
     rng = random.Random(5)
     (work / "tree").mkdir(parents=True)
     crash.make_tree(work / "tree", 600, rng)

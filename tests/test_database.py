@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import write
+from conftest import memsearch_exe, write
 from memsearch import DatabaseError, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -63,6 +63,7 @@ def _hammer(root, db, seconds, errors):
         errors.put(repr(ex))
 
 
+@pytest.mark.slow
 def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):
     for i in range(50):
         write(root, f"n{i}.md", f"walrus {i}")
@@ -191,10 +192,9 @@ def test_a_named_file_that_is_not_our_index_is_refused_byte_identical(tree, tmp_
     assert "Traceback" not in r.stderr and "already exists" not in r.stderr
 
 
+@pytest.mark.slow
 def test_refused_files_over_the_installed_script(tree, tmp_path):
     import subprocess
-
-    from test_cli import _memsearch_exe
 
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -202,7 +202,7 @@ def test_refused_files_over_the_installed_script(tree, tmp_path):
         _foreign(kind, folder / f"{FOREIGN.index(kind)}.db")
     before = _fingerprint(folder)
     for db in sorted(folder.iterdir()):
-        r = subprocess.run([_memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
+        r = subprocess.run([memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
     assert _fingerprint(folder) == before

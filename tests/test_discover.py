@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from conftest import memsearch_exe
 from memsearch import MemoryIndex, Root, UnknownFilter
 from memsearch.tool import call_tool, search_tool
 
@@ -98,13 +99,13 @@ def test_a_clone_appearing_is_searchable_by_the_next_query(src, tmp_path):
 
 def test_index_and_status_count_memory_a_plain_root_leaves_out(src, tmp_path):
     db = str(tmp_path / "db")
-    out = subprocess.run(["memsearch", "index", "--root", f"plain={src}", "--db", db],
+    out = subprocess.run([memsearch_exe(), "index", "--root", f"plain={src}", "--db", db],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
     assert ", 0 skipped, 5 left out" in first  # .claude/memory (2), .agents, .specify, .github
     assert f"--root repos={src} indexes" in out.stdout
-    status = subprocess.run(["memsearch", "status", "--root", f"plain={src}", "--db", db, "--json"],
+    status = subprocess.run([memsearch_exe(), "status", "--root", f"plain={src}", "--db", db, "--json"],
                             capture_output=True, text=True, timeout=60)
     assert json.loads(status.stdout)["left_out"] == [
         f"5 Markdown files in src sit in hidden folders (.claude/memory, .agents/memory, .specify/memory, ...),"
@@ -121,7 +122,7 @@ def test_unmatched_words_are_reported(src, tmp_path):
         assert tool.data["unmatched"] == ["stripe", "webhook"]
         assert tool.text.splitlines()[0].startswith("No memory file contains 'stripe', 'webhook':")
         assert call_tool(idx, "memory_search", {"query": "pgbouncer"}).data["unmatched"] == []
-    out = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
+    out = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
                           str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["unmatched"] == ["stripe"]
 
@@ -134,7 +135,7 @@ def test_unknown_filters_are_one_line_errors(src, tmp_path):
             idx.search("pgbouncer", type="memroy")
         missing = call_tool(idx, "memory_search", {"query": "pgbouncer", "scope_id": "shopp"})
         assert missing.is_error and "scope ids indexed now: blog, shop" in missing.text
-    out = subprocess.run(["memsearch", "query", "pgbouncer", "--root", f"repos={src}", "--db", str(tmp_path / "db"),
+    out = subprocess.run([memsearch_exe(), "query", "pgbouncer", "--root", f"repos={src}", "--db", str(tmp_path / "db"),
                           "--scope", "cc"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and out.stderr.startswith("Error: no root")
 

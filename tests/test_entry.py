@@ -5,7 +5,6 @@ the click command does, and never import click."""
 import json
 import os
 import subprocess
-import sys
 from unittest import mock
 
 import click
@@ -14,13 +13,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import write
+from conftest import imports_of, memsearch_exe, write
 from memsearch import cli, db, query_args
 from memsearch.entry import quick_query
 from memsearch.query_args import query_kwargs
 from memsearch.db import default_db_path
 from memsearch.settings import DEFAULT_LIMIT, MAX_LIMIT
-from test_cli import _memsearch_exe
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +259,7 @@ def test_shell_completion_is_left_to_click(monkeypatch, tree):
 # -- the installed script, as a user runs it ---------------------------------
 
 def _script(*args):
-    return subprocess.run([_memsearch_exe(), "query", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([memsearch_exe(), "query", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_the_script_answers_as_the_click_command(tree, tmp_path):
@@ -290,14 +288,13 @@ def _imports_click(*args):
     """Run the console script's function on `memsearch query ARGS`; whether
     click was loaded by the time the process ends, and what it printed."""
     code = (
-        "import atexit, sys\n"
-        "atexit.register(lambda: print('CLICK=' + str('click' in sys.modules), file=sys.stderr))\n"
+        "import sys\n"
         "sys.argv = ['memsearch', 'query', *sys.argv[1:]]\n"
         "from memsearch.entry import entry\n"
         "entry()\n"
     )
-    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
-    return run, run.stderr.splitlines()[-1]
+    loaded, run = imports_of(code, ("click",), *args)
+    return run, f"CLICK={loaded == ['click']}"
 
 
 def test_a_plain_query_never_imports_click(tree, tmp_path):

@@ -3,49 +3,15 @@ incrementally and searched through HistoryIndex and `memsearch history`."""
 
 import json
 import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
+from conftest import PROJECT, append, line, run_memsearch as run, transcript
 from memsearch import HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history import CHECK_BYTES
-
-PROJECT = "-home-u-shop"
-
-
-def line(kind="user", content="", session=None, at="2025-01-20T11:57:17.716Z", **extra) -> dict:
-    obj = {"type": kind, "sessionId": session, "uuid": f"u{id(extra)}", "parentUuid": None, "timestamp": at,
-           "cwd": "/home/u/shop", "gitBranch": "main", "isSidechain": False}
-    if kind in ("user", "assistant"):
-        obj["message"] = {"role": kind, "content": content}
-    obj.update(extra)
-    return obj
-
-
-def transcript(root: Path, lines: list, session="s-1", project=PROJECT, tail: str = "") -> Path:
-    path = root / project / f"{session}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for x in lines:
-        if x.get("sessionId", "") is None:
-            x["sessionId"] = session
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + tail, encoding="utf-8")
-    return path
-
-
-def append(path: Path, *lines: dict, raw: str = "") -> int:
-    for x in lines:
-        if x.get("sessionId", "") is None:
-            x["sessionId"] = path.stem
-    data = "".join(json.dumps(x) + "\n" for x in lines) + raw
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(data)
-    return len(data.encode())
-
 
 @pytest.fixture
 def hroot(tmp_path):
@@ -267,11 +233,6 @@ def test_unknown_session_is_an_error(history, hroot):
 
 
 # -- the command ------------------------------------------------------------------
-def run(*args, env=None):
-    return subprocess.run([Path(sys.executable).with_name("memsearch"), *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
-
-
 def test_history_command_exit_codes_and_output(hroot, tmp_path):
     path = transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="0f1e2d3c-aaaa")
     common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]

@@ -2,9 +2,8 @@
 
 import pytest
 
+from conftest import line, transcript
 from memsearch import MemoryIndex, tool
-
-from test_history import line, transcript
 
 
 @pytest.fixture

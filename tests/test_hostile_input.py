@@ -52,6 +52,8 @@ def searchable(tmp_path_factory):
 @example(text="\x00z")
 @example(text="*:^-()")
 def test_any_text_is_a_valid_fts5_query_or_no_searchable_words(searchable, text):
+    """Any text is NoSearchableWords or a query with no lone surrogate that
+    the search runs without raising."""
     try:
         fts = build_query(text)
     except NoSearchableWords:
@@ -86,6 +88,7 @@ def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
         assert not unknown
 
 
+@pytest.mark.slow
 def test_a_huge_query_with_thousands_of_words(searchable):
     text = " ".join(f"w{i}" for i in range(20_000)) + " alpha"
     assert [h.path for h in searchable.search(text, reconcile=False)] == ["n0.md"]
@@ -93,7 +96,8 @@ def test_a_huge_query_with_thousands_of_words(searchable):
 
 def test_raw_fts5_table_accepts_every_built_query():
     """The same property against a bare FTS5 table (no memsearch code on
-    the way), so a query builder change cannot hide behind the search path."""
+    the way): SQLite parses every built query without raising, so a query
+    builder change cannot hide behind the search path."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 1')")
     conn.execute("INSERT INTO t VALUES ('alpha beta')")
@@ -128,6 +132,7 @@ FRONTMATTERISH = st.one_of(
 )
 
 
+@pytest.mark.slow
 @SLOW
 @given(data=FRONTMATTERISH)
 def test_any_bytes_are_indexed_or_reported(data):
@@ -149,6 +154,7 @@ NAME_BYTES = st.binary(min_size=1, max_size=240).filter(lambda b: b"/" not in b 
                                                         and not b.startswith(b"."))
 
 
+@pytest.mark.slow
 @SLOW
 @given(stem=NAME_BYTES)
 @example(stem=b"new\nline")

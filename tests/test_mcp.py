@@ -8,27 +8,15 @@ would turn a leaked one into a failure).
 import asyncio
 import inspect
 import os
-import shutil
-import sys
 
-import pytest
+from mcp import ClientSession, StdioServerParameters  # the [test] extra installs the SDK
+from mcp.client.stdio import stdio_client
 
-from conftest import bump_mtime, write
-
-mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from conftest import bump_mtime, memsearch_exe, write
 
 # The SDK takes seconds to import on a busy machine; the server must be up
 # and answering well within this.
 TIMEOUT_S = 60
-
-
-def memsearch_exe() -> str:
-    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
-    if exe is None:
-        pytest.skip("memsearch is not installed as a script next to this Python")
-    return exe
 
 
 def serve(tmp_path, root, script, *extra_args):

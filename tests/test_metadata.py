@@ -1,13 +1,10 @@
-import subprocess
-import sys
-
 import frontmatter
 import pytest
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 from hypothesis import given, settings, strategies as st
 
-from conftest import SHARED
+from conftest import NO_CORPORA, SHARED, imports_of
 from memsearch import metadata
 from memsearch.metadata import Metadata, parse
 
@@ -99,7 +96,7 @@ def test_the_fast_path_reads_what_pyyaml_reads(lines):
         assert fast == _yaml_or_error(raw), raw
 
 
-@pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason="shared corpora not present")
+@pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason=NO_CORPORA)
 def test_the_fast_path_agrees_with_python_frontmatter_on_real_memory_files():
     checked = 0
     for path in sorted((SHARED / "agent-memory").rglob("*.md")):
@@ -120,14 +117,12 @@ def test_the_fast_path_agrees_with_python_frontmatter_on_real_memory_files():
 
 def test_files_without_frontmatter_import_nothing():
     code = (
-        "import sys\n"
         "from memsearch.metadata import parse, starts_with_fence\n"
         "parse('# Title\\nno frontmatter here\\n')\n"
-        "print(','.join(m for m in ('frontmatter', 'yaml') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    loaded, out = imports_of(code, ("frontmatter", "yaml"))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ""
+    assert loaded == []
 
 
 def test_memory_types():

@@ -11,15 +11,12 @@ import inspect
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
-import pytest
-
 import memsearch
+from conftest import memsearch_exe, run_memsearch as run
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,18 +34,6 @@ def canonical(name: str) -> str:
 
 def requirement_name(requirement: str) -> str:
     return canonical(re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement).group(0))
-
-
-def memsearch_exe() -> str:
-    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable))
-    if exe is None:
-        pytest.skip("memsearch is not installed as a script next to this Python")
-    return exe
-
-
-def run(*args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([memsearch_exe(), *args], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, **kwargs)
 
 
 def test_the_distribution_is_not_the_other_memsearch():
@@ -73,7 +58,6 @@ def test_status_reports_the_version(tree, tmp_path):
 
 
 def test_mcp_server_info_carries_the_version(tree, tmp_path):
-    pytest.importorskip("mcp")
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 

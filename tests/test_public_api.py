@@ -1,7 +1,7 @@
-import subprocess
-import sys
+import pkgutil
 
 import memsearch
+from conftest import imports_of
 
 
 def test_every_public_name_resolves_and_all_is_sorted():
@@ -28,14 +28,14 @@ def test_exceptions_share_one_base():
 
 
 def test_importing_the_package_is_light():
-    code = "import sys, memsearch; print(sorted(m for m in sys.modules if m.startswith('memsearch')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['memsearch']"
+    ours = ["memsearch", *(f"memsearch.{info.name}" for info in pkgutil.iter_modules(memsearch.__path__))]
+    loaded, out = imports_of("import memsearch", ours)
+    assert out.returncode == 0, out.stderr
+    assert loaded == ["memsearch"]
 
 
 def test_public_functions_are_not_shadowed_by_submodules():
     import importlib
-    import pkgutil
 
     # Importing a submodule sets it as a package attribute; none may share a
     # public name, or `from memsearch import x` would hand out the module.

@@ -8,12 +8,11 @@ import hashlib
 import json
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import imports_of
 from memsearch import MemoryIndex, Root, SearchResult, migrate
 from memsearch.query import Query, plan
 from memsearch.db import default_db_path, roots_db_path
@@ -28,36 +27,33 @@ NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importl
                    "memsearch.history", "memsearch.transcripts", "memsearch.session_context")
 
 
-def _loaded_by_query(*args) -> list[str]:
+def _loaded_by_query(*args) -> tuple[list[str], str]:
+    """Which NOT_FOR_A_QUERY modules `memsearch query ARGS` loaded, and its output."""
     # What click loads is loaded by every command anyway and is not ours to
     # avoid: on 3.10 click's `import uuid` brings platform and subprocess.
     code = (
-        "import sys\n"
-        "import click\n"
-        "by_click = set(sys.modules)\n"
         "from memsearch.cli import main\n"
         "try:\n"
         f"    main(['query', *{list(args)!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
-        f"print('LOADED=' + ','.join(m for m in {NOT_FOR_A_QUERY!r} if m in sys.modules and m not in by_click))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    loaded, out = imports_of(code, NOT_FOR_A_QUERY, after="import click")
     assert out.returncode == 0, out.stderr
-    return out.stdout.splitlines()
+    return loaded, out.stdout
 
 
 def test_a_query_loads_none_of_the_modules_it_does_not_need(tree):
     # No --db: the default index path is hashed without importing hashlib.
-    lines = _loaded_by_query("pgbouncer", "--root", str(tree))
-    assert "<<pgbouncer>>" in "\n".join(lines)
-    assert lines[-1] == "LOADED="
+    loaded, out = _loaded_by_query("pgbouncer", "--root", str(tree))
+    assert "<<pgbouncer>>" in out
+    assert loaded == []
 
 
 def test_json_is_loaded_for_json_output_only(tree, tmp_path):
-    lines = _loaded_by_query("pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"), "--json")
-    assert json.loads(lines[0])["results"][0]["path"] == "projects/shop/memory-db.md"
-    assert lines[-1] == "LOADED=json"
+    loaded, out = _loaded_by_query("pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"), "--json")
+    assert json.loads(out)["results"][0]["path"] == "projects/shop/memory-db.md"
+    assert loaded == ["json"]
 
 
 def test_index_file_names_keep_their_sha256_digest(tmp_path):

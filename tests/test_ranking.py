@@ -57,6 +57,8 @@ def test_no_words_is_still_an_error(text):
 
 
 def test_every_string_parses_alone_and_ored():
+    """Each term, each pair and their OR of an operator-laden query is valid
+    FTS5 under the porter tokenizer: MATCH raises no syntax error."""
     q = plan('a "b" c* NEAR(d) -e AND f:g ^h (i)')
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 1')")

@@ -67,7 +67,7 @@ def test_a_file_that_turns_binary_leaves_the_index(root, tmp_path):
         assert idx.search("walrus") == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+@pytest.mark.skipif(os.geteuid() == 0, reason="running as root, which reads a file whatever its mode")
 def test_unreadable_file_is_skipped(root, tmp_path):
     f = write(root, "a.md", "walrus")
     f.chmod(0)

@@ -4,7 +4,6 @@ The long runs live in bench/stress.py and bench/crash.py; this file runs a
 short stress and pins every bug those runs and the fault drills found.
 """
 
-import importlib.util
 import json
 import os
 import sqlite3
@@ -17,24 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import memsearch.reconcile as reconcile_mod
-from conftest import write
+from conftest import bad_copies, bench, damage_pages, write
 from memsearch import DatabaseError, MemoryIndex, RootNotFound
 from memsearch.cli import main
 from memsearch.db import default_db_path
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def bench(name):
-    """A bench/ script as a module (bench/ is not a package)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(REPO / "bench"))
 
 
 def run(*args):
@@ -56,6 +41,7 @@ def snapshot(root: Path) -> dict:
 
 # -- concurrency ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     stress = bench("stress")
     result = stress.run_stress(tmp_path / "stress", seconds=3, writers=1, queriers=2, reconcilers=1, files=60,
@@ -66,11 +52,10 @@ def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     assert result["queries"] > 5 and result["ops"]["writer"] > 50 and result["ops"]["reconciler"] > 0
 
 
+@pytest.mark.slow
 def test_short_stress_run_with_a_watcher(tmp_path):
     """The same with `memsearch watch` running: queries skip the walk and
     prove freshness with the watcher's cookie handshake instead."""
-    if "watch" not in main.commands:
-        pytest.skip("no watcher yet")
     stress = bench("stress")
     result = stress.run_stress(tmp_path / "stress", seconds=2, writers=1, queriers=2, reconcilers=0, watchers=1,
                                files=60, write_rate=150)
@@ -136,36 +121,9 @@ def test_a_late_reconcile_does_not_delete_a_file_recreated_meanwhile(root, tmp_p
 
 # -- damaged databases, seen through the CLI ------------------------------------
 
-def damage_pages(db: Path, table: str, count: int = 4):
-    """Overwrite pages of one table or index in the middle of a valid
-    database (its root page is left alone, so the file still opens)."""
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    pages = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno", (table,))]
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    conn.close()
-    assert len(pages) > 1, f"{table} has too few pages to damage"
-    with open(db, "r+b") as f:
-        for page in pages[1:1 + count]:
-            f.seek((page - 1) * size)
-            f.write(os.urandom(size))
-
-
-@pytest.fixture
-def big_tree(root):
-    """Enough text for every table to span several pages."""
-    for i in range(300):
-        write(root, f"projects/p{i % 7}/note-{i}.md", f"note {i} walrus word{i} " + "lorem ipsum dolor " * 40 + "\n")
-    return root
-
-
 def query_json(*args):
     r = run("query", *args, "--json", "--limit", "3")
     return r, (json.loads(r.stdout) if r.stdout.strip() else None)
-
-
-def bad_copies(db: Path):
-    return [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text", "newer-schema", "foreign", "zero-header"])
@@ -288,6 +246,17 @@ def _mount(*args) -> bool:
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 
 
+def _mount_or_skip(*args):
+    """mount(8) with ARGS, or skip the test saying why this machine cannot."""
+    if sys.platform != "linux":
+        pytest.skip("mounting a test filesystem is done on Linux only")
+    if os.geteuid() != 0:
+        pytest.skip("only root can mount the test filesystem")
+    done = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if done.returncode:
+        pytest.skip(f"mount {' '.join(args)} failed here: {done.stderr.strip()}")
+
+
 @pytest.fixture
 def mountpoint(tmp_path):
     """A directory to mount on (root only), unmounted afterwards."""
@@ -300,9 +269,8 @@ def mountpoint(tmp_path):
 def test_read_only_database_directory_is_a_one_line_error_and_recovers(big_tree, mountpoint):
     db = mountpoint / "index.db"
     assert run("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
-    if not (_mount("--bind", str(mountpoint), str(mountpoint))
-            and _mount("-o", "remount,ro,bind", str(mountpoint))):
-        pytest.skip("needs root to mount a read-only bind mount")
+    _mount_or_skip("--bind", str(mountpoint), str(mountpoint))
+    _mount_or_skip("-o", "remount,ro,bind", str(mountpoint))
     before = snapshot(big_tree)
     write(big_tree, "projects/p0/new.md", "okapi")
     before = snapshot(big_tree)
@@ -323,8 +291,7 @@ def test_missing_database_directories_are_created(tree, tmp_path):
 
 
 def test_disk_full_while_writing_the_index_then_recovery(big_tree, mountpoint):
-    if not _mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mountpoint)):
-        pytest.skip("needs root to mount a small tmpfs")
+    _mount_or_skip("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mountpoint))
     db = mountpoint / "index.db"
     assert run("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
     filler = mountpoint / "filler"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import SHARED, write
+from conftest import NO_CORPORA, SHARED, write
 from memsearch import MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
 from memsearch.cli import main
@@ -291,7 +291,8 @@ def test_default_database_is_keyed_by_the_set_of_roots(layouts):
     assert c.db_path != a.db_path
 
 
-@pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason="shared corpora not present")
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "agent-memory").is_dir(), reason=NO_CORPORA)
 def test_real_claude_and_zcode_memory_files(tmp_path):
     """Real memory folders from the shared corpus, laid out as Claude Code
     and ZCode keep them (copied at test time, never into the repository)."""

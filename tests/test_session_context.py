@@ -4,11 +4,10 @@ import json
 
 import pytest
 
+from conftest import line, run_memsearch as run, transcript
 from memsearch import HistoryIndex, read_session_context, session_context as sc
 from memsearch.history import Message
 from memsearch.session_context import SessionContextArgumentError, budget, check_arguments, score, select
-
-from test_history import line, run, transcript
 
 
 @pytest.mark.parametrize("max_tokens, chars", [

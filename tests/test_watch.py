@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from conftest import HEAVY, imports_of, write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
 from memsearch import event_source, freshness, watch as watch_mod
 from memsearch.reconcile import reconcile_paths
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="these tests drive the watcher on Linux inotify")
 
 DEADLINE_S = 120  # only ever reached when something is broken
 
@@ -396,6 +397,7 @@ def _start_watch(tree, db, env):
     return proc
 
 
+@pytest.mark.slow
 def test_watch_process_then_sigkill(tree, tmp_path, config):
     db = tmp_path / "index.db"
     env = _env(config)
@@ -430,21 +432,16 @@ def test_watch_process_then_sigkill(tree, tmp_path, config):
 
 def test_query_process_stays_light_while_a_watcher_runs(watched, tree, tmp_path, config):
     code = (
-        "import json, sys\n"
         "from memsearch.cli import main\n"
         "try:\n"
         f"    main(['query', 'pgbouncer', '--root', {str(tree)!r}, '--db', {str(tmp_path / 'index.db')!r}, '--json'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('sqlite_utils', 'frontmatter', 'watchdog', 'yaml', 'numpy', 'mcp') if m in sys.modules]\n"
-        "print('HEAVY=' + ','.join(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(config),
-                         timeout=DEADLINE_S)
+    heavy, out = imports_of(code, HEAVY, env=_env(config), timeout=DEADLINE_S)
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[-1] == "HEAVY="
-    assert json.loads(lines[0])["freshness"]["via"] == "watcher"
+    assert heavy == []
+    assert json.loads(out.stdout)["freshness"]["via"] == "watcher"
 
 
 EDITOR = """
@@ -496,6 +493,7 @@ print(json.dumps({"stale": stale, "via": via}))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_query_while_a_third_edits(tree, tmp_path, config):
     db = tmp_path / "index.db"
     env = _env(config)
@@ -552,6 +550,7 @@ def test_a_link_shows_its_target_wherever_that_is(watched, tree):
     assert fresh(idx, "bittern") == []
 
 
+@pytest.mark.slow
 def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_path, config):
     """Issue 14, items 13 and 14: the cookie of a query killed while it
     waited is removed by the next query once no watcher answers; status

@@ -322,12 +322,16 @@ def _gate(target, agent, task_id, write_enabled):
 @example(M + "sessions/s1/../../../../etc/x.md", CW, None, True)
 @example(".mimocode/../src/x.ts", "dream", None, True)
 def test_allowed_paths_obey_every_rule(target, agent, task_id, write_enabled):
+    """Any path, anywhere: denied, or allowed only as _assert_obeys_rules
+    says (normalized, where the agent may write, no sensitive segment)."""
     _assert_obeys_rules(target, agent, task_id, write_enabled)
 
 
 @settings(max_examples=1000, deadline=None)
 @given(IN_TREE, AGENTS, st.sampled_from([None, "T3"]), st.sampled_from([True, True, True, False]))
 def test_allowed_memory_paths_obey_every_rule(target, agent, task_id, write_enabled):
+    """The same rules (_assert_obeys_rules) for paths inside the memory
+    tree, the ones most often allowed."""
     _assert_obeys_rules(target, agent, task_id, write_enabled)
 
 
