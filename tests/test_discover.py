@@ -124,6 +124,16 @@ def test_unmatched_words_are_reported(src, tmp_path):
     out = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
                           str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["unmatched"] == ["stripe"]
+    human = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
+                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    assert human.returncode == 0, human.stderr
+    lines = human.stdout.splitlines()
+    assert lines[0] == ("No memory file contains 'stripe': these hits match the other words only,"
+                        " so check they answer the question.")
+    assert lines[2].startswith("shop/.claude/memory/db.md  [repo/shop · project]")
+    every = subprocess.run(["memsearch", "query", "pgbouncer", "--root", f"repos={src}", "--db",
+                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    assert "No memory file contains" not in every.stdout and every.stdout.startswith("shop/")
 
 
 def test_unknown_filters_are_one_line_errors(src, tmp_path):
