@@ -313,8 +313,9 @@ def _settled(mtime_ns: int, now: int) -> bool:
 def _listed_checkouts(real_root: str, cache: _RootCache, now: int) -> list[tuple[str, str]]:
     """checkouts(), listed again only when the root folder changed."""
     key = _dir_key(real_root)
-    if key is not None and cache.listing is not None and cache.listing[:2] == key:
-        return cache.listing[2]
+    listing = cache.listing  # read once: another thread may replace it
+    if key is not None and listing is not None and listing[:2] == key:
+        return listing[2]
     found = checkouts(real_root)
     cache.listing = (*key, found) if key is not None and _settled(key[0], now) else None
     return found
@@ -420,7 +421,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         if len(_caches) >= CACHED_ROOTS:
             _caches.clear()
         cache = _caches[(real_root, max_file_bytes)] = _RootCache()
-    known_flat = _flat(known)
+    known_flat, nested = _flat_and_nested(known)
     result = Walk()
     unchanged = known_seen = 0
     found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
@@ -444,7 +445,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
     if not deep:
         # Nested files found by an earlier deep walk: still there?
         checked = {}
-        for rel in _nested(known):
+        for rel in nested:
             if rel in found:
                 continue
             seen = cache.nested.get(rel)
@@ -510,24 +511,22 @@ def _in_place(rel: str) -> bool:
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
 
-_flat_cache: list = [None, None, None]  # (known object, its flat form, its nested paths): kept while the index is unchanged
+# (known object, its flat form, its nested paths), kept while the index is
+# unchanged; one tuple, swapped whole, so a thread never pairs one known
+# object's flat form with another's nested paths.
+_flat_cache: list = [(None, {}, [])]
 
 
-def _flat(known) -> dict[str, tuple[int, int] | None]:
+def _flat_and_nested(known) -> tuple[dict, list[str]]:
+    """``known`` as {path: (size, mtime_ns)}, and the paths in it that only
+    the deep walk finds."""
     if known is None:
-        return {}
-    if _flat_cache[0] is not known:
+        return {}, []
+    cached = _flat_cache[0]
+    if cached[0] is not known:
         flat = _flatten(known)
-        _flat_cache[:] = known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)]
-    return _flat_cache[1]
-
-
-def _nested(known) -> list[str]:
-    """The known paths that only the deep walk finds."""
-    if known is None:
-        return []
-    _flat(known)
-    return _flat_cache[2]
+        cached = _flat_cache[0] = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
+    return cached[1], cached[2]
 
 
 def _flatten(known) -> dict[str, tuple[int, int] | None]:
