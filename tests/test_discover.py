@@ -289,3 +289,21 @@ def test_a_nested_file_swapped_for_a_link_out_of_the_root_is_not_followed(probed
     shutil.rmtree(src / "shop" / "services" / "api")
     (src / "shop" / "services" / "api").symlink_to(outside, target_is_directory=True)
     assert probed.search("zebracorn") == [] and probed.search("grpc") == []
+
+
+@pytest.mark.parametrize("swap", ["folder", "file"])
+def test_a_cached_place_swapped_for_a_link_out_of_the_root_is_not_followed(probed, src, tmp_path, swap):
+    outside = tmp_path / "outside"
+    write(outside / "db.md", "secret outside zebracorn\n")
+    memory = src / "shop" / ".claude" / "memory"
+    target, link = (outside, memory) if swap == "folder" else (outside / "db.md", memory / "db.md")
+    before = {p: p.stat().st_mtime_ns for p in (memory.parent, memory, link)}
+    if swap == "folder":
+        shutil.rmtree(memory)
+    else:
+        link.unlink()
+    link.symlink_to(target, target_is_directory=swap == "folder")
+    for path, mtime_ns in before.items():  # every mtime as it was: only inodes and file types changed
+        os.utime(path, ns=(mtime_ns, mtime_ns), follow_symlinks=False)
+    assert probed.search("zebracorn") == []
+    assert "shop/.claude/memory/db.md" not in [h.path for h in probed.search("pgbouncer")]
