@@ -334,12 +334,14 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
     cacheable = key is not None and _settled(key[0], now)
     dirs = [(checkout, *key)] if key is not None else []
     names = {e.name for e in entries}
+    plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
     for top in _TOPS:
         if top in names:
             top_key = _dir_key(os.path.join(checkout, top))
             if top_key is None:  # a file, or a link: nothing to cache it by
                 cacheable = False
             else:
+                plain_tops.add(top)
                 dirs.append((os.path.join(checkout, top), *top_key))
                 cacheable = cacheable and _settled(top_key[0], now)
     mine: dict = {}
@@ -356,13 +358,25 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             elif path != os.path.join(checkout, rel.split("/")[0]):  # memory/ is a top already
                 dirs.append((path, *folder_key))
     for rel in files:
-        _stat_file(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
+        path = os.path.join(checkout, *rel.split("/"))
+        if rel.rpartition("/")[0] in plain_tops:  # no link on the way: an lstat says it all, no realpath
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                st = None
+            if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
+                continue
+        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
     found.update(mine)
     if not cacheable or len(skipped) != passed_over:
         return None
     files_found = []
+    base = real_root.rstrip(os.sep) + os.sep
     for rel, (abspath, _, _) in mine.items():
-        if abspath != os.path.join(real_root, *rel.split("/")):  # reached through a link
+        if abspath != base + rel.replace("/", os.sep):  # reached through a link (or a name shown escaped)
             return None
         files_found.append((rel, abspath))
     return _Probe(dirs, files_found)
