@@ -307,3 +307,21 @@ def test_a_cached_place_swapped_for_a_link_out_of_the_root_is_not_followed(probe
         os.utime(path, ns=(mtime_ns, mtime_ns), follow_symlinks=False)
     assert probed.search("zebracorn") == []
     assert "shop/.claude/memory/db.md" not in [h.path for h in probed.search("pgbouncer")]
+
+
+def test_single_files_reached_through_a_link_out_of_the_root_are_not_read(src, tmp_path):
+    outside = tmp_path / "outside"
+    write(outside / "CLAUDE.md", "secret outside zebracorn\n")
+    write(outside / "copilot-instructions.md", "secret outside zebracorn\n")
+    (src / "shop" / "CLAUDE.md").unlink()
+    (src / "shop" / "CLAUDE.md").symlink_to(outside / "CLAUDE.md")
+    shutil.rmtree(src / "blog" / ".github")
+    (src / "blog" / ".github").symlink_to(outside, target_is_directory=True)
+    (src / "blog" / "AGENTS.md").symlink_to(src / "blog" / "memory" / "hosting.md")  # inside, a place read
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert {s.path: s.reason for s in report.skipped} == {
+            "shop/CLAUDE.md": "symlink points outside the root",
+            "blog/.github/copilot-instructions.md": "symlink points outside the root"}
+        assert idx.search("zebracorn") == []
+        assert {h.path for h in idx.search("netlify")} == {"blog/memory/hosting.md", "blog/AGENTS.md"}
