@@ -2,16 +2,24 @@
 ``repos`` root, next to tantivy and bm25s over the same files::
 
     python bench/agent_checkouts.py                 # memsearch (index demotion on and off), tantivy, bm25s
-    python bench/agent_checkouts.py --corpora DIR
+    python bench/agent_checkouts.py --corpora DIR --questions paraphrased
 
 Each ``<owner>__<repo>`` folder of ../shared/corpora/agent-memory becomes a
 checkout under /tmp/memsearch-bench/checkouts/src, with its files at their
 upstream paths (``.claude/memory/...``, ``CLAUDE.md``) and a few hundred
 source files around them, so that discovery has something to skip.
 
-Questions are generated from the files at run time, never stored here: each
-memory file's frontmatter ``description`` (what its author said it is
-about) asks for that file. "English" are the questions without CJK text.
+Two question sets:
+
+- ``paraphrased`` (bench/agent_questions.tsv): 67 questions written by hand
+  the way a user asks, not in the files' own description words, in English
+  and the corpus's other languages (Chinese, Korean, German, French), each
+  with the file that answers it. Split ``dev`` (looked at while working on
+  ranking) and ``held`` (never looked at one by one): both are reported.
+- ``descriptions``: generated at run time, never stored here: each memory
+  file's frontmatter ``description`` (its author's own words, so easy)
+  asks for that file. "English" are the questions without CJK text.
+
 MEMORY.md indexes are never the gold (they are what item 4 of issue 15 is
 about). The peers index every ``.md`` file the memory places hold, the
 same files memsearch discovers.
@@ -37,6 +45,16 @@ DEFAULT_CORPORA = next((p for p in (BENCH.parent.parent / "shared" / "corpora", 
 CACHE = Path("/tmp/memsearch-bench/checkouts")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 SOURCE_FILES = 300  # per checkout: discovery must pass over them
+QUESTIONS = BENCH / "agent_questions.tsv"
+
+
+def paraphrased() -> list[tuple[str, str, str, str]]:
+    """(qid, question, gold path, "lang/split") of the hand-written set."""
+    rows = [line.split("\t") for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    header, rows = rows[0], rows[1:]
+    assert header == ["lang", "split", "question", "gold"], header
+    return [(f"q{n}", question, gold, f"{lang}/{split}") for n, (lang, split, question, gold) in enumerate(rows, 1)]
 
 
 def lay_out(corpora: Path) -> tuple[Path, list[tuple[str, str, str]]]:
@@ -95,33 +113,58 @@ class ReposEngineNoDemotion(ReposEngine):
     demote = False
 
 
+def run(cls, src: Path, questions: list) -> list:
+    engine = cls(CACHE / "engines" / cls.name.split()[0])
+    engine.build(src)
+    outcomes = []
+    for qid, text, gold, category in questions:
+        ranked = engine.search(text, metrics.DEPTH)
+        outcomes.append(metrics.Outcome(qid, category, frozenset({gold}), tuple(ranked[:metrics.DEPTH]), 0.0))
+    engine.close()
+    return outcomes
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    ap.add_argument("--questions", choices=("paraphrased", "descriptions", "both"), default="both")
+    ap.add_argument("--misses", action="store_true", help="list the paraphrased questions memsearch misses at 5")
     args = ap.parse_args()
-    src, questions = lay_out(args.corpora)
+    src, generated = lay_out(args.corpora)
+    sets = []
+    if args.questions in ("paraphrased", "both"):
+        asked = paraphrased()
+        sets.append(("paraphrased", asked, (
+            ("all", lambda c: True), ("English", lambda c: c.startswith("en/")),
+            ("other languages", lambda c: not c.startswith("en/")),
+            ("dev", lambda c: c.endswith("/dev")), ("held out", lambda c: c.endswith("/held")),
+            ("English held out", lambda c: c == "en/held"))))
+    if args.questions in ("descriptions", "both"):
+        asked = [(qid, text, gold, "cjk" if CJK.search(text) else "en") for qid, text, gold in generated]
+        sets.append(("descriptions", asked, (("all", lambda c: True), ("English", lambda c: c == "en"))))
     runs = [ReposEngine, ReposEngineNoDemotion, engines.TantivyEngine, engines.Bm25sEngine]
-    print(f"{len(questions)} questions ({sum(not CJK.search(q) for _, q, _ in questions)} English),"
-          f" {len(list(src.iterdir()))} checkouts, one repos root\n")
-    print("| engine | questions | n | R@1 | R@5 | R@10 | MRR |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for cls in runs:
-        why = cls.unavailable()
-        if why:
-            print(f"| {cls.name} | skipped: {why} |")
-            continue
-        engine = cls(CACHE / "engines" / cls.name.split()[0])
-        engine.build(src)
-        outcomes = []
-        for qid, text, gold in questions:
-            ranked = engine.search(text, metrics.DEPTH)
-            outcomes.append(metrics.Outcome(qid, "en" if not CJK.search(text) else "cjk", frozenset({gold}),
-                                            tuple(ranked[:metrics.DEPTH]), 0.0))
-        engine.close()
-        for label, chosen in (("all", outcomes), ("English", [o for o in outcomes if o.category == "en"])):
-            s = metrics.summarize(chosen)
-            print(f"| {cls.name} | {label} | {s['n']} | {s['r@1']:.3f} | {s['r@5']:.3f} | {s['r@10']:.3f} |"
-                  f" {s['mrr']:.3f} |")
+    print(f"{len(list(src.iterdir()))} checkouts, one repos root\n")
+    for title, questions, groups in sets:
+        print(f"### {title} ({len(questions)} questions)\n")
+        print("| engine | questions | n | R@1 | R@5 | R@10 | MRR |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for cls in runs:
+            why = cls.unavailable()
+            if why:
+                print(f"| {cls.name} | skipped: {why} |")
+                continue
+            outcomes = run(cls, src, questions)
+            for label, chosen in groups:
+                picked = [o for o in outcomes if chosen(o.category)]
+                s = metrics.summarize(picked)
+                print(f"| {cls.name} | {label} | {s['n']} | {s['r@1']:.3f} | {s['r@5']:.3f} | {s['r@10']:.3f} |"
+                      f" {s['mrr']:.3f} |")
+            if args.misses and cls is ReposEngine and title == "paraphrased":
+                text = {qid: (q, gold) for qid, q, gold, _ in questions}
+                for o in outcomes:
+                    if not o.hit_at(5):
+                        print(f"|   miss {o.qid} {o.category}: {text[o.qid][0]!r} -> {o.ranked[:3]} (gold {text[o.qid][1]})")
+        print()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,11 @@ places.) Only ``.md`` files are read: Cursor's ``.mdc`` rules are not.
 
 A fresh query must not walk the source trees: :func:`walk_checkouts` lists
 the root, then each checkout's top level (one scandir), and walks only the
-places above that exist, plus a stat of every file found before. Nested
+places above that exist, plus a stat of every file found before. A process
+that queries again (a MemoryIndex kept open, the MCP server) remembers each
+checkout's probe with the mtimes of the folders that decided it, and while
+none moved it lists nothing: an lstat per folder and per file (a one-shot
+``memsearch query`` starts with no probes, so it lists). Nested
 instruction files (``src/api/AGENTS.md``) are found by a deep walk
 (``deep=True``: ``memsearch index`` and the watcher), at most NESTED_DEPTH
 folders down, never into version control, dependencies, virtual
@@ -27,7 +31,8 @@ environments or build output (SKIP_DIRS, or any folder with a pyvenv.cfg).
 from __future__ import annotations
 
 import os
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+import time
+from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .walk import Known, Skipped, Walk, printable_name
@@ -212,8 +217,10 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
         found[rel] = (abspath, st.st_size, st.st_mtime_ns)
 
 
-def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
-    """Every Markdown file of a memory folder (hidden entries passed over)."""
+def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+                 walked: list | None = None) -> None:
+    """Every Markdown file of a memory folder (hidden entries passed over);
+    ``walked`` gets every folder listed."""
     real = os.path.realpath(folder)
     if real != folder and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -221,6 +228,8 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
+        if walked is not None:
+            walked.append(path)
         entries = _scan(path)
         if entries is None:
             if os.path.isdir(path):
@@ -284,64 +293,308 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             stack.append((entry.path, rel + printable_name(entry.name) + "/", depth + 1))
 
 
+# A directory changed less than this before it was listed may change again
+# within the same mtime tick (coarse or lazy timestamps): its listing is not
+# cached, it is listed again next time (as memsearch.reconcile.RACY_NS does
+# for files).
+RACY_NS = 2_000_000_000
+
+# Roots whose probes are cached in this process (a long-lived MemoryIndex, the
+# MCP server, the watcher); past it the cache starts over.
+CACHED_ROOTS = 16
+
+_FORMAT, _REGULAR = S_IFMT(0o177777), S_IFREG  # the file type bits of st_mode, and a regular file's
+
+# Top-level folders whose listing decides what a checkout's places are.
+_TOPS = tuple(dict.fromkeys([top for top, _ in MEMORY_FOLDERS] + [f.split("/")[0] for f in MEMORY_FILES if "/" in f]))
+# Paths inside a checkout that are a place the probe reads (not nested finds).
+_PLACE_PREFIXES = tuple(f"{top}/{rest}/" if rest else f"{top}/" for top, rest in MEMORY_FOLDERS)
+
+
+class _Probe:
+    """What probing one checkout found, with every folder whose listing
+    decided it: while none of them changed (mtime and inode), the same files
+    are there, and a query stats them without listing anything."""
+
+    __slots__ = ("dirs", "files", "expected")
+
+    def __init__(self, dirs: list[tuple[str, int, int]], files: list[tuple[str, str]]):
+        self.dirs = dirs  # (path, st_mtime_ns, st_ino)
+        self.files = files  # (shown path, absolute path) of regular files reached through no link
+        # (the known fingerprints read, each file's in them): looked up once
+        # per state of the index, not once per query
+        self.expected: tuple[dict | None, list] = (None, [])
+
+
+class _RootCache:
+    __slots__ = ("listing", "probes", "nested")
+
+    def __init__(self):
+        self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
+        self.probes: dict[str, _Probe] = {}
+        # Nested files reached through no link when last checked, by shown
+        # path: (absolute path, st_dev, st_ino, st_ctime_ns). A stat that
+        # finds the very same inode, unchanged since (ctime, which renames
+        # and writes move and no one can set back), needs no lstat of each
+        # folder on the way: whatever path leads to it, it is that file.
+        self.nested: dict[str, tuple[str, int, int, int]] = {}
+
+
+_caches: dict[tuple[str, int], _RootCache] = {}
+
+
+def _dir_key(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
+
+
+def _settled(mtime_ns: int, now: int) -> bool:
+    return mtime_ns + RACY_NS < now
+
+
+def _listed_checkouts(real_root: str, cache: _RootCache, now: int) -> list[tuple[str, str]]:
+    """checkouts(), listed again only when the root folder changed."""
+    key = _dir_key(real_root)
+    listing = cache.listing  # read once: another thread may replace it
+    if key is not None and listing is not None and listing[:2] == key:
+        return listing[2]
+    found = checkouts(real_root)
+    cache.listing = (*key, found) if key is not None and _settled(key[0], now) else None
+    return found
+
+
+def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+           now: int) -> _Probe | None:
+    """Probe one checkout's known places into ``found``; the probe to cache,
+    or None when it must be done again next time (a folder changed a moment
+    ago, a link, a file passed over)."""
+    key = _dir_key(checkout)
+    entries = _scan(checkout)
+    if entries is None:
+        skipped.append(Skipped(name, "unreadable directory"))
+        return None
+    cacheable = key is not None and _settled(key[0], now)
+    dirs = [(checkout, *key)] if key is not None else []
+    names = {e.name for e in entries}
+    plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
+    for top in _TOPS:
+        if top in names:
+            top_key = _dir_key(os.path.join(checkout, top))
+            if top_key is None:  # a file, or a link: nothing to cache it by
+                cacheable = False
+            else:
+                plain_tops.add(top)
+                dirs.append((os.path.join(checkout, top), *top_key))
+                cacheable = cacheable and _settled(top_key[0], now)
+    mine: dict = {}
+    passed_over = len(skipped)
+    folders, files = places(checkout, entries)
+    for rel in folders:
+        walked: list = []
+        _walk_folder(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}/", real_root, max_file_bytes, mine,
+                     skipped, walked)
+        for path in walked:
+            folder_key = _dir_key(path)
+            if folder_key is None or not _settled(folder_key[0], now):
+                cacheable = False
+            elif path != os.path.join(checkout, rel.split("/")[0]):  # memory/ is a top already
+                dirs.append((path, *folder_key))
+    for rel in files:
+        path = os.path.join(checkout, *rel.split("/"))
+        if rel.rpartition("/")[0] in plain_tops:  # no link on the way: an lstat says it all, no realpath
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                st = None
+            if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
+                continue
+        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
+    found.update(mine)
+    if not cacheable or len(skipped) != passed_over:
+        return None
+    files_found = []
+    base = real_root.rstrip(os.sep) + os.sep
+    for rel, (abspath, _, _) in mine.items():
+        if abspath != base + rel.replace("/", os.sep):  # reached through a link (or a name shown escaped)
+            return None
+        files_found.append((rel, abspath))
+    return _Probe(dirs, files_found)
+
+
+def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:
+    """A cached probe's files compared with ``known`` now: (how many are
+    unchanged, the others as Walk.files has them); None when any of its
+    folders changed, or a file is no longer a plain file under the cap: the
+    checkout is probed again. The floor of a fresh query: one lstat per
+    folder and per file, compared on the spot."""
+    lstat = os.lstat
+    for path, mtime_ns, ino in probe.dirs:
+        try:
+            st = lstat(path)
+        except OSError:
+            return None
+        if st.st_mtime_ns != mtime_ns or st.st_ino != ino:
+            return None
+    read_from, fingerprints = probe.expected
+    if read_from is not known:
+        fingerprints = [known.get(rel) for rel, _ in probe.files]
+        probe.expected = (known, fingerprints)
+    unchanged = 0
+    changed = {}
+    for (rel, abspath), fp in zip(probe.files, fingerprints):
+        try:
+            st = lstat(abspath)
+        except OSError:
+            return None
+        size = st.st_size
+        # The common case first, in as few operations as it takes: this
+        # loop runs once per memory file on every query.
+        if (fp is not None and st.st_mtime_ns == fp[1] and size == fp[0] and st.st_mode & _FORMAT == _REGULAR
+                and size <= max_file_bytes and rel not in recheck):
+            unchanged += 1
+            continue
+        if not S_ISREG(st.st_mode) or size > max_file_bytes:
+            return None
+        if fp == (size, st.st_mtime_ns) and rel not in recheck:
+            unchanged += 1
+        else:
+            changed[rel] = (abspath, size, st.st_mtime_ns)
+    return unchanged, changed
+
+
 def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = None,
                    recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
     """What walk.walk() gives for a plain tree, for a folder of checkouts:
     the memory files found (paths ``<checkout>/<place>/...``) compared with
     ``known`` fingerprints. Without ``deep``, the nested files found before
-    are stat'ed again, and no new ones are looked for."""
+    are stat'ed again, and no new ones are looked for.
+
+    A checkout whose folders on the way to its places have not changed since
+    this process last probed it (their mtimes, see _Probe and RACY_NS) is
+    not listed again: its files are stat'ed. A new ``.claude`` or
+    ``CLAUDE.md`` changes the checkout's mtime, a new note its folder's."""
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
         what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
         raise RootNotFound(f"memory root {what}: {root}")
-    found: dict[str, tuple[str, int, int]] = {}
+    now = time.time_ns()
+    cache = _caches.get((real_root, max_file_bytes))
+    if cache is None:
+        if len(_caches) >= CACHED_ROOTS:
+            _caches.clear()
+        cache = _caches[(real_root, max_file_bytes)] = _RootCache()
+    known_flat, nested = _flat_and_nested(known)
+    result = Walk()
+    unchanged = known_seen = 0
+    found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
-    covered: list[str] = []  # folder prefixes walked, and files probed
-    for name, checkout in checkouts(real_root):
-        entries = _scan(checkout)
-        if entries is None:
-            skipped.append(Skipped(name, "unreadable directory"))
-            continue
-        folders, files = places(checkout, entries)
-        for rel in folders:
-            prefix = f"{name}/{rel}/"
-            covered.append(prefix)
-            _walk_folder(os.path.join(checkout, *rel.split("/")), prefix, real_root, max_file_bytes, found, skipped)
-        for rel in files:
-            _stat_file(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}", real_root, max_file_bytes,
-                       found, skipped)
+    probes: dict[str, _Probe] = {}
+    for name, checkout in _listed_checkouts(real_root, cache, now):
+        probe = cache.probes.get(checkout)
+        still = _still(probe, max_file_bytes, known_flat, recheck) if probe is not None else None
+        if still is not None:
+            unchanged += still[0]
+            known_seen += still[0] + sum(rel in known_flat for rel in still[1])
+            result.files.update(still[1])
+            probes[checkout] = probe
+        else:
+            probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped, now)
+            if probe is not None:
+                probes[checkout] = probe
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
-    known_flat = _flat(known)
+    cache.probes = probes
     if not deep:
         # Nested files found by an earlier deep walk: still there?
-        walked = tuple(covered)
-        for rel in known_flat:
-            if rel not in found and not rel.startswith(walked) and "/" in rel:
-                _stat_file(os.path.join(real_root, *rel.split("/")), rel, real_root, max_file_bytes, found, skipped)
-    result = Walk()
+        checked = {}
+        for rel in nested:
+            if rel in found:
+                continue
+            seen = cache.nested.get(rel)
+            if seen is not None:
+                try:
+                    st = os.stat(seen[0])
+                except OSError:
+                    st = None
+                if (st is not None and (st.st_dev, st.st_ino, st.st_ctime_ns) == seen[1:]
+                        and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes):
+                    found[rel] = (seen[0], st.st_size, st.st_mtime_ns)
+                    checked[rel] = seen
+                    continue
+            st = _stat_nested(rel, real_root, max_file_bytes, found, skipped)
+            if st is not None:
+                checked[rel] = (found[rel][0], st.st_dev, st.st_ino, st.st_ctime_ns)
+        cache.nested = checked
     result.skipped = skipped
-    unchanged = 0
     for rel, info in found.items():
+        if rel in known_flat:
+            known_seen += 1
         if known_flat.get(rel) == (info[1], info[2]) and rel not in recheck:
             unchanged += 1
         else:
             result.files[rel] = info
     result.unchanged = unchanged
-    result.missing = [rel for rel in known_flat if rel not in found]
+    if known_seen != len(known_flat):  # some known file was not found: which
+        seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
+        result.missing = [rel for rel in known_flat if rel not in seen_now]
     return result
 
 
-_flat_cache: list = [None, None]  # (known object, its flat form): kept while the index is unchanged
+def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> os.stat_result | None:
+    """_stat_file for a nested file: an lstat of each folder on the way
+    below the root (already resolved) stands in for realpath, at a third
+    of its cost; a link anywhere takes the careful way. The file's lstat
+    when it was reached through no link."""
+    path = real_root
+    parts = rel.split("/")
+    try:
+        for part in parts[:-1]:
+            path = f"{path}{os.sep}{part}"
+            if not S_ISDIR(os.lstat(path).st_mode):
+                break
+        else:
+            path = f"{path}{os.sep}{parts[-1]}"
+            st = os.lstat(path)
+            if S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                found[rel] = (path, st.st_size, st.st_mtime_ns)
+                return st
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    _stat_file(os.path.join(real_root, *parts), rel, real_root, max_file_bytes, found, skipped)
+    return None
 
 
-def _flat(known) -> dict[str, tuple[int, int] | None]:
+def _in_place(rel: str) -> bool:
+    """Whether ``rel`` (``<checkout>/...``) lies in a place the probe reads,
+    rather than being a nested find of the deep walk."""
+    inside = rel.partition("/")[2]
+    return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
+
+
+# (known object, its flat form, its nested paths), kept while the index is
+# unchanged; one tuple, swapped whole, so a thread never pairs one known
+# object's flat form with another's nested paths.
+_flat_cache: list = [(None, {}, [])]
+
+
+def _flat_and_nested(known) -> tuple[dict, list[str]]:
+    """``known`` as {path: (size, mtime_ns)}, and the paths in it that only
+    the deep walk finds."""
     if known is None:
-        return {}
-    if _flat_cache[0] is known:
-        return _flat_cache[1]
-    _flat_cache[0], _flat_cache[1] = known, _flatten(known)
-    return _flat_cache[1]
+        return {}, []
+    cached = _flat_cache[0]
+    if cached[0] is not known:
+        flat = _flatten(known)
+        cached = _flat_cache[0] = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
+    return cached[1], cached[2]
 
 
 def _flatten(known) -> dict[str, tuple[int, int] | None]:

@@ -32,7 +32,15 @@ def format_hits(result: SearchResult, *, color: bool = False) -> str:
         if color:
             snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
         blocks.append(f"{printable_path(hit.path)}  [{label}]  score {hit.score:.2f}\n    {snippet}")
+    if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
+        blocks.insert(0, unmatched_line(result.unmatched))
     return "\n\n".join(blocks)
+
+
+def unmatched_line(words) -> str:
+    """The one line saying which query words no memory file holds."""
+    missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
+    return f"No memory file contains {missing}: these hits match the other words only, so check they answer the question."
 
 
 def result_json(result: SearchResult) -> str:

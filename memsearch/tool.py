@@ -30,7 +30,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import hit_label, one_line, printable_path, unprintable_path
+from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
 from .roots import TYPES
@@ -368,9 +368,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
     ]
     if result.unmatched:
-        missing = ", ".join(repr(w) for w in result.unmatched)
-        lines.insert(0, f"No memory file contains {missing}: these hits match the other words only,"
-                        " so check they answer the question.")
+        lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
         # Names are escaped as the CLI escapes them: one with a newline must
         # not start a line that reads as another hit.

@@ -3,6 +3,7 @@ found where agents keep it, with the checkout as scope id; nothing left out
 silently; honest results."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,16 @@ def test_unmatched_words_are_reported(src, tmp_path):
     out = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
                           str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["unmatched"] == ["stripe"]
+    human = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
+                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    assert human.returncode == 0, human.stderr
+    lines = human.stdout.splitlines()
+    assert lines[0] == ("No memory file contains 'stripe': these hits match the other words only,"
+                        " so check they answer the question.")
+    assert lines[2].startswith("shop/.claude/memory/db.md  [repo/shop · project]")
+    every = subprocess.run(["memsearch", "query", "pgbouncer", "--root", f"repos={src}", "--db",
+                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    assert "No memory file contains" not in every.stdout and every.stdout.startswith("shop/")
 
 
 def test_unknown_filters_are_one_line_errors(src, tmp_path):
@@ -179,3 +190,139 @@ def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkey
         assert ranked == ["inn/.claude/memory/rota.md", "inn/.claude/memory/MEMORY.md"]
         monkeypatch.setattr(search, "DEMOTE_INDEXES", False)  # as it ranked before
         assert [h.path for h in idx.search("kitchen rota")][0] == "inn/.claude/memory/MEMORY.md"
+
+
+# -- a long-lived index re-probes only the checkouts whose folders changed ------------
+
+def settle(root):
+    """Every folder under ``root`` last changed a minute ago: old enough for
+    its listing to be cached (memsearch.discover.RACY_NS)."""
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        st = folder.stat()
+        os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+
+
+def write_keeping_folder_mtime(path, text):
+    """Write ``path`` and set its folder's mtime back as it was: a change the
+    folder's mtime does not show (a coarse clock, an update in the same tick)."""
+    st = path.parent.stat()
+    write(path, text)
+    os.utime(path.parent, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.fixture
+def probed(src, tmp_path):
+    """An index over ``src`` whose probes are cached (every folder settled)."""
+    settle(src)
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        assert idx.search("pgbouncer")  # a query, so the probes are cached
+        yield idx
+
+
+@pytest.fixture
+def listings(monkeypatch):
+    """The folders os.scandir lists from now on."""
+    listed = []
+    real = os.scandir
+
+    def scandir(path="."):
+        listed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return listed
+
+
+def test_a_query_on_unchanged_checkouts_lists_no_folder(probed, listings):
+    assert paths(probed, "netlify") == [("blog/memory/hosting.md", "repo", "blog", "free")]
+    assert listings == []
+
+
+def test_a_clone_appearing_under_cached_probes_is_found(probed, src):
+    write(src / "zoo" / ".claude" / "memory" / "animals.md", "The quokka enclosure opens at nine.\n")
+    assert paths(probed, "quokka") == [("zoo/.claude/memory/animals.md", "repo", "zoo", "free")]
+
+
+@pytest.mark.parametrize("rel, seen", [
+    ("shop/.claude/memory/queue.md", "free"),  # a new file in a memory folder: its mtime moves
+    ("shop/.agents/memory/queue.md", "free"),  # a new place: the checkout's mtime moves
+    ("shop/.claude/CLAUDE.md", "instructions"),  # a new file in a folder on the way: that folder's mtime
+    ("blog/AGENTS.md", "instructions"),  # a new file at the top: the checkout's mtime
+])
+def test_a_new_memory_file_under_cached_probes_is_found(probed, src, rel, seen):
+    write(src / rel, "Jobs go through a rabbitmq queue.\n")
+    assert paths(probed, "rabbitmq") == [(rel, "repo", rel.split("/")[0], seen)]
+
+
+def test_a_deleted_memory_file_under_cached_probes_is_gone(probed, src):
+    (src / "blog" / "memory" / "hosting.md").unlink()
+    assert probed.search("netlify") == []
+
+
+def test_a_memory_folder_turning_into_source_code_is_seen(probed, src):
+    (src / "blog" / "memory" / "MEMORY.md").unlink()
+    write(src / "blog" / "memory" / "alloc.c", "/* netlify */\n")
+    assert probed.search("netlify") == []  # memory/ is no longer agent memory
+
+
+def test_a_file_edited_in_place_is_read_again(probed, src):
+    note = src / "shop" / ".claude" / "memory" / "db.md"
+    write_keeping_folder_mtime(note, "The shop database goes through pgcat now.\n")
+    assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+
+
+def test_a_folder_changed_a_moment_ago_is_listed_again_whatever_its_mtime(src, tmp_path):
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:  # src was just written
+        idx.reconcile()
+        assert idx.search("pgbouncer")
+        # Same-tick changes: the folders' mtimes do not move. Not cached, so seen.
+        write_keeping_folder_mtime(src / "shop" / ".claude" / "memory" / "queue.md", "A rabbitmq queue.\n")
+        write_keeping_folder_mtime(src / "blog" / "CLAUDE.md", "Blog instructions: kebab-case slugs.\n")
+        assert paths(idx, "rabbitmq") == [("shop/.claude/memory/queue.md", "repo", "shop", "free")]
+        assert paths(idx, "kebab")[0][0] == "blog/CLAUDE.md"
+
+
+def test_a_nested_file_swapped_for_a_link_out_of_the_root_is_not_followed(probed, src, tmp_path):
+    outside = tmp_path / "outside" / "api"
+    write(outside / "AGENTS.md", "secret outside zebracorn\n")
+    assert paths(probed, "grpc")[0][0] == "shop/services/api/AGENTS.md"
+    shutil.rmtree(src / "shop" / "services" / "api")
+    (src / "shop" / "services" / "api").symlink_to(outside, target_is_directory=True)
+    assert probed.search("zebracorn") == [] and probed.search("grpc") == []
+
+
+@pytest.mark.parametrize("swap", ["folder", "file"])
+def test_a_cached_place_swapped_for_a_link_out_of_the_root_is_not_followed(probed, src, tmp_path, swap):
+    outside = tmp_path / "outside"
+    write(outside / "db.md", "secret outside zebracorn\n")
+    memory = src / "shop" / ".claude" / "memory"
+    target, link = (outside, memory) if swap == "folder" else (outside / "db.md", memory / "db.md")
+    before = {p: p.stat().st_mtime_ns for p in (memory.parent, memory, link)}
+    if swap == "folder":
+        shutil.rmtree(memory)
+    else:
+        link.unlink()
+    link.symlink_to(target, target_is_directory=swap == "folder")
+    for path, mtime_ns in before.items():  # every mtime as it was: only inodes and file types changed
+        os.utime(path, ns=(mtime_ns, mtime_ns), follow_symlinks=False)
+    assert probed.search("zebracorn") == []
+    assert "shop/.claude/memory/db.md" not in [h.path for h in probed.search("pgbouncer")]
+
+
+def test_single_files_reached_through_a_link_out_of_the_root_are_not_read(src, tmp_path):
+    outside = tmp_path / "outside"
+    write(outside / "CLAUDE.md", "secret outside zebracorn\n")
+    write(outside / "copilot-instructions.md", "secret outside zebracorn\n")
+    (src / "shop" / "CLAUDE.md").unlink()
+    (src / "shop" / "CLAUDE.md").symlink_to(outside / "CLAUDE.md")
+    shutil.rmtree(src / "blog" / ".github")
+    (src / "blog" / ".github").symlink_to(outside, target_is_directory=True)
+    (src / "blog" / "AGENTS.md").symlink_to(src / "blog" / "memory" / "hosting.md")  # inside, a place read
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert {s.path: s.reason for s in report.skipped} == {
+            "shop/CLAUDE.md": "symlink points outside the root",
+            "blog/.github/copilot-instructions.md": "symlink points outside the root"}
+        assert idx.search("zebracorn") == []
+        assert {h.path for h in idx.search("netlify")} == {"blog/memory/hosting.md", "blog/AGENTS.md"}
