@@ -43,6 +43,13 @@ from .record import Record
 TEXT_CHARS = 3000
 TOOL_INPUT_CHARS = 900
 TOOL_OUTPUT_CHARS = 1600
+# And of one line's parts as a whole: a line may hold any number of blocks
+# (a hostile one, thousands within MAX_LINE_BYTES), and FTS5's snippet() costs
+# the square of a word's instances in one message. A message's text is held
+# to TEXT_CHARS, its tool calls and results together to TOOL_CHARS (a few
+# parallel calls). Measured: one 140 KB line of 100 text blocks of "x x x..."
+# kept a search for "x" busy 101 s; capped, 12 ms.
+TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 
 # A line longer than this is skipped without being held in memory. Claude
 # Code writes a pasted image as base64 inside its line, so lines of a few
@@ -124,9 +131,9 @@ def _claude(obj: dict, kind: str) -> list[Part]:
     said, tools = _content(message.get("content"))
     parts = []
     if said:
-        parts.append(Part(role, "\n".join(said), at, uuid, session, side))
+        parts.append(Part(role, _cap("\n".join(said), TEXT_CHARS), at, uuid, session, side))
     if tools:
-        parts.append(Part("tool", "\n".join(tools), at, uuid, session, side))
+        parts.append(Part("tool", _cap("\n".join(tools), TOOL_CHARS), at, uuid, session, side))
     return parts
 
 
@@ -135,7 +142,7 @@ def _plain(obj: dict) -> list[Part]:
     if role not in ("user", "assistant", "tool", "system"):
         return []
     said, tools = _content(obj.get("content"))
-    text = "\n".join(said + tools)
+    text = _cap("\n".join(said + tools), TOOL_CHARS)
     if not text:
         return []
     return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))]

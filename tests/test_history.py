@@ -108,6 +108,19 @@ def test_each_part_is_capped(block, cap):
     assert cap <= len(part.text) <= cap + 1  # + the ellipsis
 
 
+@pytest.mark.parametrize("blocks, role, cap", [
+    ([{"type": "text", "text": "word " * 600}] * 1000, "assistant", transcripts.TEXT_CHARS),
+    ([{"type": "tool_use", "id": "t", "name": "Bash", "input": "word " * 200}] * 1000, "tool", transcripts.TOOL_CHARS),
+])
+def test_a_line_of_many_blocks_is_capped_as_a_whole(blocks, role, cap):
+    """A hostile line of a thousand blocks, each under its cap, makes no
+    message of megabytes (snippet() would cost the square of its words)."""
+    (part,) = transcripts.parse_line(json.dumps(line("assistant", blocks)).encode())
+    assert part.role == role and cap <= len(part.text) <= cap + 1
+    (plain,) = transcripts.parse_line(json.dumps({"role": "assistant", "content": blocks}).encode())
+    assert len(plain.text) <= transcripts.TOOL_CHARS + 1
+
+
 def test_plain_format_is_indexed_too(history, hroot):
     path = hroot / "other-agent" / "run-7.jsonl"
     path.parent.mkdir()
