@@ -1,27 +1,35 @@
 """Conversation history (issue 16): retrieval, ReadSessionContext and scale.
 
-    python bench/history.py                 # LongMemEval _s retrieval + context coverage
-    python bench/history.py --scale-mb 1024 # plus the synthetic scale run
+    python bench/history.py                          # retrieval, oracle, context
+    python bench/history.py --parts '' --scale-mb 1024  # the scale run alone
+    python bench/history.py --scale-mb 1024          # everything
 
 LongMemEval's sessions become Claude Code transcripts, one JSONL per
 session, with the noise a real one has: a summary line, a file snapshot,
 meta caveats, system reminders inside user turns, and tool calls with
-their results. Each question's haystack is its own folder and index.
+their results.
 
-* retrieval: `history` (HistoryIndex.search) against tantivy and bm25s
+* retrieval: the `_s` subset, each question's haystack its own folder and
+  index. `history` (HistoryIndex.search) against tantivy and bm25s
   (bench/engines.py adapters) over the same cleaned messages, read back
   from the history index itself: session R@5 / R@10 (sessions ranked by
   their best message) and turn-level R@10 (the share of has_answer turns
   among the top 10 messages). `_abs` questions are skipped, as upstream.
-* context: the share of questions whose answer turns all fall inside
-  ReadSessionContext's `relevant` result at the default budget, read on
-  each gold session, against the last 24,000 characters of that session.
+* oracle: the 500-question oracle, its sessions pooled into one history
+  (each question alone comes with its evidence sessions only), the same
+  measures over all of it.
+* context: one long session per `_s` question (its answer sessions among
+  other haystack sessions, shuffled, LONG_CHARS or more): the share of
+  questions whose answer turns all fall inside ReadSessionContext's
+  `relevant` result at the default budget, against the session's last
+  24,000 characters.
 * scale: a synthetic history of about --scale-mb built from the corpus:
   cold build throughput and peak RSS (a child process), database size,
-  query p50, and the next query after an append to the largest transcript
-  (its bytes read and time).
+  query p50 (and its refresh and search apart), and the next query after
+  an append to the largest transcript (its bytes read and time).
 
-Results go to bench/results/history.md.
+Results go to bench/results/history.md (and .json: a part not run keeps
+its last results).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -275,14 +284,23 @@ def context(questions: list, scratch: Path) -> dict:
 
 
 # -- scale ---------------------------------------------------------------------------
+# The build's peak RSS is VmHWM, this process image's own high-water mark:
+# Linux's ru_maxrss carries over through exec() the peak of the forked copy
+# of the parent, whose RSS (the corpus loaded, the earlier parts run) it
+# reported as the build's (181 MB at 256 MB, 281 MB at 1 GB: the parent's).
 BUILD_CHILD = r"""
 import json, resource, sys, time
 from memsearch import HistoryIndex
 start = time.perf_counter()
 with HistoryIndex(sys.argv[1], sys.argv[2]) as h:
     report = h.refresh()
-print(json.dumps({"seconds": time.perf_counter() - start, "bytes": report.bytes_read,
-                  "messages": report.messages, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+seconds = time.perf_counter() - start
+try:
+    with open("/proc/self/status") as f:
+        rss = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "bytes": report.bytes_read, "messages": report.messages, "rss_mb": rss}))
 """
 
 
@@ -406,14 +424,16 @@ def main() -> None:
     parser.add_argument("--scale-mb", type=int, default=0, help="also run the scale test at about this many MB")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "history.md")
     args = parser.parse_args()
-    parts = [p for p in args.parts.split(",") if p] + (["scale"] if args.scale_mb else [])
+    parts = list(dict.fromkeys([p for p in args.parts.split(",") if p] + (["scale"] if args.scale_mb else [])))
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    if "scale" in parts and not args.scale_mb:
+        parser.error("the scale part needs --scale-mb N")
     # Parts not run keep their last results (and dates): a slow part need not run again.
     store = args.out.with_suffix(".json")
     results = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
-    command = "python bench/history.py " + " ".join(sys.argv[1:])
+    command = shlex.join(["python", "bench/history.py", *sys.argv[1:]])
     questions = json.loads(S_FILE.read_text(encoding="utf-8"))
     runs = {"retrieval": lambda tmp: retrieval(questions, tmp),
             "oracle": lambda tmp: oracle(json.loads(ORACLE_FILE.read_text(encoding="utf-8")), tmp),
@@ -421,7 +441,7 @@ def main() -> None:
             "scale": lambda tmp: scale(questions, tmp, args.scale_mb)}
     for part in parts:
         with tempfile.TemporaryDirectory(prefix="memsearch-history-") as tmp:
-            results[part] = {**runs[part](Path(tmp)), "when": time.strftime("%Y-%m-%d"), "command": command.strip()}
+            results[part] = {**runs[part](Path(tmp)), "when": time.strftime("%Y-%m-%d"), "command": command}
         print(f"{part}: done", file=sys.stderr)
     text = report(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)

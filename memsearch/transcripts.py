@@ -19,7 +19,8 @@ Cleaning follows the source agents: a user line the model alone saw
 (``isMeta``), a synthetic one (interrupted request, local command
 caveats and echoes, a ``<synthetic>`` model answer) and every
 ``<system-reminder>`` block are dropped; each part is capped (text
-3,000 characters, tool input 900, tool output 1,600).
+3,000 characters, tool input 900, tool output 1,600), and so is a line's
+text and its tool parts as a whole (TEXT_CHARS, TOOL_CHARS).
 
 Transcripts may be hostile like any file under a root: a line longer
 than MAX_LINE_BYTES is skipped unread, a malformed or too deeply nested
