@@ -1,27 +1,35 @@
 """Conversation history (issue 16): retrieval, ReadSessionContext and scale.
 
-    python bench/history.py                 # LongMemEval _s retrieval + context coverage
-    python bench/history.py --scale-mb 1024 # plus the synthetic scale run
+    python bench/history.py                          # retrieval, oracle, context
+    python bench/history.py --parts '' --scale-mb 1024  # the scale run alone
+    python bench/history.py --scale-mb 1024          # everything
 
 LongMemEval's sessions become Claude Code transcripts, one JSONL per
 session, with the noise a real one has: a summary line, a file snapshot,
 meta caveats, system reminders inside user turns, and tool calls with
-their results. Each question's haystack is its own folder and index.
+their results.
 
-* retrieval: `history` (HistoryIndex.search) against tantivy and bm25s
+* retrieval: the `_s` subset, each question's haystack its own folder and
+  index. `history` (HistoryIndex.search) against tantivy and bm25s
   (bench/engines.py adapters) over the same cleaned messages, read back
   from the history index itself: session R@5 / R@10 (sessions ranked by
   their best message) and turn-level R@10 (the share of has_answer turns
   among the top 10 messages). `_abs` questions are skipped, as upstream.
-* context: the share of questions whose answer turns all fall inside
-  ReadSessionContext's `relevant` result at the default budget, read on
-  each gold session, against the last 24,000 characters of that session.
+* oracle: the 500-question oracle, its sessions pooled into one history
+  (each question alone comes with its evidence sessions only), the same
+  measures over all of it.
+* context: one long session per `_s` question (its answer sessions among
+  other haystack sessions, shuffled, LONG_CHARS or more): the share of
+  questions whose answer turns all fall inside ReadSessionContext's
+  `relevant` result at the default budget, against the session's last
+  24,000 characters.
 * scale: a synthetic history of about --scale-mb built from the corpus:
   cold build throughput and peak RSS (a child process), database size,
-  query p50, and the next query after an append to the largest transcript
-  (its bytes read and time).
+  query p50 (and its refresh and search apart), and the next query after
+  an append to the largest transcript (its bytes read and time).
 
-Results go to bench/results/history.md.
+Results go to bench/results/history.md (and .json: a part not run keeps
+its last results).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -50,6 +59,7 @@ from memsearch import HistoryIndex  # noqa: E402
 CORPORA = next((p / "shared" / "corpora" for p in HERE.parents if (p / "shared" / "corpora").is_dir()),
                Path("/work/shared/corpora"))
 S_FILE = CORPORA / "longmemeval" / "longmemeval_s_cleaned.subset36.json"
+ORACLE_FILE = CORPORA / "longmemeval" / "longmemeval_oracle.json"
 PROJECT = "-home-bench-lme"
 
 
@@ -110,83 +120,187 @@ def session_file_id(index: int, sid: str) -> str:
     return f"{index:03d}-{''.join(c if c.isalnum() else '-' for c in sid)}"
 
 
+ENGINES = {"history": None, "tantivy": TantivyEngine, "bm25s": Bm25sEngine}
+
+
+def ranked_by_all(h: HistoryIndex, questions: list[str], scratch: Path) -> dict:
+    """{engine: [(sessions, message uuids) of each question, best first]}:
+    `history` through HistoryIndex.search, the peers over exactly the
+    cleaned messages the history index holds, read back from it, one
+    document per message."""
+    ranked = {"history": []}
+    for question in questions:
+        hits = h.search(question, limit=50, refresh=False)
+        ranked["history"].append(([hit.session for hit in hits], [hit.uuid for hit in hits]))
+    tree = scratch / "tree"
+    for session, uuid, body in h.conn.execute("SELECT session, uuid, body FROM history_messages"):
+        path = tree / session / f"{uuid}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+    for name, cls in ENGINES.items():
+        if cls is None:
+            continue
+        engine = cls(scratch / name)
+        engine.build(tree)
+        ranked[name] = []
+        for question in questions:
+            paths = engine.search(question, 50)
+            ranked[name].append(([p.split("/")[0] for p in paths], [p.split("/")[1][:-3] for p in paths]))
+        engine.close()
+    shutil.rmtree(tree)
+    return ranked
+
+
+def add_scores(sums: dict, name: str, ranked: tuple, gold_sessions: set, gold_turns: set) -> None:
+    sessions, uuids = ranked
+    order = list(dict.fromkeys(sessions))
+    for k in (5, 10):
+        sums[name][f"R@{k}"] += len(gold_sessions & set(order[:k])) / len(gold_sessions)
+    if gold_turns:
+        sums[name]["turn R@10"] += len(gold_turns & set(uuids[:10])) / len(gold_turns)
+        sums[name]["turns"] += 1
+
+
+def averages(sums: dict, counted: int) -> dict:
+    return {name: {"R@5": m["R@5"] / counted, "R@10": m["R@10"] / counted,
+                   "turn R@10": m["turn R@10"] / max(m["turns"], 1)} for name, m in sums.items()}
+
+
 def retrieval(questions: list, scratch: Path) -> dict:
-    engines = {"history": None, "tantivy": TantivyEngine, "bm25s": Bm25sEngine}
-    sums = {name: {"R@5": 0.0, "R@10": 0.0, "turn R@10": 0.0} for name in engines}
-    context_hits = baseline_hits = context_total = 0
+    """The `_s` subset: each question's haystack (~50 sessions) is its own
+    folder and index."""
+    sums = {name: {"R@5": 0.0, "R@10": 0.0, "turn R@10": 0.0, "turns": 0} for name in ENGINES}
     counted = 0
     rng = random.Random(16)
     for q in questions:
         if q["question_id"].endswith("_abs"):
             continue
         counted += 1
-        folder = scratch / q["question_id"] / "projects" / PROJECT
+        work = scratch / q["question_id"]
+        folder = work / "projects" / PROJECT
         folder.mkdir(parents=True)
-        gold_sessions, gold_turns, session_of = set(), set(), {}
-        answer_text = {}
+        gold_sessions, gold_turns = set(), set()
         for n, (sid, date, turns) in enumerate(zip(q["haystack_session_ids"], q["haystack_dates"],
                                                   q["haystack_sessions"])):
             fid = session_file_id(n, sid)
-            session_of[fid] = sid
             uuids = write_session(folder, fid, date, turns, rng)
-            for i, turn in enumerate(turns):
-                if turn.get("has_answer"):
-                    gold_turns.add(uuids[i])
-                    answer_text.setdefault(fid, []).append(turn["content"])
+            gold_turns.update(uuids[i] for i, turn in enumerate(turns) if turn.get("has_answer"))
             if sid in q["answer_session_ids"]:
                 gold_sessions.add(fid)
-        db = scratch / q["question_id"] / "index.db"
-        with HistoryIndex(folder.parent, db, floor=0.0) as h:
+        with HistoryIndex(folder.parent, work / "index.db", floor=0.0) as h:
             h.refresh()
-            hits = h.search(q["question"], limit=50)
-            ranked = {"history": ([hit.session for hit in hits], [hit.uuid for hit in hits])}
-            # The peers index exactly the messages the history index holds.
-            tree = scratch / q["question_id"] / "tree"
-            for session, uuid, body in h.conn.execute("SELECT session, uuid, body FROM history_messages"):
-                path = tree / session / f"{uuid}.md"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(body, encoding="utf-8")
-            for name, cls in engines.items():
-                if cls is None:
-                    continue
-                engine = cls(scratch / q["question_id"] / name)
-                engine.build(tree)
-                paths = engine.search(q["question"], 50)
-                engine.close()
-                ranked[name] = ([p.split("/")[0] for p in paths], [p.split("/")[1][:-3] for p in paths])
-            for name, (sessions, uuids) in ranked.items():
-                order = list(dict.fromkeys(sessions))
-                for k in (5, 10):
-                    sums[name][f"R@{k}"] += len(gold_sessions & set(order[:k])) / len(gold_sessions)
-                if gold_turns:
-                    sums[name]["turn R@10"] += len(gold_turns & set(uuids[:10])) / len(gold_turns)
-            for fid in gold_sessions:
-                if fid not in answer_text:
-                    continue
-                context_total += 1
-                found = h.read_session_context(fid, q["question"])
-                inside = "\n".join(f[3] for f in found.fragments)
-                messages = h.session_messages(fid, refresh=False)
-                last = "\n".join(m.text for m in messages)[-24000:]
-                probes = [t[:200] for t in answer_text[fid]]
-                context_hits += all(p in inside for p in probes)
-                baseline_hits += all(p in last for p in probes)
-        shutil.rmtree(scratch / q["question_id"])
-    return {"questions": counted,
-            "retrieval": {name: {k: v / counted for k, v in m.items()} for name, m in sums.items()},
-            "context": {"sessions": context_total, "relevant": context_hits / max(context_total, 1),
-                        "last 24,000 chars": baseline_hits / max(context_total, 1)}}
+            ranked = ranked_by_all(h, [q["question"]], work)
+        for name, (one,) in ranked.items():
+            add_scores(sums, name, one, gold_sessions, gold_turns)
+        shutil.rmtree(work)
+    return {"questions": counted, "retrieval": averages(sums, counted)}
+
+
+def oracle(questions: list, scratch: Path) -> dict:
+    """The 500-question oracle: its questions' sessions (1-6 each, 940
+    distinct) pooled into one history, every question searched over all of
+    them: the answer sessions must outrank every other question's."""
+    rng = random.Random(500)
+    folder = scratch / "oracle" / "projects" / PROJECT
+    folder.mkdir(parents=True)
+    written: dict[str, dict] = {}
+    cases = []
+    for q in questions:
+        if q["question_id"].endswith("_abs"):
+            continue
+        gold_turns = set()
+        for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+            fid = "".join(c if c.isalnum() else "-" for c in sid)
+            if fid not in written:  # 8 sessions serve two questions, with the same text
+                written[fid] = write_session(folder, fid, date, turns, rng)
+            gold_turns.update(written[fid][i] for i, turn in enumerate(turns) if turn.get("has_answer"))
+        gold = {"".join(c if c.isalnum() else "-" for c in sid) for sid in q["answer_session_ids"]}
+        cases.append((q["question"], gold, gold_turns))
+    sums = {name: {"R@5": 0.0, "R@10": 0.0, "turn R@10": 0.0, "turns": 0} for name in ENGINES}
+    with HistoryIndex(folder.parent, scratch / "oracle" / "index.db", floor=0.0) as h:
+        h.refresh()
+        messages = h.status()["messages"]
+        ranked = ranked_by_all(h, [question for question, _, _ in cases], scratch / "oracle")
+    for name, per_question in ranked.items():
+        for one, (_, gold, gold_turns) in zip(per_question, cases):
+            add_scores(sums, name, one, gold, gold_turns)
+    shutil.rmtree(scratch / "oracle")
+    return {"questions": len(cases), "sessions": len(written), "messages": messages,
+            "with_turns": sums["history"]["turns"], "retrieval": averages(sums, len(cases))}
+
+
+# Each question's long session: its answer sessions among other sessions of
+# its haystack, in a shuffled order, until it holds LONG_CHARS characters
+# of conversation: a long agent session whose answer is far from its end.
+LONG_CHARS = 200_000
+BASELINE_CHARS = 24_000
+
+
+def context(questions: list, scratch: Path) -> dict:
+    """ReadSessionContext on long sessions: the share of questions whose
+    answer turns all fall inside the `relevant` result at the default
+    budget, against the last 24,000 characters of the session."""
+    rng = random.Random(24)
+    folder = scratch / "long" / "projects" / PROJECT
+    folder.mkdir(parents=True)
+    cases = []
+    for q in questions:
+        if q["question_id"].endswith("_abs"):
+            continue
+        sessions = list(zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]))
+        gold = [s for s in sessions if s[0] in q["answer_session_ids"]]
+        others = [s for s in sessions if s[0] not in q["answer_session_ids"]]
+        rng.shuffle(others)
+        chosen, size = list(gold), sum(len(t["content"]) for s in gold for t in s[2])
+        for s in others:
+            if size >= LONG_CHARS:
+                break
+            chosen.append(s)
+            size += sum(len(t["content"]) for t in s[2])
+        rng.shuffle(chosen)
+        turns = [t for s in chosen for t in s[2]]
+        probes = [t["content"][:200] for t in turns if t.get("has_answer")]
+        if not probes:
+            continue
+        fid = "long-" + "".join(c if c.isalnum() else "-" for c in q["question_id"])
+        write_session(folder, fid, chosen[-1][1], turns, rng)
+        cases.append((fid, q["question"], probes, size))
+    relevant = baseline = turns_in = turns_last = turns_all = 0
+    with HistoryIndex(folder.parent, scratch / "long" / "index.db") as h:
+        h.refresh()
+        for fid, question, probes, _ in cases:
+            found = h.read_session_context(fid, question)
+            inside = "\n".join(f[3] for f in found.fragments)
+            last = "\n".join(m.text for m in h.session_messages(fid, refresh=False))[-BASELINE_CHARS:]
+            relevant += all(p in inside for p in probes)
+            baseline += all(p in last for p in probes)
+            turns_in += sum(p in inside for p in probes)
+            turns_last += sum(p in last for p in probes)
+            turns_all += len(probes)
+    shutil.rmtree(scratch / "long")
+    return {"sessions": len(cases), "median_chars": statistics.median(c[3] for c in cases),
+            "relevant": relevant / len(cases), "last 24,000 chars": baseline / len(cases),
+            "turns": turns_all, "relevant turns": turns_in / turns_all, "last 24,000 chars turns": turns_last / turns_all}
 
 
 # -- scale ---------------------------------------------------------------------------
+# The build's peak RSS is VmHWM, this process image's own high-water mark:
+# Linux's ru_maxrss carries over through exec() the peak of the forked copy
+# of the parent, whose RSS (the corpus loaded, the earlier parts run) it
+# reported as the build's (181 MB at 256 MB, 281 MB at 1 GB: the parent's).
 BUILD_CHILD = r"""
 import json, resource, sys, time
 from memsearch import HistoryIndex
 start = time.perf_counter()
 with HistoryIndex(sys.argv[1], sys.argv[2]) as h:
     report = h.refresh()
-print(json.dumps({"seconds": time.perf_counter() - start, "bytes": report.bytes_read,
-                  "messages": report.messages, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+seconds = time.perf_counter() - start
+try:
+    with open("/proc/self/status") as f:
+        rss = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "bytes": report.bytes_read, "messages": report.messages, "rss_mb": rss}))
 """
 
 
@@ -219,13 +333,17 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
                          check=True, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
     build = json.loads(out.stdout)
     queries = [q["question"] for q in questions]
-    times = []
+    times = {"with refresh": [], "refresh": [], "search": []}
     with HistoryIndex(root, db) as h:
         h.refresh()
+        for query in queries:  # warm the page cache, as a live session's queries find it
+            h.search(query, refresh=False)
         for query in queries:
-            t0 = time.perf_counter()
-            h.search(query, refresh=True)
-            times.append(time.perf_counter() - t0)
+            for name, call in (("with refresh", lambda: h.search(query)), ("refresh", h.refresh),
+                               ("search", lambda: h.search(query, refresh=False))):
+                t0 = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - t0)
         path, _ = largest
         line = {"type": "user", "sessionId": path.stem, "timestamp": "2026-01-01T00:00:00Z",
                 "message": {"role": "user", "content": "the zyxwvut deploy token moved to vault"}}
@@ -240,48 +358,94 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
     return {"transcripts": n, "transcript_mb": written / 2**20, "build_s": build["seconds"],
             "build_mb_s": written / 2**20 / build["seconds"], "messages": build["messages"],
             "peak_rss_mb": build["rss_mb"], "db_mb": db_bytes / 2**20,
-            "query_p50_ms": statistics.median(times) * 1000, "largest_mb": largest[1] / 2**20,
+            "query_p50_ms": statistics.median(times["with refresh"]) * 1000,
+            "refresh_p50_ms": statistics.median(times["refresh"]) * 1000,
+            "search_p50_ms": statistics.median(times["search"]) * 1000, "largest_mb": largest[1] / 2**20,
             "append_bytes": len(data), "append_bytes_read": result.refresh.bytes_read,
             "append_query_ms": after * 1000}
 
 
-def report(result: dict, scale_result: dict | None) -> str:
-    lines = ["# Conversation history benchmark (bench/history.py)", "",
-             f"LongMemEval `_s` subset, {result['questions']} questions (the `_abs` ones skipped), each haystack"
-             " converted to Claude Code transcripts with noise; one index per question.", "",
-             "| engine | session R@5 | session R@10 | turn R@10 |", "|---|---|---|---|"]
-    for name, m in result["retrieval"].items():
+def table(retrieval: dict) -> list[str]:
+    lines = ["| engine | session R@5 | session R@10 | turn R@10 |", "|---|---|---|---|"]
+    for name, m in retrieval.items():
         lines.append(f"| {name} | {m['R@5']:.3f} | {m['R@10']:.3f} | {m['turn R@10']:.3f} |")
-    c = result["context"]
-    lines += ["", f"ReadSessionContext on the {c['sessions']} gold sessions holding answer turns, default budget"
-              " (24,000 characters): share whose answer turns all fall inside the context.", "",
-              "| context | answer coverage |", "|---|---|",
-              f"| relevant (ReadSessionContext) | {c['relevant']:.3f} |",
-              f"| last 24,000 characters | {c['last 24,000 chars']:.3f} |"]
-    if scale_result:
-        s = scale_result
-        lines += ["", f"Scale: {s['transcripts']} synthetic transcripts, {s['transcript_mb']:.0f} MB"
-                  f" ({s['messages']} messages indexed).", "", "| measure | value |", "|---|---|",
+    return lines
+
+
+def report(results: dict) -> str:
+    """bench/results/history.md from the parts' latest results, each with
+    its date and command."""
+    lines = ["# Conversation history benchmark (bench/history.py)", "",
+             "Turn R@10: the share of a question's `has_answer` turns among the top 10 messages, averaged over"
+             " the questions that have such turns. `_abs` questions are skipped, as upstream."]
+    if "retrieval" in results:
+        r = results["retrieval"]
+        lines += ["", f"## LongMemEval `_s` subset ({r['when']}, `{r['command']}`)", "",
+                  f"{r['questions']} questions, each haystack (~50 sessions) converted to Claude Code transcripts"
+                  " with noise; one index per question.", "", *table(r["retrieval"])]
+    if "oracle" in results:
+        r = results["oracle"]
+        lines += ["", f"## LongMemEval oracle, pooled ({r['when']}, `{r['command']}`)", "",
+                  f"{r['questions']} questions; the {r['sessions']} distinct sessions of all of them in one history"
+                  f" ({r['messages']} messages), each question searched over all ({r['with_turns']} have"
+                  " `has_answer` turns).", "", *table(r["retrieval"])]
+    if "context" in results:
+        c = results["context"]
+        lines += ["", f"## ReadSessionContext on long sessions ({c['when']}, `{c['command']}`)", "",
+                  f"{c['sessions']} long sessions, one per `_s` question: its answer sessions among other sessions of"
+                  f" its haystack, shuffled, {LONG_CHARS:,}+ characters (median {c['median_chars']:,.0f}). Share"
+                  " whose answer turns all fall inside the context, default budget (24,000 characters), and share"
+                  f" of the {c['turns']} answer turns inside:", "",
+                  "| context | questions with every answer turn | answer turns |", "|---|---|---|",
+                  f"| relevant (ReadSessionContext) | {c['relevant']:.3f} | {c['relevant turns']:.3f} |",
+                  f"| last 24,000 characters | {c['last 24,000 chars']:.3f} | {c['last 24,000 chars turns']:.3f} |"]
+    if "scale" in results:
+        s = results["scale"]
+        lines += ["", f"## Scale ({s['when']}, `{s['command']}`)", "",
+                  f"{s['transcripts']} synthetic transcripts, {s['transcript_mb']:.0f} MB ({s['messages']} messages"
+                  " indexed).", "", "| measure | value |", "|---|---|",
                   f"| cold build | {s['build_s']:.1f} s, {s['build_mb_s']:.1f} MB/s |",
                   f"| peak RSS of the build | {s['peak_rss_mb']:.0f} MB |",
                   f"| database size | {s['db_mb']:.0f} MB |",
-                  f"| query p50 (with refresh) | {s['query_p50_ms']:.1f} ms |",
+                  f"| query p50, refresh included | {s['query_p50_ms']:.1f} ms |",
+                  f"| of which refresh (p50) / search (p50) | {s['refresh_p50_ms']:.1f} ms / {s['search_p50_ms']:.1f} ms |",
                   f"| next query after a {s['append_bytes']}-byte append to a {s['largest_mb']:.1f} MB transcript"
                   f" | {s['append_query_ms']:.1f} ms, {s['append_bytes_read']} bytes read |"]
     return "\n".join(lines) + "\n"
 
 
+PARTS = ("retrieval", "oracle", "context", "scale")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="retrieval,oracle,context",
+                        help=f"comma-separated, of {', '.join(PARTS)} (scale runs with --scale-mb)")
     parser.add_argument("--scale-mb", type=int, default=0, help="also run the scale test at about this many MB")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "history.md")
     args = parser.parse_args()
+    parts = list(dict.fromkeys([p for p in args.parts.split(",") if p] + (["scale"] if args.scale_mb else [])))
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    if "scale" in parts and not args.scale_mb:
+        parser.error("the scale part needs --scale-mb N")
+    # Parts not run keep their last results (and dates): a slow part need not run again.
+    store = args.out.with_suffix(".json")
+    results = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
+    command = shlex.join(["python", "bench/history.py", *sys.argv[1:]])
     questions = json.loads(S_FILE.read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory(prefix="memsearch-history-") as tmp:
-        result = retrieval(questions, Path(tmp))
-        scale_result = scale(questions, Path(tmp), args.scale_mb) if args.scale_mb else None
-    text = report(result, scale_result)
+    runs = {"retrieval": lambda tmp: retrieval(questions, tmp),
+            "oracle": lambda tmp: oracle(json.loads(ORACLE_FILE.read_text(encoding="utf-8")), tmp),
+            "context": lambda tmp: context(questions, tmp),
+            "scale": lambda tmp: scale(questions, tmp, args.scale_mb)}
+    for part in parts:
+        with tempfile.TemporaryDirectory(prefix="memsearch-history-") as tmp:
+            results[part] = {**runs[part](Path(tmp)), "when": time.strftime("%Y-%m-%d"), "command": command}
+        print(f"{part}: done", file=sys.stderr)
+    text = report(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     args.out.write_text(text, encoding="utf-8")
     print(text)
 

@@ -24,13 +24,14 @@ import os
 import sqlite3
 import time
 from datetime import timezone
+from operator import itemgetter
 from typing import Callable, NamedTuple
 
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import DatabaseCorrupt, MemsearchError, SessionNotFound
 from .query import Query, plan
-from .search import apply_floor, cap, fetch_size, idf_factor, lucene_idf, short_repr, strings, _varint
+from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
 from .settings import load_settings, path_text, read_config
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
@@ -42,6 +43,18 @@ CHECK_BYTES = 1024
 # A long transcript is committed every this many bytes read, so a build of
 # gigabytes keeps a bounded WAL and a crash loses at most this much work.
 COMMIT_BYTES = 32 << 20
+
+# A read of at least this many bytes indexes its rows in one FTS5 statement
+# per transaction, with the insert trigger dropped meanwhile (as
+# reconcile._bulk_indexing does), instead of one trigger call per row: each
+# row's statement flushed FTS5's pending terms as a segment of its own,
+# ~70% of a cold build's time. Measured on 64 MB of bench/history.py's
+# synthetic transcripts (55k messages): the inserts 6.1 s -> 1.9 s, with a
+# larger FTS5 hash (BULK_HASH_BYTES) 1.5 s. Smaller reads (a live session's
+# appends) keep the trigger: its one-row cost beats two schema changes.
+BULK_BYTES = 64 << 10
+BULK_HASH_BYTES = 8 << 20
+FTS5_HASH_BYTES = 1 << 20
 
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
@@ -260,13 +273,16 @@ class HistoryIndex:
                         conn.execute("ROLLBACK")
                         out["unchanged"] = 1
                         return out
-                    if _same_start(reader, st, inode, consumed, head, tail):
+                    if _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
                         start = consumed
                         out["grown"] = 1
                     else:
                         conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
                         out["reread"] = 1
-                end = self._read_lines(reader, fid, start, t, out)
+                bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
+                end = self._read_lines(reader, fid, start, t, out, bulk)
+                if bulk is not None:
+                    bulk.finish()
                 head = reader.pread(min(CHECK_BYTES, end), 0)
                 tail = reader.pread(min(CHECK_BYTES, end), end - min(CHECK_BYTES, end))
                 conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
@@ -280,7 +296,7 @@ class HistoryIndex:
             out["bytes_read"] = reader.bytes_read
         return out
 
-    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict) -> int:
+    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, bulk: "_Bulk | None") -> int:
         """Insert the parts of every complete line from ``start``; returns
         the offset after the last one. Commits every COMMIT_BYTES, recording
         the progress with the rows (the file's size stays 0 until the end,
@@ -314,8 +330,12 @@ class HistoryIndex:
                 head = reader.pread(min(CHECK_BYTES, end), 0)
                 conn.execute("UPDATE history_files SET size = 0, consumed = ?, head = ?, tail = ? WHERE id = ?",
                              (end, head, tail, fid))
+                if bulk is not None:
+                    bulk.finish()
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
+                if bulk is not None:
+                    bulk.start()
                 since_commit = 0
         conn.executemany(insert, batch)
         out["messages"] += len(batch)
@@ -354,7 +374,13 @@ class HistoryIndex:
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after):
         conn = self.conn
-        where, params = [f"f.root IN ({','.join('?' * len(self.roots))})"], list(self.roots)
+        where, params = [], []
+        marks = ",".join("?" * len(self.roots))
+        # Rows of other transcript roots sharing the database are never shown;
+        # when there are none (the usual case) the ranking needs no join.
+        if conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
+            where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
+            params += self.roots
         if project is not None:
             where.append("m.project IN (?, ?)")
             params += [project, slug(project)]
@@ -367,31 +393,27 @@ class HistoryIndex:
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
-        runs = strings(query)
-        row = conn.execute("SELECT block FROM history_fts_data WHERE id = 1").fetchone()
-        total = _varint(row[0]) if row and row[0] else 0
-        counts = conn.execute("SELECT " + ", ".join(["(SELECT count(*) FROM history_fts WHERE history_fts MATCH ?)"]
-                                                   * len(runs)), [fts for fts, _, _ in runs]).fetchone()
-        parts, rank_params = [], []
-        for (fts, weight, lucene), n in zip(runs, counts):
-            if not n:
-                continue
-            parts.append("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor"
-                         " FROM history_fts WHERE history_fts MATCH ?")
-            rank_params += [weight, idf_factor(total, n) if lucene else 1.0, fts]
-        if not parts:
+        # The memory search's strings, idf and sum (memsearch.search); a
+        # string matching nothing is left out, as it adds nothing.
+        scored = [s for s in scored_strings(conn, query, "history_fts") if s.files]
+        if not scored:
             return [], 0
-        sql = (f"SELECT m.id, m.session, m.project, m.at, m.role, s.score, f.root, f.path, m.sidechain, m.uuid"
-               f" FROM (SELECT id, sum(-raw * weight * factor) AS score FROM ({' UNION ALL '.join(parts)} LIMIT -1)"
-               f" GROUP BY id) AS s JOIN history_messages AS m ON m.id = s.id JOIN history_files AS f ON f.id = m.file"
-               f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, m.id DESC LIMIT ?")
-        rows = conn.execute(sql, [*rank_params, *params, fetch_size(limit)]).fetchall()
-        kept = apply_floor(rows, floor, score=lambda r: r[5])[:limit]
-        excerpts = self._snippets(query, [r[0] for r in kept])
-        hits = [HistoryHit(session, project_, at, role_, score, excerpts.get(mid, ""), os.path.join(root, *path.split("/")),
-                           bool(side), uuid)
-                for mid, session, project_, at, role_, score, root, path, side, uuid in kept]
-        return hits, len(rows) - len(kept)
+        runs = [(s.fts, s.weight, s.factor, False) for s in scored]
+        ranked = _ranked(conn, runs, " AND ".join(where), params, fetch_size(limit))
+        kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
+        if not kept:
+            return [], len(ranked)
+        found = {row[0]: row[1:] for row in conn.execute(
+            f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
+            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+            f" WHERE m.id IN ({','.join('?' * len(kept))})", [mid for mid, _ in kept])}
+        excerpts = self._snippets(query, [mid for mid, _ in kept])
+        hits = []
+        for mid, score in kept:
+            session_, project_, at, role_, root, path, side, uuid = found[mid]
+            hits.append(HistoryHit(session_, project_, at, role_, score, excerpts.get(mid, ""),
+                                   os.path.join(root, *path.split("/")), bool(side), uuid))
+        return hits, len(ranked) - len(kept)
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         if not ids:
@@ -485,10 +507,82 @@ class HistoryIndex:
             raise db.translate(ex, self._db_file) from None
 
 
-def _same_start(reader: CountingReader, st, inode: int, consumed: int, head: bytes, tail: bytes) -> bool:
-    """Whether a transcript still begins with the bytes read before: same
-    file (inode), not shorter, same first and last kept bytes."""
-    if st.st_ino != inode or st.st_size < consumed:
+class _Bulk:
+    """Inside one write transaction: the rows inserted go into
+    history_messages alone, and :meth:`finish` indexes them in one FTS5
+    statement and puts the trigger back, before the transaction commits
+    (see BULK_BYTES). A crash or an error rolls the dropped trigger back
+    with the rows."""
+
+    TRIGGER = "history_messages_ai"
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                           (self.TRIGGER,)).fetchone()
+        self.sql = row[0] if row else None
+        self.start()
+
+    def start(self) -> None:
+        self.first = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+        if self.sql is not None:
+            self.conn.execute(f"DROP TRIGGER {self.TRIGGER}")
+        _set_hash_size(self.conn, BULK_HASH_BYTES)
+
+    def finish(self) -> None:
+        # Ids only grow (INTEGER PRIMARY KEY above the largest): the rows of this transaction.
+        self.conn.execute("INSERT INTO history_fts (rowid, idx_body) SELECT id, idx_body FROM history_messages"
+                          " WHERE id > ?", (self.first,))
+        _set_hash_size(self.conn, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
+        if self.sql is not None:
+            self.conn.execute(self.sql)
+
+
+def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
+    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
+
+
+# One string of the query, as memsearch.search.STRING but over history_fts
+# (one column): its rows, bm25() (lower is better), weight, idf factor and
+# whether it is the pruned form.
+STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
+          " FROM history_fts WHERE history_fts MATCH ?")
+
+
+# Not memsearch.search's pruning (MaxScore): a question's words are common in
+# conversation, few are rare, so the pruned ranking mostly failed its check
+# and ran again, unpruned. Measured on 64 MB of bench/history.py's synthetic
+# transcripts (55k messages, the 36 LongMemEval questions, search alone):
+# p50 47 ms pruned, 24 ms without. What this does save is the join: the best
+# ids are picked by score alone and only they are read (the old join of
+# every candidate with its row and file cost as much as the ranking).
+def _ranked(conn: sqlite3.Connection, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
+    """The ``size`` best (message id, score) rows; ties go to the later
+    message. Without a filter, only the ranking is read: no row is joined."""
+    ranking = RANKING.format(strings=" UNION ALL ".join([STRING] * len(runs)))
+    params = [p for fts, weight, factor, common in runs for p in (weight, factor, int(common), fts)]
+    if where:
+        sql = (f"SELECT s.id, s.score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
+               f" WHERE {where} ORDER BY s.score DESC, s.id DESC LIMIT ?")
+    else:
+        sql = f"SELECT id, score FROM ({ranking}) ORDER BY score DESC, id DESC LIMIT ?"
+    return conn.execute(sql, [*params, *filter_params, size]).fetchall()
+
+
+def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consumed: int, head: bytes,
+                tail: bytes) -> bool:
+    """Whether a transcript still begins with the bytes read before, as far
+    as a check in proportion to an append can tell: the same file (inode),
+    not shorter than at the last read (an append never shrinks it), not
+    older (an append never turns its mtime back; a restored or copied file
+    with kept times can), and the same first and last kept bytes. A file
+    rewritten in place through none of these (only middle bytes changed,
+    its size and times kept growing) goes unnoticed until it is replaced
+    or shrinks: knowing more would mean reading all of it at every append.
+    ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a
+    long read is unfinished."""
+    size, mtime_ns, inode = stored
+    if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
         return False
     if reader.pread(len(head), 0) != head:
         return False

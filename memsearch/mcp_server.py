@@ -105,6 +105,8 @@ def serve(index: MemoryIndex) -> None:
             anyio.run(_serve, index)
         except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
             pass
+        finally:
+            tool.close_history(index)  # the history tools' connection, opened at their first call
 
 
 async def _serve(index: MemoryIndex) -> None:

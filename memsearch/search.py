@@ -76,7 +76,8 @@ GROUP BY id
 """
 
 # The number of files each string matches (its n), one subquery a string.
-COUNT = "(SELECT count(*) FROM memory_fts_idx WHERE memory_fts_idx MATCH ?)"
+# (memsearch.history ranks its own FTS5 table, history_fts, with these too.)
+COUNT = "(SELECT count(*) FROM {fts} WHERE {fts} MATCH ?)"
 
 # Pruning (MaxScore, Turtle & Flood 1995). bm25() gives a string at most
 # idf x (k1 + 1) in any file, whatever its term frequency, so a string
@@ -131,12 +132,12 @@ FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 # FTS5 keeps its row count as the first varint of the "averages" record,
 # row 1 of its data table. Reading it costs one lookup; count(*) on the
 # content table would read a whole index at every query.
-FILE_COUNT = "SELECT block FROM memory_fts_idx_data WHERE id = 1"
+FILE_COUNT = "SELECT block FROM {fts}_data WHERE id = 1"
 
 
-def file_count(conn: sqlite3.Connection) -> int:
+def file_count(conn: sqlite3.Connection, fts: str = "memory_fts_idx") -> int:
     """The number of files FTS5 has indexed (its N in bm25())."""
-    row = conn.execute(FILE_COUNT).fetchone()
+    row = conn.execute(FILE_COUNT.format(fts=fts)).fetchone()
     return _varint(row[0]) if row and row[0] else 0
 
 
@@ -249,11 +250,13 @@ class Scored(NamedTuple):
     bound: float
 
 
-def scored_strings(conn: sqlite3.Connection, query: Query) -> list[Scored]:
-    """Each string of the query, with what the ranking needs to know of it."""
+def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_fts_idx") -> list[Scored]:
+    """Each string of the query, with what the ranking needs to know of it
+    (``table``: the FTS5 table searched)."""
     runs = strings(query)
-    files = file_count(conn)
-    counts = conn.execute("SELECT " + ", ".join([COUNT] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
+    files = file_count(conn, table)
+    count = COUNT.format(fts=table)
+    counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
     out = []
     for (fts, weight, lucene), n in zip(runs, counts):
         # Lucene's idf x (k1 + 1), with a hair for rounding; an OR of

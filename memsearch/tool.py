@@ -631,6 +631,15 @@ def history_for(index: MemoryIndex):
     return history
 
 
+def close_history(index: MemoryIndex) -> None:
+    """Close the HistoryIndex :func:`history_for` opened for ``index``, if
+    any: its own SQLite connection, which closing ``index`` leaves open."""
+    history = getattr(index, "_history_index", None)
+    if history is not None:
+        index._history_index = None
+        history.close()
+
+
 def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run history_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
     args = _known(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)

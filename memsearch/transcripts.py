@@ -19,7 +19,8 @@ Cleaning follows the source agents: a user line the model alone saw
 (``isMeta``), a synthetic one (interrupted request, local command
 caveats and echoes, a ``<synthetic>`` model answer) and every
 ``<system-reminder>`` block are dropped; each part is capped (text
-3,000 characters, tool input 900, tool output 1,600).
+3,000 characters, tool input 900, tool output 1,600), and so is a line's
+text and its tool parts as a whole (TEXT_CHARS, TOOL_CHARS).
 
 Transcripts may be hostile like any file under a root: a line longer
 than MAX_LINE_BYTES is skipped unread, a malformed or too deeply nested
@@ -42,6 +43,13 @@ from .errors import RootNotFound
 TEXT_CHARS = 3000
 TOOL_INPUT_CHARS = 900
 TOOL_OUTPUT_CHARS = 1600
+# And of one line's parts as a whole: a line may hold any number of blocks
+# (a hostile one, thousands within MAX_LINE_BYTES), and FTS5's snippet() costs
+# the square of a word's instances in one message. A message's text is held
+# to TEXT_CHARS, its tool calls and results together to TOOL_CHARS (a few
+# parallel calls). Measured: one 140 KB line of 100 text blocks of "x x x..."
+# kept a search for "x" busy 101 s; capped, 12 ms.
+TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 
 # A line longer than this is skipped without being held in memory. Claude
 # Code writes a pasted image as base64 inside its line, so lines of a few
@@ -77,13 +85,18 @@ class Part(NamedTuple):
 
 
 # -- one line ------------------------------------------------------------------
+# json.loads() of bytes first guesses their encoding (UTF-16, -32...):
+# transcripts are UTF-8, and skipping the guess is ~6% of a cold build.
+_decode = json.JSONDecoder().decode
+
+
 def parse_line(raw: bytes) -> list[Part] | None:
     """The parts of one transcript line: [] for a line left out on purpose
     (an ignored type, nothing left after cleaning), None for a malformed
     one (not JSON, nested too deep, not an object)."""
     try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: "[[[[..." deeper than the parser's stack
+        obj = _decode(raw.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # ValueError: not UTF-8, not JSON  # RecursionError: "[[[[..." deeper than the parser's stack
         return None
     if not isinstance(obj, dict):
         return None
@@ -119,9 +132,9 @@ def _claude(obj: dict, kind: str) -> list[Part]:
     said, tools = _content(message.get("content"))
     parts = []
     if said:
-        parts.append(Part(role, "\n".join(said), at, uuid, session, side))
+        parts.append(Part(role, _cap("\n".join(said), TEXT_CHARS), at, uuid, session, side))
     if tools:
-        parts.append(Part("tool", "\n".join(tools), at, uuid, session, side))
+        parts.append(Part("tool", _cap("\n".join(tools), TOOL_CHARS), at, uuid, session, side))
     return parts
 
 
@@ -130,7 +143,7 @@ def _plain(obj: dict) -> list[Part]:
     if role not in ("user", "assistant", "tool", "system"):
         return []
     said, tools = _content(obj.get("content"))
-    text = "\n".join(said + tools)
+    text = _cap("\n".join(said + tools), TOOL_CHARS)
     if not text:
         return []
     return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))]

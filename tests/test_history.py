@@ -74,6 +74,19 @@ def test_each_part_is_capped(block, cap):
     assert cap <= len(part.text) <= cap + 1  # + the ellipsis
 
 
+@pytest.mark.parametrize("blocks, role, cap", [
+    ([{"type": "text", "text": "word " * 600}] * 1000, "assistant", transcripts.TEXT_CHARS),
+    ([{"type": "tool_use", "id": "t", "name": "Bash", "input": "word " * 200}] * 1000, "tool", transcripts.TOOL_CHARS),
+])
+def test_a_line_of_many_blocks_is_capped_as_a_whole(blocks, role, cap):
+    """A hostile line of a thousand blocks, each under its cap, makes no
+    message of megabytes (snippet() would cost the square of its words)."""
+    (part,) = transcripts.parse_line(json.dumps(line("assistant", blocks)).encode())
+    assert part.role == role and cap <= len(part.text) <= cap + 1
+    (plain,) = transcripts.parse_line(json.dumps({"role": "assistant", "content": blocks}).encode())
+    assert len(plain.text) <= transcripts.TOOL_CHARS + 1
+
+
 def test_plain_format_is_indexed_too(history, hroot):
     path = hroot / "other-agent" / "run-7.jsonl"
     path.parent.mkdir()
@@ -159,6 +172,103 @@ def test_a_shrunk_or_replaced_transcript_is_read_again(history, hroot):
     assert len(history.search("gamma")) == 2
     path.write_text(json.dumps(line("user", "gamma three")) + "\n")
     assert texts(history, "gamma") == ["gamma three"]
+
+
+def middle_rewrite(path: Path, old: str, new: str) -> None:
+    """Rewrite ``old`` as ``new`` (same length) in place: same inode, same
+    first and last KiB, as `dd conv=notrunc` or a restore into the file would."""
+    assert len(old) == len(new)
+    data = path.read_bytes()
+    at = data.index(old.encode())
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(new.encode())
+
+
+def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
+    pad = "p" * 2 * CHECK_BYTES  # the middle line lies outside the kept head and tail
+    path = transcript(hroot, [line("user", pad), line("user", "theta original"), line("user", pad)])
+    assert texts(history, "theta") == ["theta original"]
+    before = path.stat()
+    middle_rewrite(path, "theta original", "theta replaced")
+    added = append(path, line("user", "theta appended"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns - 1_000_000_000))  # restored with old times
+    result = history.search_result("theta")
+    assert result.refresh.reread == 1
+    assert sorted(h.snippet for h in result.hits) == ["<<theta>> appended", "<<theta>> replaced"]
+    assert added < result.refresh.bytes_read
+
+
+def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
+    # A half-written last line lies past what was taken: the file may shrink
+    # and stay longer than that, yet an append never shrinks a file.
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "iota original"), line("user", pad)],
+                      tail='{"type": "user", "message": {"content": "' + "q" * 4000)
+    assert texts(history, "iota") == ["iota original"]
+    size = path.stat().st_size
+    middle_rewrite(path, "iota original", "iota replaced")
+    os.truncate(path, size - 3000)
+    result = history.search_result("iota")
+    assert result.refresh.reread == 1
+    assert [h.snippet for h in result.hits] == ["<<iota>> replaced"]
+
+
+def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot):
+    """A read of BULK_BYTES or more indexes its rows in one statement with
+    the insert trigger dropped meanwhile; the trigger is back after it, and
+    the index agrees with its rows (one row at a time, each row's statement
+    wrote a segment of its own, and FTS5 merged them as they piled up)."""
+    from memsearch.history import BULK_BYTES
+
+    path = transcript(hroot, [line("user", f"kappa message {i} " + "words " * 20) for i in range(2000)])
+    assert path.stat().st_size >= BULK_BYTES
+    assert history.refresh().messages == 2000
+    conn = history.conn
+    assert conn.execute("SELECT count(DISTINCT segid) FROM history_fts_idx").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
+    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
+    assert len(history.search("kappa", limit=50, floor=0)) == 50
+    append(path, line("user", "kappa lambda appended"))  # a small read: through the trigger
+    assert texts(history, "lambda") == ["kappa lambda appended"]
+    path.unlink()
+    assert history.search("kappa") == []  # the delete trigger took every posting with the rows
+    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypatch):
+    from memsearch import history as history_mod
+
+    transcript(hroot, [line("user", "mu kept")], session="small")
+    history.refresh()
+    transcript(hroot, [line("user", f"nu message {i} " + "words " * 20) for i in range(2000)], session="big")
+    real, seen = history_mod.parse_line, []
+
+    def failing(raw):
+        seen.append(raw)
+        if len(seen) == 1000:
+            raise RuntimeError("disk gone")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", failing)
+    with pytest.raises(RuntimeError):
+        history.refresh()
+    monkeypatch.setattr(history_mod, "parse_line", real)
+    conn = history.conn
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
+    assert texts(history, "mu") == ["mu kept"]
+    assert len(history.search("nu", limit=50, floor=0)) == 50
+    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_two_transcript_roots_share_a_database_without_mixing(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    transcript(one, [line("user", "xi from the first root")])
+    transcript(two, [line("user", "xi from the second root")])
+    with HistoryIndex(one, tmp_path / "db") as a, HistoryIndex(two, tmp_path / "db") as b:
+        assert texts(a, "xi") == ["xi from the first root"]
+        assert texts(b, "xi") == ["xi from the second root"]
+        assert texts(a, "xi", role="user") == ["xi from the first root"]
 
 
 def test_a_deleted_transcript_takes_its_messages_with_it(history, hroot):

@@ -14,6 +14,7 @@ def index(tree, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(root))
     with MemoryIndex(tree, tmp_path / "db") as idx:
         yield idx
+        tool.close_history(idx)
 
 
 def test_the_tools_are_listed_with_their_schemas():
@@ -69,3 +70,25 @@ def test_no_transcript_folder_is_an_error_result(tree, tmp_path, monkeypatch):
     with MemoryIndex(tree, tmp_path / "db") as idx:
         result = tool.call_tool(idx, "history_search", {"query": "x"})
     assert result.is_error and "pass --history-root" in result.text
+
+
+def test_the_mcp_server_closes_the_history_index_it_opened(index, monkeypatch):
+    """serve() ends with the history tools' connection closed, not left to
+    the garbage collector (a ResourceWarning from Python 3.13 on)."""
+    import anyio
+
+    from memsearch import mcp_server
+
+    opened = []
+
+    def one_call_then_hang_up(serve, idx):  # stands in for the stdio session
+        assert not mcp_server.run_tool(idx, "history_search", {"query": "5544"}).is_error
+        opened.append(tool.history_for(idx))
+
+    monkeypatch.setattr(anyio, "run", one_call_then_hang_up)
+    mcp_server.serve(index)
+    (history,) = opened
+    assert history._conn is None and getattr(index, "_history_index", None) is None
+    # A later call opens a fresh one.
+    assert not tool.call_tool(index, "history_search", {"query": "5544"}).is_error
+    tool.close_history(index)
