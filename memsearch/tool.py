@@ -633,10 +633,10 @@ def history_for(index: MemoryIndex):
 
 def close_history(index: MemoryIndex) -> None:
     """Close the HistoryIndex :func:`history_for` opened for ``index``, if
-    any: its own SQLite connection, which closing ``index`` leaves open."""
-    history = getattr(index, "_history_index", None)
+    any, now (the MCP server, when its session ends): its own SQLite
+    connection, which closing ``index`` leaves open."""
+    history = _HISTORIES.pop(index, None)
     if history is not None:
-        index._history_index = None
         history.close()
 
 

@@ -4,6 +4,7 @@ incrementally and searched through HistoryIndex and `memsearch history`."""
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 

@@ -88,7 +88,7 @@ def test_the_mcp_server_closes_the_history_index_it_opened(index, monkeypatch):
     monkeypatch.setattr(anyio, "run", one_call_then_hang_up)
     mcp_server.serve(index)
     (history,) = opened
-    assert history._conn is None and getattr(index, "_history_index", None) is None
+    assert history._conn is None and tool.history_for(index) is not history
     # A later call opens a fresh one.
     assert not tool.call_tool(index, "history_search", {"query": "5544"}).is_error
     tool.close_history(index)
