@@ -136,6 +136,55 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
     return _open_checked(path)
 
 
+class Opened:
+    """What MemoryIndex and HistoryIndex share: an index file (``_db_file``,
+    ``explicit_db``) whose connection is opened at first use, closed by
+    close() or at the end of a ``with`` block."""
+
+    _db_file: str
+    explicit_db: bool
+    _conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = open_database(self._db_file, explicit=self.explicit_db)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _refill(self) -> None:
+        """Fill a new, empty index from the files it caches."""
+        raise NotImplementedError
+
+    def _guarded(self, operation, *, refill: bool = True):
+        """Run an operation; SQLite errors become memsearch errors, and a
+        damaged index is set aside and rebuilt from its files, once."""
+        try:
+            return operation()
+        except sqlite3.Error as ex:
+            error = translate(ex, self._db_file)
+        if not isinstance(error, DatabaseCorrupt):
+            raise error
+        self.close()
+        set_aside(self._db_file, str(error))
+        try:
+            if refill:  # the new index is empty: answering from it would miss every file
+                self._refill()
+            return operation()
+        except sqlite3.Error as ex:
+            raise translate(ex, self._db_file) from None
+
+
 def check_path(path: str) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
     SQLite would read /dev/null as an empty database and fail on its first

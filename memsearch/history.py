@@ -29,7 +29,7 @@ from typing import Callable, NamedTuple
 
 from . import db
 from .cjk import segmented, unsegment_snippet
-from .errors import DatabaseCorrupt, MemsearchError, SessionNotFound
+from .errors import MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
@@ -150,7 +150,7 @@ def default_db_file(roots: tuple[str, ...]) -> str:
     return os.path.join(db.cache_folder(), f"history-{digest}.db")
 
 
-class HistoryIndex:
+class HistoryIndex(db.Opened):
     """Search transcripts; the index follows the files as they grow.
 
     >>> with HistoryIndex(["~/.claude/projects"]) as history:
@@ -185,22 +185,6 @@ class HistoryIndex:
     def db_path(self) -> str:
         return self._db_file
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = db.open_database(self._db_file, explicit=self.explicit_db)
-        return self._conn
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def __enter__(self) -> "HistoryIndex":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> HistoryReport:
@@ -488,23 +472,8 @@ class HistoryIndex:
 
         return self._guarded(read)
 
-    def _guarded(self, operation, *, refill: bool = True):
-        """SQLite errors become memsearch errors; a damaged index is set
-        aside and rebuilt from the transcripts, once."""
-        try:
-            return operation()
-        except sqlite3.Error as ex:
-            error = db.translate(ex, self._db_file)
-        if not isinstance(error, DatabaseCorrupt):
-            raise error
-        self.close()
-        db.set_aside(self._db_file, str(error))
-        try:
-            if refill:  # the new index is empty: answering from it would miss every transcript
-                self._refresh(None)
-            return operation()
-        except sqlite3.Error as ex:
-            raise db.translate(ex, self._db_file) from None
+    def _refill(self) -> None:
+        self._refresh(None)
 
 
 class _Bulk:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import DatabaseCorrupt, UnknownFilter
+from .errors import UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
@@ -72,7 +72,7 @@ class SearchResult(NamedTuple):
         return short_repr(self, 4)
 
 
-class MemoryIndex:
+class MemoryIndex(db.Opened):
     """Search memory roots; the index is rebuilt from the files as needed.
 
     >>> with MemoryIndex("~/memory") as idx:
@@ -135,24 +135,11 @@ class MemoryIndex:
     def db_path(self, path: str | os.PathLike) -> None:
         self._db_file = path_text(path)
 
-    # -- lifecycle ---------------------------------------------------------
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = db.open_database(self._db_file, explicit=self.explicit_db)
-        return self._conn
-
+    # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            super().close()
             self._known.forget()
-
-    def __enter__(self) -> "MemoryIndex":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
@@ -298,23 +285,8 @@ class MemoryIndex:
 
         return self._guarded(read)
 
-    def _guarded(self, operation, *, refill: bool = True):
-        """Run an operation; SQLite errors become memsearch errors, and a
-        damaged index is set aside and rebuilt from the files, once."""
-        try:
-            return operation()
-        except sqlite3.Error as ex:
-            error = db.translate(ex, self._db_file)
-        if not isinstance(error, DatabaseCorrupt):
-            raise error
-        self.close()
-        db.set_aside(self._db_file, str(error))
-        try:
-            if refill:  # the new index is empty: answering from it would miss every file
-                self._reconcile()
-            return operation()
-        except sqlite3.Error as ex:
-            raise db.translate(ex, self._db_file) from None
+    def _refill(self) -> None:
+        self._reconcile()
 
 
 def _size(path: str) -> int:
