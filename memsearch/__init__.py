@@ -43,7 +43,7 @@ _EXPORTS = {
     "main_git_dir": "identity",
     "manifest": "manifests",
     "mimo_project_id": "identity",
-    "read_session_context": "session_context",
+    "read_session_context": "history",
     "zcode_memory_dir": "identity",
     "zcode_project_folder": "identity",
 }

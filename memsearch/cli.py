@@ -17,7 +17,6 @@ import click
 
 from . import __version__, db, format as fmt, query_args
 from .commands import EXIT_ERROR, CommandFailed, chosen_roots, open_index, print_warning, run_query
-from .entry import click_exit_code, end_process, entry  # noqa: F401  entry: the console script's first address
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -407,5 +406,6 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
 
 
 if __name__ == "__main__":
-    # `python -m memsearch.cli`: always through click, as this module is loaded anyway.
-    end_process(click_exit_code(main))
+    # `python -m memsearch.cli`: always through click, as this module is loaded
+    # anyway (the console script, memsearch.entry, tries the quick path first).
+    main()

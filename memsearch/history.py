@@ -33,6 +33,7 @@ from .errors import MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
+from .session_context import SessionContext, check_arguments, select
 from .settings import load_settings, path_text, read_config
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
@@ -452,8 +453,6 @@ class HistoryIndex(db.Opened):
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on
         ``query`` (see memsearch.session_context)."""
-        from .session_context import check_arguments, select
-
         args = check_arguments(session, query, strategy, max_tokens)
         full, messages = self._session(args.session)
         return select(full, messages, args)
@@ -474,6 +473,15 @@ class HistoryIndex(db.Opened):
 
     def _refill(self) -> None:
         self._refresh(None)
+
+
+def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
+                         *, roots=None, db_path=None) -> SessionContext:
+    """ReadSessionContext as one call: the transcripts of ``roots`` (see
+    :class:`memsearch.HistoryIndex`) brought up to date, then read."""
+    args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
+    with HistoryIndex(roots, db_path) as history:
+        return history.read_session_context(args.session, args.query, args.strategy, args.max_tokens)
 
 
 class _Bulk:

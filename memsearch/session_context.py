@@ -211,14 +211,3 @@ def render(session: str, fragments: tuple) -> str:
         lines.extend(INDENT + line for line in text.splitlines() or [""])
     lines.append(CLOSE_MARK.format(session=session))
     return "\n".join(lines)
-
-
-def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
-                         *, roots=None, db_path=None) -> SessionContext:
-    """ReadSessionContext as one call: the transcripts of ``roots`` (see
-    :class:`memsearch.HistoryIndex`) brought up to date, then read."""
-    from .history import HistoryIndex
-
-    args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
-    with HistoryIndex(roots, db_path) as history:
-        return history.read_session_context(args.session, args.query, args.strategy, args.max_tokens)

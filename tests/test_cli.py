@@ -110,7 +110,7 @@ def test_python_dash_m_memsearch_is_the_console_script(tmp_path):
 
 
 def test_console_entry_exit_codes_output_and_exit_handlers(tmp_path):
-    """memsearch.cli.entry ends the process without interpreter teardown:
+    """memsearch.entry.entry (the console script) ends the process without interpreter teardown:
     every exit status, every byte of a long output and the exit handlers
     must survive that."""
     for i in range(60):
@@ -119,7 +119,7 @@ def test_console_entry_exit_codes_output_and_exit_handlers(tmp_path):
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
-        "from memsearch.cli import entry\n"
+        "from memsearch.entry import entry\n"
         "sys.argv = ['memsearch'] + sys.argv[1:]\n"
         "entry()\n"
     )
