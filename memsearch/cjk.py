@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_WORD_MODE",
     "SEPARATOR",
     "WORD_MODES",
+    "cjk_run",
     "has_cjk",
     "query_terms",
     "segment",
@@ -109,7 +110,8 @@ _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 # took ~7 ms of the start-up of every `memsearch query`, and ASCII text never
 # needs them (every character of _CJK_CLASS is beyond ASCII).
 @functools.cache
-def _cjk_run() -> re.Pattern[str]:
+def cjk_run() -> re.Pattern[str]:
+    """A run of CJK letters (what segment() spells as bigrams)."""
     return re.compile(f"[{_CJK_CLASS}]+")
 
 
@@ -197,7 +199,7 @@ def segment(text: str) -> str:
             spelled += SEPARATOR
         return spelled
 
-    return _cjk_run().sub(spell, text)
+    return cjk_run().sub(spell, text)
 
 
 def _quote(token: str) -> str:
@@ -246,7 +248,7 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
             terms.append(_quote(word))
             continue
         pos = 0
-        for m in _cjk_run().finditer(word):
+        for m in cjk_run().finditer(word):
             if m.start() > pos:
                 terms.append(_other_word(word[pos : m.start()]))
             terms.append(_cjk_word(m.group(), mode))

@@ -146,6 +146,11 @@ class Opened:
     _conn: sqlite3.Connection | None = None
 
     @property
+    def db_file(self) -> str:
+        """The index file's path, as text."""
+        return self._db_file
+
+    @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = open_database(self._db_file, explicit=self.explicit_db)
@@ -293,7 +298,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
         recorded = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
     except sqlite3.DatabaseError:
         return False
-    shipped = {number: name for number, name, _ in migrate._listed()}
+    shipped = {number: name for number, name, _ in migrate.available()}
     return (bool(recorded) and recorded[-1][0] == version
             and [v for v, _ in recorded] == list(range(1, version + 1))
             and all(shipped.get(v, n) == n for v, n in recorded))

@@ -172,7 +172,7 @@ def _check_query(index) -> Check:
     """Open the index as `memsearch query` does (without its recovery),
     search it with the same code, and write to it as a reconcile would
     (rolled back). Not built yet: the same on a scratch index beside it."""
-    target = index._db_file
+    target = index.db_file
     scratch = not os.path.exists(target)
     if scratch:
         target = f"{target}.doctor-{os.getpid()}"
@@ -188,12 +188,12 @@ def _check_query(index) -> Check:
             finally:
                 conn.execute("ROLLBACK")
         except sqlite3.Error as ex:
-            raise db_mod.translate(ex, index._db_file) from None
+            raise db_mod.translate(ex, index.db_file) from None
         finally:
             conn.close()
     except MemsearchError as ex:
         if scratch:
-            return Check("query", False, f"the index cannot be created: {str(ex).replace(target, index._db_file)}")
+            return Check("query", False, f"the index cannot be created: {str(ex).replace(target, index.db_file)}")
         return Check("query", False, f"a query would fail: {ex}")
     finally:
         if scratch:

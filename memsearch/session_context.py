@@ -27,7 +27,7 @@ import math
 import re
 from typing import NamedTuple
 
-from .cjk import _cjk_run
+from .cjk import cjk_run
 from .errors import MemsearchError
 
 STRATEGIES = ("relevant", "handoff")
@@ -133,7 +133,7 @@ def terms(query: str) -> list[str]:
             out[word] = None
             continue
         last = 0
-        for m in _cjk_run().finditer(word):
+        for m in cjk_run().finditer(word):
             if m.start() > last:
                 out[word[last:m.start()]] = None
             run = m.group()
