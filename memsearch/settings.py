@@ -69,7 +69,12 @@ class Settings(NamedTuple):
     sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
-        """A copy with the values given that are not None."""
+        """A copy with the values given that are not None. An unknown name is
+        a TypeError, as a misspelt keyword argument is (NamedTuple._replace
+        says ValueError before Python 3.13, TypeError from it on)."""
+        unknown = sorted(values.keys() - set(self._fields))
+        if unknown:
+            raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
         return self._replace(**{k: v for k, v in values.items() if v is not None})
 
 

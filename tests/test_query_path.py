@@ -83,7 +83,7 @@ def test_settings_are_an_immutable_record():
     assert Settings(0.5) == changed
     with pytest.raises(AttributeError):
         base.floor = 0.2
-    with pytest.raises(ValueError, match="flor"):
+    with pytest.raises(TypeError, match="flor"):
         base.with_overrides(flor=0.2)
 
 
