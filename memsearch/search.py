@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import threading
 from operator import attrgetter, itemgetter
 from typing import Iterator, NamedTuple
 
@@ -408,14 +407,21 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     row = conn.execute(SLICE_TEXT, (rowid,)).fetchone()
     if row is None:
         return ""
-    scratch = _scratch()
     pieces = [piece for text in row for piece in _slices(text)]
-    for start in range(0, len(pieces), SLICE_BATCH):
-        scratch.execute("DELETE FROM slices")
-        scratch.executemany("INSERT INTO slices (text) VALUES (?)", ((p,) for p in pieces[start:start + SLICE_BATCH]))
-        found = scratch.execute(SLICE_SNIPPET, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)).fetchone()
-        if found:
-            return found[0]
+    # A private in-memory database of its own (~0.1 ms to make): the index's
+    # connection is never written by a query, and no thread shares it.
+    scratch = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        scratch.execute(f"CREATE VIRTUAL TABLE slices USING fts5(text, tokenize = '{TOKENIZE}')")
+        for start in range(0, len(pieces), SLICE_BATCH):
+            scratch.execute("DELETE FROM slices")
+            scratch.executemany("INSERT INTO slices (text) VALUES (?)",
+                                ((p,) for p in pieces[start:start + SLICE_BATCH]))
+            found = scratch.execute(SLICE_SNIPPET, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)).fetchone()
+            if found:
+                return found[0]
+    finally:
+        scratch.close()
     return ""
 
 
@@ -433,18 +439,6 @@ def _slices(text: str) -> Iterator[str]:
         start = end
 
 
-_local = threading.local()
-
-
-def _scratch() -> sqlite3.Connection:
-    """A private in-memory database (one per thread) for the slices: the
-    index's connection is never written by a query."""
-    conn = getattr(_local, "scratch", None)
-    if conn is None:
-        conn = sqlite3.connect(":memory:", isolation_level=None)
-        conn.execute(f"CREATE VIRTUAL TABLE slices USING fts5(text, tokenize = '{TOKENIZE}')")
-        _local.scratch = conn
-    return conn
 
 
 def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:

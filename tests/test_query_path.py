@@ -23,6 +23,8 @@ from memsearch.settings import path_text
 NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importlib.metadata",
                    "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "watchdog", "yaml",
                    "frontmatter", "mcp", "pathlib", "dataclasses",
+                   # ~0.8 ms, and the console script's quick exit looks for live threads when it is loaded
+                   "threading",
                    # conversation history (issue 16) is its own command: memory never reads transcripts
                    "memsearch.history", "memsearch.transcripts", "memsearch.session_context")
 
@@ -48,6 +50,19 @@ def test_a_query_loads_none_of_the_modules_it_does_not_need(tree):
     loaded, out = _loaded_by_query("pgbouncer", "--root", str(tree))
     assert "<<pgbouncer>>" in out
     assert loaded == []
+
+
+def test_the_console_scripts_quick_path_loads_none_of_them_either(tree, tmp_path):
+    """The quick path (memsearch.entry, no click) over a long file, whose
+    excerpt comes from slices: not even threading, which click would bring."""
+    from conftest import write
+
+    write(tree, "projects/shop/long.md", "okapi " + "filler words here " * 400)
+    code = ("import sys\nsys.argv = ['memsearch', 'query', 'okapi', '--root', sys.argv[1], '--db', sys.argv[2]]\n"
+            "from memsearch.entry import entry\nentry()\n")
+    loaded, run = imports_of(code, NOT_FOR_A_QUERY, tree, tmp_path / "db")
+    assert run.returncode == 0 and "long.md" in run.stdout, run.stderr
+    assert [m for m in loaded if m not in ("yaml", "frontmatter")] == []  # those two: the first build reads frontmatter
 
 
 def test_json_is_loaded_for_json_output_only(tree, tmp_path):
