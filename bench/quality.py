@@ -266,8 +266,8 @@ def environment(engine_names: list[str], skipped: dict[str, str]) -> dict:
         "tantivy": version("tantivy"),
         "bm25s": version("bm25s"),
         "PyStemmer": version("PyStemmer"),
-        "memsearch": version("memsearch"),
-        "ripgrep": _output(["rg", "--version"]).removeprefix("ripgrep "),
+        "memsearch": version("memsearch-fts"),  # the distribution's name (README: Installing)
+        "ripgrep": (_output(["rg", "--version"]) or "not installed").removeprefix("ripgrep "),
         "memsearch commit": _output(["git", "-C", str(REPO_DIR), "describe", "--always", "--dirty"]),
         "machine": f"{platform.machine()}, {_cpus()} CPUs",
         # Latencies are only comparable within one run; the load says how
