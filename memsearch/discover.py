@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import time
-from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISREG
 
 from .errors import RootNotFound
 from .walk import Known, Skipped, Walk, printable_name

@@ -12,7 +12,6 @@ import time
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from . import cjk  # noqa: F401 - tests/test_poison.py patches cjk.segmented as reconcile.cjk
 from .db import write_transaction
 from .errors import RootNotFound
 from .layout import Layout

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import memsearch_exe, write
-from memsearch import MemoryIndex, metadata, reconcile as reconcile_mod
+from memsearch import MemoryIndex, cjk, metadata, reconcile as reconcile_mod
 from memsearch.metadata import MAX_FIELD, parse
 
 
@@ -144,14 +144,14 @@ def test_a_failing_parse_costs_one_file_its_frontmatter(error, root, tmp_path, m
 def test_a_file_that_cannot_be_indexed_at_all_is_skipped_with_its_reason(root, tmp_path, monkeypatch):
     write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
     write(root, "projects/p/bad.md", "badbody\n")
-    real = reconcile_mod.cjk.segmented
+    real = cjk.segmented
 
     def segmented(text):
         if text and "badbody" in text:
             raise MemoryError
         return real(text)
 
-    monkeypatch.setattr(reconcile_mod.cjk, "segmented", segmented)
+    monkeypatch.setattr(cjk, "segmented", segmented)
     with MemoryIndex(root, tmp_path / "db") as idx:
         report = idx.reconcile()
         assert report.added == ("projects/p/good.md",)
