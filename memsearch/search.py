@@ -142,14 +142,22 @@ def file_count(conn: sqlite3.Connection, fts: str = "memory_fts_idx") -> int:
 
 def _varint(data: bytes) -> int:
     """SQLite's variable-length integer (FTS5 writes its counts with it)."""
-    value = 0
-    for i, byte in enumerate(data[:9]):
-        if i == 8:
-            return (value << 8) | byte
+    return next(_varints(data), 0)
+
+
+def _varints(data: bytes) -> Iterator[int]:
+    """The varints one after the other (a docsize record: one a column)."""
+    value = length = 0
+    for byte in data:
+        length += 1
+        if length == 9:  # the ninth byte of a varint gives all 8 of its bits
+            yield (value << 8) | byte
+            value = length = 0
+            continue
         value = (value << 7) | (byte & 0x7F)
         if byte < 0x80:
-            break
-    return value
+            yield value
+            value = length = 0
 
 
 # Rows of roots that are not this index's (turned off since the last
@@ -356,10 +364,11 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     if not ids:
         return {}
     words = " OR ".join(query.terms)
-    direct = [i for i in ids if i not in _long(conn, ids)]
+    long = _long(conn, ids)
+    direct = [i for i in ids if i not in long]
     sql = SNIPPETS.format(marks=",".join("?" * len(direct)))
     rows = list(conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *direct))) if direct else []
-    rows += [(i, _sliced_snippet(conn, words, i)) for i in ids if i not in direct]
+    rows += [(i, _sliced_snippet(conn, words, i)) for i in ids if i in long]
     # snippet() reads the indexed text, which is segmented where the file
     # has CJK: map it back to the original characters (a no-op otherwise).
     return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows if text}
@@ -390,17 +399,7 @@ SLICE_SNIPPET = ("SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices
 def _long(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
     """The files among ``ids`` too long for snippet() itself."""
     rows = conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
-    return {i for i, sizes in rows if _tokens(sizes) > DIRECT_TOKENS}
-
-
-def _tokens(sizes: bytes) -> int:
-    """The sum of a docsize record's varints (tokens in each column)."""
-    total = value = 0
-    for byte in sizes:
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            total, value = total + value, 0
-    return total
+    return {i for i, sizes in rows if sum(_varints(sizes)) > DIRECT_TOKENS}  # tokens in each column
 
 
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
@@ -437,8 +436,6 @@ def _slices(text: str) -> Iterator[str]:
             end = cut + 1 if cut >= 0 else end
         yield text[start:end]
         start = end
-
-
 
 
 def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
