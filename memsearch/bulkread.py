@@ -35,24 +35,25 @@ QUEUED = 64
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
 
 
-def prepared(infos: list) -> Iterator[tuple]:
-    """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
+def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
+    """(info, what prepare_one made of it) for every FileInfo of ``infos``,
+    in order; ``max_bytes``: the size cap the walk judged them by."""
     done = 0
     proc = _start()
     try:
         if proc is not None:
-            for chunk in _received(proc, infos):
+            for chunk in _received(proc, infos, max_bytes):
                 for item in chunk:
                     yield infos[done], item
                     done += 1
         for info in infos[done:]:  # none, unless the child failed
-            yield info, prepare_one(info.relpath, info.abspath)
+            yield info, prepare_one(info.relpath, info.abspath, max_bytes)
     finally:
         if proc is not None:
             _stop(proc)
 
 
-def _received(proc: subprocess.Popen, infos: list) -> Iterator[list]:
+def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
     """The child's chunks, drained from its pipe by a thread as they come.
     A pipe holds 64 KB, so without the thread the child would stop after a
     few dozen files whenever the caller is busy in SQLite (whole seconds,
@@ -74,7 +75,7 @@ def _received(proc: subprocess.Popen, infos: list) -> Iterator[list]:
 
     def drain():
         try:
-            for chunk in _results(proc, infos):
+            for chunk in _results(proc, infos, max_bytes):
                 if not offer(chunk):
                     return
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
@@ -106,11 +107,11 @@ def _start() -> subprocess.Popen | None:
         return None
 
 
-def _results(proc: subprocess.Popen, infos: list) -> Iterator[list]:
+def _results(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
     # The child reads the whole list before it writes anything, so writing
     # it all first cannot deadlock on full pipes.
     try:
-        pickle.dump([(info.relpath, info.abspath) for info in infos], proc.stdin, pickle.HIGHEST_PROTOCOL)
+        pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin, pickle.HIGHEST_PROTOCOL)
     finally:
         proc.stdin.close()
     while (chunk := pickle.load(proc.stdout)) is not None:
@@ -127,7 +128,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def serve() -> None:
     """The child: prepare every file listed on stdin, answer on stdout."""
-    files = pickle.load(sys.stdin.buffer)  # (relpath, abspath) pairs
+    files = pickle.load(sys.stdin.buffer)  # (relpath, abspath, max_bytes) of each
     out = sys.stdout.buffer
     for start in range(0, len(files), CHUNK):
         pickle.dump([prepare_one(*file) for file in files[start:start + CHUNK]], out, pickle.HIGHEST_PROTOCOL)

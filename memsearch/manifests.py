@@ -17,14 +17,16 @@ from datetime import datetime, timezone
 from itertools import islice
 from typing import NamedTuple
 
-from . import metadata
+from . import context, metadata
 from .format import printable_path
 from .layout import Layout
 from .roots import Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
-# The frontmatter must close within this many lines to be read.
+# The frontmatter must close within this many lines to be read, and within
+# this many bytes: a longer block is unusable anyway (metadata.MAX_BLOCK).
 HEAD_LINES = 30
+HEAD_BYTES = metadata.MAX_BLOCK + 4096
 
 # Indexes are not memories: they list them.
 INDEX_NAME = "MEMORY.md"
@@ -70,12 +72,14 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
 
 
 def read_head(path: str, lines: int = HEAD_LINES) -> str:
-    """The first ``lines`` lines of a file ("" if it cannot be read)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            return "".join(islice(f, lines))
-    except OSError:
+    """The first ``lines`` lines of a file, out of its first HEAD_BYTES ("" if
+    it cannot be read or is not a regular file: a FIFO swapped in since the
+    walk must not block, nor one long line cost more than that)."""
+    head = context.read_head(path, HEAD_BYTES)
+    if head is None:
         return ""
+    text = head[0].decode("utf-8", "replace")
+    return "".join(islice(text.splitlines(keepends=True), lines))
 
 
 def format_manifest(entries: list[ManifestEntry]) -> str:

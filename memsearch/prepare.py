@@ -30,10 +30,11 @@ class Prepared(NamedTuple):
     description_seg: str | None
 
 
-def prepare_one(relpath: str, abspath: str) -> Prepared | Skipped | None:
+def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skipped | None:
     """All that indexing the file at ``abspath`` (``relpath`` as the index
-    names it) needs and the database does not, as a Prepared; in place of
-    that, the reason the file was skipped (a Skipped), or None if it is gone.
+    names it, at most ``max_bytes`` long) needs and the database does not,
+    as a Prepared; in place of that, the reason the file was skipped (a
+    Skipped), or None if it is gone.
 
     Never raises: whatever goes wrong with one file (a parser bug, a
     RecursionError or MemoryError a hostile file provokes) costs that file
@@ -43,7 +44,7 @@ def prepare_one(relpath: str, abspath: str) -> Prepared | Skipped | None:
     skipped: list[Skipped] = []
     text = None
     try:
-        text = read_text(relpath, abspath, skipped)
+        text = read_text(relpath, abspath, skipped, max_bytes)
         if text is None:
             return skipped[0] if skipped else None
         return _prepared(text)
@@ -101,7 +102,7 @@ def _opened_at(fd: int, abspath: str) -> bool:
         return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
 
 
-def read_text(relpath: str, abspath: str, skipped: list[Skipped]) -> str | None:
+def read_text(relpath: str, abspath: str, skipped: list[Skipped], max_bytes: int) -> str | None:
     """The file's text, or None (and a Skipped entry) when it can't be indexed.
 
     Invalid UTF-8 is indexed with replacement characters rather than
@@ -118,6 +119,10 @@ def read_text(relpath: str, abspath: str, skipped: list[Skipped]) -> str | None:
                 return None
             if not _opened_at(fd, abspath):
                 skipped.append(Skipped(relpath, "a folder on its path was replaced while it was read"))
+                return None
+            # The walk judged the size it saw; the file may have grown since.
+            if st.st_size > max_bytes:
+                skipped.append(Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})"))
                 return None
             # Read what the file holds now, not the size the walk saw: another
             # process may have indexed a longer version meanwhile, and text cut

@@ -178,7 +178,7 @@ def reconcile(
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
         plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
-        out, gone = _write(conn, layout, plan, skipped, progress, bulk_ok=True)
+        out, gone = _write(conn, layout, plan, skipped, progress, max_file_bytes, bulk_ok=True)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -240,7 +240,7 @@ def reconcile_paths(
         plan = _plan(layout, seen, before[0], _stored_under(conn, tops), max_file_bytes)
         # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
         # of paths is a small part of it.
-        out, gone = _write(conn, layout, plan, skipped, None, bulk_ok=False)
+        out, gone = _write(conn, layout, plan, skipped, None, max_file_bytes, bulk_ok=False)
     return ReconcileReport(
         added=tuple(out.added),
         updated=tuple(out.updated),
@@ -251,7 +251,7 @@ def reconcile_paths(
     )
 
 
-def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, *,
+def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
            bulk_ok: bool) -> tuple[_Outcome, list[str]]:
     """Carry out a plan inside the caller's write transaction: upsert the
     files it reads, delete the rows of files that are gone. Returns what
@@ -260,7 +260,8 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
     root_ids = _root_ids(conn, layout)
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
     with _bulk_indexing(conn) if bulk else nullcontext():
-        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids))
+        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
+                                            max_file_bytes))
         # Files that vanished or turned unreadable since the walk must not
         # keep their old text searchable.
         gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
@@ -417,7 +418,7 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
 
 
 def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
-               layout: Layout, root_ids: dict[str, int]) -> Iterator[tuple]:
+               layout: Layout, root_ids: dict[str, int], max_file_bytes: int) -> Iterator[tuple]:
     """Rows to upsert, read lazily so a cold build streams instead of
     holding every file in memory; a large batch is read by a second process
     while this one writes (memsearch.bulkread)."""
@@ -425,9 +426,9 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
     if total >= BULK_READ_MIN:
         from .bulkread import prepared
 
-        results = prepared(infos)
+        results = prepared(infos, max_file_bytes)
     else:
-        results = ((info, prepare_one(info.relpath, info.abspath)) for info in infos)
+        results = ((info, prepare_one(info.relpath, info.abspath, max_file_bytes)) for info in infos)
     for done, (info, got) in enumerate(results, 1):
         if progress and (done % 256 == 0 or done == total):
             progress(done, total)

@@ -102,7 +102,7 @@ def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):
     real_start = bulkread._start
     monkeypatch.setattr(bulkread, "_start", lambda: procs.append(real_start()) or procs[-1])
     monkeypatch.setattr(bulkread, "CHUNK", 3)
-    results = bulkread.prepared(infos)
+    results = bulkread.prepared(infos, 1 << 20)
     first = next(results)
     assert first[0] == infos[0]
     results.close()  # the caller gives up (an error in SQLite, say)

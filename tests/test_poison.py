@@ -341,3 +341,23 @@ def test_doctor_names_the_files_indexed_as_plain_text_or_left_out(root, tmp_path
     assert "1 file(s) indexed as plain text (projects/p/deep.md: frontmatter is too complex" in run.stdout
     assert "1 file(s) left out of the index (projects/p/huge.md: too large" in run.stdout
     assert run.stdout.rstrip().endswith("healthy")
+
+
+def test_a_file_that_grew_past_the_cap_since_the_walk_is_not_read(tmp_path):
+    """The walk judged the size it saw; the read checks the size now (a file
+    grown to gigabytes after the walk would otherwise be read whole)."""
+    from memsearch.prepare import prepare_one
+
+    path = write(tmp_path, "grew.md", "x" * 5000)
+    assert prepare_one("grew.md", str(path), 4999) == ("grew.md", "too large (5000 bytes, cap 4999)")
+    assert prepare_one("grew.md", str(path), 5000).body == "x" * 5000
+
+
+def test_the_manifest_reads_a_bounded_head_and_never_blocks_on_a_fifo(tmp_path):
+    from memsearch import manifests
+
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    assert manifests.read_head(str(fifo)) == ""  # returns at once: not a regular file
+    long_line = write(tmp_path, "long.md", "---\ndescription: " + "y" * 5_000_000 + "\n---\n")
+    assert len(manifests.read_head(str(long_line))) == manifests.HEAD_BYTES
