@@ -12,7 +12,6 @@ searchable. Target: under 1 s of CPU and 50 MB of RSS per file.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -20,20 +19,25 @@ import tempfile
 CAP = 2_000_000  # memsearch's max_file_bytes
 
 
+# The poison files' generators; tests/test_poison.py uses them too. The body
+# is one word no good file holds, so a test can find the poison file by it.
+BODY = "poisonbody"
+
+
 def nested(depth: int) -> str:
-    return "---\nname: deep\ndescription: " + "[" * depth + "x" + "]" * depth + "\n---\nbody\n"
+    return "---\nname: deep\ndescription: " + "[" * depth + "x" + "]" * depth + f"\n---\n{BODY}\n"
 
 
 def alias_bomb(levels: int, width: int) -> str:
     lines = ['a0: &a0 ["lol"]']
     lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels + 1)]
-    return "---\n" + "\n".join(lines) + f"\nname: bomb\ndescription: *a{levels}\n---\nbody\n"
+    return "---\n" + "\n".join(lines) + f"\nname: bomb\ndescription: *a{levels}\n---\n{BODY}\n"
 
 
-def merge_bomb(levels: int, width: int) -> str:
-    lines = ["m0: &m0 {k0: v, k1: v}"]
+def merge_bomb(levels: int, width: int, keys: int = 2) -> str:
+    lines = ["m0: &m0 {" + ", ".join(f"k{j}: v" for j in range(keys)) + "}"]
     lines += [f"m{i}: &m{i} {{<<: [{','.join([f'*m{i - 1}'] * width)}]}}" for i in range(1, levels + 1)]
-    return "---\n" + "\n".join(lines) + "\nname: merge\n---\nbody\n"
+    return "---\n" + "\n".join(lines) + f"\nname: merge\n---\n{BODY}\n"
 
 
 def fill(unit: str, head: str = "") -> str:

@@ -13,25 +13,14 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import memsearch_exe, write
+from conftest import bench, memsearch_exe, write
 from memsearch import MemoryIndex, cjk, metadata, reconcile as reconcile_mod
 from memsearch.metadata import MAX_FIELD, parse
 
 
-def nested(depth: int) -> str:
-    return "---\nname: deep\ndescription: " + "[" * depth + "x" + "]" * depth + "\n---\npoisonbody\n"
-
-
-def alias_bomb(levels: int, width: int) -> str:
-    lines = ['a0: &a0 ["lol"]']
-    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels + 1)]
-    return "---\n" + "\n".join(lines) + f"\nname: bomb\ndescription: *a{levels}\n---\npoisonbody\n"
-
-
-def merge_bomb(levels: int, width: int, keys: int = 2) -> str:
-    lines = ["m0: &m0 {" + ", ".join(f"k{j}: v" for j in range(keys)) + "}"]
-    lines += [f"m{i}: &m{i} {{<<: [{','.join([f'*m{i - 1}'] * width)}]}}" for i in range(1, levels + 1)]
-    return "---\n" + "\n".join(lines) + "\nname: merge\n---\npoisonbody\n"
+# The generators bench/hostile_poison.py measures; their body is "poisonbody".
+_poison = bench("hostile_poison")
+nested, alias_bomb, merge_bomb = _poison.nested, _poison.alias_bomb, _poison.merge_bomb
 
 
 def wide_merge_bomb() -> str:
