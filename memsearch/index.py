@@ -171,18 +171,13 @@ class MemoryIndex(db.Opened):
     def reconcile_paths(self, paths: Iterable[str], *, deep: bool = False) -> ReconcileReport:
         """Bring just ``paths`` (index paths: files, folders, or a root's
         label for all of it) in step with the files, at a cost that follows
-        the paths (see memsearch.reconcile.reconcile_paths). A folder of
-        checkouts is discovered, not walked: a path in a repos root has the
-        roots reconciled as a query does, each checkout's places and no
-        source tree (``deep``: with nested instruction files looked for, as
+        the paths (see memsearch.reconcile.reconcile_paths; ``deep``: for a
+        path in a repos root, look for nested instruction files too, as
         :meth:`reconcile` does)."""
         paths = set(paths)
-        repos = tuple(self.layout.label(r) for r in self.roots if r.kind == "repos")
-        if repos and any(p.startswith(repos) for p in paths):
-            return self._guarded(lambda: self._reconcile(deep=deep))
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
-                                                     known=self._known))
+                                                     known=self._known, deep=deep))
 
     def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,

@@ -192,7 +192,7 @@ def reconcile(
 
 def reconcile_paths(
     conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints | None = None,
+    known: KnownFingerprints | None = None, deep: bool = True,
 ) -> ReconcileReport:
     """Bring just ``paths`` in step with the files: each one (as the index
     names it, a file or a directory) and every row under it, read and
@@ -200,15 +200,18 @@ def reconcile_paths(
     paths, not the tree: this is how the watcher applies a batch of file
     system events (memsearch.watch). A path that is gone takes its rows
     with it; a directory is walked whole; a root named whole is reconciled.
+    A folder of checkouts is discovered, not walked path by path
+    (walk_paths never enters its hidden folders): a path in a repos root
+    has the roots reconciled as a query does, each checkout's places and no
+    source tree (``deep``: with nested instruction files looked for).
     """
     started = time.perf_counter()
     layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
     tops = _outermost(paths)
-    whole = ("", *map(layout.label, layout.roots))
-    repos = [layout.label(r) for r in layout.roots if r.kind == "repos"]
-    # A folder of checkouts is discovered, not walked path by path: a change
-    # there reconciles it whole (walk_paths never enters its hidden folders).
-    if any(path in whole or any(path.startswith(label) for label in repos) for path in tops):
+    repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
+    if repos and any(path.startswith(repos) for path in tops):
+        return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
+    if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=True)
     before = _stored_under(conn, tops)  # what the walk below is compared with
     seen = Walk()
