@@ -348,10 +348,7 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
 
 def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
     """A scope id no file has found nothing for that reason: say which exist."""
-    scope_ids = getattr(index, "scope_ids", None)
-    if scope_ids is None:
-        return
-    found = scope_ids(1_000_000)
+    found = index.scope_ids(1_000_000)
     if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
         return  # it exists: the words missed
     known = ", ".join(printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN])  # ids are folder names
@@ -625,7 +622,7 @@ def history_for(index: MemoryIndex):
     if history is None:
         from .history import HistoryIndex
 
-        history = HistoryIndex(None, index.db_path if getattr(index, "explicit_db", False) else None)
+        history = HistoryIndex(None, index.db_path if index.explicit_db else None)
         _HISTORIES[index] = history
         weakref.finalize(index, history.close)
     return history
