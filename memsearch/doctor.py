@@ -179,7 +179,7 @@ def _check_query(index) -> Check:
     try:
         conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
         try:
-            search_mod.run(conn, plan(PROBE), limit=1, floor=0.0, filters={}, roots=[r.key for r in index.roots])
+            search_mod.run(conn, plan(PROBE), limit=1, floor=0.0, filters={}, roots=list(index.layout.keys.values()))
             # A write rolled back: the lock alone succeeds on a file SQLite
             # could only open read-only, and a page write is what fails there.
             conn.execute("BEGIN IMMEDIATE")

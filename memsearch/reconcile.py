@@ -342,7 +342,7 @@ def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> li
     """Delete the rows of every root the index has that is not among
     ``layout``'s roots (turned off, or its kind or folder changed); their
     paths, for the report."""
-    active = {root.key for root in layout.roots}
+    active = set(layout.keys.values())
     if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
         return []
     cache.forget()
@@ -357,7 +357,7 @@ def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> li
 
 def _root_ids(conn, layout: Layout) -> dict[str, int]:
     """Row id of every root of ``layout`` in memory_roots, added as needed."""
-    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((r.key,) for r in layout.roots))
+    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
     return dict(conn.execute("SELECT key, id FROM memory_roots"))
 
 
