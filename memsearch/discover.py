@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISREG
 
 from .errors import RootNotFound
@@ -327,7 +328,7 @@ class _Probe:
 
 
 class _RootCache:
-    __slots__ = ("listing", "probes", "nested")
+    __slots__ = ("listing", "probes", "nested", "steady", "flat")
 
     def __init__(self):
         self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
@@ -338,6 +339,10 @@ class _RootCache:
         # and writes move and no one can set back), needs no lstat of each
         # folder on the way: whatever path leads to it, it is that file.
         self.nested: dict[str, tuple[str, int, int, int]] = {}
+        # (known flat dict, paths, their lstat keys) taken when a walk found
+        # every file as known: see _steady.
+        self.steady: tuple | None = None
+        self.flat: tuple = (None, {}, [])  # see _flat_and_nested
 
 
 _caches: dict[tuple[str, int], _RootCache] = {}
@@ -349,6 +354,58 @@ def _dir_key(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
+
+
+# What a steady check compares of each lstat: all that _still and the nested
+# check look at, and the inode and ctime of everything.
+_KEY = attrgetter("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", "st_dev")
+
+
+def _steady(cache: _RootCache, known_flat: dict) -> bool:
+    """Whether nothing changed since a walk found every file as known: the
+    same lstats as _still and the nested check, made and compared in C
+    (map over os.lstat, one list compared whole), so the floor of a fresh
+    query is the syscalls. Any difference: the careful walk decides."""
+    steady = cache.steady
+    if steady is None or steady[0] is not known_flat:
+        return False
+    try:
+        return list(map(_KEY, map(os.lstat, steady[1]))) == steady[2]
+    except OSError:
+        return False
+
+
+def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_bytes: int) -> tuple | None:
+    """The steady state after a walk that found every known file unchanged,
+    nothing new and nothing passed over, from lstats taken again now and
+    checked against what the walk relied on (a change in between must not
+    be taken as the new normal): None when any differs. A nested file's
+    path is resolved (see walk_checkouts), so its lstat is its stat while
+    it stays the same regular file."""
+    listing = cache.listing
+    if listing is None or len(cache.probes) != len(listing[2]):
+        return None
+    dirs = [(real_root, listing[0], listing[1])]
+    files = []
+    for probe in cache.probes.values():
+        dirs += probe.dirs
+        files += probe.files
+    if len(files) + len(cache.nested) != len(known_flat):
+        return None
+    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in cache.nested.values()]
+    try:
+        keys = list(map(_KEY, map(os.lstat, paths)))
+    except OSError:
+        return None
+    for (_, mtime_ns, ino), key in zip(dirs, keys):
+        if key[:2] != (mtime_ns, ino):
+            return None
+    nested = [(rel, seen[1:]) for rel, seen in cache.nested.items()]
+    for (rel, identity), key in zip([(rel, None) for rel, _ in files] + nested, keys[len(dirs):]):
+        if (not S_ISREG(key[3]) or key[2] > max_file_bytes or known_flat.get(rel) != (key[2], key[0])
+                or identity is not None and (key[5], key[1], key[4]) != identity):
+            return None
+    return known_flat, paths, keys
 
 
 def _settled(mtime_ns: int, now: int) -> bool:
@@ -489,8 +546,11 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         if len(_caches) >= CACHED_ROOTS:
             _caches.clear()
         cache = _caches[(real_root, max_file_bytes)] = _RootCache()
-    known_flat, nested = _flat_and_nested(known)
+    known_flat, nested = _flat_and_nested(known, cache)
     result = Walk()
+    if not deep and not recheck and _steady(cache, known_flat):
+        result.unchanged = len(known_flat)
+        return result
     unchanged = known_seen = 0
     found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
@@ -532,6 +592,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
                 checked[rel] = (found[rel][0], st.st_dev, st.st_ino, st.st_ctime_ns)
         cache.nested = checked
     result.skipped = skipped
+    cache.steady = None
     for rel, info in found.items():
         if rel in known_flat:
             known_seen += 1
@@ -543,6 +604,8 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
     if known_seen != len(known_flat):  # some known file was not found: which
         seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
         result.missing = [rel for rel in known_flat if rel not in seen_now]
+    elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
+        cache.steady = _snapshot(real_root, cache, known_flat, max_file_bytes)
     return result
 
 
@@ -579,21 +642,17 @@ def _in_place(rel: str) -> bool:
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
 
-# (known object, its flat form, its nested paths), kept while the index is
-# unchanged; one tuple, swapped whole, so a thread never pairs one known
-# object's flat form with another's nested paths.
-_flat_cache: list = [(None, {}, [])]
-
-
-def _flat_and_nested(known) -> tuple[dict, list[str]]:
+def _flat_and_nested(known, cache: _RootCache) -> tuple[dict, list[str]]:
     """``known`` as {path: (size, mtime_ns)}, and the paths in it that only
-    the deep walk finds."""
+    the deep walk finds; kept in the root's cache while the index is
+    unchanged (one tuple, swapped whole, so a thread never pairs one known
+    object's flat form with another's nested paths)."""
     if known is None:
         return {}, []
-    cached = _flat_cache[0]
+    cached = cache.flat
     if cached[0] is not known:
         flat = _flatten(known)
-        cached = _flat_cache[0] = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
+        cached = cache.flat = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
     return cached[1], cached[2]
 
 

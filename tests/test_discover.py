@@ -195,11 +195,12 @@ def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkey
 # -- a long-lived index re-probes only the checkouts whose folders changed ------------
 
 def settle(root):
-    """Every folder under ``root`` last changed a minute ago: old enough for
-    its listing to be cached (memsearch.discover.RACY_NS)."""
-    for folder in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
-        st = folder.stat()
-        os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+    """Every file and folder under ``root`` last changed a minute ago: old
+    enough for a folder's listing to be cached (memsearch.discover.RACY_NS)
+    and a file's fingerprint to be trusted (memsearch.reconcile.RACY_NS)."""
+    for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
 
 
 def write_keeping_folder_mtime(path, text):
@@ -237,6 +238,25 @@ def listings(monkeypatch):
 def test_a_query_on_unchanged_checkouts_lists_no_folder(probed, listings):
     assert paths(probed, "netlify") == [("blog/memory/hosting.md", "repo", "blog", "free")]
     assert listings == []
+
+
+def test_a_query_on_unchanged_checkouts_stats_each_folder_and_file_once(probed, src, listings, monkeypatch):
+    """The floor of a fresh query: one stat per memory file and per folder
+    that decides the places, none twice, nothing else touched (below the
+    root: resolving the root itself is realpath's business)."""
+    stats = []
+    for name in ("lstat", "stat"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda path, *a, _real=real, **k: stats.append(os.fspath(path)) or _real(path, *a, **k))
+    assert paths(probed, "netlify") == [("blog/memory/hosting.md", "repo", "blog", "free")]
+    files = {probed.locate(h.path) for h in probed.search("the", limit=50, reconcile=False)}
+    files |= {probed.locate(p) for (p,) in probed.conn.execute("SELECT path FROM memory_fts")}
+    stats = [path for path in stats if path.startswith(str(src) + os.sep)]
+    assert listings == [] and len(stats) == len(set(stats))
+    assert files <= set(stats)
+    folders = set(stats) - files
+    assert all(os.path.isdir(f) and not f.startswith(str(src / "shop" / "src")) for f in folders)
+    assert len(folders) <= 2 * len(files)
 
 
 def test_a_clone_appearing_under_cached_probes_is_found(probed, src):
