@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import _thread
 import math
+import os
 import sqlite3
 from operator import attrgetter, itemgetter
 from typing import Iterator, NamedTuple
@@ -445,16 +446,17 @@ def _likeliest(pieces: list[str], words: str) -> str | None:
     return best
 
 
-# Each thread's in-memory database with an FTS5 table for slices, by thread
-# id: the index's connection is never written by a query, and making one per
-# excerpt cost 0.28 ms, most of an excerpt's. (_thread: threading stays off
-# the query path, see tests/test_query_path.py.)
-_scratches: dict[int, sqlite3.Connection] = {}
+# Each thread's in-memory database with an FTS5 table for slices, by process
+# and thread id (a forked child makes its own): the index's connection is
+# never written by a query, and making one per excerpt cost 0.28 ms, most of
+# an excerpt's. (_thread: threading stays off the query path, see
+# tests/test_query_path.py.)
+_scratches: dict[tuple[int, int], sqlite3.Connection] = {}
 SCRATCHES = 64  # past it, the databases of threads long gone are let go
 
 
 def _scratch() -> sqlite3.Connection:
-    ident = _thread.get_ident()
+    ident = (os.getpid(), _thread.get_ident())
     scratch = _scratches.get(ident)
     if scratch is None:
         if len(_scratches) >= SCRATCHES:
