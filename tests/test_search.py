@@ -156,3 +156,23 @@ def test_cap_keeps_a_match_whole():
     out = cap(text, 100)
     assert out.count("<<") == out.count(">>") == 1 and out.endswith("...")
     assert cap("short <<one>>", 100) == "short <<one>>"
+
+
+def test_a_long_files_excerpt_comes_from_where_most_query_words_meet(root, tmp_path):
+    """A file past snippet()'s safe length is excerpted from a slice: the
+    one holding most of the query's words, wherever it lies in the file."""
+    filler = " ".join(f"w{i}" for i in range(4000))  # ~24 KB: more slices than one batch
+    write(root, "long.md", f"the walrus {filler} a walrus never forgets a pelican {filler}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = idx.search("walrus pelican")[0].snippet
+    assert "<<walrus>> never forgets a <<pelican>>" in snippet
+
+
+def test_a_long_files_excerpt_when_no_slice_holds_a_words_prefix(root, tmp_path):
+    """Diacritics are folded by the index, not by the guess of the likeliest
+    slice: the guess finds nothing, the batches still find the match."""
+    filler = " ".join(f"w{i}" for i in range(2000))
+    write(root, "long.md", f"{filler} a café by the harbour {filler}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = idx.search("cafe")[0].snippet
+    assert "<<café>>" in snippet
