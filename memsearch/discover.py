@@ -328,7 +328,7 @@ class _Probe:
 
 
 class _RootCache:
-    __slots__ = ("listing", "probes", "nested", "steady", "flat")
+    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat")
 
     def __init__(self):
         self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
@@ -339,8 +339,11 @@ class _RootCache:
         # and writes move and no one can set back), needs no lstat of each
         # folder on the way: whatever path leads to it, it is that file.
         self.nested: dict[str, tuple[str, int, int, int]] = {}
-        # (known flat dict, paths, their lstat keys) taken when a walk found
-        # every file as known: see _steady.
+        # The known flat dict of the last walk that found every file as
+        # known; at the second such walk in a row (a process that queries
+        # again: a one-shot query would only pay for it), the steady state,
+        # as (known flat dict, paths, their lstat keys): see _steady.
+        self.calm: dict | None = None
         self.steady: tuple | None = None
         self.flat: tuple = (None, {}, [])  # see _flat_and_nested
 
@@ -592,7 +595,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
                 checked[rel] = (found[rel][0], st.st_dev, st.st_ino, st.st_ctime_ns)
         cache.nested = checked
     result.skipped = skipped
-    cache.steady = None
+    calm, cache.calm, cache.steady = cache.calm, None, None
     for rel, info in found.items():
         if rel in known_flat:
             known_seen += 1
@@ -605,7 +608,9 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
         result.missing = [rel for rel in known_flat if rel not in seen_now]
     elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
-        cache.steady = _snapshot(real_root, cache, known_flat, max_file_bytes)
+        if calm is known_flat:
+            cache.steady = _snapshot(real_root, cache, known_flat, max_file_bytes)
+        cache.calm = known_flat
     return result
 
 

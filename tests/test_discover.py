@@ -213,11 +213,13 @@ def write_keeping_folder_mtime(path, text):
 
 @pytest.fixture
 def probed(src, tmp_path):
-    """An index over ``src`` whose probes are cached (every folder settled)."""
+    """An index over ``src`` whose probes and steady state are cached (every
+    file and folder settled), as in a process that queries again."""
     settle(src)
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         idx.reconcile()
-        assert idx.search("pgbouncer")  # a query, so the probes are cached
+        for _ in range(2):  # the probes are cached, then the steady state (discover._steady)
+            assert idx.search("pgbouncer")
         yield idx
 
 
