@@ -26,10 +26,9 @@ class CommandFailed(Exception):
 
 
 def echo(message: str, err: bool = False) -> None:
-    """click.echo(message, err=err), without importing click where it would
-    only write message + newline and flush: a text stream with a real
-    encoding, and no ANSI escape for click to strip off a non-terminal.
-    Any other case is handed to click itself."""
+    """click.echo(message, err=err), without importing click where click would
+    only write the line and flush: a text stream with a real encoding, and no
+    ANSI escape to strip off for a non-terminal."""
     stream = sys.stderr if err else sys.stdout
     if not _writes_as_is(stream) or ("\x1b" in message and not _isatty(stream)):
         import click

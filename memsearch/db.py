@@ -39,12 +39,11 @@ def is_corruption(ex: sqlite3.Error) -> bool:
     return any(text in str(ex) for text in _CORRUPT)
 
 
-# PRAGMA application_id of every index memsearch creates ("mems" in ASCII,
-# stored at offset 68 of the file's header). A file that carries it is
-# memsearch's own cache: when damaged it is set aside and rebuilt, even when
-# named with --db. A file without it is never written: it is refused (named
-# with --db) or set aside intact (in the cache folder). Indexes from before
-# the mark are recognised by their migrations table and get the mark.
+# PRAGMA application_id of every index memsearch creates ("mems", at offset
+# 68 of the header). A damaged file with it is our cache: set aside and
+# rebuilt, even when named with --db. A file without it is never written:
+# refused (--db) or set aside intact (cache folder). Indexes from before the
+# mark are recognised by their migrations table and get the mark.
 APPLICATION_ID = 0x6D656D73
 
 # Bytes 0-15 of every SQLite database file.

@@ -261,17 +261,16 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    notes = []
     folder = index.db_path.parent
     try:
         kept = [e for e in os.scandir(folder) if e.name.startswith(index.db_path.name + ".bad-")]
     except OSError:
-        kept = []
-    if kept:
-        size = sum(e.stat().st_size for e in kept)
-        notes.append(f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
-                     " delete them once no longer needed")
-    return notes
+        return []
+    if not kept:
+        return []
+    size = sum(e.stat().st_size for e in kept)
+    return [f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
+            " delete them once no longer needed"]
 
 
 # -- fixes ------------------------------------------------------------------------------
