@@ -82,15 +82,15 @@ def chosen_roots(root) -> list:
     return roots
 
 
-def open_index(root, db_path, **kwargs):
-    """A MemoryIndex over the chosen roots."""
+def open_index(root, db_path):
+    """A MemoryIndex over the chosen roots (``root``: the --root values)."""
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
-    roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
+    roots = chosen_roots(root)
     with one_line_errors():
         if len(roots) == 1:  # one root: paths relative to it, as the core had them
-            return MemoryIndex(roots[0], db_path, **kwargs)
-        return MemoryIndex(roots=roots, db_path=db_path, **kwargs)
+            return MemoryIndex(roots[0], db_path)
+        return MemoryIndex(roots=roots, db_path=db_path)
 
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json) -> int:
