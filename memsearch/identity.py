@@ -175,10 +175,7 @@ def mimo_project_id(path: str | os.PathLike = ".") -> str:
 def _read_id(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
         uuid.UUID(text)
-    except ValueError:
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError), or not a UUID
         return None
     return text

@@ -205,11 +205,7 @@ def _project_folders(path: str) -> list[str]:
     # only; a project or memory folder that is itself a link must lead to a
     # folder inside the root (as memory_file.open_memory_file reads them).
     real_root = os.path.realpath(path)
-    found = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        memory = os.path.realpath(os.path.join(entry.path, MEMORY_DIR))
-        if os.path.isdir(memory) and link_target_refusal(real_root, memory, is_dir=True) is None:
-            found.append(entry.name)
-    return sorted(found)
+    memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
+              for e in entries if not e.name.startswith(".")}
+    return sorted(name for name, folder in memory.items()
+                  if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None)
