@@ -12,11 +12,13 @@ click.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import EXIT_ERROR, CommandFailed, chosen_roots, open_index, print_warning, run_query
+from .commands import (EXIT_ERROR, CommandFailed, chosen_roots, one_line_errors, open_index, print_warning,
+                       run_query)
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -63,10 +65,6 @@ def option(key: str):
     return click.option(*o.names, o.key, help=o.help, **extra, **CLICK_ARGS.get(key, {}))
 
 
-def roots_option(f):
-    return option("root")(f)
-
-
 def root_options(f):
     return option("root")(option("db_path")(f))
 
@@ -75,6 +73,33 @@ def query_options(f):
     for o in reversed(query_args.OPTIONS):
         f = option(o.key)(f)
     return f
+
+
+def echo_json(value, ensure_ascii: bool = False) -> None:
+    import json  # here: only --json needs it
+
+    click.echo(json.dumps(value, ensure_ascii=ensure_ascii))
+
+
+@contextmanager
+def progress_bar(threshold: int, label: str):
+    """A progress callback that draws a bar for long runs (a total of at
+    least ``threshold``), and only for a person watching."""
+    bar = None
+
+    def progress(done, total):
+        nonlocal bar
+        if bar is None and total >= threshold and sys.stderr.isatty():
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
 
 
 def log_to_stderr() -> None:
@@ -127,28 +152,10 @@ def query(**params):
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def index(root, db_path, as_json):
     """Bring the index up to date with the files and report what changed."""
-    idx = open_index(root, db_path)
-    bar = None
-
-    def progress(done, total):
-        nonlocal bar
-        # Only worth drawing for long runs, and only for a person watching.
-        if bar is None and total >= 2000 and sys.stderr.isatty():
-            bar = click.progressbar(length=total, label="indexing", file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
-
-    with idx:
-        try:
-            report = idx.reconcile(progress=progress)
-        finally:
-            if bar is not None:
-                bar.__exit__(None, None, None)
+    with open_index(root, db_path) as idx, progress_bar(2000, "indexing") as progress:
+        report = idx.reconcile(progress=progress)
     if as_json:
-        import json
-
-        click.echo(json.dumps(fmt.report_dict(report), ensure_ascii=False))
+        echo_json(fmt.report_dict(report))
     else:
         click.echo(fmt.format_report(report))
 
@@ -161,16 +168,14 @@ def status(root, db_path, as_json):
     with open_index(root, db_path) as idx:
         info = idx.status()
     if as_json:
-        import json
-
-        click.echo(json.dumps(info))
+        echo_json(info, ensure_ascii=True)
     else:
         click.echo(fmt.format_status(info))
 
 
 @main.command()
 @click.argument("folder", required=False, type=FOLDER)
-@roots_option
+@option("root")
 @click.option("--limit", "-n", type=click.IntRange(1, None), default=None,
               help="Most files to list (default 200, or manifest_limit in the config file).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
@@ -186,14 +191,10 @@ def manifest(folder, root, limit, as_json):
     from .settings import load_settings
 
     roots = [Root("plain", folder)] if folder else chosen_roots(root)
-    try:
+    with one_line_errors():
         entries = list_files(roots, limit=limit or load_settings().manifest_limit)
-    except (MemsearchError, ValueError) as ex:
-        raise Failure(str(ex)) from None
     if as_json:
-        import json
-
-        click.echo(json.dumps([e.to_dict() for e in entries], ensure_ascii=False))
+        echo_json([e.to_dict() for e in entries])
     elif entries:
         click.echo(format_manifest(entries))
 
@@ -288,9 +289,7 @@ def doctor(fix, as_json, **root_opts):
     with open_index(**root_opts) as idx:
         report = diagnose(idx, fix=fix)
     if as_json:
-        import json
-
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        echo_json(report.to_dict())
     else:
         click.echo(format_report(report))
     if not report.ok:
@@ -312,29 +311,8 @@ def history_options(f):
 def open_history(history_root, db_path):
     from .history import HistoryIndex  # here: `memsearch query` never loads the history modules
 
-    try:
+    with one_line_errors():
         return HistoryIndex(list(history_root) or None, db_path)
-    except (MemsearchError, ValueError) as ex:
-        raise Failure(str(ex)) from None
-
-
-def _history_progress():
-    """A progress bar for long history builds, drawn only for a person watching."""
-    state = {"bar": None}
-
-    def progress(done, total):
-        bar = state["bar"]
-        if bar is None and total >= 64 << 20 and sys.stderr.isatty():
-            bar = state["bar"] = click.progressbar(length=total, label="reading transcripts", file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
-
-    def close():
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
-
-    return progress, close
 
 
 @main.command()
@@ -359,15 +337,10 @@ def history(text, history_root, db_path, project, session, role, since, limit, n
     """
     from .history import format_hits, result_json
 
-    progress, close = _history_progress()
-    with open_history(history_root, db_path) as idx:
-        try:
+    with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
+        with one_line_errors():
             result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
                                        since=since, floor=0.0 if no_floor else None, progress=progress)
-        except (MemsearchError, ValueError) as ex:
-            raise Failure(str(ex)) from None
-        finally:
-            close()
     if as_json:
         click.echo(result_json(result))
     elif result.hits:
@@ -392,15 +365,10 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
     messages that bear on --query within the budget, or with --strategy
     handoff its end. The output is marked as untrusted background material.
     """
-    with open_history(history_root, db_path) as idx:
-        try:
-            found = idx.read_session_context(session, query, strategy, max_tokens)
-        except (MemsearchError, ValueError) as ex:
-            raise Failure(str(ex)) from None
+    with open_history(history_root, db_path) as idx, one_line_errors():
+        found = idx.read_session_context(session, query, strategy, max_tokens)
     if as_json:
-        import json
-
-        click.echo(json.dumps(found.to_dict(), ensure_ascii=False))
+        echo_json(found.to_dict())
     else:
         click.echo(found.text)
 

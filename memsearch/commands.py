@@ -12,6 +12,7 @@ import codecs
 import io
 import os
 import sys
+from contextlib import contextmanager
 
 from . import format as fmt
 from .errors import MemsearchError
@@ -25,10 +26,9 @@ class CommandFailed(Exception):
 
 
 def echo(message: str, err: bool = False) -> None:
-    """click.echo(message, err=err), without importing click where it would
-    only write message + newline and flush: a text stream with a real
-    encoding, and no ANSI escape for click to strip off a non-terminal.
-    Any other case is handed to click itself."""
+    """click.echo(message, err=err), without importing click where click would
+    only write the line and flush: a text stream with a real encoding, and no
+    ANSI escape to strip off for a non-terminal."""
     stream = sys.stderr if err else sys.stdout
     if not _writes_as_is(stream) or ("\x1b" in message and not _isatty(stream)):
         import click
@@ -57,6 +57,15 @@ def _isatty(stream) -> bool:
         return False
 
 
+@contextmanager
+def one_line_errors():
+    """memsearch's errors, and values it refuses, as CommandFailed."""
+    try:
+        yield
+    except (MemsearchError, ValueError) as ex:
+        raise CommandFailed(str(ex)) from None
+
+
 def print_warning(message: str) -> None:
     """Where db.warning_sink sends recovery warnings (a damaged index set aside)."""
     echo(f"warning: {message}", err=True)
@@ -66,41 +75,32 @@ def chosen_roots(root) -> list:
     """The roots named with --root (or the environment), else the config file's."""
     from .roots import Root, configured
 
-    try:
+    with one_line_errors():
         roots = [Root.parse(spec) for spec in root] if root else configured()
-    except (MemsearchError, ValueError) as ex:
-        raise CommandFailed(str(ex)) from None
     if not roots:
         raise CommandFailed("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
     return roots
 
 
-def open_index(root, db_path, **kwargs):
-    """A MemoryIndex over the chosen roots."""
+def open_index(root, db_path):
+    """A MemoryIndex over the chosen roots (``root``: the --root values)."""
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
-    roots = chosen_roots(root if isinstance(root, (tuple, list)) else [root] if root else [])
-    try:
+    roots = chosen_roots(root)
+    with one_line_errors():
         if len(roots) == 1:  # one root: paths relative to it, as the core had them
-            return MemoryIndex(roots[0], db_path, **kwargs)
-        return MemoryIndex(roots=roots, db_path=db_path, **kwargs)
-    except (MemsearchError, ValueError) as ex:
-        raise CommandFailed(str(ex)) from None
+            return MemoryIndex(roots[0], db_path)
+        return MemoryIndex(roots=roots, db_path=db_path)
 
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json) -> int:
-    """`memsearch query`: search, print the hits (or "no matches" on stderr)
-    and return the exit status, 0 or EXIT_NO_HITS. The arguments are those
-    of the click command."""
-    index = open_index(root, db_path)
-    with index:
-        try:
-            result = index.search_result(
-                " ".join(text), limit, scope, scope_id, type_,
-                reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
-            )
-        except (MemsearchError, ValueError) as ex:
-            raise CommandFailed(str(ex)) from None
+    """`memsearch query` with the click command's arguments: print the hits
+    (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
+    with open_index(root, db_path) as index, one_line_errors():
+        result = index.search_result(
+            " ".join(text), limit, scope, scope_id, type_,
+            reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
+        )
     if as_json:
         echo(fmt.result_json(result))
     elif result.hits:

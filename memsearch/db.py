@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from . import migrate
@@ -40,12 +39,11 @@ def is_corruption(ex: sqlite3.Error) -> bool:
     return any(text in str(ex) for text in _CORRUPT)
 
 
-# PRAGMA application_id of every index memsearch creates ("mems" in ASCII,
-# stored at offset 68 of the file's header). A file that carries it is
-# memsearch's own cache: when damaged it is set aside and rebuilt, even when
-# named with --db. A file without it is never written: it is refused (named
-# with --db) or set aside intact (in the cache folder). Indexes from before
-# the mark are recognised by their migrations table and get the mark.
+# PRAGMA application_id of every index memsearch creates ("mems", at offset
+# 68 of the header). A damaged file with it is our cache: set aside and
+# rebuilt, even when named with --db. A file without it is never written:
+# refused (--db) or set aside intact (cache folder). Indexes from before the
+# mark are recognised by their migrations table and get the mark.
 APPLICATION_ID = 0x6D656D73
 
 # Bytes 0-15 of every SQLite database file.
@@ -60,40 +58,35 @@ def cache_folder() -> str:
 
 
 def default_db_file(root: str | os.PathLike) -> str:
-    """One database per root, keyed by the resolved root path (as text; see
-    :func:`default_db_path`)."""
+    """One database per root, keyed by the resolved root path."""
     resolved = os.path.realpath(root)
-    digest = _sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(resolved))
-    return os.path.join(cache_folder(), f"{name or 'root'}-{digest}.db")
+    return os.path.join(cache_folder(), f"{name or 'root'}-{_digest(resolved)}.db")
 
 
 def roots_db_file(keys) -> str:
     """One database per set of roots, keyed by the sorted root keys (kind
     and resolved folder): turning a root on or off picks another file."""
-    joined = "\n".join(sorted(keys))
-    digest = _sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = _digest("\n".join(sorted(keys)))
     return os.path.join(cache_folder(), f"roots-{digest}.db")
 
 
 def default_db_path(root: str | os.PathLike) -> Path:
-    """One database per root, keyed by the resolved root path."""
     from pathlib import Path  # a query uses default_db_file: pathlib costs ~5 ms
 
     return Path(default_db_file(root))
 
 
 def roots_db_path(keys) -> Path:
-    """The database of a set of roots (see :func:`roots_db_file`)."""
     from pathlib import Path
 
     return Path(roots_db_file(keys))
 
 
-def _sha256(data: bytes):
-    """hashlib.sha256, without importing hashlib: that loads OpenSSL, ~5 ms
-    of every one-shot query (measured), while CPython's own SHA-256 module
-    loads in ~0.4 ms. Same digest; hashlib where that module is missing."""
+def _digest(text: str) -> str:
+    """16 hex digits of SHA-256, without importing hashlib: that loads
+    OpenSSL, ~5 ms of every one-shot query (measured), while CPython's own
+    module loads in ~0.4 ms."""
     try:
         from _sha256 import sha256  # CPython 3.10, 3.11
     except ImportError:
@@ -101,7 +94,7 @@ def _sha256(data: bytes):
             from _sha2 import sha256  # CPython 3.12+
         except ImportError:
             from hashlib import sha256
-    return sha256(data)
+    return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 # -- opening it ----------------------------------------------------------------------
@@ -119,20 +112,17 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
     check_path(path)
     try:
         return _open_checked(path)
-    except SchemaTooNew:
-        if explicit or not recover:
-            raise
-        set_aside(path, "it was written by a newer memsearch")
     except NotAnIndex as ex:
         if explicit:  # the user's own file: never moved, never written
             raise DatabaseError(f"{ex}; memsearch will not touch it: move it away or name another --db") from None
         if not recover:
             raise
         set_aside(path, str(ex))
-    except DatabaseCorrupt as ex:
-        if not recover:
+    except (SchemaTooNew, DatabaseCorrupt) as ex:
+        too_new = isinstance(ex, SchemaTooNew)
+        if not recover or (explicit and too_new):
             raise
-        set_aside(path, str(ex))
+        set_aside(path, "it was written by a newer memsearch" if too_new else str(ex))
     return _open_checked(path)
 
 
@@ -214,8 +204,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
     except sqlite3.Error as ex:
         raise DatabaseError(f"cannot open the index {path}: {ex}; use --db to put it elsewhere") from None
     try:
-        unmarked = inspect(path, conn)  # before anything below writes to the file
-        if unmarked:
+        if inspect(path, conn):  # unmarked; decided before anything below writes to the file
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # PRAGMA takes no parameters
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             # WAL lets queries read while another process reconciles.
@@ -238,15 +227,13 @@ def _open_checked(path: str) -> sqlite3.Connection:
 
 
 def inspect(path: str, conn: sqlite3.Connection) -> bool:
-    """Decide whether ``conn``'s file is a memsearch index, reading only.
-    True: it is ours but lacks the mark (empty, or from before the mark);
-    False: it carries the mark. Raises NotAnIndex for anything else,
-    SchemaTooNew for a newer memsearch's index, DatabaseCorrupt for a damaged
-    one that carries the mark.
+    """Decide, reading only, whether ``conn``'s file is a memsearch index.
+    True: ours but unmarked (empty, or from before the mark); False: marked.
+    Raises NotAnIndex, SchemaTooNew, or DatabaseCorrupt (damaged but marked).
 
-    SQLite itself reads the header: opening and closing the file here would
-    drop the POSIX locks of every other connection to it in this process.
-    Only when SQLite cannot read it is the header read directly.
+    SQLite reads the header: opening and closing the file here would drop
+    the POSIX locks of every other connection to it in this process. Only
+    when SQLite cannot read it is the header read directly.
     """
     conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
@@ -259,7 +246,6 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
             if _header_mark(path):
                 raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
             raise NotAnIndex(f"{path} is not a memsearch index (not an SQLite database)") from None
-        latest = migrate.latest_version()
         try:
             objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
         except sqlite3.DatabaseError as ex:
@@ -268,18 +254,15 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
             if mark == APPLICATION_ID:
                 raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
             raise NotAnIndex(f"{path} is not a memsearch index (its schema cannot be read: {ex})") from None
-        if mark == APPLICATION_ID:
+        if mark == APPLICATION_ID or (not mark and _premark(conn, objects, version)):
+            latest = migrate.latest_version()
             if version > latest:
                 raise migrate.too_new(version, latest)
-            return False
+            return mark != APPLICATION_ID
         if mark:
             raise NotAnIndex(f"{path} is not a memsearch index (another program's, application_id {mark:#x})")
         if not objects and not version:
             return True  # empty: a new index
-        if _premark(conn, objects, version):
-            if version > latest:
-                raise migrate.too_new(version, latest)
-            return True
         shown = [f"{kind} {name}" for kind, name in objects[:3]] or ["no tables"]
         if version:
             shown.append(f"user_version {version}")
@@ -383,16 +366,4 @@ def warn(message: str) -> None:
     logging.getLogger("memsearch").warning("%s", message)
 
 
-@contextmanager
-def write_transaction(conn: sqlite3.Connection):
-    """Take the write lock up front (BEGIN IMMEDIATE): a deferred transaction
-    that upgrades from read to write can fail with SQLITE_BUSY at once,
-    without waiting, when another writer got there first."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        if conn.in_transaction:  # SQLite has already rolled back after some errors (disk full, I/O)
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+write_transaction = migrate.write_transaction  # every writer's, the migrations' first

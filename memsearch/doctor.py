@@ -1,44 +1,39 @@
-"""``memsearch doctor``: check an index against SQLite, FTS5 and the files,
-and with ``fix`` repair what was found.
+"""``memsearch doctor``: check an index against SQLite, FTS5 and the files;
+with ``fix``, repair what was found.
 
 The checks, in order (each a :class:`Check`):
 
-- ``database``: the file is there, is a regular file, is an SQLite
-  database, is a memsearch index (carries its mark or its migrations; see
-  :func:`memsearch.db.inspect`) and was not written by a newer memsearch;
+- ``database``: a regular file, SQLite, a memsearch index (its mark or its
+  migrations; :func:`memsearch.db.inspect`), not from a newer memsearch;
 - ``sqlite``: ``PRAGMA integrity_check`` (pages, b-trees, indexes);
 - ``fts5``: FTS5's ``integrity-check`` with rank 1, which also compares the
-  full-text index with the text of the content table (phantom or missing
-  postings that no SQLite check sees);
-- ``files``: the rows against the files under the roots: rows whose file
-  is gone, files missing from the index, rows whose fingerprint (size and
-  mtime) is out of date;
-- ``query``: the index opened as a query opens it, a search through the
-  query's own code and a write as a reconcile makes (rolled back), so that
+  full-text index with the content table (postings no SQLite check sees);
+- ``files``: the rows against the files: gone, missing, or out of date
+  (fingerprint: size and mtime);
+- ``query``: open, search and write (rolled back) as a query does, so that
   doctor never calls healthy an index every query fails on (a folder that
   cannot be written, a file SQLite can only read). An index not built yet
   is tried on a scratch file beside it, removed afterwards.
 
-Nothing is changed without ``fix``: the checks read the database directly,
-and the ``query`` check opens it without the recovery that would set a
-damaged cache aside; it makes only the changes of format any query would
-make (pending migrations, the mark, WAL mode). With ``fix``: a database that
-is unusable and is a cache (in the cache folder, or carrying memsearch's
-mark) is set aside (kept) and rebuilt; an FTS5 index out of step with its
-content is rebuilt with FTS5's ``rebuild``; rows out of step with the files
-are reconciled. A file the user named with ``--db`` that is not a memsearch
-index, or that a newer memsearch wrote, is reported and never touched. The
-checks then run again: whatever they still find is what remains.
+Without ``fix`` nothing changes: the checks read the database directly, and
+the ``query`` check opens it without the recovery that sets a damaged cache
+aside, making only the format changes any query would (pending migrations,
+the mark, WAL). With ``fix``: an unusable cache (in the cache folder, or
+carrying the mark) is set aside (kept) and rebuilt; an FTS5 index out of
+step with its content gets FTS5's ``rebuild``; rows out of step with the
+files are reconciled. A ``--db`` file that is not a memsearch index, or is
+a newer memsearch's, is reported and never touched. The checks then run
+again: whatever they still find is what remains.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
-from .db import is_corruption
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, printable_path
 from .query import plan
@@ -169,9 +164,7 @@ PROBE = "memsearch"
 
 
 def _check_query(index) -> Check:
-    """Open the index as `memsearch query` does (without its recovery),
-    search it with the same code, and write to it as a reconcile would
-    (rolled back). Not built yet: the same on a scratch index beside it."""
+    """The ``query`` check (see above)."""
     target = index.db_file
     scratch = not os.path.exists(target)
     if scratch:
@@ -205,20 +198,15 @@ def _check_query(index) -> Check:
     return Check("query", True, "opened, searched and written (rolled back) as a query does")
 
 
-_EXPECTED: set | None = None
-
-
+@functools.cache
 def _expected_schema() -> set[tuple[str, str]]:
     """(type, name) of every table, index and trigger the migrations create."""
-    global _EXPECTED
-    if _EXPECTED is None:
-        fresh = sqlite3.connect(":memory:", isolation_level=None)
-        try:
-            migrate.migrate(fresh)
-            _EXPECTED = set(fresh.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
-        finally:
-            fresh.close()
-    return _EXPECTED
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate.migrate(fresh)
+        return set(fresh.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
+    finally:
+        fresh.close()
 
 
 def _check_sqlite(conn) -> Check:
@@ -236,7 +224,7 @@ def _check_fts(conn) -> Check:
         # rank 1: also compare the index with the external content table.
         conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES('integrity-check', 1)")
     except sqlite3.DatabaseError as ex:
-        if not is_corruption(ex) and "readonly" in str(ex):  # the check is an INSERT: SQLite refuses it
+        if not db_mod.is_corruption(ex) and "readonly" in str(ex):  # the check is an INSERT: SQLite refuses it
             return Check("fts5", False, f"cannot run FTS5's integrity-check on a read-only index ({ex})")
         return Check("fts5", False, f"full-text index out of step with its content ({ex})", "fts-rebuild")
     return Check("fts5", True, "integrity-check ok (index matches content)")
@@ -273,30 +261,28 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    notes = []
     folder = index.db_path.parent
     try:
         kept = [e for e in os.scandir(folder) if e.name.startswith(index.db_path.name + ".bad-")]
     except OSError:
-        kept = []
-    if kept:
-        size = sum(e.stat().st_size for e in kept)
-        notes.append(f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
-                     " delete them once no longer needed")
-    return notes
+        return []
+    if not kept:
+        return []
+    size = sum(e.stat().st_size for e in kept)
+    return [f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
+            " delete them once no longer needed"]
 
 
 # -- fixes ------------------------------------------------------------------------------
 
 def _fix(index, found: list[Check]) -> list[str]:
-    fixed = []
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
         kept = db_mod.set_aside(index.db_path, why)
         report = index.reconcile()
-        fixed.append(f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)")
-        return fixed
+        return [f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)"]
+    fixed = []
     if "fts-rebuild" in remedies:
         conn = index.conn
         with db_mod.write_transaction(conn):

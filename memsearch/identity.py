@@ -48,11 +48,6 @@ JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
 
-def zcode_storage() -> Path:
-    """ZCode's storage folder: ``~/.zcode``."""
-    return Path(os.path.expanduser("~")) / ZCODE_STORAGE
-
-
 def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
                          windows: bool | None = None) -> str:
     """``<slug>-<hash16>``: the name of a workspace's ZCode project folder.
@@ -95,7 +90,7 @@ def zcode_slug(folder_name: str) -> str:
 def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
                      storage: str | os.PathLike | None = None, windows: bool | None = None) -> Path:
     """``<storage>/cli/memories/projects/<slug>-<hash16>/memory`` (not created)."""
-    base = Path(os.path.expanduser(os.fspath(storage))) if storage is not None else zcode_storage()
+    base = Path(os.path.expanduser(os.fspath(storage) if storage is not None else f"~/{ZCODE_STORAGE}"))
     folder = zcode_project_folder(workspace, identity=identity, windows=windows)
     return base.joinpath(*ZCODE_PROJECTS.split("/"), folder, MEMORY_DIR)
 
@@ -180,10 +175,7 @@ def mimo_project_id(path: str | os.PathLike = ".") -> str:
 def _read_id(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
         uuid.UUID(text)
-    except ValueError:
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError), or not a UUID
         return None
     return text

@@ -119,36 +119,30 @@ class Layout:
         ``deep``: look for nested instruction files in repos roots too (an
         index build; a query only probes the known places, see
         memsearch.discover)."""
-        plain_walk = walker
         repos = {self.label(r) for r in self.roots if r.kind == "repos"}
 
-        def walk(folder, max_bytes, indexed, again, prefix):
+        def walk_one(folder, max_bytes, indexed, again, prefix):
             if prefix in repos:
                 return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
-            return plain_walk(folder, max_bytes, indexed, again)
+            return walker(folder, max_bytes, indexed, again)
 
         starts = self.starts()
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
         parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
         if whole:
-            return walk(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
+            return walk_one(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
         total = Walk()
         for folder, prefix, required in starts:
             mine, indexed = parts.get(prefix, ({}, None))
             again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
             try:
-                seen = walk(folder, max_file_bytes, indexed, again, prefix)
+                seen = walk_one(folder, max_file_bytes, indexed, again, prefix)
             except RootNotFound:
                 if required:
                     raise
                 total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
                 continue
             total.unchanged += seen.unchanged
-            if not prefix:
-                total.files.update(seen.files)
-                total.skipped.extend(seen.skipped)
-                total.missing.extend(seen.missing)
-                continue
             total.files.update((prefix + rel, info) for rel, info in seen.files.items())
             total.skipped.extend(s._replace(path=prefix + s.path) for s in seen.skipped)
             total.missing.extend(prefix + rel for rel in seen.missing)
@@ -211,11 +205,7 @@ def _project_folders(path: str) -> list[str]:
     # only; a project or memory folder that is itself a link must lead to a
     # folder inside the root (as memory_file.open_memory_file reads them).
     real_root = os.path.realpath(path)
-    found = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        memory = os.path.realpath(os.path.join(entry.path, MEMORY_DIR))
-        if os.path.isdir(memory) and link_target_refusal(real_root, memory, is_dir=True) is None:
-            found.append(entry.name)
-    return sorted(found)
+    memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
+              for e in entries if not e.name.startswith(".")}
+    return sorted(name for name, folder in memory.items()
+                  if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None)

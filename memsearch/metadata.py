@@ -7,33 +7,27 @@
     ---
     body...
 
-python-frontmatter (and PyYAML under it) is imported only when a file that
-is being read starts with ``---``: a tree without frontmatter, and a query
-over unchanged files, never pay for the import. python-frontmatter parses
-with PyYAML's C loader (``CSafeLoader``) when libyaml is present, and still
-costs ~70 us for a three-line block (PyYAML resolves every scalar with
-Python regexes), as much as indexing the file. So the usual block, lines of
-``key: plain text`` and one level of nesting, is read by :func:`_simple`,
-which accepts only what PyYAML is known to read as the same strings and
-hands everything else to python-frontmatter (tests/test_metadata.py checks
-the two agree).
+python-frontmatter (and PyYAML) is imported only for a file that starts with
+``---``. Even with libyaml's ``CSafeLoader`` it costs ~70 us for a three-line
+block (PyYAML resolves every scalar with Python regexes), as much as indexing
+the file; so the usual block (``key: plain text`` lines, one level of nesting)
+is read by :func:`_simple`, which accepts only what PyYAML is known to read as
+the same strings (tests/test_metadata.py checks the two agree).
 
-Frontmatter that cannot be used (a fence never closed, YAML that does not
-parse, tabs used as indentation, YAML that is not a mapping) never costs the
-file its place in the index: the whole text is indexed as plain text and the
-reason is kept so that ``memsearch index`` can report it.
+Unusable frontmatter (a fence never closed, invalid YAML, tabs as indentation,
+not a mapping) never costs the file its place in the index: the whole text is
+indexed as plain text and the reason kept for ``memsearch index`` to report.
 
-Memory files are written by agents from what they read, so a block may be
-hostile: nested thousands of levels deep (PyYAML's composer and our
-flattening recurse), or an alias bomb, where 435 bytes of anchors name
-each other nine times over and flattening visits 9^8 strings. The work is
-bounded before and during loading (MAX_BLOCK, MAX_EVENTS, MAX_DEPTH,
-MAX_ALIASES, MAX_PAIRS, MAX_FIELD); a block past any bound is unusable
-frontmatter like any other.
+Agents write memory from what they read, so a block may be hostile: nested
+thousands of levels deep (PyYAML's composer and our flattening recurse), or an
+alias bomb (435 bytes of anchors naming each other nine times over: 9^8
+strings to flatten). The MAX_* bounds below limit the work before and during
+loading; a block past any bound is unusable frontmatter like any other.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -193,26 +187,20 @@ def _check_shape(raw: str) -> None:
                 raise TooComplex(f"over {MAX_ALIASES} aliases")
 
 
-_BOUNDED = None
-
-
+@functools.cache
 def _bounded_loader():
     """The handler's loader (CSafeLoader where libyaml is present), with
     merge keys ('<<: [*a, *a, *a]', which copy the pairs of each mapping
     they name, duplicates and all) bounded in the pairs they copy."""
-    global _BOUNDED
-    if _BOUNDED is None:
-        base = _handler_loader()
 
-        class Bounded(base):
-            def flatten_mapping(self, node):
-                super().flatten_mapping(node)
-                self._copied = getattr(self, "_copied", 0) + len(node.value)
-                if self._copied > MAX_PAIRS:
-                    raise TooComplex(f"merge keys copy over {MAX_PAIRS} pairs")
+    class Bounded(_handler_loader()):
+        def flatten_mapping(self, node):
+            super().flatten_mapping(node)
+            self._copied = getattr(self, "_copied", 0) + len(node.value)
+            if self._copied > MAX_PAIRS:
+                raise TooComplex(f"merge keys copy over {MAX_PAIRS} pairs")
 
-        _BOUNDED = Bounded
-    return _BOUNDED
+    return Bounded
 
 
 def _handler_loader():
@@ -363,14 +351,11 @@ def _flow_sequence(inner: str) -> list:
 def _plain(value: str):
     """A plain scalar resolved (Resolver.resolve) and built (SafeConstructor)
     by PyYAML's own code."""
-    resolvers, constructor = _yaml()
-    candidates = resolvers.get(value[0])
-    if candidates is None:  # most text: no implicit type starts with its first character
-        return value
-    for tag, regexp in candidates:
+    resolvers, anywhere, constructor = _yaml()
+    for tag, regexp in resolvers.get(value[0], anywhere):
         if regexp.match(value):
             break
-    else:
+    else:  # most text: no implicit type starts with its first character
         return value
     if tag not in _BUILT:
         raise _NotSimple
@@ -382,40 +367,21 @@ def _plain(value: str):
         raise _NotSimple from None
 
 
-_YAML = None
-
-
+@functools.cache
 def _yaml():
-    global _YAML
-    if _YAML is None:
-        from yaml.constructor import SafeConstructor
-        from yaml.resolver import Resolver  # what SafeLoader and CSafeLoader resolve with
+    """(implicit resolvers by first character, those for any first character,
+    a SafeConstructor)."""
+    from yaml.constructor import SafeConstructor
+    from yaml.resolver import Resolver  # what SafeLoader and CSafeLoader resolve with
 
-        table = Resolver.yaml_implicit_resolvers
-        anywhere = table.get(None, [])
-        resolvers = {first: list(found) + anywhere for first, found in table.items() if first is not None}
-        _YAML = (resolvers, SafeConstructor())
-        if anywhere:  # no stock resolver applies to every first character; keep it exact if one does
-            _YAML = (_Everywhere(resolvers, anywhere), _YAML[1])
-    return _YAML
+    table = Resolver.yaml_implicit_resolvers
+    anywhere = table.get(None, [])  # none in stock PyYAML
+    resolvers = {first: list(found) + anywhere for first, found in table.items() if first is not None}
+    return resolvers, anywhere, SafeConstructor()
 
 
-class _Everywhere(dict):
-    def __init__(self, resolvers, anywhere):
-        super().__init__(resolvers)
-        self.anywhere = anywhere
-
-    def get(self, key, default=None):
-        return super().get(key, self.anywhere)
-
-
-_HANDLER = None
-
-
+@functools.cache
 def _handler():
-    global _HANDLER
-    if _HANDLER is None:
-        from frontmatter.default_handlers import YAMLHandler
+    from frontmatter.default_handlers import YAMLHandler
 
-        _HANDLER = YAMLHandler()
-    return _HANDLER
+    return YAMLHandler()

@@ -14,9 +14,11 @@ schema all of them build, in one file (:func:`schema`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .errors import SchemaTooNew
@@ -27,31 +29,19 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
-def _migrations_folder() -> str:
-    # Installed: shipped inside the package. Source checkout: the repo's top level.
-    here = os.path.dirname(os.path.realpath(__file__))
-    packaged = os.path.join(here, "migrations")
-    return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "migrations")
-
-
 # The shipped migrations do not change while a process runs, and every open
 # of the index asks for the newest one: list them once (~0.5 ms each time).
-# Kept as text: Path objects are made only for callers of available(), so
-# that opening (or migrating) an index never imports pathlib.
-_available: tuple[tuple[int, str, str], ...] | None = None
-
-
+# Kept as text: only available() makes Path objects, so that opening (or
+# migrating) an index never imports pathlib.
+@functools.cache
 def _listed() -> tuple[tuple[int, str, str], ...]:
-    global _available
-    if _available is None:
-        folder = _migrations_folder()
-        found = []
-        for name in os.listdir(folder):
-            match = _NAME.match(name)
-            if match:
-                found.append((int(match.group(1)), match.group(2), os.path.join(folder, name)))
-        _available = tuple(sorted(found))
-    return _available
+    # Installed: shipped inside the package. Source checkout: the repo's top level.
+    here = os.path.dirname(os.path.realpath(__file__))
+    folder = os.path.join(here, "migrations")
+    if not os.path.isdir(folder):
+        folder = os.path.join(os.path.dirname(here), "migrations")
+    found = ((_NAME.match(name), name) for name in os.listdir(folder))
+    return tuple(sorted((int(m[1]), m[2], os.path.join(folder, name)) for m, name in found if m))
 
 
 def available() -> list[tuple[int, str, Path]]:
@@ -79,11 +69,8 @@ def migrate(conn: sqlite3.Connection) -> int:
     for number, name, path in _listed():
         if number <= version:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have applied it while we waited for the lock.
-            if current_version(conn) >= number:
-                conn.execute("ROLLBACK")
+        with write_transaction(conn):
+            if current_version(conn) >= number:  # another process applied it while we waited for the lock
                 continue
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -96,13 +83,23 @@ def migrate(conn: sqlite3.Connection) -> int:
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name))
             conn.execute(f"PRAGMA user_version = {int(number)}")  # PRAGMA takes no parameters
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:  # SQLite has already rolled back after some errors (disk full, I/O)
-                conn.execute("ROLLBACK")
-            raise
         version = number
     return version
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection):
+    """Take the write lock up front (BEGIN IMMEDIATE): a deferred transaction
+    that upgrades from read to write can fail with SQLITE_BUSY at once,
+    without waiting, when another writer got there first."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:  # SQLite has already rolled back after some errors (disk full, I/O)
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def schema() -> str:

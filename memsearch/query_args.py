@@ -1,14 +1,11 @@
-"""`memsearch query` arguments read without click, for the common cases only.
+"""`memsearch query` arguments read without click, for the common cases only
+(importing click costs a one-shot query a third of its run time).
 
-Importing click costs a one-shot query about a third of its run time, so
-the console script reads the usual `memsearch query WORDS --root DIR ...`
-itself and hands it to the same code the click command runs. The result
-must be exactly the keyword arguments click would pass; whenever that is
-not certain (help, `--`, an unknown option, a value click would refuse or
-that this module does not check), query_kwargs() returns None and click
-parses the command line, with its usual help and error messages.
-tests/test_entry.py holds this to click's answer and to the options the
-click command declares.
+The result must be exactly the keyword arguments click would pass; whenever
+that is not certain (help, `--`, an unknown option, a value click would refuse
+or that this module does not check), query_kwargs() returns None and click
+parses the command line. tests/test_entry.py holds this to click's answer and
+to the options the click command declares.
 """
 
 import os
@@ -19,9 +16,8 @@ from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
 
 class Option(NamedTuple):
-    """One option of `memsearch query`, as both readers of its command line
-    need it: the click command (memsearch.cli builds its options from
-    OPTIONS) and query_kwargs() below."""
+    """One option of `memsearch query`, for both readers of its command line:
+    memsearch.cli builds its click options from OPTIONS, and query_kwargs()."""
 
     names: tuple[str, ...]  # its spellings
     key: str  # the keyword click passes it as

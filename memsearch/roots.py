@@ -142,9 +142,7 @@ def resolve(roots) -> tuple[Root, ...]:
     seen_keys: set[str] = set()
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", os.fspath(given))
-        path = root.path
-        if path is None:
-            path = default_path(root.kind)
+        path = default_path(root.kind) if root.path is None else root.path
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         if root.kind in PROJECTS_BELOW:
             path = _projects_folder(root.kind, path)

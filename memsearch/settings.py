@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
+from .errors import MemsearchError
+
 # A hit scoring under this fraction of the top hit's score is noise: with
 # OR-joined words, a file that matched one common word ranks far below the
 # files that matched the rare ones. The top hit is always kept.
@@ -120,8 +122,6 @@ def read_config() -> dict:
     except FileNotFoundError:
         return {}
     except OSError as ex:
-        from .errors import MemsearchError
-
         raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
     try:
         import tomllib
@@ -130,8 +130,6 @@ def read_config() -> dict:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as ex:
-        from .errors import MemsearchError
-
         raise MemsearchError(f"config file {path} is not valid TOML: {ex}") from None
 
 
@@ -155,7 +153,5 @@ def load_settings() -> Settings:
 
 def _number(value, name, low, high):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        from .errors import MemsearchError
-
         raise MemsearchError(f"config: {name} must be a number from {low} to {high}, got {value!r}")
     return value

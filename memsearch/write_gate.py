@@ -7,11 +7,10 @@ that says what was refused, why, and what to write instead.
 
 Decisions a reviewer should know:
 
-* Pure and lexical. Nothing touches the disk, so "resolved" means: ``\\`` is
-  a separator too, a relative target is joined onto the worktree, ``.`` and
-  ``..`` are collapsed. The host must write the *returned* path (it has no
-  ``..`` left, so a symlinked directory cannot redirect a ``..``), pass roots
-  already resolved with ``os.path.realpath``, and open with ``O_NOFOLLOW``:
+* Pure and lexical: ``\\`` is a separator too, a relative target is joined
+  onto the worktree, ``.`` and ``..`` are collapsed. The host must write the
+  *returned* path (no ``..`` left for a symlinked directory to redirect), pass
+  roots resolved with ``os.path.realpath``, and open with ``O_NOFOLLOW``:
   symlinks inside the tree are invisible to a pure function.
 * Refuse, never repair. A segment that hosts or file systems could read as a
   different name is refused, with the plain name to use instead: control,
@@ -25,21 +24,21 @@ Decisions a reviewer should know:
   (macOS folds them; a different name elsewhere, never a trick).
 * Sensitive segments (rule 6) are compared after folding: NFKC, invisible
   characters removed, cut at ``:``, trailing dots and spaces stripped, then
-  upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``, so ``.gıt`` is
-  ``.git``). The "relative part" is the path below the memory root for memory
-  files; below ``<worktree>/.mimocode/`` for dream and distill writing their
-  sandbox (so the sandbox itself is allowed but ``.mimocode/hooks/x`` is not);
-  below the worktree for other writes inside it; the whole path elsewhere
+  upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``: ``.gıt`` is
+  ``.git``). They are looked for below the memory root for memory files;
+  below ``<worktree>/.mimocode/`` for dream and distill writing their sandbox
+  (the sandbox itself is allowed, ``.mimocode/hooks/x`` is not); below the
+  worktree for other writes in it; in the whole path elsewhere
   (``~/.ssh/authorized_keys`` is refused).
-* Memory-tree membership compares path components case-sensitively; a path
-  that matches the root only after folding (``/MEM/...`` for ``/mem``) is
-  refused, since on a case-insensitive file system it is the memory tree.
+* Memory-tree membership compares components case-sensitively; a path that
+  matches the root only after folding (``/MEM/...`` for ``/mem``) is refused:
+  on a case-insensitive file system it is the memory tree.
 * Writes off (rule 2) covers every path in, or folding into, the memory tree
   and is checked first, so the model is told once that retrying won't help.
 * ``checkpoint-writer`` is held to its whitelist inside its own project and
   session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
-  rule 5. Other agents may write any well-shaped memory file, including other
-  sessions' and projects' files: the rules restrict only task folders.
+  rule 5. Other agents may write any well-shaped memory file, other
+  sessions' and projects' included: the rules restrict only task folders.
 * ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``.
 * ``agent`` and ``task_id`` must come from the host, never from the model:
   the gate cannot tell a model that lies about who it is.
@@ -138,10 +137,7 @@ def check_write(
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
         _deny(target, "on Windows a path rooted without a drive letter depends on the "
               "current drive", "ambiguous", f"Include the drive, as in {_join(wt)}.")
-    if given_anchor is None:
-        path = (wt[0], _collapse(wt[1] + given))
-    else:
-        path = (given_anchor, _collapse(given))
+    path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
     segs = path[1]
     if not segs:
         _deny(target, "it names a file system root, not a file", "invalid",
@@ -306,11 +302,8 @@ def _below(path, base, *, fold=False):
     (anchor, segs), (b_anchor, b_segs) = path, base
     if anchor != b_anchor or len(segs) < len(b_segs):
         return None
-    head = segs[:len(b_segs)]
-    if fold:
-        same = [_fold(s) for s in head] == [_fold(s) for s in b_segs]
-    else:
-        same = head == b_segs
+    key = _fold if fold else str
+    same = [key(s) for s in segs[:len(b_segs)]] == [key(s) for s in b_segs]
     return segs[len(b_segs):] if same else None
 
 
