@@ -24,9 +24,7 @@ def test_schema_shape():
 
 
 def test_schemas_are_valid_json_schema():
-    # jsonschema is not in the [test] extra: recent mcp SDKs bring it, older ones do not.
-    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (the mcp SDK in use does not "
-                                     "depend on it)")
+    import jsonschema  # the [test] extra declares it: a skip here would hide a broken schema
     for spec in tool.TOOLS:
         jsonschema.Draft202012Validator.check_schema(spec.input_schema)
     validator = jsonschema.Draft202012Validator(SEARCH_TOOL.input_schema)
