@@ -49,7 +49,9 @@ def test_short_stress_run_has_no_errors_and_no_stale_results(tmp_path):
     assert result["errors"] == 0, result["error_examples"]
     assert (result["stale"], result["missing"], result["phantom"]) == (0, 0, 0), result["examples"]
     assert result["final_check"] == []
-    assert result["queries"] > 5 and result["ops"]["writer"] > 50 and result["ops"]["reconciler"] > 0
+    # Each role did work (no vacuous pass); how much in 3 s depends on the
+    # machine's load, which a test must not assert.
+    assert result["queries"] > 0 and result["ops"]["writer"] > 0 and result["ops"]["reconciler"] > 0
 
 
 @pytest.mark.slow
