@@ -219,10 +219,12 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-                 walked: list | None = None) -> None:
+                 walked: list | None = None, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
-    ``walked`` gets every folder listed."""
-    real = os.path.realpath(folder)
+    ``walked`` gets every folder listed. ``resolved``: the caller has seen
+    that no folder on the way is a link (realpath would lstat every one of
+    them again: half of a cold probe's syscalls)."""
+    real = folder if resolved else os.path.realpath(folder)
     if real != folder and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
         return
@@ -454,8 +456,10 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
     folders, files = places(checkout, entries)
     for rel in folders:
         walked: list = []
+        # A checkout is no link (see checkouts()), a plain top neither, and
+        # places() passes over a place that is one.
         _walk_folder(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}/", real_root, max_file_bytes, mine,
-                     skipped, walked)
+                     skipped, walked, resolved=rel.split("/")[0] in plain_tops)
         for path in walked:
             folder_key = _dir_key(path)
             if folder_key is None or not _settled(folder_key[0], now):
