@@ -348,3 +348,29 @@ def test_single_files_reached_through_a_link_out_of_the_root_are_not_read(src, t
             "blog/.github/copilot-instructions.md": "symlink points outside the root"}
         assert idx.search("zebracorn") == []
         assert {h.path for h in idx.search("netlify")} == {"blog/memory/hosting.md", "blog/AGENTS.md"}
+
+
+def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch):
+    """The steady state is taken from stats made again after the walk: a
+    file edited between the two must fail the check, or every later query
+    would call the edited file unchanged and serve its old text."""
+    settle(src)
+    note = src / "shop" / ".claude" / "memory" / "db.md"
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        assert idx.search("pgbouncer")  # the first calm walk
+        real, seen, edited = os.lstat, [], []
+
+        def lstat(path, *a, **k):
+            if os.fspath(path) == str(note):
+                seen.append(path)
+                if len(seen) == 2:  # the walk has compared it; the steady state is being taken
+                    note.write_text("The shop database goes through pgcat now.\n")  # in place: no folder moves
+                    edited.append(path)
+            return real(path, *a, **k)
+
+        monkeypatch.setattr(os, "lstat", lstat)
+        idx.search("pgbouncer")  # the second calm walk: takes the steady state
+        monkeypatch.setattr(os, "lstat", real)
+        assert edited
+        assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
