@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import time
 from operator import attrgetter
-from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISREG
+from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .walk import Known, Skipped, Walk, printable_name
@@ -316,14 +316,17 @@ _PLACE_PREFIXES = tuple(f"{top}/{rest}/" if rest else f"{top}/" for top, rest in
 
 class _Probe:
     """What probing one checkout found, with every folder whose listing
-    decided it: while none of them changed (mtime and inode), the same files
-    are there, and a query stats them without listing anything."""
+    decided it (and every single file that is a link): while none of them
+    changed (mtime and inode), the same files are there, and a query stats
+    them without listing anything."""
 
     __slots__ = ("dirs", "files", "expected")
 
     def __init__(self, dirs: list[tuple[str, int, int]], files: list[tuple[str, str]]):
         self.dirs = dirs  # (path, st_mtime_ns, st_ino)
-        self.files = files  # (shown path, absolute path) of regular files reached through no link
+        # (shown path, absolute path) of regular files reached through no
+        # link on the way, the link itself being in dirs
+        self.files = files
         # (the known fingerprints read, each file's in them): looked up once
         # per state of the index, not once per query
         self.expected: tuple[dict | None, list] = (None, [])
@@ -466,6 +469,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
                 cacheable = False
             elif path != os.path.join(checkout, rel.split("/")[0]):  # memory/ is a top already
                 dirs.append((path, *folder_key))
+    links = []  # single files that are a link themselves (CLAUDE.md -> AGENTS.md): kept like folders
     for rel in files:
         path = os.path.join(checkout, *rel.split("/"))
         if rel.rpartition("/")[0] in plain_tops:  # no link on the way: an lstat says it all, no realpath
@@ -478,17 +482,22 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
                 mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
                 continue
+            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now):
+                # A link is replaced, never changed: a new one has a new mtime.
+                links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
     found.update(mine)
     if not cacheable or len(skipped) != passed_over:
         return None
     files_found = []
     base = real_root.rstrip(os.sep) + os.sep
+    linked = {path for path, _, _ in links}
     for rel, (abspath, _, _) in mine.items():
-        if abspath != base + rel.replace("/", os.sep):  # reached through a link (or a name shown escaped)
+        shown = base + rel.replace("/", os.sep)
+        if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
             return None
         files_found.append((rel, abspath))
-    return _Probe(dirs, files_found)
+    return _Probe(dirs + links, files_found)
 
 
 def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:

@@ -374,3 +374,28 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
         monkeypatch.setattr(os, "lstat", real)
         assert edited
         assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+
+
+def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(src, tmp_path, listings):
+    """CLAUDE.md -> AGENTS.md is a common layout: the link is checked like a
+    folder on the way (re-pointed, it is a new link), the file it names like
+    any memory file, and the other checkouts are not listed again for it."""
+    (src / "blog" / "AGENTS.md").write_text("Agents: posts are reviewed by a second writer.\n")
+    link = src / "blog" / "CLAUDE.md"
+    link.symlink_to("AGENTS.md")
+    settle(src)
+    old = link.lstat().st_mtime_ns - 60 * 10**9
+    os.utime(link, ns=(old, old), follow_symlinks=False)  # settle() leaves links alone
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        for _ in range(2):
+            assert {h.path for h in idx.search("reviewed")} == {"blog/AGENTS.md", "blog/CLAUDE.md"}
+        listings.clear()
+        assert {h.path for h in idx.search("reviewed")} == {"blog/AGENTS.md", "blog/CLAUDE.md"}
+        assert listings == []
+        (src / "blog" / "AGENTS.md").write_text("Agents: posts are proofread by a second writer.\n")
+        assert {h.path for h in idx.search("proofread")} == {"blog/AGENTS.md", "blog/CLAUDE.md"}
+        (src / "blog" / "CLAUDE.md").unlink()
+        (src / "blog" / "CLAUDE.md").symlink_to("memory/hosting.md")
+        assert {h.path for h in idx.search("proofread")} == {"blog/AGENTS.md"}
+        assert "blog/CLAUDE.md" in {h.path for h in idx.search("netlify")}
