@@ -71,15 +71,13 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     return entries
 
 
-def read_head(path: str, lines: int = HEAD_LINES) -> str:
-    """The first ``lines`` lines of a file, out of its first HEAD_BYTES ("" if
-    it cannot be read or is not a regular file: a FIFO swapped in since the
-    walk must not block, nor one long line cost more than that)."""
+def read_head(path: str) -> str:
+    """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
+    or is not a regular file: a FIFO swapped in since the walk must not block)."""
     head = context.read_head(path, HEAD_BYTES)
     if head is None:
         return ""
-    text = head[0].decode("utf-8", "replace")
-    return "".join(islice(text.splitlines(keepends=True), lines))
+    return "".join(islice(head[0].decode("utf-8", "replace").splitlines(keepends=True), HEAD_LINES))
 
 
 def format_manifest(entries: list[ManifestEntry]) -> str:
