@@ -12,21 +12,20 @@ inotify never reports on (a change happens under the link's target).
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from . import discover
 from .freshness import COOKIE_PREFIX
+from .roots import Root
 from .walk import is_markdown, printable_name
 
 
-class Followed:
+class Followed(NamedTuple):
     """A root as the watcher follows it."""
 
-    __slots__ = ("root", "folder", "label")
-
-    def __init__(self, root, folder: str, label: str):
-        self.root = root  # memsearch.roots.Root
-        self.folder = folder  # resolved, as given to the event source
-        self.label = label  # prefix of the index paths of this root
+    root: Root
+    folder: str  # resolved, as given to the event source
+    label: str  # prefix of the index paths of this root
 
     @property
     def repos(self) -> bool:

@@ -23,10 +23,7 @@ folder's watcher gone, stopped or not answering.
 Hidden names are never indexed, so cookies never show up in results. Any
 doubt (no watcher, an old heartbeat, a dead pid, a failed or rescanning
 watcher, a cookie not acknowledged in time) makes the query walk the tree
-as it would without a watcher: slower, never stale. The watcher restarts its
-event source when it dies, reconciles the whole tree at start and after an
-event queue overflow, and refuses to start when inotify cannot watch every
-directory (fs.inotify.max_user_watches).
+as it would without a watcher: slower, never stale.
 
 The watching side of the same table is :class:`WatcherRows`: claiming the
 rows of the roots, heartbeats, acknowledgements and their cleanup.
@@ -62,10 +59,9 @@ NOT_ANSWERING = "not answering"
 
 
 def _host() -> str:
-    uname = getattr(os, "uname", None)
-    if uname is not None:
-        return uname().nodename
-    import platform
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import platform  # not at the top: every query imports this module
 
     return platform.node()
 
@@ -150,24 +146,21 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
                 pass
 
 
-def sweep_cookies(folder: str, now: float) -> int:
+def sweep_cookies(folder: str, now: float) -> None:
     """Remove the cookies in ``folder`` older than COOKIE_STALE_S (files of
     our own naming only; a link or folder so named is left alone)."""
-    removed = 0
     try:
         with os.scandir(folder) as entries:
             stale = [e.path for e in entries if e.name.startswith(COOKIE_PREFIX)
                      and stat.S_ISREG((st := e.stat(follow_symlinks=False)).st_mode)
                      and st.st_mtime < now - COOKIE_STALE_S]
     except OSError:
-        return 0
+        return
     for path in stale:
         try:
             os.unlink(path)
-            removed += 1
         except OSError:
             pass  # removed meanwhile by its query or another sweep
-    return removed
 
 
 class _Row:
@@ -268,15 +261,13 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         "watcher_overflows": shown.overflows if shown else 0,
         "watcher_restarts": shown.restarts if shown else 0,
     }
-    handshake = None
     if reason is None:
         started = time.perf_counter()
         reason = sync(conn, roots, timeout)
-        handshake = time.perf_counter() - started
-    info["freshness"] = "walk" if reason else "watcher"
-    info["fallback_reason"] = reason
-    if handshake is not None and not reason:
-        info["cookie_ms"] = round(handshake * 1000, 2)
+        elapsed = time.perf_counter() - started
+    info.update(freshness="walk" if reason else "watcher", fallback_reason=reason)
+    if not reason:  # the handshake ran and succeeded
+        info["cookie_ms"] = round(elapsed * 1000, 2)
     return info
 
 

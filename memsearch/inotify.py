@@ -65,7 +65,7 @@ class InotifySource:
                                " (fs.inotify.max_user_instances?)")
         self._fd, self._wake = fd, os.pipe()
         try:
-            self._add(self.folder)
+            self.watch_folder(self.folder)
             for _, checkout in discover.checkouts(self.folder):
                 self.follow(checkout)
         except BaseException:
@@ -91,18 +91,13 @@ class InotifySource:
 
     def follow(self, checkout: str) -> None:
         """Watch what discovery reads in one checkout (again: new places)."""
-        self._add(checkout)
+        self.watch_folder(checkout)
         for folder, deep in discover.watched_places(checkout):
-            self._add(folder, deep=deep)
+            self.watch_folder(folder, deep=deep)
 
-    def watch_folder(self, folder: str) -> None:
-        """Watch one more folder, its content only (not its subfolders)."""
-        self._add(folder)
-
-    # -- inside --------------------------------------------------------------------
-    def _add(self, folder: str, *, deep: bool = False) -> None:
-        """Watch ``folder`` (``deep``: and every folder below it). WatcherError
-        at the watch limit; a folder gone meanwhile is passed over."""
+    def watch_folder(self, folder: str, *, deep: bool = False) -> None:
+        """Watch ``folder``'s content (``deep``: and every folder below it).
+        WatcherError at the watch limit; a folder gone meanwhile is passed over."""
         stack = [folder]
         while stack:
             path = stack.pop()
@@ -123,6 +118,7 @@ class InotifySource:
             except OSError:
                 continue
 
+    # -- inside --------------------------------------------------------------------
     def _forget_below(self, folder: str) -> None:
         """Drop the watches at and under a folder moved away: their events
         would carry its old path."""
@@ -190,7 +186,7 @@ class InotifySource:
         """A folder made or moved in: inside a memory folder it is watched
         whole; elsewhere it may be a new checkout or a new memory place."""
         if parent in self._deep:
-            self._add(path, deep=True)
+            self.watch_folder(path, deep=True)
         elif parent == self.folder:
             if not os.path.basename(path).startswith("."):
                 self.follow(path)
