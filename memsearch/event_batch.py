@@ -1,11 +1,7 @@
-"""What file system events ask of the index, gathered into a batch: plain
-data and rules, no threads and no event source, so that each can be
-tested alone.
-
-:class:`Batch` holds the index paths to reconcile, the cookies to
-acknowledge, and whether the roots must be rescanned or the event source
-restarted; :meth:`Batch.note` turns one event under a :class:`Followed`
-root into those. :class:`Links` keeps the symlinks under the roots, which
+"""What file system events ask of the index, gathered into a :class:`Batch`
+(paths to reconcile, cookies to acknowledge, a rescan or restart to make):
+plain data and rules, no threads and no event source, so that each can be
+tested alone. :class:`Links` keeps the symlinks under the roots, which
 inotify never reports on (a change happens under the link's target).
 """
 

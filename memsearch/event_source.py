@@ -1,16 +1,13 @@
 """The watcher's event source for walked roots: watchdog, and the checks
 around it that inotify needs.
 
-:class:`WatchdogSource` follows folders recursively and hands each change
-on as plain ``(kind, path, is_dir)`` calls (a move is a deletion and a
-creation), so nothing past this module knows watchdog. watchdog skips the
-folders it cannot watch without a word (at fs.inotify.max_user_watches), so
-:meth:`WatchdogSource.unwatched` compares folders with the kernel's own list
-of this process's inotify watches (/proc/self/fdinfo).
-
-Two process-wide settings remain, since watchdog offers no other way:
-its move-pairing delay (a class attribute) is shortened, and a queue
-overflow is heard from its log, the only place watchdog reports one.
+:class:`WatchdogSource` hands each change on as ``(kind, path, is_dir)`` (a
+move is a deletion and a creation), so nothing past this module knows
+watchdog. watchdog skips the folders it cannot watch without a word (at
+fs.inotify.max_user_watches), so :meth:`WatchdogSource.unwatched` checks
+them against the kernel's list of this process's watches (/proc/self/fdinfo).
+Two settings are process-wide, as watchdog offers no other way: its
+move-pairing delay is shortened, and an overflow is heard from its log.
 """
 
 from __future__ import annotations

@@ -1,32 +1,26 @@
 """Freshness without a walk, Watchman-style: the querying side of the live
 watcher (memsearch.watch), light enough for every one-shot query.
 
-A query must reflect every change made before it was issued. An event
-already queued by the kernel but not yet applied would break that, so a
-query (:func:`sync`, the client side; it never imports watchdog):
+A query must reflect every change made before it was issued, even one the
+kernel queued and the watcher has not applied yet. So a query (:func:`sync`;
+it never imports watchdog):
 
 1. reads the ``watcher`` row of each root: is a watcher there, ``ready``,
    its process alive and its heartbeat recent? If not, it walks the tree;
 2. creates a uniquely named cookie file ``.memsearch-cookie-<pid>-<n>-<rand>``
-   in the watched folder. inotify queues events of one watcher in order, so
+   in the watched folder: inotify queues one watcher's events in order, so
    every change made before the cookie is queued ahead of it;
-3. waits (bounded) until the watcher has acknowledged the cookie: it inserts
-   the name into ``watcher_cookies`` only after committing every change seen
-   before it (a cookie flushes the pending batch at once);
+3. waits (bounded) until the watcher, having committed every change seen
+   before the cookie, inserts its name into ``watcher_cookies``;
 4. removes the cookie and queries.
 
-A query killed during the handshake leaves its cookie behind. Cookies older
-than COOKIE_STALE_S are removed by whoever next looks at the folder: the
-watcher (at start and every ACK_KEEP_S/4), or a query that finds the
-folder's watcher gone, stopped or not answering.
+Cookies are hidden, so never indexed. Those of a query killed meanwhile are
+removed once older than COOKIE_STALE_S, by the watcher (at start and every
+ACK_KEEP_S/4) or a query that finds the folder's watcher gone. Any doubt (no
+watcher, an old heartbeat, a dead pid, a cookie not acknowledged in time)
+makes the query walk the tree: slower, never stale.
 
-Hidden names are never indexed, so cookies never show up in results. Any
-doubt (no watcher, an old heartbeat, a dead pid, a failed or rescanning
-watcher, a cookie not acknowledged in time) makes the query walk the tree
-as it would without a watcher: slower, never stale.
-
-The watching side of the same table is :class:`WatcherRows`: claiming the
-rows of the roots, heartbeats, acknowledgements and their cleanup.
+:class:`WatcherRows` is the watching side of the same table.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """The watcher's event source for repos roots: inotify itself, on the few
 folders discovery reads.
 
-A folder of checkouts holds source trees whose folders watchdog would each
-give a watch (200 large checkouts can pass fs.inotify.max_user_watches),
-and watchdog needs a thread, and before version 7 an inotify instance, per
-watched folder. :class:`InotifySource` is one descriptor and one thread for
-a repos root: the root itself (checkouts coming and going), each checkout's
-top level and the folders on the way to its memory places (not their
-content), the memory folders whole, and any folder named by
-:meth:`InotifySource.watch_folder` (where nested instruction files were
-found). Every watch is added by this module, so a failure to add one (the
-watch limit) is known at once, and the kernel's overflow flag is read, not
-guessed.
+watchdog would give every folder of a checkout's source tree a watch (200
+large checkouts can pass fs.inotify.max_user_watches), with a thread, and
+before version 7 an inotify instance, per folder. :class:`InotifySource` is
+one descriptor and one thread for a repos root: the root (checkouts coming
+and going), each checkout's top level and the folders on the way to its
+memory places, the memory folders whole, and the folders where nested
+instruction files were found. Adding every watch here, a failure to add one
+(the watch limit) is known at once, and the overflow flag is read, not guessed.
 """
 
 from __future__ import annotations

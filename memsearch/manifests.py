@@ -1,11 +1,9 @@
 """The manifest of a memory root: its memory files, newest first, each with
 the description and type its frontmatter declares.
 
-It is what an agent reads to decide which memory files to open, so it
-follows Claude Code's memory scan: every ``.md`` file below the root except
-the ``MEMORY.md`` indexes, the frontmatter looked for in the first 30 lines
-only (a file is not read whole to list it), newest modification first, at
-most 200 files::
+What an agent reads to decide which memory files to open, so it follows
+Claude Code's memory scan: every ``.md`` file but the ``MEMORY.md`` indexes,
+frontmatter looked for in the first 30 lines only, newest first, at most 200::
 
     - [feedback] cc:-home-me-shop/memory/testing.md (2026-05-01T09:12:44.120Z): run the whole suite before a commit
 """

@@ -11,10 +11,9 @@ writes costs one transaction. Its parts:
   cookie handshake; the watcher's rows, heartbeats and acknowledgements);
 - :mod:`memsearch.event_batch`: what events ask of the index, as a batch;
 - :mod:`memsearch.event_source`: watchdog, for walked roots;
-- :mod:`memsearch.inotify`: inotify itself, for the few folders discovery
-  reads in a repos root (a folder of checkouts);
-- this module: the watcher's thread, which takes batches when due, applies
-  them, and restarts and retries (with a backoff) after a failure.
+- :mod:`memsearch.inotify`: inotify, for what discovery reads in a repos root;
+- this module: the watcher's thread, which applies batches when due and
+  restarts and retries (with a backoff) after a failure.
 """
 
 from __future__ import annotations
