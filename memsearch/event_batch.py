@@ -104,7 +104,7 @@ class Batch:
         a nested instruction file, may need the deep walk."""
         if not discover.is_relevant(rel, is_dir):
             return None
-        checkout, _, inside = rel.partition("/")
+        inside = rel.partition("/")[2]
         if not inside or not _in_a_place(inside):
             self.deep = True
         self.paths.add(f.label + rel)
@@ -135,9 +135,7 @@ class Links:
         return bool(self.paths)
 
     def scan(self) -> None:
-        self.paths = set()
-        for f in self._followed:
-            self.paths |= _links_under(f.folder, f.label)
+        self.paths = set().union(*(_links_under(f.folder, f.label) for f in self._followed))
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""

@@ -30,6 +30,7 @@ import os
 import sqlite3
 import stat
 import time
+from contextlib import suppress
 
 from .db import write_transaction
 from .errors import WatcherError
@@ -134,10 +135,8 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         return None
     finally:
         for path in created:
-            try:
+            with suppress(OSError):
                 os.unlink(path)
-            except OSError:
-                pass
 
 
 def sweep_cookies(folder: str, now: float) -> None:
@@ -151,10 +150,8 @@ def sweep_cookies(folder: str, now: float) -> None:
     except OSError:
         return
     for path in stale:
-        try:
+        with suppress(OSError):  # removed meanwhile by its query or another sweep
             os.unlink(path)
-        except OSError:
-            pass  # removed meanwhile by its query or another sweep
 
 
 class _Row:

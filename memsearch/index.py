@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from contextlib import suppress
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
@@ -283,8 +284,6 @@ class MemoryIndex(db.Opened):
 def _size(path: str) -> int:
     total = 0
     for suffix in ("", "-wal"):
-        try:
+        with suppress(OSError):
             total += os.stat(f"{path}{suffix}").st_size
-        except OSError:
-            pass
     return total

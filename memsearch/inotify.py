@@ -100,8 +100,7 @@ class InotifySource:
             path = stack.pop()
             wd = _libc().inotify_add_watch(self._fd, os.fsencode(path), MASK)
             if wd < 0:
-                code = ctypes.get_errno()
-                if code == errno.ENOSPC:
+                if ctypes.get_errno() == errno.ENOSPC:
                     raise WatcherError(limit_message(0, 0))
                 continue  # gone, not a folder, or unreadable: discovery does not read it either
             with self._lock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .db import write_transaction
@@ -87,10 +87,8 @@ class ReconcileReport(NamedTuple):
         return bool(self.added or self.updated or self.removed)
 
     def summary(self) -> str:
-        text = (
-            f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
-            f" {self.unchanged} unchanged, {len(self.skipped)} skipped"
-        )
+        text = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
+                f" {self.unchanged} unchanged, {len(self.skipped)} skipped")
         if self.left_out:
             text += f", {sum(x.files for x in self.left_out)} left out"
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
@@ -280,10 +278,8 @@ def _bulk_indexing(conn):
 def _set_hash_size(conn, size: int) -> None:
     """FTS5's 'hashsize': how much it holds in memory before writing a
     segment. (An FTS5 too old to know the option just builds slower.)"""
-    try:
+    with suppress(sqlite3.OperationalError):
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('hashsize', ?)", (size,))
-    except sqlite3.OperationalError:
-        pass
 
 
 def _outermost(paths: Iterable[str]) -> list[str]:

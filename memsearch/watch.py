@@ -23,6 +23,7 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import suppress
 
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
@@ -212,10 +213,7 @@ class Watcher:
                 self._fail(ex)
             finally:
                 self._ready.set()
-            while True:
-                batch = self._take()
-                if batch is None:
-                    return
+            while (batch := self._take()) is not None:
                 try:
                     self._process(batch)
                 except TakenOver as ex:
@@ -367,10 +365,8 @@ class Watcher:
         self._retry_at = time.monotonic() + pause
         log.warning("watcher failed (%s); queries walk the tree; retrying in %gs", text, pause,
                     exc_info=log.isEnabledFor(logging.DEBUG))
-        try:
+        with suppress(Exception):  # the database itself may be what failed; the row's heartbeat then ages
             self._set_state(FAILED, text)
-        except Exception:  # the database itself may be what failed; the row's heartbeat then ages
-            pass
 
     def _stop_sources(self) -> None:
         sources, self._sources = self._sources, []
