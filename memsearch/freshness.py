@@ -85,8 +85,6 @@ class Freshness:
     def __eq__(self, other) -> bool:
         return isinstance(other, Freshness) and (self.via, self.reason) == (other.via, other.reason)
 
-    __hash__ = None
-
     def to_dict(self) -> dict:
         return {"via": self.via, "reason": self.reason, "seconds": round(self.seconds, 4)}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import select
 import struct
@@ -191,17 +192,12 @@ class InotifySource:
             self.follow(checkout)
 
 
-_lib = None
-
-
+@functools.cache
 def _libc():
-    global _lib
-    if _lib is None:
-        lib = ctypes.CDLL(None, use_errno=True)
-        for name, args in (("inotify_init1", [ctypes.c_int]),
-                           ("inotify_add_watch", [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]),
-                           ("inotify_rm_watch", [ctypes.c_int, ctypes.c_int])):
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-        _lib = lib
-    return _lib
+    lib = ctypes.CDLL(None, use_errno=True)
+    for name, args in (("inotify_init1", [ctypes.c_int]),
+                       ("inotify_add_watch", [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]),
+                       ("inotify_rm_watch", [ctypes.c_int, ctypes.c_int])):
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, ctypes.c_int
+    return lib

@@ -163,8 +163,8 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                             continue
                     elif not entry.is_symlink():
                         continue
-                    _follow_link(entry.name, entry.path, prefix + name, dirpath, real_root, linked_dirs, stack, files,
-                                 skipped, max_file_bytes)
+                    _follow_link(entry.name, entry.path, prefix + name, dirpath, real_root, linked_dirs,
+                                 stack, files, skipped, max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
                         skipped.append(Skipped(prefix + name, f"unreadable ({_reason(ex)})"))
@@ -238,8 +238,8 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         try:
             st = os.lstat(path)
             if S_ISLNK(st.st_mode):
-                _follow_link(parts[-1], path, rel, os.path.dirname(path), real_root, set(), stack, files, skipped,
-                             max_file_bytes)
+                _follow_link(parts[-1], path, rel, os.path.dirname(path), real_root, set(), stack, files,
+                             skipped, max_file_bytes)
                 continue
             # A folder on the way may be a link: hand on resolved paths only,
             # judged as walk() judges the link (reconcile reads nothing else).
