@@ -196,15 +196,13 @@ SLOW_POLL_S = 0.001
 def _acknowledged(conn, names: list[str], timeout: float) -> bool:
     sql = f"SELECT count(*) FROM watcher_cookies WHERE name IN ({','.join('?' * len(names))})"
     start = time.monotonic()
-    deadline = start + timeout
-    while True:
-        if conn.execute(sql, names).fetchone()[0] == len(names):
-            return True
+    while conn.execute(sql, names).fetchone()[0] != len(names):
         now = time.monotonic()
-        left = deadline - now
+        left = start + timeout - now
         if left <= 0:
             return False
         time.sleep(min(FAST_POLL_S if now - start < FAST_POLL_FOR_S else SLOW_POLL_S, left))
+    return True
 
 
 def pid_alive(pid: int) -> bool:

@@ -35,16 +35,12 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.
-    if isinstance(scope_id, str) and not _encodable(scope_id):
-        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    if isinstance(scope_id, str):
+        try:
+            scope_id.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text:"
+                                " no scope id holds a lone surrogate") from None
 
 
 def _shown(value) -> str:
