@@ -46,7 +46,7 @@ class Known:
     walk went from 1.23-1.26x to 1.10x the bare stat walk.
     """
 
-    __slots__ = ("dirs", "count")
+    __slots__ = ("dirs",)
 
     def __init__(self, fingerprints: Mapping[str, str]):
         dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
@@ -54,7 +54,6 @@ class Known:
             folder, name = _split(rel)
             dirs.setdefault(folder, {})[name] = _parse(fp)
         self.dirs = dirs
-        self.count = len(fingerprints)
 
 
 def _split(rel: str) -> tuple[str, str]:
