@@ -241,7 +241,9 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
     """Carry out a plan inside the caller's write transaction: upsert the
     files it reads, delete the rows of files that are gone."""
     out = _Outcome()
-    root_ids = _root_ids(conn, layout)
+    # The row id of every root of the layout in memory_roots, added as needed.
+    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
+    root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
     with _bulk_indexing(conn) if bulk else nullcontext():
         conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
@@ -329,12 +331,6 @@ def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> li
         conn.executemany("DELETE FROM memory_fts WHERE root = ?", stale)
         conn.executemany("DELETE FROM memory_roots WHERE id = ?", stale)
     return paths
-
-
-def _root_ids(conn, layout: Layout) -> dict[str, int]:
-    """Row id of every root of ``layout`` in memory_roots, added as needed."""
-    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
-    return dict(conn.execute("SELECT key, id FROM memory_roots"))
 
 
 def _malformed(conn) -> tuple[Skipped, ...]:
