@@ -1,18 +1,15 @@
 """Read the files of a large build in a second process.
 
 A cold build spends about as long in Python reading, decoding, parsing and
-segmenting files (~40 µs a file) as in SQLite storing and indexing them, and
-the GIL keeps a reader thread from overlapping the two: measured on 100k
-files, a thread made the build slower (10.8 s to read and store, against
-7.4 s with no thread), as the two threads handed the GIL back and forth at
-every row. A child process reads while this one writes, and the work
-overlaps for real on a machine with two cores or more.
+segmenting files (~40 µs a file) as in SQLite storing them, and the GIL keeps
+a reader thread from overlapping the two: on 100k files a thread made the
+build slower (10.8 s against 7.4 s), handing the GIL back and forth at every
+row. A child process overlaps for real on two cores or more.
 
-The child runs this same module (the parent's copy of memsearch, whatever
-sys.path says), gets the list of files on stdin and sends back, in order,
-what :func:`memsearch.prepare.prepare_one` made of each, pickled in chunks. If
-it cannot start or dies midway, the parent reads the rest itself: the child
-is a speed-up, never a dependency.
+The child runs the parent's copy of this module, gets the file list on stdin
+and sends back, in order and pickled in chunks, what
+:func:`memsearch.prepare.prepare_one` made of each. If it cannot start or
+dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -75,7 +72,14 @@ def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[l
 
     def drain():
         try:
-            for chunk in _results(proc, infos, max_bytes):
+            # The child reads the whole list before it writes anything, so
+            # writing it all first cannot deadlock on full pipes.
+            try:
+                pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin,
+                            pickle.HIGHEST_PROTOCOL)
+            finally:
+                proc.stdin.close()
+            while (chunk := pickle.load(proc.stdout)) is not None:
                 if not offer(chunk):
                     return
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
@@ -105,17 +109,6 @@ def _start() -> subprocess.Popen | None:
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-
-
-def _results(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
-    # The child reads the whole list before it writes anything, so writing
-    # it all first cannot deadlock on full pipes.
-    try:
-        pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin, pickle.HIGHEST_PROTOCOL)
-    finally:
-        proc.stdin.close()
-    while (chunk := pickle.load(proc.stdout)) is not None:
-        yield chunk
 
 
 def _stop(proc: subprocess.Popen) -> None:

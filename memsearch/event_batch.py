@@ -1,32 +1,27 @@
-"""What file system events ask of the index, gathered into a batch: plain
-data and rules, no threads and no event source, so that each can be
-tested alone.
-
-:class:`Batch` holds the index paths to reconcile, the cookies to
-acknowledge, and whether the roots must be rescanned or the event source
-restarted; :meth:`Batch.note` turns one event under a :class:`Followed`
-root into those. :class:`Links` keeps the symlinks under the roots, which
+"""What file system events ask of the index, gathered into a :class:`Batch`
+(paths to reconcile, cookies to acknowledge, a rescan or restart to make):
+plain data and rules, no threads and no event source, so that each can be
+tested alone. :class:`Links` keeps the symlinks under the roots, which
 inotify never reports on (a change happens under the link's target).
 """
 
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from . import discover
 from .freshness import COOKIE_PREFIX
+from .roots import Root
 from .walk import is_markdown, printable_name
 
 
-class Followed:
+class Followed(NamedTuple):
     """A root as the watcher follows it."""
 
-    __slots__ = ("root", "folder", "label")
-
-    def __init__(self, root, folder: str, label: str):
-        self.root = root  # memsearch.roots.Root
-        self.folder = folder  # resolved, as given to the event source
-        self.label = label  # prefix of the index paths of this root
+    root: Root
+    folder: str  # resolved, as given to the event source
+    label: str  # prefix of the index paths of this root
 
     @property
     def repos(self) -> bool:
@@ -109,7 +104,7 @@ class Batch:
         a nested instruction file, may need the deep walk."""
         if not discover.is_relevant(rel, is_dir):
             return None
-        checkout, _, inside = rel.partition("/")
+        inside = rel.partition("/")[2]
         if not inside or not _in_a_place(inside):
             self.deep = True
         self.paths.add(f.label + rel)
@@ -140,9 +135,7 @@ class Links:
         return bool(self.paths)
 
     def scan(self) -> None:
-        self.paths = set()
-        for f in self._followed:
-            self.paths |= _links_under(f.folder, f.label)
+        self.paths = set().union(*(_links_under(f.folder, f.label) for f in self._followed))
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""

@@ -1,16 +1,13 @@
 """The watcher's event source for walked roots: watchdog, and the checks
 around it that inotify needs.
 
-:class:`WatchdogSource` follows folders recursively and hands each change
-on as plain ``(kind, path, is_dir)`` calls (a move is a deletion and a
-creation), so nothing past this module knows watchdog. watchdog skips the
-folders it cannot watch without a word (at fs.inotify.max_user_watches), so
-:meth:`WatchdogSource.unwatched` compares folders with the kernel's own list
-of this process's inotify watches (/proc/self/fdinfo).
-
-Two process-wide settings remain, since watchdog offers no other way:
-its move-pairing delay (a class attribute) is shortened, and a queue
-overflow is heard from its log, the only place watchdog reports one.
+:class:`WatchdogSource` hands each change on as ``(kind, path, is_dir)`` (a
+move is a deletion and a creation), so nothing past this module knows
+watchdog. watchdog skips the folders it cannot watch without a word (at
+fs.inotify.max_user_watches), so :meth:`WatchdogSource.unwatched` checks
+them against the kernel's list of this process's watches (/proc/self/fdinfo).
+Two settings are process-wide, as watchdog offers no other way: its
+move-pairing delay is shortened, and an overflow is heard from its log.
 """
 
 from __future__ import annotations
@@ -35,8 +32,6 @@ log = logging.getLogger("memsearch.watch")
 # in the same read from the kernel.
 MOVE_PAIRING_S = 0.05
 
-MAX_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
-
 # Events no index row can follow from.
 _PASSED_OVER = ("opened", "closed_no_write")
 
@@ -58,8 +53,7 @@ class WatchdogSource:
             from watchdog.observers import Observer
         except ImportError as ex:
             raise WatcherError(f"the watcher needs watchdog ({ex}): pip install watchdog") from None
-        _tune_watchdog()
-        _install_overflow_signal()
+        _set_up_watchdog()
         kinds = [ev.FileCreatedEvent, ev.FileDeletedEvent, ev.FileModifiedEvent, ev.FileMovedEvent,
                  ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
         kinds += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
@@ -232,7 +226,7 @@ def _watched_inodes(fds: set[int]) -> set[int] | None:
 
 def max_user_watches() -> int | None:
     try:
-        with open(MAX_WATCHES) as f:
+        with open("/proc/sys/fs/inotify/max_user_watches") as f:
             return int(f.read())
     except (OSError, ValueError):
         return None
@@ -272,14 +266,14 @@ def _suggest(needed: int) -> int:
 
 # -- watchdog, tuned and listened to ---------------------------------------------------
 
-_tuned = False
-_signal_installed = False
+_set_up = False
 _sources: "weakref.WeakSet[WatchdogSource]" = weakref.WeakSet()
 _sources_lock = threading.Lock()
 
 
-def _tune_watchdog() -> None:
-    global _tuned
+def _set_up_watchdog() -> None:
+    """Shorten watchdog's move pairing and listen to its log for overflows."""
+    global _set_up
     import warnings
 
     # watchdog warns when a directory that moved out and back in still has
@@ -287,9 +281,9 @@ def _tune_watchdog() -> None:
     # would kill its reader thread. (Filters are process-wide; this one
     # matches that warning alone.)
     warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
-    if _tuned:
+    if _set_up:
         return
-    _tuned = True
+    _set_up = True
     for module, name in (("watchdog.observers.inotify_move_event_grouper", "InotifyMoveEventGrouper"),
                          ("watchdog.observers.inotify_buffer", "InotifyBuffer")):
         try:
@@ -298,6 +292,10 @@ def _tune_watchdog() -> None:
             continue
         if getattr(cls, "delay", 0) > MOVE_PAIRING_S:
             cls.delay = MOVE_PAIRING_S
+    logging.getLogger("watchdog").addHandler(_OverflowSignal(logging.WARNING))
+    source = logging.getLogger("watchdog.observers.inotify_c")
+    if not source.isEnabledFor(logging.WARNING):  # a host silenced it: the signal must still get through
+        source.setLevel(logging.WARNING)
 
 
 class _OverflowSignal(logging.Handler):
@@ -315,14 +313,3 @@ class _OverflowSignal(logging.Handler):
             sources = list(_sources)
         for source in sources:
             source._on_overflow()
-
-
-def _install_overflow_signal() -> None:
-    global _signal_installed
-    if _signal_installed:
-        return
-    _signal_installed = True
-    logging.getLogger("watchdog").addHandler(_OverflowSignal(logging.WARNING))
-    source = logging.getLogger("watchdog.observers.inotify_c")
-    if not source.isEnabledFor(logging.WARNING):  # a host silenced it: the signal must still get through
-        source.setLevel(logging.WARNING)

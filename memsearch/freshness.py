@@ -1,35 +1,26 @@
 """Freshness without a walk, Watchman-style: the querying side of the live
 watcher (memsearch.watch), light enough for every one-shot query.
 
-A query must reflect every change made before it was issued. An event
-already queued by the kernel but not yet applied would break that, so a
-query (:func:`sync`, the client side; it never imports watchdog):
+A query must reflect every change made before it was issued, even one the
+kernel queued and the watcher has not applied yet. So a query (:func:`sync`;
+it never imports watchdog):
 
 1. reads the ``watcher`` row of each root: is a watcher there, ``ready``,
    its process alive and its heartbeat recent? If not, it walks the tree;
 2. creates a uniquely named cookie file ``.memsearch-cookie-<pid>-<n>-<rand>``
-   in the watched folder. inotify queues events of one watcher in order, so
+   in the watched folder: inotify queues one watcher's events in order, so
    every change made before the cookie is queued ahead of it;
-3. waits (bounded) until the watcher has acknowledged the cookie: it inserts
-   the name into ``watcher_cookies`` only after committing every change seen
-   before it (a cookie flushes the pending batch at once);
+3. waits (bounded) until the watcher, having committed every change seen
+   before the cookie, inserts its name into ``watcher_cookies``;
 4. removes the cookie and queries.
 
-A query killed during the handshake leaves its cookie behind. Cookies older
-than COOKIE_STALE_S are removed by whoever next looks at the folder: the
-watcher (at start and every ACK_KEEP_S/4), or a query that finds the
-folder's watcher gone, stopped or not answering.
+Cookies are hidden, so never indexed. Those of a query killed meanwhile are
+removed once older than COOKIE_STALE_S, by the watcher (at start and every
+ACK_KEEP_S/4) or a query that finds the folder's watcher gone. Any doubt (no
+watcher, an old heartbeat, a dead pid, a cookie not acknowledged in time)
+makes the query walk the tree: slower, never stale.
 
-Hidden names are never indexed, so cookies never show up in results. Any
-doubt (no watcher, an old heartbeat, a dead pid, a failed or rescanning
-watcher, a cookie not acknowledged in time) makes the query walk the tree
-as it would without a watcher: slower, never stale. The watcher restarts its
-event source when it dies, reconciles the whole tree at start and after an
-event queue overflow, and refuses to start when inotify cannot watch every
-directory (fs.inotify.max_user_watches).
-
-The watching side of the same table is :class:`WatcherRows`: claiming the
-rows of the roots, heartbeats, acknowledgements and their cleanup.
+:class:`WatcherRows` is the watching side of the same table.
 """
 
 from __future__ import annotations
@@ -39,6 +30,7 @@ import os
 import sqlite3
 import stat
 import time
+from contextlib import suppress
 
 from .db import write_transaction
 from .errors import WatcherError
@@ -62,10 +54,9 @@ NOT_ANSWERING = "not answering"
 
 
 def _host() -> str:
-    uname = getattr(os, "uname", None)
-    if uname is not None:
-        return uname().nodename
-    import platform
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import platform  # not at the top: every query imports this module
 
     return platform.node()
 
@@ -93,8 +84,6 @@ class Freshness:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Freshness) and (self.via, self.reason) == (other.via, other.reason)
-
-    __hash__ = None
 
     def to_dict(self) -> dict:
         return {"via": self.via, "reason": self.reason, "seconds": round(self.seconds, 4)}
@@ -144,30 +133,23 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         return None
     finally:
         for path in created:
-            try:
+            with suppress(OSError):
                 os.unlink(path)
-            except OSError:
-                pass
 
 
-def sweep_cookies(folder: str, now: float) -> int:
+def sweep_cookies(folder: str, now: float) -> None:
     """Remove the cookies in ``folder`` older than COOKIE_STALE_S (files of
     our own naming only; a link or folder so named is left alone)."""
-    removed = 0
     try:
         with os.scandir(folder) as entries:
             stale = [e.path for e in entries if e.name.startswith(COOKIE_PREFIX)
                      and stat.S_ISREG((st := e.stat(follow_symlinks=False)).st_mode)
                      and st.st_mtime < now - COOKIE_STALE_S]
     except OSError:
-        return 0
+        return
     for path in stale:
-        try:
+        with suppress(OSError):  # removed meanwhile by its query or another sweep
             os.unlink(path)
-            removed += 1
-        except OSError:
-            pass  # removed meanwhile by its query or another sweep
-    return removed
 
 
 class _Row:
@@ -214,15 +196,13 @@ SLOW_POLL_S = 0.001
 def _acknowledged(conn, names: list[str], timeout: float) -> bool:
     sql = f"SELECT count(*) FROM watcher_cookies WHERE name IN ({','.join('?' * len(names))})"
     start = time.monotonic()
-    deadline = start + timeout
-    while True:
-        if conn.execute(sql, names).fetchone()[0] == len(names):
-            return True
+    while conn.execute(sql, names).fetchone()[0] != len(names):
         now = time.monotonic()
-        left = deadline - now
+        left = start + timeout - now
         if left <= 0:
             return False
         time.sleep(min(FAST_POLL_S if now - start < FAST_POLL_FOR_S else SLOW_POLL_S, left))
+    return True
 
 
 def pid_alive(pid: int) -> bool:
@@ -268,15 +248,13 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         "watcher_overflows": shown.overflows if shown else 0,
         "watcher_restarts": shown.restarts if shown else 0,
     }
-    handshake = None
     if reason is None:
         started = time.perf_counter()
         reason = sync(conn, roots, timeout)
-        handshake = time.perf_counter() - started
-    info["freshness"] = "walk" if reason else "watcher"
-    info["fallback_reason"] = reason
-    if handshake is not None and not reason:
-        info["cookie_ms"] = round(handshake * 1000, 2)
+        elapsed = time.perf_counter() - started
+    info.update(freshness="walk" if reason else "watcher", fallback_reason=reason)
+    if not reason:  # the handshake ran and succeeded
+        info["cookie_ms"] = round(elapsed * 1000, 2)
     return info
 
 

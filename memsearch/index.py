@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from contextlib import suppress
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import UnknownFilter
 from .query import plan, unmatched
-from .reconcile import KnownFingerprints, Progress, ReconcileReport, reconcile, reconcile_paths
+from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
@@ -25,26 +26,21 @@ if TYPE_CHECKING:
 SCOPES = tuple(dict.fromkeys(s for scopes in SCOPES_OF_KIND.values() for s in scopes))
 
 
-def check_filters(scope: str | None, type: str | None, scope_id: str | None = None,
-                  scopes: tuple[str, ...] = SCOPES) -> None:
+def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> None:
     """UnknownFilter when scope, type or scope id can match no file: a typo
     to report, not an empty answer that reads as "never recorded"."""
-    for name, value, known in (("scope", scope, scopes), ("type", type, TYPES)):
+    for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
             raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.
-    if isinstance(scope_id, str) and not _encodable(scope_id):
-        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    if isinstance(scope_id, str):
+        try:
+            scope_id.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text:"
+                                " no scope id holds a lone surrogate") from None
 
 
 def _shown(value) -> str:
@@ -109,8 +105,8 @@ class MemoryIndex(db.Opened):
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
-        base = settings or load_settings()
-        self.settings = base.with_overrides(floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes)
+        self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
+                                                                     max_file_bytes=max_file_bytes)
         if not 0 <= self.settings.floor <= 1:
             raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
         self.explicit_db = db_path is not None
@@ -155,7 +151,6 @@ class MemoryIndex(db.Opened):
         mimo root or of the folders just below it, with the root kind that
         indexes them. A bounded probe (memsearch.discover.hidden_memory)."""
         from .discover import HIDDEN_PLACES, hidden_memory
-        from .reconcile import LeftOut
 
         out = []
         for root in self.roots:
@@ -169,11 +164,9 @@ class MemoryIndex(db.Opened):
         return out
 
     def reconcile_paths(self, paths: Iterable[str], *, deep: bool = False) -> ReconcileReport:
-        """Bring just ``paths`` (index paths: files, folders, or a root's
-        label for all of it) in step with the files, at a cost that follows
-        the paths (see memsearch.reconcile.reconcile_paths; ``deep``: for a
-        path in a repos root, look for nested instruction files too, as
-        :meth:`reconcile` does)."""
+        """Bring just ``paths`` (index paths: files, folders, or a root's label
+        for all of it) in step with the files (memsearch.reconcile.reconcile_paths;
+        ``deep``: in a repos root, look for nested instruction files too)."""
         paths = set(paths)
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
@@ -287,8 +280,6 @@ class MemoryIndex(db.Opened):
 def _size(path: str) -> int:
     total = 0
     for suffix in ("", "-wal"):
-        try:
+        with suppress(OSError):
             total += os.stat(f"{path}{suffix}").st_size
-        except OSError:
-            pass
     return total

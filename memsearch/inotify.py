@@ -1,23 +1,21 @@
 """The watcher's event source for repos roots: inotify itself, on the few
 folders discovery reads.
 
-A folder of checkouts holds source trees whose folders watchdog would each
-give a watch (200 large checkouts can pass fs.inotify.max_user_watches),
-and watchdog needs a thread, and before version 7 an inotify instance, per
-watched folder. :class:`InotifySource` is one descriptor and one thread for
-a repos root: the root itself (checkouts coming and going), each checkout's
-top level and the folders on the way to its memory places (not their
-content), the memory folders whole, and any folder named by
-:meth:`InotifySource.watch_folder` (where nested instruction files were
-found). Every watch is added by this module, so a failure to add one (the
-watch limit) is known at once, and the kernel's overflow flag is read, not
-guessed.
+watchdog would give every folder of a checkout's source tree a watch (200
+large checkouts can pass fs.inotify.max_user_watches), with a thread, and
+before version 7 an inotify instance, per folder. :class:`InotifySource` is
+one descriptor and one thread for a repos root: the root (checkouts coming
+and going), each checkout's top level and the folders on the way to its
+memory places, the memory folders whole, and the folders where nested
+instruction files were found. Adding every watch here, a failure to add one
+(the watch limit) is known at once, and the overflow flag is read, not guessed.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import select
 import struct
@@ -65,7 +63,7 @@ class InotifySource:
                                " (fs.inotify.max_user_instances?)")
         self._fd, self._wake = fd, os.pipe()
         try:
-            self._add(self.folder)
+            self.watch_folder(self.folder)
             for _, checkout in discover.checkouts(self.folder):
                 self.follow(checkout)
         except BaseException:
@@ -91,25 +89,19 @@ class InotifySource:
 
     def follow(self, checkout: str) -> None:
         """Watch what discovery reads in one checkout (again: new places)."""
-        self._add(checkout)
+        self.watch_folder(checkout)
         for folder, deep in discover.watched_places(checkout):
-            self._add(folder, deep=deep)
+            self.watch_folder(folder, deep=deep)
 
-    def watch_folder(self, folder: str) -> None:
-        """Watch one more folder, its content only (not its subfolders)."""
-        self._add(folder)
-
-    # -- inside --------------------------------------------------------------------
-    def _add(self, folder: str, *, deep: bool = False) -> None:
-        """Watch ``folder`` (``deep``: and every folder below it). WatcherError
-        at the watch limit; a folder gone meanwhile is passed over."""
+    def watch_folder(self, folder: str, *, deep: bool = False) -> None:
+        """Watch ``folder``'s content (``deep``: and every folder below it).
+        WatcherError at the watch limit; a folder gone meanwhile is passed over."""
         stack = [folder]
         while stack:
             path = stack.pop()
             wd = _libc().inotify_add_watch(self._fd, os.fsencode(path), MASK)
             if wd < 0:
-                code = ctypes.get_errno()
-                if code == errno.ENOSPC:
+                if ctypes.get_errno() == errno.ENOSPC:
                     raise WatcherError(limit_message(0, 0))
                 continue  # gone, not a folder, or unreadable: discovery does not read it either
             with self._lock:
@@ -123,6 +115,7 @@ class InotifySource:
             except OSError:
                 continue
 
+    # -- inside --------------------------------------------------------------------
     def _forget_below(self, folder: str) -> None:
         """Drop the watches at and under a folder moved away: their events
         would carry its old path."""
@@ -190,7 +183,7 @@ class InotifySource:
         """A folder made or moved in: inside a memory folder it is watched
         whole; elsewhere it may be a new checkout or a new memory place."""
         if parent in self._deep:
-            self._add(path, deep=True)
+            self.watch_folder(path, deep=True)
         elif parent == self.folder:
             if not os.path.basename(path).startswith("."):
                 self.follow(path)
@@ -199,17 +192,12 @@ class InotifySource:
             self.follow(checkout)
 
 
-_lib = None
-
-
+@functools.cache
 def _libc():
-    global _lib
-    if _lib is None:
-        lib = ctypes.CDLL(None, use_errno=True)
-        for name, args in (("inotify_init1", [ctypes.c_int]),
-                           ("inotify_add_watch", [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]),
-                           ("inotify_rm_watch", [ctypes.c_int, ctypes.c_int])):
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-        _lib = lib
-    return _lib
+    lib = ctypes.CDLL(None, use_errno=True)
+    for name, args in (("inotify_init1", [ctypes.c_int]),
+                       ("inotify_add_watch", [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]),
+                       ("inotify_rm_watch", [ctypes.c_int, ctypes.c_int])):
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, ctypes.c_int
+    return lib

@@ -1,11 +1,9 @@
 """The manifest of a memory root: its memory files, newest first, each with
 the description and type its frontmatter declares.
 
-It is what an agent reads to decide which memory files to open, so it
-follows Claude Code's memory scan: every ``.md`` file below the root except
-the ``MEMORY.md`` indexes, the frontmatter looked for in the first 30 lines
-only (a file is not read whole to list it), newest modification first, at
-most 200 files::
+What an agent reads to decide which memory files to open, so it follows
+Claude Code's memory scan: every ``.md`` file but the ``MEMORY.md`` indexes,
+frontmatter looked for in the first 30 lines only, newest first, at most 200::
 
     - [feedback] cc:-home-me-shop/memory/testing.md (2026-05-01T09:12:44.120Z): run the whole suite before a commit
 """
@@ -71,15 +69,13 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     return entries
 
 
-def read_head(path: str, lines: int = HEAD_LINES) -> str:
-    """The first ``lines`` lines of a file, out of its first HEAD_BYTES ("" if
-    it cannot be read or is not a regular file: a FIFO swapped in since the
-    walk must not block, nor one long line cost more than that)."""
+def read_head(path: str) -> str:
+    """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
+    or is not a regular file: a FIFO swapped in since the walk must not block)."""
     head = context.read_head(path, HEAD_BYTES)
     if head is None:
         return ""
-    text = head[0].decode("utf-8", "replace")
-    return "".join(islice(text.splitlines(keepends=True), lines))
+    return "".join(islice(head[0].decode("utf-8", "replace").splitlines(keepends=True), HEAD_LINES))
 
 
 def format_manifest(entries: list[ManifestEntry]) -> str:

@@ -31,23 +31,17 @@ class Prepared(NamedTuple):
 
 
 def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skipped | None:
-    """All that indexing the file at ``abspath`` (``relpath`` as the index
-    names it, at most ``max_bytes`` long) needs and the database does not,
-    as a Prepared; in place of that, the reason the file was skipped (a
-    Skipped), or None if it is gone.
+    """What indexing the file needs and the database does not (a Prepared),
+    else why it was skipped (a Skipped), or None if it is gone.
 
     Never raises: whatever goes wrong with one file (a parser bug, a
     RecursionError or MemoryError a hostile file provokes) costs that file
-    its frontmatter, or its place in the index with the reason reported,
-    and never the reconcile, the watcher's batch or the query behind it.
+    its frontmatter or its place in the index, never the whole batch.
     """
-    skipped: list[Skipped] = []
     text = None
     try:
-        text = read_text(relpath, abspath, skipped, max_bytes)
-        if text is None:
-            return skipped[0] if skipped else None
-        return _prepared(text)
+        text = read_text(relpath, abspath, max_bytes)
+        return _prepared(text) if isinstance(text, str) else text
     except Exception as ex:
         reason = failed(ex)
     if text is not None:
@@ -76,10 +70,8 @@ def failed(ex: Exception) -> str:
 
 
 def indexed_body(text: str, meta: metadata.Metadata) -> str:
-    """The text of the body column. Name and description have columns of
-    their own, the other frontmatter keys are bookkeeping (session ids,
-    dates) that would only add noise, so a file with usable frontmatter is
-    indexed by its body."""
+    """The text of the body column: with usable frontmatter, the body alone (name and
+    description have columns; the other keys are bookkeeping that would add noise)."""
     return text if meta.error else meta.body
 
 
@@ -87,11 +79,10 @@ READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getatt
 
 
 def _opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath``. The walk
-    resolves every path it hands over (links included) inside its root, so
-    a file that the kernel now places elsewhere was reached through a folder
-    swapped for a link since the walk: reading it could index text from
-    outside the root. Where /proc is missing, the path is stat()ed again."""
+    """Whether the file open as ``fd`` is the one at ``abspath``. The walk hands over
+    resolved paths inside the root, so a file the kernel places elsewhere was reached
+    through a folder swapped for a link since: it could be text from outside the root.
+    Where /proc is missing, the path is stat()ed again."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}") == abspath
     except OSError:
@@ -102,12 +93,10 @@ def _opened_at(fd: int, abspath: str) -> bool:
         return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
 
 
-def read_text(relpath: str, abspath: str, skipped: list[Skipped], max_bytes: int) -> str | None:
-    """The file's text, or None (and a Skipped entry) when it can't be indexed.
-
-    Invalid UTF-8 is indexed with replacement characters rather than
-    dropped: one bad byte should not hide a whole note.
-    """
+def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | None:
+    """The file's text, why it can't be indexed (a Skipped), or None if it is gone.
+    Invalid UTF-8 is indexed with replacement characters: one bad byte should
+    not hide a whole note."""
     try:
         # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang
         # us; O_NOFOLLOW: nor one swapped for a link.
@@ -115,15 +104,12 @@ def read_text(relpath: str, abspath: str, skipped: list[Skipped], max_bytes: int
         try:
             st = os.fstat(fd)
             if not S_ISREG(st.st_mode):
-                skipped.append(Skipped(relpath, "not a regular file"))
-                return None
+                return Skipped(relpath, "not a regular file")
             if not _opened_at(fd, abspath):
-                skipped.append(Skipped(relpath, "a folder on its path was replaced while it was read"))
-                return None
+                return Skipped(relpath, "a folder on its path was replaced while it was read")
             # The walk judged the size it saw; the file may have grown since.
             if st.st_size > max_bytes:
-                skipped.append(Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})"))
-                return None
+                return Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})")
             # Read what the file holds now, not the size the walk saw: another
             # process may have indexed a longer version meanwhile, and text cut
             # at the old size would replace it.
@@ -133,13 +119,9 @@ def read_text(relpath: str, abspath: str, skipped: list[Skipped], max_bytes: int
     except FileNotFoundError:
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
-        skipped.append(Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})"))
-        return None
+        return Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})")
     if b"\0" in data[:BINARY_PROBE]:
-        skipped.append(Skipped(relpath, "binary file"))
-        return None
+        return Skipped(relpath, "binary file")
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
     return data.decode("utf-8", "replace")
-
-

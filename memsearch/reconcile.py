@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .db import write_transaction
@@ -87,10 +87,8 @@ class ReconcileReport(NamedTuple):
         return bool(self.added or self.updated or self.removed)
 
     def summary(self) -> str:
-        text = (
-            f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
-            f" {self.unchanged} unchanged, {len(self.skipped)} skipped"
-        )
+        text = (f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed,"
+                f" {self.unchanged} unchanged, {len(self.skipped)} skipped")
         if self.left_out:
             text += f", {sum(x.files for x in self.left_out)} left out"
         return text + (f", {len(self.malformed)} with unusable frontmatter" if self.malformed else "")
@@ -115,11 +113,9 @@ class LeftOut(NamedTuple):
 class _Plan:
     __slots__ = ("stored", "to_read", "removed", "unchanged")
 
-    def __init__(self, stored: dict[str, str]):
-        self.stored = stored
-        self.to_read: list[FileInfo] = []
+    def __init__(self, stored: dict[str, str], to_read: list[FileInfo], unchanged: int):
+        self.stored, self.to_read, self.unchanged = stored, to_read, unchanged
         self.removed: list[str] = []
-        self.unchanged = 0
 
 
 class _Outcome:
@@ -163,7 +159,7 @@ def reconcile(
     ``deep``: look for nested instruction files in repos roots (see
     memsearch.discover), as an index build does; a query's reconcile does not."""
     started = time.perf_counter()
-    layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
+    layout = _layout(roots)
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
@@ -172,41 +168,30 @@ def reconcile(
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
 
-    skipped = seen.skipped
     cache.forget()  # this connection is about to write
     with write_transaction(conn):
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
         plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
-        out, gone = _write(conn, layout, plan, skipped, progress, max_file_bytes, bulk_ok=True)
-    return ReconcileReport(
-        added=tuple(out.added),
-        updated=tuple(out.updated),
-        removed=tuple(dropped + gone),
-        unchanged=plan.unchanged + out.rechecked,
-        skipped=tuple(skipped),
-        seconds=time.perf_counter() - started,
-        malformed=_malformed(conn),
-    )
+        report = _write(conn, layout, plan, seen.skipped, progress, max_file_bytes, bulk_ok=True)
+    return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
+                           malformed=_malformed(conn))
 
 
 def reconcile_paths(
     conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
     known: KnownFingerprints | None = None, deep: bool = True,
 ) -> ReconcileReport:
-    """Bring just ``paths`` in step with the files: each one (as the index
-    names it, a file or a directory) and every row under it, read and
-    compared by the same rules as :func:`reconcile`. The cost follows the
-    paths, not the tree: this is how the watcher applies a batch of file
-    system events (memsearch.watch). A path that is gone takes its rows
-    with it; a directory is walked whole; a root named whole is reconciled.
-    A folder of checkouts is discovered, not walked path by path
-    (walk_paths never enters its hidden folders): a path in a repos root
-    has the roots reconciled as a query does, each checkout's places and no
-    source tree (``deep``: with nested instruction files looked for).
+    """Bring just ``paths`` (index paths: files or directories) and every row
+    under them in step with the files, by the rules of :func:`reconcile`, at a
+    cost that follows the paths: how the watcher applies a batch of events.
+    A path that is gone takes its rows with it; a root named whole is
+    reconciled. A path in a repos root has the roots reconciled as a query
+    does (walk_paths never enters its hidden folders; ``deep``: with nested
+    instruction files looked for).
     """
     started = time.perf_counter()
-    layout = roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
+    layout = _layout(roots)
     tops = _outermost(paths)
     repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
     if repos and any(path.startswith(repos) for path in tops):
@@ -232,35 +217,33 @@ def reconcile_paths(
         seen.files.update((prefix + rel, info) for rel, info in found.files.items())
         seen.skipped.extend(s._replace(path=prefix + s.path) for s in found.skipped)
     seen.missing = [path for path in before[0] if path not in seen.files]
-    if not seen.missing and not _differs(seen, before):
+    if not seen.missing and not _changed(seen, before):
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
 
-    skipped = seen.skipped
     if known is not None:
         known.forget()  # this connection is about to write
     with write_transaction(conn):
         plan = _plan(layout, seen, before[0], _stored_under(conn, tops), max_file_bytes)
         # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
         # of paths is a small part of it.
-        out, gone = _write(conn, layout, plan, skipped, None, max_file_bytes, bulk_ok=False)
-    return ReconcileReport(
-        added=tuple(out.added),
-        updated=tuple(out.updated),
-        removed=tuple(gone),
-        unchanged=plan.unchanged + out.rechecked,
-        skipped=tuple(skipped),
-        seconds=time.perf_counter() - started,
-    )
+        report = _write(conn, layout, plan, seen.skipped, None, max_file_bytes, bulk_ok=False)
+    return report._replace(seconds=time.perf_counter() - started)
+
+
+def _layout(roots: Layout | str) -> Layout:
+    """``roots`` itself, or one folder read as a mimo tree."""
+    return roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
 
 
 def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
-           bulk_ok: bool) -> tuple[_Outcome, list[str]]:
+           bulk_ok: bool) -> ReconcileReport:
     """Carry out a plan inside the caller's write transaction: upsert the
-    files it reads, delete the rows of files that are gone. Returns what
-    happened and the paths removed."""
+    files it reads, delete the rows of files that are gone."""
     out = _Outcome()
-    root_ids = _root_ids(conn, layout)
+    # The row id of every root of the layout in memory_roots, added as needed.
+    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
+    root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
     with _bulk_indexing(conn) if bulk else nullcontext():
         conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
@@ -269,14 +252,10 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
         # keep their old text searchable.
         gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-    if not bulk and (out.added or out.updated or gone):
-        _merge_segments(conn)
-    return out, gone
-
-
-def _merge_segments(conn: sqlite3.Connection) -> None:
-    """Fold the one-row segments the writes left into few (see MERGE_PAGES)."""
-    conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    if not bulk and (out.added or out.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
+        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    return ReconcileReport(tuple(out.added), tuple(out.updated), tuple(gone), plan.unchanged + out.rechecked,
+                           tuple(skipped))
 
 
 @contextmanager
@@ -301,10 +280,8 @@ def _bulk_indexing(conn):
 def _set_hash_size(conn, size: int) -> None:
     """FTS5's 'hashsize': how much it holds in memory before writing a
     segment. (An FTS5 too old to know the option just builds slower.)"""
-    try:
+    with suppress(sqlite3.OperationalError):
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('hashsize', ?)", (size,))
-    except sqlite3.OperationalError:
-        pass
 
 
 def _outermost(paths: Iterable[str]) -> list[str]:
@@ -332,10 +309,11 @@ def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
     return fingerprints, racy
 
 
-def _differs(seen: Walk, now: tuple[dict[str, str], set[str]]) -> bool:
+def _changed(seen: Walk, now: tuple[dict[str, str], set[str]]) -> list[FileInfo]:
+    """The files of the walk that differ from the index ``now`` (fingerprints, racy paths)."""
     stored, racy = now
-    return any(stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy
-               for rel, (_, size, mtime_ns) in seen.files.items())
+    return [FileInfo(rel, abspath, size, mtime_ns) for rel, (abspath, size, mtime_ns) in seen.files.items()
+            if stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
@@ -355,12 +333,6 @@ def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> li
     return paths
 
 
-def _root_ids(conn, layout: Layout) -> dict[str, int]:
-    """Row id of every root of ``layout`` in memory_roots, added as needed."""
-    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
-    return dict(conn.execute("SELECT key, id FROM memory_roots"))
-
-
 def _malformed(conn) -> tuple[Skipped, ...]:
     return tuple(Skipped(path, error) for path, error in conn.execute(
         "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
@@ -376,13 +348,9 @@ def _stored(conn) -> tuple[dict[str, str], set[str]]:
 def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]],
           max_file_bytes: int) -> _Plan:
     """What to write, given the walk and the index as it is under the lock."""
-    stored, racy = now
-    plan = _Plan(stored=stored)
-    for rel, (abspath, size, mtime_ns) in seen.files.items():
-        if stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy:
-            plan.to_read.append(FileInfo(rel, abspath, size, mtime_ns))
-        else:
-            plan.unchanged += 1  # another process indexed this very version
+    stored, to_read = now[0], _changed(seen, now)
+    # The walk's other files: another process indexed these very versions.
+    plan = _Plan(stored, to_read, len(seen.files) - len(to_read))
     missing = set(seen.missing)
     for rel in known:  # the walk counted these unchanged; the lock may say otherwise
         if rel in seen.files or rel in missing:

@@ -9,8 +9,7 @@ per file.
 from __future__ import annotations
 
 import os
-import stat as stat_mod
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
@@ -42,22 +41,25 @@ class Known:
     ``{"projects/p1/": {"notes.md": (size, mtime_ns)}}``, built once from
     the index's ``{path: "size-mtime_ns"}`` and kept while that is the same.
 
-    The walk is the floor under every fresh query. Looking each file up by
-    its name in its directory's small dict, instead of by its whole path in
-    one dict of the tree, needs no path string per file and touches memory
-    a directory at a time: measured on a 10k-file tree, the walk went from
-    1.23-1.26x to 1.10x the bare stat walk.
+    A lookup by name in the directory's small dict needs no path string per
+    file and touches memory a directory at a time: on a 10k-file tree the
+    walk went from 1.23-1.26x to 1.10x the bare stat walk.
     """
 
-    __slots__ = ("dirs", "count")
+    __slots__ = ("dirs",)
 
     def __init__(self, fingerprints: Mapping[str, str]):
         dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
         for rel, fp in fingerprints.items():
-            folder, _, name = rel.rpartition("/")
-            dirs.setdefault(folder + "/" if folder else "", {})[name] = _parse(fp)
+            folder, name = _split(rel)
+            dirs.setdefault(folder, {})[name] = _parse(fp)
         self.dirs = dirs
-        self.count = len(fingerprints)
+
+
+def _split(rel: str) -> tuple[str, str]:
+    """("projects/p1/", "notes.md") for "projects/p1/notes.md"."""
+    folder, _, name = rel.rpartition("/")
+    return (folder + "/" if folder else ""), name
 
 
 def _parse(fp: str) -> tuple[int, int] | None:
@@ -86,14 +88,12 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
     """Every Markdown file under root, compared with ``known`` fingerprints.
 
     A file whose fingerprint is in ``known`` (and not in ``recheck``) is only
-    counted as unchanged; every other file lands in ``files`` to be read.
-    Comparing during the walk keeps a fresh query on an unchanged tree close
-    to the cost of the bare stat walk it cannot avoid.
-
-    Hidden entries (``.git``, editor swap files, watcher cookies) are passed
-    over silently. Symlinks are followed only while they stay inside the
-    root; a directory link to one of its own ancestors (a loop) or to a
-    directory already entered through a link is not followed again.
+    counted as unchanged, which keeps a fresh query on an unchanged tree close
+    to the bare stat walk; every other file lands in ``files`` to be read.
+    Hidden entries (``.git``, swap files, watcher cookies) are passed over.
+    Symlinks are followed only while they stay inside the root, and a
+    directory link to an ancestor or to a directory already entered through
+    a link is not followed again.
 
     ``start``: (a directory, the relpath prefix of its files, ending in "/")
     to walk instead of the whole root; links are still judged by the root.
@@ -111,8 +111,8 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
     again: dict[str, set[str]] = {}  # recheck, by directory
     for rel in recheck:
-        folder, _, name = rel.rpartition("/")
-        again.setdefault(folder + "/" if folder else "", set()).add(name)
+        folder, name = _split(rel)
+        again.setdefault(folder, set()).add(name)
     linked_dirs: set[str] = set()
     stack = [start] if start else [(real_root, "")]
     while stack:
@@ -147,7 +147,8 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((entry.path, prefix + name + "/"))
-                    elif name.endswith(".md") or name[-3:].lower() == ".md":
+                        continue
+                    if name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
                         size = st.st_size
                         if size <= max_file_bytes and S_ISREG(st.st_mode):
@@ -155,14 +156,14 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                                 unchanged += 1
                             else:
                                 files[prefix + name] = (entry.path, size, st.st_mtime_ns)
-                        elif S_ISLNK(st.st_mode):
-                            _follow_link(entry, prefix + name, dirpath, real_root, linked_dirs, stack, files, skipped,
-                                         max_file_bytes)
-                        else:
+                            continue
+                        if not S_ISLNK(st.st_mode):
                             _add_file(prefix + name, entry.path, st, files, skipped, max_file_bytes)
-                    elif entry.is_symlink():
-                        _follow_link(entry, prefix + name, dirpath, real_root, linked_dirs, stack, files, skipped,
-                                     max_file_bytes)
+                            continue
+                    elif not entry.is_symlink():
+                        continue
+                    _follow_link(entry.name, entry.path, prefix + name, dirpath, real_root, linked_dirs,
+                                 stack, files, skipped, max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
                         skipped.append(Skipped(prefix + name, f"unreadable ({_reason(ex)})"))
@@ -172,8 +173,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
         raise RootNotFound(f"memory root vanished: {root}")
     # Files reached through links skipped the comparison above; settle them.
     for rel, (_, size, mtime_ns) in list(files.items()):
-        folder, _, name = rel.rpartition("/")
-        folder = folder + "/" if folder else ""
+        folder, name = _split(rel)
         here = walked.get(folder)
         if here and here.pop(name, None) == (size, mtime_ns) and name not in again.get(folder, ()):
             del files[rel]
@@ -183,27 +183,24 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
     return result
 
 
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
-def _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes):
-    target = os.path.realpath(entry.path)
+def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes):
+    """Judge the link at ``path`` (named ``name``, ``rel`` in the index) by its target."""
+    target = os.path.realpath(path)
     try:
         st = os.stat(target)
     except OSError:
-        if is_markdown(entry.name):
+        if is_markdown(name):
             skipped.append(Skipped(rel, "broken symlink"))
         return
-    is_dir = stat_mod.S_ISDIR(st.st_mode)
-    if not is_dir and not is_markdown(entry.name):
+    is_dir = S_ISDIR(st.st_mode)
+    if not is_dir and not is_markdown(name):
         return
     refusal = link_target_refusal(real_root, target, is_dir)
     if refusal:
         skipped.append(Skipped(rel, refusal))
     elif not is_dir:
         _add_file(rel, target, st, files, skipped, max_file_bytes)
-    elif _inside(dirpath, target) or target in linked_dirs:
+    elif dirpath == target or dirpath.startswith(target.rstrip(os.sep) + os.sep) or target in linked_dirs:
         skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
     else:
         linked_dirs.add(target)
@@ -211,7 +208,7 @@ def _follow_link(entry, rel, dirpath, real_root, linked_dirs, stack, files, skip
 
 
 def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
-    if not stat_mod.S_ISREG(st.st_mode):
+    if not S_ISREG(st.st_mode):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
         skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
@@ -221,13 +218,6 @@ def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
 
 def _reason(ex: OSError) -> str:
     return ex.strerror or type(ex).__name__
-
-
-class _Named(NamedTuple):
-    """The two DirEntry attributes _follow_link reads, for a path met alone."""
-
-    name: str
-    path: str
 
 
 def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
@@ -247,15 +237,15 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         try:
             st = os.lstat(path)
             if S_ISLNK(st.st_mode):
-                _follow_link(_Named(parts[-1], path), rel, os.path.dirname(path), real_root, set(), stack, files,
+                _follow_link(parts[-1], path, rel, os.path.dirname(path), real_root, set(), stack, files,
                              skipped, max_file_bytes)
                 continue
             # A folder on the way may be a link: hand on resolved paths only,
             # judged as walk() judges the link (reconcile reads nothing else).
             real = os.path.realpath(path)
-            if real != path and link_target_refusal(real_root, real, stat_mod.S_ISDIR(st.st_mode)):
+            if real != path and link_target_refusal(real_root, real, S_ISDIR(st.st_mode)):
                 continue
-            if stat_mod.S_ISDIR(st.st_mode):
+            if S_ISDIR(st.st_mode):
                 stack.append((real, rel + "/"))
             elif is_markdown(parts[-1]):
                 _add_file(rel, real, st, files, skipped, max_file_bytes)

@@ -11,10 +11,9 @@ writes costs one transaction. Its parts:
   cookie handshake; the watcher's rows, heartbeats and acknowledgements);
 - :mod:`memsearch.event_batch`: what events ask of the index, as a batch;
 - :mod:`memsearch.event_source`: watchdog, for walked roots;
-- :mod:`memsearch.inotify`: inotify itself, for the few folders discovery
-  reads in a repos root (a folder of checkouts);
-- this module: the watcher's thread, which takes batches when due, applies
-  them, and restarts and retries (with a backoff) after a failure.
+- :mod:`memsearch.inotify`: inotify, for what discovery reads in a repos root;
+- this module: the watcher's thread, which applies batches when due and
+  restarts and retries (with a backoff) after a failure.
 """
 
 from __future__ import annotations
@@ -24,16 +23,18 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import suppress
 
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
 from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, max_user_watches, scan_dirs
-from .freshness import (  # noqa: F401 - re-exported: watch.sync() etc. predate the split
-    ACK_KEEP_S, COOKIE_PREFIX, FAILED, HEARTBEAT_S, HOST, READY, RESCANNING, STALE_S, STARTING, STOPPED, Freshness,
-    TakenOver, WatcherRows, describe, pid_alive, sweep_cookies, sync, unusable,
-)
+from .freshness import (COOKIE_PREFIX, FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver,
+                        WatcherRows, sweep_cookies, sync)
 from .inotify import InotifySource
+
+# COOKIE_PREFIX, sync and max_user_watches: re-exported, they predate the split.
+__all__ = ["COOKIE_PREFIX", "Watcher", "max_user_watches", "sync"]
 
 log = logging.getLogger("memsearch.watch")
 
@@ -86,12 +87,7 @@ class Watcher:
         self._failures = 0
         self._links = Links(self._followed)
         self._next_beat = 0.0
-        # Counters, for status and tests.
-        self.events = 0
-        self.batches = 0
-        self.rescans = 0
-        self.overflows = 0
-        self.restarts = 0
+        self.events = self.batches = self.rescans = self.overflows = self.restarts = 0  # for status and tests
 
     # -- lifecycle ------------------------------------------------------------------
     @property
@@ -114,9 +110,9 @@ class Watcher:
             raise RuntimeError("this watcher was already started")
         from .index import MemoryIndex
 
+        db = os.path.realpath(self.db_path)
         for f in self._followed:
-            db = os.path.realpath(self.db_path)
-            if db == f.folder or db.startswith(f.folder.rstrip(os.sep) + os.sep):
+            if _inside(db, f.folder):
                 raise WatcherError(
                     f"the index database {self.db_path} is inside the watched root {f.folder}: every write to it"
                     " would wake the watcher; put the index elsewhere (--db or MEMSEARCH_DB)")
@@ -217,10 +213,7 @@ class Watcher:
                 self._fail(ex)
             finally:
                 self._ready.set()
-            while True:
-                batch = self._take()
-                if batch is None:
-                    return
+            while (batch := self._take()) is not None:
                 try:
                     self._process(batch)
                 except TakenOver as ex:
@@ -324,7 +317,7 @@ class Watcher:
     def _route(self, kind: str, path: str, is_dir: bool) -> None:
         """An event from watchdog: under which walked root."""
         for f in self._walked:
-            if path == f.folder or path.startswith(f.folder.rstrip(os.sep) + os.sep):
+            if _inside(path, f.folder):
                 self._on_event(f, kind, path, is_dir)
                 return
 
@@ -345,8 +338,8 @@ class Watcher:
             if not isinstance(source, InotifySource):
                 continue
             f = next(f for f in self._followed if f.folder == source.folder)
-            rows = self._index.conn.execute(
-                "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)", (f.root.key,)).fetchall()
+            rows = self._index.conn.execute("SELECT path FROM memory_fts WHERE root = "
+                                            "(SELECT id FROM memory_roots WHERE key = ?)", (f.root.key,))
             for folder in nested_folders(f.folder, [p[len(f.label):] for (p,) in rows]):
                 before = source.watches
                 source.watch_folder(folder)
@@ -372,11 +365,8 @@ class Watcher:
         self._retry_at = time.monotonic() + pause
         log.warning("watcher failed (%s); queries walk the tree; retrying in %gs", text, pause,
                     exc_info=log.isEnabledFor(logging.DEBUG))
-        self._state, self._error, self._error_at = FAILED, text, time.time()
-        try:
-            self._beat()
-        except Exception:  # the database itself may be what failed; the row's heartbeat then ages
-            pass
+        with suppress(Exception):  # the database itself may be what failed; the row's heartbeat then ages
+            self._set_state(FAILED, text)
 
     def _stop_sources(self) -> None:
         sources, self._sources = self._sources, []
@@ -405,4 +395,8 @@ class Watcher:
 
 class _Stopping(Exception):
     """stop() was called during a long reconcile."""
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
