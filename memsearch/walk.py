@@ -236,19 +236,19 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         stack: list[tuple[str, str]] = []
         try:
             st = os.lstat(path)
-            if S_ISLNK(st.st_mode):
+            if S_ISLNK(st.st_mode):  # a linked folder lands on the stack, walked below
                 _follow_link(parts[-1], path, rel, os.path.dirname(path), real_root, set(), stack, files,
                              skipped, max_file_bytes)
-                continue
-            # A folder on the way may be a link: hand on resolved paths only,
-            # judged as walk() judges the link (reconcile reads nothing else).
-            real = os.path.realpath(path)
-            if real != path and link_target_refusal(real_root, real, S_ISDIR(st.st_mode)):
-                continue
-            if S_ISDIR(st.st_mode):
-                stack.append((real, rel + "/"))
-            elif is_markdown(parts[-1]):
-                _add_file(rel, real, st, files, skipped, max_file_bytes)
+            else:
+                # A folder on the way may be a link: hand on resolved paths only,
+                # judged as walk() judges the link (reconcile reads nothing else).
+                real = os.path.realpath(path)
+                if real != path and link_target_refusal(real_root, real, S_ISDIR(st.st_mode)):
+                    continue
+                if S_ISDIR(st.st_mode):
+                    stack.append((real, rel + "/"))
+                elif is_markdown(parts[-1]):
+                    _add_file(rel, real, st, files, skipped, max_file_bytes)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as ex:

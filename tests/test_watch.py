@@ -369,6 +369,20 @@ def test_reconcile_paths_touches_only_what_it_is_given(tree, tmp_path):
         assert not again.changed
 
 
+def test_reconcile_paths_walks_a_linked_folder_it_is_given(root, tmp_path):
+    """A link to a folder inside the root, named by an event, is walked as
+    the full reconcile walks it: its rows stay, its new files come in."""
+    write(root, "real/a.md", "walrus facts")
+    (root / "linkdir").symlink_to("real", target_is_directory=True)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert sorted(idx.reconcile().added) == ["linkdir/a.md", "real/a.md"]
+        assert not idx.reconcile_paths(["linkdir"]).changed
+        write(root, "real/b.md", "walrus tusks")
+        assert sorted(idx.reconcile_paths(["linkdir"]).added) == ["linkdir/b.md"]
+        assert sorted(h.path for h in idx.search("walrus", reconcile=False)) == [
+            "linkdir/a.md", "linkdir/b.md", "real/a.md"]
+
+
 # -- other processes ---------------------------------------------------------------------------
 
 
