@@ -36,7 +36,7 @@ from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .walk import Known, Skipped, Walk, printable_name
+from .walk import Known, Skipped, Walk, add_file, printable_name
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -208,14 +208,8 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
     except OSError as ex:
         skipped.append(Skipped(rel, f"unreadable ({ex.strerror or type(ex).__name__})"))
         return
-    if S_ISDIR(st.st_mode):
-        return
-    if not S_ISREG(st.st_mode):
-        skipped.append(Skipped(rel, "not a regular file"))
-    elif st.st_size > max_file_bytes:
-        skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
-    else:
-        found[rel] = (abspath, st.st_size, st.st_mtime_ns)
+    if not S_ISDIR(st.st_mode):
+        add_file(rel, abspath, st, found, skipped, max_file_bytes)
 
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,

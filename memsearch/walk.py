@@ -158,7 +158,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                                 files[prefix + name] = (entry.path, size, st.st_mtime_ns)
                             continue
                         if not S_ISLNK(st.st_mode):
-                            _add_file(prefix + name, entry.path, st, files, skipped, max_file_bytes)
+                            add_file(prefix + name, entry.path, st, files, skipped, max_file_bytes)
                             continue
                     elif not entry.is_symlink():
                         continue
@@ -199,7 +199,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
     if refusal:
         skipped.append(Skipped(rel, refusal))
     elif not is_dir:
-        _add_file(rel, target, st, files, skipped, max_file_bytes)
+        add_file(rel, target, st, files, skipped, max_file_bytes)
     elif dirpath == target or dirpath.startswith(target.rstrip(os.sep) + os.sep) or target in linked_dirs:
         skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
     else:
@@ -207,7 +207,9 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
         stack.append((target, rel + "/"))
 
 
-def _add_file(rel, abspath, st, files, skipped, max_file_bytes):
+def add_file(rel, abspath, st, files, skipped, max_file_bytes):
+    """Add a file found at ``rel`` to ``files`` (or ``skipped``, with the
+    reason) by its stat: a regular file under the cap."""
     if not S_ISREG(st.st_mode):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
@@ -248,7 +250,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
                 if S_ISDIR(st.st_mode):
                     stack.append((real, rel + "/"))
                 elif is_markdown(parts[-1]):
-                    _add_file(rel, real, st, files, skipped, max_file_bytes)
+                    add_file(rel, real, st, files, skipped, max_file_bytes)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as ex:
