@@ -135,7 +135,7 @@ class Host:
 def serve_host(root: str, db: str) -> None:
     """The Host's side: per request, a fresh query (MemoryIndex.search_result);
     with "parts", then the cookie handshake alone and the query alone."""
-    from memsearch import MemoryIndex, watch
+    from memsearch import MemoryIndex, freshness
 
     with MemoryIndex(root, db) as idx:
         for line in sys.stdin:
@@ -145,7 +145,7 @@ def serve_host(root: str, db: str) -> None:
             out = {"fresh": (time.perf_counter() - t) * 1000, "via": result.freshness.via}
             if request.get("parts"):
                 t = time.perf_counter()
-                reason = watch.sync(idx.conn, idx.roots, idx.settings.sync_timeout)
+                reason = freshness.sync(idx.conn, idx.roots, idx.settings.sync_timeout)
                 out["handshake"] = (time.perf_counter() - t) * 1000
                 out["handshake_failed"] = reason
                 t = time.perf_counter()
@@ -362,14 +362,14 @@ def main() -> None:
     ap.add_argument("--cli-trials", type=int, default=200)
     args = ap.parse_args()
 
-    from memsearch import watch
+    from memsearch import event_source
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     root = work / f"tree-{args.files}"
     build_tree(root, args.files, source_texts(Path(args.corpora)))
     dirs = count_dirs(root)
-    limit = watch.max_user_watches()
+    limit = event_source.max_user_watches()
     if limit is not None and dirs > limit:
         raise SystemExit(f"{dirs} directories exceed fs.inotify.max_user_watches ({limit}): raise it first, "
                          f"e.g. sudo sysctl fs.inotify.max_user_watches={4 * dirs}")

@@ -28,13 +28,9 @@ from contextlib import suppress
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
-from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, max_user_watches, scan_dirs
-from .freshness import (COOKIE_PREFIX, FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver,
-                        WatcherRows, sweep_cookies, sync)
+from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, scan_dirs
+from .freshness import FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver, WatcherRows, sweep_cookies
 from .inotify import InotifySource
-
-# COOKIE_PREFIX, sync and max_user_watches: re-exported, they predate the split.
-__all__ = ["COOKIE_PREFIX", "Watcher", "max_user_watches", "sync"]
 
 log = logging.getLogger("memsearch.watch")
 

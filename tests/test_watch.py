@@ -24,7 +24,7 @@ import pytest
 
 from conftest import HEAVY, imports_of, write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
-from memsearch import event_source, freshness, watch as watch_mod
+from memsearch import event_source, freshness
 from memsearch.reconcile import reconcile_paths
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -574,7 +574,7 @@ def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_pat
     db = tmp_path / "index.db"
     env = _env(config)
     proc = _start_watch(tree, db, env)
-    cookies = lambda: sorted(n for n in os.listdir(tree) if n.startswith(watch_mod.COOKIE_PREFIX))  # noqa: E731
+    cookies = lambda: sorted(n for n in os.listdir(tree) if n.startswith(freshness.COOKIE_PREFIX))  # noqa: E731
     try:
         os.kill(proc.pid, signal.SIGSTOP)  # alive, answering nothing
         query = subprocess.Popen([sys.executable, "-m", "memsearch.cli", "query", "pgbouncer", "--root", str(tree),
@@ -596,7 +596,7 @@ def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_pat
 
         old = time.time() - 2 * freshness.COOKIE_STALE_S
         os.utime(tree / stranded[0], (old, old))  # as if its query died a while ago
-        young = tree / f"{watch_mod.COOKIE_PREFIX}{os.getpid()}-0-live"  # a query still waiting
+        young = tree / f"{freshness.COOKIE_PREFIX}{os.getpid()}-0-live"  # a query still waiting
         young.touch()
         out = _cli("query", "pgbouncer", "--root", str(tree), "--db", str(db), "--json", env=env)
         assert out.returncode == 0 and json.loads(out.stdout)["freshness"]["via"] == "walk"
