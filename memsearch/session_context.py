@@ -111,13 +111,18 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
     if strategy == "relevant" and not query.strip():
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
                                           " (or use strategy handoff)")
-    if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
-    if isinstance(max_tokens, float) and math.isfinite(max_tokens) and max_tokens.is_integer():
-        max_tokens = int(max_tokens)  # JSON has one number type
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= MAX_TOKENS:
-        raise SessionContextArgumentError(f"maxTokens must be a whole number from 1 to {MAX_TOKENS}, got {max_tokens!r}")
+    max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else whole_number(max_tokens, "maxTokens", MAX_TOKENS)
     return SessionContextArgs(session.strip(), query.strip(), strategy, max_tokens)
+
+
+def whole_number(value, name: str, most: int, error: type[Exception] = SessionContextArgumentError) -> int:
+    """``value`` as an int from 1 to ``most``, else ``error``. JSON has one number type: 5.0 is a
+    fine 5; "5" and true are not numbers."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise error(f"{name} must be a whole number from 1 to {most}, got {value!r}")
+    return value
 
 
 # -- scoring -----------------------------------------------------------------
