@@ -61,10 +61,9 @@ INSERT = ("INSERT INTO history_messages (file, line_at, part, session, project, 
 
 
 class HistoryReport(NamedTuple):
-    """What a refresh did: transcripts read (``grown``: from their old end;
-    ``reread``: rewritten, so from the start), removed, the messages added,
-    the bytes read from transcripts, lines skipped (malformed, overlong),
-    files that could not be read (path, reason) and the time taken."""
+    """What a refresh did: transcripts read (``grown``: from their old end; ``reread``: rewritten,
+    so from the start), removed, the messages added, the bytes read, lines skipped (malformed,
+    overlong), files that could not be read (path, reason) and the time taken."""
 
     new: int = 0
     grown: int = 0
@@ -90,8 +89,7 @@ class HistoryReport(NamedTuple):
 
 
 class HistoryHit(NamedTuple):
-    """One message found: its session, project, time, role, score, an
-    excerpt with the matches marked, and the transcript it is in."""
+    """One message found: session, project, time, role, score, excerpt (matches marked) and transcript."""
 
     session: str
     project: str
@@ -104,14 +102,12 @@ class HistoryHit(NamedTuple):
     uuid: str | None = None
 
     def to_dict(self) -> dict:
-        return {"session": self.session, "project": self.project, "at": self.at, "role": self.role,
-                "score": round(self.score, 4), "snippet": self.snippet, "file": self.file,
-                "sidechain": self.sidechain, "uuid": self.uuid}
+        return {**self._asdict(), "score": round(self.score, 4)}
 
 
 class HistoryResult(NamedTuple):
-    """Hits, best first, plus how they were found (``floored``: candidates
-    the relative floor dropped; ``refresh``: the HistoryReport, or None)."""
+    """Hits, best first, and how they were found (``floored``: candidates the relative floor
+    dropped; ``refresh``: the HistoryReport, or None)."""
 
     query: str
     fts_query: str
@@ -133,8 +129,8 @@ class Message(NamedTuple):
 
 
 def configured_roots() -> list[str]:
-    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (separated by ':'),
-    else the config file's ``history_roots = [...]``; [] for neither."""
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (':'-separated), else the config file's
+    ``history_roots = [...]``; [] for neither."""
     value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
     if value.strip():
         return [spec for spec in value.split(os.pathsep) if spec.strip()]
@@ -327,10 +323,9 @@ class HistoryIndex(db.Opened):
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. Filters: ``project`` (a
-        project folder, or the working directory it is named after),
-        ``session`` (an id or its first characters), ``role`` (user,
-        assistant, tool, system, summary), ``since`` (an ISO date or time)."""
+        """Messages matching ``query``, best first. Filters: ``project`` (a project folder, or the
+        working directory it is named after), ``session`` (an id or its start), ``role`` (one of
+        ROLES), ``since`` (an ISO date or time)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
         floor = self.settings.floor if floor is None else floor
@@ -417,8 +412,7 @@ class HistoryIndex(db.Opened):
         raise SessionNotFound(f"{session!r} starts several session ids ({', '.join(found[:2])}...): give more of it")
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
-        """The cleaned messages of one session, oldest first (sub-agents'
-        sidechains left out unless asked for)."""
+        """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         return self._session(session, refresh=refresh, sidechains=sidechains)[1]
 
     def _session(self, session: str, *, refresh: bool = True, sidechains: bool = False):
@@ -438,8 +432,7 @@ class HistoryIndex(db.Opened):
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
-        """ReadSessionContext: the parts of one session that bear on
-        ``query`` (see memsearch.session_context)."""
+        """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
         args = check_arguments(session, query, strategy, max_tokens)
         full, messages = self._session(args.session)
         return select(full, messages, args)
@@ -464,11 +457,11 @@ class HistoryIndex(db.Opened):
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
-    """ReadSessionContext as one call: the transcripts of ``roots`` (see
-    :class:`memsearch.HistoryIndex`) brought up to date, then read."""
+    """ReadSessionContext as one call: the transcripts of ``roots`` (see :class:`HistoryIndex`)
+    brought up to date, then read."""
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
-        return history.read_session_context(args.session, args.query, args.strategy, args.max_tokens)
+        return history.read_session_context(*args)
 
 
 class _Bulk:

@@ -183,10 +183,8 @@ class ToolSpec(NamedTuple):
 
     def openai(self) -> dict:
         """OpenAI Chat Completions ``tools`` entry."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
-        }
+        function = {"name": self.name, "description": self.description, "parameters": self.input_schema}
+        return {"type": "function", "function": function}
 
 
 SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, SEARCH_SCHEMA)
@@ -212,8 +210,13 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         props["scope"]["description"] = f"Only this layer: {words}."
         filters = (f"scope = {words}; scope_id = a project, session or checkout id (see the scope_id parameter);"
                    f" {filters}")
-        ids = _scope_ids(index)
-        if ids:
+        try:
+            index.refresh()  # the ids present now, as a search would see them
+            found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
+        except MemsearchError:
+            found = []
+        if found:
+            ids = _first_ids([f"{sid} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
             props["scope_id"]["description"] += f" Indexed now: {ids}."
     else:
         del props["scope"], props["scope_id"]  # plain roots: their hits have no scope
@@ -226,16 +229,8 @@ def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
     return (search_tool(index), *TOOLS[1:])
 
 
-def _scope_ids(index: MemoryIndex) -> str:
-    try:
-        index.refresh()  # the ids present now, as a search would see them
-        found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
-    except MemsearchError:
-        return ""
-    return _first_ids([f"{scope_id} ({scope})" for scope, scope_id, _ in found[:SCOPE_IDS_SHOWN]], len(found))
-
-
 def _first_ids(shown: list[str], found: int) -> str:
+    """Scope ids as listed: ``shown`` (at most SCOPE_IDS_SHOWN), then '...' for the rest of ``found``."""
     return ", ".join(shown) + (", ..." if found > SCOPE_IDS_SHOWN else "")
 
 
