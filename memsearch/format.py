@@ -46,13 +46,9 @@ def unmatched_line(words) -> str:
 def result_json(result: SearchResult) -> str:
     import json  # only --json pays for it
 
-    payload = {
-        "query": result.query,
-        "fts_query": result.fts_query,
-        "results": [hit.to_dict() for hit in result.hits],
-        "floored": result.floored,
-        "unmatched": list(result.unmatched),
-    }
+    payload = {"query": result.query, "fts_query": result.fts_query,
+               "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
+               "unmatched": list(result.unmatched)}
     if result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
     if result.freshness is not None:
@@ -61,27 +57,17 @@ def result_json(result: SearchResult) -> str:
 
 
 def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
-    counts = {
-        "added": len(report.added),
-        "updated": len(report.updated),
-        "removed": len(report.removed),
-        "unchanged": report.unchanged,
-        "skipped": len(report.skipped),
-        "malformed": len(report.malformed),
-        "left_out": sum(x.files for x in report.left_out),
-        "seconds": round(report.seconds, 4),
-    }
+    counts = {"added": len(report.added), "updated": len(report.updated), "removed": len(report.removed),
+              "unchanged": report.unchanged, "skipped": len(report.skipped),
+              "malformed": len(report.malformed), "left_out": sum(x.files for x in report.left_out),
+              "seconds": round(report.seconds, 4)}
     if brief:
         return counts
-    return {
-        **counts,
-        "added_paths": list(report.added),
-        "updated_paths": list(report.updated),
-        "removed_paths": list(report.removed),
-        "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
-        "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
-        "left_out_reasons": [x.to_dict() for x in report.left_out],
-    }
+    return {**counts, "added_paths": list(report.added), "updated_paths": list(report.updated),
+            "removed_paths": list(report.removed),
+            "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+            "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
+            "left_out_reasons": [x.to_dict() for x in report.left_out]}
 
 
 def format_report(report: ReconcileReport) -> str:
