@@ -347,10 +347,8 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
     """Compact text for the model: one block per hit, or what to try next."""
     if not result.hits:
         return f"No memory matched {_filters(args)}.\n{zero_hint(index)}"
-    lines = [
-        f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
-        " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"
-    ]
+    lines = [f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
+             " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"]
     if result.unmatched:
         lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
@@ -369,14 +367,10 @@ def zero_hint(index: MemoryIndex) -> str:
 
 def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> dict:
     """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
-    data = {
-        "query": result.query,
-        "fts_query": result.fts_query,
-        "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
-        "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
-        "floored": result.floored,
-        "unmatched": list(result.unmatched),
-    }
+    data = {"query": result.query, "fts_query": result.fts_query,
+            "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
+            "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
+            "floored": result.floored, "unmatched": list(result.unmatched)}
     if not result.hits:
         data["hint"] = zero_hint(index)
     return data
@@ -398,11 +392,10 @@ def memory_roots(index: MemoryIndex) -> list[str]:
     return [r.path for r in index.roots]
 
 
-def hit_file(index: MemoryIndex, hit: Hit | str) -> str:
-    """The absolute file behind a hit (or a path as a hit shows it), for any file tool;
-    KeyError when the path names no root of the index."""
-    # printable_name: a root folder's name that is not UTF-8 is no JSON text
-    return printable_name(index.locate(hit if isinstance(hit, str) else hit.path))
+def hit_file(index: MemoryIndex, hit: Hit) -> str:
+    """The absolute file behind a hit, for any file tool, as text (a root folder's name that is
+    not UTF-8 is no JSON text)."""
+    return printable_name(index.locate(hit.path))
 
 
 # -- memory_read ---------------------------------------------------------------

@@ -133,16 +133,13 @@ def _plain(obj: dict) -> list[Part]:
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
-    if not text:
-        return []
-    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))]
+    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))] if text else []
 
 
 def _content(content) -> tuple[list[str], list[str]]:
-    """(texts said, tool calls and results) of a message's content."""
+    """(texts said, tool calls and results) of a message's content, empty ones left out."""
     if isinstance(content, str):
-        text = _said(content)
-        return ([text] if text else []), []
+        content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return [], []
     said, tools = [], []
@@ -151,9 +148,7 @@ def _content(content) -> tuple[list[str], list[str]]:
             continue
         kind = block.get("type")
         if kind == "text" or kind == "thinking":
-            text = _said(_str(block.get(kind)))
-            if text:
-                said.append(text)
+            said.append(_said(_str(block.get(kind))))
         elif kind == "tool_use":
             name = _str(block.get("name")) or "tool"
             given = block.get("input")
@@ -163,10 +158,8 @@ def _content(content) -> tuple[list[str], list[str]]:
                 args = ""
             tools.append(_cap(f"{name}: {args}", TOOL_INPUT_CHARS))
         elif kind == "tool_result":
-            text = _cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS)
-            if text:
-                tools.append(text)
-    return said, tools
+            tools.append(_cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS))
+    return [t for t in said if t], [t for t in tools if t]
 
 
 def _result_text(content) -> str:
@@ -179,9 +172,7 @@ def _result_text(content) -> str:
 
 def _said(text: str) -> str:
     text = _clean(text)
-    if not text or text.startswith(SYNTHETIC_PREFIXES):
-        return ""
-    return _cap(text, TEXT_CHARS)
+    return "" if text.startswith(SYNTHETIC_PREFIXES) else _cap(text, TEXT_CHARS)
 
 
 def _clean(text: str) -> str:
