@@ -135,9 +135,10 @@ def strip_comments(text: str) -> str:
     fence: tuple[str, int] | None = None  # the open code fence's character and length
     list_indent: int | None = None  # content column of the list being read
     blank_before = True
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    resume = 0  # the line after a comment removed
+    for i, line in enumerate(lines):
+        if i < resume:
+            continue
         body = line.lstrip(" ")
         indent = len(line) - len(body)
         if fence is not None:
@@ -145,12 +146,10 @@ def strip_comments(text: str) -> str:
             if match and match[2][0] == fence[0] and len(match[2]) >= fence[1]:
                 fence = None
             out.append(line)
-            i += 1
             continue
         if not body.strip():
             out.append(line)
             blank_before = True
-            i += 1
             continue
         in_list = list_indent is not None and indent >= list_indent
         if list_indent is not None and not in_list and blank_before:
@@ -159,14 +158,14 @@ def strip_comments(text: str) -> str:
         if match and (indent <= 3 or in_list):
             fence = (match[2][0], len(match[2]))
         elif body.startswith("<!--") and indent <= 3 and not in_list:
-            end = _comment_end(lines, i, closes)
+            end = i if "-->" in body[4:] else closes[i + 1]
             if end is not None:
                 residue = _COMMENT.sub("", "\n".join(lines[i:end + 1]))
                 if residue.strip():
                     out.append(residue)
                 list_indent = None
                 blank_before = False
-                i = end + 1
+                resume = end + 1
                 continue
         else:
             item = _LIST_ITEM.match(line)
@@ -178,7 +177,6 @@ def strip_comments(text: str) -> str:
                 list_indent = None
         out.append(line)
         blank_before = False
-        i += 1
     return "\n".join(out)
 
 
@@ -189,11 +187,3 @@ def _next_close(lines: list[str]) -> list[int | None]:
     for j in range(len(lines) - 1, -1, -1):
         closes[j] = j if "-->" in lines[j] else closes[j + 1]
     return closes
-
-
-def _comment_end(lines: list[str], start: int, closes: list[int | None]) -> int | None:
-    """Index of the line that closes the comment opened on ``start``."""
-    first = lines[start]
-    if "-->" in first[first.index("<!--") + 4:]:
-        return start
-    return closes[start + 1]

@@ -40,7 +40,8 @@ def format_hits(result: SearchResult, *, color: bool = False) -> str:
 def unmatched_line(words) -> str:
     """The one line saying which query words no memory file holds."""
     missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
-    return f"No memory file contains {missing}: these hits match the other words only, so check they answer the question."
+    return (f"No memory file contains {missing}: these hits match the other words only,"
+            " so check they answer the question.")
 
 
 def result_json(result: SearchResult) -> str:

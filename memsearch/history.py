@@ -390,7 +390,8 @@ class HistoryIndex(db.Opened):
         words = " OR ".join(query.terms)
         rows = self.conn.execute(
             f"SELECT rowid, snippet(history_fts, 0, ?, ?, ?, ?) FROM history_fts WHERE history_fts MATCH ?"
-            f" AND rowid IN ({','.join('?' * len(ids))})", (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
+            f" AND rowid IN ({','.join('?' * len(ids))})",
+            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
         return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
 
     # -- sessions ------------------------------------------------------------
