@@ -47,8 +47,9 @@ COMMIT_BYTES = 32 << 20
 # transaction, the insert trigger dropped meanwhile (as reconcile._bulk_indexing
 # does): a trigger call per row flushed FTS5's pending terms as a segment each,
 # ~70% of a cold build. Measured on 64 MB of bench/history.py's transcripts (55k
-# messages): inserts 6.1 s -> 1.9 s, 1.5 s with BULK_HASH_BYTES. Smaller reads (a
-# live session's appends) keep the trigger: its one-row cost beats two schema changes.
+# messages): inserts 6.1 s -> 1.9 s, 1.5 s with a larger FTS5 hash (BULK_HASH_BYTES).
+# Smaller reads (a live session's appends) keep the trigger: its one-row cost
+# beats two schema changes.
 BULK_BYTES = 64 << 10
 BULK_HASH_BYTES = 8 << 20
 FTS5_HASH_BYTES = 1 << 20
@@ -56,8 +57,8 @@ FTS5_HASH_BYTES = 1 << 20
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
-INSERT = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid, sidechain,"
-          " body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid,"
+                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class HistoryReport(NamedTuple):
@@ -285,7 +286,7 @@ class HistoryIndex(db.Opened):
         batch, since_commit = [], 0
 
         def flush() -> None:
-            conn.executemany(INSERT, batch)
+            conn.executemany(INSERT_MESSAGE, batch)
             out["messages"] += len(batch)
             batch.clear()
 
