@@ -266,10 +266,8 @@ class CountingReader:
                 nl = buf.find(b"\n", begin)
                 if nl < 0:
                     break
-                if skipping:
+                if skipping or nl - begin > MAX_LINE_BYTES:
                     skipping = False
-                    yield offset, None
-                elif nl - begin > MAX_LINE_BYTES:
                     yield offset, None
                 else:
                     yield offset, buf[begin:nl]
