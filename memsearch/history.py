@@ -78,10 +78,8 @@ class HistoryReport(NamedTuple):
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        data = self._asdict()
-        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
-        data["seconds"] = round(self.seconds, 4)
-        return data
+        return {**self._asdict(), "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+                "seconds": round(self.seconds, 4)}
 
     def summary(self) -> str:
         return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"

@@ -509,8 +509,8 @@ def history_for(index: MemoryIndex):
 
 
 def close_history(index: MemoryIndex) -> None:
-    """Close now the HistoryIndex :func:`history_for` opened for ``index``, if any (the MCP
-    server, when its session ends): closing ``index`` leaves its own connection open."""
+    """Close the HistoryIndex :func:`history_for` opened for ``index``, if any, now (the MCP server
+    does at its session's end): closing ``index`` leaves that connection open."""
     history = _HISTORIES.pop(index, None)
     if history is not None:
         history.close()
