@@ -1,13 +1,12 @@
 """A memory index (``MEMORY.md``) made ready to put into an agent's context.
 
 The index is loaded into every conversation, so it is kept short: leading
-frontmatter and top-level HTML comments (notes for whoever edits the file)
-are removed, and the text is cut at 200 lines or 25,000 characters,
-whichever comes first, with one warning line saying so. Comments inside
-lists, block quotes and code are content and stay. A missing or unreadable
-index gives "" rather than an error: having no index yet is normal, and so
-does anything that is not a regular file (a FIFO would block the read for
-ever, /dev/zero never ends). Only the first READ_BYTES of a file are read.
+frontmatter and top-level HTML comments (notes for its editors; comments in
+lists, quotes and code are content and stay) are removed, and the text is
+cut at MAX_LINES or MAX_CHARS with one warning line saying so. Only the
+first READ_BYTES are read. A missing or unreadable index gives "" (having
+none yet is normal), and so does anything not a regular file (a FIFO would
+block the read for ever, /dev/zero never ends).
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from .metadata import BOM, FENCE_LINE
 
 INDEX_NAME = "MEMORY.md"
 
-# Claude Code's limits for the memory index it loads (the same numbers, so a
-# file that fits one fits the other).
+# Claude Code's limits for the index it loads: a file that fits one fits the other.
 MAX_LINES = 200
 MAX_CHARS = 25_000
 ENTRY_CHARS = 200  # what the warning asks each entry to stay under
@@ -44,8 +42,8 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 def index_for_context(path: str | os.PathLike) -> str:
-    """The index at ``path`` (a MEMORY.md, or the folder holding one),
-    ready for context; "" when there is none or it cannot be read."""
+    """The index at ``path`` (a MEMORY.md or its folder) ready for context; "" if there is none
+    or it cannot be read."""
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
@@ -61,11 +59,9 @@ def index_for_context(path: str | os.PathLike) -> str:
 
 
 def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
-    """The first ``limit`` bytes of the regular file at ``path``, and its
-    size (more than ``limit`` when there is more); None when it cannot be
-    read or is not a regular file. Opened non-blocking and checked on the
-    descriptor: a FIFO never blocks the open, and what is read is what was
-    checked."""
+    """The first ``limit`` bytes of the regular file at ``path`` and its size (over ``limit`` when
+    there is more); None if it cannot be read or is no regular file. Opened non-blocking and
+    checked on the descriptor: a FIFO never blocks the open, and what is read is what was checked."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -91,12 +87,9 @@ def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
-    """Pure: frontmatter and top-level comments out, then the length caps.
-    ``file_bytes``: ``text`` is only the start of a file this big, so the
-    result says it was truncated whatever its length."""
-    text = text.replace("\r\n", "\n").lstrip(BOM)
-    text = strip_frontmatter(text)
-    text = strip_comments(text)
+    """Pure: frontmatter and top-level comments out, then the length caps. ``file_bytes``: ``text``
+    is only the start of a file this big, so the result says it was truncated whatever its length."""
+    text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
     return truncate(text, name=name, file_bytes=file_bytes)
 
@@ -123,21 +116,16 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
     if file_bytes is not None:  # only its start was read: its lines and characters are unknown
         size = f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
     else:
-        size = " and ".join(
-            part for part, over in (
-                (f"{len(lines)} lines (limit {MAX_LINES})", too_many_lines),
-                (f"{len(text):,} characters (limit {MAX_CHARS:,})", too_long),
-            ) if over
-        )
+        over = [f"{len(lines)} lines (limit {MAX_LINES})" if too_many_lines else "",
+                f"{len(text):,} characters (limit {MAX_CHARS:,})" if too_long else ""]
+        size = " and ".join(filter(None, over))
     return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
 
 
 def strip_comments(text: str) -> str:
-    """Remove HTML comments that stand as blocks of their own at the top
-    level (CommonMark HTML blocks of type 2: from a line starting with
-    ``<!--`` to the line holding ``-->``); text after the ``-->`` on that
-    line stays. Comments in fenced or indented code, in list items, in block
-    quotes or inside a paragraph line are left alone, and so is a comment
+    """Remove the HTML comments that are top-level blocks of their own (CommonMark HTML blocks of
+    type 2: from a line starting with ``<!--`` to the line holding ``-->``; text after the ``-->``
+    stays). Comments in code, list items, block quotes or a paragraph line stay, and so does one
     that never closes."""
     if "<!--" not in text:
         return text
@@ -147,9 +135,10 @@ def strip_comments(text: str) -> str:
     fence: tuple[str, int] | None = None  # the open code fence's character and length
     list_indent: int | None = None  # content column of the list being read
     blank_before = True
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    resume = 0  # the line after a comment removed
+    for i, line in enumerate(lines):
+        if i < resume:
+            continue
         body = line.lstrip(" ")
         indent = len(line) - len(body)
         if fence is not None:
@@ -157,12 +146,10 @@ def strip_comments(text: str) -> str:
             if match and match[2][0] == fence[0] and len(match[2]) >= fence[1]:
                 fence = None
             out.append(line)
-            i += 1
             continue
         if not body.strip():
             out.append(line)
             blank_before = True
-            i += 1
             continue
         in_list = list_indent is not None and indent >= list_indent
         if list_indent is not None and not in_list and blank_before:
@@ -171,14 +158,14 @@ def strip_comments(text: str) -> str:
         if match and (indent <= 3 or in_list):
             fence = (match[2][0], len(match[2]))
         elif body.startswith("<!--") and indent <= 3 and not in_list:
-            end = _comment_end(lines, i, closes)
+            end = i if "-->" in body[4:] else closes[i + 1]
             if end is not None:
                 residue = _COMMENT.sub("", "\n".join(lines[i:end + 1]))
                 if residue.strip():
                     out.append(residue)
                 list_indent = None
                 blank_before = False
-                i = end + 1
+                resume = end + 1
                 continue
         else:
             item = _LIST_ITEM.match(line)
@@ -190,23 +177,13 @@ def strip_comments(text: str) -> str:
                 list_indent = None
         out.append(line)
         blank_before = False
-        i += 1
     return "\n".join(out)
 
 
 def _next_close(lines: list[str]) -> list[int | None]:
-    """For each line, the first line at or after it that holds "-->":
-    found in one pass from the end, so that many unclosed "<!--" lines cost
-    linear time, not a scan to the end each (quadratic: 20,000 took 8 s)."""
+    """For each line, the first line at or after it holding "-->", in one pass from the end: many
+    unclosed "<!--" lines cost linear time, not a scan to the end each (20,000 took 8 s)."""
     closes: list[int | None] = [None] * (len(lines) + 1)
     for j in range(len(lines) - 1, -1, -1):
         closes[j] = j if "-->" in lines[j] else closes[j + 1]
     return closes
-
-
-def _comment_end(lines: list[str], start: int, closes: list[int | None]) -> int | None:
-    """Index of the line that closes the comment opened on ``start``."""
-    first = lines[start]
-    if "-->" in first[first.index("<!--") + 4:]:
-        return start
-    return closes[start + 1]

@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # annotations only: a query imports neither for printing
 # ANSI bold yellow for matched words on a terminal.
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
 
-
 # C0 and C1 control characters (and DEL) that whitespace folding leaves:
 # a file's text must not drive the terminal (clear it, retitle it, recolor it).
 _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
@@ -24,14 +23,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split()).translate(_CONTROLS)
 
 
+def snippet_line(snippet: str, color: bool) -> str:
+    """A snippet on one line, its matched words highlighted when ``color``."""
+    snippet = one_line(snippet)
+    return snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF) if color else snippet
+
+
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
-    blocks = []
-    for hit in result.hits:
-        label = hit_label(hit)
-        snippet = one_line(hit.snippet)
-        if color:
-            snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
-        blocks.append(f"{printable_path(hit.path)}  [{label}]  score {hit.score:.2f}\n    {snippet}")
+    blocks = [f"{printable_path(h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
+              f"\n    {snippet_line(h.snippet, color)}" for h in result.hits]
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched))
     return "\n\n".join(blocks)
@@ -40,19 +40,16 @@ def format_hits(result: SearchResult, *, color: bool = False) -> str:
 def unmatched_line(words) -> str:
     """The one line saying which query words no memory file holds."""
     missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
-    return f"No memory file contains {missing}: these hits match the other words only, so check they answer the question."
+    return (f"No memory file contains {missing}: these hits match the other words only,"
+            " so check they answer the question.")
 
 
 def result_json(result: SearchResult) -> str:
     import json  # only --json pays for it
 
-    payload = {
-        "query": result.query,
-        "fts_query": result.fts_query,
-        "results": [hit.to_dict() for hit in result.hits],
-        "floored": result.floored,
-        "unmatched": list(result.unmatched),
-    }
+    payload = {"query": result.query, "fts_query": result.fts_query,
+               "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
+               "unmatched": list(result.unmatched)}
     if result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
     if result.freshness is not None:
@@ -61,27 +58,17 @@ def result_json(result: SearchResult) -> str:
 
 
 def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
-    counts = {
-        "added": len(report.added),
-        "updated": len(report.updated),
-        "removed": len(report.removed),
-        "unchanged": report.unchanged,
-        "skipped": len(report.skipped),
-        "malformed": len(report.malformed),
-        "left_out": sum(x.files for x in report.left_out),
-        "seconds": round(report.seconds, 4),
-    }
+    counts = {"added": len(report.added), "updated": len(report.updated), "removed": len(report.removed),
+              "unchanged": report.unchanged, "skipped": len(report.skipped),
+              "malformed": len(report.malformed), "left_out": sum(x.files for x in report.left_out),
+              "seconds": round(report.seconds, 4)}
     if brief:
         return counts
-    return {
-        **counts,
-        "added_paths": list(report.added),
-        "updated_paths": list(report.updated),
-        "removed_paths": list(report.removed),
-        "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
-        "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
-        "left_out_reasons": [x.to_dict() for x in report.left_out],
-    }
+    return {**counts, "added_paths": list(report.added), "updated_paths": list(report.updated),
+            "removed_paths": list(report.removed),
+            "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+            "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
+            "left_out_reasons": [x.to_dict() for x in report.left_out]}
 
 
 def format_report(report: ReconcileReport) -> str:
@@ -101,17 +88,14 @@ def format_status(status: dict) -> str:
 
 
 def printable_path(path: str) -> str:
-    """A file name as the terminal or a model may see it: control characters
-    (C0, C1, ESC, BEL, DEL) and line separators in a name must neither drive
-    a terminal nor start a line that reads as another hit. A name with any of
-    them is shown as a Python escape string, which :func:`unprintable_path`
-    decodes (memory_read accepts both spellings)."""
+    """A file name as a terminal or a model may see it: one with control characters or line
+    separators (which would drive a terminal, or start a line read as another hit) is shown as a
+    Python escape string, which :func:`unprintable_path` decodes (memory_read takes both)."""
     return path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
 
 
 def unprintable_path(shown: str) -> str | None:
-    """The path that :func:`printable_path` showed as ``shown``, when it
-    escaped one (None otherwise)."""
+    """The path :func:`printable_path` showed as ``shown``, when it escaped one (else None)."""
     import re
 
     # Only the escapes unicode_escape writes: another backslash is no escape
@@ -124,7 +108,6 @@ def unprintable_path(shown: str) -> str | None:
 
 
 def hit_label(hit) -> str:
-    """A hit's place and type, ``projects/shop · memory``; the scope id is a
-    folder name, escaped like one."""
+    """A hit's place and type, ``projects/shop · memory``; the scope id is escaped as a folder name."""
     where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
     return f"{printable_path(where)} · {hit.type}" if where else hit.type

@@ -1,19 +1,17 @@
 """HistoryIndex: search the agents' past sessions, the transcripts.
 
 Memory holds distilled facts; the exact command, error text or reason
-behind a decision lives only in the conversation. This index holds the
-transcripts' cleaned messages (memsearch.transcripts) in tables of their
-own (migrations/0006_history.sql) of a memsearch database, searched with
-the query builder, ranking and floor of the memory search. `memsearch
-query` and memory_search never import this module nor read its tables.
+behind a decision lives only in the conversation. This index keeps the
+transcripts' cleaned messages (memsearch.transcripts) in tables of their own
+(migrations/0006_history.sql), searched with the memory search's query
+builder, ranking and floor; `memsearch query` and memory_search never import
+this module nor read its tables.
 
-Freshness: every search first brings the index in step with the files,
-at a cost in proportion to what changed. An unchanged transcript costs a
-stat(). One that grew, with its earlier bytes unchanged, is read from its
-old end only: the first and last CHECK_BYTES bytes before that end are
-compared with what was kept of them, and only the bytes after it are
-parsed. One that shrank, was replaced or whose kept bytes differ is read
-again from the start. A half-written last line is left for the next read.
+Every search first brings the index in step with the files, at a cost in
+proportion to what changed: an unchanged transcript costs a stat(); one that
+grew with its earlier bytes unchanged (its first and last CHECK_BYTES before
+the old end compared) is read from its old end; any other change is read
+again from the start. A half-written last line waits for the next read.
 Transcripts are only ever read.
 """
 
@@ -32,9 +30,9 @@ from .cjk import segmented, unsegment_snippet
 from .errors import MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
-from .settings import DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings
 from .session_context import SessionContext, check_arguments, select
-from .settings import load_settings, path_text, read_config
+from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings,
+                       load_settings, path_text, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
 # Bytes kept of a transcript's start and of the end of what was read: the
@@ -45,14 +43,13 @@ CHECK_BYTES = 1024
 # gigabytes keeps a bounded WAL and a crash loses at most this much work.
 COMMIT_BYTES = 32 << 20
 
-# A read of at least this many bytes indexes its rows in one FTS5 statement
-# per transaction, with the insert trigger dropped meanwhile (as
-# reconcile._bulk_indexing does), instead of one trigger call per row: each
-# row's statement flushed FTS5's pending terms as a segment of its own,
-# ~70% of a cold build's time. Measured on 64 MB of bench/history.py's
-# synthetic transcripts (55k messages): the inserts 6.1 s -> 1.9 s, with a
-# larger FTS5 hash (BULK_HASH_BYTES) 1.5 s. Smaller reads (a live session's
-# appends) keep the trigger: its one-row cost beats two schema changes.
+# A read of at least this many bytes indexes its rows in one FTS5 statement per
+# transaction, the insert trigger dropped meanwhile (as reconcile._bulk_indexing
+# does): a trigger call per row flushed FTS5's pending terms as a segment each,
+# ~70% of a cold build. Measured on 64 MB of bench/history.py's transcripts (55k
+# messages): inserts 6.1 s -> 1.9 s, 1.5 s with a larger FTS5 hash (BULK_HASH_BYTES).
+# Smaller reads (a live session's appends) keep the trigger: its one-row cost
+# beats two schema changes.
 BULK_BYTES = 64 << 10
 BULK_HASH_BYTES = 8 << 20
 FTS5_HASH_BYTES = 1 << 20
@@ -60,12 +57,14 @@ FTS5_HASH_BYTES = 1 << 20
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid,"
+                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
 
 class HistoryReport(NamedTuple):
-    """What a refresh did: transcripts read (``grown``: from their old end;
-    ``reread``: rewritten, so from the start), removed, the messages added,
-    the bytes read from transcripts, lines skipped (malformed, overlong),
-    files that could not be read (path, reason) and the time taken."""
+    """What a refresh did: transcripts read (``grown``: from their old end; ``reread``: rewritten,
+    so from the start), removed, the messages added, the bytes read, lines skipped (malformed,
+    overlong), files that could not be read (path, reason) and the time taken."""
 
     new: int = 0
     grown: int = 0
@@ -79,10 +78,8 @@ class HistoryReport(NamedTuple):
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        data = self._asdict()
-        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
-        data["seconds"] = round(self.seconds, 4)
-        return data
+        return {**self._asdict(), "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+                "seconds": round(self.seconds, 4)}
 
     def summary(self) -> str:
         return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
@@ -91,8 +88,7 @@ class HistoryReport(NamedTuple):
 
 
 class HistoryHit(NamedTuple):
-    """One message found: its session, project, time, role, score, an
-    excerpt with the matches marked, and the transcript it is in."""
+    """One message found: session, project, time, role, score, excerpt (matches marked) and transcript."""
 
     session: str
     project: str
@@ -105,14 +101,12 @@ class HistoryHit(NamedTuple):
     uuid: str | None = None
 
     def to_dict(self) -> dict:
-        return {"session": self.session, "project": self.project, "at": self.at, "role": self.role,
-                "score": round(self.score, 4), "snippet": self.snippet, "file": self.file,
-                "sidechain": self.sidechain, "uuid": self.uuid}
+        return {**self._asdict(), "score": round(self.score, 4)}
 
 
 class HistoryResult(NamedTuple):
-    """Hits, best first, plus how they were found (``floored``: candidates
-    the relative floor dropped; ``refresh``: the HistoryReport, or None)."""
+    """Hits, best first, and how they were found (``floored``: candidates the relative floor
+    dropped; ``refresh``: the HistoryReport, or None)."""
 
     query: str
     fts_query: str
@@ -134,8 +128,8 @@ class Message(NamedTuple):
 
 
 def configured_roots() -> list[str]:
-    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (separated by ':'),
-    else the config file's ``history_roots = [...]``; [] for neither."""
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (':'-separated), else the config file's
+    ``history_roots = [...]``; [] for neither."""
     value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
     if value.strip():
         return [spec for spec in value.split(os.pathsep) if spec.strip()]
@@ -186,6 +180,10 @@ class HistoryIndex(db.Opened):
     def db_path(self) -> str:
         return self._db_file
 
+    @property
+    def _marks(self) -> str:
+        """One SQL placeholder per root, for ``root IN (...)`` bound to ``self.roots``."""
+        return ",".join("?" * len(self.roots))
 
     # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> HistoryReport:
@@ -195,11 +193,10 @@ class HistoryIndex(db.Opened):
     def _refresh(self, progress: Progress | None) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
-        marks = ",".join("?" * len(self.roots))
         stored = {(root, path): (fid, size, mtime, inode) for fid, root, path, size, mtime, inode in conn.execute(
-            f"SELECT id, root, path, size, mtime_ns, inode FROM history_files WHERE root IN ({marks})", self.roots)}
-        counts = dict.fromkeys(("new", "grown", "reread", "removed", "unchanged", "messages", "bytes_read",
-                                "skipped_lines"), 0)
+            f"SELECT id, root, path, size, mtime_ns, inode FROM history_files WHERE root IN ({self._marks})",
+            self.roots)}
+        counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
         todo, seen = [], set()
         for root in self.roots:
@@ -226,17 +223,16 @@ class HistoryIndex(db.Opened):
         gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
         if gone:
             with db.write_transaction(conn):
-                for fid in gone:
-                    conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
-                    conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
+                conn.executemany("DELETE FROM history_messages WHERE file = ?", [(fid,) for fid in gone])
+                conn.executemany("DELETE FROM history_files WHERE id = ?", [(fid,) for fid in gone])
             counts["removed"] = len(gone)
         if counts["messages"] or gone:
             conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
     def _ingest(self, root: str, t) -> dict:
-        """Read one transcript from where the index left it (or from the
-        start), inside write transactions that also record how far it got."""
+        """Read one transcript from where the index left it (or from the start), in write
+        transactions that also record how far it got."""
         conn = self.conn
         out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
         with CountingReader(os.path.join(root, t.rel)) as reader:
@@ -268,8 +264,7 @@ class HistoryIndex(db.Opened):
                 end = self._read_lines(reader, fid, start, t, out, bulk)
                 if bulk is not None:
                     bulk.finish()
-                head = reader.pread(min(CHECK_BYTES, end), 0)
-                tail = reader.pread(min(CHECK_BYTES, end), end - min(CHECK_BYTES, end))
+                head, tail = _ends(reader, end)
                 conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
                              " head = ?, tail = ? WHERE id = ?",
                              (t.project, st.st_size, st.st_mtime_ns, st.st_ino, end, head, tail, fid))
@@ -282,39 +277,32 @@ class HistoryIndex(db.Opened):
         return out
 
     def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, bulk: "_Bulk | None") -> int:
-        """Insert the parts of every complete line from ``start``; returns
-        the offset after the last one. Commits every COMMIT_BYTES, recording
-        the progress with the rows (the file's size stays 0 until the end,
-        so an interrupted read is picked up at the next refresh)."""
+        """Insert the parts of every complete line from ``start``; returns the offset after the last.
+        Commits every COMMIT_BYTES with the progress (the file's size stays 0 until the end, so an
+        interrupted read is picked up at the next refresh)."""
         conn = self.conn
-        insert = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid, sidechain,"
-                  " body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         batch, since_commit = [], 0
+
+        def flush() -> None:
+            conn.executemany(INSERT_MESSAGE, batch)
+            out["messages"] += len(batch)
+            batch.clear()
+
         for offset, raw in reader.lines(start):
-            if raw is None:
+            parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
+            if parts is None:  # overlong, not JSON, too deep, not an object
                 out["skipped_lines"] += 1
                 continue
-            parts = parse_line(raw) if raw.strip() else []
-            if parts is None:  # not JSON, too deep, not an object
-                out["skipped_lines"] += 1
-                continue
-            for n, p in enumerate(parts):
-                batch.append((fid, offset, n, p.session or t.session, t.project, p.role, p.at, p.uuid,
-                              int(p.sidechain), p.text, segmented(p.text)))
+            batch.extend((fid, offset, n, p.session or t.session, t.project, p.role, p.at, p.uuid,
+                          int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
             if len(batch) >= 512:
-                conn.executemany(insert, batch)
-                out["messages"] += len(batch)
-                batch.clear()
+                flush()
             since_commit += len(raw) + 1
             if since_commit >= COMMIT_BYTES:
-                conn.executemany(insert, batch)
-                out["messages"] += len(batch)
-                batch.clear()
-                end = reader.end
-                tail = reader.pread(min(CHECK_BYTES, end), end - min(CHECK_BYTES, end))
-                head = reader.pread(min(CHECK_BYTES, end), 0)
+                flush()
+                head, tail = _ends(reader, reader.end)
                 conn.execute("UPDATE history_files SET size = 0, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                             (end, head, tail, fid))
+                             (reader.end, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
                 conn.execute("COMMIT")
@@ -322,8 +310,7 @@ class HistoryIndex(db.Opened):
                 if bulk is not None:
                     bulk.start()
                 since_commit = 0
-        conn.executemany(insert, batch)
-        out["messages"] += len(batch)
+        flush()
         return reader.end
 
     # -- search --------------------------------------------------------------
@@ -335,10 +322,9 @@ class HistoryIndex(db.Opened):
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. Filters: ``project`` (a
-        project folder, or the working directory it is named after),
-        ``session`` (an id or its first characters), ``role`` (user,
-        assistant, tool, system, summary), ``since`` (an ISO date or time)."""
+        """Messages matching ``query``, best first. Filters: ``project`` (a project folder, or the
+        working directory it is named after), ``session`` (an id or its start), ``role`` (one of
+        ROLES), ``since`` (an ISO date or time)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
         floor = self.settings.floor if floor is None else floor
@@ -360,9 +346,9 @@ class HistoryIndex(db.Opened):
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after):
         conn = self.conn
         where, params = [], []
-        marks = ",".join("?" * len(self.roots))
         # Rows of other transcript roots sharing the database are never shown;
         # when there are none (the usual case) the ranking needs no join.
+        marks = self._marks
         if conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
@@ -383,8 +369,7 @@ class HistoryIndex(db.Opened):
         scored = [s for s in scored_strings(conn, query, "history_fts") if s.files]
         if not scored:
             return [], 0
-        runs = [(s.fts, s.weight, s.factor, False) for s in scored]
-        ranked = _ranked(conn, runs, " AND ".join(where), params, fetch_size(limit))
+        ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked)
@@ -401,12 +386,11 @@ class HistoryIndex(db.Opened):
         return hits, len(ranked) - len(kept)
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
-        if not ids:
-            return {}
         words = " OR ".join(query.terms)
         rows = self.conn.execute(
             f"SELECT rowid, snippet(history_fts, 0, ?, ?, ?, ?) FROM history_fts WHERE history_fts MATCH ?"
-            f" AND rowid IN ({','.join('?' * len(ids))})", (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
+            f" AND rowid IN ({','.join('?' * len(ids))})",
+            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
         return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
 
     # -- sessions ------------------------------------------------------------
@@ -415,10 +399,9 @@ class HistoryIndex(db.Opened):
         if not isinstance(session, str) or not session.strip():
             raise ValueError("session id is empty: pass a session id from a history hit")
         session = session.strip()
-        marks = ",".join("?" * len(self.roots))
         found = [s for (s,) in self.conn.execute(
             f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE f.root IN ({marks}) AND substr(m.session, 1, ?) = ? LIMIT 3",
+            f" WHERE f.root IN ({self._marks}) AND substr(m.session, 1, ?) = ? LIMIT 3",
             [*self.roots, len(session), session])]
         if session in found:
             return session
@@ -429,8 +412,7 @@ class HistoryIndex(db.Opened):
         raise SessionNotFound(f"{session!r} starts several session ids ({', '.join(found[:2])}...): give more of it")
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
-        """The cleaned messages of one session, oldest first (sub-agents'
-        sidechains left out unless asked for)."""
+        """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         return self._session(session, refresh=refresh, sidechains=sidechains)[1]
 
     def _session(self, session: str, *, refresh: bool = True, sidechains: bool = False):
@@ -439,10 +421,9 @@ class HistoryIndex(db.Opened):
 
         def read():
             full = self.resolve_session(session)
-            marks = ",".join("?" * len(self.roots))
             rows = self.conn.execute(
                 f"SELECT m.role, m.at, m.body, m.sidechain FROM history_messages AS m"
-                f" JOIN history_files AS f ON f.id = m.file WHERE m.session = ? AND f.root IN ({marks})"
+                f" JOIN history_files AS f ON f.id = m.file WHERE m.session = ? AND f.root IN ({self._marks})"
                 f"{'' if sidechains else ' AND NOT m.sidechain'}"
                 f" ORDER BY coalesce(m.at, ''), m.file, m.line_at, m.part", [full, *self.roots])
             return full, [Message(role, at, body, bool(side)) for role, at, body, side in rows]
@@ -451,21 +432,20 @@ class HistoryIndex(db.Opened):
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
-        """ReadSessionContext: the parts of one session that bear on
-        ``query`` (see memsearch.session_context)."""
+        """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
         args = check_arguments(session, query, strategy, max_tokens)
         full, messages = self._session(args.session)
         return select(full, messages, args)
 
     def status(self) -> dict:
         def read():
-            marks = ",".join("?" * len(self.roots))
             files, sessions = self.conn.execute(
                 f"SELECT count(DISTINCT f.id), count(DISTINCT m.session) FROM history_files AS f"
-                f" LEFT JOIN history_messages AS m ON m.file = f.id WHERE f.root IN ({marks})", self.roots).fetchone()
+                f" LEFT JOIN history_messages AS m ON m.file = f.id WHERE f.root IN ({self._marks})",
+                self.roots).fetchone()
             messages = self.conn.execute(
                 f"SELECT count(*) FROM history_messages WHERE file IN (SELECT id FROM history_files"
-                f" WHERE root IN ({marks}))", self.roots).fetchone()[0]
+                f" WHERE root IN ({self._marks}))", self.roots).fetchone()[0]
             return {"roots": list(self.roots), "database": self._db_file, "transcripts": files,
                     "sessions": sessions, "messages": messages}
 
@@ -477,19 +457,17 @@ class HistoryIndex(db.Opened):
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
-    """ReadSessionContext as one call: the transcripts of ``roots`` (see
-    :class:`memsearch.HistoryIndex`) brought up to date, then read."""
+    """ReadSessionContext as one call: the transcripts of ``roots`` (see :class:`HistoryIndex`)
+    brought up to date, then read."""
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
-        return history.read_session_context(args.session, args.query, args.strategy, args.max_tokens)
+        return history.read_session_context(*args)
 
 
 class _Bulk:
-    """Inside one write transaction: the rows inserted go into
-    history_messages alone, and :meth:`finish` indexes them in one FTS5
-    statement and puts the trigger back, before the transaction commits
-    (see BULK_BYTES). A crash or an error rolls the dropped trigger back
-    with the rows."""
+    """Inside one write transaction, rows go into history_messages alone and :meth:`finish` indexes
+    them in one FTS5 statement and restores the trigger before the commit (see BULK_BYTES). A crash
+    or an error rolls the dropped trigger back with the rows."""
 
     TRIGGER = "history_messages_ai"
 
@@ -521,7 +499,7 @@ def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
 
 # One string of the query, as memsearch.search.STRING but over history_fts
 # (one column): its rows, bm25() (lower is better), weight, idf factor and
-# whether it is the pruned form.
+# whether it is the pruned form (never: see _ranked).
 STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
           " FROM history_fts WHERE history_fts MATCH ?")
 
@@ -533,11 +511,11 @@ STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS facto
 # p50 47 ms pruned, 24 ms without. What this does save is the join: the best
 # ids are picked by score alone and only they are read (the old join of
 # every candidate with its row and file cost as much as the ranking).
-def _ranked(conn: sqlite3.Connection, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
-    """The ``size`` best (message id, score) rows; ties go to the later
+def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
+    """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""
-    ranking = RANKING.format(strings=" UNION ALL ".join([STRING] * len(runs)))
-    params = [p for fts, weight, factor, common in runs for p in (weight, factor, int(common), fts)]
+    ranking = RANKING.format(strings=" UNION ALL ".join([STRING] * len(scored)))
+    params = [p for s in scored for p in (s.weight, s.factor, 0, s.fts)]
     if where:
         sql = (f"SELECT s.id, s.score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
                f" WHERE {where} ORDER BY s.score DESC, s.id DESC LIMIT ?")
@@ -548,16 +526,12 @@ def _ranked(conn: sqlite3.Connection, runs: list[tuple], where: str, filter_para
 
 def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consumed: int, head: bytes,
                 tail: bytes) -> bool:
-    """Whether a transcript still begins with the bytes read before, as far
-    as a check in proportion to an append can tell: the same file (inode),
-    not shorter than at the last read (an append never shrinks it), not
-    older (an append never turns its mtime back; a restored or copied file
-    with kept times can), and the same first and last kept bytes. A file
-    rewritten in place through none of these (only middle bytes changed,
-    its size and times kept growing) goes unnoticed until it is replaced
-    or shrinks: knowing more would mean reading all of it at every append.
-    ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a
-    long read is unfinished."""
+    """Whether a transcript still begins with the bytes read before, as far as a check in proportion
+    to an append can tell: the same inode, not shorter and not older than at the last read (an
+    append never shrinks a file nor turns its mtime back; a restored copy can), and the same first
+    and last kept bytes. A rewrite of middle bytes only, size and times growing, goes unnoticed
+    until the file is replaced or shrinks: knowing more would mean reading all of it at every
+    append. ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a long read is unfinished."""
     size, mtime_ns, inode = stored
     if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
         return False
@@ -566,6 +540,10 @@ def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consum
     return reader.pread(len(tail), consumed - len(tail)) == tail
 
 
+def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
+    """The first and last CHECK_BYTES before ``end``: what :func:`_same_start` checks next time."""
+    size = min(CHECK_BYTES, end)
+    return reader.pread(size, 0), reader.pread(size, end - size)
 
 
 # -- formatting (pure: no printing) ------------------------------------------------
@@ -575,19 +553,16 @@ def open_hint(session: str) -> str:
 
 
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
-    from .format import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line
+    from .format import one_line, snippet_line
 
     blocks = []
     for hit in result.hits:
-        snippet = one_line(hit.snippet)
-        if color:
-            snippet = snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF)
         side = " (sub-agent)" if hit.sidechain else ""
         blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {one_line(hit.session)}"
-                      f"  [{one_line(hit.project)}]  score {hit.score:.2f}\n    {snippet}")
-    sessions = list(dict.fromkeys(hit.session for hit in result.hits))
-    if sessions:
-        blocks.append(f"open a session: {one_line(open_hint(sessions[0]))}")
+                      f"  [{one_line(hit.project)}]  score {hit.score:.2f}"
+                      f"\n    {snippet_line(hit.snippet, color)}")
+    if result.hits:
+        blocks.append(f"open a session: {one_line(open_hint(result.hits[0].session))}")
     return "\n\n".join(blocks)
 
 

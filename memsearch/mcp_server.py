@@ -1,23 +1,17 @@
 """``memsearch mcp``: the memory tools served to MCP clients over stdio.
 
-A thin shell over :mod:`memsearch.tool`: the tool list is ``tool.TOOLS`` and
-every call goes to ``tool.call_tool``. The official SDK (``pip install
-'memsearch-fts[mcp]'``) is imported only inside :func:`serve`, so importing this
-module costs nothing and a missing SDK is one clear error line.
-
-Works with the SDK's 1.x and 2.x low-level servers: 2.x takes its handlers in
-the constructor, 1.x in its ``request_handlers`` table.
-
-Nothing a client sends can stop the server: bad arguments, queries with no
-words, a locked or damaged index and even bugs come back as tool results with
-``isError`` set, and the next call is served as usual. stdout belongs to the
-protocol; warnings go to stderr.
+A thin shell over :mod:`memsearch.tool`. The official SDK (``pip install
+'memsearch-fts[mcp]'``) is imported only inside :func:`serve`, so importing
+this module costs nothing and a missing SDK is one clear error line; its 1.x
+and 2.x low-level servers both work. Nothing a client sends can stop the
+server: bad arguments, a locked or damaged index and even bugs come back as
+results with ``isError`` set. stdout belongs to the protocol; warnings go
+to stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import json
 import logging
@@ -29,8 +23,8 @@ from .index import MemoryIndex
 
 SERVER_NAME = "memsearch"
 
-# Sent once at initialization; clients that show server instructions to the
-# model get the one rule that matters most before the first search.
+# Sent once at initialization: clients that show server instructions to the
+# model give it the rule that matters most before the first search.
 INSTRUCTIONS = (
     "memsearch searches this user's long-term agent memory (Markdown notes from earlier sessions). "
     "Search it with memory_search before asking the user something that may have been recorded; use one "
@@ -47,8 +41,7 @@ class McpUnavailable(MemsearchError):
 def require_sdk() -> None:
     """Fail with one actionable line when the optional SDK is missing."""
     try:
-        import mcp  # noqa: F401
-        import mcp.server.stdio  # noqa: F401
+        import mcp.server.stdio  # noqa: F401  (imports mcp first)
     except ImportError as ex:
         raise McpUnavailable(
             f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch-fts[mcp]'"
@@ -57,15 +50,9 @@ def require_sdk() -> None:
 
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
-    """Follow the roots for the server's lifetime with an in-process watcher
-    (:class:`memsearch.watch.Watcher`), so that searches skip the tree walk.
-
-    Every call is fresh either way: ``MemoryIndex.search_result`` proves the
-    index fresh with the watcher's cookie handshake, or reconciles the files
-    when no healthy watcher answers (while this one starts, or when it cannot
-    run: another ``memsearch watch`` already follows these roots, which
-    searches then use; inotify limits; the index inside a root).
-    """
+    """Follow the roots with an in-process watcher for the server's lifetime, so that searches
+    skip the tree walk. Every call is fresh either way: without a healthy watcher (while it
+    starts, or when it cannot run) ``MemoryIndex.search_result`` reconciles the files."""
     from .watch import Watcher
 
     watcher = Watcher(index)
@@ -95,6 +82,15 @@ def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
         return tool.error_result(f"internal error in {name}: {type(ex).__name__}: {ex!r}"[:500], "InternalError")
 
 
+def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
+    """The index's own tool list; the generic one if the index cannot be read now."""
+    try:
+        return tool.tools(index)
+    except Exception as ex:  # listing tools must never fail the session
+        log.warning("memsearch mcp: listing the generic tools (%s: %s)", type(ex).__name__, ex)
+        return tool.TOOLS
+
+
 def serve(index: MemoryIndex) -> None:
     """Serve ``index`` over stdin/stdout until the client hangs up."""
     require_sdk()
@@ -111,75 +107,50 @@ def serve(index: MemoryIndex) -> None:
 
 async def _serve(index: MemoryIndex) -> None:
     import anyio
+    import mcp.types as types
     from mcp.server.stdio import stdio_server
 
-    # Calls run one at a time in a worker thread: the event loop keeps
-    # answering pings and cancellations during a long reconcile, and the
-    # index's SQLite connection is never used by two calls at once.
+    # Calls (and listings, which read the index too) run one at a time in a
+    # worker thread: the event loop keeps answering pings and cancellations
+    # during a long reconcile, and the index's SQLite connection is never
+    # used by two calls at once.
     one_at_a_time = anyio.CapacityLimiter(1)
 
-    async def call(name: str, arguments: Any):
-        result = await anyio.to_thread.run_sync(
-            functools.partial(run_tool, index, name, arguments), limiter=one_at_a_time
-        )
-        return _call_tool_result(result)
+    async def call(name: str, arguments: Any) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(run_tool, index, name, arguments, limiter=one_at_a_time)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
+                                    structuredContent=result.data, isError=result.is_error)
 
-    async def specs():
-        # The index's connection serves one call at a time: listing reads it too.
-        return await anyio.to_thread.run_sync(
-            functools.partial(run_quietly, lambda: tool.tools(index), tool.TOOLS), limiter=one_at_a_time
-        )
+    async def specs() -> list[types.Tool]:
+        found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
+        return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in found]
 
     server = _build_server(call, specs)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _tools(specs):
-    import mcp.types as types
-
-    return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in specs]
-
-
-def run_quietly(make, fallback):
-    """The index's own tool list; the generic one if the index cannot be read now."""
-    try:
-        return make()
-    except Exception as ex:  # listing tools must never fail the session
-        log.warning("memsearch mcp: listing the generic tools (%s: %s)", type(ex).__name__, ex)
-        return fallback
-
-
-def _call_tool_result(result: tool.ToolResult):
-    import mcp.types as types
-
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.text)],
-        structuredContent=result.data,
-        isError=result.is_error,
-    )
-
-
 def _build_server(call, specs):
     import mcp.types as types
     from mcp.server import Server  # the low-level server, under this name in every release
 
-    version = _version()
+    from . import __version__
+
     if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # SDK 2.x
         async def on_list_tools(ctx, params):
-            return types.ListToolsResult(tools=_tools(await specs()))
+            return types.ListToolsResult(tools=await specs())
 
         async def on_call_tool(ctx, params):
             return await call(params.name, params.arguments)
 
-        return Server(SERVER_NAME, version=version, instructions=INSTRUCTIONS,
+        return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                       on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
     # SDK 1.x. The call_tool() decorator's contract changed within 1.x (what
     # a handler may return, schema validation), so the handler goes straight
     # into the request table, where it returns the whole result itself.
     # The constructor grew version and instructions during 1.x too.
-    for options in ({"version": version, "instructions": INSTRUCTIONS}, {"version": version}, {}):
+    for options in ({"version": __version__, "instructions": INSTRUCTIONS}, {"version": __version__}, {}):
         try:
             server = Server(SERVER_NAME, **options)
             break
@@ -187,7 +158,7 @@ def _build_server(call, specs):
             continue
 
     async def list_tools(request):
-        return types.ServerResult(types.ListToolsResult(tools=_tools(await specs())))
+        return types.ServerResult(types.ListToolsResult(tools=await specs()))
 
     async def call_tool(request):
         return types.ServerResult(await call(request.params.name, request.params.arguments))
@@ -195,9 +166,3 @@ def _build_server(call, specs):
     server.request_handlers[types.ListToolsRequest] = list_tools
     server.request_handlers[types.CallToolRequest] = call_tool
     return server
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__

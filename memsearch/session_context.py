@@ -1,24 +1,20 @@
 """ReadSessionContext: another session's raw course, read with a question.
 
-The local part of the rule the source agents use (their model then
-distils the result; that needs an LLM and is left to the caller):
+The local part of the source agents' rule (their model then distils the
+result; that needs an LLM and is left to the caller):
 
-* arguments: ``sessionId``; ``query``, at most 4,000 characters;
-  ``strategy``, ``relevant`` (default) or ``handoff``; ``maxTokens``,
-  default 6,000, at most 12,000;
+* arguments: ``sessionId``; ``query``, at most 4,000 characters; ``strategy``,
+  ``relevant`` (default) or ``handoff``; ``maxTokens``, default 6,000, at most 12,000;
 * a character budget of ``maxTokens × 4``, clamped to 4,000-48,000;
-* each fragment (one cleaned message) scores +20 when it holds the whole
-  query phrase, and for each query term it holds +3 plus one more for
-  each further occurrence, up to 5 more; Chinese, Japanese and Korean
-  runs count as their two-character grams;
-* ``relevant`` keeps the fragments scoring at least 3, best first until
-  the budget is spent, shown in the session's order; when none does, the
-  last 12 fragments. ``handoff`` takes fragments from the end backwards
-  until the budget is spent.
+* a fragment (one cleaned message) scores +20 when it holds the whole query
+  phrase, and per query term it holds +3, plus one per further occurrence up
+  to 5 more; Chinese, Japanese and Korean runs count as their two-character grams;
+* ``relevant`` keeps fragments scoring at least 3, best first until the budget
+  is spent, shown in the session's order (none: the last 12 fragments);
+  ``handoff`` takes fragments from the end backwards until the budget is spent.
 
-The text is marked as untrusted background material, and a transcript
-cannot forge the marks: every line of a fragment is indented, so only the
-headers start a line.
+The text is marked as untrusted background material, which a transcript cannot
+forge: every line of a fragment is indented, so only the headers start a line.
 """
 
 from __future__ import annotations
@@ -66,11 +62,10 @@ class SessionContextArgs(NamedTuple):
 
 
 class SessionContext(NamedTuple):
-    """What ReadSessionContext returns: the session, the strategy used
-    (``relevant``, ``relevant-fallback`` when no fragment scored, or
-    ``handoff``), the budget in characters, the fragments kept as
-    (index in the session, role, time, text, score), and ``text``, all of
-    it marked for a model."""
+    """What ReadSessionContext returns: the session, the strategy used (``relevant``,
+    ``relevant-fallback`` when no fragment scored, or ``handoff``), the budget in characters, the
+    fragments kept as (index in the session, role, time, text, score), and ``text``, all of it
+    marked for a model."""
 
     session: str
     strategy: str
@@ -93,16 +88,13 @@ def budget(max_tokens: int) -> int:
 
 
 def check_arguments(session, query, strategy="relevant", max_tokens=None) -> SessionContextArgs:
-    """The arguments checked against the rules; SessionContextArgumentError
-    says what to fix."""
+    """The arguments checked against the rules; SessionContextArgumentError says what to fix."""
     if not isinstance(session, str) or not session.strip():
         raise SessionContextArgumentError("sessionId must be a non-empty string: a session id from a history hit")
-    if strategy is None:
-        strategy = "relevant"
+    strategy = "relevant" if strategy is None else strategy
     if strategy not in STRATEGIES:
         raise SessionContextArgumentError(f"strategy must be relevant or handoff, got {strategy!r}")
-    if query is None:
-        query = ""
+    query = "" if query is None else query
     if not isinstance(query, str):
         raise SessionContextArgumentError("query must be a string: the question to read the session with")
     if len(query) > MAX_QUERY_CHARS:
@@ -111,13 +103,18 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
     if strategy == "relevant" and not query.strip():
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
                                           " (or use strategy handoff)")
-    if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
-    if isinstance(max_tokens, float) and math.isfinite(max_tokens) and max_tokens.is_integer():
-        max_tokens = int(max_tokens)  # JSON has one number type
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= MAX_TOKENS:
-        raise SessionContextArgumentError(f"maxTokens must be a whole number from 1 to {MAX_TOKENS}, got {max_tokens!r}")
+    max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else whole_number(max_tokens, "maxTokens", MAX_TOKENS)
     return SessionContextArgs(session.strip(), query.strip(), strategy, max_tokens)
+
+
+def whole_number(value, name: str, most: int, error: type[Exception] = SessionContextArgumentError) -> int:
+    """``value`` as an int from 1 to ``most``, else ``error``. JSON has one number type: 5.0 is a
+    fine 5; "5" and true are not numbers."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise error(f"{name} must be a whole number from 1 to {most}, got {value!r}")
+    return value
 
 
 # -- scoring -----------------------------------------------------------------
@@ -125,8 +122,8 @@ _WORD = re.compile(r"\w+")
 
 
 def terms(query: str) -> list[str]:
-    """The query's terms, lowercased, each once: words, with every CJK run
-    split into its two-character grams (a one-character run stays whole)."""
+    """The query's terms, lowercased, each once: words, with every CJK run split into its
+    two-character grams (a one-character run stays whole)."""
     out: dict[str, None] = {}
     for word in _WORD.findall(query.casefold()):
         if word.isascii():
@@ -158,8 +155,8 @@ def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
 
 
 def select(session: str, messages: list, args: SessionContextArgs) -> SessionContext:
-    """Choose the fragments of ``messages`` (oldest first, each with
-    ``role``, ``at`` and ``text``) that ``args`` asks for, within the budget."""
+    """The fragments of ``messages`` (oldest first, each with ``role``, ``at`` and ``text``) that
+    ``args`` asks for, within the budget."""
     limit = args.budget
     texts = [m.text for m in messages]
     if args.strategy == "handoff":
@@ -188,8 +185,8 @@ def select(session: str, messages: list, args: SessionContextArgs) -> SessionCon
 
 
 def _from_end(texts: list[str], indexes, limit: int) -> dict[int, str]:
-    """Fragments from the last of ``indexes`` backwards while the budget
-    lasts; the first one that does not fit is cut to its end."""
+    """Fragments from the last of ``indexes`` backwards while the budget lasts; the first that does
+    not fit is cut to its end."""
     chosen, spent = {}, 0
     for i in reversed(indexes):
         size = len(texts[i])

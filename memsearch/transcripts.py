@@ -1,31 +1,25 @@
 """Agents' session transcripts: where they are and what their lines say.
 
-Two formats, told apart line by line:
+Two formats, told apart line by line, one JSON object a line:
 
 * Claude Code: ``<config>/projects/<project-slug>/<session-uuid>.jsonl``
-  (sub-agents: ``agent-*.jsonl``, beside the session or under
-  ``<session-uuid>/subagents/``), one JSON object a line. ``type`` is
-  ``user``, ``assistant``, ``summary`` or ``system``; any other type
-  (``file-history-snapshot``, ``queue-operation``...) is ignored.
-  ``message.content`` is a string or a list of blocks: ``text``,
+  (sub-agents: ``agent-*.jsonl``, beside it or under ``<session-uuid>/subagents/``).
+  ``type`` is ``user``, ``assistant``, ``summary`` or ``system`` (any other is
+  ignored); ``message.content`` is a string or a list of blocks: ``text``,
   ``thinking``, ``tool_use`` (``name``, ``input``), ``tool_result``
   (``content``: a string or text blocks), ``image`` (ignored).
-* plain, for other agents' exports: one JSON object a line with ``role``
-  (``user``, ``assistant``, ``tool`` or ``system``), ``content`` (a string,
-  or blocks as above) and an optional ``timestamp`` (ISO 8601, or Unix
-  seconds). The session is the file's name without ``.jsonl``.
+* plain, for other agents' exports: ``role`` (user, assistant, tool or
+  system), ``content`` (a string, or blocks as above) and an optional
+  ``timestamp`` (ISO 8601, or Unix seconds); the session is the file's name.
 
 Cleaning follows the source agents: a user line the model alone saw
-(``isMeta``), a synthetic one (interrupted request, local command
-caveats and echoes, a ``<synthetic>`` model answer) and every
-``<system-reminder>`` block are dropped; each part is capped (text
-3,000 characters, tool input 900, tool output 1,600), and so is a line's
-text and its tool parts as a whole (TEXT_CHARS, TOOL_CHARS).
-
-Transcripts may be hostile like any file under a root: a line longer
-than MAX_LINE_BYTES is skipped unread, a malformed or too deeply nested
-line is skipped, and so is a half-written last line (normal while a
-session runs), which is taken once it is complete. Nothing here writes.
+(``isMeta``), a synthetic one (interrupted request, local command caveats
+and echoes, a ``<synthetic>`` model answer) and every ``<system-reminder>``
+block are dropped; each part is capped, and so are a line's text and tool
+parts as a whole. Transcripts may be hostile like any file under a root: a
+line over MAX_LINE_BYTES is skipped unread, a malformed or too deeply nested
+one is skipped, and a half-written last line waits until it is complete.
+Nothing here writes.
 """
 
 from __future__ import annotations
@@ -91,12 +85,11 @@ _decode = json.JSONDecoder().decode
 
 
 def parse_line(raw: bytes) -> list[Part] | None:
-    """The parts of one transcript line: [] for a line left out on purpose
-    (an ignored type, nothing left after cleaning), None for a malformed
-    one (not JSON, nested too deep, not an object)."""
+    """The parts of one transcript line: [] for a line left out on purpose (an ignored type,
+    nothing left after cleaning), None for a malformed one (not JSON, nested too deep, not an object)."""
     try:
         obj = _decode(raw.decode("utf-8-sig"))
-    except (ValueError, RecursionError):  # ValueError: not UTF-8, not JSON  # RecursionError: "[[[[..." deeper than the parser's stack
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON; "[[[[..." deeper than the parser's stack
         return None
     if not isinstance(obj, dict):
         return None
@@ -109,18 +102,19 @@ def parse_line(raw: bytes) -> list[Part] | None:
 
 
 def _claude(obj: dict, kind: str) -> list[Part]:
-    at = timestamp(obj.get("timestamp"))
-    uuid = _text_or_none(obj.get("uuid"))
-    session = _text_or_none(obj.get("sessionId"))
-    side = obj.get("isSidechain") is True
+    at, uuid = timestamp(obj.get("timestamp")), _text_or_none(obj.get("uuid"))
+    session, side = _text_or_none(obj.get("sessionId")), obj.get("isSidechain") is True
+
+    def part(role: str, text: str, chars: int = TEXT_CHARS) -> list[Part]:
+        text = _cap(text, chars)
+        return [Part(role, text, at, uuid, session, side)] if text else []
+
     if kind == "summary":
-        text = _cap(_clean(_str(obj.get("summary"))), TEXT_CHARS)
-        return [Part("summary", text, at, uuid, session, side)] if text else []
+        return part("summary", _clean(_str(obj.get("summary"))))
     if obj.get("isMeta") is True:
         return []  # seen by the model only (caveats, expanded commands, reminders)
     if kind == "system":
-        text = _cap(_clean(_str(obj.get("content"))), TEXT_CHARS)
-        return [Part("system", text, at, uuid, session, side)] if text else []
+        return part("system", _clean(_str(obj.get("content"))))
     message = obj.get("message")
     if not isinstance(message, dict):
         return []
@@ -130,12 +124,7 @@ def _claude(obj: dict, kind: str) -> list[Part]:
     if obj.get("isCompactSummary") is True:
         role = "summary"  # the conversation so far, summarised at compaction
     said, tools = _content(message.get("content"))
-    parts = []
-    if said:
-        parts.append(Part(role, _cap("\n".join(said), TEXT_CHARS), at, uuid, session, side))
-    if tools:
-        parts.append(Part("tool", _cap("\n".join(tools), TOOL_CHARS), at, uuid, session, side))
-    return parts
+    return part(role, "\n".join(said)) + part("tool", "\n".join(tools), TOOL_CHARS)
 
 
 def _plain(obj: dict) -> list[Part]:
@@ -144,16 +133,13 @@ def _plain(obj: dict) -> list[Part]:
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
-    if not text:
-        return []
-    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))]
+    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))] if text else []
 
 
 def _content(content) -> tuple[list[str], list[str]]:
-    """(texts said, tool calls and results) of a message's content."""
+    """(texts said, tool calls and results) of a message's content, empty ones left out."""
     if isinstance(content, str):
-        text = _said(content)
-        return ([text] if text else []), []
+        content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return [], []
     said, tools = [], []
@@ -162,9 +148,7 @@ def _content(content) -> tuple[list[str], list[str]]:
             continue
         kind = block.get("type")
         if kind == "text" or kind == "thinking":
-            text = _said(_str(block.get(kind)))
-            if text:
-                said.append(text)
+            said.append(_said(_str(block.get(kind))))
         elif kind == "tool_use":
             name = _str(block.get("name")) or "tool"
             given = block.get("input")
@@ -174,10 +158,8 @@ def _content(content) -> tuple[list[str], list[str]]:
                 args = ""
             tools.append(_cap(f"{name}: {args}", TOOL_INPUT_CHARS))
         elif kind == "tool_result":
-            text = _cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS)
-            if text:
-                tools.append(text)
-    return said, tools
+            tools.append(_cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS))
+    return [t for t in said if t], [t for t in tools if t]
 
 
 def _result_text(content) -> str:
@@ -190,9 +172,7 @@ def _result_text(content) -> str:
 
 def _said(text: str) -> str:
     text = _clean(text)
-    if not text or text.startswith(SYNTHETIC_PREFIXES):
-        return ""
-    return _cap(text, TEXT_CHARS)
+    return "" if text.startswith(SYNTHETIC_PREFIXES) else _cap(text, TEXT_CHARS)
 
 
 def _clean(text: str) -> str:
@@ -217,26 +197,22 @@ _ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 
 def timestamp(value) -> str | None:
-    """A line's time as UTC 'YYYY-MM-DDTHH:MM:SSZ' (text that sorts as time),
-    or None. Accepts ISO 8601 (Claude Code writes '...T11:57:17.716Z') and
-    Unix seconds or milliseconds."""
+    """A line's time as UTC 'YYYY-MM-DDTHH:MM:SSZ' (text that sorts as time), or None, from ISO
+    8601 (Claude Code writes '...T11:57:17.716Z') or Unix seconds or milliseconds."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 1e11 else value
         try:
-            moment = datetime.fromtimestamp(seconds, timezone.utc)
+            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, timezone.utc)
         except (OverflowError, OSError, ValueError):
             return None
     elif isinstance(value, str) and value:
         if value.endswith("Z") and _ISO_Z.match(value) and len(value) <= 30:
             return value[:19] + "Z"  # Claude Code's form, the common case: no parsing
         moment = parse_time(value)
-        if moment is None:
-            return None
     else:
         return None
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: str) -> datetime | None:
@@ -253,10 +229,9 @@ def parse_time(text: str) -> datetime | None:
 
 # -- reading a file ------------------------------------------------------------
 class CountingReader:
-    """A transcript opened for reading only, that counts the bytes it reads
-    from the OS (``bytes_read``): proof that an append costs what was
-    appended. Opened non-blocking, so a FIFO planted under a root never
-    hangs a read, and refused unless it is a regular file."""
+    """A transcript opened read-only that counts the bytes it reads (``bytes_read``): proof that an
+    append costs what was appended. Opened non-blocking (a FIFO planted under a root never hangs a
+    read) and refused unless it is a regular file."""
 
     def __init__(self, path: str):
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -275,10 +250,9 @@ class CountingReader:
         return data
 
     def lines(self, start: int, chunk: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
-        """(offset, line without its newline) of each complete line from
-        ``start``; None in place of a line longer than MAX_LINE_BYTES. A last
-        line without a newline is left for a later read. The offset after
-        the last line yielded is ``self.end``."""
+        """(offset, line without its newline) of each complete line from ``start``, None for one
+        over MAX_LINE_BYTES; a last line without a newline is left for later. ``self.end``: the
+        offset after the last line yielded."""
         self.end = offset = start
         pending = b""
         skipping = False  # inside an overlong line: drop bytes up to its newline
@@ -292,10 +266,8 @@ class CountingReader:
                 nl = buf.find(b"\n", begin)
                 if nl < 0:
                     break
-                if skipping:
+                if skipping or nl - begin > MAX_LINE_BYTES:
                     skipping = False
-                    yield offset, None
-                elif nl - begin > MAX_LINE_BYTES:
                     yield offset, None
                 else:
                     yield offset, buf[begin:nl]
@@ -350,8 +322,7 @@ def _has_transcripts(path: str) -> bool:
 
 
 class Transcript(NamedTuple):
-    """A transcript file found under a root: its path relative to the root,
-    its project and session, and its stat()."""
+    """A transcript found under a root: its path relative to the root, project, session and stat()."""
 
     rel: str
     project: str
@@ -367,10 +338,9 @@ MAX_DEPTH = 3
 
 
 def find(root: str) -> Iterator[Transcript]:
-    """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders
-    down; a symlink counts only if it stays inside the root. Hidden entries
-    are skipped. The project is the first folder below the root (the root's
-    own name for files directly in it)."""
+    """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down, hidden ones
+    skipped; a symlink counts only if it stays inside the root. The project is the first folder
+    below the root (the root's own name for files directly in it)."""
     real_root = os.path.realpath(root)
     stack = [("", 0)]
     while stack:
