@@ -216,7 +216,9 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         except MemsearchError:
             found = []
         if found:
-            ids = _first_ids([f"{sid} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+            # Escaped as hits are: a folder's name must not start a line of its own in the description.
+            shown = [f"{printable_path(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
+            ids = _first_ids(shown, len(found))
             props["scope_id"]["description"] += f" Indexed now: {ids}."
     else:
         del props["scope"], props["scope_id"]  # plain roots: their hits have no scope
