@@ -384,17 +384,17 @@ def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_byte
     be taken as the new normal): None when any differs. A nested file's
     path is resolved (see walk_checkouts), so its lstat is its stat while
     it stays the same regular file."""
-    listing = cache.listing
-    if listing is None or len(cache.probes) != len(listing[2]):
+    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: another thread may replace them
+    if listing is None or len(probes) != len(listing[2]):
         return None
     dirs = [(real_root, listing[0], listing[1])]
     files = []
-    for probe in cache.probes.values():
+    for probe in probes.values():
         dirs += probe.dirs
         files += probe.files
-    if len(files) + len(cache.nested) != len(known_flat):
+    if len(files) + len(nested) != len(known_flat):
         return None
-    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in cache.nested.values()]
+    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in nested.values()]
     try:
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
@@ -402,8 +402,8 @@ def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_byte
     for (_, mtime_ns, ino), key in zip(dirs, keys):
         if key[:2] != (mtime_ns, ino):
             return None
-    nested = [(rel, seen[1:]) for rel, seen in cache.nested.items()]
-    for (rel, identity), key in zip([(rel, None) for rel, _ in files] + nested, keys[len(dirs):]):
+    identities = [(rel, None) for rel, _ in files] + [(rel, seen[1:]) for rel, seen in nested.items()]
+    for (rel, identity), key in zip(identities, keys[len(dirs):]):
         if (not S_ISREG(key[3]) or key[2] > max_file_bytes or known_flat.get(rel) != (key[2], key[0])
                 or identity is not None and (key[5], key[1], key[4]) != identity):
             return None
