@@ -56,6 +56,8 @@ def main() -> None:
     ap.add_argument("--checkouts", type=int, default=200)
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--watcher", action="store_true",
+                    help="then the same with `memsearch watch` running, and a clone made just before a query")
     args = ap.parse_args()
     from memsearch import MemoryIndex, Root
 
@@ -101,6 +103,49 @@ def main() -> None:
         w, q, sc = statistics.median(walks), statistics.median(queries), statistics.median(scans)
         print(f"bare stat walk of the memory files p50 {w:.2f} ms; scandir+stat of their folders p50 {sc:.2f} ms;"
               f" fresh query p50 {q:.2f} ms; ratio {q / w:.2f}x / {q / sc:.2f}x  (freshness: {idx.freshness.via})")
+    if args.watcher:
+        with_watcher(src, db, stat_walk, args.runs)
+
+
+def with_watcher(src: Path, db: Path, stat_walk, runs: int) -> None:
+    """The fresh query with `memsearch watch` proving nothing changed (a
+    cookie handshake instead of the probe), and a clone made just before a
+    query, which that query must find."""
+    import subprocess
+    import sys
+
+    from memsearch import MemoryIndex, Root
+
+    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable)) or "memsearch"
+    proc = subprocess.Popen([exe, "watch", "--root", f"repos={src}", "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    clone = src / "zz-new-clone"
+    try:
+        with MemoryIndex(Root("repos", str(src)), db) as idx:
+            while idx.status()["freshness"] != "watcher":
+                if proc.poll() is not None:
+                    raise SystemExit("memsearch watch exited")
+                time.sleep(0.1)
+            idx.search("zebracorn", limit=5)
+            walks, queries = [], []
+            for _ in range(runs):
+                for fn, out in ((stat_walk, walks), (lambda: idx.search("zebracorn", limit=5), queries)):
+                    t = time.perf_counter()
+                    fn()
+                    out.append((time.perf_counter() - t) * 1000)
+            w, q = statistics.median(walks), statistics.median(queries)
+            (clone / ".claude" / "memory").mkdir(parents=True)
+            (clone / ".claude" / "memory" / "new.md").write_text("a note about quokkafish\n")
+            t = time.perf_counter()
+            found = [h.path for h in idx.search("quokkafish", limit=5)]
+            took = (time.perf_counter() - t) * 1000
+            print(f"with the watcher: fresh query p50 {q:.2f} ms ({q / w:.2f}x the stat walk, {w:.2f} ms;"
+                  f" freshness: {idx.freshness.via}); a clone made just before a query: found {found}"
+                  f" in {took:.1f} ms")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(clone, ignore_errors=True)
 
 
 if __name__ == "__main__":
