@@ -384,7 +384,8 @@ def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_byte
     be taken as the new normal): None when any differs. A nested file's
     path is resolved (see walk_checkouts), so its lstat is its stat while
     it stays the same regular file."""
-    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: another thread may replace them
+    # Read once: another thread may replace them.
+    listing, probes, nested = cache.listing, cache.probes, cache.nested
     if listing is None or len(probes) != len(listing[2]):
         return None
     dirs = [(real_root, listing[0], listing[1])]

@@ -54,7 +54,7 @@ def test_status_reports_the_version(tree, tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["version"] == metadata.version(DIST)
     text = run("status", "--root", str(tree), "--db", str(tmp_path / "db")).stdout
-    assert f"\nversion:" in text and text.rstrip().endswith(metadata.version(DIST))
+    assert "\nversion:" in text and text.rstrip().endswith(metadata.version(DIST))
 
 
 def test_mcp_server_info_carries_the_version(tree, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from conftest import line, run_memsearch as run, transcript
 from memsearch import HistoryIndex, read_session_context, session_context as sc
 from memsearch.history import Message
-from memsearch.session_context import SessionContextArgumentError, budget, check_arguments, score, select
+from memsearch.session_context import SessionContextArgumentError, check_arguments, score, select
 
 
 @pytest.mark.parametrize("max_tokens, chars", [
