@@ -31,8 +31,8 @@ from .errors import MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
-from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, MAX_LIMIT, SNIPPET_TOKENS, Settings,
-                       load_settings, path_text, read_config)
+from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
+                       check_floor, check_limit, load_settings, path_text, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
 # Bytes kept of a transcript's start and of the end of what was read: the
@@ -170,8 +170,7 @@ class HistoryIndex(db.Opened):
         if not self.roots:
             raise ValueError("no transcript folder given")
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
-        if not 0 <= self.settings.floor <= 1:
-            raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
+        check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._db_file = path_text(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_file(self.roots)
         self._conn: sqlite3.Connection | None = None
@@ -325,11 +324,8 @@ class HistoryIndex(db.Opened):
         """Messages matching ``query``, best first. Filters: ``project`` (a project folder, or the
         working directory it is named after), ``session`` (an id or its start), ``role`` (one of
         ROLES), ``since`` (an ISO date or time)."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
-        floor = self.settings.floor if floor is None else floor
-        if not 0 <= floor <= 1:
-            raise ValueError(f"floor must be between 0 and 1, got {floor}")
+        check_limit(limit)
+        floor = check_floor(self.settings.floor if floor is None else floor)
         if role is not None and role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         after = None

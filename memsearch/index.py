@@ -16,7 +16,7 @@ from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, re
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, MAX_LIMIT, Settings, load_settings, path_text
+from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, load_settings, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -107,8 +107,7 @@ class MemoryIndex(db.Opened):
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
         self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
                                                                      max_file_bytes=max_file_bytes)
-        if not 0 <= self.settings.floor <= 1:
-            raise ValueError(f"floor must be between 0 and 1, got {self.settings.floor}")
+        check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
@@ -205,11 +204,8 @@ class MemoryIndex(db.Opened):
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
                       floor: float | None = None) -> SearchResult:
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
-        floor = self.settings.floor if floor is None else floor
-        if not 0 <= floor <= 1:
-            raise ValueError(f"floor must be between 0 and 1, got {floor}")
+        check_limit(limit)
+        floor = check_floor(self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile

@@ -80,6 +80,19 @@ class Settings(NamedTuple):
         return self._replace(**{k: v for k, v in values.items() if v is not None})
 
 
+def check_limit(limit) -> None:
+    """A search's ``limit``: a whole number from 1 to MAX_LIMIT, else ValueError."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+
+
+def check_floor(floor: float) -> float:
+    """A relative score floor from 0 to 1, else ValueError."""
+    if not 0 <= floor <= 1:
+        raise ValueError(f"floor must be between 0 and 1, got {floor}")
+    return floor
+
+
 def path_text(path: str | os.PathLike) -> str:
     """``str(pathlib.Path(path))``, without importing pathlib: every one-shot
     query would pay ~5 ms (measured) for it. Repeated separators, a trailing
