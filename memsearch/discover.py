@@ -333,7 +333,7 @@ class _RootCache:
         self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
         self.probes: dict[str, _Probe] = {}
         # Nested files reached through no link when last checked, by shown
-        # path: (absolute path, st_dev, st_ino, st_ctime_ns). A stat that
+        # path: (absolute path, st_dev, st_ino, st_ctime_ns). An lstat that
         # finds the very same inode, unchanged since (ctime, which renames
         # and writes move and no one can set back), needs no lstat of each
         # folder on the way: whatever path leads to it, it is that file.
@@ -581,16 +581,18 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     cache.probes = probes
+    checked: dict[str, tuple[str, int, int, int]] = {}
     if not deep:
-        # Nested files found by an earlier deep walk: still there?
-        checked = {}
+        # Nested files found by an earlier deep walk: still there? (Their
+        # path is resolved: an lstat is their stat while they stay the same
+        # regular file, and a link there now takes the careful way below.)
         for rel in nested:
             if rel in found:
                 continue
             seen = cache.nested.get(rel)
             if seen is not None:
                 try:
-                    st = os.stat(seen[0])
+                    st = os.lstat(seen[0])
                 except OSError:
                     st = None
                 if (st is not None and (st.st_dev, st.st_ino, st.st_ctime_ns) == seen[1:]
