@@ -466,7 +466,7 @@ def _scratch() -> sqlite3.Connection:
     if scratch is None:
         if len(_scratches) >= SCRATCHES:
             _scratches.clear()
-        scratch = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        scratch = sqlite3.connect(":memory:", isolation_level=None)
         scratch.execute(f"CREATE VIRTUAL TABLE slices USING fts5(text, tokenize = '{TOKENIZE}')")
         _scratches[ident] = scratch
     return scratch
