@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+import types
 
 import pytest
 
@@ -381,6 +383,46 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
         monkeypatch.setattr(os, "lstat", real)
         assert edited
         assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+
+
+def _lstat_keeping_ctime(monkeypatch, path, ctime_ns):
+    """os.lstat as it is, except that ``path`` shows ``ctime_ns``: what an
+    edit in the very timestamp tick of the last change looks like."""
+    real = os.lstat
+
+    def lstat(p, *a, **k):
+        st = real(p, *a, **k)
+        if os.fspath(p) != str(path):
+            return st
+        fields = {name: getattr(st, name) for name in dir(st) if name.startswith("st_")}
+        return types.SimpleNamespace(**{**fields, "st_ctime_ns": ctime_ns})
+
+    monkeypatch.setattr(os, "lstat", lstat)
+
+
+def test_a_path_changed_just_before_the_steady_state_is_compared_whole(probed, src, monkeypatch):
+    """A file whose ctime is younger than RACY_NS when the steady state is
+    taken may change again in the same tick, ctime unchanged: its size and
+    mtime are compared too (here the ctimes are fresh: settle() set them)."""
+    note = src / "shop" / ".claude" / "memory" / "db.md"
+    ctime = note.lstat().st_ctime_ns
+    note.write_text("The shop database goes through pgcat now, on port 6433.\n")  # in place: no folder moves
+    _lstat_keeping_ctime(monkeypatch, note, ctime)
+    assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+
+
+def test_once_ctimes_settle_the_steady_check_compares_ctimes(probed, src, monkeypatch, listings):
+    """A path whose ctime is older than RACY_NS is compared by ctime alone,
+    which any later change moves (an edit in place included), and the
+    query still lists no folder."""
+    monkeypatch.setattr("memsearch.discover.RACY_NS", 50_000_000)
+    time.sleep(0.1)
+    assert paths(probed, "pgbouncer")  # the steady check: every path has settled
+    note = src / "shop" / ".claude" / "memory" / "db.md"
+    write_keeping_folder_mtime(note, "The shop database goes through pgcat now, on port 6433.\n")
+    assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+    assert listings == []  # the edit was seen by the file's own stat, no folder was listed again
+    assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
 
 
 def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(src, tmp_path, listings):
