@@ -58,6 +58,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--watcher", action="store_true",
                     help="then the same with `memsearch watch` running, and a clone made just before a query")
+    ap.add_argument("--process", action="store_true",
+                    help="then one-shot `memsearch query` processes, fresh against --no-reconcile")
     args = ap.parse_args()
     from memsearch import MemoryIndex, Root
 
@@ -105,6 +107,28 @@ def main() -> None:
               f" fresh query p50 {q:.2f} ms; ratio {q / w:.2f}x / {q / sc:.2f}x  (freshness: {idx.freshness.via})")
     if args.watcher:
         with_watcher(src, db, stat_walk, args.runs)
+    if args.process:
+        one_shot(src, db, args.runs)
+
+
+def one_shot(src: Path, db: Path, runs: int) -> None:
+    """What a `memsearch query` process pays for freshness: the installed
+    console script, fresh against --no-reconcile, the two alternating."""
+    import subprocess
+    import sys
+
+    exe = shutil.which("memsearch", path=os.path.dirname(sys.executable)) or "memsearch"
+    cmd = [exe, "query", "zebracorn", "--root", f"repos={src}", "--db", str(db)]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # a first process may take the state
+    fresh, bare = [], []
+    for _ in range(runs):
+        for extra, out in (([], fresh), (["--no-reconcile"], bare)):
+            t = time.perf_counter()
+            subprocess.run(cmd + extra, stdout=subprocess.DEVNULL, check=True)
+            out.append((time.perf_counter() - t) * 1000)
+    f, b = statistics.median(fresh), statistics.median(bare)
+    print(f"one-shot `memsearch query` process p50 {f:.1f} ms; with --no-reconcile {b:.1f} ms;"
+          f" freshness {f - b:.1f} ms")
 
 
 def with_watcher(src: Path, db: Path, stat_walk, runs: int) -> None:

@@ -20,8 +20,9 @@ the root, then each checkout's top level (one scandir), and walks only the
 places above that exist, plus a stat of every file found before. A process
 that queries again (a MemoryIndex kept open, the MCP server) remembers each
 checkout's probe with the mtimes of the folders that decided it, and while
-none moved it lists nothing: an lstat per folder and per file (a one-shot
-``memsearch query`` starts with no probes, so it lists). Nested
+none moved it lists nothing: an lstat per folder and per file. A one-shot
+``memsearch query`` starts with no probes; it reads the steady state the
+last process kept in the index (``saved``, see SavedState), or lists. Nested
 instruction files (``src/api/AGENTS.md``) are found by a deep walk
 (``deep=True``: ``memsearch index`` and the watcher), at most NESTED_DEPTH
 folders down, never into version control, dependencies, virtual
@@ -32,11 +33,12 @@ from __future__ import annotations
 
 import os
 import time
+from itertools import chain
 from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .walk import Known, Skipped, Walk, add_file, printable_name
+from .walk import Skipped, Walk, add_file, printable_name
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -327,7 +329,7 @@ class _Probe:
 
 
 class _RootCache:
-    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat")
+    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat", "asked")
 
     def __init__(self):
         self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
@@ -338,14 +340,17 @@ class _RootCache:
         # and writes move and no one can set back), needs no lstat of each
         # folder on the way: whatever path leads to it, it is that file.
         self.nested: dict[str, tuple[str, int, int, int]] = {}
-        # The known flat dict of the last walk that found every file as
-        # known; at the second such walk in a row (a process that queries
-        # again: a one-shot query would only pay for it), the steady state,
-        # as (known flat dict, settled paths, their ctimes, the other paths,
-        # their _KEYs): see _steady and _snapshot.
+        # The known fingerprints (the very dict) of the last walk that found
+        # every file as known; at the second such walk in a row (or the
+        # first, when it is saved for the next process) the steady state,
+        # as (known fingerprints, settled paths, their ctimes, the other
+        # paths, their _KEYs): see _steady and _snapshot.
         self.calm: dict | None = None
         self.steady: tuple | None = None
         self.flat: tuple = (None, {}, [])  # see _flat_and_nested
+        # The known fingerprints for which the saved steady state was last
+        # read (or taken): not read again while the index is the same.
+        self.asked: dict | None = None
 
 
 _caches: dict[tuple[str, int], _RootCache] = {}
@@ -361,7 +366,8 @@ def _dir_key(path: str) -> tuple[int, int] | None:
 
 # What the snapshot checks of each lstat: all that _still and the nested
 # check look at, and the inode and ctime of everything.
-_KEY = attrgetter("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", "st_dev")
+_KEY_FIELDS = ("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", "st_dev")
+_KEY = attrgetter(*_KEY_FIELDS)
 # What a steady check compares of a path whose ctime had settled: the ctime
 # alone. Writes, truncation, utime, chmod, link and rename all set an inode's
 # ctime to now, which no one can set back; once it is RACY_NS old, any later
@@ -371,13 +377,13 @@ _KEY = attrgetter("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", 
 _CTIME = attrgetter("st_ctime_ns")
 
 
-def _steady(cache: _RootCache, known_flat: dict) -> bool:
+def _steady(cache: _RootCache, known: dict[str, str]) -> bool:
     """Whether nothing changed since a walk found every file as known: the
     same lstats as _still and the nested check, made and compared in C
     (map over os.lstat, one list compared whole), so the floor of a fresh
     query is the syscalls. Any difference: the careful walk decides."""
     steady = cache.steady
-    if steady is None or steady[0] is not known_flat:
+    if steady is None or steady[0] is not known:
         return False
     _, settled, ctimes, racy, keys = steady
     try:
@@ -385,11 +391,12 @@ def _steady(cache: _RootCache, known_flat: dict) -> bool:
     except OSError:
         return False
     if same and racy and max(key[4] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
-        cache.steady = (known_flat, settled + racy, ctimes + [key[4] for key in keys], [], [])
+        cache.steady = (known, settled + racy, ctimes + [key[4] for key in keys], [], [])
     return same
 
 
-def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_bytes: int) -> tuple | None:
+def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_flat: dict,
+              max_file_bytes: int) -> tuple | None:
     """The steady state after a walk that found every known file unchanged,
     nothing new and nothing passed over, from lstats taken again now and
     checked against what the walk relied on (a change in between must not
@@ -423,7 +430,7 @@ def _snapshot(real_root: str, cache: _RootCache, known_flat: dict, max_file_byte
     before = time.time_ns() - RACY_NS
     settled = [(path, key[4]) for path, key in zip(paths, keys) if key[4] < before]
     racy = [(path, key) for path, key in zip(paths, keys) if key[4] >= before]
-    return (known_flat, [path for path, _ in settled], [ctime for _, ctime in settled],
+    return (known, [path for path, _ in settled], [ctime for _, ctime in settled],
             [path for path, _ in racy], [key for _, key in racy])
 
 
@@ -552,12 +559,14 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
     return unchanged, changed
 
 
-def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = None,
-                   recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
+def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
+                   recheck: set[str] | frozenset = frozenset(), *, deep: bool = False,
+                   saved: SavedState | None = None) -> Walk:
     """What walk.walk() gives for a plain tree, for a folder of checkouts:
     the memory files found (paths ``<checkout>/<place>/...``) compared with
     ``known`` fingerprints. Without ``deep``, the nested files found before
-    are stat'ed again, and no new ones are looked for.
+    are stat'ed again, and no new ones are looked for. ``saved``: where the
+    steady state is kept for the next process.
 
     A checkout whose folders on the way to its places have not changed since
     this process last probed it (their mtimes, see _Probe and RACY_NS) is
@@ -573,11 +582,16 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         if len(_caches) >= CACHED_ROOTS:
             _caches.clear()
         cache = _caches[(real_root, max_file_bytes)] = _RootCache()
-    known_flat, nested = _flat_and_nested(known, cache)
+    known = {} if known is None else known  # steady states are kept for the very object: see _steady
     result = Walk()
-    if not deep and not recheck and _steady(cache, known_flat):
-        result.unchanged = len(known_flat)
-        return result
+    if not deep and not recheck:
+        if saved is not None and cache.steady is None and cache.asked is not known:
+            cache.asked = known
+            cache.steady = _restored(saved.load(real_root, max_file_bytes), known)
+        if _steady(cache, known):
+            result.unchanged = len(known)
+            return result
+    known_flat, nested = _flat_and_nested(known, cache)
     unchanged = known_seen = 0
     found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
@@ -634,10 +648,63 @@ def walk_checkouts(root: str, max_file_bytes: int, known: Known | dict | None = 
         seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
         result.missing = [rel for rel in known_flat if rel not in seen_now]
     elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
-        if calm is known_flat:
-            cache.steady = _snapshot(real_root, cache, known_flat, max_file_bytes)
-        cache.calm = known_flat
+        # Kept for the next process, the state is worth taking at once;
+        # otherwise at the second calm walk (a one-shot query never pays).
+        if calm is known or saved is not None:
+            cache.steady = _snapshot(real_root, cache, known, known_flat, max_file_bytes)
+            if saved is not None and cache.steady is not None:
+                cache.asked = known
+                saved.save(real_root, max_file_bytes, _encoded(cache.steady))
+        cache.calm = known
     return result
+
+
+class SavedState:
+    """Where a walk's steady state is kept between processes, and read from
+    (memsearch.reconcile keeps it in the index's walk_state table): ``load``
+    gives the row saved for (root, max_file_bytes) or None, ``save`` takes a
+    new one. A row is a cache of a cache: used only when the index's
+    fingerprints are exactly those it was taken with."""
+
+    def load(self, root: str, max_file_bytes: int) -> tuple | None:
+        raise NotImplementedError
+
+    def save(self, root: str, max_file_bytes: int, row: tuple) -> None:
+        raise NotImplementedError
+
+
+def _text(paths) -> bytes:
+    return "\0".join(paths).encode("utf-8", "surrogateescape")  # a path holds no NUL; any name survives
+
+
+def _paths(blob: bytes) -> list[str]:
+    return blob.decode("utf-8", "surrogateescape").split("\0") if blob else []
+
+
+def _encoded(steady: tuple) -> tuple:
+    """A steady state as a walk_state row: (the fingerprints it was taken
+    with, settled paths, their ctimes, other paths, their keys)."""
+    known, settled, ctimes, racy, keys = steady
+    return (_text(chain.from_iterable(known.items())), _text(settled), " ".join(map(str, ctimes)), _text(racy),
+            " ".join(str(n) for key in keys for n in key))
+
+
+def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
+    """The steady state a saved row holds, if it was taken with the very
+    fingerprints the index has now (and is well formed); else None."""
+    if row is None or row[0] != _text(chain.from_iterable(known.items())):
+        return None
+    try:
+        settled, racy = _paths(row[1]), _paths(row[3])
+        ctimes = list(map(int, row[2].split()))
+        numbers = list(map(int, row[4].split()))
+    except (AttributeError, TypeError, ValueError, UnicodeDecodeError):
+        return None
+    width = len(_KEY_FIELDS)
+    keys = [tuple(numbers[i:i + width]) for i in range(0, len(numbers), width)]
+    if len(ctimes) != len(settled) or len(keys) != len(racy) or len(numbers) != width * len(racy):
+        return None
+    return known, settled, ctimes, racy, keys
 
 
 def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> os.stat_result | None:
@@ -673,13 +740,11 @@ def _in_place(rel: str) -> bool:
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
 
-def _flat_and_nested(known, cache: _RootCache) -> tuple[dict, list[str]]:
+def _flat_and_nested(known: dict[str, str], cache: _RootCache) -> tuple[dict, list[str]]:
     """``known`` as {path: (size, mtime_ns)}, and the paths in it that only
     the deep walk finds; kept in the root's cache while the index is
     unchanged (one tuple, swapped whole, so a thread never pairs one known
     object's flat form with another's nested paths)."""
-    if known is None:
-        return {}, []
     cached = cache.flat
     if cached[0] is not known:
         flat = _flatten(known)
@@ -687,9 +752,7 @@ def _flat_and_nested(known, cache: _RootCache) -> tuple[dict, list[str]]:
     return cached[1], cached[2]
 
 
-def _flatten(known) -> dict[str, tuple[int, int] | None]:
-    if isinstance(known, Known):
-        return {folder + name: fp for folder, names in known.dirs.items() for name, fp in names.items()}
+def _flatten(known: dict[str, str]) -> dict[str, tuple[int, int] | None]:
     flat = {}
     for rel, fp in known.items():
         size, _, mtime_ns = fp.partition("-")

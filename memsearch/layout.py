@@ -114,16 +114,18 @@ class Layout:
         return out
 
     def walk(self, max_file_bytes: int, known: dict[str, str] | None = None,
-             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
+             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False,
+             saved: discover.SavedState | None = None) -> Walk:
         """walk.walk over every root, as one walk of one tree of shown paths.
         ``deep``: look for nested instruction files in repos roots too (an
         index build; a query only probes the known places, see
-        memsearch.discover)."""
+        memsearch.discover). ``saved``: where repos roots keep their steady
+        state for the next process."""
         repos = {self.label(r) for r in self.roots if r.kind == "repos"}
 
         def walk_one(folder, max_bytes, indexed, again, prefix):
             if prefix in repos:
-                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
+                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep, saved=saved)
             return walker(folder, max_bytes, indexed, again)
 
         starts = self.starts()
@@ -171,7 +173,9 @@ class Layout:
                     parts.setdefault(prefix, {})[path[len(prefix):]] = fp
                 else:
                     gone.append(path)
-        indexed = {prefix: (mine, Known(mine)) for prefix, mine in parts.items()}
+        # A repos root's walk keeps its own flat form (memsearch.discover).
+        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
+        indexed = {prefix: (mine, mine if prefix in repos else Known(mine)) for prefix, mine in parts.items()}
         self._split_for = (known, list(prefixes), indexed, gone)
         return indexed, gone
 

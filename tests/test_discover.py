@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from conftest import memsearch_exe
+from conftest import memsearch_exe, run_memsearch
 from memsearch import MemoryIndex, Root, UnknownFilter
 from memsearch.tool import call_tool, search_tool
 
@@ -367,7 +367,6 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
     note = src / "shop" / ".claude" / "memory" / "db.md"
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         idx.reconcile()
-        assert idx.search("pgbouncer")  # the first calm walk
         real, seen, edited = os.lstat, [], []
 
         def lstat(path, *a, **k):
@@ -379,7 +378,7 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
             return real(path, *a, **k)
 
         monkeypatch.setattr(os, "lstat", lstat)
-        idx.search("pgbouncer")  # the second calm walk: takes the steady state
+        idx.search("pgbouncer")  # the first calm walk: takes the steady state, kept for the next process
         monkeypatch.setattr(os, "lstat", real)
         assert edited
         assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
@@ -448,3 +447,129 @@ def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(s
         (src / "blog" / "CLAUDE.md").symlink_to("memory/hosting.md")
         assert {h.path for h in idx.search("proofread")} == {"blog/AGENTS.md"}
         assert "blog/CLAUDE.md" in {h.path for h in idx.search("netlify")}
+
+
+# -- the steady state kept in the index for the next process ----------------------
+
+def _as_a_new_process():
+    """Forget what this process learned of every root's checkouts, as a new
+    `memsearch query` process starts."""
+    from memsearch import discover
+
+    discover._caches.clear()
+
+
+def _saved_rows(db):
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM walk_state").fetchone()[0]
+
+
+def test_a_new_process_reads_the_saved_steady_state_and_lists_no_folder(src, tmp_path, listings):
+    settle(src)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+        assert paths(idx, "pgbouncer")  # a calm walk: the steady state is taken and saved
+    assert _saved_rows(db) == 1
+    _as_a_new_process()
+    listings.clear()
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        assert paths(idx, "netlify") == [("blog/memory/hosting.md", "repo", "blog", "free")]
+    assert listings == []
+
+
+@pytest.mark.parametrize("change", ["edit in place", "new clone", "file removed", "indexed by another process"])
+def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp_path, change):
+    """Every memsearch query is a new process: the saved state is used only
+    while every path it lists is as it was and the index holds the very
+    fingerprints it was taken with."""
+    settle(src)
+    db = tmp_path / "db"
+    root = f"repos={src}"
+    note = src / "shop" / ".claude" / "memory" / "db.md"
+    assert run_memsearch("index", "--root", root, "--db", db).returncode == 0
+    assert "db.md" in run_memsearch("query", "pgbouncer", "--root", root, "--db", db).stdout
+    assert _saved_rows(db) == 1
+    if change == "edit in place":
+        note.write_text("The shop database goes through pgcat now.\n")  # no folder moves
+        word, shown = "pgcat", "shop/.claude/memory/db.md"
+    elif change == "new clone":
+        write(src / "zoo" / ".claude" / "memory" / "animals.md", "The quokka enclosure opens at nine.\n")
+        word, shown = "quokka", "zoo/.claude/memory/animals.md"
+    elif change == "file removed":
+        note.unlink()
+        word, shown = "pgbouncer", "shop/.claude/memory/MEMORY.md"
+    else:  # another process wrote the index: the row holds other fingerprints, and is not trusted
+        note.write_text("The shop database goes through pgcat now.\n")
+        assert run_memsearch("index", "--root", root, "--db", db).returncode == 0
+        word, shown = "pgcat", "shop/.claude/memory/db.md"
+    out = run_memsearch("query", word, "--root", root, "--db", db, "--json")
+    assert out.returncode == 0, out.stderr
+    hits = [h["path"] for h in json.loads(out.stdout)["results"]]
+    assert hits[0] == shown and (change != "file removed" or "shop/.claude/memory/db.md" not in hits)
+
+
+@pytest.mark.parametrize("column, value", [
+    ("ctimes", "x y"), ("ctimes", ""), ("racy_keys", "1 2 3"), ("settled", b"\xff\xfe"), ("ctimes", None),
+])
+def test_a_damaged_saved_state_is_passed_over(src, tmp_path, column, value):
+    """The row is a cache: whatever it holds, a query lists as without it."""
+    import sqlite3
+
+    settle(src)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+        assert paths(idx, "pgbouncer")
+    with sqlite3.connect(db) as conn:
+        if value is None:  # a column of another type altogether
+            conn.execute("UPDATE walk_state SET ctimes = 12, racy_keys = x'00'")
+        else:
+            conn.execute(f"UPDATE walk_state SET {column} = ?", (value,))
+    _as_a_new_process()
+    (src / "shop" / ".claude" / "memory" / "db.md").write_text("The shop database goes through pgcat now.\n")
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
+
+
+def test_a_query_does_not_wait_for_the_write_lock_to_save_the_state(src, tmp_path):
+    """Saving the state is worth no wait: with another writer holding the
+    lock, the query answers and leaves the row for a later one."""
+    import sqlite3
+
+    settle(src)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+    _as_a_new_process()
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with MemoryIndex(Root("repos", str(src)), db) as idx:
+            busy = idx.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            assert paths(idx, "pgbouncer")
+            assert idx.conn.execute("PRAGMA busy_timeout").fetchone()[0] == busy  # as it was
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert _saved_rows(db) == 0
+
+
+def test_a_saved_state_is_not_trusted_for_an_index_that_changed_since(src, tmp_path):
+    """The files alone do not prove the index fresh: here another root took
+    the index over (its rows for this root dropped) while no file moved."""
+    settle(src)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+        assert paths(idx, "pgbouncer")
+    assert _saved_rows(db) == 1
+    other = tmp_path / "other"
+    write(other / "note.md", "Something else entirely.\n")
+    with MemoryIndex(Root("plain", str(other)), db) as idx:
+        assert paths(idx, "entirely") and not paths(idx, "pgbouncer")
+    _as_a_new_process()
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        assert paths(idx, "pgbouncer")[0][0] == "shop/.claude/memory/db.md"
