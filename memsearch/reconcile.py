@@ -201,18 +201,20 @@ class _SavedWalks(SavedState):
         self.rows[root, max_file_bytes] = row
 
     def write(self, layout: Layout) -> None:
-        """Keep the rows taken, one per root of the layout, if the index takes
-        a write at once: a query never waits for the lock, and never fails
-        for a cache (locked, read-only, disk full: the next process lists)."""
+        """Keep the rows taken, one per repos root of the layout (no other),
+        if the index takes a write at once: a query never waits for the
+        lock, and never fails for a cache (locked, read-only, disk full: the
+        next process lists)."""
         keep = [os.fsencode(os.path.realpath(r.path)) for r in layout.roots if r.kind == "repos"]
+        rows = [(os.fsencode(root), limit, *row) for (root, limit), row in self.rows.items()]
         conn = self.conn
         timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
         conn.execute("PRAGMA busy_timeout = 0")
         try:
             with write_transaction(conn):
                 conn.execute(f"DELETE FROM walk_state WHERE root NOT IN ({', '.join('?' * len(keep))})", keep)
-                conn.executemany("INSERT OR REPLACE INTO walk_state VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 [(os.fsencode(root), limit, *row) for (root, limit), row in self.rows.items()])
+                conn.executemany("DELETE FROM walk_state WHERE root = ?", [row[:1] for row in rows])
+                conn.executemany("INSERT INTO walk_state VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.OperationalError:
             pass
         finally:

@@ -573,3 +573,14 @@ def test_a_saved_state_is_not_trusted_for_an_index_that_changed_since(src, tmp_p
     _as_a_new_process()
     with MemoryIndex(Root("repos", str(src)), db) as idx:
         assert paths(idx, "pgbouncer")[0][0] == "shop/.claude/memory/db.md"
+
+
+def test_the_saved_state_holds_one_row_per_repos_root_of_the_index(src, tmp_path):
+    settle(src)
+    db = tmp_path / "db"
+    for n in range(3):  # the same checkouts under three roots, one after another
+        root = shutil.copytree(src, tmp_path / f"copy{n}", symlinks=True)
+        settle(root)
+        with MemoryIndex(Root("repos", str(root)), db) as idx:
+            assert paths(idx, "pgbouncer") and paths(idx, "pgbouncer")
+        assert _saved_rows(db) == 1
