@@ -355,6 +355,11 @@ class _RootCache:
 
 _caches: dict[tuple[str, int], _RootCache] = {}
 
+# A steady state is saved for the next process up to this many files (about
+# 200 bytes each with their folders and fingerprints: at most ~4 MB written
+# once per change of state); past it a one-shot query lists, as before.
+SAVED_FILES = 20_000
+
 
 def _dir_key(path: str) -> tuple[int, int] | None:
     try:
@@ -652,7 +657,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
         # otherwise at the second calm walk (a one-shot query never pays).
         if calm is known or saved is not None:
             cache.steady = _snapshot(real_root, cache, known, known_flat, max_file_bytes)
-            if saved is not None and cache.steady is not None:
+            if saved is not None and cache.steady is not None and len(known) <= SAVED_FILES:
                 cache.asked = known
                 saved.save(real_root, max_file_bytes, _encoded(cache.steady))
         cache.calm = known

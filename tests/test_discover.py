@@ -584,3 +584,15 @@ def test_the_saved_state_holds_one_row_per_repos_root_of_the_index(src, tmp_path
         with MemoryIndex(Root("repos", str(root)), db) as idx:
             assert paths(idx, "pgbouncer") and paths(idx, "pgbouncer")
         assert _saved_rows(db) == 1
+
+
+def test_a_steady_state_past_saved_files_is_not_saved(src, tmp_path, monkeypatch):
+    """What a query writes is bounded: a root with more files than
+    SAVED_FILES keeps its steady state in the process only."""
+    monkeypatch.setattr("memsearch.discover.SAVED_FILES", 3)
+    settle(src)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+        assert paths(idx, "pgbouncer") and paths(idx, "pgbouncer")
+    assert _saved_rows(db) == 0
