@@ -5,10 +5,12 @@ silently; honest results."""
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
 import types
+from contextlib import closing
 
 import pytest
 
@@ -128,14 +130,14 @@ def test_unmatched_words_are_reported(src, tmp_path):
     out = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
                           str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["unmatched"] == ["stripe"]
-    human = subprocess.run(["memsearch", "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
+    human = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
                             str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
     assert human.returncode == 0, human.stderr
     lines = human.stdout.splitlines()
     assert lines[0] == ("No memory file contains 'stripe': these hits match the other words only,"
                         " so check they answer the question.")
     assert lines[2].startswith("shop/.claude/memory/db.md  [repo/shop · project]")
-    every = subprocess.run(["memsearch", "query", "pgbouncer", "--root", f"repos={src}", "--db",
+    every = subprocess.run([memsearch_exe(), "query", "pgbouncer", "--root", f"repos={src}", "--db",
                             str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
     assert "No memory file contains" not in every.stdout and every.stdout.startswith("shop/")
 
@@ -460,9 +462,7 @@ def _as_a_new_process():
 
 
 def _saved_rows(db):
-    import sqlite3
-
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # a with on the connection alone would leave it open
         return conn.execute("SELECT count(*) FROM walk_state").fetchone()[0]
 
 
@@ -516,14 +516,12 @@ def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp
 ])
 def test_a_damaged_saved_state_is_passed_over(src, tmp_path, column, value):
     """The row is a cache: whatever it holds, a query lists as without it."""
-    import sqlite3
-
     settle(src)
     db = tmp_path / "db"
     with MemoryIndex(Root("repos", str(src)), db) as idx:
         idx.reconcile()
         assert paths(idx, "pgbouncer")
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         if value is None:  # a column of another type altogether
             conn.execute("UPDATE walk_state SET ctimes = 12, racy_keys = x'00'")
         else:
@@ -537,8 +535,6 @@ def test_a_damaged_saved_state_is_passed_over(src, tmp_path, column, value):
 def test_a_query_does_not_wait_for_the_write_lock_to_save_the_state(src, tmp_path):
     """Saving the state is worth no wait: with another writer holding the
     lock, the query answers and leaves the row for a later one."""
-    import sqlite3
-
     settle(src)
     db = tmp_path / "db"
     with MemoryIndex(Root("repos", str(src)), db) as idx:

@@ -303,8 +303,8 @@ TARGETS = st.one_of(ANYWHERE, IN_TREE)
 def _resolve(target):
     """Independent oracle: where a permissive host would put target."""
     text = target.replace("\\", "/")
-    if text[1:3] == ":/":
-        return text[0].upper() + ":" + posixpath.normpath(text[2:])
+    if text[1:3] == ":/":  # a drive: POSIX's normpath would keep a leading "//", Windows makes it one
+        return text[0].upper() + ":/" + posixpath.normpath(text[2:]).lstrip("/")
     return posixpath.normpath(posixpath.join(WT, text))
 
 
@@ -321,6 +321,7 @@ def _gate(target, agent, task_id, write_enabled):
 @given(TARGETS, AGENTS, st.sampled_from([None, "T3"]), st.booleans())
 @example(M + "sessions/s1/../../../../etc/x.md", CW, None, True)
 @example(".mimocode/../src/x.ts", "dream", None, True)
+@example("C:\\/0", "main", None, False)  # found by hypothesis: C:\/0 is C:/0
 def test_allowed_paths_obey_every_rule(target, agent, task_id, write_enabled):
     """Any path, anywhere: denied, or allowed only as _assert_obeys_rules
     says (normalized, where the agent may write, no sensitive segment)."""
