@@ -433,10 +433,15 @@ def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_fl
                 or identity is not None and (key[5], key[1], key[4]) != identity):
             return None
     before = time.time_ns() - RACY_NS
-    settled = [(path, key[4]) for path, key in zip(paths, keys) if key[4] < before]
-    racy = [(path, key) for path, key in zip(paths, keys) if key[4] >= before]
-    return (known, [path for path, _ in settled], [ctime for _, ctime in settled],
-            [path for path, _ in racy], [key for _, key in racy])
+    settled, ctimes, racy, racy_keys = [], [], [], []
+    for path, key in zip(paths, keys):
+        if key[4] < before:
+            settled.append(path)
+            ctimes.append(key[4])
+        else:
+            racy.append(path)
+            racy_keys.append(key)
+    return known, settled, ctimes, racy, racy_keys
 
 
 def _settled(mtime_ns: int, now: int) -> bool:
@@ -686,18 +691,23 @@ def _paths(blob: bytes) -> list[str]:
     return blob.decode("utf-8", "surrogateescape").split("\0") if blob else []
 
 
+def _known_text(known: dict[str, str]) -> bytes:
+    """The fingerprints as a row holds them: path NUL fingerprint NUL ..."""
+    return _text(chain.from_iterable(known.items()))
+
+
 def _encoded(steady: tuple) -> tuple:
     """A steady state as a walk_state row: (the fingerprints it was taken
     with, settled paths, their ctimes, other paths, their keys)."""
     known, settled, ctimes, racy, keys = steady
-    return (_text(chain.from_iterable(known.items())), _text(settled), " ".join(map(str, ctimes)), _text(racy),
+    return (_known_text(known), _text(settled), " ".join(map(str, ctimes)), _text(racy),
             " ".join(str(n) for key in keys for n in key))
 
 
 def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
     """The steady state a saved row holds, if it was taken with the very
     fingerprints the index has now (and is well formed); else None."""
-    if row is None or row[0] != _text(chain.from_iterable(known.items())):
+    if row is None or row[0] != _known_text(known):
         return None
     try:
         settled, racy = _paths(row[1]), _paths(row[3])
@@ -706,10 +716,9 @@ def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
     except (AttributeError, TypeError, ValueError, UnicodeDecodeError):
         return None
     width = len(_KEY_FIELDS)
-    keys = [tuple(numbers[i:i + width]) for i in range(0, len(numbers), width)]
-    if len(ctimes) != len(settled) or len(keys) != len(racy) or len(numbers) != width * len(racy):
+    if len(ctimes) != len(settled) or len(numbers) != width * len(racy):
         return None
-    return known, settled, ctimes, racy, keys
+    return known, settled, ctimes, racy, [tuple(numbers[i:i + width]) for i in range(0, len(numbers), width)]
 
 
 def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> os.stat_result | None:
