@@ -16,17 +16,13 @@ Windsurf, Cline, Kiro, Roo, Amazon Q and Junie, from each tool's documented
 places.) Only ``.md`` files are read: Cursor's ``.mdc`` rules are not.
 
 A fresh query must not walk the source trees: :func:`walk_checkouts` lists
-the root, then each checkout's top level (one scandir), and walks only the
-places above that exist, plus a stat of every file found before. A process
-that queries again (a MemoryIndex kept open, the MCP server) remembers each
-checkout's probe with the mtimes of the folders that decided it, and while
-none moved it lists nothing: an lstat per folder and per file. A one-shot
-``memsearch query`` starts with no probes; it reads the steady state the
-last process kept in the index (``saved``, see SavedState), or lists. Nested
-instruction files (``src/api/AGENTS.md``) are found by a deep walk
-(``deep=True``: ``memsearch index`` and the watcher), at most NESTED_DEPTH
-folders down, never into version control, dependencies, virtual
-environments or build output (SKIP_DIRS, or any folder with a pyvenv.cfg).
+the root and each checkout's top level, and walks only the places above that
+exist. A process that queries again remembers each checkout's probe with the
+mtimes of the folders that decided it, and while none moved it only lstats
+them and the files; a one-shot query reads the steady state the last process
+kept in the index (SavedState). Nested instruction files (``src/api/AGENTS.md``)
+are found only by the deep walk (``memsearch index``, the watcher), at most
+NESTED_DEPTH folders down and never into SKIP_DIRS or a pyvenv.cfg folder.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .walk import Skipped, Walk, add_file, printable_name
+from .walk import Skipped, Walk, add_file, parse_fingerprint, printable_name, real_folder
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -46,8 +42,8 @@ MEMORY_FOLDERS = (
     (".claude", "rules"), (".cursor", "rules"), (".windsurf", "rules"), (".clinerules", ""),
     (".github", "instructions"), (".kiro", "steering"), (".roo", "rules"), (".amazonq", "rules"),
 )
+_FOLDERS = tuple(f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS)  # relative to the checkout
 
-# Single files, relative to the checkout.
 MEMORY_FILES = (
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".claude/CLAUDE.md",
     ".github/copilot-instructions.md", ".junie/guidelines.md",
@@ -58,8 +54,7 @@ MEMORY_FILES = (
 NESTED_NAMES = frozenset({"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.local.md"})
 
 # Instruction files, as opposed to memories: typed "instructions".
-INSTRUCTION_FOLDERS = frozenset(f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS
-                                if rest not in ("memory",) and top != "memory")
+INSTRUCTION_FOLDERS = frozenset(f for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
 INSTRUCTIONS = "instructions"
 
 # The deep walk goes this many folders below a checkout, and no further
@@ -88,19 +83,14 @@ def _scan(path: str) -> list[os.DirEntry] | None:
 
 
 def checkouts(root: str) -> list[tuple[str, str]]:
-    """(name as shown, folder) of every checkout under ``root``: its
-    non-hidden folders."""
+    """(name as shown, folder) of every non-hidden folder under ``root``."""
     entries = _scan(root)
     if entries is None:
         if not os.path.isdir(root):
             raise RootNotFound(f"memory root vanished: {root}")
         raise RootNotFound(f"memory root cannot be read: {root}")
-    out = []
-    for entry in entries:
-        if entry.name[0] == "." or not entry.is_dir(follow_symlinks=False):
-            continue
-        out.append((printable_name(entry.name), entry.path))
-    return out
+    return [(printable_name(entry.name), entry.path) for entry in entries
+            if entry.name[0] != "." and entry.is_dir(follow_symlinks=False)]
 
 
 def _holds_memory(folder: str) -> bool:
@@ -128,16 +118,15 @@ def _holds_memory(folder: str) -> bool:
 
 
 def places(checkout: str, entries: list[os.DirEntry] | None = None) -> tuple[list[str], list[str]]:
-    """(memory folders, memory files) of one checkout, relative to it, that
-    exist now: one scandir of its top level and a stat per candidate."""
+    """(memory folders, memory files) that exist now in one checkout, relative
+    to it: one scandir of its top level and a stat per candidate."""
     if entries is None:
         entries = _scan(checkout) or []
     names = {e.name for e in entries}
     folders, files = [], []
-    for top, rest in MEMORY_FOLDERS:
+    for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
         if top not in names:
             continue
-        rel = f"{top}/{rest}" if rest else top
         path = os.path.join(checkout, *rel.split("/"))
         if not os.path.isdir(path) or os.path.islink(path):
             continue
@@ -176,17 +165,13 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 
 def nested_folders(root: str, rels) -> set[str]:
-    """The folders (absolute) that hold nested instruction files among the
-    indexed paths ``rels`` (relative to the repos root ``root``): the deep
-    walk's finds, below a checkout's top level and outside its places."""
+    """The folders (absolute) holding the deep walk's finds among the indexed
+    paths ``rels`` (relative to the repos root ``root``)."""
     folders = set()
     for rel in rels:
         checkout, _, inside = rel.partition("/")
-        if "/" not in inside or inside in MEMORY_FILES or inside.rpartition("/")[2] not in NESTED_NAMES:
-            continue
-        if any(inside.startswith((f"{top}/{rest}/" if rest else f"{top}/")) for top, rest in MEMORY_FOLDERS):
-            continue
-        folders.add(os.path.join(root, checkout, *inside.split("/")[:-1]))
+        if "/" in inside and inside.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel):
+            folders.add(os.path.join(root, checkout, *inside.split("/")[:-1]))
     return folders
 
 
@@ -217,9 +202,8 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
                  walked: list | None = None, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
-    ``walked`` gets every folder listed. ``resolved``: the caller has seen
-    that no folder on the way is a link (realpath would lstat every one of
-    them again: half of a cold probe's syscalls)."""
+    ``walked`` gets every folder listed. ``resolved``: no folder on the way
+    is a link (realpath would lstat each again: half a cold probe's syscalls)."""
     real = folder if resolved else os.path.realpath(folder)
     if real != folder and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -294,8 +278,7 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
 
 # A directory changed less than this before it was listed may change again
 # within the same mtime tick (coarse or lazy timestamps): its listing is not
-# cached, it is listed again next time (as memsearch.reconcile.RACY_NS does
-# for files).
+# cached (as memsearch.reconcile.RACY_NS does for files).
 RACY_NS = 2_000_000_000
 
 # Roots whose probes are cached in this process (a long-lived MemoryIndex, the
@@ -307,24 +290,22 @@ _FORMAT, _REGULAR = S_IFMT(0o177777), S_IFREG  # the file type bits of st_mode, 
 # Top-level folders whose listing decides what a checkout's places are.
 _TOPS = tuple(dict.fromkeys([top for top, _ in MEMORY_FOLDERS] + [f.split("/")[0] for f in MEMORY_FILES if "/" in f]))
 # Paths inside a checkout that are a place the probe reads (not nested finds).
-_PLACE_PREFIXES = tuple(f"{top}/{rest}/" if rest else f"{top}/" for top, rest in MEMORY_FOLDERS)
+_PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
+# Folders inside a checkout whose coming or going can change what discovery finds.
+_ON_THE_WAY = frozenset(_FOLDERS + _TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
 class _Probe:
     """What probing one checkout found, with every folder whose listing
     decided it (and every single file that is a link): while none of them
-    changed (mtime and inode), the same files are there, and a query stats
-    them without listing anything."""
+    changed (mtime and inode), a query stats the same files, listing nothing."""
 
     __slots__ = ("dirs", "files", "expected")
 
     def __init__(self, dirs: list[tuple[str, int, int]], files: list[tuple[str, str]]):
         self.dirs = dirs  # (path, st_mtime_ns, st_ino)
-        # (shown path, absolute path) of regular files reached through no
-        # link on the way, the link itself being in dirs
-        self.files = files
-        # (the known fingerprints read, each file's in them): looked up once
-        # per state of the index, not once per query
+        self.files = files  # (shown, absolute path) of regular files reached through no link
+        # (the known fingerprints read, each file's in them): looked up once per state of the index
         self.expected: tuple[dict | None, list] = (None, [])
 
 
@@ -334,23 +315,18 @@ class _RootCache:
     def __init__(self):
         self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
         self.probes: dict[str, _Probe] = {}
-        # Nested files reached through no link when last checked, by shown
-        # path: (absolute path, st_dev, st_ino, st_ctime_ns). An lstat that
-        # finds the very same inode, unchanged since (ctime, which renames
-        # and writes move and no one can set back), needs no lstat of each
-        # folder on the way: whatever path leads to it, it is that file.
+        # Nested files reached through no link when last checked, by shown path:
+        # (absolute path, st_dev, st_ino, st_ctime_ns). The very same inode with
+        # the same ctime (which no one can set back) needs no lstat of the
+        # folders on the way: whatever path leads to it, it is that file.
         self.nested: dict[str, tuple[str, int, int, int]] = {}
-        # The known fingerprints (the very dict) of the last walk that found
-        # every file as known; at the second such walk in a row (or the
-        # first, when it is saved for the next process) the steady state,
-        # as (known fingerprints, settled paths, their ctimes, the other
-        # paths, their _KEYs): see _steady and _snapshot.
+        # The known dict of the last walk that found every file as known; at the
+        # second such walk in a row (the first, when saved) the steady state:
+        # (known, settled paths, their ctimes, the other paths, their _KEYs).
         self.calm: dict | None = None
         self.steady: tuple | None = None
         self.flat: tuple = (None, {}, [])  # see _flat_and_nested
-        # The known fingerprints for which the saved steady state was last
-        # read (or taken): not read again while the index is the same.
-        self.asked: dict | None = None
+        self.asked: dict | None = None  # the known dict the saved state was last read (or taken) for
 
 
 _caches: dict[tuple[str, int], _RootCache] = {}
@@ -369,24 +345,20 @@ def _dir_key(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
 
 
-# What the snapshot checks of each lstat: all that _still and the nested
-# check look at, and the inode and ctime of everything.
+# What the snapshot checks of each lstat: all _still and the nested check see.
 _KEY_FIELDS = ("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", "st_dev")
 _KEY = attrgetter(*_KEY_FIELDS)
-# What a steady check compares of a path whose ctime had settled: the ctime
-# alone. Writes, truncation, utime, chmod, link and rename all set an inode's
-# ctime to now, which no one can set back; once it is RACY_NS old, any later
-# change gives another value (a folder's covers entries added or removed).
-# One int, not a tuple of six: 0.06 against 0.6 us a path (2,835 paths a
-# query in bench/discover.py). A path changed more recently keeps its _KEY.
+# What a steady check compares of a path whose ctime has settled (is RACY_NS
+# old): the ctime alone. Writes, truncation, utime, chmod, link and rename all
+# set it to now, which no one can set back (a folder's covers its entries).
+# One int, not six: 0.06 against 0.6 us a path (2,835 a query in bench/discover.py).
 _CTIME = attrgetter("st_ctime_ns")
 
 
 def _steady(cache: _RootCache, known: dict[str, str]) -> bool:
     """Whether nothing changed since a walk found every file as known: the
-    same lstats as _still and the nested check, made and compared in C
-    (map over os.lstat, one list compared whole), so the floor of a fresh
-    query is the syscalls. Any difference: the careful walk decides."""
+    lstats of _still and the nested check, made and compared in C (map over
+    os.lstat, one list compared whole). Any difference: the careful walk decides."""
     steady = cache.steady
     if steady is None or steady[0] is not known:
         return False
@@ -405,11 +377,8 @@ def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_fl
     """The steady state after a walk that found every known file unchanged,
     nothing new and nothing passed over, from lstats taken again now and
     checked against what the walk relied on (a change in between must not
-    be taken as the new normal): None when any differs. A nested file's
-    path is resolved (see walk_checkouts), so its lstat is its stat while
-    it stays the same regular file."""
-    # Read once: another thread may replace them.
-    listing, probes, nested = cache.listing, cache.probes, cache.nested
+    become the new normal): None when any differs."""
+    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: threads replace them
     if listing is None or len(probes) != len(listing[2]):
         return None
     dirs = [(real_root, listing[0], listing[1])]
@@ -530,10 +499,8 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
 
 def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:
     """A cached probe's files compared with ``known`` now: (how many are
-    unchanged, the others as Walk.files has them); None when any of its
-    folders changed, or a file is no longer a plain file under the cap: the
-    checkout is probed again. The floor of a fresh query: one lstat per
-    folder and per file, compared on the spot."""
+    unchanged, the others as Walk.files has them); None (probe again) when a
+    folder changed or a file is no longer a plain file under the cap."""
     lstat = os.lstat
     for path, mtime_ns, ino in probe.dirs:
         try:
@@ -572,20 +539,12 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
                    recheck: set[str] | frozenset = frozenset(), *, deep: bool = False,
                    saved: SavedState | None = None) -> Walk:
-    """What walk.walk() gives for a plain tree, for a folder of checkouts:
-    the memory files found (paths ``<checkout>/<place>/...``) compared with
-    ``known`` fingerprints. Without ``deep``, the nested files found before
-    are stat'ed again, and no new ones are looked for. ``saved``: where the
-    steady state is kept for the next process.
-
-    A checkout whose folders on the way to its places have not changed since
-    this process last probed it (their mtimes, see _Probe and RACY_NS) is
-    not listed again: its files are stat'ed. A new ``.claude`` or
-    ``CLAUDE.md`` changes the checkout's mtime, a new note its folder's."""
-    real_root = os.path.realpath(root)
-    if not os.path.isdir(real_root):
-        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
-        raise RootNotFound(f"memory root {what}: {root}")
+    """walk.walk() for a folder of checkouts: the memory files found (paths
+    ``<checkout>/<place>/...``) compared with ``known``. Without ``deep``,
+    nested files found before are stat'ed again and no new ones looked for.
+    ``saved``: where the steady state is kept for the next process. A checkout
+    whose folders have not moved since its probe (see _Probe) is not listed."""
+    real_root = real_folder(root)
     now = time.time_ns()
     cache = _caches.get((real_root, max_file_bytes))
     if cache is None:
@@ -623,9 +582,8 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
     cache.probes = probes
     checked: dict[str, tuple[str, int, int, int]] = {}
     if not deep:
-        # Nested files found by an earlier deep walk: still there? (Their
-        # path is resolved: an lstat is their stat while they stay the same
-        # regular file, and a link there now takes the careful way below.)
+        # Nested files found by an earlier deep walk: still there? (Resolved
+        # paths: an lstat is their stat; a link there now takes _stat_nested.)
         for rel in nested:
             if rel in found:
                 continue
@@ -670,11 +628,9 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
 
 
 class SavedState:
-    """Where a walk's steady state is kept between processes, and read from
-    (memsearch.reconcile keeps it in the index's walk_state table): ``load``
-    gives the row saved for (root, max_file_bytes) or None, ``save`` takes a
-    new one. A row is a cache of a cache: used only when the index's
-    fingerprints are exactly those it was taken with."""
+    """Where a walk's steady state is kept between processes (memsearch.reconcile:
+    the walk_state table), by (root, max_file_bytes). A row is a cache of a
+    cache: used only while the index's fingerprints are exactly its own."""
 
     def load(self, root: str, max_file_bytes: int) -> tuple | None:
         raise NotImplementedError
@@ -697,16 +653,15 @@ def _known_text(known: dict[str, str]) -> bytes:
 
 
 def _encoded(steady: tuple) -> tuple:
-    """A steady state as a walk_state row: (the fingerprints it was taken
-    with, settled paths, their ctimes, other paths, their keys)."""
+    """A steady state as a walk_state row (each field as text)."""
     known, settled, ctimes, racy, keys = steady
     return (_known_text(known), _text(settled), " ".join(map(str, ctimes)), _text(racy),
             " ".join(str(n) for key in keys for n in key))
 
 
 def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
-    """The steady state a saved row holds, if it was taken with the very
-    fingerprints the index has now (and is well formed); else None."""
+    """The steady state a saved row holds, if well formed and taken with the
+    very fingerprints the index has now; else None."""
     if row is None or row[0] != _known_text(known):
         return None
     try:
@@ -722,10 +677,9 @@ def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
 
 
 def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> os.stat_result | None:
-    """_stat_file for a nested file: an lstat of each folder on the way
-    below the root (already resolved) stands in for realpath, at a third
-    of its cost; a link anywhere takes the careful way. The file's lstat
-    when it was reached through no link."""
+    """_stat_file for a nested file, at a third of the cost: an lstat of each
+    folder below the (resolved) root stands in for realpath; a link anywhere
+    takes the careful way. The file's lstat when reached through no link."""
     path = real_root
     parts = rel.split("/")
     try:
@@ -755,31 +709,18 @@ def _in_place(rel: str) -> bool:
 
 
 def _flat_and_nested(known: dict[str, str], cache: _RootCache) -> tuple[dict, list[str]]:
-    """``known`` as {path: (size, mtime_ns)}, and the paths in it that only
-    the deep walk finds; kept in the root's cache while the index is
-    unchanged (one tuple, swapped whole, so a thread never pairs one known
-    object's flat form with another's nested paths)."""
+    """``known`` as {path: (size, mtime_ns)}, and the paths in it only the deep
+    walk finds; cached while ``known`` is the same (one tuple swapped whole,
+    so a thread never pairs one known's flat form with another's nested)."""
     cached = cache.flat
     if cached[0] is not known:
-        flat = _flatten(known)
+        flat = {rel: parse_fingerprint(fp) for rel, fp in known.items()}
         cached = cache.flat = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
     return cached[1], cached[2]
 
 
-def _flatten(known: dict[str, str]) -> dict[str, tuple[int, int] | None]:
-    flat = {}
-    for rel, fp in known.items():
-        size, _, mtime_ns = fp.partition("-")
-        try:
-            flat[rel] = (int(size), int(mtime_ns))
-        except ValueError:
-            flat[rel] = None
-    return flat
-
-
 def is_instructions(rel: str) -> bool:
-    """Whether a path of a repos root (``<checkout>/...``) is an agent's
-    instruction file rather than a memory."""
+    """Whether ``<checkout>/...`` is an agent's instruction file, not a memory."""
     _, _, inside = rel.partition("/")
     name = inside.rsplit("/", 1)[-1]
     if name in NESTED_NAMES or inside in MEMORY_FILES:
@@ -788,9 +729,8 @@ def is_instructions(rel: str) -> bool:
 
 
 def reads(root: str, rel: str) -> bool:
-    """Whether discovery under the repos root ``root`` reads the file at
-    ``rel``: a place it reads, and a ``memory/`` folder only when it holds
-    agent memory."""
+    """Whether discovery under the repos root ``root`` reads the file at ``rel``
+    (a ``memory/`` folder only when it holds agent memory)."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
@@ -806,8 +746,7 @@ def is_memory_path(rel: str) -> bool:
     inside = "/".join(parts[1:])
     if inside in MEMORY_FILES:
         return True
-    for top, rest in MEMORY_FOLDERS:
-        folder = f"{top}/{rest}" if rest else top
+    for folder in _FOLDERS:
         if inside.startswith(folder + "/"):
             return not any(p[0] == "." for p in inside[len(folder) + 1:].split("/"))
     return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts)
@@ -822,24 +761,18 @@ def is_relevant(rel: str, is_dir: bool) -> bool:
         return False
     if len(parts) == 1:
         return is_dir
-    inside = "/".join(parts[1:])
-    on_the_way = {f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS} | {
-        top for top, _ in MEMORY_FOLDERS} | {f.split("/")[0] for f in MEMORY_FILES}
-    if is_dir and inside in on_the_way:
-        return True
-    return is_memory_path(rel)
+    return (is_dir and "/".join(parts[1:]) in _ON_THE_WAY) or is_memory_path(rel)
 
 
 # -- what other kinds of root leave out ----------------------------------------------
-HIDDEN_PLACES = tuple(f"{top}/{rest}" if rest else top for top, rest in MEMORY_FOLDERS if top[0] == ".")
+HIDDEN_PLACES = tuple(f for f in _FOLDERS if f[0] == ".")
 HIDDEN_FILES = tuple(f for f in MEMORY_FILES if f[0] == ".")
 
 
 def hidden_memory(folder: str, limit: int = 100_000) -> int:
-    """How many Markdown files sit in hidden memory folders (.claude/memory
-    and the like) of ``folder`` or of the folders directly under it: what a
-    plain or mimo root on a folder of checkouts never indexes. A bounded
-    probe (the folder and its children), for `index` and `status`."""
+    """How many Markdown files sit in hidden memory folders (.claude/memory...)
+    of ``folder`` or its children: what a plain or mimo root on a folder of
+    checkouts never indexes (for `index` and `status`)."""
     count = 0
     candidates = [folder]
     for entry in _scan(folder) or []:

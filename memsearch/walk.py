@@ -52,7 +52,7 @@ class Known:
         dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
         for rel, fp in fingerprints.items():
             folder, name = _split(rel)
-            dirs.setdefault(folder, {})[name] = _parse(fp)
+            dirs.setdefault(folder, {})[name] = parse_fingerprint(fp)
         self.dirs = dirs
 
 
@@ -62,7 +62,7 @@ def _split(rel: str) -> tuple[str, str]:
     return (folder + "/" if folder else ""), name
 
 
-def _parse(fp: str) -> tuple[int, int] | None:
+def parse_fingerprint(fp: str) -> tuple[int, int] | None:
     size, _, mtime_ns = fp.partition("-")
     try:
         return int(size), int(mtime_ns)
@@ -83,6 +83,15 @@ class Walk:
         self.missing: list[str] = []  # known paths not found on disk
 
 
+def real_folder(root: str) -> str:
+    """The real path of a root, which must be a folder (else RootNotFound)."""
+    real_root = os.path.realpath(root)
+    if not os.path.isdir(real_root):
+        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
+        raise RootNotFound(f"memory root {what}: {root}")
+    return real_root
+
+
 def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None = None,
          recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
     """Every Markdown file under root, compared with ``known`` fingerprints.
@@ -98,10 +107,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
     ``start``: (a directory, the relpath prefix of its files, ending in "/")
     to walk instead of the whole root; links are still judged by the root.
     """
-    real_root = os.path.realpath(root)
-    if not os.path.isdir(real_root):
-        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
-        raise RootNotFound(f"memory root {what}: {root}")
+    real_root = real_folder(root)
     if known is not None and not isinstance(known, Known):
         known = Known(known)
     result = Walk()
