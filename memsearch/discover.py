@@ -2,18 +2,11 @@
 
 ``--root repos=~/src``: every folder directly under ``~/src`` is a checkout,
 its name the scope id of its hits (scope ``repo``). In each checkout the
-memory sits where agents keep it:
-
-    folders   .claude/memory/  .agents/memory/  .specify/memory/ (spec-kit)
-              memory/ (only when it holds a MEMORY.md, or Markdown alone)
-              .claude/rules/  .cursor/rules/  .windsurf/rules/  .clinerules/
-              .github/instructions/  .kiro/steering/  .roo/rules/  .amazonq/rules/
-    files     CLAUDE.md  CLAUDE.local.md  AGENTS.md  GEMINI.md  .claude/CLAUDE.md
-              .github/copilot-instructions.md  .junie/guidelines.md
-
-(Claude Code, Codex and the AGENTS.md family, Gemini CLI, Copilot, Cursor,
-Windsurf, Cline, Kiro, Roo, Amazon Q and Junie, from each tool's documented
-places.) Only ``.md`` files are read: Cursor's ``.mdc`` rules are not.
+memory sits where agents keep it, MEMORY_FOLDERS and MEMORY_FILES below (the
+documented places of Claude Code, Codex and the AGENTS.md family, Gemini CLI,
+Copilot, Cursor, Windsurf, Cline, Kiro, Roo, Amazon Q and Junie); ``memory/``
+only when it holds a MEMORY.md, or Markdown alone. Only ``.md`` files are
+read: Cursor's ``.mdc`` rules are not.
 
 A fresh query must not walk the source trees: :func:`walk_checkouts` lists
 the root and each checkout's top level, and walks only the places above that
@@ -94,8 +87,8 @@ def checkouts(root: str) -> list[tuple[str, str]]:
 
 
 def _holds_memory(folder: str) -> bool:
-    """Whether a checkout's ``memory/`` is agent memory, not source code:
-    it has a MEMORY.md index, or only Markdown files (and folders)."""
+    """Whether a checkout's ``memory/`` is agent memory, not source code: it has
+    a MEMORY.md index, or only Markdown files (and folders)."""
     entries = _scan(folder)
     if not entries:
         return False
@@ -702,8 +695,7 @@ def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, ski
 
 
 def _in_place(rel: str) -> bool:
-    """Whether ``rel`` (``<checkout>/...``) lies in a place the probe reads,
-    rather than being a nested find of the deep walk."""
+    """Whether ``<checkout>/...`` lies in a place the probe reads, not a nested find."""
     inside = rel.partition("/")[2]
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
