@@ -1,7 +1,5 @@
 """What a file's place says about it, and the walk over all the roots of one
-index (:class:`Layout`).
-
-In a mimo tree the path gives scope, scope id and type:
+index (:class:`Layout`). In a mimo tree the path gives scope, scope id and type:
 
     <scope>/<scope_id>/<key>.md            scope in global | projects | sessions
     sessions/<id>/tasks/<TID>/progress.md  type progress
@@ -9,10 +7,9 @@ In a mimo tree the path gives scope, scope id and type:
     <any>/checkpoint.md, checkpoint-*.md   type checkpoint
     <any>/MEMORY.md, memory-*.md           type memory (any letter case)
 
-Any other Markdown file under the root is indexed with no scope. As in
-MiMo Code itself, only the memory class ignores letter case:
-``Checkpoint.md`` or ``tasks/T1/Progress.md`` is ``free``. The other kinds
-(memsearch.roots) take the scope from the kind, the scope id from the
+Any other Markdown file is indexed with no scope. As in MiMo Code, only the
+memory class ignores letter case: ``Checkpoint.md`` is ``free``. The other
+kinds (memsearch.roots) take the scope from the kind, the scope id from the
 project folder, and the type from the frontmatter first.
 """
 
@@ -57,6 +54,7 @@ class Layout:
         self.labelled = len(roots) > 1
         self.by_label = {self.label(r): r for r in roots}
         self.keys = {r: r.key for r in roots}  # every file described asks for its root's key
+        self.repos = {self.label(r) for r in roots if r.kind == "repos"}  # their prefixes
         self._split_for = None  # (known dict, partition) cache
 
     def scopes(self) -> tuple[str, ...]:
@@ -117,14 +115,10 @@ class Layout:
              recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False,
              saved: discover.SavedState | None = None) -> Walk:
         """walk.walk over every root, as one walk of one tree of shown paths.
-        ``deep``: look for nested instruction files in repos roots too (an
-        index build; a query only probes the known places, see
-        memsearch.discover). ``saved``: where repos roots keep their steady
-        state for the next process."""
-        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
+        ``deep`` and ``saved``: for repos roots, see discover.walk_checkouts."""
 
         def walk_one(folder, max_bytes, indexed, again, prefix):
-            if prefix in repos:
+            if prefix in self.repos:
                 return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep, saved=saved)
             return walker(folder, max_bytes, indexed, again)
 
@@ -156,8 +150,7 @@ class Layout:
         """The known fingerprints split by the folder they belong to (keyed
         relative to it, and as the walk looks them up), and the paths that
         belong to none. ``whole``: one folder holds them all. Kept while
-        ``known`` is the same object: the index caches it until the
-        database changes."""
+        ``known`` is the same object (the index's, until the database changes)."""
         cached = self._split_for
         if cached is not None and cached[0] is known and cached[1] == prefixes:
             return cached[2], cached[3]
@@ -174,8 +167,8 @@ class Layout:
                 else:
                     gone.append(path)
         # A repos root's walk keeps its own flat form (memsearch.discover).
-        repos = {self.label(r) for r in self.roots if r.kind == "repos"}
-        indexed = {prefix: (mine, mine if prefix in repos else Known(mine)) for prefix, mine in parts.items()}
+        indexed = {prefix: (mine, mine if prefix in self.repos else Known(mine))
+                   for prefix, mine in parts.items()}
         self._split_for = (known, list(prefixes), indexed, gone)
         return indexed, gone
 
