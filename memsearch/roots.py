@@ -93,11 +93,8 @@ class Root(_RootFields):
 
     @classmethod
     def parse(cls, spec: str) -> "Root":
-        """A root from its command-line spelling:
-
-        ``DIR`` a mimo tree (the core's behaviour), ``KIND`` the kind's
-        default location, ``KIND=DIR`` that kind at DIR.
-        """
+        """A root from its command-line spelling: ``DIR`` a mimo tree, ``KIND``
+        the kind's default location, ``KIND=DIR`` that kind at DIR."""
         spec = os.fspath(spec).strip()
         if not spec:
             raise ValueError("empty root: give a folder, a kind (claude, zcode, mimo) or KIND=DIR")
@@ -133,11 +130,8 @@ def default_path(kind: str) -> str:
 
 
 def resolve(roots) -> tuple[Root, ...]:
-    """Roots with absolute folders and unique names, checked to exist.
-
-    ``roots``: Root objects, or folders (str / PathLike) taken as mimo trees.
-    The same root given twice counts once.
-    """
+    """Roots with absolute folders and unique names, checked to exist, from
+    Root objects or folders (mimo trees). The same root given twice counts once."""
     resolved: list[Root] = []
     seen_keys: set[str] = set()
     for given in roots:
