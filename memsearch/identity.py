@@ -9,8 +9,7 @@ ZCode keeps a workspace's memory in
     slug = folder name, lower-cased, each character outside [a-z0-9._-]
            replaced by "-", at most 48 characters; "project" for a root (/)
 
-The absolute path is Node's ``path.resolve`` of the workspace (``//srv/x``
-is ``/srv/x``).
+The absolute path is Node's ``path.resolve`` of the workspace.
 
 MiMo Code names a project by a UUID kept in ``mimocode-project-id`` inside
 the repository's main ``.git`` folder (created on first use; a worktree's
@@ -51,12 +50,8 @@ _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
                          windows: bool | None = None) -> str:
     """``<slug>-<hash16>``: the name of a workspace's ZCode project folder.
-
-    ``identity``: the workspace identity string, when the workspace has one
-    (it wins over the path once trimmed; an empty or blank one is no
-    identity). ``windows``: apply Windows path rules (default: when running
-    on Windows).
-    """
+    ``identity``: the workspace's identity string, if any (a blank one is none).
+    ``windows``: apply Windows path rules (default: when running on Windows)."""
     identity = identity.strip(JS_WHITESPACE) if identity is not None else ""
     if identity:
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()
@@ -67,24 +62,18 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     absolute = node_resolve(os.fspath(workspace), windows=windows)
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
-    paths = ntpath if windows else posixpath
-    # A file system root ("/", "C:\\") has no folder name to slug.
-    return f"{zcode_slug(paths.basename(absolute)) or ZCODE_IDENTITY_SLUG}-{digest[:ZCODE_HASH_HEX]}"
+    name = (ntpath if windows else posixpath).basename(absolute)  # none for a root ("/", "C:\\")
+    slug = _NOT_SLUG.sub("-", name.lower())[:ZCODE_SLUG_MAX] or ZCODE_IDENTITY_SLUG
+    return f"{slug}-{digest[:ZCODE_HASH_HEX]}"
 
 
 def node_resolve(path: str, *, windows: bool = False) -> str:
-    """``path`` made absolute as ZCode makes it, with Node's ``path.resolve``:
-    unlike posixpath.abspath, every run of leading slashes becomes one
-    (``//srv/proj`` is ``/srv/proj``), and no trailing separator is kept
-    except a root's."""
+    """``path`` made absolute as ZCode does, with Node's ``path.resolve``: unlike
+    posixpath.abspath, leading slashes become one (``//srv/x`` is ``/srv/x``)."""
     if windows:
         return ntpath.abspath(path)
     absolute = posixpath.normpath(posixpath.join(os.getcwd(), path))
     return "/" + absolute.lstrip("/")
-
-
-def zcode_slug(folder_name: str) -> str:
-    return _NOT_SLUG.sub("-", folder_name.lower())[:ZCODE_SLUG_MAX]
 
 
 def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
@@ -97,12 +86,9 @@ def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: st
 
 # -- MiMo ---------------------------------------------------------------------------
 def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
-    """The main ``.git`` folder of the repository holding ``path``, or None.
-
-    In a linked worktree ``.git`` is a file (``gitdir: <main>/.git/worktrees/<name>``)
-    and that folder's ``commondir`` names the main one; a submodule's
-    ``.git`` file points at its own folder, which has no commondir.
-    """
+    """The main ``.git`` folder of the repository holding ``path``, or None. In
+    a linked worktree ``.git`` is a file (``gitdir: <main>/.git/worktrees/<name>``)
+    whose folder's ``commondir`` names the main one; a submodule's has none."""
     here = Path(os.path.abspath(os.fspath(path)))
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
@@ -134,9 +120,7 @@ def _common_dir(git_dir: Path) -> Path:
 
 
 def mimo_project_id(path: str | os.PathLike = ".") -> str:
-    """The MiMo project id of the repository holding ``path``: the UUID in
-    ``<main .git>/mimocode-project-id``, written there on first use; ``global``
-    outside any git repository."""
+    """The MiMo project id of the repository holding ``path`` (see above)."""
     git_dir = main_git_dir(path)
     if git_dir is None:
         return MIMO_GLOBAL
