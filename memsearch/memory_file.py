@@ -1,20 +1,17 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and
 how to open one without ever leaving its root.
 
-A memory file is a Markdown file (``.md``, any case) with no hidden part (a
-name starting with ".") in its path below the root; in a claude or zcode root
-it lies in a project's memory folder, ``<project>/memory/**.md``. Symlinks are
-followed only while they stay inside the root (for claude and zcode: inside
-the project's memory folder, the folder the walk starts from), and what a
-link leads to must itself have a memory file's path: a link never shows what
-a plain path could not. :mod:`memsearch.walk` applies this rule while it
-walks; :func:`open_memory_file` applies it to one path.
+A memory file is a Markdown file (``.md``, any case) with no hidden part in
+its path below the root; in a claude or zcode root it lies in a project's
+memory folder, ``<project>/memory/**.md``. Symlinks are followed only while
+they stay inside the root (claude, zcode: inside the project's memory folder)
+and lead to a memory file's path: a link never shows what a plain path could
+not. :mod:`memsearch.walk` applies this rule while it walks.
 
 :func:`open_memory_file` opens one name at a time, each relative to the
-directory opened before it and never following a link (``O_NOFOLLOW``); a
-link is read and its target resolved the same way, from a directory already
-opened inside the root. So what was checked is what is read, even while
-another process swaps a directory for a link to somewhere else.
+directory opened before it, never following a link (``O_NOFOLLOW``); a link
+is read and its target resolved the same way. So what was checked is what is
+read, even while another process swaps a directory for a link elsewhere.
 """
 
 from __future__ import annotations
@@ -108,16 +105,12 @@ def check_lengths(parts: list[str], shown: str) -> None:
 
 def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
-    """Open the memory file at ``parts`` (names below the root, as a hit
-    shows them) of a root of ``kind`` whose real folder is ``real_root``.
-    ``place``: for a folder of checkouts (memsearch.discover.reads), whether
-    the discovery reads a path below the root; it stands in for the
-    no-hidden-part rule, before and after links (``.claude/memory`` is hidden).
-
-    Returns (a descriptor open for reading, the file's real path). Raises
-    NotAMemoryFile, one line naming ``shown`` (the path as given, quoted),
-    with ``missing`` set when nothing is there; every OS error ends up there.
-    """
+    """(A descriptor open for reading, the real path) of the memory file at
+    ``parts`` (names below the root, as a hit shows them) of a root of ``kind``.
+    ``place``: for a folder of checkouts (discover.reads), whether discovery
+    reads a path; it stands in for the no-hidden-part rule (``.claude/memory``).
+    Any refusal or OS error is one NotAMemoryFile naming ``shown`` (the path
+    as given, quoted), ``missing`` set when nothing is there."""
     if ".." in parts:
         raise _refused(f"{shown} climbs out of its folder ('..'): only memory files inside the memory folder can be read")
     if not parts or not is_markdown(parts[-1]):
@@ -150,9 +143,8 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
     outside = _refused(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
     done: list[str] = []  # their real names below the root, then the file's
-    # Names still to look up (last first), each with its index in ``parts``
-    # when the caller gave it (then it may be a \xNN spelling), or None when
-    # a link's target brought it (then it is real).
+    # Names to look up (last first), each with its index in ``parts`` if the
+    # caller gave it (a \xNN spelling, maybe), None if a link's target did.
     todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
     # Where the file must end up: the root, or for claude / zcode the real
     # <project>/memory folder, which the walk starts from and judges links by.
@@ -202,9 +194,8 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     raise _refused(f"{shown} is not a regular file")
             if todo and todo[-1][1] is None:
                 continue
-            # A name the caller gave is settled, links and all: the walk
-            # would have gone there only if it is a memory file's place.
-            # (Names the caller gave were checked up front.)
+            # A name the caller gave is settled, links and all (it was checked up
+            # front): the walk would have gone there only if it is a memory place.
             if linked:
                 linked = False
                 if done[:len(base)] != base:
