@@ -1,14 +1,12 @@
 """The watcher's event source for repos roots: inotify itself, on the few
 folders discovery reads.
 
-watchdog would give every folder of a checkout's source tree a watch (200
-large checkouts can pass fs.inotify.max_user_watches), with a thread, and
-before version 7 an inotify instance, per folder. :class:`InotifySource` is
-one descriptor and one thread for a repos root: the root (checkouts coming
-and going), each checkout's top level and the folders on the way to its
-memory places, the memory folders whole, and the folders where nested
-instruction files were found. Adding every watch here, a failure to add one
-(the watch limit) is known at once, and the overflow flag is read, not guessed.
+watchdog would watch every folder of a checkout's source tree (200 large
+checkouts can pass fs.inotify.max_user_watches), with a thread per folder.
+:class:`InotifySource` is one descriptor and one thread for a repos root,
+watching the root, each checkout's top level, the folders on the way to its
+memory places, the memory folders whole, and the folders of nested finds. A
+failure to add a watch is known at once, and the overflow flag is read.
 """
 
 from __future__ import annotations
@@ -94,8 +92,8 @@ class InotifySource:
             self.watch_folder(folder, deep=deep)
 
     def watch_folder(self, folder: str, *, deep: bool = False) -> None:
-        """Watch ``folder``'s content (``deep``: and every folder below it).
-        WatcherError at the watch limit; a folder gone meanwhile is passed over."""
+        """Watch ``folder`` (``deep``: and every folder below it); WatcherError
+        at the watch limit, a folder gone meanwhile passed over."""
         stack = [folder]
         while stack:
             path = stack.pop()
