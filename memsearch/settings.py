@@ -19,9 +19,8 @@ from typing import NamedTuple
 
 from .errors import MemsearchError
 
-# A hit scoring under this fraction of the top hit's score is noise: with
-# OR-joined words, a file that matched one common word ranks far below the
-# files that matched the rare ones. The top hit is always kept.
+# A hit scoring under this fraction of the top hit's score is noise (with
+# OR-joined words, a file matching one common word); the top hit is kept.
 FLOOR = 0.15
 
 # Reconciling before every query is what makes results never stale; turn it
@@ -35,8 +34,8 @@ OVERFETCH_CAP = 50
 
 # snippet(): excerpt length in tokens and the markers around matched words.
 SNIPPET_TOKENS = 32
-# 32 tokens can still be huge text (a run of punctuation between two words is
-# no token); an excerpt longer than this is cut around its first match.
+# 32 tokens can be huge (a run of punctuation is no token): a longer excerpt
+# is cut around its first match.
 SNIPPET_MAX_CHARS = 600
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "<<", ">>", "..."
 
@@ -51,13 +50,12 @@ MAX_FILE_BYTES = 2_000_000
 BUSY_TIMEOUT_S = 30.0
 
 # While `memsearch watch` runs, a query waits this long for the watcher to
-# acknowledge its cookie (normally a few milliseconds) before giving up and
-# walking the tree itself. Raise it on a slow or very busy machine.
+# acknowledge its cookie (a few ms) before walking the tree itself; raise it
+# on a slow or very busy machine.
 SYNC_TIMEOUT_S = 1.0
 
-# A manifest lists the newest memory files first and stops here: it goes
-# into an agent's context, where a list of thousands is noise (Claude Code's
-# memory scan stops at the same number).
+# A manifest goes into an agent's context, where a list of thousands is noise:
+# it stops here (as Claude Code's memory scan does).
 MANIFEST_LIMIT = 200
 
 
@@ -71,9 +69,8 @@ class Settings(NamedTuple):
     sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
-        """A copy with the values given that are not None. An unknown name is
-        a TypeError, as a misspelt keyword argument is (NamedTuple._replace
-        says ValueError before Python 3.13, TypeError from it on)."""
+        """A copy with the values given that are not None. An unknown name is a
+        TypeError, as a misspelt keyword is (_replace's error varies by version)."""
         unknown = sorted(values.keys() - set(self._fields))
         if unknown:
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
@@ -94,10 +91,9 @@ def check_floor(floor: float) -> float:
 
 
 def path_text(path: str | os.PathLike) -> str:
-    """``str(pathlib.Path(path))``, without importing pathlib: every one-shot
-    query would pay ~5 ms (measured) for it. Repeated separators, a trailing
-    one and ``.`` parts go, ``..`` stays, and so do exactly two leading
-    slashes (POSIX lets them mean something else than one)."""
+    """``str(pathlib.Path(path))`` without importing pathlib (~5 ms a one-shot
+    query, measured): ``.`` parts and repeated or trailing separators go,
+    ``..`` stays, and so do exactly two leading slashes (POSIX's own meaning)."""
     path = os.fspath(path)
     if os.name != "posix" or not isinstance(path, str):
         from pathlib import Path  # its own rules (drives, UNC), or its TypeError for bytes
