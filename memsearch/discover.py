@@ -116,20 +116,14 @@ def places(checkout: str, entries: list[os.DirEntry] | None = None) -> tuple[lis
     if entries is None:
         entries = _scan(checkout) or []
     names = {e.name for e in entries}
-    folders, files = [], []
+    folders = []
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
         if top not in names:
             continue
         path = os.path.join(checkout, *rel.split("/"))
-        if not os.path.isdir(path) or os.path.islink(path):
-            continue
-        if rel == "memory" and not _holds_memory(path):
-            continue
-        folders.append(rel)
-    for rel in MEMORY_FILES:
-        if rel.split("/", 1)[0] in names:
-            files.append(rel)
-    return folders, files
+        if os.path.isdir(path) and not os.path.islink(path) and (rel != "memory" or _holds_memory(path)):
+            folders.append(rel)
+    return folders, [rel for rel in MEMORY_FILES if rel.split("/", 1)[0] in names]
 
 
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
@@ -263,10 +257,8 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
                 continue
             if depth and name in NESTED_NAMES:
                 _stat_file(entry.path, rel + printable_name(name), real_root, max_file_bytes, found, skipped)
-        if venv or depth + 1 > NESTED_DEPTH:
-            continue
-        for entry in dirs:
-            stack.append((entry.path, rel + printable_name(entry.name) + "/", depth + 1))
+        if not venv and depth < NESTED_DEPTH:
+            stack.extend((entry.path, rel + printable_name(entry.name) + "/", depth + 1) for entry in dirs)
 
 
 # A directory changed less than this before it was listed may change again

@@ -139,7 +139,8 @@ def resolve(roots) -> tuple[Root, ...]:
         path = default_path(root.kind) if root.path is None else root.path
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         if root.kind in PROJECTS_BELOW:
-            path = _projects_folder(root.kind, path)
+            below = (os.path.join(path, *rel.split("/")) for rel in PROJECTS_BELOW[root.kind])
+            path = next((folder for folder in below if os.path.isdir(folder)), path)
         if not os.path.isdir(path):
             where = "" if root.path else " (its default location)"
             raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
@@ -153,14 +154,6 @@ def resolve(roots) -> tuple[Root, ...]:
     return _named(resolved)
 
 
-def _projects_folder(kind: str, path: str) -> str:
-    for below in PROJECTS_BELOW[kind]:
-        candidate = os.path.join(path, *below.split("/"))
-        if os.path.isdir(candidate):
-            return candidate
-    return path
-
-
 def _named(roots: list[Root]) -> tuple[Root, ...]:
     """Give every root a name; explicit names must be unique, default ones
     get -2, -3... when they collide."""
@@ -171,8 +164,11 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
     out = []
     for root in roots:
         if root.name is None:
-            base = DEFAULT_NAMES.get(root.kind) if root.kind != "mimo" or _is_default(root) else None
-            base = base or _folder_name(root.path)
+            default = root.kind != "mimo" or os.path.realpath(root.path) == os.path.realpath(default_path("mimo"))
+            base = DEFAULT_NAMES.get(root.kind) if default else None
+            if not base:  # the folder's name
+                base = os.path.basename(root.path.rstrip(os.sep)) or "root"
+                base = base.replace(LABEL_SEP, "-").replace("/", "-")
             name, n = base, 1
             while name in taken:
                 n += 1
@@ -181,15 +177,6 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
             root = root._replace(name=name)
         out.append(root)
     return tuple(out)
-
-
-def _is_default(root: Root) -> bool:
-    return os.path.realpath(root.path) == os.path.realpath(default_path("mimo"))
-
-
-def _folder_name(path: str) -> str:
-    name = os.path.basename(path.rstrip(os.sep)) or "root"
-    return name.replace(LABEL_SEP, "-").replace("/", "-")
 
 
 # -- roots from the environment and the config file ---------------------------------
