@@ -316,9 +316,8 @@ class _RootCache:
 
 _caches: dict[tuple[str, int], _RootCache] = {}
 
-# A steady state is saved for the next process up to this many files (about
-# 200 bytes each with their folders and fingerprints: at most ~4 MB written
-# once per change of state); past it a one-shot query lists, as before.
+# A steady state is saved for the next process up to this many files (~200
+# bytes each: at most ~4 MB a change of state); past it a one-shot query lists.
 SAVED_FILES = 20_000
 
 
@@ -506,8 +505,7 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
         except OSError:
             return None
         size = st.st_size
-        # The common case first, in as few operations as it takes: this
-        # loop runs once per memory file on every query.
+        # The common case first, in as few operations as it takes (every file, every query).
         if (fp is not None and st.st_mtime_ns == fp[1] and size == fp[0] and st.st_mode & _FORMAT == _REGULAR
                 and size <= max_file_bytes and rel not in recheck):
             unchanged += 1
