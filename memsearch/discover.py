@@ -47,7 +47,7 @@ MEMORY_FILES = (
 NESTED_NAMES = frozenset({"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.local.md"})
 
 # Instruction files, as opposed to memories: typed "instructions".
-INSTRUCTION_FOLDERS = frozenset(f for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
+_INSTRUCTION_PREFIXES = tuple(f"{f}/" for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
 INSTRUCTIONS = "instructions"
 
 # The deep walk goes this many folders below a checkout, and no further
@@ -703,11 +703,9 @@ def _flat_and_nested(known: dict[str, str], cache: _RootCache) -> tuple[dict, li
 
 def is_instructions(rel: str) -> bool:
     """Whether ``<checkout>/...`` is an agent's instruction file, not a memory."""
-    _, _, inside = rel.partition("/")
-    name = inside.rsplit("/", 1)[-1]
-    if name in NESTED_NAMES or inside in MEMORY_FILES:
-        return True
-    return any(inside.startswith(folder + "/") for folder in INSTRUCTION_FOLDERS)
+    inside = rel.partition("/")[2]
+    return (inside.rsplit("/", 1)[-1] in NESTED_NAMES or inside in MEMORY_FILES
+            or inside.startswith(_INSTRUCTION_PREFIXES))
 
 
 def reads(root: str, rel: str) -> bool:
