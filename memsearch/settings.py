@@ -78,13 +78,11 @@ class Settings(NamedTuple):
 
 
 def check_limit(limit) -> None:
-    """A search's ``limit``: a whole number from 1 to MAX_LIMIT, else ValueError."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
 
 
 def check_floor(floor: float) -> float:
-    """A relative score floor from 0 to 1, else ValueError."""
     if not 0 <= floor <= 1:
         raise ValueError(f"floor must be between 0 and 1, got {floor}")
     return floor
