@@ -45,7 +45,7 @@ class Known:
         dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
         for rel, fp in fingerprints.items():
             folder, name = _split(rel)
-            dirs.setdefault(folder, {})[name] = parse_fingerprint(fp)
+            dirs.setdefault(folder, {})[name] = _parse(fp)
         self.dirs = dirs
 
 
@@ -55,7 +55,7 @@ def _split(rel: str) -> tuple[str, str]:
     return (folder + "/" if folder else ""), name
 
 
-def parse_fingerprint(fp: str) -> tuple[int, int] | None:
+def _parse(fp: str) -> tuple[int, int] | None:
     size, _, mtime_ns = fp.partition("-")
     try:
         return int(size), int(mtime_ns)
