@@ -1,18 +1,14 @@
 """HistoryIndex: search the agents' past sessions, the transcripts.
 
-Memory holds distilled facts; the exact command, error text or reason
-behind a decision lives only in the conversation. This index keeps the
-transcripts' cleaned messages (memsearch.transcripts) in tables of their own
-(migrations/0006_history.sql), searched with the memory search's query
-builder, ranking and floor; `memsearch query` and memory_search never import
-this module nor read its tables.
+Memory holds distilled facts; the exact command or error text lives only in
+the conversation. The transcripts' cleaned messages (memsearch.transcripts) get
+tables of their own (migrations/0006_history.sql), searched with the memory
+search's query builder, ranking and floor; memory search never imports this.
 
-Every search first brings the index in step with the files, at a cost in
-proportion to what changed: an unchanged transcript costs a stat(); one that
-grew with its earlier bytes unchanged (its first and last CHECK_BYTES before
-the old end compared) is read from its old end; any other change is read
-again from the start. A half-written last line waits for the next read.
-Transcripts are only ever read.
+Every search first catches up with the files, at a cost in proportion to what
+changed: an unchanged transcript costs a stat(); one that grew with its
+earlier bytes unchanged (see _same_start) is read from its old end; any other
+change, from the start. Transcripts are only ever read.
 """
 
 from __future__ import annotations
@@ -35,21 +31,17 @@ from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_T
                        check_floor, check_limit, load_settings, path_text, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
 
-# Bytes kept of a transcript's start and of the end of what was read: the
-# check that a grown file is the same file, costing two reads this size.
+# Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
 # A long transcript is committed every this many bytes read, so a build of
 # gigabytes keeps a bounded WAL and a crash loses at most this much work.
 COMMIT_BYTES = 32 << 20
 
-# A read of at least this many bytes indexes its rows in one FTS5 statement per
-# transaction, the insert trigger dropped meanwhile (as reconcile._bulk_indexing
-# does): a trigger call per row flushed FTS5's pending terms as a segment each,
-# ~70% of a cold build. Measured on 64 MB of bench/history.py's transcripts (55k
-# messages): inserts 6.1 s -> 1.9 s, 1.5 s with a larger FTS5 hash (BULK_HASH_BYTES).
-# Smaller reads (a live session's appends) keep the trigger: its one-row cost
-# beats two schema changes.
+# A read of at least BULK_BYTES indexes its rows in one FTS5 statement per transaction, the
+# insert trigger dropped meanwhile (as reconcile does): a trigger call per row flushed FTS5's
+# pending terms as a segment each. Measured on 64 MB of bench/history.py's transcripts: inserts
+# 6.1 s -> 1.9 s, 1.5 s with BULK_HASH_BYTES. A live session's small appends keep the trigger.
 BULK_BYTES = 64 << 10
 BULK_HASH_BYTES = 8 << 20
 FTS5_HASH_BYTES = 1 << 20
@@ -62,9 +54,8 @@ INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, part, session, p
 
 
 class HistoryReport(NamedTuple):
-    """What a refresh did: transcripts read (``grown``: from their old end; ``reread``: rewritten,
-    so from the start), removed, the messages added, the bytes read, lines skipped (malformed,
-    overlong), files that could not be read (path, reason) and the time taken."""
+    """What a refresh did, per transcript (``grown``: read from its old end; ``reread``: from the
+    start) and in all; ``skipped``: (path, reason) of files that could not be read."""
 
     new: int = 0
     grown: int = 0
@@ -105,8 +96,7 @@ class HistoryHit(NamedTuple):
 
 
 class HistoryResult(NamedTuple):
-    """Hits, best first, and how they were found (``floored``: candidates the relative floor
-    dropped; ``refresh``: the HistoryReport, or None)."""
+    """Hits, best first; ``floored``: candidates the relative floor dropped."""
 
     query: str
     fts_query: str
@@ -128,8 +118,7 @@ class Message(NamedTuple):
 
 
 def configured_roots() -> list[str]:
-    """Transcript folders from MEMSEARCH_HISTORY_ROOTS (':'-separated), else the config file's
-    ``history_roots = [...]``; [] for neither."""
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS, else the config's ``history_roots``."""
     value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
     if value.strip():
         return [spec for spec in value.split(os.pathsep) if spec.strip()]
@@ -152,13 +141,9 @@ class HistoryIndex(db.Opened):
     ...     for hit in history.search("pgbouncer port", role="assistant"):
     ...         print(hit.session, hit.at, hit.snippet)
 
-    ``roots``: transcript folders (a folder of project folders such as
-    Claude Code's ``projects``, or a Claude config folder). None: the
-    folders of MEMSEARCH_HISTORY_ROOTS or the config file's
-    ``history_roots``, else Claude Code's own ($CLAUDE_CONFIG_DIR or
-    ~/.claude, then ``projects``). ``db_path``: any memsearch database
-    (a memory index's too); default, one per set of roots in the cache
-    folder.
+    ``roots``: folders of project folders (Claude Code's ``projects``) or Claude config folders;
+    None: :func:`configured_roots`, else Claude Code's own. ``db_path``: any memsearch database (a
+    memory index's too); default, one per set of roots in the cache folder.
     """
 
     def __init__(self, roots=None, db_path=None, *, floor: float | None = None, settings: Settings | None = None):
@@ -180,8 +165,7 @@ class HistoryIndex(db.Opened):
         return self._db_file
 
     @property
-    def _marks(self) -> str:
-        """One SQL placeholder per root, for ``root IN (...)`` bound to ``self.roots``."""
+    def _marks(self) -> str:  # for ``root IN (...)`` bound to self.roots
         return ",".join("?" * len(self.roots))
 
     # -- freshness -----------------------------------------------------------
@@ -230,8 +214,7 @@ class HistoryIndex(db.Opened):
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
     def _ingest(self, root: str, t) -> dict:
-        """Read one transcript from where the index left it (or from the start), in write
-        transactions that also record how far it got."""
+        """Read one transcript from where the index left it, recording how far it got."""
         conn = self.conn
         out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
         with CountingReader(os.path.join(root, t.rel)) as reader:
@@ -277,8 +260,7 @@ class HistoryIndex(db.Opened):
 
     def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, bulk: "_Bulk | None") -> int:
         """Insert the parts of every complete line from ``start``; returns the offset after the last.
-        Commits every COMMIT_BYTES with the progress (the file's size stays 0 until the end, so an
-        interrupted read is picked up at the next refresh)."""
+        Commits every COMMIT_BYTES, the file's size left 0 so that an interrupted read is resumed."""
         conn = self.conn
         batch, since_commit = [], 0
 
@@ -321,9 +303,8 @@ class HistoryIndex(db.Opened):
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. Filters: ``project`` (a project folder, or the
-        working directory it is named after), ``session`` (an id or its start), ``role`` (one of
-        ROLES), ``since`` (an ISO date or time)."""
+        """Messages matching ``query``, best first. ``project``: a project folder or the working
+        directory it is named after; ``session``: an id or its start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if role is not None and role not in ROLES:
@@ -360,8 +341,7 @@ class HistoryIndex(db.Opened):
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
-        # The memory search's strings, idf and sum (memsearch.search); a
-        # string matching nothing is left out, as it adds nothing.
+        # The memory search's strings, idf and sum; one matching nothing adds nothing.
         scored = [s for s in scored_strings(conn, query, "history_fts") if s.files]
         if not scored:
             return [], 0
@@ -453,17 +433,15 @@ class HistoryIndex(db.Opened):
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
-    """ReadSessionContext as one call: the transcripts of ``roots`` (see :class:`HistoryIndex`)
-    brought up to date, then read."""
+    """ReadSessionContext as one call over the transcripts of ``roots`` (see :class:`HistoryIndex`)."""
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
 
 
 class _Bulk:
-    """Inside one write transaction, rows go into history_messages alone and :meth:`finish` indexes
-    them in one FTS5 statement and restores the trigger before the commit (see BULK_BYTES). A crash
-    or an error rolls the dropped trigger back with the rows."""
+    """Within one write transaction, rows go into history_messages alone; :meth:`finish` indexes
+    them in one FTS5 statement and restores the trigger (see BULK_BYTES). A rollback restores it too."""
 
     TRIGGER = "history_messages_ai"
 
@@ -493,20 +471,15 @@ def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
 
 
-# One string of the query, as memsearch.search.STRING but over history_fts
-# (one column): its rows, bm25() (lower is better), weight, idf factor and
-# whether it is the pruned form (never: see _ranked).
+# memsearch.search.STRING over history_fts (one column), never the pruned form (see _ranked).
 STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
           " FROM history_fts WHERE history_fts MATCH ?")
 
 
-# Not memsearch.search's pruning (MaxScore): a question's words are common in
-# conversation, few are rare, so the pruned ranking mostly failed its check
-# and ran again, unpruned. Measured on 64 MB of bench/history.py's synthetic
-# transcripts (55k messages, the 36 LongMemEval questions, search alone):
-# p50 47 ms pruned, 24 ms without. What this does save is the join: the best
-# ids are picked by score alone and only they are read (the old join of
-# every candidate with its row and file cost as much as the ranking).
+# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so
+# the pruned ranking mostly failed its check and ran again. On 64 MB of bench/history.py's
+# transcripts (the 36 LongMemEval questions): p50 47 ms pruned, 24 ms without. What this saves is
+# the join: the best ids are picked by score alone and only they are read.
 def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""
@@ -523,11 +496,10 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
 def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consumed: int, head: bytes,
                 tail: bytes) -> bool:
     """Whether a transcript still begins with the bytes read before, as far as a check in proportion
-    to an append can tell: the same inode, not shorter and not older than at the last read (an
-    append never shrinks a file nor turns its mtime back; a restored copy can), and the same first
-    and last kept bytes. A rewrite of middle bytes only, size and times growing, goes unnoticed
-    until the file is replaced or shrinks: knowing more would mean reading all of it at every
-    append. ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a long read is unfinished."""
+    to an append can tell: the same inode, not shorter nor older (an append never shrinks a file nor
+    turns its mtime back; a restored copy can), the same first and last kept bytes. A rewrite of
+    middle bytes alone goes unnoticed: catching it would mean reading all of it at every append.
+    ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a long read is unfinished."""
     size, mtime_ns, inode = stored
     if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
         return False
@@ -537,7 +509,7 @@ def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consum
 
 
 def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
-    """The first and last CHECK_BYTES before ``end``: what :func:`_same_start` checks next time."""
+    """The first and last CHECK_BYTES before ``end``, for :func:`_same_start`."""
     size = min(CHECK_BYTES, end)
     return reader.pread(size, 0), reader.pread(size, end - size)
 
