@@ -1,12 +1,10 @@
 """memsearch as a tool for agents: the definitions a host registers, and their handlers.
 
-A host hands ``SEARCH_TOOL`` (and optionally ``READ_TOOL`` and the history
-tools) to its model and passes each call to :func:`call_tool`, which never
-raises for a bad call: its :class:`ToolResult` holds ``text`` for the model
-and ``data``, the same answer as JSON, for the host. ``memsearch mcp`` is a
-thin shell over this module, which imports neither MCP nor click. Freshness
-is the :class:`~memsearch.MemoryIndex`'s job: every search brings the index
-in step with the files first (or asks a live watcher).
+A host hands ``TOOLS`` (or some of them) to its model and passes each call to
+:func:`call_tool`, which never raises for a bad call: its :class:`ToolResult`
+holds ``text`` for the model and ``data``, the same answer as JSON, for the
+host. ``memsearch mcp`` is a thin shell over this module, which imports
+neither MCP nor click.
 """
 
 from __future__ import annotations
@@ -33,8 +31,7 @@ READ_TOOL_NAME = "memory_read"
 HISTORY_TOOL_NAME = "history_search"
 CONTEXT_TOOL_NAME = "read_session_context"
 
-# Scope ids named in an index's tool description: enough for a folder of
-# checkouts or a few dozen projects; more would crowd the model's context.
+# Scope ids named in an index's tool description: more would crowd the model's context.
 SCOPE_IDS_SHOWN = 60
 
 # The CLI allows 1000 hits; a model reads every one into its context, and
@@ -46,8 +43,7 @@ TOOL_MAX_LIMIT = 50
 # rank nothing and cost a full-index scan.
 MAX_QUERY_CHARS = 1000
 
-# A scope id is one folder name, bounded like every string argument so that
-# none costs more than a glance before it is refused.
+# Every string argument is bounded, so that none costs more than a glance before it is refused.
 MAX_NAME_CHARS = 1000
 
 # A path is at most PATH_MAX bytes, each spelled in up to 5 characters
@@ -123,10 +119,7 @@ READ_SCHEMA = _schema({
              "description": "A memory file's path as a memory_search hit gave it."},
 }, "path")
 
-# Conversation history (issue 16): transcripts, not memory, so a tool of their
-# own and memory_search never reads them. The history index shares the memory
-# index's database when the user named one (--db), else has its own file; its
-# roots are the configured transcript folders, else Claude Code's.
+# Conversation history (issue 16): transcripts, not memory, so tools of their own.
 HISTORY_DESCRIPTION = """\
 Search the raw conversation history: the transcripts of past agent sessions (what the user and the \
 assistant wrote, tool calls and their output). Use it after memory_search when a memory paraphrases a \
@@ -198,8 +191,8 @@ _SCOPE_WORDS = {"global": "global", "projects": "projects", "sessions": "session
 
 
 def search_tool(index: MemoryIndex) -> ToolSpec:
-    """memory_search as this index can answer it: the scope enum lists only its roots' scopes (a
-    scope no root has would find nothing, silently), and the description names the scope ids indexed now."""
+    """memory_search as this index can answer it: the scope enum lists only its roots' scopes (any
+    other would find nothing, silently), and the description names the scope ids indexed now."""
     scopes = list(index.layout.scopes())
     schema = copy.deepcopy(SEARCH_SCHEMA)
     props = schema["properties"]
@@ -218,8 +211,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
             shown = [f"{printable_path(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            ids = _first_ids(shown, len(found))
-            props["scope_id"]["description"] += f" Indexed now: {ids}."
+            props["scope_id"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
     else:
         del props["scope"], props["scope_id"]  # plain roots: their hits have no scope
     how = SEARCH_DESCRIPTION.rsplit("\n\nFilters (optional):", 1)[0]
@@ -258,8 +250,7 @@ class SearchArgs(NamedTuple):
 
 # -- validation --------------------------------------------------------------
 def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
-    """Check memory_search arguments; ToolArgumentError says what to fix. A null
-    optional argument counts as absent: models often send one."""
+    """Check memory_search arguments; ToolArgumentError says what to fix."""
     args = _known(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
     query = args.get("query")
     if query is None:
@@ -296,7 +287,7 @@ def _known(arguments, schema: dict, tool: str) -> dict:
             f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
             f" for {tool}; expected {', '.join(expected)}"
         )
-    return {k: v for k, v in arguments.items() if v is not None}
+    return {k: v for k, v in arguments.items() if v is not None}  # models often send nulls
 
 
 def _optional_text(args: dict, name: str) -> str | None:
@@ -326,7 +317,7 @@ def _kind(value) -> str:
 
 # -- memory_search -----------------------------------------------------------
 def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    """Run memory_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
+    """Run memory_search; raises ToolArgumentError or MemsearchError (caught by :func:`call_tool`)."""
     args = parse_search_args(arguments)
     result = index.search_result(args.query, args.limit, args.scope, args.scope_id, args.type)
     if args.scope_id is not None and not result.hits:
@@ -339,7 +330,6 @@ def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
     found = index.scope_ids(1_000_000)
     if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
         return  # it exists: the words missed
-    # ids are folder names: escaped like them
     known = _first_ids([printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
         f"no indexed file has scope_id {args.scope_id!r}; scope ids indexed now: {known or 'none'}")
@@ -362,7 +352,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
 
 def zero_hint(index: MemoryIndex) -> str:
     """What to do after an empty search, naming the folder to grep."""
-    roots = " ".join(_shell_word(r) for r in memory_roots(index))
+    roots = " ".join(_shell_word(r.path) for r in index.roots)
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 
@@ -388,21 +378,14 @@ def _shell_word(path: str) -> str:
     return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
 
 
-# -- where files are -----------------------------------------------------------
-def memory_roots(index: MemoryIndex) -> list[str]:
-    """The folders the index covers, where a model may grep and read."""
-    return [r.path for r in index.roots]
-
-
 def hit_file(index: MemoryIndex, hit: Hit) -> str:
-    """The absolute file behind a hit, for any file tool, as text (a root folder's name that is
-    not UTF-8 is no JSON text)."""
+    """The absolute file behind a hit, as text (a root folder's name that is not UTF-8 is no JSON text)."""
     return printable_name(index.locate(hit.path))
 
 
 # -- memory_read ---------------------------------------------------------------
 def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    """Run memory_read; raises ToolArgumentError or NotAMemoryFile (see :func:`call_tool`)."""
+    """Run memory_read; raises ToolArgumentError or NotAMemoryFile."""
     path = _known(arguments, READ_SCHEMA, READ_TOOL_NAME).get("path")
     if path is None:
         raise ToolArgumentError("missing argument 'path': pass the path a memory_search hit gave")
@@ -429,19 +412,14 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
 
 
 def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
-    """A descriptor open on the memory file at ``path``, and its real path.
-
-    ``path``: as a hit gave it, structured or in the text (escaped by
-    format.printable_path). The file must be what the index would index
-    there (memory_file.open_memory_file); anything else is refused with the
-    reason, in one line.
-    """
+    """A descriptor open on the memory file at ``path`` (as a hit gave it, maybe escaped by
+    printable_path), and its real path. Only what the index would index there can be opened
+    (memory_file.open_memory_file); anything else is refused with the reason, in one line."""
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
     shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
-    outside = ToolArgumentError(
-        f"{shown} is outside the memory folder ({', '.join(memory_roots(index))}): only memory files can be read"
-    )
+    roots = ", ".join(r.path for r in index.roots)
+    outside = ToolArgumentError(f"{shown} is outside the memory folder ({roots}): only memory files can be read")
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(
             f"only Markdown memory files (.md) can be read, not {shown}")
@@ -487,8 +465,7 @@ def _root_of(index: MemoryIndex, path: str):
 
 
 def _climbs(path: str) -> bool:
-    """Whether path goes up a folder in any spelling a client might try:
-    '..' between '/' or '\\', also URL-encoded (%2e, %2f, %5c)."""
+    """Whether path goes up a folder in any spelling a client might try, URL-encoded ones too."""
     plain = path.lower().replace("%2e", ".").replace("%2f", "/").replace("%5c", "/").replace("\\", "/")
     return ".." in plain.split("/")
 
@@ -498,8 +475,8 @@ _HISTORIES: "weakref.WeakKeyDictionary[MemoryIndex, Any]" = weakref.WeakKeyDicti
 
 
 def history_for(index: MemoryIndex):
-    """The HistoryIndex the history tools of ``index`` use, opened once and closed when ``index``
-    goes away (an unclosed SQLite connection left to the collector warns from Python 3.13 on)."""
+    """The HistoryIndex of the history tools of ``index``: it shares the index's database when one
+    was named, and is closed when ``index`` goes away (an unclosed connection warns from 3.13 on)."""
     history = _HISTORIES.get(index)
     if history is None:
         from .history import HistoryIndex
@@ -511,15 +488,15 @@ def history_for(index: MemoryIndex):
 
 
 def close_history(index: MemoryIndex) -> None:
-    """Close the HistoryIndex :func:`history_for` opened for ``index``, if any, now (the MCP server
-    does at its session's end): closing ``index`` leaves that connection open."""
+    """Close the HistoryIndex :func:`history_for` opened for ``index``, if any: closing ``index``
+    leaves it open."""
     history = _HISTORIES.pop(index, None)
     if history is not None:
         history.close()
 
 
 def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    """Run history_search; raises ToolArgumentError or MemsearchError (see :func:`call_tool`)."""
+    """Run history_search; raises ToolArgumentError or MemsearchError."""
     args = _known(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
