@@ -1,17 +1,16 @@
 """``memsearch mcp``: the memory tools served to MCP clients over stdio.
 
-A thin shell over :mod:`memsearch.tool`. The official SDK (``pip install
-'memsearch-fts[mcp]'``) is imported only inside :func:`serve`, so importing
-this module costs nothing and a missing SDK is one clear error line; its 1.x
-and 2.x low-level servers both work. Nothing a client sends can stop the
-server: bad arguments, a locked or damaged index and even bugs come back as
-results with ``isError`` set. stdout belongs to the protocol; warnings go
-to stderr.
+A thin shell over :mod:`memsearch.tool`. The official SDK (1.x or 2.x) is
+imported only inside :func:`serve`, so a missing one is one clear error line.
+Nothing a client sends can stop the server: bad arguments, a damaged index and
+even bugs come back as results with ``isError`` set. stdout belongs to the
+protocol; warnings go to stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import json
 import logging
@@ -41,7 +40,7 @@ class McpUnavailable(MemsearchError):
 def require_sdk() -> None:
     """Fail with one actionable line when the optional SDK is missing."""
     try:
-        import mcp.server.stdio  # noqa: F401  (imports mcp first)
+        importlib.import_module("mcp.server.stdio")
     except ImportError as ex:
         raise McpUnavailable(
             f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch-fts[mcp]'"
@@ -51,8 +50,7 @@ def require_sdk() -> None:
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
     """Follow the roots with an in-process watcher for the server's lifetime, so that searches
-    skip the tree walk. Every call is fresh either way: without a healthy watcher (while it
-    starts, or when it cannot run) ``MemoryIndex.search_result`` reconciles the files."""
+    skip the tree walk; without a healthy one, searches reconcile the files themselves."""
     from .watch import Watcher
 
     watcher = Watcher(index)
@@ -72,8 +70,7 @@ def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
     """One tool call that cannot raise: even a bug becomes an error result."""
     try:
         result = tool.call_tool(index, name, arguments)
-        # What cannot be sent (a lone surrogate from a file name) would kill
-        # the writer and with it the server: refuse it here, as one call.
+        # What cannot be sent (a lone surrogate from a file name) would kill the server: fail one call.
         json.dumps(result.data, ensure_ascii=False).encode("utf-8")
         result.text.encode("utf-8")
         return result
@@ -110,10 +107,8 @@ async def _serve(index: MemoryIndex) -> None:
     import mcp.types as types
     from mcp.server.stdio import stdio_server
 
-    # Calls (and listings, which read the index too) run one at a time in a
-    # worker thread: the event loop keeps answering pings and cancellations
-    # during a long reconcile, and the index's SQLite connection is never
-    # used by two calls at once.
+    # Calls and listings run one at a time in a worker thread: the event loop keeps answering
+    # pings during a long reconcile, and the index's connection is never used by two at once.
     one_at_a_time = anyio.CapacityLimiter(1)
 
     async def call(name: str, arguments: Any) -> types.CallToolResult:
@@ -146,10 +141,8 @@ def _build_server(call, specs):
         return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                       on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
-    # SDK 1.x. The call_tool() decorator's contract changed within 1.x (what
-    # a handler may return, schema validation), so the handler goes straight
-    # into the request table, where it returns the whole result itself.
-    # The constructor grew version and instructions during 1.x too.
+    # SDK 1.x. The call_tool() decorator's contract changed within 1.x, so the handler goes
+    # straight into the request table, returning the whole result; the constructor grew too.
     for options in ({"version": __version__, "instructions": INSTRUCTIONS}, {"version": __version__}, {}):
         try:
             server = Server(SERVER_NAME, **options)
