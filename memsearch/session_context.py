@@ -1,20 +1,17 @@
 """ReadSessionContext: another session's raw course, read with a question.
 
-The local part of the source agents' rule (their model then distils the
-result; that needs an LLM and is left to the caller):
+The local part of the source agents' rule (their model then distils the result; that needs an
+LLM and is left to the caller), its numbers in the constants below:
 
-* arguments: ``sessionId``; ``query``, at most 4,000 characters; ``strategy``,
-  ``relevant`` (default) or ``handoff``; ``maxTokens``, default 6,000, at most 12,000;
-* a character budget of ``maxTokens × 4``, clamped to 4,000-48,000;
-* a fragment (one cleaned message) scores +20 when it holds the whole query
-  phrase, and per query term it holds +3, plus one per further occurrence up
-  to 5 more; Chinese, Japanese and Korean runs count as their two-character grams;
-* ``relevant`` keeps fragments scoring at least 3, best first until the budget
-  is spent, shown in the session's order (none: the last 12 fragments);
-  ``handoff`` takes fragments from the end backwards until the budget is spent.
+* a character budget of ``maxTokens`` x 4, clamped;
+* a fragment (one cleaned message) scores for the whole query phrase, per query term it holds and
+  per further occurrence, up to a bound; CJK runs count as their two-character grams;
+* ``relevant`` keeps fragments scoring at least MIN_SCORE, best first until the budget is spent,
+  shown in the session's order (none: the last FALLBACK_FRAGMENTS); ``handoff`` takes fragments
+  from the end backwards until the budget is spent.
 
-The text is marked as untrusted background material, which a transcript cannot
-forge: every line of a fragment is indented, so only the headers start a line.
+The text is marked as untrusted background material, which a transcript cannot forge: every line
+of a fragment is indented, so only the headers start a line.
 """
 
 from __future__ import annotations
@@ -58,7 +55,8 @@ class SessionContextArgs(NamedTuple):
 
     @property
     def budget(self) -> int:
-        return budget(self.max_tokens)
+        """The budget in characters."""
+        return min(max(self.max_tokens * CHARS_PER_TOKEN, MIN_BUDGET), MAX_BUDGET)
 
 
 class SessionContext(NamedTuple):
@@ -82,11 +80,6 @@ class SessionContext(NamedTuple):
                 "text": self.text}
 
 
-def budget(max_tokens: int) -> int:
-    """The character budget of ``max_tokens``: × 4, clamped to 4,000-48,000."""
-    return min(max(max_tokens * CHARS_PER_TOKEN, MIN_BUDGET), MAX_BUDGET)
-
-
 def check_arguments(session, query, strategy="relevant", max_tokens=None) -> SessionContextArgs:
     """The arguments checked against the rules; SessionContextArgumentError says what to fix."""
     if not isinstance(session, str) or not session.strip():
@@ -108,8 +101,7 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
 
 
 def whole_number(value, name: str, most: int, error: type[Exception] = SessionContextArgumentError) -> int:
-    """``value`` as an int from 1 to ``most``, else ``error``. JSON has one number type: 5.0 is a
-    fine 5; "5" and true are not numbers."""
+    """``value`` as an int from 1 to ``most``, else ``error``: 5.0 is a fine JSON 5; "5" and true are not."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
@@ -122,8 +114,7 @@ _WORD = re.compile(r"\w+")
 
 
 def terms(query: str) -> list[str]:
-    """The query's terms, lowercased, each once: words, with every CJK run split into its
-    two-character grams (a one-character run stays whole)."""
+    """The query's words, casefolded, each once; a CJK run of two or more characters as its bigrams."""
     out: dict[str, None] = {}
     for word in _WORD.findall(query.casefold()):
         if word.isascii():
@@ -155,8 +146,7 @@ def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
 
 
 def select(session: str, messages: list, args: SessionContextArgs) -> SessionContext:
-    """The fragments of ``messages`` (oldest first, each with ``role``, ``at`` and ``text``) that
-    ``args`` asks for, within the budget."""
+    """The fragments of ``messages`` (oldest first, with ``role``, ``at`` and ``text``) ``args`` asks for."""
     limit = args.budget
     texts = [m.text for m in messages]
     if args.strategy == "handoff":
@@ -185,8 +175,8 @@ def select(session: str, messages: list, args: SessionContextArgs) -> SessionCon
 
 
 def _from_end(texts: list[str], indexes, limit: int) -> dict[int, str]:
-    """Fragments from the last of ``indexes`` backwards while the budget lasts; the first that does
-    not fit is cut to its end."""
+    """Fragments from the last of ``indexes`` backwards while the budget lasts, the first that does
+    not fit cut to its end."""
     chosen, spent = {}, 0
     for i in reversed(indexes):
         size = len(texts[i])
