@@ -1,12 +1,9 @@
 """A memory index (``MEMORY.md``) made ready to put into an agent's context.
 
-The index is loaded into every conversation, so it is kept short: leading
-frontmatter and top-level HTML comments (notes for its editors; comments in
-lists, quotes and code are content and stay) are removed, and the text is
-cut at MAX_LINES or MAX_CHARS with one warning line saying so. Only the
-first READ_BYTES are read. A missing or unreadable index gives "" (having
-none yet is normal), and so does anything not a regular file (a FIFO would
-block the read for ever, /dev/zero never ends).
+The index is loaded into every conversation, so it is kept short: leading frontmatter and
+top-level HTML comments (notes for its editors) are removed, and the text is cut at MAX_LINES or
+MAX_CHARS with one warning line saying so. A missing or unreadable index gives "" (having none
+yet is normal), and so does anything not a regular file (a FIFO blocks, /dev/zero never ends).
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ MAX_LINES = 200
 MAX_CHARS = 25_000
 ENTRY_CHARS = 200  # what the warning asks each entry to stay under
 
-# The most of a file that is read. What is shown is at most MAX_CHARS
-# characters (100 KB of UTF-8); the rest is room for frontmatter and
+# The most of a file that is read: MAX_CHARS (100 KB of UTF-8) and room for frontmatter and
 # comments, removed before the caps apply. A 200 MB index costs a 1 MiB read.
 READ_BYTES = 1 << 20
 
@@ -42,8 +38,7 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 def index_for_context(path: str | os.PathLike) -> str:
-    """The index at ``path`` (a MEMORY.md or its folder) ready for context; "" if there is none
-    or it cannot be read."""
+    """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (see above)."""
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
@@ -59,9 +54,9 @@ def index_for_context(path: str | os.PathLike) -> str:
 
 
 def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
-    """The first ``limit`` bytes of the regular file at ``path`` and its size (over ``limit`` when
-    there is more); None if it cannot be read or is no regular file. Opened non-blocking and
-    checked on the descriptor: a FIFO never blocks the open, and what is read is what was checked."""
+    """The first ``limit`` bytes of the regular file at ``path`` and its size; None if it cannot be
+    read or is no regular file. Opened non-blocking and checked on the descriptor: a FIFO never
+    blocks the open, and what is read is what was checked."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -87,8 +82,8 @@ def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
-    """Pure: frontmatter and top-level comments out, then the length caps. ``file_bytes``: ``text``
-    is only the start of a file this big, so the result says it was truncated whatever its length."""
+    """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only
+    the start of a file this big, so it is marked truncated whatever its length."""
     text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
     return truncate(text, name=name, file_bytes=file_bytes)
@@ -123,10 +118,9 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
 
 
 def strip_comments(text: str) -> str:
-    """Remove the HTML comments that are top-level blocks of their own (CommonMark HTML blocks of
-    type 2: from a line starting with ``<!--`` to the line holding ``-->``; text after the ``-->``
-    stays). Comments in code, list items, block quotes or a paragraph line stay, and so does one
-    that never closes."""
+    """Remove the HTML comments that are top-level blocks (CommonMark HTML blocks of type 2: from a
+    line starting with ``<!--`` to the line holding ``-->``; text after it stays). Comments in code,
+    list items, block quotes or a paragraph line are content and stay, and so does an unclosed one."""
     if "<!--" not in text:
         return text
     lines = text.split("\n")
