@@ -13,8 +13,7 @@ if TYPE_CHECKING:  # annotations only: a query imports neither for printing
 # ANSI bold yellow for matched words on a terminal.
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
 
-# C0 and C1 control characters (and DEL) that whitespace folding leaves:
-# a file's text must not drive the terminal (clear it, retitle it, recolor it).
+# C0 and C1 controls and DEL, which whitespace folding leaves: a file must not drive the terminal.
 _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
 
 
@@ -98,8 +97,7 @@ def unprintable_path(shown: str) -> str | None:
     """The path :func:`printable_path` showed as ``shown``, when it escaped one (else None)."""
     import re
 
-    # Only the escapes unicode_escape writes: another backslash is no escape
-    # of ours (and would make the codec warn).
+    # Only the escapes unicode_escape writes: another backslash is not ours (and makes the codec warn).
     if "\\" not in shown or not shown.isascii() or not re.fullmatch(
             r"(?:[^\\]|\\(?:[\\tnr]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}))*", shown):
         return None

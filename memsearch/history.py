@@ -34,8 +34,7 @@ from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, re
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# A long transcript is committed every this many bytes read, so a build of
-# gigabytes keeps a bounded WAL and a crash loses at most this much work.
+# A long read commits every this many bytes: a bounded WAL, and a crash loses at most this much.
 COMMIT_BYTES = 32 << 20
 
 # A read of at least BULK_BYTES indexes its rows in one FTS5 statement per transaction, the
@@ -323,8 +322,7 @@ class HistoryIndex(db.Opened):
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after):
         conn = self.conn
         where, params = [], []
-        # Rows of other transcript roots sharing the database are never shown;
-        # when there are none (the usual case) the ranking needs no join.
+        # Rows of other roots sharing the database are never shown; when there are none, no join.
         marks = self._marks
         if conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")

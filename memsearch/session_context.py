@@ -55,7 +55,6 @@ class SessionContextArgs(NamedTuple):
 
     @property
     def budget(self) -> int:
-        """The budget in characters."""
         return min(max(self.max_tokens * CHARS_PER_TOKEN, MIN_BUDGET), MAX_BUDGET)
 
 

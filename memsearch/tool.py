@@ -34,28 +34,23 @@ CONTEXT_TOOL_NAME = "read_session_context"
 # Scope ids named in an index's tool description: more would crowd the model's context.
 SCOPE_IDS_SHOWN = 60
 
-# The CLI allows 1000 hits; a model reads every one into its context, and
-# past a few dozen excerpts better words beat more hits.
+# The CLI allows 1000 hits; a model reads every one, and past a few dozen better words beat more.
 TOOL_DEFAULT_LIMIT = 10
 TOOL_MAX_LIMIT = 50
 
-# A query is a few words; a pasted page would OR hundreds of words together,
-# rank nothing and cost a full-index scan.
+# A query is a few words; a pasted page would OR hundreds, rank nothing and scan the whole index.
 MAX_QUERY_CHARS = 1000
 
 # Every string argument is bounded, so that none costs more than a glance before it is refused.
 MAX_NAME_CHARS = 1000
 
-# A path is at most PATH_MAX bytes, each spelled in up to 5 characters
-# (\\xNN of a name that is not UTF-8, escaped again in the text).
+# PATH_MAX bytes, each spelled in up to 5 characters (\\xNN of a name that is not UTF-8, escaped).
 MAX_PATH_CHARS = 5 * PATH_MAX
 
-# memory_read returns a file whole up to this size: memory files are notes
-# of a few kilobytes, and a model's context is not the place for more.
+# memory_read returns a file whole up to this size: memory files are notes of a few kilobytes.
 MAX_READ_CHARS = 100_000
 
-# In the search description and in every zero-result answer: a model that
-# found nothing most needs to be told what next.
+# In the search description and every zero-result answer: a model that found nothing needs a next step.
 ESCALATION = (
     "1. Retry with fewer and rarer words (one or two): a name, identifier, number or error text, or a synonym;"
     " drop the scope/type filters.\n"
@@ -224,7 +219,6 @@ def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
 
 
 def _first_ids(shown: list[str], found: int) -> str:
-    """Scope ids as listed: ``shown`` (at most SCOPE_IDS_SHOWN), then '...' for the rest of ``found``."""
     return ", ".join(shown) + (", ..." if found > SCOPE_IDS_SHOWN else "")
 
 
