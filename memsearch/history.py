@@ -413,13 +413,10 @@ class HistoryIndex(db.Opened):
 
     def status(self) -> dict:
         def read():
-            files, sessions = self.conn.execute(
-                f"SELECT count(DISTINCT f.id), count(DISTINCT m.session) FROM history_files AS f"
+            files, sessions, messages = self.conn.execute(
+                f"SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f"
                 f" LEFT JOIN history_messages AS m ON m.file = f.id WHERE f.root IN ({self._marks})",
                 self.roots).fetchone()
-            messages = self.conn.execute(
-                f"SELECT count(*) FROM history_messages WHERE file IN (SELECT id FROM history_files"
-                f" WHERE root IN ({self._marks}))", self.roots).fetchone()[0]
             return {"roots": list(self.roots), "database": self._db_file, "transcripts": files,
                     "sessions": sessions, "messages": messages}
 
