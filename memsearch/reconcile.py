@@ -20,35 +20,29 @@ from .prepare import Prepared, failed, prepare_one
 from .roots import Root
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
-# A file modified this close to the moment it was read may be modified again
-# within the same timestamp tick without any change of size or mtime. Such
-# rows are marked racy and re-read at each reconcile until the file is older
-# than this when read. Two seconds covers coarse clocks (FAT, some network
-# file systems); the cost is re-reading the few files edited just now.
+# A file modified this close to its read may change again within the same
+# timestamp tick, size and mtime unchanged: its row is marked racy and re-read
+# at each reconcile until the file is older than this when read. Two seconds
+# covers coarse clocks (FAT, some network file systems).
 RACY_NS = 2_000_000_000
 
 # A batch this large (and at least half the index) is indexed by one FTS5
-# 'rebuild' instead of row by row: see _bulk_indexing.
+# 'rebuild' (see _bulk_indexing).
 BULK_MIN = 1000
 
-# FTS5 writes what it has indexed as a new segment whenever it holds this
-# much in memory, and merges segments as they pile up. A bulk 'rebuild'
-# with 16 MB instead of FTS5's 1 MB writes a 100k-file index in a few large
-# segments: 'rebuild' 5.0-7.0 s -> 3.3-4.7 s, peak RSS 104 -> ~130 MB
-# (measured on bench/scale.py's 100k tree). The setting is stored in the
-# index, so the default is put back after the build.
+# FTS5 writes a segment whenever it holds this much in memory. A 'rebuild'
+# with 16 MB instead of 1 MB writes a few large segments: on bench/scale.py's
+# 100k tree 5.0-7.0 s -> 3.3-4.7 s, peak RSS 104 -> ~130 MB. The setting is
+# stored in the index, so the default is put back after the build.
 BULK_HASH_BYTES = 16 << 20
 FTS5_HASH_BYTES = 1 << 20
 
-# Each write statement ends in an FTS5 savepoint, and FTS5 writes what it
-# indexed so far as a segment of its own there: a reconcile that reads 30
-# files leaves 30 one-page segments (FTS5's own merging starts at 16), and a
-# query then looks every word up in each of them. So a reconcile that wrote
-# rows ends with an FTS5 'merge' of at most this many pages, which folds the
-# new segments together (30 into 2) at a bounded cost: about 25 ms per
-# reconcile on a 6k-file index, ~1 ms on a LoCoMo tree, where it halved the
-# query time (p50 6.5 -> 3.5 ms, snippets included). A negative count (merge
-# even two segments) kept adding levels on the large index.
+# FTS5 writes a segment at each statement's savepoint: a reconcile reading 30
+# files leaves 30 one-page segments, and a query looks every word up in each.
+# So a reconcile that wrote rows ends with an FTS5 'merge' of at most this
+# many pages (30 segments into 2): ~25 ms on a 6k-file index, ~1 ms on a
+# LoCoMo tree, where it halved the query time (p50 6.5 -> 3.5 ms). A negative
+# count (merge even two segments) kept adding levels on the large index.
 MERGE_PAGES = 500
 
 # From this many files to read, a second process reads them while this one
@@ -68,11 +62,9 @@ ON CONFLICT (path) DO UPDATE SET
 
 
 class ReconcileReport(NamedTuple):
-    """What a reconcile did. ``malformed``: files in the index whose
-    frontmatter was ignored (they are indexed as plain text), with the
-    reason; all of them, not only those read now. ``left_out``: files the
-    roots' kinds never index though they look like memory (an index build
-    counts them, see MemoryIndex.left_out), each a LeftOut."""
+    """What a reconcile did. ``malformed``: every file of the index whose
+    frontmatter was ignored, with the reason, not only those read now.
+    ``left_out``: LeftOuts an index build counts (see MemoryIndex.left_out)."""
 
     added: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
@@ -159,9 +151,8 @@ def reconcile(
     conn: sqlite3.Connection, roots: Layout | str, *, max_file_bytes: int, progress: Progress | None = None,
     known: KnownFingerprints | None = None, deep: bool = False,
 ) -> ReconcileReport:
-    """``roots``: the index's roots (a Layout), or one folder read as a mimo tree.
-    ``deep``: look for nested instruction files in repos roots (see
-    memsearch.discover), as an index build does; a query's reconcile does not."""
+    """``roots``: a Layout, or one folder read as a mimo tree. ``deep``: look for
+    nested instruction files in repos roots, as an index build does."""
     started = time.perf_counter()
     layout = _layout(roots)
     cache = known or KnownFingerprints()
@@ -201,10 +192,9 @@ class _SavedWalks(SavedState):
         self.rows[root, max_file_bytes] = row
 
     def write(self, layout: Layout) -> None:
-        """Keep the rows taken, one per repos root of the layout (no other),
-        if the index takes a write at once: a query never waits for the
-        lock, and never fails for a cache (locked, read-only, disk full: the
-        next process lists)."""
+        """Keep the rows taken, one per repos root of the layout, if the index
+        takes a write at once: a query never waits for the lock, nor fails for
+        a cache (locked, read-only, disk full: the next process lists)."""
         keep = [os.fsencode(os.path.realpath(r.path)) for r in layout.roots if r.kind == "repos"]
         rows = [(os.fsencode(root), limit, *row) for (root, limit), row in self.rows.items()]
         conn = self.conn
@@ -225,14 +215,11 @@ def reconcile_paths(
     conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
     known: KnownFingerprints | None = None, deep: bool = True,
 ) -> ReconcileReport:
-    """Bring just ``paths`` (index paths: files or directories) and every row
-    under them in step with the files, by the rules of :func:`reconcile`, at a
-    cost that follows the paths: how the watcher applies a batch of events.
-    A path that is gone takes its rows with it; a root named whole is
-    reconciled. A path in a repos root has the roots reconciled as a query
-    does (walk_paths never enters its hidden folders; ``deep``: with nested
-    instruction files looked for).
-    """
+    """Bring just ``paths`` (index paths, files or folders) and every row under
+    them in step, at a cost that follows the paths: how the watcher applies a
+    batch of events. A root named whole is reconciled; so are the roots for a
+    path in a repos root (walk_paths never enters its hidden folders; ``deep``:
+    with nested instruction files looked for)."""
     started = time.perf_counter()
     layout = _layout(roots)
     tops = _outermost(paths)
@@ -275,24 +262,20 @@ def reconcile_paths(
 
 
 def _layout(roots: Layout | str) -> Layout:
-    """``roots`` itself, or one folder read as a mimo tree."""
     return roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
 
 
 def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
            bulk_ok: bool) -> ReconcileReport:
-    """Carry out a plan inside the caller's write transaction: upsert the
-    files it reads, delete the rows of files that are gone."""
+    """Carry out a plan inside the caller's write transaction."""
     out = _Outcome()
-    # The row id of every root of the layout in memory_roots, added as needed.
     conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
     root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
     with _bulk_indexing(conn) if bulk else nullcontext():
         conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
                                             max_file_bytes))
-        # Files that vanished or turned unreadable since the walk must not
-        # keep their old text searchable.
+        # Files gone or unreadable since the walk keep no old text searchable.
         gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
     if not bulk and (out.added or out.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
@@ -303,11 +286,9 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
 
 @contextmanager
 def _bulk_indexing(conn):
-    """Index a large batch in one pass: with the sync triggers dropped, the
-    rows go into the content table alone and FTS5 'rebuild' indexes the
-    whole table at the end, about half the CPU of one trigger call per row
-    (measured on 10k files). Inside the caller's transaction, so a crash or
-    an error leaves the triggers and the index exactly as they were."""
+    """With the sync triggers dropped, rows go to the content table alone and
+    one 'rebuild' indexes it: about half the CPU of a trigger call per row (10k
+    files). Inside the caller's transaction, so a crash leaves all as it was."""
     triggers = conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memory_fts'").fetchall()
     for name, _ in triggers:
@@ -321,8 +302,7 @@ def _bulk_indexing(conn):
 
 
 def _set_hash_size(conn, size: int) -> None:
-    """FTS5's 'hashsize': how much it holds in memory before writing a
-    segment. (An FTS5 too old to know the option just builds slower.)"""
+    """FTS5's 'hashsize' (an FTS5 too old to know it just builds slower)."""
     with suppress(sqlite3.OperationalError):
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('hashsize', ?)", (size,))
 
@@ -353,16 +333,15 @@ def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
 
 
 def _changed(seen: Walk, now: tuple[dict[str, str], set[str]]) -> list[FileInfo]:
-    """The files of the walk that differ from the index ``now`` (fingerprints, racy paths)."""
+    """The files of the walk that differ from the index ``now``."""
     stored, racy = now
     return [FileInfo(rel, abspath, size, mtime_ns) for rel, (abspath, size, mtime_ns) in seen.files.items()
             if stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
-    """Delete the rows of every root the index has that is not among
-    ``layout``'s roots (turned off, or its kind or folder changed); their
-    paths, for the report."""
+    """Delete the rows of roots not in ``layout`` (turned off, or their kind or
+    folder changed); their paths, for the report."""
     active = set(layout.keys.values())
     if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
         return []
@@ -418,9 +397,8 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str
 
 
 def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
-    """A file the walk found unchanged, looked at again (rare: only when
-    another process rewrote its row while this one walked), by the walk's
-    own rules: a resolved path inside its root, or nothing."""
+    """A file the walk found unchanged, looked at again by the walk's rules
+    (rare: another process rewrote its row meanwhile)."""
     for folder, prefix, _ in layout.starts():
         if rel.startswith(prefix):
             try:
@@ -433,9 +411,8 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
 
 def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
                layout: Layout, root_ids: dict[str, int], max_file_bytes: int) -> Iterator[tuple]:
-    """Rows to upsert, read lazily so a cold build streams instead of
-    holding every file in memory; a large batch is read by a second process
-    while this one writes (memsearch.bulkread)."""
+    """Rows to upsert, read lazily so a cold build streams; a large batch is
+    read by a second process while this one writes (memsearch.bulkread)."""
     total = len(infos)
     if total >= BULK_READ_MIN:
         from .bulkread import prepared
@@ -467,7 +444,6 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
 
 
 def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]) -> tuple:
-    """The values of UPSERT for one prepared file."""
     body, meta, body_seg, name_seg, description_seg = got
     root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
     name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
