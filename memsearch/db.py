@@ -1,11 +1,10 @@
 """Open the index database: location, pragmas, schema, and recovery.
 
-The database is a cache of the Markdown files, so a damaged one is never
-repaired in place: it is moved aside (kept for a post-mortem) and rebuilt
-from the files. Whether a file is an index is decided before anything is
-written to it (see :func:`inspect`): memsearch's indexes carry its mark
-(:data:`APPLICATION_ID`), and a file named with --db that is not one, or
-that a newer memsearch wrote, is refused and left byte for byte as it was.
+The database is a cache of the Markdown files: a damaged one is moved aside
+(kept for a post-mortem) and rebuilt, never repaired. Whether a file is an
+index (it carries :data:`APPLICATION_ID`) is decided before anything writes to
+it (:func:`inspect`): a --db file that is not one, or that a newer memsearch
+wrote, is refused and left byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -39,11 +38,10 @@ def is_corruption(ex: sqlite3.Error) -> bool:
     return any(text in str(ex) for text in _CORRUPT)
 
 
-# PRAGMA application_id of every index memsearch creates ("mems", at offset
-# 68 of the header). A damaged file with it is our cache: set aside and
-# rebuilt, even when named with --db. A file without it is never written:
-# refused (--db) or set aside intact (cache folder). Indexes from before the
-# mark are recognised by their migrations table and get the mark.
+# PRAGMA application_id of every index memsearch creates ("mems", header
+# offset 68). A damaged file with it is set aside and rebuilt, even with --db;
+# a file without it is never written: refused (--db) or set aside intact.
+# Indexes from before the mark are recognised by their migrations table.
 APPLICATION_ID = 0x6D656D73
 
 # Bytes 0-15 of every SQLite database file.
@@ -106,9 +104,8 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as ex:
-        raise DatabaseError(
-            f"cannot create the index directory {parent}: {ex.strerror}; use --db to put the index elsewhere"
-        ) from None
+        raise DatabaseError(f"cannot create the index directory {parent}: {ex.strerror};"
+                            " use --db to put the index elsewhere") from None
     check_path(path)
     try:
         return _open_checked(path)
@@ -137,7 +134,6 @@ class Opened:
 
     @property
     def db_file(self) -> str:
-        """The index file's path, as text."""
         return self._db_file
 
     @property
@@ -182,8 +178,7 @@ class Opened:
 
 def check_path(path: str) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
-    SQLite would read /dev/null as an empty database and fail on its first
-    write with a message about something else."""
+    SQLite would read /dev/null as empty and fail on its first write."""
     import stat
 
     try:
@@ -207,14 +202,11 @@ def _open_checked(path: str) -> sqlite3.Connection:
         if inspect(path, conn):  # unmarked; decided before anything below writes to the file
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # PRAGMA takes no parameters
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            # WAL lets queries read while another process reconciles.
-            conn.execute("PRAGMA journal_mode = WAL")
-        # A lost last transaction on power failure is harmless in a cache.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # FTS5 merges its segments through the page cache; the default 2 MB
-        # makes a large build thrash (measured: 2x slower at 10k files). 32 MB
-        # keeps a 100k-file build near 100 MB RSS; 64 MB was ~10% faster but
-        # peaked at 140-217 MB.
+            conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
+        conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
+        # FTS5 merges segments through the page cache: 2 MB made a 10k-file
+        # build 2x slower; 32 MB keeps 100k files near 100 MB RSS (64 MB was
+        # ~10% faster but peaked at 140-217 MB).
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
         _check_columns(conn)
@@ -230,11 +222,8 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
     """Decide, reading only, whether ``conn``'s file is a memsearch index.
     True: ours but unmarked (empty, or from before the mark); False: marked.
     Raises NotAnIndex, SchemaTooNew, or DatabaseCorrupt (damaged but marked).
-
-    SQLite reads the header: opening and closing the file here would drop
-    the POSIX locks of every other connection to it in this process. Only
-    when SQLite cannot read it is the header read directly.
-    """
+    The header is read directly only when SQLite cannot read it: opening and
+    closing the file would drop every other connection's POSIX locks on it."""
     conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
         try:
@@ -288,8 +277,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
 
 
 def _header_mark(path: str) -> bool:
-    """Whether the file's header says SQLite and carries our mark, read
-    directly: for a file SQLite calls damaged."""
+    """Whether the file's header says SQLite and carries our mark."""
     try:
         with open(path, "rb") as f:
             header = f.read(72)
@@ -298,10 +286,9 @@ def _header_mark(path: str) -> bool:
     return header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
-# Columns of memory_fts that reconcile and search use. A database whose
-# recorded migrations say it is current and that lacks one of them (written by
-# a development build whose migration changed later, or edited by hand)
-# would fail every query with "no such column"; as a cache it is rebuilt.
+# Columns of memory_fts that reconcile and search use. A database said current
+# by its migrations that lacks one (a development build, a hand edit) would
+# fail every query with "no such column"; as a cache it is rebuilt.
 COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "name", "description", "body",
                      "frontmatter_error", "fingerprint", "racy", "body_seg", "name_seg", "description_seg",
                      "idx_body", "idx_name", "idx_description"))
@@ -350,14 +337,13 @@ def set_aside(path: str | os.PathLike, why: str) -> Path:
     return target
 
 
-# Where warnings about recovered problems go: None means the "memsearch"
-# logger. The CLI points it at stderr for the length of one command.
+# Where warnings go: None means the "memsearch" logger (the CLI points it at
+# stderr for one command).
 warning_sink = None
 
 
 def warn(message: str) -> None:
-    """Report a problem memsearch recovered from. logging is imported only
-    here, so a query with nothing to report never pays for it."""
+    """Report a problem memsearch recovered from (logging only imported here)."""
     if warning_sink is not None:
         warning_sink(message)
         return
