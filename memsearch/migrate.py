@@ -1,15 +1,11 @@
 """Apply the numbered SQL files of ``migrations/`` in order.
 
-Each migration runs in one write transaction together with the row that
-records it, so a crash leaves either the old schema or the new one. The
-applied version is also kept in ``PRAGMA user_version``, which lets every
-open check the schema with one cheap read.
-
-A shipped migration is never edited; a new one recreates only what it
-changes. The sync triggers are on ``memory_fts`` (the content table), so a
-migration that rebuilds ``memory_fts_idx`` (a new tokenizer, as 0005 did)
-need not drop and write them again. ``migrations/schema.sql`` shows the
-schema all of them build, in one file (:func:`schema`).
+Each migration runs in one write transaction with the row recording it, so a
+crash leaves the old schema or the new one; ``PRAGMA user_version`` repeats the
+version so every open checks it with one cheap read. A shipped migration is
+never edited. The sync triggers are on ``memory_fts`` (the content table), so
+rebuilding ``memory_fts_idx`` (as 0005 did) leaves them be.
+``migrations/schema.sql`` shows the whole schema (:func:`schema`).
 """
 
 from __future__ import annotations
@@ -29,13 +25,11 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
-# The shipped migrations do not change while a process runs, and every open
-# of the index asks for the newest one: list them once (~0.5 ms each time).
-# Kept as text: only available() makes Path objects, so that opening (or
-# migrating) an index never imports pathlib.
+# Every open asks for the newest migration: list them once (~0.5 ms each
+# time), as text, so that opening an index never imports pathlib.
 @functools.cache
 def _listed() -> tuple[tuple[int, str, str], ...]:
-    # Installed: shipped inside the package. Source checkout: the repo's top level.
+    # Installed: inside the package. Source checkout: the repo's top level.
     here = os.path.dirname(os.path.realpath(__file__))
     folder = os.path.join(here, "migrations")
     if not os.path.isdir(folder):
@@ -103,11 +97,9 @@ def write_transaction(conn: sqlite3.Connection):
 
 
 def schema() -> str:
-    """The whole schema the migrations build, as SQL: tables, virtual
-    tables, indexes and triggers in the order SQLite keeps them (FTS5's
-    shadow tables, which it makes itself, left out). migrations/schema.sql
-    holds it for readers; tests/test_migrate.py keeps the two equal, and
-    says how to write it again after a migration."""
+    """The whole schema the migrations build, as SQL, in SQLite's order (FTS5's
+    shadow tables left out): migrations/schema.sql, which tests/test_migrate.py
+    keeps equal and says how to write again."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         migrate(conn)
