@@ -1,25 +1,14 @@
 """Turn what a user typed into FTS5 queries that cannot fail to parse.
 
-Every run of letters, digits and ``_`` is a word and becomes a double-quoted
-FTS5 string. Quoting means FTS5 syntax in the input (``AND``, ``NEAR``,
-``*``, ``-``, ``:``, ``^``, parentheses, quotes) is searched as words, never
-interpreted. A file matching any word or pair is a hit (the strings are
-ORed), so one unmatched word never empties the result; the search scores
-each string on its own and adds the scores up (memsearch.search).
-
-What is searched (:func:`plan`):
-
-* every word except English stop words (``the``, ``what``, ``did``...),
-  unless the query has nothing else: in an OR query every file matches
-  them, and they push files that share only such words with the question
-  above files that share its one rare word;
-* every pair of adjacent words that are not both stop words, as a phrase
-  (``"support group"``, ``"did Caroline"``): files holding the words
-  together rank above files holding them apart.
-
-A word in Chinese, Japanese or Korean is matched through the bigrams the
-index holds for such text (``memsearch.cjk.query_terms``): ``提交到`` asks
-for ``("提交" OR "交到")``, a one-character word is a prefix (``"库"*``).
+Every run of letters, digits and ``_`` is a word, searched as a double-quoted
+FTS5 string, so FTS5 syntax in the input (``AND``, ``NEAR``, ``*``, ``-``,
+``:``, parentheses, quotes) is never interpreted. The strings are ORed, so one
+unmatched word never empties the result. :func:`plan` searches every word but
+English stop words (unless nothing else is left: they push files sharing only
+them above files sharing the one rare word), and every pair of adjacent words
+not both stop words, as a phrase, so files holding them together rank higher.
+A CJK word is matched through the index's bigrams (``memsearch.cjk``):
+``提交到`` asks for ``("提交" OR "交到")``, one character is a prefix (``"库"*``).
 """
 
 from __future__ import annotations
@@ -57,11 +46,8 @@ _ONE_PHRASE = re.compile(r'"[^"]*"\*?')
 
 
 class Query(NamedTuple):
-    """The FTS5 strings a search scores, each on its own, and adds up.
-
-    ``terms``: one per word left after stop words (a CJK word may give an
-    OR of its bigrams); ``pairs``: adjacent words as quoted phrases.
-    """
+    """The FTS5 strings a search scores and adds up: ``terms``, one per word
+    kept (a CJK word may give an OR of bigrams), and ``pairs``, as phrases."""
 
     terms: tuple[str, ...]
     pairs: tuple[str, ...] = ()
@@ -83,8 +69,7 @@ def is_phrase(fragment: str) -> bool:
 
 
 def _nfc(text: str) -> str:
-    """``text`` in Unicode normal form C. ASCII already is: most queries never
-    load unicodedata."""
+    """``text`` in Unicode NFC; ASCII already is, so most queries never load unicodedata."""
     if text.isascii():
         return text
     from unicodedata import normalize
@@ -122,9 +107,8 @@ def plan(text: str) -> Query:
     # word with CJK (or full-width letters) becomes one or more fragments.
     fragments = {word: query_terms(word) for word in found}
     terms = tuple(dict.fromkeys(term for word in kept for term in fragments[word]))
-    # A CJK word is already searched as bigrams; a pair with it could only
-    # match the unsegmented spelling, which the index never holds. (A
-    # full-width word gives two fragments and is left unpaired too.)
+    # A pair with a CJK word could only match its unsegmented spelling, which
+    # the index never holds (a full-width word is left unpaired too).
     plain = {word.casefold() for word in found if fragments[word] == [quote(word)] and not has_cjk(word)}
     sequence = _WORD.findall(_nfc(text))
     pairs = {}
@@ -137,17 +121,15 @@ def plan(text: str) -> Query:
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
-    """The searched words of ``text`` that no file holds, given how many
-    files each FTS5 string matched (``counts``; a string not counted is
-    taken to match). Hits then match the other words only, and saying so
-    keeps a model from reading a hit on "secret" as an answer about
-    "stripe webhook secret"."""
+    """The searched words of ``text`` that no file holds, by ``counts`` (files
+    each FTS5 string matched; one not counted is taken to match). Saying so
+    keeps a model from reading a hit on "secret" as one on "stripe webhook secret"."""
     found = words(text)
     kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
     return tuple(w for w in kept if all(counts.get(term, 1) == 0 for term in query_terms(w)))
 
 
 def build_query(text: str) -> str:
-    """The FTS5 MATCH expression for ``text`` (every string :func:`plan`
-    searches, ORed); NoSearchableWords if there is none."""
+    """The FTS5 MATCH expression for ``text`` (:func:`plan`'s strings, ORed);
+    NoSearchableWords if there is none."""
     return plan(text).fts
