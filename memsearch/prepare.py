@@ -1,7 +1,6 @@
 """Prepare one file for the index: read, decode, parse its frontmatter,
-segment its CJK text. All of a file's work that needs no database, in one
-place that both the reconcile and the reader child of a large build
-(memsearch.bulkread) run; it imports neither sqlite3 nor the index modules.
+segment its CJK text: the work that needs no database, run by the reconcile
+and by a large build's reader child (memsearch.bulkread), so no sqlite3 here.
 """
 
 from __future__ import annotations
@@ -18,10 +17,8 @@ BINARY_PROBE = 8192
 
 
 class Prepared(NamedTuple):
-    """A file ready to store: the text of its body column, its frontmatter
-    (a Metadata, or None), and the segmented copies of body, name and
-    description (migration 0004: None, after a cheap test, for text without
-    CJK)."""
+    """A file ready to store: its body column, its frontmatter (or None), and
+    the segmented copies of body, name and description (None without CJK)."""
 
     body: str
     meta: metadata.Metadata | None
@@ -31,13 +28,10 @@ class Prepared(NamedTuple):
 
 
 def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skipped | None:
-    """What indexing the file needs and the database does not (a Prepared),
-    else why it was skipped (a Skipped), or None if it is gone.
-
-    Never raises: whatever goes wrong with one file (a parser bug, a
-    RecursionError or MemoryError a hostile file provokes) costs that file
-    its frontmatter or its place in the index, never the whole batch.
-    """
+    """A Prepared, else why the file was skipped (a Skipped), or None if it is
+    gone. Never raises: whatever goes wrong with one file (a parser bug, a
+    RecursionError or MemoryError a hostile file provokes) costs that file its
+    frontmatter or its place in the index, never the whole batch."""
     text = None
     try:
         text = read_text(relpath, abspath, max_bytes)
@@ -58,8 +52,7 @@ def _prepared(text: str) -> Prepared:
         return Prepared(text, None, cjk.segmented(text), None, None)
     meta = metadata.parse(text)
     body = indexed_body(text, meta)
-    # The body travels as the first item; the copy inside meta would only
-    # double what a bulk build pickles.
+    # The body travels as the first item: a copy in meta would double what a bulk build pickles.
     meta = meta._replace(body="")
     return Prepared(body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description))
 
@@ -70,8 +63,8 @@ def failed(ex: Exception) -> str:
 
 
 def indexed_body(text: str, meta: metadata.Metadata) -> str:
-    """The text of the body column: with usable frontmatter, the body alone (name and
-    description have columns; the other keys are bookkeeping that would add noise)."""
+    """With usable frontmatter, the body alone (name and description have
+    columns; the other keys are bookkeeping that would add noise)."""
     return text if meta.error else meta.body
 
 
@@ -79,10 +72,9 @@ READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getatt
 
 
 def _opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath``. The walk hands over
-    resolved paths inside the root, so a file the kernel places elsewhere was reached
-    through a folder swapped for a link since: it could be text from outside the root.
-    Where /proc is missing, the path is stat()ed again."""
+    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path
+    in the root): elsewhere, a folder was swapped for a link since the walk, and
+    the text could be from outside the root. Without /proc, abspath is stat()ed."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}") == abspath
     except OSError:
@@ -94,9 +86,8 @@ def _opened_at(fd: int, abspath: str) -> bool:
 
 
 def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | None:
-    """The file's text, why it can't be indexed (a Skipped), or None if it is gone.
-    Invalid UTF-8 is indexed with replacement characters: one bad byte should
-    not hide a whole note."""
+    """The file's text, why it can't be indexed (a Skipped), or None if it is
+    gone. Invalid UTF-8 is replaced: one bad byte should not hide a note."""
     try:
         # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang
         # us; O_NOFOLLOW: nor one swapped for a link.
@@ -107,12 +98,10 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
                 return Skipped(relpath, "not a regular file")
             if not _opened_at(fd, abspath):
                 return Skipped(relpath, "a folder on its path was replaced while it was read")
-            # The walk judged the size it saw; the file may have grown since.
-            if st.st_size > max_bytes:
+            if st.st_size > max_bytes:  # it may have grown since the walk
                 return Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})")
-            # Read what the file holds now, not the size the walk saw: another
-            # process may have indexed a longer version meanwhile, and text cut
-            # at the old size would replace it.
+            # What it holds now, not the size the walk saw: text cut at that
+            # size would replace a longer version another process indexed.
             data = os.read(fd, st.st_size + 1)
         finally:
             os.close(fd)
