@@ -1,15 +1,12 @@
 """Read the files of a large build in a second process.
 
-A cold build spends about as long in Python reading, decoding, parsing and
-segmenting files (~40 µs a file) as in SQLite storing them, and the GIL keeps
-a reader thread from overlapping the two: on 100k files a thread made the
-build slower (10.8 s against 7.4 s), handing the GIL back and forth at every
-row. A child process overlaps for real on two cores or more.
-
-The child runs the parent's copy of this module, gets the file list on stdin
-and sends back, in order and pickled in chunks, what
-:func:`memsearch.prepare.prepare_one` made of each. If it cannot start or
-dies midway, the parent reads the rest itself: a speed-up, never a dependency.
+A cold build spends as long preparing files in Python (~40 µs a file) as
+storing them in SQLite, and the GIL keeps a reader thread from overlapping the
+two (on 100k files a thread made it slower: 10.8 s against 7.4 s); a child
+process overlaps for real. It runs the parent's copy of this module, gets the
+file list on stdin and sends back, in order and pickled in chunks, what
+:func:`memsearch.prepare.prepare_one` made of each. If it cannot start or dies
+midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -22,8 +19,7 @@ from typing import Iterator
 
 from .prepare import prepare_one
 
-# Files per pickled chunk: large enough that pickling overhead is small,
-# small enough that the parent starts writing at once.
+# Files per pickled chunk: small pickling overhead, yet the parent writes at once.
 CHUNK = 256
 
 # Chunks received and not yet taken: up to ~16k files, ~20 MB of text.
@@ -33,8 +29,7 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 
 def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
-    """(info, what prepare_one made of it) for every FileInfo of ``infos``,
-    in order; ``max_bytes``: the size cap the walk judged them by."""
+    """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
     done = 0
     proc = _start()
     try:
@@ -51,10 +46,9 @@ def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
 
 
 def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
-    """The child's chunks, drained from its pipe by a thread as they come.
-    A pipe holds 64 KB, so without the thread the child would stop after a
-    few dozen files whenever the caller is busy in SQLite (whole seconds,
-    in a bulk build's FTS5 indexing), and the two would barely overlap."""
+    """The child's chunks, drained from its pipe by a thread as they come: a
+    pipe holds 64 KB, so the child would stop after a few dozen files whenever
+    the caller is busy in SQLite (whole seconds in a bulk build's indexing)."""
     import queue
     import threading
 
@@ -72,8 +66,7 @@ def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[l
 
     def drain():
         try:
-            # The child reads the whole list before it writes anything, so
-            # writing it all first cannot deadlock on full pipes.
+            # The child reads the whole list before it writes: no deadlock on full pipes.
             try:
                 pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin,
                             pickle.HIGHEST_PROTOCOL)
