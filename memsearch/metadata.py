@@ -7,22 +7,17 @@
     ---
     body...
 
-python-frontmatter (and PyYAML) is imported only for a file that starts with
-``---``. Even with libyaml's ``CSafeLoader`` it costs ~70 us for a three-line
-block (PyYAML resolves every scalar with Python regexes), as much as indexing
-the file; so the usual block (``key: plain text`` lines, one level of nesting)
-is read by :func:`_simple`, which accepts only what PyYAML is known to read as
-the same strings (tests/test_metadata.py checks the two agree).
+PyYAML costs ~70 us for a three-line block even with libyaml, as much as
+indexing the file, so the usual block (``key: plain text`` lines, one level of
+nesting) is read by :func:`_simple`, which accepts only what PyYAML reads as the
+same values (tests/test_metadata.py checks they agree); PyYAML is imported only
+for the rest. Unusable frontmatter (unclosed, invalid, not a mapping) never
+costs a file its place: it is indexed as plain text, the reason kept.
 
-Unusable frontmatter (a fence never closed, invalid YAML, tabs as indentation,
-not a mapping) never costs the file its place in the index: the whole text is
-indexed as plain text and the reason kept for ``memsearch index`` to report.
-
-Agents write memory from what they read, so a block may be hostile: nested
-thousands of levels deep (PyYAML's composer and our flattening recurse), or an
-alias bomb (435 bytes of anchors naming each other nine times over: 9^8
-strings to flatten). The MAX_* bounds below limit the work before and during
-loading; a block past any bound is unusable frontmatter like any other.
+A block may be hostile: nested thousands of levels deep (PyYAML's composer
+recurses) or an alias bomb (435 bytes of anchors naming each other nine times
+over: 9^8 strings). The MAX_* bounds limit the work before and during loading;
+a block past any bound is unusable frontmatter like any other.
 """
 
 from __future__ import annotations
@@ -65,8 +60,8 @@ class Metadata(NamedTuple):
 
 
 def parse(text: str) -> Metadata:
-    """Split ``text`` into its frontmatter fields and its body. Never
-    raises: whatever goes wrong makes the frontmatter unusable, not the file."""
+    """``text``'s frontmatter fields and body. Never raises: whatever goes wrong
+    makes the frontmatter unusable, not the file."""
     try:
         return _parse(text)
     except Exception as ex:  # a bug or a case no bound foresaw: the file is still indexed
@@ -110,14 +105,12 @@ class TooComplex(ValueError):
 
 
 def starts_with_fence(text: str) -> bool:
-    """Cheap test done before anything is imported. A byte-order mark is not
-    malformed frontmatter: it is dropped, and the block after it parsed."""
+    """Cheap test done before anything is imported (a byte-order mark is dropped)."""
     return text.startswith(FENCE) or (text.startswith(BOM) and text.lstrip(BOM).startswith(FENCE))
 
 
 def memory_type(data: dict) -> str | None:
-    """``type``, else ``metadata.type`` (ZCode nests it), when it is one of
-    MEMORY_TYPES."""
+    """``type``, else ``metadata.type`` (ZCode nests it), when in MEMORY_TYPES."""
     nested = data.get("metadata")
     for value in (data.get("type"), nested.get("type") if isinstance(nested, dict) else None):
         if isinstance(value, str) and value.strip().lower() in MEMORY_TYPES:
@@ -126,10 +119,9 @@ def memory_type(data: dict) -> str | None:
 
 
 def _text(value) -> str | None:
-    """A field as text: strings as they are, other scalars spelled out
-    (``description: 2024-05-01`` is a date to YAML), lists joined, depth
-    first. Iterative, and bounded in items visited and characters made:
-    aliases make a list of 435 bytes hold 9^8 strings (TooComplex)."""
+    """A field as text: other scalars spelled out (``2024-05-01`` is a date to
+    YAML), lists joined depth first. Iterative, and bounded in items visited
+    and characters made (TooComplex): aliases make 435 bytes hold 9^8 strings."""
     parts: list[str] = []
     stack = [value]
     visited = length = 0
@@ -156,18 +148,15 @@ def _text(value) -> str | None:
 
 
 def _load(raw: str):
-    """The block as python-frontmatter's YAML handler loads it, once its
-    shape is known to be within the bounds (see _check_shape), with merge
-    keys counted as they copy pairs in."""
+    """The block as python-frontmatter's handler loads it, within the bounds."""
     _check_shape(raw)
     return _handler().load(raw, Loader=_bounded_loader())
 
 
 def _check_shape(raw: str) -> None:
     """Count the block's parse events, depth and aliases before anything is
-    built. The event parser is a state machine (no recursion), so a block
-    nested 30,000 deep costs one linear pass; PyYAML's composer, in C or in
-    Python, would recurse once a level."""
+    built: the event parser does not recurse, so a block nested 30,000 deep
+    costs one linear pass, where PyYAML's composer would recurse once a level."""
     import yaml
 
     events = depth = aliases = 0
@@ -189,9 +178,8 @@ def _check_shape(raw: str) -> None:
 
 @functools.cache
 def _bounded_loader():
-    """The handler's loader (CSafeLoader where libyaml is present), with
-    merge keys ('<<: [*a, *a, *a]', which copy the pairs of each mapping
-    they name, duplicates and all) bounded in the pairs they copy."""
+    """The handler's loader with merge keys ('<<: [*a, *a, *a]', which copy the
+    pairs of each mapping they name) bounded in the pairs they copy."""
 
     class Bounded(_handler_loader()):
         def flatten_mapping(self, node):
@@ -225,9 +213,8 @@ class _NotSimple(Exception):
     """The block needs the real YAML parser."""
 
 
-# The patterns of the fast reader, compiled by _compile() on the first block
-# it reads: a process that reads none (a query over unchanged files) saves
-# the ~1.5 ms they take.
+# The fast reader's patterns, compiled on its first block: a process that
+# reads none (a query over unchanged files) saves the ~1.5 ms.
 _LINE = _QUOTED = _UNESCAPE = _FLOW_ITEM = _AWKWARD = None
 
 
@@ -240,9 +227,8 @@ def _compile() -> None:
     _UNESCAPE = re.compile(r'\\(["\\])')
     # One item of a one-line flow sequence and the comma after it (or the end).
     _FLOW_ITEM = re.compile(r' *("(?:[^"\\]|\\["\\])*"|\'(?:[^\']|\'\')*\'|[^,\[\]{}"\'#:]+?) *(,|$)')
-    # Characters on which PyYAML errors, breaks lines or reads differently: C0
-    # and C1 controls (tab included), lone CR, NEL, LS, PS, BOM, surrogates and
-    # non-characters.
+    # Characters PyYAML errors on, breaks lines at or reads otherwise: C0 and C1
+    # controls (tab too), lone CR, NEL, LS, PS, BOM, surrogates, non-characters.
     _AWKWARD = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]|\r(?!\n)")
 
 
@@ -255,16 +241,14 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _NOT_STR_KEYS = frozenset(
     "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
 )
-# Plain scalars of these types are built by SafeConstructor itself, as
-# PyYAML would build them; any other tag (merge '<<', value '=') is left to
-# PyYAML.
+# Plain scalars of these types are built by SafeConstructor itself; any
+# other tag (merge '<<', value '=') is left to PyYAML.
 _BUILT = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "timestamp")}
 
 
 def _simple(raw: str):
-    """The block as PyYAML reads it, when it is made only of one-line
-    ``key: value`` entries (and one level of them under a key with no value);
-    else _NOT_SIMPLE."""
+    """The block as PyYAML reads it, when made only of one-line ``key: value``
+    entries (one level of them under a key with no value); else _NOT_SIMPLE."""
     if _AWKWARD is None:
         _compile()
     if _AWKWARD.search(raw):
@@ -302,9 +286,8 @@ def _simple(raw: str):
 
 
 def _scalar(value: str):
-    """What PyYAML reads from a one-line scalar; _NotSimple when it might
-    read it differently (a collection, alias, anchor, tag, escape sequence,
-    block scalar, comment...)."""
+    """What PyYAML reads from a one-line scalar; _NotSimple when it might read
+    it otherwise (a collection, alias, anchor, tag, escape, block scalar...)."""
     first = value[0]
     if first == '"':
         inner = value[1:-1]
@@ -349,8 +332,7 @@ def _flow_sequence(inner: str) -> list:
 
 
 def _plain(value: str):
-    """A plain scalar resolved (Resolver.resolve) and built (SafeConstructor)
-    by PyYAML's own code."""
+    """A plain scalar resolved and built by PyYAML's own code."""
     resolvers, anywhere, constructor = _yaml()
     for tag, regexp in resolvers.get(value[0], anywhere):
         if regexp.match(value):
