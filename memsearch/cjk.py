@@ -1,24 +1,17 @@
 """Chinese, Japanese and Korean text for FTS5's ``unicode61`` tokenizer.
 
-``unicode61`` splits on spaces and punctuation, so a run of Han, kana or
-Hangul without spaces is ONE token: ``暂存 提交`` cannot find
-``将暂存的文件提交到仓库``. Instead of a tokenizer binary, memsearch indexes a
-*segmented* copy of the text, in which every CJK run is spelled as its
-overlapping character bigrams (the scheme of Lucene's CJKAnalyzer)::
+``unicode61`` makes a run of Han, kana or Hangul without spaces ONE token:
+``暂存 提交`` cannot find ``将暂存的文件提交到仓库``. Instead of a tokenizer
+binary, memsearch indexes a *segmented* copy, each CJK run spelled as its
+overlapping bigrams (Lucene's CJKAnalyzer scheme), joined by ``SEPARATOR``::
 
     segment("用 git 提交到仓库")  ->  "用 git 提交⁣交到⁣到仓⁣仓库⁣库"
 
-(``⁣`` is ``SEPARATOR``, U+2063, which ``unicode61`` treats as a separator).
-Everything that is not CJK is left untouched, so Latin text tokenizes exactly
-as before. Each run also ends with a unigram of its last character: then every
-character of a run starts some token, which lets a one-character query match as
-a prefix (``"库"*``), and phrases of bigrams cannot run across two runs.
-
-The segmented form is lossless: ``unsegment_snippet(segment(t)) == t``. That
-is what lets ``snippet()`` run over the segmented column and still show the
-original characters, with the markers moved onto them.
-
-Everything here is a pure function over ``str``; nothing imports sqlite3.
+Other text is untouched. Each run ends with a unigram of its last character,
+so every character starts some token (a one-character query is a prefix,
+``"库"*``) and phrases of bigrams cannot run across two runs. The form is
+lossless, ``unsegment_snippet(segment(t)) == t``, so ``snippet()`` over it can
+show the original characters. Pure functions over ``str``; no sqlite3.
 """
 
 from __future__ import annotations
@@ -26,27 +19,16 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = [
-    "DEFAULT_WORD_MODE",
-    "SEPARATOR",
-    "WORD_MODES",
-    "cjk_run",
-    "has_cjk",
-    "query_terms",
-    "segment",
-    "segmented",
-    "unsegment_snippet",
-]
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "query_terms", "segment",
+           "segmented", "unsegment_snippet"]
 
-# Joins the bigrams of one run, and splits a run from letters or digits glued
-# to it ("docker部署"). U+2063 INVISIBLE SEPARATOR is a format character (Cf),
-# so unicode61 never puts it inside a token, and real text almost never holds
-# it; when it does, segment() doubles it and the inverse reads "⁣⁣" back as one.
+# Joins the bigrams of a run and splits it from letters glued to it
+# ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
+# token, rare in text; where text holds it, segment() doubles it.
 SEPARATOR = "\u2063"
 
-# Han, Hiragana, Katakana and Hangul letters and marks that unicode61 keeps
-# inside tokens (categories L*, N*, M*). Punctuation of those blocks (、。「」
-# ・゛゜) is left out on purpose: it already separates tokens.
+# Han, kana and Hangul letters and marks (L*, N*, M*) unicode61 keeps inside
+# tokens; their punctuation (、。「」・゛゜) already separates tokens.
 _CJK_CLASS = (
     "\u1100-\u11ff"  # Hangul Jamo
     "\u3005-\u3007"  # 々 〆 〇
@@ -73,42 +55,34 @@ _CJK_CLASS = (
 )
 _WORD = re.compile(r"\w+")
 
-# How query_terms() matches a CJK word of three or more characters, whose
-# bigrams are ab, bc, cd:
+# How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring
 #   "and"     ("ab" AND "bc" AND "cd")        all its bigrams, anywhere
 #   "or"      ("ab" OR "bc" OR "cd")          any bigram; bm25 ranks
 #   "hybrid"  ("ab bc cd" OR "ab" OR "bc" OR "cd")
-#             any bigram, and the exact substring scores on top
-# bench/cjk.py measures them on the tldr zh and ja pages (bench/CJK.md).
-# "or" is the default: people type compounds without spaces ("删除分支",
-# "ファイル一覧") that are not substrings of the page ("删除本地分支"), and
-# there "phrase" and "and" find nothing (R@5 0.03 against 0.96). On spaced
-# words that do occur verbatim, "phrase" ranks a little better (zh R@1 0.67
-# against 0.65, ja 0.75 against 0.66) and R@5 is within 0.01. "hybrid" does
-# not do better than "or" overall (zh spaced R@1 0.62).
+# On the tldr zh and ja pages (bench/CJK.md), "or" wins: people type compounds
+# ("删除分支") that are not substrings of the page ("删除本地分支"), where
+# "phrase" and "and" find nothing (R@5 0.03 against 0.96). On verbatim words
+# "phrase" ranks a little better (zh R@1 0.67 against 0.65, ja 0.75 against
+# 0.66), R@5 within 0.01; "hybrid" is no better (zh spaced R@1 0.62).
 WORD_MODES = ("phrase", "and", "or", "hybrid")
 DEFAULT_WORD_MODE = "or"
 
-# Full-width ASCII (ｇｉｔ ２０２４), as an IME in full-width mode types it.
-# unicode61 folds case but not width, so such a query word also asks for its
-# ASCII spelling. Documents are indexed with their characters unchanged.
-# (This pattern and the two below are left to re's cache, compiled on first
-# use: most queries and texts are ASCII and never need them.)
+# Full-width ASCII (ｇｉｔ ２０２４), as an IME types it: unicode61 does not fold
+# width, so such a query word also asks for its ASCII spelling. (Left to re's
+# cache, as is _MAYBE_CJK: ASCII queries and texts never compile them.)
 _FULL_WIDTH = "[\uff01-\uff5e]"
 _TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 
 
-# The UTF-8 lead bytes of every code point of _CJK_CLASS (U+1100-U+11FF: E1;
-# U+3005-U+D7FB: E3-ED; U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0). A bytes
-# search for them is several times faster than _cjk_char() over the str, and
-# lets text without CJK skip that search: see segmented().
+# The UTF-8 lead bytes of _CJK_CLASS (U+1100-U+11FF: E1; U+3005-U+D7FB: E3-ED;
+# U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0): a bytes search for them is several
+# times faster than _cjk_char() over the str.
 _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 
-# The two patterns over _CJK_CLASS are compiled on first use: compiling them
-# took ~7 ms of the start-up of every `memsearch query`, and ASCII text never
-# needs them (every character of _CJK_CLASS is beyond ASCII).
+# Compiled on first use: they took ~7 ms of every `memsearch query`'s start-up,
+# and ASCII text never needs them.
 @functools.cache
 def cjk_run() -> re.Pattern[str]:
     """A run of CJK letters (what segment() spells as bigrams)."""
@@ -128,13 +102,9 @@ def has_cjk(text: str) -> bool:
 
 
 def segmented(text: str | None) -> str | None:
-    """What to store in a segmented shadow column for ``text``:
-    ``segment(text)``, or None when that is ``text`` itself (no CJK), so a
-    tree without CJK stores and indexes nothing more.
-
-    This runs on every file reconcile reads, so text without CJK is turned
-    away cheaply: ASCII at once, other text by a scan of its UTF-8 bytes.
-    """
+    """``segment(text)`` for a segmented shadow column, or None when that is
+    ``text`` itself (no CJK: nothing more stored). Run on every file read, so
+    text without CJK is turned away cheaply: ASCII at once, else by its bytes."""
     if text is None or text.isascii():
         return None
     if SEPARATOR not in text and re.search(_MAYBE_CJK, text.encode("utf-8", "surrogatepass")) is None:
@@ -177,13 +147,9 @@ def _spell_run(run: str) -> str:
 
 
 def segment(text: str) -> str:
-    """The text to index: each CJK run spelled as overlapping bigrams.
-
-    A run of one character stays a unigram; a longer run becomes its bigrams
-    plus its last character, joined by ``SEPARATOR``. A letter or digit glued
-    to a run is split from it by ``SEPARATOR``. Other text is unchanged, so
-    ``segment(t) == t`` whenever ``t`` has no CJK (and no ``SEPARATOR``).
-    """
+    """The text to index: a CJK run of one character stays; a longer one is its
+    bigrams plus its last character, joined by and split from glued letters by
+    ``SEPARATOR``. ``segment(t) == t`` when ``t`` has no CJK (nor SEPARATOR)."""
     if SEPARATOR in text:
         text = text.replace(SEPARATOR, SEPARATOR * 2)
     elif not has_cjk(text):
@@ -232,13 +198,11 @@ def _other_word(word: str) -> str:
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
-    """FTS5 query fragments for the user's words, one per word, to join with OR.
+    """FTS5 query fragments, one per word of ``text``, to join with OR.
 
-    Words are the ``\\w+`` runs of ``text``; a CJK run inside a word
-    (``docker部署``) is a word of its own. A non-CJK word is one quoted token,
-    exactly as without CJK support. A one-character CJK word is a quoted prefix
-    (``"库"*``); a two-character one its bigram; a longer one its bigrams as
-    ``mode`` says (see ``WORD_MODES``).
+    A CJK run inside a ``\\w+`` word (``docker部署``) is a word of its own. A
+    non-CJK word is one quoted token; a CJK word of one character a quoted
+    prefix (``"库"*``), of two its bigram, longer its bigrams as ``mode`` says.
     """
     if mode not in WORD_MODES:
         raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
@@ -260,8 +224,8 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
 
 def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]:
     """Each character of ``snippet`` without its markers, and whether a marker
-    pair encloses it. An unpaired marker stays text. A pair the original text
-    held reads as a highlight, which is written back with the same markers."""
+    pair encloses it. An unpaired marker stays text; a pair the original text
+    held reads as a highlight, written back with the same markers."""
     pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", snippet)
     opens: list[int] = []
     paired: set[int] = set()
@@ -287,10 +251,8 @@ _QUERY_STRING = r'"([^"]*)"(\*?)'
 
 
 def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
-    """A one-character word is the prefix query ``"変"*``, which matches the
-    bigram token ``変更``: of such a token, only the first character is what
-    the query asked for. Unmark the second, unless the query also asks for
-    the whole bigram."""
+    """The prefix query ``"変"*`` matches the bigram token ``変更``: unmark its
+    second character, unless the query also asks for the whole bigram."""
     prefixes, exact = set(), set()
     for text, star in re.findall(_QUERY_STRING, query):
         if star and len(text) == 1:
@@ -314,17 +276,11 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
 
 
 def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query: str = "") -> str:
-    """Map ``snippet()`` output over the segmented text back to the original.
-
-    The bigrams become the original characters again, and the ``start``/``end``
-    markers enclose the original characters of the matched tokens: a matched
-    ``暂存`` and ``存的`` become ``<<暂存的>>``. A window that starts or ends
-    in the middle of a run maps back too (its first bigram gives two
-    characters). With no markers, this inverts ``segment()`` exactly.
-
-    ``query``: the FTS5 query that made the snippet. With it, a character
-    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``).
-    """
+    """Map ``snippet()`` output over the segmented text back to the original:
+    matched ``暂存`` and ``存的`` become ``<<暂存的>>``, a window cut inside a
+    run maps back too, and with no markers this inverts ``segment()`` exactly.
+    ``query``: the FTS5 query that made the snippet; with it, a character
+    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``)."""
     if SEPARATOR not in snippet:
         return snippet  # nothing was segmented
     if not start or not end or start == end:
