@@ -1,21 +1,7 @@
-"""memsearch's exception types.
-
-    MemsearchError
-    ├── RootNotFound           the memory root does not exist or is not a directory
-    ├── NoSearchableWords      the query has no letters or digits to search for
-    ├── UnknownFilter          a scope or type no root of the index can give a hit
-    ├── NotAMemoryFile         a path to read that names no memory file inside the roots
-    ├── DatabaseError          the index database cannot be opened or used
-    │   ├── DatabaseLocked     another process held the write lock too long
-    │   ├── DatabaseCorrupt    the file is not a usable memsearch database
-    │   └── SchemaTooNew       written by a newer memsearch; refuse to touch it
-    ├── WatcherError           the watcher cannot run (inotify limits, database inside a root,
-    │                          another watcher already running)
-    ├── SessionNotFound        (memsearch.history) no transcript holds that session id
-    └── WriteDenied            (memsearch.write_gate) a memory write is not allowed
-
-Every message is one line that says what happened and what to do next, so
-the CLI can print ``str(error)`` as is.
+"""memsearch's exception types: every error memsearch raises on purpose is a
+MemsearchError (WriteDenied, in memsearch.write_gate, too). Every message is
+one line that says what happened and what to do next, so the CLI can print
+``str(error)`` as is.
 """
 
 
