@@ -1,29 +1,23 @@
 """``memsearch doctor``: check an index against SQLite, FTS5 and the files;
 with ``fix``, repair what was found.
 
-The checks, in order (each a :class:`Check`):
+The checks, in order (each a :class:`Check`): ``database`` (a memsearch
+index, by its mark or its migrations, not from a newer memsearch); ``sqlite``
+(``PRAGMA integrity_check``); ``fts5`` (FTS5's ``integrity-check`` with rank 1,
+which also compares the full-text index with its content table: postings no
+SQLite check sees); ``files`` (rows gone, missing or out of date against the
+files); ``query`` (open, search and write, rolled back, as a query does, so
+that doctor never calls healthy an index every query fails on: a folder that
+cannot be written, a file SQLite can only read; an index not built yet is
+tried on a scratch file beside it, removed afterwards).
 
-- ``database``: a regular file, SQLite, a memsearch index (its mark or its
-  migrations; :func:`memsearch.db.inspect`), not from a newer memsearch;
-- ``sqlite``: ``PRAGMA integrity_check`` (pages, b-trees, indexes);
-- ``fts5``: FTS5's ``integrity-check`` with rank 1, which also compares the
-  full-text index with the content table (postings no SQLite check sees);
-- ``files``: the rows against the files: gone, missing, or out of date
-  (fingerprint: size and mtime);
-- ``query``: open, search and write (rolled back) as a query does, so that
-  doctor never calls healthy an index every query fails on (a folder that
-  cannot be written, a file SQLite can only read). An index not built yet
-  is tried on a scratch file beside it, removed afterwards.
-
-Without ``fix`` nothing changes: the checks read the database directly, and
-the ``query`` check opens it without the recovery that sets a damaged cache
-aside, making only the format changes any query would (pending migrations,
-the mark, WAL). With ``fix``: an unusable cache (in the cache folder, or
-carrying the mark) is set aside (kept) and rebuilt; an FTS5 index out of
-step with its content gets FTS5's ``rebuild``; rows out of step with the
-files are reconciled. A ``--db`` file that is not a memsearch index, or is
-a newer memsearch's, is reported and never touched. The checks then run
-again: whatever they still find is what remains.
+Without ``fix`` nothing changes but what any query would change (pending
+migrations, the mark, WAL): no recovery sets a damaged cache aside. With
+``fix``: an unusable cache (in the cache folder, or carrying the mark) is set
+aside (kept) and rebuilt; an FTS5 index out of step with its content gets
+FTS5's ``rebuild``; rows out of step with the files are reconciled. A ``--db``
+file that is not a memsearch index, or is a newer memsearch's, is reported and
+never touched. The checks then run again: whatever they still find remains.
 """
 
 from __future__ import annotations
@@ -31,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+from contextlib import closing, suppress
 from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
@@ -122,8 +117,7 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
             return [database], notes
         checks = [database, _check_sqlite(conn)]
         if checks[-1].ok:
-            checks.append(_check_fts(conn))
-            checks.append(_check_files(index, conn, notes))
+            checks += [_check_fts(conn), _check_files(index, conn, notes)]
     finally:
         conn.close()
     if checks[1].ok:  # the query check never sets anything aside: no point on a damaged file
@@ -159,12 +153,7 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     return Check("database", True, f"memsearch index, schema version {version}")
 
 
-# The query the query check runs: any word does, the point is the code path.
-PROBE = "memsearch"
-
-
 def _check_query(index) -> Check:
-    """The ``query`` check (see above)."""
     target = index.db_file
     scratch = not os.path.exists(target)
     if scratch:
@@ -172,7 +161,9 @@ def _check_query(index) -> Check:
     try:
         conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
         try:
-            search_mod.run(conn, plan(PROBE), limit=1, floor=0.0, filters={}, roots=list(index.layout.keys.values()))
+            # Any word does: the point is the code path.
+            search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
+                           roots=list(index.layout.keys.values()))
             # A write rolled back: the lock alone succeeds on a file SQLite
             # could only open read-only, and a page write is what fails there.
             conn.execute("BEGIN IMMEDIATE")
@@ -191,22 +182,17 @@ def _check_query(index) -> Check:
     finally:
         if scratch:
             for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
+                with suppress(OSError):
                     os.unlink(target + suffix)
-                except OSError:
-                    pass
     return Check("query", True, "opened, searched and written (rolled back) as a query does")
 
 
 @functools.cache
 def _expected_schema() -> set[tuple[str, str]]:
     """(type, name) of every table, index and trigger the migrations create."""
-    fresh = sqlite3.connect(":memory:", isolation_level=None)
-    try:
+    with closing(sqlite3.connect(":memory:", isolation_level=None)) as fresh:
         migrate.migrate(fresh)
         return set(fresh.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
-    finally:
-        fresh.close()
 
 
 def _check_sqlite(conn) -> Check:
