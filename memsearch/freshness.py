@@ -1,26 +1,20 @@
-"""Freshness without a walk, Watchman-style: the querying side of the live
-watcher (memsearch.watch), light enough for every one-shot query.
+"""Freshness without a walk, Watchman-style: both sides of the ``watcher``
+table, the querying side (:func:`sync`) light enough for every one-shot query
+(it never imports watchdog), the watching side :class:`WatcherRows`.
 
 A query must reflect every change made before it was issued, even one the
-kernel queued and the watcher has not applied yet. So a query (:func:`sync`;
-it never imports watchdog):
-
-1. reads the ``watcher`` row of each root: is a watcher there, ``ready``,
-   its process alive and its heartbeat recent? If not, it walks the tree;
-2. creates a uniquely named cookie file ``.memsearch-cookie-<pid>-<n>-<rand>``
-   in the watched folder: inotify queues one watcher's events in order, so
-   every change made before the cookie is queued ahead of it;
-3. waits (bounded) until the watcher, having committed every change seen
-   before the cookie, inserts its name into ``watcher_cookies``;
-4. removes the cookie and queries.
+kernel queued and the watcher has not applied yet. So it checks that each
+root's watcher is ``ready``, alive and beating, creates a uniquely named
+cookie file in the watched folder (inotify queues one watcher's events in
+order: every earlier change is ahead of it), waits, bounded, until the
+watcher has committed those changes and acknowledged the cookie in
+``watcher_cookies``, removes the cookie and queries. Any doubt (no watcher,
+an old heartbeat, a dead pid, no acknowledgement in time) makes it walk the
+tree: slower, never stale.
 
 Cookies are hidden, so never indexed. Those of a query killed meanwhile are
 removed once older than COOKIE_STALE_S, by the watcher (at start and every
-ACK_KEEP_S/4) or a query that finds the folder's watcher gone. Any doubt (no
-watcher, an old heartbeat, a dead pid, a cookie not acknowledged in time)
-makes the query walk the tree: slower, never stale.
-
-:class:`WatcherRows` is the watching side of the same table.
+ACK_KEEP_S/4) or a query that finds the folder's watcher gone.
 """
 
 from __future__ import annotations
@@ -49,23 +43,16 @@ STALE_S = 5.0
 COOKIE_STALE_S = 60.0
 
 READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
-# What status calls a watcher whose process lives but whose heartbeat is stale.
-NOT_ANSWERING = "not answering"
 
-
-def _host() -> str:
-    if hasattr(os, "uname"):
-        return os.uname().nodename
+if hasattr(os, "uname"):
+    HOST = os.uname().nodename
+else:
     import platform  # not at the top: every query imports this module
 
-    return platform.node()
-
-
-HOST = _host()
+    HOST = platform.node()
 
 
 # -- the querying side -------------------------------------------------------------
-
 
 class Freshness:
     """How a query's index was made fresh: ``via`` is "watcher" (cookie
@@ -94,11 +81,8 @@ _cookies = itertools.count()
 
 def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
     """Wait until a healthy watcher has applied every change made to the
-    files of ``roots`` before this call. None when it has: the index is fresh
-    without a walk. Otherwise why not, and the caller must walk the tree.
-
-    ``roots``: objects with ``key`` (see memsearch.roots.Root).
-    """
+    files of ``roots`` (objects with ``key``) before this call. None when it
+    has: the index is fresh without a walk; otherwise why not: walk the tree."""
     rows = _rows(conn)
     now = time.time()
     followed, reason = [], None
@@ -266,7 +250,7 @@ def _state_word(row: _Row | None, now: float) -> str:
     # A first reconcile or a rescan beats no heartbeat (see WatcherRows.claim);
     # in any other state an old heartbeat means the watcher is hung or paused.
     if row.state not in (STOPPED, STARTING, RESCANNING) and now - row.heartbeat_at > STALE_S:
-        return NOT_ANSWERING
+        return "not answering"
     return row.state
 
 
@@ -338,5 +322,3 @@ class WatcherRows:
                     raise TakenOver("another watcher took over this index's roots")
                 self._insert(state)  # the database was rebuilt (set aside when damaged): claim it again
         return sweep
-
-
