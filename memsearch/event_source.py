@@ -25,11 +25,10 @@ from .errors import WatcherError
 
 log = logging.getLogger("memsearch.watch")
 
-# watchdog holds a rename's first half this long hoping to pair it with the
-# second (0.5 s by default); everything queued behind it waits too, cookies
-# included. The watcher re-reads both paths of a move anyway, so pairing only
-# matters to watchdog's own bookkeeping, and both halves of a rename arrive
-# in the same read from the kernel.
+# watchdog holds a rename's first half this long (0.5 s by default) to pair it
+# with the second, and every event behind it waits, cookies included. Both
+# halves arrive in one read from the kernel, and the watcher re-reads both
+# paths of a move anyway: pairing only serves watchdog's own bookkeeping.
 MOVE_PAIRING_S = 0.05
 
 # Events no index row can follow from.
@@ -57,10 +56,9 @@ class WatchdogSource:
         kinds = [ev.FileCreatedEvent, ev.FileDeletedEvent, ev.FileModifiedEvent, ev.FileMovedEvent,
                  ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
         kinds += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
-        # The inotify descriptors and threads that appear while watchdog
-        # starts are its own (watchdog 7 makes one descriptor and a reader
-        # thread per observer, watchdog 6 a descriptor per watch): known so,
-        # without reading watchdog's private attributes.
+        # The inotify descriptors and threads that appear while watchdog starts
+        # are its own (7: one descriptor and reader thread per observer; 6: a
+        # descriptor per watch): known so without its private attributes.
         fds, threads = _inotify_fds(), set(threading.enumerate())
         try:
             observer = Observer()
@@ -276,10 +274,9 @@ def _set_up_watchdog() -> None:
     global _set_up
     import warnings
 
-    # watchdog warns when a directory that moved out and back in still has
-    # its watch (it reuses it); harmless, but under `-W error` the warning
-    # would kill its reader thread. (Filters are process-wide; this one
-    # matches that warning alone.)
+    # watchdog warns when a directory moved out and back in keeps its watch:
+    # harmless, but under `-W error` it would kill the reader thread. (The
+    # filter is process-wide, and matches that warning alone.)
     warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
     if _set_up:
         return
