@@ -1,19 +1,16 @@
-"""The live index: follow the roots and keep the index fresh, so that
-queries skip the tree walk without ever reading a stale index.
-
-A :class:`Watcher` (``memsearch watch``, or started in-process by a host such
-as ``memsearch mcp``) reconciles the roots once, then applies file system
-events as they come: each batch re-reads just the paths named by its events
+"""The live index: a :class:`Watcher` (``memsearch watch``, or in a host's
+process) follows the roots and keeps the index fresh, so that queries skip the
+tree walk without ever reading a stale index. It reconciles the roots once,
+then re-reads just the paths each batch of file system events names
 (:meth:`memsearch.MemoryIndex.reconcile_paths`), debounced so that a burst of
-writes costs one transaction. Its parts:
+writes costs one transaction.
 
-- :mod:`memsearch.freshness`: the watcher table, both sides (a query's
-  cookie handshake; the watcher's rows, heartbeats and acknowledgements);
-- :mod:`memsearch.event_batch`: what events ask of the index, as a batch;
-- :mod:`memsearch.event_source`: watchdog, for walked roots;
-- :mod:`memsearch.inotify`: inotify, for what discovery reads in a repos root;
-- this module: the watcher's thread, which applies batches when due and
-  restarts and retries (with a backoff) after a failure.
+Its parts: :mod:`memsearch.freshness` (the watcher table, both sides),
+:mod:`memsearch.event_batch` (what events ask of the index),
+:mod:`memsearch.event_source` (watchdog, for walked roots),
+:mod:`memsearch.inotify` (for what discovery reads in a repos root), and
+here the watcher's thread, which applies batches when due and restarts and
+retries, with a backoff, after a failure.
 """
 
 from __future__ import annotations
