@@ -236,10 +236,8 @@ def _check_sensitive(target, part, instead):
 
 
 def _check_ambiguity(target, given, anchor, roots):
-    """Refuse any segment the host or file system could read as another name.
-
-    Segments that spell out a root exactly are the host's own and skipped.
-    """
+    """Refuse any segment the host or file system could read as another name
+    (but those spelling out a root exactly: they are the host's own)."""
     if anchor is None and given[0].startswith("~"):
         _deny(target, "a leading '~' may be expanded to a home directory",
               "ambiguous", "Pass an absolute path or one relative to the worktree.")
