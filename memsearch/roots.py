@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from . import discover
 from .errors import MemsearchError, RootNotFound
-from .memory_file import MIMO_SCOPES
+from .memory_file import MIMO_SCOPES, printable_name
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
@@ -88,8 +88,10 @@ class Root(_RootFields):
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
         kind or folder changes is a different root, and its rows are redone.
-        (It resolves symlinks: Layout computes it once per root.)"""
-        return f"{self.kind}:{os.path.realpath(self.path)}" if self.path else self.kind
+        (It resolves symlinks: Layout computes it once per root. A folder
+        name that is not UTF-8 is spelled as the walk spells file names: the
+        key is stored as text.)"""
+        return f"{self.kind}:{printable_name(os.path.realpath(self.path))}" if self.path else self.kind
 
     @classmethod
     def parse(cls, spec: str) -> "Root":

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import write
-from memsearch import MemoryIndex, NoSearchableWords, UnknownFilter, build_query
+from memsearch import MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
 from memsearch.index import SCOPES, TYPES
 from memsearch.cli import main
 
@@ -195,6 +195,26 @@ def test_names_that_escape_to_the_same_path_are_both_kept(root, tmp_path):
     # reported rather than silently hidden behind it.
     assert [h.snippet for h in found] == ["<<okapi>> from the <<literal>> name"]
     assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("caf\\xe9.md", True)]
+
+
+@pytest.mark.parametrize("kind, note", [("mimo", "global/a.md"), ("plain", "a.md"),
+                                        ("repos", "checkout/CLAUDE.md")])
+def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
+    """The root's own name may hold bytes that are not UTF-8 (its key is
+    stored as text): found by the library and the CLI, removed when gone."""
+    root = os.path.join(os.fsencode(tmp_path), b"r\xffoot")
+    path = os.path.join(root, *os.fsencode(note).split(b"/"))
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write(b"okapi under an odd root\n")
+    spec = f"{kind}={os.fsdecode(root)}"
+    db = str(tmp_path / "db")
+    with MemoryIndex(roots=[Root.parse(spec)], db_path=db) as idx:
+        assert [h.path for h in idx.search("okapi")] == [note]
+        r = CliRunner().invoke(main, ["query", "okapi", "--root", spec, "--db", db], catch_exceptions=False)
+        assert r.exit_code == 0 and r.stdout.startswith(note), r.output
+        os.unlink(path)
+        assert idx.search("okapi") == []
 
 
 # -- control characters and huge text in output ------------------------------------------
