@@ -147,7 +147,7 @@ def load_settings() -> Settings:
         values["floor"] = _number(conf["floor"], "floor", 0.0, 1.0)
     if "reconcile" in conf:
         if not isinstance(conf["reconcile"], bool):
-            raise ValueError("config: reconcile must be true or false")
+            raise MemsearchError("config: reconcile must be true or false")
         values["reconcile"] = conf["reconcile"]
     if "max_file_bytes" in conf:
         values["max_file_bytes"] = int(_number(conf["max_file_bytes"], "max_file_bytes", 1, 1 << 34))

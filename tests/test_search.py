@@ -1,7 +1,7 @@
 import pytest
 
 from conftest import bump_mtime, write
-from memsearch import MemoryIndex, NoSearchableWords
+from memsearch import MemoryIndex, MemsearchError, NoSearchableWords
 from memsearch.search import Hit, apply_floor
 
 
@@ -127,6 +127,19 @@ def test_config_file_overrides(root, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_CONFIG", str(conf))
     with MemoryIndex(root, tmp_path / "db") as idx:
         assert idx.settings.floor == 0.0 and idx.settings.reconcile is False
+
+
+@pytest.mark.parametrize("line", ['reconcile = "yes"', "floor = 2", "max_file_bytes = true",
+                                  "sync_timeout = -1", "floor = ["])
+def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, line):
+    """Every wrong setting (and unparsable TOML) is the project's own error,
+    one line naming the setting or the file, never a bare ValueError."""
+    conf = tmp_path / "c.toml"
+    conf.write_text(line + "\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(conf))
+    with pytest.raises(MemsearchError) as caught:
+        MemoryIndex(root, tmp_path / "db")
+    assert "\n" not in str(caught.value) and (line.split()[0] in str(caught.value) or "c.toml" in str(caught.value))
 
 
 def test_hit_to_dict(index):
