@@ -25,6 +25,7 @@ import sqlite3
 import stat
 import time
 from contextlib import suppress
+from typing import Callable
 
 from .db import write_transaction
 from .errors import WatcherError
@@ -81,7 +82,7 @@ _cookies = itertools.count()
 
 def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
     """Wait until a healthy watcher has applied every change made to the
-    files of ``roots`` (objects with ``key``) before this call. None when it
+    files of ``roots`` (Root objects) before this call. None when it
     has: the index is fresh without a walk; otherwise why not: walk the tree."""
     rows = _rows(conn)
     now = time.time()
@@ -96,7 +97,7 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         # No watcher will sweep this folder now: the cookies of queries that
         # died in a handshake with it would stay for ever. Only the folder of
         # this root (its key names it), never one a row merely claims.
-        if row is not None and row.folder == root.key.partition(":")[2]:
+        if row is not None and root.path and row.folder == os.path.realpath(root.path):
             sweep_cookies(row.folder, now)
     if reason:
         return reason
@@ -269,10 +270,16 @@ class WatcherRows:
     (``roots``: (root key, folder) pairs), and the acknowledgements it writes
     to ``watcher_cookies``. Every method writes in a transaction of its own."""
 
-    def __init__(self, conn: sqlite3.Connection, roots: list[tuple[str, str]], db_path: str):
-        self.conn, self.roots, self.db_path = conn, roots, db_path
+    def __init__(self, connect: Callable[[], sqlite3.Connection], roots: list[tuple[str, str]], db_path: str):
+        self.connect, self.roots, self.db_path = connect, roots, db_path
         self.pid, self.started_at = os.getpid(), time.time()
         self._next_cleanup = 0.0
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The index's connection now (``connect()``): a damaged index set
+        aside and rebuilt comes with a new one, and the rows follow it."""
+        return self.connect()
 
     def claim(self) -> None:
         """Take the rows of our roots, unless a live watcher holds one."""

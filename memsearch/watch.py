@@ -112,7 +112,7 @@ class Watcher:
         src = self._source
         self._index = MemoryIndex(roots=src.roots, db_path=src.db_path, settings=src.settings)
         self._index.explicit_db = src.explicit_db
-        self._rows = WatcherRows(self._index.conn, [(f.root.key, f.folder) for f in self._followed],
+        self._rows = WatcherRows(lambda: self._index.conn, [(f.root.key, f.folder) for f in self._followed],
                                  str(self.db_path))
         try:
             self._rows.claim()
@@ -159,10 +159,12 @@ class Watcher:
 
     # -- the row ----------------------------------------------------------------------
     def _beat(self, cookies=()) -> None:
-        """Heartbeat, acknowledging ``cookies`` in the same transaction."""
+        """Heartbeat, acknowledging ``cookies`` in the same transaction. The
+        next is due a heartbeat later even if this write fails: else the loop
+        would find it overdue at once, and spin (120,000 failures in 2 s)."""
+        self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
             self._sweep_cookies()
-        self._next_beat = time.monotonic() + self.heartbeat
 
     def _set_state(self, state: str, error: str | None = None) -> None:
         if error is not None:
@@ -271,7 +273,7 @@ class Watcher:
     def _rescan(self, reason: str) -> None:
         """Reconcile the whole tree: after an overflow, a restart, a failure."""
         log.warning("watcher: %s; reconciling the whole tree", reason)
-        self._set_state(RESCANNING if self._state != STARTING else STARTING, reason)
+        self._set_state(RESCANNING, reason)
         self._reconcile_all()
 
     def _restart(self, reason: str | None) -> None:
@@ -353,6 +355,11 @@ class Watcher:
 
     def _fail(self, ex: BaseException) -> None:
         text = str(ex) if isinstance(ex, MemsearchError) else f"{type(ex).__name__}: {ex}"
+        if self._state == FAILED and time.monotonic() < self._retry_at:
+            # Failing again while it waits to retry (a heartbeat's write on a
+            # full disk): the retry stays when it was, or it would never come.
+            log.debug("watcher still failing (%s)", text)
+            return
         pause = RETRY_S[min(self._failures, len(RETRY_S) - 1)]
         self._failures += 1
         self._retry_at = time.monotonic() + pause

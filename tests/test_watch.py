@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
@@ -25,7 +26,6 @@ import pytest
 from conftest import HEAVY, imports_of, write
 from memsearch import MemoryIndex, Root, Watcher, WatcherError
 from memsearch import event_source, freshness
-from memsearch.reconcile import reconcile_paths
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="these tests drive the watcher on Linux inotify")
@@ -301,12 +301,79 @@ def test_lost_events_and_an_overflow_make_the_watcher_rescan(watched, tree, monk
     monkeypatch.undo()
     assert "global/user/lost.md" not in stored(idx) and "README.md" in stored(idx)  # stale, for now
     rescans = watcher.rescans
-    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    _overflow_as_watchdog_reports_it()
     eventually(lambda: watcher.rescans > rescans and watcher.state == "ready", "a rescan after the overflow")
     assert watcher.overflows == 1
     assert "global/user/lost.md" in stored(idx) and "README.md" not in stored(idx)
     assert fresh(idx, "quokka") == ["global/user/lost.md"]
     assert idx.status()["watcher_overflows"] == 1
+
+
+def _overflow_as_watchdog_reports_it():
+    """What the installed watchdog does when the kernel's event queue
+    overflows (the CI runs both: Python 3.10's newest watchdog is 6)."""
+    from watchdog.observers import inotify_c
+
+    if hasattr(inotify_c, "InotifyFD"):  # 7: a line in its log, then one per watch (one overflow all the same)
+        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        logging.getLogger("watchdog.observers.inotify").warning("Inotify queue overflowed; reconciling recursive"
+                                                               " watches below %r", "/somewhere")
+    else:  # before 7: its parser meets the kernel's overflow event (wd -1), which it then drops unsaid
+        events = list(inotify_c.Inotify._parse_event_buffer(struct.pack("iIII", -1, 0x4000, 0, 0)))
+        assert [e[:2] for e in events] == [(-1, 0x4000)]
+
+
+def test_a_failing_heartbeat_neither_spins_nor_puts_the_retry_off(watched, tree, monkeypatch):
+    """While the watcher's heartbeat cannot be written (a full disk), it is
+    tried a heartbeat later, not again at once in a loop, and the retry
+    comes when it is due; once the disk frees, the watcher is ready again."""
+    idx, watcher = watched
+    tries = []
+
+    def full(*args, **kwargs):
+        tries.append(watcher.state)
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(freshness.WatcherRows, "beat", full)
+    eventually(lambda: watcher.restarts >= 1, "a retry after the failing heartbeat")
+    # Seconds of heartbeats at one a second, and the retry's own: a handful
+    # (a loop that spins makes a hundred thousand, and never retries).
+    assert len(tries) < 50, len(tries)
+    monkeypatch.undo()
+    eventually(lambda: watcher.state == "ready", "the watcher ready once the disk frees")
+    write(tree, "global/user/freed.md", "written once the disk freed: tapir\n")
+    assert fresh(idx, "tapir") == ["global/user/freed.md"]
+
+
+def test_the_watcher_follows_its_index_through_a_rebuild(watched, tree, tmp_path, monkeypatch):
+    """A damaged index met by the watcher's reconcile is set aside and built
+    again from the files, with a new connection: the watcher's rows follow
+    it (before, they kept the closed one and the watcher failed for good)."""
+    idx, watcher = watched
+    from memsearch import index as index_mod
+
+    real, damaged = index_mod.reconcile_paths, []
+
+    def damaged_once(*args, **kwargs):
+        if not damaged:
+            damaged.append(True)
+            raise sqlite3.DatabaseError("database disk image is malformed")
+        return real(*args, **kwargs)
+
+    beat, beats = freshness.WatcherRows.beat, []
+
+    def counted(rows, *args, **kwargs):
+        result = beat(rows, *args, **kwargs)
+        beats.append(bool(damaged))  # written, and after the rebuild?
+        return result
+
+    monkeypatch.setattr(index_mod, "reconcile_paths", damaged_once)
+    monkeypatch.setattr(freshness.WatcherRows, "beat", counted)
+    write(tree, "global/user/rebuilt.md", "written as the index is rebuilt: okapi\n")
+    eventually(lambda: beats.count(True) >= 2, "heartbeats written into the rebuilt index")
+    assert list(tmp_path.glob("index.db.bad-*")) and watcher.state == "ready"
+    with MemoryIndex(tree, tmp_path / "index.db") as other:  # a new query process: the rebuilt file
+        assert fresh(other, "okapi") == ["global/user/rebuilt.md"]
 
 
 def test_a_dead_event_source_is_restarted(watched, tree):
@@ -359,16 +426,14 @@ def test_reconcile_paths_touches_only_what_it_is_given(tree, tmp_path):
         write(tree, "notes/sub/b.md", "beta")
         write(tree, "notes-old/c.md", "gamma")
         write(tree, "elsewhere.md", "delta")
-        report = reconcile_paths(idx.conn, str(tree), ["notes", "notes-old/c.md", ".hidden/x.md"],
-                                 max_file_bytes=idx.settings.max_file_bytes)
+        report = idx.reconcile_paths(["notes", "notes-old/c.md", ".hidden/x.md"])
         assert sorted(report.added) == ["notes-old/c.md", "notes/a.md", "notes/sub/b.md"]
         assert "elsewhere.md" not in stored(idx)
         shutil.rmtree(tree / "notes")
-        report = reconcile_paths(idx.conn, str(tree), ["notes"], max_file_bytes=idx.settings.max_file_bytes)
+        report = idx.reconcile_paths(["notes"])
         assert sorted(report.removed) == ["notes/a.md", "notes/sub/b.md"]
         assert "notes-old/c.md" in stored(idx)
-        again = reconcile_paths(idx.conn, str(tree), ["notes-old/c.md", "notes"],
-                                max_file_bytes=idx.settings.max_file_bytes)
+        again = idx.reconcile_paths(["notes-old/c.md", "notes"])
         assert not again.changed
 
 
