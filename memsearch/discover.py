@@ -273,11 +273,11 @@ CACHED_ROOTS = 16
 _FORMAT, _REGULAR = S_IFMT(0o177777), S_IFREG  # the file type bits of st_mode, and a regular file's
 
 # Top-level folders whose listing decides what a checkout's places are.
-_TOPS = tuple(dict.fromkeys([top for top, _ in MEMORY_FOLDERS] + [f.split("/")[0] for f in MEMORY_FILES if "/" in f]))
+TOPS = tuple(dict.fromkeys([top for top, _ in MEMORY_FOLDERS] + [f.split("/")[0] for f in MEMORY_FILES if "/" in f]))
 # Paths inside a checkout that are a place the probe reads (not nested finds).
 _PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
 # Folders inside a checkout whose coming or going can change what discovery finds.
-_ON_THE_WAY = frozenset(_FOLDERS + _TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
+_ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
 class _Probe:
@@ -426,7 +426,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
     dirs = [(checkout, *key)] if key is not None else []
     names = {e.name for e in entries}
     plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
-    for top in _TOPS:
+    for top in TOPS:
         if top in names:
             top_key = _dir_key(os.path.join(checkout, top))
             if top_key is None:  # a file, or a link: nothing to cache it by

@@ -80,7 +80,7 @@ class Batch:
                 return "cookie"
             return None
         if f.repos:
-            return self._note_repos(f, rel, kind, is_dir)
+            return self._note_repos(f, rel, is_dir)
         parts = rel.split("/")
         if any(part.startswith(".") for part in parts) or (
                 not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1])):
@@ -97,7 +97,7 @@ class Batch:
             self.new_dirs.add(path)
         return "event"
 
-    def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:
+    def _note_repos(self, f: Followed, rel: str, is_dir: bool) -> str | None:
         """A folder of checkouts is discovered, not walked: a change to a
         place discovery reads (or a checkout coming or going) is passed on
         as its path; source edits are passed over. Only a new checkout, or
@@ -114,11 +114,7 @@ class Batch:
 def _in_a_place(inside: str) -> bool:
     """Whether a path inside a checkout is one of its top-level places, or
     a folder on the way to one (what a query's walk of it finds)."""
-    if inside in discover.MEMORY_FILES:
-        return True
-    top = inside.split("/", 1)[0]
-    return any(top == t for t, _ in discover.MEMORY_FOLDERS) or any(
-        top == f.split("/", 1)[0] for f in discover.MEMORY_FILES if "/" in f)
+    return inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
 
 
 class Links:

@@ -17,7 +17,6 @@ from .discover import SavedState
 from .errors import RootNotFound
 from .layout import Layout
 from .prepare import Prepared, failed, prepare_one
-from .roots import Root
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
 
 # A file modified this close to its read may change again within the same
@@ -148,13 +147,12 @@ class KnownFingerprints:
 
 
 def reconcile(
-    conn: sqlite3.Connection, roots: Layout | str, *, max_file_bytes: int, progress: Progress | None = None,
+    conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
     known: KnownFingerprints | None = None, deep: bool = False,
 ) -> ReconcileReport:
-    """``roots``: a Layout, or one folder read as a mimo tree. ``deep``: look for
-    nested instruction files in repos roots, as an index build does."""
+    """``deep``: look for nested instruction files in repos roots, as an index
+    build does."""
     started = time.perf_counter()
-    layout = _layout(roots)
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
@@ -212,7 +210,7 @@ class _SavedWalks(SavedState):
 
 
 def reconcile_paths(
-    conn: sqlite3.Connection, roots: Layout | str, paths: Iterable[str], *, max_file_bytes: int,
+    conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
     known: KnownFingerprints | None = None, deep: bool = True,
 ) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
@@ -221,7 +219,6 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    layout = _layout(roots)
     tops = _outermost(paths)
     repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
     if repos and any(path.startswith(repos) for path in tops):
@@ -259,10 +256,6 @@ def reconcile_paths(
         # of paths is a small part of it.
         report = _write(conn, layout, plan, seen.skipped, None, max_file_bytes, bulk_ok=False)
     return report._replace(seconds=time.perf_counter() - started)
-
-
-def _layout(roots: Layout | str) -> Layout:
-    return roots if isinstance(roots, Layout) else Layout((Root("mimo", os.path.abspath(roots), "mimo"),))
 
 
 def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
