@@ -12,6 +12,7 @@ from __future__ import annotations
 import _thread
 import math
 import os
+import re
 import sqlite3
 from operator import attrgetter, itemgetter
 from typing import Iterator, NamedTuple
@@ -382,11 +383,14 @@ def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> s
     return found[0] if found else None
 
 
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # a string of an FTS5 query as memsearch.query writes it
+
+
 def _likeliest(pieces: list[str], words: str) -> str | None:
     """A guess at the slice holding the most distinct words, then most words,
     by a prefix of each (a Porter stem keeps all but the last few letters);
     None when no slice holds any."""
-    needles = {w.strip('"').lower() for w in words.split(" OR ")}
+    needles = {w.replace('""', '"').lower() for w in _QUOTED.findall(words)}  # CJK pairs, prefixes: each string
     needles = {w[:max(3, len(w) - 4)] for w in needles if w}
     best, best_key = None, (0, 0)
     for piece in pieces:

@@ -181,6 +181,23 @@ def test_a_long_files_excerpt_comes_from_where_most_query_words_meet(root, tmp_p
     assert "<<walrus>> never forgets a <<pelican>>" in snippet
 
 
+@pytest.mark.parametrize("query, words, expected", [
+    ("提交到 仓库里", "提交到 仓库里", "<<提交到>> <<仓库里>>"),  # CJK words: groups of pairs
+    ("walrus* pelican", "walrus never forgets a pelican", "<<walrus>> never forgets a <<pelican>>"),
+])
+def test_a_long_files_excerpt_where_most_words_meet_for_every_kind_of_word(root, tmp_path, query, words,
+                                                                           expected):
+    """The guess of the likeliest slice reads each string of the query, CJK
+    pairs and prefixes included (it used to misread them and guess nothing,
+    leaving the first slice with any one word)."""
+    filler = " ".join(f"w{i}" for i in range(4000))
+    lone = words.split()[0]
+    write(root, "long.md", f"{lone} {filler} {words} {filler}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = idx.search(query)[0].snippet
+    assert expected in snippet, snippet
+
+
 def test_a_long_files_excerpt_when_no_slice_holds_a_words_prefix(root, tmp_path):
     """Diacritics are folded by the index, not by the guess of the likeliest
     slice: the guess finds nothing, the batches still find the match."""
