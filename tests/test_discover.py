@@ -480,6 +480,7 @@ def test_a_new_process_reads_the_saved_steady_state_and_lists_no_folder(src, tmp
     assert listings == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["edit in place", "new clone", "file removed", "indexed by another process"])
 def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp_path, change):
     """Every memsearch query is a new process: the saved state is used only

@@ -435,9 +435,8 @@ def test_no_operation_ever_writes_touches_or_creates_a_file_in_the_tree(tree, tm
     with MemoryIndex(tree) as idx:
         idx.search("cents", scope="sessions")
         idx.status()
-    if "watch" in main.commands:
-        from memsearch.watch import Watcher
+    from memsearch.watch import Watcher
 
-        with MemoryIndex(tree, tmp_path / "w.db") as idx, Watcher(idx):
-            idx.search("pgbouncer")
+    with MemoryIndex(tree, tmp_path / "w.db") as idx, Watcher(idx):
+        idx.search("pgbouncer")
     assert snapshot(tree) == before
