@@ -236,6 +236,13 @@ class MemoryIndex(db.Opened):
                " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
         return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
+    def paths(self, root: Root) -> list[str]:
+        """The index paths (as hits show them) of the files indexed now under
+        one root of this index."""
+        sql = "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)"
+        key = self.layout.keys[root]
+        return self._guarded(lambda: [path for (path,) in self.conn.execute(sql, (key,))])
+
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names
         no root of this index)."""

@@ -88,7 +88,7 @@ class Root(_RootFields):
     def key(self) -> str:
         """What the index records for the rows of this root: a root whose
         kind or folder changes is a different root, and its rows are redone.
-        (It resolves symlinks: Layout computes it once per root. A folder
+        (It resolves symlinks, each call: Layout keeps it per root. A folder
         name that is not UTF-8 is spelled as the walk spells file names: the
         key is stored as text.)"""
         return f"{self.kind}:{printable_name(os.path.realpath(self.path))}" if self.path else self.kind
@@ -147,9 +147,10 @@ def resolve(roots) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
         root = root._replace(path=path)
-        if root.key in seen_keys:
+        key = root.key  # a realpath: once
+        if key in seen_keys:
             continue
-        seen_keys.add(root.key)
+        seen_keys.add(key)
         resolved.append(root)
     if not resolved:
         raise ValueError("no memory root given")

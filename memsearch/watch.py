@@ -262,7 +262,7 @@ class Watcher:
     def _apply(self, batch: Batch) -> None:
         report = self._index.reconcile_paths(batch.paths | self._links.paths, deep=batch.deep)
         self.batches += 1
-        self._links.track(batch.paths, self._index.layout.locate)
+        self._links.track(batch.paths, self._index.locate)
         if batch.deep:
             self._watch_nested()
         if batch.new_dirs:
@@ -333,9 +333,7 @@ class Watcher:
             if not isinstance(source, InotifySource):
                 continue
             f = next(f for f in self._followed if f.folder == source.folder)
-            rows = self._index.conn.execute("SELECT path FROM memory_fts WHERE root = "
-                                            "(SELECT id FROM memory_roots WHERE key = ?)", (f.root.key,))
-            for folder in nested_folders(f.folder, [p[len(f.label):] for (p,) in rows]):
+            for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
                 before = source.watches
                 source.watch_folder(folder)
                 added = added or source.watches > before

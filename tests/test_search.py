@@ -206,3 +206,21 @@ def test_a_long_files_excerpt_when_no_slice_holds_a_words_prefix(root, tmp_path)
     with MemoryIndex(root, tmp_path / "db") as idx:
         snippet = idx.search("cafe")[0].snippet
     assert "<<café>>" in snippet
+
+
+def test_paths_lists_one_roots_indexed_files(tmp_path):
+    """MemoryIndex.paths(root): what is indexed now under that root alone,
+    spelled as hits spell them (with the root's label among several)."""
+    from memsearch import Root
+
+    for name in ("a", "b"):
+        write(tmp_path / name, f"{name}1.md", "one")
+        write(tmp_path / name, f"sub/{name}2.md", "two")
+    roots = [Root("plain", str(tmp_path / "a"), "a"), Root("plain", str(tmp_path / "b"), "b")]
+    with MemoryIndex(roots=roots, db_path=tmp_path / "db") as idx:
+        idx.reconcile()
+        first, second = idx.roots
+        assert sorted(idx.paths(first)) == ["a:a1.md", "a:sub/a2.md"]
+        (tmp_path / "b" / "b1.md").unlink()
+        idx.reconcile()
+        assert idx.paths(second) == ["b:sub/b2.md"]
