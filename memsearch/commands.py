@@ -88,8 +88,6 @@ def open_index(root, db_path):
 
     roots = chosen_roots(root)
     with one_line_errors():
-        if len(roots) == 1:  # one root: paths relative to it, as the core had them
-            return MemoryIndex(roots[0], db_path)
         return MemoryIndex(roots=roots, db_path=db_path)
 
 

@@ -278,7 +278,8 @@ def _set_up_watchdog() -> None:
 
     # watchdog warns when a directory moved out and back in keeps its watch:
     # harmless, but under `-W error` it would kill the reader thread. (The
-    # filter is process-wide, and matches that warning alone.)
+    # filter is process-wide, and matches that warning alone. It is set at
+    # every start: a warnings.catch_warnings() block, as pytest's, drops it.)
     warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
     if _set_up:
         return

@@ -146,7 +146,8 @@ class Watcher:
         self._index.close()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the watcher thread ends (it only ends on stop())."""
+        """Block until the watcher thread ends: on stop(), when another
+        watcher takes its roots over, or when the thread itself fails."""
         return self._done.wait(timeout)
 
     def __enter__(self) -> "Watcher":
