@@ -89,6 +89,24 @@ def index(tree, tmp_path):
         yield idx
 
 
+def paths(hits) -> list:
+    """The paths of search hits, in their order."""
+    return [h.path for h in hits]
+
+
+# -- the click command, in this process ---------------------------------------------
+
+def cli(*args, env=None):
+    """`memsearch ARGS` through click's test runner; the click Result. An
+    exception the command does not handle propagates (catch_exceptions=False);
+    ENV is added to the environment for the call."""
+    from click.testing import CliRunner
+
+    from memsearch.cli import main
+
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
 # -- the installed script and fresh interpreters -----------------------------------
 
 def memsearch_exe() -> str:

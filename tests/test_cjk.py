@@ -8,13 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from click.testing import CliRunner
-
-from conftest import write
+from conftest import cli, write
 from memsearch import MemoryIndex, NoSearchableWords, build_query, cjk, migrate, reconcile as reconcile_mod
 from memsearch.cjk import SEPARATOR as S
 from memsearch.cjk import has_cjk, query_terms, segment, segmented, unsegment_snippet
-from memsearch.cli import main
 from memsearch.query import STOP_WORDS, plan, quote, words
 
 # --- segment ---------------------------------------------------------------------
@@ -635,10 +632,6 @@ def test_an_index_from_before_0004_is_upgraded(cjk_tree, tmp_path):
         assert {"projects/git/commit.md", "global/en/commit.md"} <= set(report.updated)
         assert idx.search("暂存 提交")[0].path == "projects/git/commit.md"
         integrity_check(idx.conn)
-
-
-def cli(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_cli_query(cjk_tree, tmp_path):

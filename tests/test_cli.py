@@ -1,32 +1,26 @@
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import HEAVY, imports_of, memsearch_exe, write
+from conftest import HEAVY, cli, imports_of, run_memsearch, write
 from memsearch.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(*args, env=None):
-    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
-
-
 def test_query_human_output(tree, tmp_path):
-    r = run("query", "pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"))
+    r = cli("query", "pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0
     assert r.output.splitlines()[0].startswith("projects/shop/memory-db.md  [projects/shop · memory]  score ")
     assert "<<pgbouncer>>" in r.output
 
 
 def test_query_json(tree, tmp_path):
-    r = run("query", "port", "5433", "--root", str(tree), "--db", str(tmp_path / "db"), "--json", "--limit", "1")
+    r = cli("query", "port", "5433", "--root", str(tree), "--db", str(tmp_path / "db"), "--json", "--limit", "1")
     data = json.loads(r.output)
     assert data["query"] == "port 5433"
     assert data["fts_query"] == '"port" OR "5433" OR "port 5433"'
@@ -36,61 +30,59 @@ def test_query_json(tree, tmp_path):
 
 def test_env_vars_and_filters(tree, tmp_path):
     env = {"MEMSEARCH_ROOT": str(tree), "MEMSEARCH_DB": str(tmp_path / "db")}
-    r = run("query", "rounding", "--scope", "sessions", "--type", "progress", "--json", env=env)
+    r = cli("query", "rounding", "--scope", "sessions", "--type", "progress", "--json", env=env)
     assert [h["path"] for h in json.loads(r.output)["results"]] == ["sessions/s1/tasks/T1/progress.md"]
-    r = run("query", "rounding", "--scope-id", "zzz", env=env)
+    r = cli("query", "rounding", "--scope-id", "zzz", env=env)
     assert r.exit_code == 1
 
 
 def test_exit_codes(tree, tmp_path):
     db = ["--root", str(tree), "--db", str(tmp_path / "db")]
-    assert run("query", "pgbouncer", *db).exit_code == 0
-    nothing = run("query", "xylophone", *db)
+    assert cli("query", "pgbouncer", *db).exit_code == 0
+    nothing = cli("query", "xylophone", *db)
     assert nothing.exit_code == 1 and nothing.stdout == ""
-    empty = run("query", "  *  ", *db)
+    empty = cli("query", "  *  ", *db)
     assert empty.exit_code == 2 and "no searchable words" in empty.stderr
-    assert run("query", "x", "--root", str(tmp_path / "missing")).exit_code == 2
-    assert run("query", "x", *db, "--limit", "0").exit_code == 2
+    assert cli("query", "x", "--root", str(tmp_path / "missing")).exit_code == 2
+    assert cli("query", "x", *db, "--limit", "0").exit_code == 2
 
 
 def test_errors_are_one_line(tmp_path):
-    r = run("query", "x", "--root", str(tmp_path / "missing"))
+    r = cli("query", "x", "--root", str(tmp_path / "missing"))
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: ")
     assert "Traceback" not in r.output
-    r = run("query", "x")
+    r = cli("query", "x")
     assert "MEMSEARCH_ROOT" in r.stderr and r.exit_code == 2
 
 
 def test_index_and_status(tree, tmp_path):
     db = ["--root", str(tree), "--db", str(tmp_path / "db")]
-    r = run("index", *db)
+    r = cli("index", *db)
     assert r.exit_code == 0 and r.output.startswith("9 added, 0 updated, 0 removed, 0 unchanged, 0 skipped")
-    data = json.loads(run("index", *db, "--json").output)
+    data = json.loads(cli("index", *db, "--json").output)
     assert data["added"] == 0 and data["unchanged"] + data["updated"] == 9
-    status = json.loads(run("status", *db, "--json").output)
+    status = json.loads(cli("status", *db, "--json").output)
     assert status["files"] == 9 and status["schema_version"] >= 1 and status["root"] == str(tree)
-    assert "schema version:" in run("status", *db).output
+    assert "schema version:" in cli("status", *db).output
 
 
 def test_no_reconcile_flag(tree, tmp_path):
     db = ["--root", str(tree), "--db", str(tmp_path / "db")]
-    run("index", *db)
+    cli("index", *db)
     write(tree, "fresh.md", "okapi")
-    assert run("query", "okapi", *db, "--no-reconcile").exit_code == 1
-    assert run("query", "okapi", *db).exit_code == 0
+    assert cli("query", "okapi", *db, "--no-reconcile").exit_code == 1
+    assert cli("query", "okapi", *db).exit_code == 0
 
 
 def test_every_command_has_help():
     for name, command in main.commands.items():
         assert command.help, name
-        assert run(name, "--help").exit_code == 0
+        assert cli(name, "--help").exit_code == 0
 
 
 def test_installed_script_runs_a_real_query():
     sample = REPO / "examples" / "memory"
-    env = {**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
-    out = subprocess.run([memsearch_exe(), "query", "stripe", "webhook", "--root", str(sample), "--json"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = run_memsearch("query", "stripe", "webhook", "--root", sample, "--json", timeout=60)
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)["results"]
     assert results[0]["path"] == "projects/webshop/memory-payments.md"
@@ -167,7 +159,7 @@ def test_query_over_unchanged_files_with_frontmatter_stays_light(tree, tmp_path)
     heavy, first = _query_imports(tree, tmp_path / "db", "okapi")
     assert "okapi" in first and "yaml" in heavy  # the files were read: parsing was needed
     time.sleep(2.1)  # past the racy-clean window, so the next query reads nothing
-    run("index", "--root", str(tree), "--db", str(tmp_path / "db"))
+    cli("index", "--root", str(tree), "--db", str(tmp_path / "db"))
     heavy, again = _query_imports(tree, tmp_path / "db", "okapi")
     assert heavy == []
     assert "<<okapi>>" in again

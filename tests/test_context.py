@@ -1,11 +1,9 @@
 import os
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import memsearch_exe, write
+from conftest import cli, memsearch_exe, write
 from memsearch import format_index_for_context, index_for_context
-from memsearch.cli import main
 from memsearch.context import MAX_CHARS, MAX_LINES
 
 
@@ -129,11 +127,11 @@ def test_missing_or_unreadable_index_is_nothing(tmp_path):
 
 def test_cli(tmp_path):
     write(tmp_path, "MEMORY.md", "---\nname: x\n---\n" + "\n".join(entries(201)) + "\n")
-    r = CliRunner().invoke(main, ["context", str(tmp_path)], catch_exceptions=False)
+    r = cli("context", str(tmp_path))
     assert r.exit_code == 0
     out = r.output.split("\n")
     assert len(out) == 202 and out[-1] == "" and out[200].startswith("> WARNING")
-    r = CliRunner().invoke(main, ["context", str(tmp_path / "missing")])
+    r = cli("context", str(tmp_path / "missing"))
     assert r.exit_code == 0 and r.output == "" and r.stderr == ""
 
 

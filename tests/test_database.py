@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import memsearch_exe, write
+from conftest import cli, run_memsearch, write
 from memsearch import DatabaseError, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -174,51 +174,40 @@ FOREIGN = ["view only", "user_version 7, no tables", "its own memory_fts", "anot
 
 @pytest.mark.parametrize("kind", FOREIGN)
 def test_a_named_file_that_is_not_our_index_is_refused_byte_identical(tree, tmp_path, kind):
-    from click.testing import CliRunner
-
-    from memsearch.cli import main
-
     folder = tmp_path / "mine"
     folder.mkdir()
     db = folder / "named.db"
     _foreign(kind, db)
     before = _fingerprint(folder)
     for command in (["query", "walrus"], ["index"], ["status"], ["doctor"], ["doctor", "--fix"]):
-        r = CliRunner().invoke(main, [*command, "--root", str(tree), "--db", str(db)], catch_exceptions=False)
+        r = cli(*command, "--root", str(tree), "--db", str(db))
         assert r.exit_code != 0, (command, r.output)
         assert _fingerprint(folder) == before, command  # not a byte, not an mtime, no -wal or -journal left
-    r = CliRunner().invoke(main, ["query", "walrus", "--root", str(tree), "--db", str(db)])
+    r = cli("query", "walrus", "--root", str(tree), "--db", str(db))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
     assert "Traceback" not in r.stderr and "already exists" not in r.stderr
 
 
 @pytest.mark.slow
 def test_refused_files_over_the_installed_script(tree, tmp_path):
-    import subprocess
-
     folder = tmp_path / "mine"
     folder.mkdir()
     for kind in FOREIGN:
         _foreign(kind, folder / f"{FOREIGN.index(kind)}.db")
     before = _fingerprint(folder)
     for db in sorted(folder.iterdir()):
-        r = subprocess.run([memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)],
-                           capture_output=True, text=True, timeout=60)
+        r = run_memsearch("query", "walrus", "--root", tree, "--db", db, timeout=60)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
     assert _fingerprint(folder) == before
 
 
 @pytest.mark.parametrize("special", ["/dev/null", "fifo"])
 def test_a_db_that_is_not_a_regular_file_is_a_one_line_error(tree, tmp_path, special):
-    from click.testing import CliRunner
-
-    from memsearch.cli import main
-
     path = special
     if special == "fifo":
         path = str(tmp_path / "fifo")
         os.mkfifo(path)
-    r = CliRunner().invoke(main, ["query", "pgbouncer", "--root", str(tree), "--db", path])
+    r = cli("query", "pgbouncer", "--root", str(tree), "--db", path)
     assert r.exit_code == 2 and r.stderr == f"Error: the index path {path} is not a regular file; use --db to name" \
                                             " an index file\n"
     with MemoryIndex(tree, path) as idx:

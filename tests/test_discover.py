@@ -14,7 +14,7 @@ from contextlib import closing
 
 import pytest
 
-from conftest import memsearch_exe, run_memsearch
+from conftest import run_memsearch
 from memsearch import MemoryIndex, Root, UnknownFilter
 from memsearch.tool import call_tool, search_tool
 
@@ -104,14 +104,12 @@ def test_a_clone_appearing_is_searchable_by_the_next_query(src, tmp_path):
 
 def test_index_and_status_count_memory_a_plain_root_leaves_out(src, tmp_path):
     db = str(tmp_path / "db")
-    out = subprocess.run([memsearch_exe(), "index", "--root", f"plain={src}", "--db", db],
-                         capture_output=True, text=True, timeout=60)
+    out = run_memsearch("index", "--root", f"plain={src}", "--db", db, timeout=60)
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
     assert ", 0 skipped, 5 left out" in first  # .claude/memory (2), .agents, .specify, .github
     assert f"--root repos={src} indexes" in out.stdout
-    status = subprocess.run([memsearch_exe(), "status", "--root", f"plain={src}", "--db", db, "--json"],
-                            capture_output=True, text=True, timeout=60)
+    status = run_memsearch("status", "--root", f"plain={src}", "--db", db, "--json", timeout=60)
     assert json.loads(status.stdout)["left_out"] == [
         f"5 Markdown files in src sit in hidden folders (.claude/memory, .agents/memory, .specify/memory, ...),"
         f" which a plain root does not read: --root repos={src} indexes each checkout's memory"]
@@ -127,18 +125,17 @@ def test_unmatched_words_are_reported(src, tmp_path):
         assert tool.data["unmatched"] == ["stripe", "webhook"]
         assert tool.text.splitlines()[0].startswith("No memory file contains 'stripe', 'webhook':")
         assert call_tool(idx, "memory_search", {"query": "pgbouncer"}).data["unmatched"] == []
-    out = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
-                          str(tmp_path / "db"), "--json"], capture_output=True, text=True, timeout=60)
+    out = run_memsearch("query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db", tmp_path / "db", "--json",
+                        timeout=60)
     assert json.loads(out.stdout)["unmatched"] == ["stripe"]
-    human = subprocess.run([memsearch_exe(), "query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db",
-                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    human = run_memsearch("query", "stripe", "pgbouncer", "--root", f"repos={src}", "--db", tmp_path / "db",
+                          timeout=60)
     assert human.returncode == 0, human.stderr
     lines = human.stdout.splitlines()
     assert lines[0] == ("No memory file contains 'stripe': these hits match the other words only,"
                         " so check they answer the question.")
     assert lines[2].startswith("shop/.claude/memory/db.md  [repo/shop · project]")
-    every = subprocess.run([memsearch_exe(), "query", "pgbouncer", "--root", f"repos={src}", "--db",
-                            str(tmp_path / "db")], capture_output=True, text=True, timeout=60)
+    every = run_memsearch("query", "pgbouncer", "--root", f"repos={src}", "--db", tmp_path / "db", timeout=60)
     assert "No memory file contains" not in every.stdout and every.stdout.startswith("shop/")
 
 
@@ -150,8 +147,8 @@ def test_unknown_filters_are_one_line_errors(src, tmp_path):
             idx.search("pgbouncer", type="memroy")
         missing = call_tool(idx, "memory_search", {"query": "pgbouncer", "scope_id": "shopp"})
         assert missing.is_error and "scope ids indexed now: blog, shop" in missing.text
-    out = subprocess.run([memsearch_exe(), "query", "pgbouncer", "--root", f"repos={src}", "--db", str(tmp_path / "db"),
-                          "--scope", "cc"], capture_output=True, text=True, timeout=60)
+    out = run_memsearch("query", "pgbouncer", "--root", f"repos={src}", "--db", tmp_path / "db", "--scope", "cc",
+                        timeout=60)
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and out.stderr.startswith("Error: no root")
 
 

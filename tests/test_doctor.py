@@ -6,17 +6,15 @@ import sqlite3
 import subprocess
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import bad_copies, damage_pages, write
+from conftest import bad_copies, cli, damage_pages, write
 from memsearch import MemoryIndex
-from memsearch.cli import main
 from memsearch.doctor import diagnose
 from memsearch.db import default_db_path
 
 
 def doctor(*args):
-    return CliRunner().invoke(main, ["doctor", *args], catch_exceptions=False)
+    return cli("doctor", *args)
 
 
 def built(root, db=None):
@@ -160,7 +158,7 @@ def test_an_index_no_query_can_create_is_not_healthy(tree, tmp_path, fix):
     folder.mkdir()
     db = folder / "index.db"
     with unwritable(folder):
-        q = CliRunner().invoke(main, ["query", "pgbouncer", "--root", str(tree), "--db", str(db)])
+        q = cli("query", "pgbouncer", "--root", str(tree), "--db", str(db))
         assert q.exit_code == 2 and "cannot open the index" in q.stderr
         r = doctor("--root", str(tree), "--db", str(db), *(["--fix"] if fix else []))
     assert r.exit_code == 1, r.stdout
@@ -173,7 +171,7 @@ def test_an_index_file_queries_cannot_write_is_not_healthy(tree, tmp_path):
     db = built(tree, tmp_path / "db")
     write(tree, "global/user/new.md", "a walrus note the next query must add")
     with unwritable(db):
-        q = CliRunner().invoke(main, ["query", "walrus", "--root", str(tree), "--db", str(db)])
+        q = cli("query", "walrus", "--root", str(tree), "--db", str(db))
         r = doctor("--root", str(tree), "--db", str(db))
     assert q.exit_code == 2 and "readonly" in q.stderr
     assert r.exit_code == 1 and "PROBLEM query: a query would fail: cannot write the index" in r.stdout, r.stdout

@@ -4,16 +4,14 @@ the click command does, and never import click."""
 
 import json
 import os
-import subprocess
 from unittest import mock
 
 import click
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import imports_of, memsearch_exe, write
+from conftest import cli as invoke, imports_of, run_memsearch, write
 from memsearch import cli, db, query_args
 from memsearch.entry import quick_query
 from memsearch.query_args import query_kwargs
@@ -201,7 +199,7 @@ def test_the_quick_parser_knows_every_option_of_the_click_command():
 
 
 def _by_click(argv):
-    r = CliRunner().invoke(cli.main, ["query", *argv], catch_exceptions=False)
+    r = invoke("query", *argv)
     return r.exit_code, r.stdout, r.stderr
 
 
@@ -258,25 +256,21 @@ def test_shell_completion_is_left_to_click(monkeypatch, tree):
 
 # -- the installed script, as a user runs it ---------------------------------
 
-def _script(*args):
-    return subprocess.run([memsearch_exe(), "query", *args], capture_output=True, text=True, timeout=60)
-
-
 def test_the_script_answers_as_the_click_command(tree, tmp_path):
     where = ["--root", str(tree), "--db", str(tmp_path / "db")]
     code, out, err = _by_click(["pgbouncer", *where])
-    hit = _script("pgbouncer", *where)
+    hit = run_memsearch("query", "pgbouncer", *where, timeout=60)
     assert (hit.returncode, hit.stdout, hit.stderr) == (0, out, err) and "<<pgbouncer>>" in out
 
-    none = _script("xylophone", *where)
+    none = run_memsearch("query", "xylophone", *where, timeout=60)
     assert (none.returncode, none.stdout, none.stderr) == (1, "", "no matches\n")
 
     missing = ["x", "--root", str(tmp_path / "absent")]
-    bad = _script(*missing)
+    bad = run_memsearch("query", *missing, timeout=60)
     assert (bad.returncode, bad.stdout, bad.stderr) == (2, "", _by_click(missing)[2])
     assert bad.stderr.startswith("Error: memory root does not exist") and bad.stderr.count("\n") == 1
 
-    found = _script("port", "5433", *where, "--json")
+    found = run_memsearch("query", "port", "5433", *where, "--json", timeout=60)
     assert found.returncode == 0, found.stderr
     data, expected = json.loads(found.stdout), json.loads(_by_click(["port", "5433", *where, "--json"])[1])
     for report in (data, expected):  # the timings differ from run to run
@@ -312,5 +306,5 @@ def test_help_and_usage_errors_still_go_through_click(tree):
     run, loaded = _imports_click("x", "--root", str(tree), "-n", "0")
     assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr
     assert loaded == "CLICK=True"
-    script = _script("--help")
+    script = run_memsearch("query", "--help", timeout=60)
     assert script.returncode == 0 and "--scope-id TEXT" in script.stdout

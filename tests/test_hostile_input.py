@@ -10,13 +10,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
-from conftest import write
+from conftest import cli, write
 from memsearch import MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
 from memsearch.index import SCOPES, TYPES
-from memsearch.cli import main
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
@@ -174,8 +172,7 @@ def test_any_file_name_is_indexed_found_and_removed(stem):
             hits = idx.search("okapi")
             assert len(hits) == 1 and hits[0].path.startswith("dir/") and hits[0].path.endswith(".md")
             hits[0].path.encode("utf-8")  # storable, printable as JSON
-            r = CliRunner().invoke(main, ["query", "okapi", "--root", os.fsdecode(root), "--db",
-                                          os.path.join(d, "db")], catch_exceptions=False)
+            r = cli("query", "okapi", "--root", os.fsdecode(root), "--db", os.path.join(d, "db"))
             assert r.exit_code == 0 and "\x1b" not in r.stdout and r.stdout.count("\n") <= 3
             os.unlink(path)
             assert idx.search("okapi") == []
@@ -211,7 +208,7 @@ def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
     db = str(tmp_path / "db")
     with MemoryIndex(roots=[Root.parse(spec)], db_path=db) as idx:
         assert [h.path for h in idx.search("okapi")] == [note]
-        r = CliRunner().invoke(main, ["query", "okapi", "--root", spec, "--db", db], catch_exceptions=False)
+        r = cli("query", "okapi", "--root", spec, "--db", db)
         assert r.exit_code == 0 and r.stdout.startswith(note), r.output
         os.unlink(path)
         assert idx.search("okapi") == []
@@ -221,8 +218,7 @@ def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
 
 def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
     write(root, "evil.md", "okapi \x1b[2J\x1b]0;pwned\x07 clear screen \x9b31m and more\n")
-    r = CliRunner().invoke(main, ["query", "okapi", "--root", str(root), "--db", str(tmp_path / "db")],
-                           catch_exceptions=False)
+    r = cli("query", "okapi", "--root", str(root), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0
     assert not any(c in r.stdout for c in "\x1b\x07\x9b"), repr(r.stdout)
 

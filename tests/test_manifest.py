@@ -2,11 +2,9 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import write
+from conftest import cli, write
 from memsearch import ManifestEntry, MemoryIndex, Root, format_manifest, manifest
-from memsearch.cli import main
 
 BASE_NS = 1_700_000_000_000_000_000
 
@@ -88,18 +86,18 @@ def test_claude_root_lists_memory_folders_only(tmp_path):
 
 
 def test_cli(memdir, tmp_path):
-    r = CliRunner().invoke(main, ["manifest", str(memdir)], catch_exceptions=False)
+    r = cli("manifest", str(memdir))
     assert r.exit_code == 0
     lines = r.output.splitlines()
     assert lines[0].startswith("- [feedback] new.md (") and lines[0].endswith("): the newest")
     assert len(lines) == 5
-    data = json.loads(CliRunner().invoke(main, ["manifest", str(memdir), "--json", "-n", "2"]).output)
+    data = json.loads(cli("manifest", str(memdir), "--json", "-n", "2").output)
     assert [d["path"] for d in data] == ["new.md", "sub/dir/deep.md"]
     assert set(data[0]) == {"path", "file", "type", "description", "modified"}
-    r = CliRunner().invoke(main, ["manifest", "--root", f"plain={memdir}", "--json"])
+    r = cli("manifest", "--root", f"plain={memdir}", "--json")
     assert len(json.loads(r.output)) == 5
     conf = tmp_path / "c.toml"
     conf.write_text("manifest_limit = 1\n")
-    r = CliRunner().invoke(main, ["manifest", str(memdir), "--json"], env={"MEMSEARCH_CONFIG": str(conf)})
+    r = cli("manifest", str(memdir), "--json", env={"MEMSEARCH_CONFIG": str(conf)})
     assert [d["path"] for d in json.loads(r.output)] == ["new.md"]
-    assert CliRunner().invoke(main, ["manifest", str(tmp_path / "missing")]).exit_code == 2
+    assert cli("manifest", str(tmp_path / "missing")).exit_code == 2

@@ -7,13 +7,12 @@ costs that file alone (reconcile.prepare_one's isolation)."""
 
 import json
 import os
-import subprocess
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import bench, memsearch_exe, write
+from conftest import bench, run_memsearch, write
 from memsearch import MemoryIndex, cjk, metadata, reconcile as reconcile_mod
 from memsearch.metadata import MAX_FIELD, parse
 
@@ -96,13 +95,10 @@ def test_cli_query_survives_a_poisoned_root(root, tmp_path):
     write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
     for case in ("nested-600", "alias-9x9", "merge-8x9"):
         write(root, f"projects/p/{case}.md", POISON[case])
-    exe = memsearch_exe()
-    run = subprocess.run([exe, "query", "postgresql", "--root", str(root), "--db", str(tmp_path / "db")],
-                         capture_output=True, text=True, timeout=120)
+    run = run_memsearch("query", "postgresql", "--root", root, "--db", tmp_path / "db")
     assert (run.returncode, run.stderr) == (0, "")
     assert "good.md" in run.stdout
-    run = subprocess.run([exe, "index", "--root", str(root), "--db", str(tmp_path / "db")],
-                         capture_output=True, text=True, timeout=120)
+    run = run_memsearch("index", "--root", root, "--db", tmp_path / "db")
     assert run.returncode == 0
     assert "3 with unusable frontmatter" in run.stdout and "alias-9x9.md: frontmatter is too complex" in run.stdout
 
@@ -223,9 +219,7 @@ def test_a_file_of_one_word_repeated_does_not_stall_queries(root, tmp_path):
     than seven minutes on this file (killed); the guard is a generous timeout."""
     write(root, "projects/p/flood.md", "word " * 399_999)
     write(root, "projects/p/good.md", "a note with the word in it\n")
-    exe = memsearch_exe()
-    run = subprocess.run([exe, "query", "word", "--root", str(root), "--db", str(tmp_path / "db"), "--json"],
-                         capture_output=True, text=True, timeout=120)
+    run = run_memsearch("query", "word", "--root", root, "--db", tmp_path / "db", "--json")
     assert run.returncode == 0, run.stderr
     hits = {h["path"]: h["snippet"] for h in json.loads(run.stdout)["results"]}
     assert set(hits) == {"projects/p/flood.md", "projects/p/good.md"}
@@ -322,10 +316,9 @@ def test_doctor_names_the_files_indexed_as_plain_text_or_left_out(root, tmp_path
     write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
     write(root, "projects/p/deep.md", POISON["nested-600"])
     write(root, "projects/p/huge.md", "x" * 2_000_001)
-    exe = memsearch_exe()
-    args = ["--root", str(root), "--db", str(tmp_path / "db")]
-    assert subprocess.run([exe, "index", *args], capture_output=True).returncode == 0
-    run = subprocess.run([exe, "doctor", *args], capture_output=True, text=True, timeout=120)
+    args = ["--root", root, "--db", tmp_path / "db"]
+    assert run_memsearch("index", *args).returncode == 0
+    run = run_memsearch("doctor", *args)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 file(s) indexed as plain text (projects/p/deep.md: frontmatter is too complex" in run.stdout
     assert "1 file(s) left out of the index (projects/p/huge.md: too large" in run.stdout

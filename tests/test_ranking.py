@@ -7,14 +7,10 @@ import sqlite3
 
 import pytest
 
-from conftest import write
+from conftest import paths, write
 from memsearch import MemoryIndex, NoSearchableWords
 from memsearch import search as search_mod
 from memsearch.query import MAX_STRINGS, STOP_WORDS, Query, is_phrase, plan
-
-
-def paths(hits):
-    return [h.path for h in hits]
 
 
 # -- the query plan ----------------------------------------------------------------

@@ -13,17 +13,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import memsearch.reconcile as reconcile_mod
-from conftest import bad_copies, bench, damage_pages, write
+from conftest import bad_copies, bench, cli, damage_pages, write
 from memsearch import DatabaseError, MemoryIndex, RootNotFound
-from memsearch.cli import main
 from memsearch.db import default_db_path
-
-
-def run(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def snapshot(root: Path) -> dict:
@@ -124,13 +118,13 @@ def test_a_late_reconcile_does_not_delete_a_file_recreated_meanwhile(root, tmp_p
 # -- damaged databases, seen through the CLI ------------------------------------
 
 def query_json(*args):
-    r = run("query", *args, "--json", "--limit", "3")
+    r = cli("query", *args, "--json", "--limit", "3")
     return r, (json.loads(r.stdout) if r.stdout.strip() else None)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text", "newer-schema", "foreign", "zero-header"])
 def test_damaged_cache_database_one_warning_then_a_correct_result(big_tree, damage):
-    assert run("index", "--root", str(big_tree)).exit_code == 0
+    assert cli("index", "--root", str(big_tree)).exit_code == 0
     db = default_db_path(big_tree)
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -168,7 +162,7 @@ def test_damaged_cache_database_one_warning_then_a_correct_result(big_tree, dama
 def test_a_database_the_user_named_is_never_replaced(big_tree, tmp_path, damage):
     db = tmp_path / "named.db"
     if damage == "newer-schema":
-        assert run("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
+        assert cli("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
         conn = sqlite3.connect(db)
         conn.execute("PRAGMA user_version = 999")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -183,7 +177,7 @@ def test_a_database_the_user_named_is_never_replaced(big_tree, tmp_path, damage)
         conn.close()
     before = db.read_bytes()
     for command in (["query", "walrus"], ["index"], ["status"]):
-        r = run(*command, "--root", str(big_tree), "--db", str(db))
+        r = cli(*command, "--root", str(big_tree), "--db", str(db))
         assert r.exit_code == 2
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: ") and "--db" in r.stderr, r.stderr
     assert db.read_bytes() == before
@@ -194,7 +188,7 @@ def test_a_damaged_index_the_user_named_is_set_aside_and_rebuilt(big_tree, tmp_p
     """A memsearch index (SQLite header intact) that is damaged is still a
     cache: kept aside and rebuilt, even when named with --db."""
     db = tmp_path / "named.db"
-    run("index", "--root", str(big_tree), "--db", str(db))
+    cli("index", "--root", str(big_tree), "--db", str(db))
     damage_pages(db, "memory_fts")
     r, data = query_json("word42", "--root", str(big_tree), "--db", str(db))
     assert r.exit_code == 0 and [h["path"] for h in data["results"]] == ["projects/p0/note-42.md"]
@@ -209,7 +203,7 @@ def test_damage_found_in_the_middle_of_a_query_still_gives_the_right_answer(big_
     over them (reconcile or search), the index is set aside, rebuilt from the
     files, and the query answers from the rebuilt index, not from an empty one."""
     db = tmp_path / "db"
-    run("index", "--root", str(big_tree), "--db", str(db))
+    cli("index", "--root", str(big_tree), "--db", str(db))
     damage_pages(db, table)
     if edited:
         write(big_tree, "projects/p1/note-1.md", "note 1 edited walrus okapi\n")
@@ -223,7 +217,7 @@ def test_damage_found_in_the_middle_of_a_query_still_gives_the_right_answer(big_
 
 def test_garbage_in_the_wal_file_is_ignored(big_tree, tmp_path):
     db = tmp_path / "db"
-    run("index", "--root", str(big_tree), "--db", str(db))
+    cli("index", "--root", str(big_tree), "--db", str(db))
     Path(f"{db}-wal").write_bytes(os.urandom(100_000))
     r, data = query_json("word42", "--root", str(big_tree), "--db", str(db))
     assert r.exit_code == 0 and r.stderr == ""
@@ -233,7 +227,7 @@ def test_garbage_in_the_wal_file_is_ignored(big_tree, tmp_path):
 
 def test_a_database_path_that_is_a_directory_is_a_one_line_error(tree, tmp_path):
     default_db_path(tree).mkdir(parents=True)
-    r = run("query", "pgbouncer", "--root", str(tree))
+    r = cli("query", "pgbouncer", "--root", str(tree))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "directory" in r.stderr, r.stderr
     with pytest.raises(DatabaseError, match="directory"):
         with MemoryIndex(tree, tmp_path) as idx:
@@ -270,7 +264,7 @@ def mountpoint(tmp_path):
 
 def test_read_only_database_directory_is_a_one_line_error_and_recovers(big_tree, mountpoint):
     db = mountpoint / "index.db"
-    assert run("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
+    assert cli("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
     _mount_or_skip("--bind", str(mountpoint), str(mountpoint))
     _mount_or_skip("-o", "remount,ro,bind", str(mountpoint))
     before = snapshot(big_tree)
@@ -278,7 +272,7 @@ def test_read_only_database_directory_is_a_one_line_error_and_recovers(big_tree,
     before = snapshot(big_tree)
     for args in (["query", "okapi"], ["index"], ["status"], ["query", "okapi", "--db", str(mountpoint / "new.db")],
                  ["query", "okapi", "--db", str(mountpoint / "sub" / "new.db")]):
-        r = run(*args, "--root", str(big_tree), *([] if "--db" in args else ["--db", str(db)]))
+        r = cli(*args, "--root", str(big_tree), *([] if "--db" in args else ["--db", str(db)]))
         assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), (args, r.stderr)
     assert snapshot(big_tree) == before
     assert _mount("-o", "remount,rw,bind", str(mountpoint))
@@ -288,14 +282,14 @@ def test_read_only_database_directory_is_a_one_line_error_and_recovers(big_tree,
 
 def test_missing_database_directories_are_created(tree, tmp_path):
     db = tmp_path / "a" / "b" / "c" / "index.db"
-    r = run("query", "pgbouncer", "--root", str(tree), "--db", str(db))
+    r = cli("query", "pgbouncer", "--root", str(tree), "--db", str(db))
     assert r.exit_code == 0 and db.exists()
 
 
 def test_disk_full_while_writing_the_index_then_recovery(big_tree, mountpoint):
     _mount_or_skip("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mountpoint))
     db = mountpoint / "index.db"
-    assert run("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
+    assert cli("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
     filler = mountpoint / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
     try:  # take every byte that is left
@@ -309,7 +303,7 @@ def test_disk_full_while_writing_the_index_then_recovery(big_tree, mountpoint):
         write(big_tree, f"projects/p{i % 7}/note-{i}.md", f"note {i} rewritten okapi{i} " + "sit amet " * 60)
     before = snapshot(big_tree)
     for args in (["query", "okapi10"], ["index"]):
-        r = run(*args, "--root", str(big_tree), "--db", str(db))
+        r = cli(*args, "--root", str(big_tree), "--db", str(db))
         assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "space" in r.stderr, r.stderr
     assert snapshot(big_tree) == before
     filler.unlink()
@@ -429,9 +423,9 @@ def test_no_operation_ever_writes_touches_or_creates_a_file_in_the_tree(tree, tm
     db = ["--root", str(tree)]
     for args in (["index"], ["query", "pgbouncer"], ["query", "walrus", "--json"], ["status"], ["doctor"],
                  ["doctor", "--fix"], ["index", "--json"]):
-        assert run(*args, *db).exit_code in (0, 1), args
+        assert cli(*args, *db).exit_code in (0, 1), args
     cache.write_bytes(b"garbage" * 1000)  # damaged: set aside and rebuilt from the files
-    assert run("query", "pgbouncer", *db).exit_code == 0
+    assert cli("query", "pgbouncer", *db).exit_code == 0
     with MemoryIndex(tree) as idx:
         idx.search("cents", scope="sessions")
         idx.status()

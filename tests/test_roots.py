@@ -8,12 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import NO_CORPORA, SHARED, write
+from conftest import NO_CORPORA, SHARED, cli, write
 from memsearch import MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
-from memsearch.cli import main
 from memsearch.db import roots_db_path
 
 CC_PROJECT = "-home-me-code-shop"
@@ -166,7 +164,7 @@ def test_malformed_frontmatter_is_found_and_reported(tmp_path):
         found = {h.path for h in idx.search("walrus", floor=0)}
     assert found == {"unclosed.md", "list.md", "tabs.md", "bom.md", "bad-yaml.md"}
     assert {m.path for m in report.malformed} == {"unclosed.md", "list.md", "tabs.md", "bad-yaml.md"}
-    out = CliRunner().invoke(main, ["index", "--root", f"plain={root}", "--db", str(tmp_path / "db2")])
+    out = cli("index", "--root", f"plain={root}", "--db", str(tmp_path / "db2"))
     assert "4 with unusable frontmatter" in out.output
     assert "indexed as plain text tabs.md: frontmatter is not valid YAML" in out.output
 
@@ -258,7 +256,7 @@ def test_config_file_roots(layouts, tmp_path, monkeypatch):
         assert [(r.kind, r.name) for r in idx.roots] == [("claude", "cc"), ("plain", "my-notes")]
         paths = set(hits_by_path(idx))
     assert "my-notes:ideas.md" in paths and not any(p.startswith("zcode") for p in paths)
-    r = CliRunner().invoke(main, ["query", "walrus", "--db", str(tmp_path / "db"), "--json", "--no-floor"])
+    r = cli("query", "walrus", "--db", str(tmp_path / "db"), "--json", "--no-floor")
     assert {h["path"] for h in json.loads(r.output)["results"]} <= paths
 
 
@@ -266,21 +264,21 @@ def test_environment_roots(layouts, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_ROOTS", os.pathsep.join([f"zcode={layouts['zcode']}", str(layouts["mimo"])]))
     with MemoryIndex(db_path=tmp_path / "db") as idx:
         assert [r.kind for r in idx.roots] == ["zcode", "mimo"]
-    r = CliRunner().invoke(main, ["query", "walrus", "--db", str(tmp_path / "db"), "--json", "--scope", "zcode"])
+    r = cli("query", "walrus", "--db", str(tmp_path / "db"), "--json", "--scope", "zcode")
     assert r.exit_code == 0 and {h["scope"] for h in json.loads(r.output)["results"]} == {"zcode"}
 
 
 def test_cli_with_several_roots(layouts, tmp_path):
     args = ["--root", f"claude={layouts['claude']}", "--root", f"zcode={layouts['zcode']}",
             "--root", f"plain={layouts['plain']}", "--root", str(layouts["mimo"]), "--db", str(tmp_path / "db")]
-    r = CliRunner().invoke(main, ["query", "zebra", *args], catch_exceptions=False)
+    r = cli("query", "zebra", *args)
     assert r.output.startswith(f"zcode:{ZC_PROJECT}/memory/z.md  [zcode/{ZC_PROJECT} · feedback]")
-    r = CliRunner().invoke(main, ["query", "walrus", *args, "--type", "user", "--json"])
+    r = cli("query", "walrus", *args, "--type", "user", "--json")
     assert [(h["path"], h["scope"], h["scope_id"]) for h in json.loads(r.output)["results"]] == [
         ("cc:-other/memory/user.md", "cc", "-other")]
-    status = json.loads(CliRunner().invoke(main, ["status", *args, "--json"]).output)
+    status = json.loads(cli("status", *args, "--json").output)
     assert [line.split(" ")[0] for line in status["roots"]] == ["cc", "zcode", "notes", "mimo"]
-    assert CliRunner().invoke(main, ["query", "walrus", "--root", "svn=/x"]).exit_code == 2
+    assert cli("query", "walrus", "--root", "svn=/x").exit_code == 2
 
 
 def test_default_database_is_keyed_by_the_set_of_roots(layouts):

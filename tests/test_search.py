@@ -1,12 +1,8 @@
 import pytest
 
-from conftest import bump_mtime, write
+from conftest import bump_mtime, paths, write
 from memsearch import MemoryIndex, MemsearchError, NoSearchableWords
 from memsearch.search import Hit, apply_floor
-
-
-def paths(hits):
-    return [h.path for h in hits]
 
 
 def test_hits_carry_path_scope_type_score_snippet(index):

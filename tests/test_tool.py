@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import bump_mtime, imports_of, memsearch_exe, write
+from conftest import bump_mtime, imports_of, run_memsearch, write
 from memsearch import tool
 from memsearch.tool import READ_TOOL, SEARCH_TOOL, SCOPES, ToolArgumentError, call_tool, parse_search_args
 
@@ -286,8 +286,7 @@ def test_tool_module_imports_neither_mcp_nor_click():
 
 # -- `memsearch mcp` failing before any session ---------------------------------------
 def test_startup_errors_are_one_line(tmp_path):
-    missing = subprocess.run([memsearch_exe(), "mcp", "--root", str(tmp_path / "missing")],
-                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    missing = run_memsearch("mcp", "--root", tmp_path / "missing", timeout=60)
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.startswith("Error: memory root does not exist") and missing.stderr.count("\n") == 1
 
