@@ -96,7 +96,7 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         reason = reason or why
         # No watcher will sweep this folder now: the cookies of queries that
         # died in a handshake with it would stay for ever. Only the folder of
-        # this root (its key names it), never one a row merely claims.
+        # this root (its real path), never one a row merely claims.
         if row is not None and root.path and row.folder == os.path.realpath(root.path):
             sweep_cookies(row.folder, now)
     if reason:
