@@ -77,9 +77,10 @@ full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) bef
 - On zero results, escalate step by step:
 {textwrap.indent(ESCALATION.format(roots="<memory folder>"), "  ")}
 
-Filters (optional): scope = global, projects, sessions, cc (Claude Code memory) or zcode (ZCode \
-memory); scope_id = a project or session id; type = memory, checkpoint, progress, notes, free, or \
-user, feedback, project, reference (Claude Code / ZCode memory)."""
+Filters (optional): scope = global, projects, sessions, cc (Claude Code memory), zcode (ZCode \
+memory) or repo (a checkout's memory and instruction files); scope_id = a project, session or \
+checkout id; type = memory, checkpoint, progress, notes, free, or user, feedback, project, \
+reference (Claude Code / ZCode memory), or instructions (a checkout's instruction files)."""
 
 _LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": TOOL_MAX_LIMIT, "default": TOOL_DEFAULT_LIMIT,
                  "description": f"Most hits to return (1 to {TOOL_MAX_LIMIT}, default {TOOL_DEFAULT_LIMIT})."}
@@ -96,7 +97,8 @@ SEARCH_SCHEMA = _schema({
     },
     "scope": {
         "type": "string", "enum": list(SCOPES),
-        "description": "Only this layer: global, projects, sessions, cc (Claude Code) or zcode (ZCode).",
+        "description": "Only this layer: global, projects, sessions, cc (Claude Code), zcode (ZCode) or repo"
+                       " (a checkout's memory and instruction files).",
     },
     "scope_id": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
                  "description": "Only this project or session id (the folder name under its scope)."},

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -528,3 +529,17 @@ def test_swapping_a_folder_for_a_link_out_never_reads_outside(tmp_path, kind):
         finally:
             stop.set()
             swapper.join()
+
+
+def test_the_static_search_tool_names_every_value_its_enums_allow():
+    """The index-free memory_search (for hosts that register it as is) says in
+    words every scope and type its schema accepts: a model reads the text."""
+    from memsearch.tool import SEARCH_TOOL
+
+    props = SEARCH_TOOL.input_schema["properties"]
+    filters = SEARCH_TOOL.description.rsplit("Filters (optional):", 1)[1]
+    for name in ("scope", "type"):
+        for value in props[name]["enum"]:
+            assert re.search(rf"\b{value}\b", filters), (name, value)
+    for value in props["scope"]["enum"]:
+        assert re.search(rf"\b{value}\b", props["scope"]["description"]), value
