@@ -148,10 +148,10 @@ class KnownFingerprints:
 
 def reconcile(
     conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints | None = None, deep: bool = False,
+    known: KnownFingerprints | None = None, deep: bool,
 ) -> ReconcileReport:
-    """``deep``: look for nested instruction files in repos roots, as an index
-    build does."""
+    """``deep`` (no default: each caller says): look for nested instruction
+    files in repos roots, as an index build does."""
     started = time.perf_counter()
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
@@ -211,7 +211,7 @@ class _SavedWalks(SavedState):
 
 def reconcile_paths(
     conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints | None = None, deep: bool = True,
+    known: KnownFingerprints | None = None, deep: bool,
 ) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
     them in step, at a cost that follows the paths: how the watcher applies a
