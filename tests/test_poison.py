@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import bench, run_memsearch, write
-from memsearch import MemoryIndex, cjk, metadata, reconcile as reconcile_mod
+from memsearch import MemoryIndex, cjk, metadata
 from memsearch.metadata import MAX_FIELD, parse
 
 
@@ -146,8 +146,7 @@ def test_a_file_that_cannot_be_indexed_at_all_is_skipped_with_its_reason(root, t
         # The watcher's path (reconcile_paths) is isolated the same way.
         write(root, "projects/p/bad.md", "badbody again\n")
         os.utime(root / "projects/p/bad.md", (1, 1))
-        again = reconcile_mod.reconcile_paths(idx.conn, idx.layout, ["projects/p/bad.md"],
-                                              max_file_bytes=idx.settings.max_file_bytes)
+        again = idx.reconcile_paths(["projects/p/bad.md"])
         assert [s.path for s in again.skipped] == ["projects/p/bad.md"]
 
 
