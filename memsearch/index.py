@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 SCOPES = tuple(dict.fromkeys(s for scopes in SCOPES_OF_KIND.values() for s in scopes))
 
 
-def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> None:
+def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> tuple[str | None, str | None]:
     """UnknownFilter when scope, type or scope id can match no file: a typo
-    to report, not an empty answer that reads as "never recorded"."""
+    to report, not an empty answer that reads as "never recorded". Returns
+    scope and type in lower case, as every file has them: letter case is no typo."""
+    scope, type = _folded(scope), _folded(type)
     for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
             raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
@@ -41,6 +43,11 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
         except UnicodeEncodeError:
             raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text:"
                                 " no scope id holds a lone surrogate") from None
+    return scope, type
+
+
+def _folded(value):
+    return value.lower() if isinstance(value, str) else value
 
 
 def _shown(value) -> str:
@@ -207,7 +214,7 @@ class MemoryIndex(db.Opened):
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
-        self._check_filters(scope, type, scope_id)
+        scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
         report = self.refresh() if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
@@ -220,14 +227,16 @@ class MemoryIndex(db.Opened):
         return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
                             unmatched(query, counts))
 
-    def _check_filters(self, scope: str | None, type: str | None, scope_id: str | None) -> None:
-        """An unknown scope, type or scope id would silently find nothing: say so."""
+    def _check_filters(self, scope: str | None, type: str | None, scope_id: str | None) -> tuple:
+        """An unknown scope, type or scope id would silently find nothing: say
+        so. (scope, type) in lower case, as check_filters gives them."""
+        scope = _folded(scope)
         scopes = self.layout.scopes()
         if scope is not None and scope not in scopes:
             given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
             choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
             raise UnknownFilter(f"no root of this index has scope {_shown(scope)} (roots: {given}): {choice}")
-        check_filters(None, type, scope_id)
+        return scope, check_filters(None, type, scope_id)[1]
 
     def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
         """(scope, scope id, files) of the projects and sessions indexed now,

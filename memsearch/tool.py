@@ -261,10 +261,9 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
             f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): search one to three rare words")
     scope = _optional_text(args, "scope")
     kind = _optional_text(args, "type")
-    scope, kind = scope and scope.lower(), kind and kind.lower()
     scope_id = _optional_text(args, "scope_id")
     try:
-        check_filters(scope, kind, scope_id)  # as the library checks them, with its message
+        scope, kind = check_filters(scope, kind, scope_id)  # as the library checks them, with its message
     except ValueError as ex:
         raise ToolArgumentError(str(ex)) from None
     return SearchArgs(query, scope, scope_id, kind, _limit(args.get("limit")))

@@ -73,8 +73,8 @@ def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
     for filters, unknown in (
         ({"scope_id": scope}, surrogate),  # any scope id reaches SQL, bound
         ({"scope": scope, "scope_id": scope, "type": kind},
-         surrogate or (scope is not None and scope not in searchable.layout.scopes())
-         or (kind is not None and kind not in TYPES)),
+         surrogate or (scope is not None and scope.lower() not in searchable.layout.scopes())
+         or (kind is not None and kind.lower() not in TYPES)),
     ):
         try:
             searchable.search("alpha " + text, reconcile=False, **filters)

@@ -44,6 +44,24 @@ def test_filters(index):
     assert index.search("webhook", scope_id="nope") == []
 
 
+def test_scope_and_type_ignore_letter_case_as_the_tool_does(index, root, tmp_path):
+    """Every indexed scope and type is lower case: "Projects" is no typo, in
+    the library, the installed CLI and the tool alike."""
+    from conftest import run_memsearch
+    from memsearch.tool import call_tool
+
+    want = paths(index.search("checkpoint", scope="projects", type="checkpoint"))
+    assert want == ["projects/shop/checkpoint-2.md"]
+    assert paths(index.search("checkpoint", scope="Projects", type="CHECKPOINT")) == want
+    result = index.search_result("checkpoint", scope="PROJECTS")
+    assert {h.scope for h in result.hits} == {"projects"}
+    done = run_memsearch("query", "--root", root, "--db", tmp_path / "cli.db", "--scope", "Projects",
+                         "--type", "Checkpoint", "checkpoint")
+    assert done.returncode == 0 and done.stdout.count("projects/shop/checkpoint-2.md") == 1, done.stderr
+    tool = call_tool(index, "memory_search", {"query": "checkpoint", "scope": "Projects", "type": "CheckPoint"})
+    assert not tool.is_error and tool.data["filters"]["scope"] == "projects", tool.text
+
+
 def test_limit(index):
     assert len(index.search("the rounding cents checkpoint tests", limit=2, floor=0)) == 2
     with pytest.raises(ValueError):
