@@ -27,6 +27,7 @@ from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
+from .memory_file import below
 from .walk import Skipped, Walk, add_file, printable_name, real_folder
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
@@ -169,10 +170,11 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
         st = os.lstat(abspath)
         real = os.path.realpath(abspath)
         if real != abspath:  # a link, or a link on the way: only to a place discovery reads
-            if not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            inside = below(real, real_root)
+            if not inside:
                 skipped.append(Skipped(rel, "symlink points outside the root"))
                 return
-            if not reads(real_root, real[len(real_root.rstrip(os.sep)) + 1:].replace(os.sep, "/")):
+            if not reads(real_root, inside.replace(os.sep, "/")):
                 skipped.append(Skipped(rel, "symlink points to a file the discovery does not read"))
                 return
             st = os.stat(real)
@@ -192,7 +194,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     ``walked`` gets every folder listed. ``resolved``: no folder on the way
     is a link (realpath would lstat each again: half a cold probe's syscalls)."""
     real = folder if resolved else os.path.realpath(folder)
-    if real != folder and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+    if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
         return
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only

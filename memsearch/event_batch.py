@@ -13,6 +13,7 @@ from typing import NamedTuple
 from . import discover
 from .freshness import COOKIE_PREFIX
 from .roots import Root
+from .memory_file import below
 from .walk import is_markdown, printable_name
 
 
@@ -68,10 +69,9 @@ class Batch:
                 return "cookie"  # as urgent
             self.paths.add(f.label)  # the root's own attributes: reconcile it whole
             return "event"
-        head = f.folder.rstrip(os.sep) + os.sep
-        if not path.startswith(head):
+        rel = below(path, f.folder)
+        if rel is None:
             return None
-        rel = path[len(head):]
         if os.sep != "/":
             rel = rel.replace(os.sep, "/")
         if rel.startswith(COOKIE_PREFIX) and "/" not in rel:

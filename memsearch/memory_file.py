@@ -61,12 +61,22 @@ def printable_name(name: str) -> str:
         return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
+def below(path: str, folder: str) -> str | None:
+    """``path`` relative to ``folder`` ("" for the folder itself), or None
+    when it lies outside: the one containment test, on real paths, that every
+    link, read and event is judged by."""
+    if path == folder:
+        return ""
+    head = folder.rstrip(os.sep) + os.sep
+    return path[len(head):] if path.startswith(head) else None
+
+
 def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None:
     """Why the walk must not follow a link whose resolved target is
     ``target`` (None: follow it). The same rule as :func:`open_memory_file`."""
-    if not (target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)):
+    rel = below(target, real_root)
+    if rel is None:
         return "symlink points outside the root"
-    rel = target[len(real_root.rstrip(os.sep)) + 1:]
     if rel and any(is_hidden(part) for part in rel.split(os.sep)):
         return "symlink points into a hidden folder"
     if not is_dir and not is_markdown(target):
@@ -176,13 +186,12 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                         raise _refused(f"{shown} goes through too many symlinks")
                     target = os.readlink(name, dir_fd=fds[-1])
                     if os.path.isabs(target):
-                        head = real_root.rstrip(os.sep) + os.sep
-                        if not target.startswith(head):
+                        target = below(target, real_root)
+                        if not target:
                             raise outside
                         while len(fds) > 1:  # on from the root
                             os.close(fds.pop())
                         done.clear()
-                        target = target[len(head):]
                     todo.extend((part, None) for part in reversed(target.split(os.sep)))
                 elif todo:  # more names follow: this must be a directory
                     fds.append(os.open(name, _DIR_FLAGS, dir_fd=fds[-1]))

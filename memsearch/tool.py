@@ -20,7 +20,7 @@ from . import discover
 from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
-from .memory_file import PATH_MAX, is_markdown, open_memory_file, printable_name
+from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .roots import TYPES
 from .search import Hit, short_repr
 from .session_context import check_arguments, whole_number
@@ -453,9 +453,9 @@ def _root_of(index: MemoryIndex, path: str):
     for root in index.roots:
         real = os.path.realpath(root.path)
         for folder in {root.path, real, printable_name(root.path), printable_name(real)}:
-            head = folder.rstrip(os.sep) + os.sep
-            if path.startswith(head) and (found is None or len(head) > found[0]):
-                found = (len(head), root, path[len(head):])
+            rel = below(path, folder)
+            if rel and (found is None or len(folder) > found[0]):
+                found = (len(folder), root, rel)
     return None if found is None else (found[1], found[2].replace(os.sep, "/"))
 
 

@@ -10,7 +10,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
-from .memory_file import is_markdown, link_target_refusal, printable_name
+from .memory_file import below, is_markdown, link_target_refusal, printable_name
 
 
 class Skipped(NamedTuple):
@@ -193,7 +193,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
         skipped.append(Skipped(rel, refusal))
     elif not is_dir:
         add_file(rel, target, st, files, skipped, max_file_bytes)
-    elif dirpath == target or dirpath.startswith(target.rstrip(os.sep) + os.sep) or target in linked_dirs:
+    elif below(dirpath, target) is not None or target in linked_dirs:
         skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
     else:
         linked_dirs.add(target)

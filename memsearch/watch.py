@@ -28,6 +28,7 @@ from .event_batch import Batch, Followed, Links
 from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, scan_dirs
 from .freshness import FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver, WatcherRows, sweep_cookies
 from .inotify import InotifySource
+from .memory_file import below
 
 log = logging.getLogger("memsearch.watch")
 
@@ -105,7 +106,7 @@ class Watcher:
 
         db = os.path.realpath(self.db_path)
         for f in self._followed:
-            if _inside(db, f.folder):
+            if below(db, f.folder) is not None:
                 raise WatcherError(
                     f"the index database {self.db_path} is inside the watched root {f.folder}: every write to it"
                     " would wake the watcher; put the index elsewhere (--db or MEMSEARCH_DB)")
@@ -313,7 +314,7 @@ class Watcher:
     def _route(self, kind: str, path: str, is_dir: bool) -> None:
         """An event from watchdog: under which walked root."""
         for f in self._walked:
-            if _inside(path, f.folder):
+            if below(path, f.folder) is not None:
                 self._on_event(f, kind, path, is_dir)
                 return
 
@@ -395,7 +396,4 @@ class Watcher:
 class _Stopping(Exception):
     """stop() was called during a long reconcile."""
 
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
