@@ -12,9 +12,8 @@ import os
 import re
 import stat
 
+from .memory_file import INDEX_NAME
 from .metadata import BOM, FENCE_LINE
-
-INDEX_NAME = "MEMORY.md"
 
 # Claude Code's limits for the index it loads: a file that fits one fits the other.
 MAX_LINES = 200

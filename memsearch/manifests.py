@@ -18,6 +18,7 @@ from typing import NamedTuple
 from . import context, metadata
 from .format import printable_path
 from .layout import Layout
+from .memory_file import INDEX_NAME
 from .roots import Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
@@ -25,9 +26,6 @@ from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 # this many bytes: a longer block is unusable anyway (metadata.MAX_BLOCK).
 HEAD_LINES = 30
 HEAD_BYTES = metadata.MAX_BLOCK + 4096
-
-# Indexes are not memories: they list them.
-INDEX_NAME = "MEMORY.md"
 
 
 class ManifestEntry(NamedTuple):
@@ -59,7 +57,7 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     found = roots.walk(max_file_bytes).files
     newest = sorted(
         ((mtime_ns, path, abspath) for path, (abspath, _size, mtime_ns) in found.items()
-         if path.rsplit("/", 1)[-1].rsplit(":", 1)[-1] != INDEX_NAME),
+         if path.rsplit("/", 1)[-1].rsplit(":", 1)[-1] != INDEX_NAME),  # indexes list memories
         key=lambda item: (-item[0], item[1]),
     )
     entries = []

@@ -36,6 +36,10 @@ MIMO_SCOPES = ("global", "projects", "sessions")
 
 # A claude or zcode project keeps its memory in this folder of its own.
 MEMORY_DIR = "memory"
+
+# The index of a folder of memories (Claude Code's spelling: it lists them, and
+# is loaded into the agent's context).
+INDEX_NAME = "MEMORY.md"
 PROJECT_KINDS = ("claude", "zcode")
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
