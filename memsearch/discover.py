@@ -742,7 +742,9 @@ def is_memory_path(rel: str) -> bool:
     for folder in _FOLDERS:
         if inside.startswith(folder + "/"):
             return not any(p[0] == "." for p in inside[len(folder) + 1:].split("/"))
-    return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts)
+    # SKIP_DIRS are the source folders the deep walk never enters: not the
+    # checkout itself (a checkout may be called build), not a memory place.
+    return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts[1:-1])
 
 
 def is_relevant(rel: str, is_dir: bool) -> bool:
@@ -750,7 +752,7 @@ def is_relevant(rel: str, is_dir: bool) -> bool:
     what discovery finds: a checkout itself, a place it reads or a folder
     on the way to one, a nested instruction file."""
     parts = rel.split("/")
-    if parts[0][:1] == "." or any(p in SKIP_DIRS for p in parts):
+    if parts[0][:1] == ".":
         return False
     if len(parts) == 1:
         return is_dir

@@ -174,8 +174,17 @@ class InotifySource:
                 if mask & flags:
                     if is_dir and kind == "created":
                         self._watch_new(folder, path)
+                    elif kind in ("created", "deleted") and folder not in self._deep and self._is_memory_dir(folder):
+                        # A memory/ of source code turns into memory by its names
+                        # (discover._holds_memory): then it is watched whole.
+                        self.follow(os.path.dirname(folder))
                     self._on_event(kind, path, is_dir)
                     break
+
+    def _is_memory_dir(self, folder: str) -> bool:
+        """Whether ``folder`` is a checkout's ``memory/`` (memory or not)."""
+        checkout, name = os.path.split(folder)
+        return name == "memory" and os.path.dirname(checkout) == self.folder
 
     def _watch_new(self, parent: str, path: str) -> None:
         """A folder made or moved in: inside a memory folder it is watched

@@ -735,3 +735,39 @@ def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_pat
     assert batch.deep
     assert batch.note(root, str(tmp_path / ".memsearch-cookie-1-0-ab"), "created", False, links=False) == "cookie"
     assert batch.urgent() and batch.cookies == {".memsearch-cookie-1-0-ab"}
+
+
+def test_a_repos_root_watches_checkouts_and_memory_subfolders_named_like_build_output(tmp_path, config):
+    """SKIP_DIRS are source folders the deep walk never enters, not names a
+    checkout or a folder inside a memory place may not have."""
+    src = tmp_path / "src"
+    write(src, "build/.claude/memory/x.md", "the build checkout remembers a gecko\n")
+    write(src, "shop/.claude/rules/build/ci.md", "ci rules mention a lemur\n")
+    write(src, "shop/dist/AGENTS.md", "never indexed: the deep walk skips dist\n")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "gecko") == ["build/.claude/memory/x.md"]
+        write(src, "build/.claude/memory/x.md", "the build checkout remembers a marmot\n")
+        write(src, "build/CLAUDE.md", "build instructions name a tapir\n")
+        write(src, "shop/.claude/rules/build/ci.md", "ci rules mention an ocelot\n")
+        write(src, "shop/.claude/rules/build/new.md", "a new rule about a quokka\n")
+        assert fresh(idx, "marmot") == ["build/.claude/memory/x.md"] and fresh(idx, "gecko") == []
+        assert fresh(idx, "tapir") == ["build/CLAUDE.md"]
+        assert fresh(idx, "ocelot") == ["shop/.claude/rules/build/ci.md"]
+        assert fresh(idx, "quokka") == ["shop/.claude/rules/build/new.md"]
+        assert fresh(idx, "indexed") == []
+    from memsearch import discover
+
+    assert discover.is_memory_path("build/pkg/AGENTS.md") and not discover.is_memory_path("shop/dist/AGENTS.md")
+
+
+def test_a_repos_memory_folder_that_turns_into_memory_is_watched_whole(tmp_path, config):
+    src = tmp_path / "src"
+    write(src, "app/memory/alloc.py", "# source code, so memory/ is not memory\n")
+    write(src, "app/memory/notes.md", "notes beside the code\n")
+    write(src, "app/memory/sub/x.md", "a note about a heron\n")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "heron") == []
+        os.remove(src / "app/memory/alloc.py")  # only Markdown left: agent memory now
+        assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
+        write(src, "app/memory/sub/x.md", "a note about a pelican\n")
+        assert fresh(idx, "pelican") == ["app/memory/sub/x.md"] and fresh(idx, "heron") == []
