@@ -241,7 +241,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
                          ("rows out of date", outdated)):
         if paths:
-            shown = ", ".join(paths[:EXAMPLES]) + (", ..." if len(paths) > EXAMPLES else "")
+            shown = ", ".join(map(printable_path, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
             parts.append(f"{len(paths)} {label} ({shown})")
     return Check("files", False, "; ".join(parts), "reconcile")
 

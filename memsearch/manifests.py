@@ -16,7 +16,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from . import context, metadata
-from .format import printable_path
+from .format import one_line, printable_path
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .roots import Root, resolve
@@ -81,6 +81,6 @@ def format_manifest(entries: list[ManifestEntry]) -> str:
     lines = []
     for e in entries:
         tag = f"[{e.type}] " if e.type else ""
-        tail = f": {' '.join(e.description.split())}" if e.description else ""
+        tail = f": {one_line(e.description)}" if e.description else ""  # it goes into a model's context
         lines.append(f"- {tag}{printable_path(e.path)} ({e.modified}){tail}")
     return "\n".join(lines)

@@ -197,3 +197,14 @@ def test_files_out_of_step_promise_nothing_doctor_has_not_tried(tree, tmp_path):
     r = doctor("--root", str(tree), "--db", str(db))
     assert r.exit_code == 1 and "next query" not in r.stdout
     assert "ok      query: opened, searched and written (rolled back) as a query does" in r.stdout
+
+
+def test_file_names_in_the_report_cannot_drive_the_terminal_or_forge_a_line(tree, tmp_path):
+    evil = "evil\x1b]0;pwned\x07\nok   all good.md"
+    db = built(tree, tmp_path / "db")
+    write(tree, evil, "made after the index")
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert not any(line.startswith("ok   all good") for line in r.stdout.splitlines())
+    assert "1 files missing from the index (evil\\x1b]0;pwned\\x07\\nok   all good.md)" in r.stdout
