@@ -88,6 +88,12 @@ def test_installed_script_runs_a_real_query():
     assert results[0]["path"] == "projects/webshop/memory-payments.md"
 
 
+def test_the_sample_tree_indexes_cleanly(tmp_path):
+    """What a newcomer indexes first: no file passed over, no unusable frontmatter."""
+    out = run_memsearch("index", "--root", REPO / "examples" / "memory", "--db", tmp_path / "db", timeout=60)
+    assert out.returncode == 0 and " 0 skipped" in out.stdout and "frontmatter" not in out.stdout, out.stdout
+
+
 def test_python_dash_m_memsearch_is_the_console_script(tmp_path):
     sample = REPO / "examples" / "memory"
     run = lambda *args: subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True,
