@@ -33,8 +33,11 @@ COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 # most questions about them, often above the very file its line points to.
 # It is ranked right below the last candidate of its own folder instead, its
 # score kept as computed (so scores are not monotonic where an index moved).
-# Measured in bench/README.md ("Index files").
+# Measured in bench/README.md ("Index files"). Only below the files scoring
+# at least DEMOTE_SHARE of it: a file far below holds no answer the index
+# stands for, and moving under it hid the one file with the rare word.
 DEMOTE_INDEXES = True
+DEMOTE_SHARE = 0.15
 
 # A pair of adjacent words counts half a word: it lifts files holding the
 # words together without outweighing the rare word a question turns on.
@@ -205,9 +208,9 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     if counts is not None:
         counts.update((s.fts, s.files) for s in scored)
     rows = _rank(conn, scored, size, where, [*active.values(), *(roots or ())])
+    kept = apply_floor(rows, floor, score=itemgetter(4))  # measured from the best score, before any move
     if DEMOTE_INDEXES:
-        rows = demote_indexes(rows)
-    kept = apply_floor(rows, floor, score=itemgetter(4))
+        kept = demote_indexes(kept)
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
     return hits, len(rows) - len(kept)
@@ -455,13 +458,15 @@ def is_index(path: str) -> bool:
 
 
 def demote_indexes(rows: list[tuple]) -> list[tuple]:
-    """Each MEMORY.md moved below every candidate of its own folder."""
+    """Each MEMORY.md moved below every candidate of its own folder that
+    scores at least DEMOTE_SHARE of it (rows: path first, score fifth)."""
     if not any(is_index(row[0]) for row in rows):
         return rows
     out = list(rows)
     for row in [r for r in rows if is_index(r[0])]:
-        folder = row[0][:-9]
-        last = max((i for i, r in enumerate(out) if r[0].startswith(folder) and not is_index(r[0])), default=-1)
+        folder, least = row[0][:-9], row[4] * DEMOTE_SHARE
+        last = max((i for i, r in enumerate(out) if r[0].startswith(folder) and not is_index(r[0])
+                    and r[4] >= least), default=-1)
         at = out.index(row)
         if last > at:
             out.insert(last, out.pop(at))

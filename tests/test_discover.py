@@ -200,6 +200,21 @@ def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkey
         assert [h.path for h in idx.search("kitchen rota")][0] == "inn/.claude/memory/MEMORY.md"
 
 
+def test_an_index_file_is_not_moved_below_files_far_weaker_than_it(src, tmp_path):
+    """Twelve files that share only the common word with a MEMORY.md that
+    also holds the rare one: the index stays first, and the floor, measured
+    from the best score, drops them (below the index, it was measured from
+    one of them, and the only file with the rare word fell out of the top 5)."""
+    memory = src / "inn" / ".claude" / "memory"
+    write(memory / "MEMORY.md", "- [Okapi](okapi.md): the okapi gateway\n")
+    for n in range(12):
+        write(memory / f"n{n}.md", f"note {n} about the gateway. " + "Padding words here. " * 10)
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        result = idx.search_result("okapi gateway", limit=5)
+        assert [h.path for h in result.hits] == ["inn/.claude/memory/MEMORY.md"] and result.floored >= 12
+        assert [h.path for h in idx.search("okapi gateway", limit=5, floor=0)][0] == "inn/.claude/memory/MEMORY.md"
+
+
 # -- a long-lived index re-probes only the checkouts whose folders changed ------------
 
 def settle(root):
