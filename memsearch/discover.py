@@ -465,7 +465,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
                 mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
                 continue
-            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now):
+            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
@@ -481,6 +481,21 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             return None
         files_found.append((rel, abspath))
     return _Probe(dirs + links, files_found)
+
+
+def _one_hop(link: str) -> bool:
+    """Whether the link at ``link`` (in a real folder) reaches its file by
+    itself, through no other link: the probe keeps only this one, and another
+    one re-pointed (docs/x in CLAUDE.md -> docs/x -> ../AGENTS.md) would go
+    unseen. A ".." after a name is refused: it may climb back out of a link."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return False
+    parts = target.split(os.sep)
+    while parts and parts[0] == "..":
+        del parts[0]
+    return ".." not in parts and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
 
 
 def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:

@@ -448,6 +448,37 @@ def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(s
         assert "blog/CLAUDE.md" in {h.path for h in idx.search("netlify")}
 
 
+@pytest.mark.parametrize("process", ["the same process", "a new process"])
+def test_a_link_re_pointed_partway_through_a_chain_is_seen(src, tmp_path, process):
+    """CLAUDE.md -> docs/x -> ../AGENTS.md, then docs/x re-pointed to
+    ../GEMINI.md: CLAUDE.md and its own folder are as they were, docs/ is
+    no folder discovery watches; CLAUDE.md now holds GEMINI.md's words."""
+    blog = src / "blog"
+    (blog / "AGENTS.md").write_text("Agents: posts are reviewed by a second writer.\n")
+    (blog / "docs").mkdir()
+    (blog / "docs" / "x").symlink_to("../AGENTS.md")
+    (blog / "CLAUDE.md").symlink_to("docs/x")
+    settle(src)
+    for link in (blog / "CLAUDE.md", blog / "docs" / "x"):
+        old = link.lstat().st_mtime_ns - 60 * 10**9
+        os.utime(link, ns=(old, old), follow_symlinks=False)
+    db = tmp_path / "db"
+    with MemoryIndex(Root("repos", str(src)), db) as idx:
+        idx.reconcile()
+        for _ in range(3):
+            assert {h.path for h in idx.search("reviewed")} == {"blog/AGENTS.md", "blog/CLAUDE.md"}
+        new = blog / "docs" / "x.new"
+        new.symlink_to("../GEMINI.md")
+        os.replace(new, blog / "docs" / "x")
+        if process == "a new process":
+            idx.close()
+            _as_a_new_process()
+            idx = MemoryIndex(Root("repos", str(src)), db)
+        with idx:
+            assert {h.path for h in idx.search("reviewed")} == {"blog/AGENTS.md"}
+            assert {h.path for h in idx.search("Gemini")} == {"blog/GEMINI.md", "blog/CLAUDE.md"}
+
+
 # -- the steady state kept in the index for the next process ----------------------
 
 def _as_a_new_process():
