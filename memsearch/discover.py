@@ -28,7 +28,7 @@ from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .memory_file import below
-from .walk import Skipped, Walk, add_file, printable_name, real_folder
+from .walk import NAME_COLLISION, Skipped, Walk, add_file, printable_name, real_folder
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -76,15 +76,35 @@ def _scan(path: str) -> list[os.DirEntry] | None:
         return None
 
 
-def checkouts(root: str) -> list[tuple[str, str]]:
-    """(name as shown, folder) of every non-hidden folder under ``root``."""
+def _shown(folder: str, name: str, rel: str, skipped: list) -> str | None:
+    """``name`` as shown (printable_name); None, and passed over, when that
+    spelling is another entry's real name: two files for one path (the real
+    name keeps it, as in walk.walk)."""
+    if name.isascii():
+        return name
+    shown = printable_name(name)
+    if shown != name and os.path.lexists(os.path.join(folder, shown)):
+        skipped.append(Skipped(rel + shown, NAME_COLLISION))
+        return None
+    return shown
+
+
+def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
+    """(name as shown, folder) of every non-hidden folder under ``root``;
+    ``skipped`` gets those passed over."""
     entries = _scan(root)
     if entries is None:
         if not os.path.isdir(root):
             raise RootNotFound(f"memory root vanished: {root}")
         raise RootNotFound(f"memory root cannot be read: {root}")
-    return [(printable_name(entry.name), entry.path) for entry in entries
-            if entry.name[0] != "." and entry.is_dir(follow_symlinks=False)]
+    skipped = [] if skipped is None else skipped
+    found = []
+    for entry in entries:
+        if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
+            shown = _shown(root, entry.name, "", skipped)
+            if shown is not None:
+                found.append((shown, entry.path))
+    return found
 
 
 def _holds_memory(folder: str) -> bool:
@@ -211,7 +231,10 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             name = entry.name
             if name[0] == ".":
                 continue
-            shown = rel + printable_name(name)
+            shown = _shown(path, name, rel, skipped)
+            if shown is None:
+                continue
+            shown = rel + shown
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if depth + 1 < FOLDER_DEPTH:
@@ -253,14 +276,16 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if name not in SKIP_DIRS and not (depth == 0 and name == "memory"):
-                        dirs.append(entry)
+                        shown = _shown(path, name, rel, skipped)
+                        if shown is not None:
+                            dirs.append((entry.path, rel + shown + "/"))
                     continue
             except OSError:
                 continue
             if depth and name in NESTED_NAMES:
-                _stat_file(entry.path, rel + printable_name(name), real_root, max_file_bytes, found, skipped)
+                _stat_file(entry.path, rel + name, real_root, max_file_bytes, found, skipped)  # an ASCII name
         if not venv and depth < NESTED_DEPTH:
-            stack.extend((entry.path, rel + printable_name(entry.name) + "/", depth + 1) for entry in dirs)
+            stack.extend((folder, shown, depth + 1) for folder, shown in dirs)
 
 
 # A directory changed less than this before it was listed may change again
@@ -300,7 +325,7 @@ class _RootCache:
     __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat", "asked")
 
     def __init__(self):
-        self.listing: tuple[int, int, list[tuple[str, str]]] | None = None  # root's (mtime, inode, checkouts)
+        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None  # root's (mtime, inode, checkouts, passed over)
         self.probes: dict[str, _Probe] = {}
         # Nested files reached through no link when last checked, by shown path:
         # (absolute path, st_dev, st_ino, st_ctime_ns). The very same inode with
@@ -403,14 +428,17 @@ def _settled(mtime_ns: int, now: int) -> bool:
     return mtime_ns + RACY_NS < now
 
 
-def _listed_checkouts(real_root: str, cache: _RootCache, now: int) -> list[tuple[str, str]]:
+def _listed_checkouts(real_root: str, cache: _RootCache, now: int, skipped: list) -> list[tuple[str, str]]:
     """checkouts(), listed again only when the root folder changed."""
     key = _dir_key(real_root)
     listing = cache.listing  # read once: another thread may replace it
     if key is not None and listing is not None and listing[:2] == key:
+        skipped += listing[3]
         return listing[2]
-    found = checkouts(real_root)
-    cache.listing = (*key, found) if key is not None and _settled(key[0], now) else None
+    passed_over: list = []
+    found = checkouts(real_root, passed_over)
+    skipped += passed_over
+    cache.listing = (*key, found, passed_over) if key is not None and _settled(key[0], now) else None
     return found
 
 
@@ -465,7 +493,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
                 mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
                 continue
-            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now):
+            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
@@ -481,6 +509,21 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             return None
         files_found.append((rel, abspath))
     return _Probe(dirs + links, files_found)
+
+
+def _one_hop(link: str) -> bool:
+    """Whether the link at ``link`` (in a real folder) reaches its file by
+    itself, through no other link: the probe keeps only this one, and another
+    one re-pointed (docs/x in CLAUDE.md -> docs/x -> ../AGENTS.md) would go
+    unseen. A ".." after a name is refused: it may climb back out of a link."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return False
+    parts = target.split(os.sep)
+    while parts and parts[0] == "..":
+        del parts[0]
+    return ".." not in parts and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
 
 
 def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:
@@ -550,7 +593,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
     found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
     probes: dict[str, _Probe] = {}
-    for name, checkout in _listed_checkouts(real_root, cache, now):
+    for name, checkout in _listed_checkouts(real_root, cache, now, skipped):
         probe = cache.probes.get(checkout)
         still = _still(probe, max_file_bytes, known_flat, recheck) if probe is not None else None
         if still is not None:

@@ -18,6 +18,10 @@ class Skipped(NamedTuple):
     reason: str
 
 
+# A name that is not UTF-8 whose \xNN spelling (printable_name) is another entry's real name.
+NAME_COLLISION = "name is not UTF-8 and its escaped form names another file"
+
+
 class FileInfo(NamedTuple):
     relpath: str  # '/'-separated, relative to the root
     abspath: str
@@ -134,7 +138,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                     if shown != name and os.path.lexists(os.path.join(dirpath, shown)):
                         # Not UTF-8, and its \xNN spelling is another entry's real
                         # name: two files for one path. The real name keeps it.
-                        skipped.append(Skipped(prefix + shown, "name is not UTF-8 and its escaped form names another file"))
+                        skipped.append(Skipped(prefix + shown, NAME_COLLISION))
                         continue
                     name = shown
                 try:
