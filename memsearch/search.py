@@ -446,7 +446,9 @@ def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     end = start + limit
     opened, closed = excerpt.rfind(MARK_OPEN, start, end), excerpt.rfind(MARK_CLOSE, start, end)
     if opened > closed:  # the window ends inside a match: keep the match whole
-        end = excerpt.find(MARK_CLOSE, opened) + len(MARK_CLOSE)
+        close = excerpt.find(MARK_CLOSE, opened)
+        if close >= 0:  # else a "<<" of the file's own text, no match: the window stands
+            end = close + len(MARK_CLOSE)
     head = "" if start == 0 or excerpt.startswith(ELLIPSIS, start) else ELLIPSIS
     tail = "" if end >= len(excerpt) or excerpt.endswith(ELLIPSIS, 0, end) else ELLIPSIS
     return head + excerpt[start:end] + tail

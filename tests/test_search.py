@@ -185,6 +185,13 @@ def test_cap_keeps_a_match_whole():
     assert cap("short <<one>>", 100) == "short <<one>>"
 
 
+def test_a_files_own_unclosed_marks_do_not_collapse_its_excerpt(root, tmp_path):
+    write(root, "heredoc.md", "The okapi config: << " + "-" * 700 + "\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        snippet = next(h.snippet for h in idx.search("okapi") if h.path == "heredoc.md")
+    assert snippet.startswith("The <<okapi>> config: << ---") and len(snippet) >= 500, snippet
+
+
 def test_a_long_files_excerpt_comes_from_where_most_query_words_meet(root, tmp_path):
     """A file past snippet()'s safe length is excerpted from a slice: the
     one holding most of the query's words, wherever it lies in the file."""
