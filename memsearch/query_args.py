@@ -106,8 +106,8 @@ def _limit(value):
     """click's IntRange(1, MAX_LIMIT) for plain decimals; None for anything else."""
     if value is None:
         return DEFAULT_LIMIT
-    if not (value.isascii() and value.isdigit()):
-        return None  # " 5", "+5", "5_0", "0x5" and the like: click decides
+    if not (value.isascii() and value.isdigit()) or len(value) > 9:
+        return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
     number = int(value)
     return number if 1 <= number <= MAX_LIMIT else None
 
