@@ -73,9 +73,11 @@ class Root(_RootFields):
     __slots__ = ()
 
     def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise ValueError(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
-        if name is not None and (not name or LABEL_SEP in name or "/" in name):
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise ValueError(f"root path {path!r} must be a folder's path")
+        if name is not None and (not isinstance(name, str) or not name or LABEL_SEP in name or "/" in name):
             raise ValueError(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
         return super().__new__(cls, kind, path, name)
 
@@ -201,7 +203,10 @@ def configured(conf: dict | None = None) -> list[Root]:
             unknown = set(entry) - {"kind", "path", "name", "enabled"}
             if unknown:
                 raise MemsearchError(f"config: unknown key(s) in a [[roots]] table: {', '.join(sorted(unknown))}")
-            if entry.get("enabled", True) is False:
+            enabled = entry.get("enabled", True)
+            if not isinstance(enabled, bool):  # "no" would read as on
+                raise MemsearchError(f"config: enabled must be true or false, not {enabled!r}")
+            if not enabled:
                 continue
             try:
                 roots.append(Root(entry.get("kind", "mimo"), entry.get("path"), entry.get("name")))

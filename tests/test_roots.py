@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NO_CORPORA, SHARED, cli, write
+from conftest import NO_CORPORA, SHARED, cli, run_memsearch, write
 from memsearch import MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
 from memsearch.db import roots_db_path
@@ -258,6 +258,15 @@ def test_config_file_roots(layouts, tmp_path, monkeypatch):
     assert "my-notes:ideas.md" in paths and not any(p.startswith("zcode") for p in paths)
     r = cli("query", "walrus", "--db", str(tmp_path / "db"), "--json", "--no-floor")
     assert {h["path"] for h in json.loads(r.output)["results"]} <= paths
+
+
+@pytest.mark.parametrize("table", ['path = 123', 'name = 5', 'kind = 7', 'path = "{plain}"\nenabled = "no"'])
+def test_a_roots_table_of_the_wrong_types_is_a_one_line_error(layouts, tmp_path, table):
+    conf = tmp_path / "config.toml"
+    conf.write_text('[[roots]]\nkind = "plain"\n'.replace('kind = "plain"\n', "" if "kind" in table else 'kind = "plain"\n')
+                    + table.format(plain=layouts["plain"]) + "\n")
+    r = run_memsearch("query", "walrus", "--db", tmp_path / "db", env={"MEMSEARCH_CONFIG": str(conf)})
+    assert r.returncode == 2 and r.stderr.startswith("Error: config: ") and r.stderr.count("\n") == 1, r.stderr
 
 
 def test_environment_roots(layouts, tmp_path, monkeypatch):
