@@ -75,10 +75,8 @@ def query_options(f):
     return f
 
 
-def echo_json(value, ensure_ascii: bool = False) -> None:
-    import json  # here: only --json needs it
-
-    click.echo(json.dumps(value, ensure_ascii=ensure_ascii))
+def echo_json(value) -> None:
+    click.echo(fmt.json_text(value))
 
 
 @contextmanager
@@ -168,7 +166,7 @@ def status(root, db_path, as_json):
     with open_index(root, db_path) as idx:
         info = idx.status()
     if as_json:
-        echo_json(info, ensure_ascii=True)
+        echo_json(info)
     else:
         click.echo(fmt.format_status(info))
 

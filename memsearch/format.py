@@ -44,8 +44,6 @@ def unmatched_line(words) -> str:
 
 
 def result_json(result: SearchResult) -> str:
-    import json  # only --json pays for it
-
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
                "unmatched": list(result.unmatched)}
@@ -53,7 +51,20 @@ def result_json(result: SearchResult) -> str:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
     if result.freshness is not None:
         payload["freshness"] = result.freshness.to_dict()
-    return json.dumps(payload, ensure_ascii=False)
+    return json_text(payload)
+
+
+def json_text(value) -> str:
+    """JSON as UTF-8 text, or escaped to ASCII where it holds what UTF-8 cannot
+    (a lone surrogate from a non-UTF-8 argument): stdout would fail on it."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
 
 
 def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:

@@ -259,6 +259,10 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
     if len(query) > MAX_QUERY_CHARS:
         raise ToolArgumentError(
             f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): search one to three rare words")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:  # a "\udcff" escape: no file holds it, and the answer echoing it could not be sent
+        raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words") from None
     scope = _optional_text(args, "scope")
     kind = _optional_text(args, "type")
     scope_id = _optional_text(args, "scope_id")

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 import time
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HEAVY, cli, imports_of, run_memsearch, write
+from conftest import HEAVY, cli, imports_of, memsearch_exe, run_memsearch, write
 from memsearch.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,3 +170,20 @@ def test_query_over_unchanged_files_with_frontmatter_stays_light(tree, tmp_path)
     heavy, again = _query_imports(tree, tmp_path / "db", "okapi")
     assert heavy == []
     assert "<<okapi>>" in again
+
+
+def test_json_output_holds_any_argument_and_stays_utf8(tmp_path):
+    """A query argument that is not UTF-8 (its byte decoded as a lone
+    surrogate) is written as an escape, not a traceback on a strict stdout;
+    other text stays UTF-8 (status named a root "caf\\u00e9" before)."""
+    tree = tmp_path / "café"
+    write(tree, "global/g/n.md", "stripe webhook café\n")
+    db = tmp_path / "db"
+    strict = {"PYTHONIOENCODING": "utf-8:strict"}
+    exe = os.fsencode(memsearch_exe())
+    done = subprocess.run([exe, b"query", b"stripe\xff", b"--root", os.fsencode(tree), b"--db", os.fsencode(db),
+                           b"--json"], capture_output=True, env={**os.environ, **strict}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["query"] == "stripe\udcff"
+    status = run_memsearch("status", "--root", tree, "--db", db, "--json", env=strict)
+    assert status.returncode == 0 and "café" in status.stdout, status.stderr

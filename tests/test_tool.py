@@ -477,6 +477,13 @@ def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):
             assert read.data["file"] == hit["file"]  # JSON text, spelled as the hit spells it
 
 
+def test_a_query_holding_a_lone_surrogate_is_a_one_line_error(index):
+    from memsearch import mcp_server
+
+    result = mcp_server.run_tool(index, "memory_search", {"query": "port zz\udcff"})
+    assert result.is_error and result.data["error_type"] == "ToolArgumentError" and "lone surrogate" in result.text
+
+
 def test_an_unknown_type_is_an_error_like_an_unknown_scope(index):
     from memsearch import UnknownFilter
 
