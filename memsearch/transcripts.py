@@ -203,7 +203,16 @@ def timestamp(value) -> str | None:
         moment = parse_time(value)
     else:
         return None
-    return None if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if moment is None else utc_text(moment)
+
+
+def utc_text(moment: datetime) -> str | None:
+    """``moment`` as UTC 'YYYY-MM-DDTHH:MM:SSZ', or None when UTC has no such year
+    (0001-01-01T00:00+14:00 is in year 0)."""
+    try:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError):
+        return None
 
 
 def parse_time(text: str) -> datetime | None:

@@ -143,6 +143,56 @@ def test_a_fifo_and_links_out_of_the_root_are_not_read(history, hroot, tmp_path)
     assert texts(history, "insideword outsideword") == ["insideword"]
 
 
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00"])
+def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
+    transcript(hroot, [line("user", "overflowword", at=at), line("user", "fineword")])
+    (hit,) = history.search("overflowword")
+    assert hit.at is None
+    assert texts(history, "fineword") == ["fineword"]
+
+
+def test_a_since_out_of_utc_range_is_one_error(history, hroot, tmp_path):
+    from memsearch.errors import InvalidArgument
+
+    transcript(hroot, [line("user", "alpha")])
+    with pytest.raises(InvalidArgument, match="since must be an ISO date"):
+        history.search("alpha", since="0001-01-01T00:00:00+14:00")
+    bad = run("history", "alpha", "--since", "9999-12-31T23:00:00-05:00",
+              "--history-root", str(hroot), "--db", str(tmp_path / "db"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_bad_search_arguments_are_memsearch_errors(history, hroot):
+    from memsearch.errors import InvalidArgument, MemsearchError
+
+    transcript(hroot, [line("user", "alpha")])
+    for kw in ({"role": "robot"}, {"since": "soon"}, {"since": 5}, {"role": 3}, {"limit": 0}, {"limit": "5"},
+               {"session": 7}):
+        with pytest.raises(InvalidArgument):
+            history.search("alpha", **kw)
+    with pytest.raises(MemsearchError):
+        history.search(5)
+    assert issubclass(InvalidArgument, ValueError)  # what these raised before
+
+
+def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
+    from memsearch import history as history_mod
+
+    transcript(hroot, [line("user", "badword")], session="bad")
+    transcript(hroot, [line("user", "goodword")], session="good")
+    real = history_mod.parse_line
+
+    def parse(raw):
+        if b"badword" in raw:
+            raise KeyError("odd")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", parse)
+    report = history.refresh()
+    assert report.skipped == ((str(hroot / PROJECT / "bad.jsonl"), "could not be indexed (KeyError)"),)
+    assert texts(history, "goodword") == ["goodword"]
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
@@ -252,8 +302,8 @@ def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypa
         return real(raw)
 
     monkeypatch.setattr(history_mod, "parse_line", failing)
-    with pytest.raises(RuntimeError):
-        history.refresh()
+    report = history.refresh()  # the failure costs that file only: reported, its read rolled back
+    assert report.skipped == ((str(hroot / PROJECT / "big.jsonl"), "could not be indexed (RuntimeError)"),)
     monkeypatch.setattr(history_mod, "parse_line", real)
     conn = history.conn
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
