@@ -76,6 +76,12 @@ class Part(NamedTuple):
 _decode = json.JSONDecoder().decode
 
 
+# A \uD800-\uDFFF escape: JSON may spell half a surrogate pair (an output cut mid-emoji), which
+# decodes to a string no UTF-8 encoder (SQLite's binding) takes.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_line(raw: bytes) -> list[Part] | None:
     """The parts of one transcript line: [] for a line left out on purpose, None for a malformed one."""
     try:
@@ -86,10 +92,14 @@ def parse_line(raw: bytes) -> list[Part] | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
-        return _claude(obj, kind) if kind in CLAUDE_TYPES else []
-    if "role" in obj:
-        return _plain(obj)
-    return []
+        parts = _claude(obj, kind) if kind in CLAUDE_TYPES else []
+    elif "role" in obj:
+        parts = _plain(obj)
+    else:
+        return []
+    if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
+        parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
+    return parts
 
 
 def _claude(obj: dict, kind: str) -> list[Part]:

@@ -193,6 +193,15 @@ def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, mo
     assert texts(history, "goodword") == ["goodword"]
 
 
+def test_a_lone_surrogate_escape_is_replaced(history, hroot):
+    path = hroot / PROJECT / "s-1.jsonl"
+    path.parent.mkdir()
+    raw = json.dumps(line("user", "output cut mid emoji SURR")).replace("SURR", "\\ud83d")
+    path.write_text(raw + "\n" + json.dumps(line("user", "other message")) + "\n")
+    assert texts(history, "emoji") == ["output cut mid emoji \ufffd"]
+    assert texts(history, "other") == ["other message"]
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
