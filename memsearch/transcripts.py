@@ -42,6 +42,9 @@ TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 # its line, so a few megabytes are normal; 16 MB is a dump nobody searches.
 MAX_LINE_BYTES = 16 << 20
 
+# The longest session or message id taken from a line (Claude Code's are 36-character UUIDs).
+MAX_ID_CHARS = 200
+
 # Roles as stored and as `--role` filters them.
 ROLES = ("user", "assistant", "tool", "system", "summary")
 
@@ -103,8 +106,8 @@ def parse_line(raw: bytes) -> list[Part] | None:
 
 
 def _claude(obj: dict, kind: str) -> list[Part]:
-    at, uuid = timestamp(obj.get("timestamp")), _text_or_none(obj.get("uuid"))
-    session, side = _text_or_none(obj.get("sessionId")), obj.get("isSidechain") is True
+    at, uuid = timestamp(obj.get("timestamp")), _id(obj.get("uuid"))
+    session, side = _id(obj.get("sessionId")), obj.get("isSidechain") is True
 
     def part(role: str, text: str, chars: int = TEXT_CHARS) -> list[Part]:
         text = _cap(text, chars)
@@ -134,7 +137,7 @@ def _plain(obj: dict) -> list[Part]:
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
-    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))] if text else []
+    return [Part(role, text, timestamp(obj.get("timestamp")), _id(obj.get("id")))] if text else []
 
 
 def _content(content) -> tuple[list[str], list[str]]:
@@ -190,8 +193,13 @@ def _str(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _text_or_none(value) -> str | None:
-    return value if isinstance(value, str) and value else None
+def _id(value) -> str | None:
+    """A session or message id as given, if it looks like one: at most MAX_ID_CHARS printable
+    characters. Else None (a session falls back to the file's name): an id is shown in every hit
+    and message, and a hostile one could be megabytes or hold line breaks and escapes."""
+    if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and value.isprintable():
+        return value
+    return None
 
 
 _ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")

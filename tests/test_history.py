@@ -202,6 +202,13 @@ def test_a_lone_surrogate_escape_is_replaced(history, hroot):
     assert texts(history, "other") == ["other message"]
 
 
+@pytest.mark.parametrize("bad_id", ["x" * (transcripts.MAX_ID_CHARS + 1), "forged\nsession", "esc\x1b[2J"])
+def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroot, bad_id):
+    transcript(hroot, [line("user", "idword", session=bad_id, uuid=bad_id)], session="from-file")
+    (hit,) = history.search("idword")
+    assert (hit.session, hit.uuid) == ("from-file", None)
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
