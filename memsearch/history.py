@@ -220,7 +220,7 @@ class HistoryIndex(db.Opened):
         """Read one transcript from where the index left it, recording how far it got."""
         conn = self.conn
         out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
-        with CountingReader(os.path.join(root, t.rel)) as reader:
+        with CountingReader(t.real) as reader:
             st = reader.stat
             try:
                 conn.execute("BEGIN IMMEDIATE")

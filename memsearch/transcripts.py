@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from .errors import RootNotFound
+from .memory_file import below, opened_at
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -248,14 +249,18 @@ def parse_time(text: str) -> datetime | None:
 # -- reading a file ------------------------------------------------------------
 class CountingReader:
     """A transcript opened read-only that counts the bytes it reads (``bytes_read``: proof that an
-    append costs what was appended). Non-blocking, so a planted FIFO never hangs; only a regular file."""
+    append costs what was appended). Non-blocking, so a planted FIFO never hangs; only a regular file.
+    ``path``: the resolved path :func:`find` checked; what is opened must be that file, not a link
+    or a folder swapped in since (which could lead out of the root)."""
 
     def __init__(self, path: str):
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(0, "not a regular file")
+            if not opened_at(fd, path):
+                raise OSError(0, "a folder on its path was replaced while it was read")
         except BaseException:
             os.close(fd)
             raise
@@ -338,7 +343,8 @@ def _has_transcripts(path: str) -> bool:
 
 
 class Transcript(NamedTuple):
-    """A transcript found under a root (``rel``: its path below it) and its stat()."""
+    """A transcript found under a root (``rel``: its path below it), its stat() and ``real``, the
+    resolved path checked to be inside the root (a link's target), the one to read."""
 
     rel: str
     project: str
@@ -346,6 +352,7 @@ class Transcript(NamedTuple):
     size: int
     mtime_ns: int
     inode: int
+    real: str
 
 
 # Folders below a project folder a transcript may sit in: a session's own
@@ -371,10 +378,11 @@ def find(root: str) -> Iterator[Transcript]:
             try:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
-                    if os.path.commonpath([real_root, target]) != real_root or target == real_root:
+                    if not below(target, real_root):
                         continue  # pointing out of the root (or at it: a loop)
                     st = os.stat(target)
                 else:
+                    target = os.path.join(real_root, rel)
                     st = entry.stat(follow_symlinks=False)
             except (OSError, ValueError):
                 continue
@@ -385,7 +393,8 @@ def find(root: str) -> Iterator[Transcript]:
             if not stat.S_ISREG(st.st_mode) or not entry.name.endswith(".jsonl"):
                 continue
             project = rel.split("/", 1)[0] if "/" in rel else os.path.basename(real_root)
-            yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino)
+            yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino,
+                             target)
 
 
 def slug(path: str) -> str:

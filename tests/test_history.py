@@ -209,6 +209,37 @@ def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroo
     assert (hit.session, hit.uuid) == ("from-file", None)
 
 
+@pytest.mark.parametrize("swapped", ["link", "folder"])
+def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroot, tmp_path, monkeypatch, swapped):
+    from memsearch import history as history_mod
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("secret.jsonl", "s-1.jsonl"):
+        (outside / name).write_text(json.dumps(line("user", "outsideword")) + "\n")
+    inside = transcript(hroot, [line("user", "insideword")])
+    link = hroot / PROJECT / "link.jsonl"
+    if swapped == "link":
+        os.symlink(inside, link)
+    real_find = history_mod.find
+
+    def find_then_swap(root):
+        yield from real_find(root)  # checked here: all of it inside the root
+        if swapped == "link":  # then, before the read, the link is turned out of the root
+            os.remove(link)
+            os.symlink(outside / "secret.jsonl", link)
+        else:  # or the project folder is
+            os.replace(hroot / PROJECT, tmp_path / "moved")
+            os.symlink(outside, hroot / PROJECT)
+
+    monkeypatch.setattr(history_mod, "find", find_then_swap)
+    report = history.refresh()
+    assert history.search("outsideword", refresh=False) == []
+    if swapped == "folder":
+        assert report.skipped == ((str(hroot / PROJECT / "s-1.jsonl"),
+                                   "a folder on its path was replaced while it was read"),)
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
