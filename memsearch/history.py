@@ -380,7 +380,7 @@ class HistoryIndex(db.Opened):
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters."""
         if not isinstance(session, str) or not session.strip():
-            raise ValueError("session id is empty: pass a session id from a history hit")
+            raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
         found = [s for (s,) in self.conn.execute(
             f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -390,9 +390,11 @@ class HistoryIndex(db.Opened):
             return session
         if len(found) == 1:
             return found[0]
+        # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
         if not found:
-            raise SessionNotFound(f"no session {session!r} in the transcripts: use a session id from a history hit")
-        raise SessionNotFound(f"{session!r} starts several session ids ({', '.join(found[:2])}...): give more of it")
+            raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
+        raise SessionNotFound(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:2]))}...):"
+                              " give more of it")
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""

@@ -25,6 +25,8 @@ from .errors import MemsearchError
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
+# A session id is a 36-character UUID or a file's name; a longer one is refused before any work.
+MAX_SESSION_CHARS = 1000
 DEFAULT_MAX_TOKENS = 6000
 MAX_TOKENS = 12000
 # Characters a token stands for, and the bounds of the budget they make.
@@ -83,6 +85,9 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
     """The arguments checked against the rules; SessionContextArgumentError says what to fix."""
     if not isinstance(session, str) or not session.strip():
         raise SessionContextArgumentError("sessionId must be a non-empty string: a session id from a history hit")
+    if len(session) > MAX_SESSION_CHARS:
+        raise SessionContextArgumentError(f"sessionId is {len(session)} characters long (at most {MAX_SESSION_CHARS}):"
+                                          " use a session id from a history hit")
     strategy = "relevant" if strategy is None else strategy
     if strategy not in STRATEGIES:
         raise SessionContextArgumentError(f"strategy must be relevant or handoff, got {strategy!r}")
