@@ -193,12 +193,17 @@ def _from_end(texts: list[str], indexes, limit: int) -> dict[int, str]:
     return chosen
 
 
+# C0 and C1 controls and DEL but tab, spelled \xNN: a transcript must not drive the terminal
+# (splitlines() has already taken the line breaks).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)] if c != 0x09}
+
+
 def render(session: str, fragments: tuple) -> str:
     # The id comes from a transcript too: nothing in it may end the mark.
     session = "".join(c if c.isalnum() or c in "-_." else "?" for c in session)
     lines = [OPEN_MARK.format(session=session)]
     for i, role, at, text, _ in fragments:
         lines.append(f"--- #{i + 1} {role}" + (f" · {at}" if at else ""))
-        lines.extend(INDENT + line for line in text.splitlines() or [""])
+        lines.extend(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])
     lines.append(CLOSE_MARK.format(session=session))
     return "\n".join(lines)

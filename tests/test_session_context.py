@@ -128,6 +128,14 @@ def test_output_is_marked_untrusted_and_cannot_be_forged():
     assert [l for l in lines if not l.startswith("  ")] == [lines[0], "--- #1 user · 2025-01-01T00:00:00Z", lines[-1]]
 
 
+def test_control_characters_are_escaped_in_the_text():
+    hostile = "title \x1b]0;pwned\x07 clear \x1b[2J nul \x00 c1 \x9b31m\ttab\rreturn"
+    found = select("s", messages(hostile), check_arguments("s", "clear"))
+    body = found.text.splitlines()[2:-1]
+    assert body == ["  title \\x1b]0;pwned\\x07 clear \\x1b[2J nul \\x00 c1 \\x9b31m\ttab", "  return"]
+    assert found.fragments[0][3] == hostile  # the data keeps the text as the transcript has it
+
+
 # -- through the index and the command ----------------------------------------------
 def test_session_context_reads_the_main_chain_fresh(tmp_path):
     root = tmp_path / "projects"
