@@ -66,6 +66,19 @@ def test_fragment_scores(text, query, expected):
     assert score(text, query) == expected
 
 
+def test_at_most_64_query_terms_are_scored_the_longest_first():
+    from memsearch.session_context import MAX_TERMS, terms
+
+    short = [a + b for a in "abcdefghij" for b in "abcdefghij"]  # 100 two-letter words
+    query = " ".join(short[:50] + ["pgbouncer", "listen_port"] + short[50:])
+    kept = terms(query)
+    assert MAX_TERMS == 64 and len(kept) == 64
+    assert {"pgbouncer", "listen_port"} <= set(kept)
+    assert [t for t in kept if len(t) == 2] == short[:62]  # ties: the first in the query
+    found = select("s", messages("pgbouncer here", "only jj here"), check_arguments("s", query))
+    assert [f[3] for f in found.fragments] == ["pgbouncer here"]  # jj was not among the terms scored
+
+
 def test_chinese_is_split_into_two_character_grams():
     assert sc.terms("提交到 git 仓库") == ["提交", "交到", "git", "仓库"]
     assert sc.terms("库") == ["库"]
