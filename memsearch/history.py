@@ -284,9 +284,12 @@ class HistoryIndex(db.Opened):
             since_commit += len(raw) + 1
             if since_commit >= COMMIT_BYTES:
                 flush()
-                head, tail = _ends(reader, reader.end)
-                conn.execute("UPDATE history_files SET size = 0, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                             (reader.end, head, tail, fid))
+                done = offset + len(raw) + 1  # this line included (reader.end moves on at the next one)
+                head, tail = _ends(reader, done)
+                # The inode and mtime too: a new file's row has 0s, which _same_start would refuse.
+                conn.execute("UPDATE history_files SET size = 0, mtime_ns = ?, inode = ?, consumed = ?, head = ?,"
+                             " tail = ? WHERE id = ?",
+                             (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
                 conn.execute("COMMIT")

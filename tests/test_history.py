@@ -240,6 +240,28 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
                                    "a folder on its path was replaced while it was read"),)
 
 
+def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, monkeypatch):
+    from memsearch import history as history_mod
+
+    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
+    real, seen = history_mod.parse_line, []
+
+    def failing(raw):
+        seen.append(raw)
+        if len(seen) == 150:
+            raise RuntimeError("killed")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", failing)
+    assert len(history.refresh().skipped) == 1
+    monkeypatch.setattr(history_mod, "parse_line", real)
+    report = history.refresh()
+    assert (report.new, report.grown, report.reread) == (0, 1, 0)
+    assert report.bytes_read < path.stat().st_size // 2
+    assert len(history.search("omega", limit=1000, floor=0)) == 200
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
