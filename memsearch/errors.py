@@ -17,6 +17,10 @@ class NoSearchableWords(MemsearchError, ValueError):
     """The query has no words to search for (letters, digits or _)."""
 
 
+class InvalidArgument(MemsearchError, ValueError):
+    """An argument of a library call is of the wrong type or outside its range (a limit, role, date)."""
+
+
 class UnknownFilter(MemsearchError, ValueError):
     """A search filter (scope, type, scope id) names a value no root of the index can give."""
 

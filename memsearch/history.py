@@ -17,19 +17,18 @@ import hashlib
 import os
 import sqlite3
 import time
-from datetime import timezone
 from operator import itemgetter
 from typing import Callable, NamedTuple
 
 from . import db
 from .cjk import segmented, unsegment_snippet
-from .errors import MemsearchError, SessionNotFound
+from .errors import InvalidArgument, MemsearchError, SessionNotFound
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
                        check_floor, check_limit, load_settings, path_text, read_config)
-from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug
+from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
@@ -194,8 +193,13 @@ class HistoryIndex(db.Opened):
         for root, t in todo:
             try:
                 outcome = self._ingest(root, t)
+            except sqlite3.Error:
+                raise  # the database's trouble, not this file's: _guarded reports it
             except OSError as ex:  # vanished, unreadable, not a regular file
                 skipped.append((os.path.join(root, t.rel), ex.strerror or str(ex)))
+                continue
+            except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
+                skipped.append((os.path.join(root, t.rel), f"could not be indexed ({type(ex).__name__})"))
                 continue
             for name, value in outcome.items():
                 counts[name] += value
@@ -216,7 +220,7 @@ class HistoryIndex(db.Opened):
         """Read one transcript from where the index left it, recording how far it got."""
         conn = self.conn
         out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
-        with CountingReader(os.path.join(root, t.rel)) as reader:
+        with CountingReader(t.real) as reader:
             st = reader.stat
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -280,9 +284,12 @@ class HistoryIndex(db.Opened):
             since_commit += len(raw) + 1
             if since_commit >= COMMIT_BYTES:
                 flush()
-                head, tail = _ends(reader, reader.end)
-                conn.execute("UPDATE history_files SET size = 0, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                             (reader.end, head, tail, fid))
+                done = offset + len(raw) + 1  # this line included (reader.end moves on at the next one)
+                head, tail = _ends(reader, done)
+                # The inode and mtime too: a new file's row has 0s, which _same_start would refuse.
+                conn.execute("UPDATE history_files SET size = 0, mtime_ns = ?, inode = ?, consumed = ?, head = ?,"
+                             " tail = ? WHERE id = ?",
+                             (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
                 conn.execute("COMMIT")
@@ -306,14 +313,19 @@ class HistoryIndex(db.Opened):
         directory it is named after; ``session``: an id or its start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
+        for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
+            if value is not None and not isinstance(value, str):
+                raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
         if role is not None and role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {shown(role)}")
         after = None
         if since is not None:
             moment = parse_time(since)
-            if moment is None:
-                raise ValueError(f"since must be an ISO date or time such as 2025-01-31, got {since!r}")
-            after = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            after = None if moment is None else utc_text(moment)
+            if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
+                raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
         hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after))
@@ -371,7 +383,7 @@ class HistoryIndex(db.Opened):
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters."""
         if not isinstance(session, str) or not session.strip():
-            raise ValueError("session id is empty: pass a session id from a history hit")
+            raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
         found = [s for (s,) in self.conn.execute(
             f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -381,9 +393,11 @@ class HistoryIndex(db.Opened):
             return session
         if len(found) == 1:
             return found[0]
+        # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
         if not found:
-            raise SessionNotFound(f"no session {session!r} in the transcripts: use a session id from a history hit")
-        raise SessionNotFound(f"{session!r} starts several session ids ({', '.join(found[:2])}...): give more of it")
+            raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
+        raise SessionNotFound(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:2]))}...):"
+                              " give more of it")
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
@@ -510,6 +524,14 @@ def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
 
 
 # -- formatting (pure: no printing) ------------------------------------------------
+def shown(value: str, chars: int = 80) -> str:
+    """A value from a caller or a transcript as a message may quote it: its start, on one line,
+    escaped (it must neither drive a terminal nor start a line of its own)."""
+    from .format import one_line
+
+    return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
+
+
 def open_hint(session: str) -> str:
     """The command that reads a session found by a hit."""
     return f"memsearch session-context {session} --query TEXT"

@@ -75,6 +75,20 @@ def below(path: str, folder: str) -> str | None:
     return path[len(head):] if path.startswith(head) else None
 
 
+def opened_at(fd: int, abspath: str) -> bool:
+    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path
+    in the root): elsewhere, a folder was swapped for a link since the walk, and
+    the text could be from outside the root. Without /proc, abspath is stat()ed."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == abspath
+    except OSError:
+        try:
+            now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
+        except OSError:
+            return False
+        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+
+
 def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None:
     """Why the walk must not follow a link whose resolved target is
     ``target`` (None: follow it). The same rule as :func:`open_memory_file`."""

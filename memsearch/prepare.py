@@ -10,6 +10,7 @@ from stat import S_ISREG
 from typing import NamedTuple
 
 from . import cjk, metadata
+from .memory_file import opened_at
 from .walk import Skipped
 
 # Files whose first bytes contain NUL are binary, whatever their name.
@@ -71,20 +72,6 @@ def indexed_body(text: str, meta: metadata.Metadata) -> str:
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path
-    in the root): elsewhere, a folder was swapped for a link since the walk, and
-    the text could be from outside the root. Without /proc, abspath is stat()ed."""
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}") == abspath
-    except OSError:
-        try:
-            now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
-        except OSError:
-            return False
-        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-
-
 def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | None:
     """The file's text, why it can't be indexed (a Skipped), or None if it is
     gone. Invalid UTF-8 is replaced: one bad byte should not hide a note."""
@@ -96,7 +83,7 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
             st = os.fstat(fd)
             if not S_ISREG(st.st_mode):
                 return Skipped(relpath, "not a regular file")
-            if not _opened_at(fd, abspath):
+            if not opened_at(fd, abspath):
                 return Skipped(relpath, "a folder on its path was replaced while it was read")
             if st.st_size > max_bytes:  # it may have grown since the walk
                 return Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .errors import MemsearchError
+from .errors import InvalidArgument, MemsearchError
 
 # A hit scoring under this fraction of the top hit's score is noise (with
 # OR-joined words, a file matching one common word); the top hit is kept.
@@ -79,12 +79,12 @@ class Settings(NamedTuple):
 
 def check_limit(limit) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+        raise InvalidArgument(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r:.40}")
 
 
 def check_floor(floor: float) -> float:
-    if not 0 <= floor <= 1:
-        raise ValueError(f"floor must be between 0 and 1, got {floor}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
+        raise InvalidArgument(f"floor must be between 0 and 1, got {floor!r:.40}")
     return floor
 
 

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from .errors import RootNotFound
+from .memory_file import below, opened_at
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -41,6 +42,9 @@ TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 # A line longer than this is skipped without being held in memory. A pasted image is base64 in
 # its line, so a few megabytes are normal; 16 MB is a dump nobody searches.
 MAX_LINE_BYTES = 16 << 20
+
+# The longest session or message id taken from a line (Claude Code's are 36-character UUIDs).
+MAX_ID_CHARS = 200
 
 # Roles as stored and as `--role` filters them.
 ROLES = ("user", "assistant", "tool", "system", "summary")
@@ -76,6 +80,12 @@ class Part(NamedTuple):
 _decode = json.JSONDecoder().decode
 
 
+# A \uD800-\uDFFF escape: JSON may spell half a surrogate pair (an output cut mid-emoji), which
+# decodes to a string no UTF-8 encoder (SQLite's binding) takes.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_line(raw: bytes) -> list[Part] | None:
     """The parts of one transcript line: [] for a line left out on purpose, None for a malformed one."""
     try:
@@ -86,15 +96,19 @@ def parse_line(raw: bytes) -> list[Part] | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
-        return _claude(obj, kind) if kind in CLAUDE_TYPES else []
-    if "role" in obj:
-        return _plain(obj)
-    return []
+        parts = _claude(obj, kind) if kind in CLAUDE_TYPES else []
+    elif "role" in obj:
+        parts = _plain(obj)
+    else:
+        return []
+    if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
+        parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
+    return parts
 
 
 def _claude(obj: dict, kind: str) -> list[Part]:
-    at, uuid = timestamp(obj.get("timestamp")), _text_or_none(obj.get("uuid"))
-    session, side = _text_or_none(obj.get("sessionId")), obj.get("isSidechain") is True
+    at, uuid = timestamp(obj.get("timestamp")), _id(obj.get("uuid"))
+    session, side = _id(obj.get("sessionId")), obj.get("isSidechain") is True
 
     def part(role: str, text: str, chars: int = TEXT_CHARS) -> list[Part]:
         text = _cap(text, chars)
@@ -124,7 +138,7 @@ def _plain(obj: dict) -> list[Part]:
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
-    return [Part(role, text, timestamp(obj.get("timestamp")), _text_or_none(obj.get("id")))] if text else []
+    return [Part(role, text, timestamp(obj.get("timestamp")), _id(obj.get("id")))] if text else []
 
 
 def _content(content) -> tuple[list[str], list[str]]:
@@ -180,8 +194,13 @@ def _str(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _text_or_none(value) -> str | None:
-    return value if isinstance(value, str) and value else None
+def _id(value) -> str | None:
+    """A session or message id as given, if it looks like one: at most MAX_ID_CHARS printable
+    characters. Else None (a session falls back to the file's name): an id is shown in every hit
+    and message, and a hostile one could be megabytes or hold line breaks and escapes."""
+    if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and value.isprintable():
+        return value
+    return None
 
 
 _ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -203,7 +222,16 @@ def timestamp(value) -> str | None:
         moment = parse_time(value)
     else:
         return None
-    return None if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if moment is None else utc_text(moment)
+
+
+def utc_text(moment: datetime) -> str | None:
+    """``moment`` as UTC 'YYYY-MM-DDTHH:MM:SSZ', or None when UTC has no such year
+    (0001-01-01T00:00+14:00 is in year 0)."""
+    try:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError):
+        return None
 
 
 def parse_time(text: str) -> datetime | None:
@@ -221,14 +249,18 @@ def parse_time(text: str) -> datetime | None:
 # -- reading a file ------------------------------------------------------------
 class CountingReader:
     """A transcript opened read-only that counts the bytes it reads (``bytes_read``: proof that an
-    append costs what was appended). Non-blocking, so a planted FIFO never hangs; only a regular file."""
+    append costs what was appended). Non-blocking, so a planted FIFO never hangs; only a regular file.
+    ``path``: the resolved path :func:`find` checked; what is opened must be that file, not a link
+    or a folder swapped in since (which could lead out of the root)."""
 
     def __init__(self, path: str):
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(0, "not a regular file")
+            if not opened_at(fd, path):
+                raise OSError(0, "a folder on its path was replaced while it was read")
         except BaseException:
             os.close(fd)
             raise
@@ -311,7 +343,8 @@ def _has_transcripts(path: str) -> bool:
 
 
 class Transcript(NamedTuple):
-    """A transcript found under a root (``rel``: its path below it) and its stat()."""
+    """A transcript found under a root (``rel``: its path below it), its stat() and ``real``, the
+    resolved path checked to be inside the root (a link's target), the one to read."""
 
     rel: str
     project: str
@@ -319,6 +352,7 @@ class Transcript(NamedTuple):
     size: int
     mtime_ns: int
     inode: int
+    real: str
 
 
 # Folders below a project folder a transcript may sit in: a session's own
@@ -344,10 +378,11 @@ def find(root: str) -> Iterator[Transcript]:
             try:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
-                    if os.path.commonpath([real_root, target]) != real_root or target == real_root:
+                    if not below(target, real_root):
                         continue  # pointing out of the root (or at it: a loop)
                     st = os.stat(target)
                 else:
+                    target = os.path.join(real_root, rel)
                     st = entry.stat(follow_symlinks=False)
             except (OSError, ValueError):
                 continue
@@ -358,7 +393,8 @@ def find(root: str) -> Iterator[Transcript]:
             if not stat.S_ISREG(st.st_mode) or not entry.name.endswith(".jsonl"):
                 continue
             project = rel.split("/", 1)[0] if "/" in rel else os.path.basename(real_root)
-            yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino)
+            yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino,
+                             target)
 
 
 def slug(path: str) -> str:

@@ -143,6 +143,125 @@ def test_a_fifo_and_links_out_of_the_root_are_not_read(history, hroot, tmp_path)
     assert texts(history, "insideword outsideword") == ["insideword"]
 
 
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00"])
+def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
+    transcript(hroot, [line("user", "overflowword", at=at), line("user", "fineword")])
+    (hit,) = history.search("overflowword")
+    assert hit.at is None
+    assert texts(history, "fineword") == ["fineword"]
+
+
+def test_a_since_out_of_utc_range_is_one_error(history, hroot, tmp_path):
+    from memsearch.errors import InvalidArgument
+
+    transcript(hroot, [line("user", "alpha")])
+    with pytest.raises(InvalidArgument, match="since must be an ISO date"):
+        history.search("alpha", since="0001-01-01T00:00:00+14:00")
+    bad = run("history", "alpha", "--since", "9999-12-31T23:00:00-05:00",
+              "--history-root", str(hroot), "--db", str(tmp_path / "db"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_bad_search_arguments_are_memsearch_errors(history, hroot):
+    from memsearch.errors import InvalidArgument, MemsearchError
+
+    transcript(hroot, [line("user", "alpha")])
+    for kw in ({"role": "robot"}, {"since": "soon"}, {"since": 5}, {"role": 3}, {"limit": 0}, {"limit": "5"},
+               {"session": 7}):
+        with pytest.raises(InvalidArgument):
+            history.search("alpha", **kw)
+    with pytest.raises(MemsearchError):
+        history.search(5)
+    assert issubclass(InvalidArgument, ValueError)  # what these raised before
+
+
+def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
+    from memsearch import history as history_mod
+
+    transcript(hroot, [line("user", "badword")], session="bad")
+    transcript(hroot, [line("user", "goodword")], session="good")
+    real = history_mod.parse_line
+
+    def parse(raw):
+        if b"badword" in raw:
+            raise KeyError("odd")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", parse)
+    report = history.refresh()
+    assert report.skipped == ((str(hroot / PROJECT / "bad.jsonl"), "could not be indexed (KeyError)"),)
+    assert texts(history, "goodword") == ["goodword"]
+
+
+def test_a_lone_surrogate_escape_is_replaced(history, hroot):
+    path = hroot / PROJECT / "s-1.jsonl"
+    path.parent.mkdir()
+    raw = json.dumps(line("user", "output cut mid emoji SURR")).replace("SURR", "\\ud83d")
+    path.write_text(raw + "\n" + json.dumps(line("user", "other message")) + "\n")
+    assert texts(history, "emoji") == ["output cut mid emoji \ufffd"]
+    assert texts(history, "other") == ["other message"]
+
+
+@pytest.mark.parametrize("bad_id", ["x" * (transcripts.MAX_ID_CHARS + 1), "forged\nsession", "esc\x1b[2J"])
+def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroot, bad_id):
+    transcript(hroot, [line("user", "idword", session=bad_id, uuid=bad_id)], session="from-file")
+    (hit,) = history.search("idword")
+    assert (hit.session, hit.uuid) == ("from-file", None)
+
+
+@pytest.mark.parametrize("swapped", ["link", "folder"])
+def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroot, tmp_path, monkeypatch, swapped):
+    from memsearch import history as history_mod
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("secret.jsonl", "s-1.jsonl"):
+        (outside / name).write_text(json.dumps(line("user", "outsideword")) + "\n")
+    inside = transcript(hroot, [line("user", "insideword")])
+    link = hroot / PROJECT / "link.jsonl"
+    if swapped == "link":
+        os.symlink(inside, link)
+    real_find = history_mod.find
+
+    def find_then_swap(root):
+        yield from real_find(root)  # checked here: all of it inside the root
+        if swapped == "link":  # then, before the read, the link is turned out of the root
+            os.remove(link)
+            os.symlink(outside / "secret.jsonl", link)
+        else:  # or the project folder is
+            os.replace(hroot / PROJECT, tmp_path / "moved")
+            os.symlink(outside, hroot / PROJECT)
+
+    monkeypatch.setattr(history_mod, "find", find_then_swap)
+    report = history.refresh()
+    assert history.search("outsideword", refresh=False) == []
+    if swapped == "folder":
+        assert report.skipped == ((str(hroot / PROJECT / "s-1.jsonl"),
+                                   "a folder on its path was replaced while it was read"),)
+
+
+def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, monkeypatch):
+    from memsearch import history as history_mod
+
+    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
+    real, seen = history_mod.parse_line, []
+
+    def failing(raw):
+        seen.append(raw)
+        if len(seen) == 150:
+            raise RuntimeError("killed")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", failing)
+    assert len(history.refresh().skipped) == 1
+    monkeypatch.setattr(history_mod, "parse_line", real)
+    report = history.refresh()
+    assert (report.new, report.grown, report.reread) == (0, 1, 0)
+    assert report.bytes_read < path.stat().st_size // 2
+    assert len(history.search("omega", limit=1000, floor=0)) == 200
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
@@ -252,8 +371,8 @@ def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypa
         return real(raw)
 
     monkeypatch.setattr(history_mod, "parse_line", failing)
-    with pytest.raises(RuntimeError):
-        history.refresh()
+    report = history.refresh()  # the failure costs that file only: reported, its read rolled back
+    assert report.skipped == ((str(hroot / PROJECT / "big.jsonl"), "could not be indexed (RuntimeError)"),)
     monkeypatch.setattr(history_mod, "parse_line", real)
     conn = history.conn
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1

@@ -66,6 +66,19 @@ def test_fragment_scores(text, query, expected):
     assert score(text, query) == expected
 
 
+def test_at_most_64_query_terms_are_scored_the_longest_first():
+    from memsearch.session_context import MAX_TERMS, terms
+
+    short = [a + b for a in "abcdefghij" for b in "abcdefghij"]  # 100 two-letter words
+    query = " ".join(short[:50] + ["pgbouncer", "listen_port"] + short[50:])
+    kept = terms(query)
+    assert MAX_TERMS == 64 and len(kept) == 64
+    assert {"pgbouncer", "listen_port"} <= set(kept)
+    assert [t for t in kept if len(t) == 2] == short[:62]  # ties: the first in the query
+    found = select("s", messages("pgbouncer here", "only jj here"), check_arguments("s", query))
+    assert [f[3] for f in found.fragments] == ["pgbouncer here"]  # jj was not among the terms scored
+
+
 def test_chinese_is_split_into_two_character_grams():
     assert sc.terms("提交到 git 仓库") == ["提交", "交到", "git", "仓库"]
     assert sc.terms("库") == ["库"]
@@ -126,6 +139,14 @@ def test_output_is_marked_untrusted_and_cannot_be_forged():
     lines = found.text.splitlines()
     assert lines[0].startswith("[untrusted background") and lines[-1] == "[end of untrusted background from session s]"
     assert [l for l in lines if not l.startswith("  ")] == [lines[0], "--- #1 user · 2025-01-01T00:00:00Z", lines[-1]]
+
+
+def test_control_characters_are_escaped_in_the_text():
+    hostile = "title \x1b]0;pwned\x07 clear \x1b[2J nul \x00 c1 \x9b31m\ttab\rreturn"
+    found = select("s", messages(hostile), check_arguments("s", "clear"))
+    body = found.text.splitlines()[2:-1]
+    assert body == ["  title \\x1b]0;pwned\\x07 clear \\x1b[2J nul \\x00 c1 \\x9b31m\ttab", "  return"]
+    assert found.fragments[0][3] == hostile  # the data keeps the text as the transcript has it
 
 
 # -- through the index and the command ----------------------------------------------
