@@ -552,11 +552,11 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
 
 
 def result_json(result: HistoryResult) -> str:
-    import json
+    from .format import json_text
 
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
                "floored": result.floored}
     if result.refresh is not None:
         payload["refresh"] = result.refresh.to_dict()
-    return json.dumps(payload, ensure_ascii=False)
+    return json_text(payload)

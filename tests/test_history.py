@@ -3,12 +3,13 @@ incrementally and searched through HistoryIndex and `memsearch history`."""
 
 import json
 import os
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, append, line, run_memsearch as run, transcript
+from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
@@ -463,6 +464,15 @@ def test_unknown_session_is_an_error(history, hroot):
 
 
 # -- the command ------------------------------------------------------------------
+def test_history_json_holds_an_argument_that_is_not_utf8(hroot, tmp_path):
+    transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="s")
+    done = subprocess.run([os.fsencode(memsearch_exe()), b"history", b"stripe\xff", b"--json", b"--history-root",
+                           os.fsencode(hroot), b"--db", os.fsencode(tmp_path / "db")], capture_output=True,
+                          timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["query"] == "stripe\udcff"
+
+
 def test_history_command_exit_codes_and_output(hroot, tmp_path):
     path = transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="0f1e2d3c-aaaa")
     common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
