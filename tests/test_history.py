@@ -210,6 +210,23 @@ def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroo
     assert (hit.session, hit.uuid) == ("from-file", None)
 
 
+def _fail_at_line(monkeypatch, n: int):
+    """The refresh's n-th parsed line raises, as a crash mid-read would;
+    returns the real parse_line, to put back."""
+    from memsearch import history as history_mod
+
+    real, seen = history_mod.parse_line, []
+
+    def failing(raw):
+        seen.append(raw)
+        if len(seen) == n:
+            raise RuntimeError("killed")
+        return real(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", failing)
+    return real
+
+
 @pytest.mark.parametrize("swapped", ["link", "folder"])
 def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroot, tmp_path, monkeypatch, swapped):
     from memsearch import history as history_mod
@@ -246,15 +263,7 @@ def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, mo
 
     monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
     path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
-    real, seen = history_mod.parse_line, []
-
-    def failing(raw):
-        seen.append(raw)
-        if len(seen) == 150:
-            raise RuntimeError("killed")
-        return real(raw)
-
-    monkeypatch.setattr(history_mod, "parse_line", failing)
+    real = _fail_at_line(monkeypatch, 150)
     assert len(history.refresh().skipped) == 1
     monkeypatch.setattr(history_mod, "parse_line", real)
     report = history.refresh()
@@ -363,15 +372,7 @@ def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypa
     transcript(hroot, [line("user", "mu kept")], session="small")
     history.refresh()
     transcript(hroot, [line("user", f"nu message {i} " + "words " * 20) for i in range(2000)], session="big")
-    real, seen = history_mod.parse_line, []
-
-    def failing(raw):
-        seen.append(raw)
-        if len(seen) == 1000:
-            raise RuntimeError("disk gone")
-        return real(raw)
-
-    monkeypatch.setattr(history_mod, "parse_line", failing)
+    real = _fail_at_line(monkeypatch, 1000)
     report = history.refresh()  # the failure costs that file only: reported, its read rolled back
     assert report.skipped == ((str(hroot / PROJECT / "big.jsonl"), "could not be indexed (RuntimeError)"),)
     monkeypatch.setattr(history_mod, "parse_line", real)
