@@ -413,7 +413,8 @@ class HistoryIndex(db.Opened):
                 f"SELECT m.role, m.at, m.body, m.sidechain FROM history_messages AS m"
                 f" JOIN history_files AS f ON f.id = m.file WHERE m.session = ? AND f.root IN ({self._marks})"
                 f"{'' if sidechains else ' AND NOT m.sidechain'}"
-                f" ORDER BY coalesce(m.at, ''), m.file, m.line_at, m.part", [full, *self.roots])
+                # A file's lines in their order (a line may lack a time), files by their first time.
+                f" ORDER BY min(m.at) OVER (PARTITION BY m.file), m.file, m.line_at, m.part", [full, *self.roots])
             return full, [Message(role, at, body, bool(side)) for role, at, body, side in rows]
 
         return self._guarded(read)

@@ -103,6 +103,28 @@ def test_plain_format_is_indexed_too(history, hroot):
     assert {h.at for h in hits} == {"2025-02-01T08:00:00Z", "2025-02-01T08:53:20Z"}
 
 
+
+def test_a_sessions_messages_keep_their_file_order_when_some_have_no_time(history, hroot):
+    """The plain format's timestamp is optional: a reply without one came
+    before its question; files of one session follow their first times."""
+    folder = hroot / "other-agent"
+    folder.mkdir()
+    (folder / "run-8.jsonl").write_text("\n".join(json.dumps(x) for x in [
+        {"role": "user", "content": "which port does kamal use", "timestamp": "2025-02-01T09:00:00Z"},
+        {"role": "assistant", "content": "kamal uses port 80"},
+        {"role": "user", "content": "thanks"},
+    ]) + "\n")
+    messages = history.session_messages("run-8")
+    assert [m.text for m in messages] == ["which port does kamal use", "kamal uses port 80", "thanks"]
+    early = [line("user", "first file, later time", session="multi", at="2025-03-02T10:00:00Z")]
+    late = [line("user", "second file, earlier time", session="multi", at="2025-03-01T10:00:00Z"),
+            line("assistant", "its reply", session="multi", at="2025-03-01T10:00:05Z")]
+    transcript(hroot, early, session="multi-a")
+    transcript(hroot, late, session="multi-b")
+    assert [m.text for m in history.session_messages("multi")] == [
+        "second file, earlier time", "its reply", "first file, later time"]
+
+
 # -- hostile input ---------------------------------------------------------------
 def test_bad_lines_are_skipped_and_the_rest_is_indexed(history, hroot, monkeypatch):
     monkeypatch.setattr(transcripts, "MAX_LINE_BYTES", 4096)
