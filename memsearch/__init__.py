@@ -18,6 +18,7 @@ _EXPORTS = {
     "HistoryReport": "history",
     "HistoryResult": "history",
     "Hit": "search",
+    "InvalidArgument": "errors",
     "ManifestEntry": "manifests",
     "MemoryIndex": "index",
     "MemsearchError": "errors",

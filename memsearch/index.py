@@ -247,9 +247,13 @@ class MemoryIndex(db.Opened):
 
     def paths(self, root: Root) -> list[str]:
         """The index paths (as hits show them) of the files indexed now under
-        one root of this index."""
+        one root of this index (KeyError for another)."""
         sql = "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)"
-        key = self.layout.keys[root]
+        key = self.layout.keys.get(root)
+        if key is None:  # a Root as the caller built it (no folder, or no name): resolved, it may be ours
+            key = roots_mod.resolve([root])[0].key
+            if key not in self.layout.keys.values():
+                raise KeyError(f"{root!r} is not a root of this index")
         return self._guarded(lambda: [path for (path,) in self.conn.execute(sql, (key,))])
 
     def locate(self, path: str) -> str:

@@ -17,7 +17,7 @@ import re
 from typing import NamedTuple
 
 from .cjk import has_cjk, query_terms
-from .errors import NoSearchableWords
+from .errors import InvalidArgument, NoSearchableWords
 
 _WORD = re.compile(r"\w+")
 
@@ -95,6 +95,8 @@ def quote(word: str) -> str:
 
 def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"the query must be a string of words, got {type(text).__name__}")
     found = words(text)
     if not found:
         raise NoSearchableWords(

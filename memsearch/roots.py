@@ -139,7 +139,7 @@ def resolve(roots) -> tuple[Root, ...]:
     resolved: list[Root] = []
     seen_keys: set[str] = set()
     for given in roots:
-        root = given if isinstance(given, Root) else Root("mimo", os.fspath(given))
+        root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
         path = default_path(root.kind) if root.path is None else root.path
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         if root.kind in PROJECTS_BELOW:

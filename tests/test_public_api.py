@@ -1,7 +1,10 @@
 import pkgutil
 
 import memsearch
-from conftest import imports_of
+import pytest
+
+from conftest import imports_of, write
+from memsearch import MemoryIndex, Root
 
 
 def test_every_public_name_resolves_and_all_is_sorted():
@@ -44,3 +47,21 @@ def test_public_functions_are_not_shadowed_by_submodules():
             importlib.import_module(f"memsearch.{info.name}")
     for name in memsearch.__all__:
         assert not isinstance(getattr(memsearch, name), type(memsearch)), name
+
+
+def test_arguments_of_the_wrong_type_are_the_projects_errors(tmp_path):
+    from memsearch import InvalidArgument, MemsearchError
+
+    write(tmp_path / "r", "global/g/a.md", "alpha note\n")
+    with MemoryIndex(tmp_path / "r", db_path=tmp_path / "db") as idx:
+        for bad in (lambda: idx.search(None), lambda: idx.search(5), lambda: idx.search("alpha", floor="0.5"),
+                    lambda: idx.search("alpha", limit="5")):
+            with pytest.raises(InvalidArgument):
+                bad()
+        assert issubclass(InvalidArgument, MemsearchError) and issubclass(InvalidArgument, ValueError)
+        assert [h.path for h in idx.search("alpha")] == ["global/g/a.md"]
+        assert idx.paths(Root("mimo", str(tmp_path / "r"))) == idx.paths(idx.roots[0]) == ["global/g/a.md"]
+        with pytest.raises(KeyError):
+            idx.paths(Root("plain", str(tmp_path)))
+    with pytest.raises(ValueError, match="must be a folder's path"):
+        MemoryIndex(5, db_path=tmp_path / "db2")
