@@ -332,6 +332,10 @@ def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
     found = index.scope_ids(1_000_000)
     if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
         return  # it exists: the words missed
+    elsewhere = sorted({scope for scope, sid, _ in found if sid == args.scope_id})
+    if elsewhere:  # the id exists, under another scope than the one asked for
+        raise ToolArgumentError(f"scope_id {printable_path(args.scope_id)!r} is a {' and '.join(elsewhere)} id,"
+                                f" not a {args.scope} one: change the scope or leave it out")
     known = _first_ids([printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
         f"no indexed file has scope_id {args.scope_id!r}; scope ids indexed now: {known or 'none'}")

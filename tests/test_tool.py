@@ -477,6 +477,12 @@ def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):
             assert read.data["file"] == hit["file"]  # JSON text, spelled as the hit spells it
 
 
+def test_a_scope_id_of_another_scope_is_named_as_such(index):
+    result = call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "sessions", "scope_id": "shop"})
+    assert result.is_error and "'shop' is a projects id, not a sessions one" in result.text, result.text
+    assert not call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "projects", "scope_id": "shop"}).is_error
+
+
 def test_a_query_holding_a_lone_surrogate_is_a_one_line_error(index):
     from memsearch import mcp_server
 
