@@ -80,7 +80,7 @@ class Batch:
                 return "cookie"
             return None
         if f.repos:
-            return self._note_repos(f, rel, is_dir)
+            return self._note_repos(f, rel, kind, is_dir)
         parts = rel.split("/")
         if any(part.startswith(".") for part in parts) or (
                 not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1])):
@@ -97,7 +97,7 @@ class Batch:
             self.new_dirs.add(path)
         return "event"
 
-    def _note_repos(self, f: Followed, rel: str, is_dir: bool) -> str | None:
+    def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:
         """A folder of checkouts is discovered, not walked: a change to a
         place discovery reads (or a checkout coming or going) is passed on
         as its path; source edits are passed over. Only a new checkout, or
@@ -105,7 +105,10 @@ class Batch:
         if not discover.is_relevant(rel, is_dir):
             return None
         inside = rel.partition("/")[2]
-        if not inside or not _in_a_place(inside):
+        # Only the deep walk finds a new checkout or nested file; a known nested
+        # file's edit or removal the plain walk sees (it stats them again), and
+        # the deep walk of a large tree outlasts a query's wait for the watcher.
+        if not inside or (not _in_a_place(inside) and (is_dir or kind == "created")):
             self.deep = True
         self.paths.add(f.label + rel)
         return "event"

@@ -731,6 +731,12 @@ def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_pat
     assert batch.note(root, str(tmp_path / "app/src/main.py"), "modified", False, links=False) is None
     assert batch.note(root, str(tmp_path / "app/.claude/memory/x.md"), "created", False, links=False) == "event"
     assert batch.paths == {"app/.claude/memory/x.md"} and not batch.deep
+    for kind in ("modified", "closed", "attrib", "deleted"):  # a known nested file: the plain walk stats it
+        assert batch.note(root, str(tmp_path / "app/src/AGENTS.md"), kind, False, links=False) == "event"
+    assert "app/src/AGENTS.md" in batch.paths and not batch.deep
+    assert batch.note(root, str(tmp_path / "app/src/pkg/AGENTS.md"), "created", False, links=False) == "event"
+    assert batch.deep
+    batch = Batch()
     assert batch.note(root, str(tmp_path / "new"), "created", True, links=False) == "event"
     assert batch.deep
     assert batch.note(root, str(tmp_path / ".memsearch-cookie-1-0-ab"), "created", False, links=False) == "cookie"
