@@ -147,6 +147,8 @@ def resolve(roots) -> tuple[Root, ...]:
             path = next((folder for folder in below if os.path.isdir(folder)), path)
         if not os.path.isdir(path):
             where = "" if root.path else " (its default location)"
+            if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
+                where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
             raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
         root = root._replace(path=path)
         key = root.key  # a realpath: once

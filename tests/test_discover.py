@@ -206,6 +206,8 @@ def test_repos_needs_a_folder():
     with pytest.raises(ValueError, match="no default location"):
         MemoryIndex(Root("repos"))
     assert Root.parse("repos") == Root("mimo", "repos")  # a folder named repos, as before
+    r = run_memsearch("query", "x", "--root", "repos", "--db", "/nonexistent/db")
+    assert r.returncode == 2 and "(a repos root needs its folder: repos=DIR)" in r.stderr, r.stderr
 
 
 def test_an_index_file_ranks_below_the_files_of_its_folder(src, tmp_path, monkeypatch):
