@@ -28,7 +28,7 @@ from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .memory_file import below
-from .walk import NAME_COLLISION, Skipped, Walk, add_file, printable_name, real_folder
+from .walk import Skipped, Walk, add_file, real_folder, shown_name
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -77,16 +77,8 @@ def _scan(path: str) -> list[os.DirEntry] | None:
 
 
 def _shown(folder: str, name: str, rel: str, skipped: list) -> str | None:
-    """``name`` as shown (printable_name); None, and passed over, when that
-    spelling is another entry's real name: two files for one path (the real
-    name keeps it, as in walk.walk)."""
-    if name.isascii():
-        return name
-    shown = printable_name(name)
-    if shown != name and os.path.lexists(os.path.join(folder, shown)):
-        skipped.append(Skipped(rel + shown, NAME_COLLISION))
-        return None
-    return shown
+    """walk.shown_name, with an ASCII name (almost every one) taken as it is."""
+    return name if name.isascii() else shown_name(folder, name, rel, skipped)
 
 
 def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:

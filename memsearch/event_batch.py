@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 from . import discover
 from .freshness import COOKIE_PREFIX
-from .roots import Root
 from .memory_file import below
+from .roots import Root
 from .walk import is_markdown, printable_name
 
 

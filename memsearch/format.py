@@ -14,12 +14,12 @@ if TYPE_CHECKING:  # annotations only: a query imports neither for printing
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
 
 # C0 and C1 controls and DEL, which whitespace folding leaves: a file must not drive the terminal.
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
+CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
 
 
 def one_line(text: str) -> str:
     """Snippets span lines; a result block reads better with them folded."""
-    return " ".join(text.split()).translate(_CONTROLS)
+    return " ".join(text.split()).translate(CONTROLS)
 
 
 def snippet_line(snippet: str, color: bool) -> str:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from .cjk import cjk_run
 from .errors import MemsearchError
+from .format import CONTROLS
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
@@ -204,7 +205,7 @@ def _from_end(texts: list[str], indexes, limit: int) -> dict[int, str]:
 
 # C0 and C1 controls and DEL but tab, spelled \xNN: a transcript must not drive the terminal
 # (splitlines() has already taken the line breaks).
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)] if c != 0x09}
+_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 
 def render(session: str, fragments: tuple) -> str:

@@ -18,8 +18,15 @@ class Skipped(NamedTuple):
     reason: str
 
 
-# A name that is not UTF-8 whose \xNN spelling (printable_name) is another entry's real name.
-NAME_COLLISION = "name is not UTF-8 and its escaped form names another file"
+def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None:
+    """An entry's name as the index shows it (printable_name); None, passed
+    over, when it is not UTF-8 and its \\xNN spelling is another entry's real
+    name: two files for one path. The real name keeps it."""
+    shown = printable_name(name)
+    if shown != name and os.path.lexists(os.path.join(folder, shown)):
+        skipped.append(Skipped(prefix + shown, "name is not UTF-8 and its escaped form names another file"))
+        return None
+    return shown
 
 
 class FileInfo(NamedTuple):
@@ -134,13 +141,9 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                 if name[0] == ".":
                     continue
                 if not name.isascii():
-                    shown = printable_name(name)
-                    if shown != name and os.path.lexists(os.path.join(dirpath, shown)):
-                        # Not UTF-8, and its \xNN spelling is another entry's real
-                        # name: two files for one path. The real name keeps it.
-                        skipped.append(Skipped(prefix + shown, NAME_COLLISION))
+                    name = shown_name(dirpath, name, prefix, skipped)
+                    if name is None:
                         continue
-                    name = shown
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((entry.path, prefix + name + "/"))

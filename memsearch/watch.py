@@ -395,5 +395,3 @@ class Watcher:
 
 class _Stopping(Exception):
     """stop() was called during a long reconcile."""
-
-
