@@ -174,7 +174,7 @@ class InotifySource:
                 if mask & flags:
                     if is_dir and kind == "created":
                         self._watch_new(folder, path)
-                    elif kind in ("created", "deleted") and folder not in self._deep and self._is_memory_dir(folder):
+                    elif folder not in self._deep and self._is_memory_dir(folder) and _makes_memory(kind, path):
                         # A memory/ of source code turns into memory by its names
                         # (discover._holds_memory): then it is watched whole.
                         self.follow(os.path.dirname(folder))
@@ -197,6 +197,14 @@ class InotifySource:
         else:
             checkout = os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0])
             self.follow(checkout)
+
+
+def _makes_memory(kind: str, path: str) -> bool:
+    """Whether this change can turn a memory/ that is not memory into one: a
+    MEMORY.md made, or a file that is not Markdown gone. Only these re-decide
+    it, each at a listing of the folder: every entry made would cost one."""
+    name = os.path.basename(path).lower()
+    return (kind == "created" and name == "memory.md") or (kind == "deleted" and not name.endswith(".md"))
 
 
 @functools.cache

@@ -777,3 +777,23 @@ def test_a_repos_memory_folder_that_turns_into_memory_is_watched_whole(tmp_path,
         assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
         write(src, "app/memory/sub/x.md", "a note about a pelican\n")
         assert fresh(idx, "pelican") == ["app/memory/sub/x.md"] and fresh(idx, "heron") == []
+
+
+def test_a_repos_memory_folder_that_gets_a_memory_md_is_watched_whole_and_only_such_changes_re_decide_it(
+        tmp_path, config, monkeypatch):
+    from memsearch import inotify
+
+    src = tmp_path / "src"
+    write(src, "app/memory/alloc.py", "# source code, so memory/ is not memory\n")
+    write(src, "app/memory/sub/x.md", "a note about a heron\n")
+    follows = []
+    real_follow = inotify.InotifySource.follow
+    monkeypatch.setattr(inotify.InotifySource, "follow", lambda self, c: (follows.append(c), real_follow(self, c)))
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        for n in range(20):  # entries that cannot make it memory: no listing each
+            write(src, f"app/memory/more{n}.md", "more\n")
+        assert fresh(idx, "heron") == [] and follows.count(str(src / "app")) == 1  # the start's own
+        write(src, "app/memory/MEMORY.md", "- [x](sub/x.md)\n")
+        assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
+        write(src, "app/memory/sub/x.md", "a note about a pelican\n")
+        assert fresh(idx, "pelican") == ["app/memory/sub/x.md"]
