@@ -47,6 +47,7 @@ class InotifySource:
         self._wake = (-1, -1)
         self._paths: dict[int, str] = {}  # watch descriptor -> folder
         self._deep: set[str] = set()  # folders whose subfolders get watches too (memory folders)
+        self._source: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -174,12 +175,28 @@ class InotifySource:
                 if mask & flags:
                     if is_dir and kind == "created":
                         self._watch_new(folder, path)
-                    elif folder not in self._deep and self._is_memory_dir(folder) and _makes_memory(kind, path):
-                        # A memory/ of source code turns into memory by its names
-                        # (discover._holds_memory): then it is watched whole.
-                        self.follow(os.path.dirname(folder))
+                    elif folder not in self._deep and self._is_memory_dir(folder):
+                        self._recheck_memory(folder, kind, os.path.basename(path).lower())
                     self._on_event(kind, path, is_dir)
                     break
+
+    def _recheck_memory(self, folder: str, kind: str, name: str) -> None:
+        """A checkout's memory/ of source code turns into memory by its names
+        (discover._holds_memory), then watched whole. Re-decided, at a listing,
+        only by a change that can turn it, and not by a Markdown file made
+        while a file that is not Markdown is known to be there: a burst of
+        notes would cost a listing each."""
+        markdown = name.endswith(".md")
+        if kind == "created" and (not markdown or (folder in self._source and name != "memory.md")):
+            if not markdown:
+                self._source.add(folder)
+            return
+        if kind != "created" and (kind != "deleted" or markdown):  # an edit, or a note gone: no turn
+            return
+        self._source.discard(folder)
+        self.follow(os.path.dirname(folder))
+        if kind == "created" and folder not in self._deep:  # a Markdown file in it, and still not memory
+            self._source.add(folder)
 
     def _is_memory_dir(self, folder: str) -> bool:
         """Whether ``folder`` is a checkout's ``memory/`` (memory or not)."""
@@ -197,14 +214,6 @@ class InotifySource:
         else:
             checkout = os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0])
             self.follow(checkout)
-
-
-def _makes_memory(kind: str, path: str) -> bool:
-    """Whether this change can turn a memory/ that is not memory into one: a
-    MEMORY.md made, or a file that is not Markdown gone. Only these re-decide
-    it, each at a listing of the folder: every entry made would cost one."""
-    name = os.path.basename(path).lower()
-    return (kind == "created" and name == "memory.md") or (kind == "deleted" and not name.endswith(".md"))
 
 
 @functools.cache

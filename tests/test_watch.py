@@ -790,10 +790,21 @@ def test_a_repos_memory_folder_that_gets_a_memory_md_is_watched_whole_and_only_s
     real_follow = inotify.InotifySource.follow
     monkeypatch.setattr(inotify.InotifySource, "follow", lambda self, c: (follows.append(c), real_follow(self, c)))
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
-        for n in range(20):  # entries that cannot make it memory: no listing each
+        for n in range(20):  # entries that cannot make it memory: a listing for the first only
             write(src, f"app/memory/more{n}.md", "more\n")
-        assert fresh(idx, "heron") == [] and follows.count(str(src / "app")) == 1  # the start's own
+        assert fresh(idx, "heron") == [] and follows.count(str(src / "app")) == 2  # the start's, the first's
         write(src, "app/memory/MEMORY.md", "- [x](sub/x.md)\n")
+        assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
+        write(src, "app/memory/sub/x.md", "a note about a pelican\n")
+        assert fresh(idx, "pelican") == ["app/memory/sub/x.md"]
+
+
+def test_a_repos_memory_folder_of_subfolders_only_that_gets_a_note_is_watched_whole(tmp_path, config):
+    src = tmp_path / "src"
+    write(src, "app/memory/sub/x.md", "a note about a heron\n")  # no file of its own: not memory yet
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "heron") == []
+        write(src, "app/memory/notes.md", "its first note\n")  # Markdown alone: memory now
         assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
         write(src, "app/memory/sub/x.md", "a note about a pelican\n")
         assert fresh(idx, "pelican") == ["app/memory/sub/x.md"]
