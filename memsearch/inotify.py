@@ -88,6 +88,7 @@ class InotifySource:
 
     def follow(self, checkout: str) -> None:
         """Watch what discovery reads in one checkout (again: new places)."""
+        self._source.discard(os.path.join(checkout, "memory"))  # decided afresh (a new clone, say)
         self.watch_folder(checkout)
         for folder, deep in discover.watched_places(checkout):
             self.watch_folder(folder, deep=deep)
@@ -193,7 +194,6 @@ class InotifySource:
             return
         if kind != "created" and (kind != "deleted" or markdown):  # an edit, or a note gone: no turn
             return
-        self._source.discard(folder)
         self.follow(os.path.dirname(folder))
         if kind == "created" and folder not in self._deep:  # a Markdown file in it, and still not memory
             self._source.add(folder)
