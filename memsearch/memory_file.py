@@ -104,7 +104,7 @@ def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None
 
 def disk_name(shown: str) -> str | None:
     """The real name behind a name the walk spelled with ``\\xNN`` for bytes
-    that are not UTF-8 (:func:`memsearch.walk.printable_name`), or None."""
+    that are not UTF-8 (:func:`printable_name`), or None."""
     if "\\x" not in shown:
         return None
     try:

@@ -79,14 +79,10 @@ def _nfc(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The query's words, in order, each once (case-insensitively)."""
-    seen: set[str] = set()
-    out = []
+    first: dict[str, str] = {}  # casefolded word -> its first spelling
     for word in _WORD.findall(_nfc(text)):
-        key = word.casefold()
-        if key not in seen:
-            seen.add(key)
-            out.append(word)
-    return out
+        first.setdefault(word.casefold(), word)
+    return list(first.values())
 
 
 def quote(word: str) -> str:

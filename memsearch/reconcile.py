@@ -398,7 +398,7 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
                 found = walk_paths(folder, [rel[len(prefix):]], max_file_bytes).files
             except OSError:
                 return []
-            return [FileInfo(prefix + r, abspath, size, mtime_ns) for r, (abspath, size, mtime_ns) in found.items()]
+            return [FileInfo(prefix + r, *info) for r, info in found.items()]
     return []  # gone: the row goes with plan.removed
 
 

@@ -462,8 +462,6 @@ def is_index(path: str) -> bool:
 def demote_indexes(rows: list[tuple]) -> list[tuple]:
     """Each MEMORY.md moved below every candidate of its own folder that
     scores at least DEMOTE_SHARE of it (rows: path first, score fifth)."""
-    if not any(is_index(row[0]) for row in rows):
-        return rows
     out = list(rows)
     for row in [r for r in rows if is_index(r[0])]:
         folder, least = row[0][:-9], row[4] * DEMOTE_SHARE

@@ -231,7 +231,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
     files, skipped = result.files, result.skipped
     for rel in relpaths:
         parts = rel.split("/")
-        if not rel or any(not part or part[0] == "." for part in parts):
+        if any(not part or part[0] == "." for part in parts):  # "" splits to [""]
             continue
         path = os.path.join(real_root, *parts)
         stack: list[tuple[str, str]] = []
