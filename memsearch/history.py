@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
+from .format import json_text, one_line, snippet_line
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
@@ -528,8 +529,6 @@ def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
 def shown(value: str, chars: int = 80) -> str:
     """A value from a caller or a transcript as a message may quote it: its start, on one line,
     escaped (it must neither drive a terminal nor start a line of its own)."""
-    from .format import one_line
-
     return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
 
 
@@ -539,8 +538,6 @@ def open_hint(session: str) -> str:
 
 
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
-    from .format import one_line, snippet_line
-
     blocks = []
     for hit in result.hits:
         side = " (sub-agent)" if hit.sidechain else ""
@@ -553,8 +550,6 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
 
 
 def result_json(result: HistoryResult) -> str:
-    from .format import json_text
-
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
                "floored": result.floored}
