@@ -514,9 +514,7 @@ def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consum
     size, mtime_ns, inode = stored
     if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
         return False
-    if reader.pread(len(head), 0) != head:
-        return False
-    return reader.pread(len(tail), consumed - len(tail)) == tail
+    return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
 
 
 def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
