@@ -157,7 +157,6 @@ class HistoryIndex(db.Opened):
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._db_file = path_text(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_file(self.roots)
-        self._conn: sqlite3.Connection | None = None
 
     @property
     def db_path(self) -> str:
