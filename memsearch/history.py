@@ -359,11 +359,12 @@ class HistoryIndex(db.Opened):
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked)
+        ids = [mid for mid, _ in kept]
         found = {row[0]: row[1:] for row in conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
             f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(kept))})", [mid for mid, _ in kept])}
-        excerpts = self._snippets(query, [mid for mid, _ in kept])
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)}
+        excerpts = self._snippets(query, ids)
         hits = []
         for mid, score in kept:
             session_, project_, at, role_, root, path, side, uuid = found[mid]
