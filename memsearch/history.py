@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
+from .format import json_text, one_line, snippet_line
 from .query import Query, plan
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
@@ -156,7 +157,6 @@ class HistoryIndex(db.Opened):
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._db_file = path_text(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_file(self.roots)
-        self._conn: sqlite3.Connection | None = None
 
     @property
     def db_path(self) -> str:
@@ -359,11 +359,12 @@ class HistoryIndex(db.Opened):
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked)
+        ids = [mid for mid, _ in kept]
         found = {row[0]: row[1:] for row in conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
             f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(kept))})", [mid for mid, _ in kept])}
-        excerpts = self._snippets(query, [mid for mid, _ in kept])
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)}
+        excerpts = self._snippets(query, ids)
         hits = []
         for mid, score in kept:
             session_, project_, at, role_, root, path, side, uuid = found[mid]
@@ -513,9 +514,7 @@ def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consum
     size, mtime_ns, inode = stored
     if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
         return False
-    if reader.pread(len(head), 0) != head:
-        return False
-    return reader.pread(len(tail), consumed - len(tail)) == tail
+    return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
 
 
 def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
@@ -528,8 +527,6 @@ def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
 def shown(value: str, chars: int = 80) -> str:
     """A value from a caller or a transcript as a message may quote it: its start, on one line,
     escaped (it must neither drive a terminal nor start a line of its own)."""
-    from .format import one_line
-
     return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
 
 
@@ -539,8 +536,6 @@ def open_hint(session: str) -> str:
 
 
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
-    from .format import one_line, snippet_line
-
     blocks = []
     for hit in result.hits:
         side = " (sub-agent)" if hit.sidechain else ""
@@ -553,8 +548,6 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
 
 
 def result_json(result: HistoryResult) -> str:
-    from .format import json_text
-
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
                "floored": result.floored}

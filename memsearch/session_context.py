@@ -17,7 +17,6 @@ of a fragment is indented, so only the headers start a line.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import NamedTuple
 
@@ -111,7 +110,7 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
 
 def whole_number(value, name: str, most: int, error: type[Exception] = SessionContextArgumentError) -> int:
     """``value`` as an int from 1 to ``most``, else ``error``: 5.0 is a fine JSON 5; "5" and true are not."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and value.is_integer():  # False for inf and nan
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
         raise error(f"{name} must be a whole number from 1 to {most}, got {value!r}")

@@ -153,7 +153,9 @@ def _content(content) -> tuple[list[str], list[str]]:
             continue
         kind = block.get("type")
         if kind == "text" or kind == "thinking":
-            said.append(_said(_str(block.get(kind))))
+            text = _clean(_str(block.get(kind)))
+            if not text.startswith(SYNTHETIC_PREFIXES):
+                said.append(_cap(text, TEXT_CHARS))
         elif kind == "tool_use":
             name = _str(block.get("name")) or "tool"
             given = block.get("input")
@@ -173,11 +175,6 @@ def _result_text(content) -> str:
     if isinstance(content, list):
         return "\n".join(_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
-
-
-def _said(text: str) -> str:
-    text = _clean(text)
-    return "" if text.startswith(SYNTHETIC_PREFIXES) else _cap(text, TEXT_CHARS)
 
 
 def _clean(text: str) -> str:
