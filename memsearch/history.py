@@ -386,12 +386,15 @@ class HistoryIndex(db.Opened):
         if not isinstance(session, str) or not session.strip():
             raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
-        found = [s for (s,) in self.conn.execute(
-            f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE f.root IN ({self._marks}) AND substr(m.session, 1, ?) = ? LIMIT 3",
-            [*self.roots, len(session), session])]
-        if session in found:
+        from_files = " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+        # The whole id first: three longer ids that start with it ('s-10', 's-11', 's-12' for 's-1')
+        # would fill a prefix lookup's few rows and hide it.
+        if self.conn.execute(f"SELECT 1{from_files} WHERE m.session = ? AND f.root IN ({self._marks}) LIMIT 1",
+                             [session, *self.roots]).fetchone():
             return session
+        found = [s for (s,) in self.conn.execute(
+            f"SELECT DISTINCT m.session{from_files} WHERE f.root IN ({self._marks}) AND substr(m.session, 1, ?) = ?"
+            " LIMIT 3", [*self.roots, len(session), session])]
         if len(found) == 1:
             return found[0]
         # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.

@@ -486,6 +486,16 @@ def test_unknown_session_is_an_error(history, hroot):
         history.session_messages("nope")
 
 
+def test_a_whole_session_id_is_found_when_longer_ids_start_with_it(history, hroot):
+    """Three ids that start with the one asked for must not crowd it out of the lookup."""
+    for n, sid in enumerate(("s-10", "s-11", "s-12", "s-1")):
+        transcript(hroot, [line("user", f"said in {sid}", session=sid)], session=f"f{n}")
+    assert [m.text for m in history.session_messages("s-1")] == ["said in s-1"]
+    assert [m.text for m in history.session_messages("s-12")] == ["said in s-12"]
+    with pytest.raises(SessionNotFound, match="starts several session ids"):
+        history.session_messages("s-")
+
+
 # -- the command ------------------------------------------------------------------
 def test_history_json_holds_an_argument_that_is_not_utf8(hroot, tmp_path):
     transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="s")
