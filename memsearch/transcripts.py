@@ -200,7 +200,7 @@ def _id(value) -> str | None:
     return None
 
 
-_ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+_ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
 
 
 def timestamp(value) -> str | None:
@@ -214,8 +214,12 @@ def timestamp(value) -> str | None:
         except (OverflowError, OSError, ValueError):
             return None
     elif isinstance(value, str) and value:
-        if value.endswith("Z") and _ISO_Z.match(value) and len(value) <= 30:
-            return value[:19] + "Z"  # Claude Code's form, the common case: no parsing
+        if _ISO_Z.fullmatch(value):  # Claude Code's form, the common case: no time zone to apply
+            try:
+                datetime.fromisoformat(value[:19])  # a real date and time: a hostile line's 2025-13-45 is not
+            except ValueError:
+                return None
+            return value[:19] + "Z"
         moment = parse_time(value)
     else:
         return None

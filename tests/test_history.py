@@ -166,12 +166,23 @@ def test_a_fifo_and_links_out_of_the_root_are_not_read(history, hroot, tmp_path)
     assert texts(history, "insideword outsideword") == ["insideword"]
 
 
-@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00"])
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00", "2025-13-45T99:99:99Z",
+                                "2025-02-30T10:00:00.5Z", "2025-01-01T10:00:00+05:00Z", "0000-01-01T00:00:00Z"])
 def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
     transcript(hroot, [line("user", "overflowword", at=at), line("user", "fineword")])
     (hit,) = history.search("overflowword")
     assert hit.at is None
     assert texts(history, "fineword") == ["fineword"]
+
+
+@pytest.mark.parametrize("at, utc", [("2025-01-20T11:57:17.716Z", "2025-01-20T11:57:17Z"),
+                                     ("2025-01-20T11:57:17Z", "2025-01-20T11:57:17Z"),
+                                     ("2025-01-20T13:57:17+02:00", "2025-01-20T11:57:17Z"),
+                                     (1737374237716, "2025-01-20T11:57:17Z")])
+def test_a_real_timestamp_is_kept_in_utc(history, hroot, at, utc):
+    transcript(hroot, [line("user", "timedword", at=at)])
+    (hit,) = history.search("timedword")
+    assert hit.at == utc
 
 
 def test_a_since_out_of_utc_range_is_one_error(history, hroot, tmp_path):
