@@ -42,6 +42,18 @@ def test_order_fields_and_exclusions(memdir):
     assert by["old.md"].modified == "2023-11-14T22:13:21.000Z"
 
 
+def test_a_name_ending_in_colon_memory_md_is_a_memory_not_an_index(tmp_path):
+    """Only a root's label ends at ':' in a shown path; a file may be named 'notes:MEMORY.md'."""
+    d = tmp_path / "memory"
+    for name in ("MEMORY.md", "notes:MEMORY.md", "b.md"):
+        write(d, name, "a note\n")
+    assert sorted(e.path for e in manifest(d)) == ["b.md", "notes:MEMORY.md"]
+    other = tmp_path / "other"
+    write(other, "MEMORY.md", "an index\n")
+    shown = sorted(e.path for e in manifest([Root("plain", str(d), name="m"), Root("plain", str(other), name="o")]))
+    assert shown == ["m:b.md", "m:notes:MEMORY.md"]
+
+
 def test_cap(memdir):
     assert [e.path for e in manifest(memdir, limit=2)] == ["new.md", "sub/dir/deep.md"]
     with pytest.raises(ValueError):
