@@ -262,11 +262,10 @@ def mcp_command(**root_opts):
     pip install 'memsearch-fts[mcp]'.
     """
     # Imported here: `memsearch query` must never pay for the SDK or the tool.
-    from .mcp_server import require_sdk, serve
+    from .mcp_server import serve
 
     log_to_stderr()
-    with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import
-        require_sdk()
+    with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import (serve's first step)
         serve(idx)
 
 
