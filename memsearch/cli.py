@@ -320,10 +320,9 @@ def open_history(history_root, db_path):
 @click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
               help="Only messages of this role (tool: tool calls and their results).")
 @click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
-@click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
-              help="Most hits to show.")
-@click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@option("limit")  # these three as `memsearch query` has them
+@option("no_floor")
+@option("as_json")
 def history(text, history_root, db_path, project, session, role, since, limit, no_floor, as_json):
     """Search past agent sessions (the transcripts) for TEXT; best hits first.
 
@@ -356,7 +355,7 @@ def history(text, history_root, db_path, project, session, role, since, limit, n
               help="relevant: the messages that bear on the query; handoff: the end of the session.")
 @click.option("--max-tokens", type=int, default=None,
               help="Budget in tokens (default 6000, at most 12000); 4 characters each, 4,000-48,000 characters.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@option("as_json")
 def session_context(session, history_root, db_path, query, strategy, max_tokens, as_json):
     """Read past session SESSION with a question (ReadSessionContext): its
     messages that bear on --query within the budget, or with --strategy
