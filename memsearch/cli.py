@@ -12,7 +12,7 @@ click.
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import click
 
@@ -83,21 +83,17 @@ def echo_json(value) -> None:
 def progress_bar(threshold: int, label: str):
     """A progress callback that draws a bar for long runs (a total of at
     least ``threshold``), and only for a person watching."""
-    bar = None
+    with ExitStack() as stack:
+        bar = None
 
-    def progress(done, total):
-        nonlocal bar
-        if bar is None and total >= threshold and sys.stderr.isatty():
-            bar = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
+        def progress(done, total):
+            nonlocal bar
+            if bar is None and total >= threshold and sys.stderr.isatty():
+                bar = stack.enter_context(click.progressbar(length=total, label=label, file=sys.stderr))
+            if bar is not None:
+                bar.update(done - bar.pos)
 
-    try:
         yield progress
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 
 
 def log_to_stderr() -> None:
