@@ -12,7 +12,7 @@ click.
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import click
 
@@ -83,21 +83,17 @@ def echo_json(value) -> None:
 def progress_bar(threshold: int, label: str):
     """A progress callback that draws a bar for long runs (a total of at
     least ``threshold``), and only for a person watching."""
-    bar = None
+    with ExitStack() as stack:
+        bar = None
 
-    def progress(done, total):
-        nonlocal bar
-        if bar is None and total >= threshold and sys.stderr.isatty():
-            bar = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
+        def progress(done, total):
+            nonlocal bar
+            if bar is None and total >= threshold and sys.stderr.isatty():
+                bar = stack.enter_context(click.progressbar(length=total, label=label, file=sys.stderr))
+            if bar is not None:
+                bar.update(done - bar.pos)
 
-    try:
         yield progress
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 
 
 def log_to_stderr() -> None:
@@ -262,11 +258,10 @@ def mcp_command(**root_opts):
     pip install 'memsearch-fts[mcp]'.
     """
     # Imported here: `memsearch query` must never pay for the SDK or the tool.
-    from .mcp_server import require_sdk, serve
+    from .mcp_server import serve
 
     log_to_stderr()
-    with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import
-        require_sdk()
+    with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import (serve's first step)
         serve(idx)
 
 
@@ -321,10 +316,9 @@ def open_history(history_root, db_path):
 @click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
               help="Only messages of this role (tool: tool calls and their results).")
 @click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
-@click.option("--limit", "-n", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
-              help="Most hits to show.")
-@click.option("--no-floor", is_flag=True, help="Keep low-scoring hits the relative floor would drop.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@option("limit")  # these three as `memsearch query` has them
+@option("no_floor")
+@option("as_json")
 def history(text, history_root, db_path, project, session, role, since, limit, no_floor, as_json):
     """Search past agent sessions (the transcripts) for TEXT; best hits first.
 
@@ -357,7 +351,7 @@ def history(text, history_root, db_path, project, session, role, since, limit, n
               help="relevant: the messages that bear on the query; handoff: the end of the session.")
 @click.option("--max-tokens", type=int, default=None,
               help="Budget in tokens (default 6000, at most 12000); 4 characters each, 4,000-48,000 characters.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@option("as_json")
 def session_context(session, history_root, db_path, query, strategy, max_tokens, as_json):
     """Read past session SESSION with a question (ReadSessionContext): its
     messages that bear on --query within the budget, or with --strategy

@@ -115,14 +115,13 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         database = _check_database(index, conn, notes)
         if not database.ok:
             return [database], notes
-        checks = [database, _check_sqlite(conn)]
-        if checks[-1].ok:
-            checks += [_check_fts(conn), _check_files(index, conn, notes)]
+        integrity = _check_sqlite(conn)
+        if not integrity.ok:  # the query check never sets anything aside: no point on a damaged file
+            return [database, integrity], notes
+        checks = [database, integrity, _check_fts(conn), _check_files(index, conn, notes)]
     finally:
         conn.close()
-    if checks[1].ok:  # the query check never sets anything aside: no point on a damaged file
-        checks.append(_check_query(index))
-    return checks, notes
+    return [*checks, _check_query(index)], notes
 
 
 def _check_database(index, conn, notes: list[str]) -> Check:

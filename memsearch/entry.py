@@ -42,11 +42,8 @@ def quick_query(argv) -> int | None:
 
     # What click.main() does around the command, in the same order.
     try:
-        try:
-            db.warning_sink = commands.print_warning  # as the group callback sets it
-            return commands.run_query(**kwargs)
-        finally:
-            db.warning_sink = None
+        db.warning_sink = commands.print_warning  # as the group callback sets it
+        return commands.run_query(**kwargs)
     except commands.CommandFailed as ex:
         commands.echo(f"Error: {ex}", err=True)
         return commands.EXIT_ERROR
@@ -59,6 +56,8 @@ def quick_query(argv) -> int | None:
             raise
         sys.stdout, sys.stderr = _Pacified(sys.stdout), _Pacified(sys.stderr)
         return 1
+    finally:
+        db.warning_sink = None
 
 
 def _completion_requested() -> bool:
