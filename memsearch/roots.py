@@ -109,7 +109,7 @@ class Root(_RootFields):
             return cls(kind, path)
         if spec in KINDS and spec not in FOLDER_ONLY:
             return cls(spec)
-        return cls("mimo", spec, name=None)
+        return cls("mimo", spec)
 
     def describe(self) -> str:
         return f"{self.name} ({self.kind}): {self.path}"
