@@ -155,7 +155,7 @@ def load_settings() -> Settings:
         values["manifest_limit"] = int(_number(conf["manifest_limit"], "manifest_limit", 1, 1 << 31))
     if "sync_timeout" in conf:
         values["sync_timeout"] = float(_number(conf["sync_timeout"], "sync_timeout", 0.0, 600.0))
-    return Settings().with_overrides(**values)
+    return Settings(**values)
 
 
 def _number(value, name, low, high):
