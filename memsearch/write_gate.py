@@ -245,8 +245,8 @@ def _check_ambiguity(target, given, anchor, roots):
     for r_anchor, r_segs in roots:
         if anchor == r_anchor and given[:len(r_segs)] == r_segs:
             skip = max(skip, len(r_segs))
-    for i, seg in enumerate(given):
-        if i < skip or seg in ("", ".", ".."):
+    for seg in given[skip:]:
+        if seg in ("", ".", ".."):
             continue
         reason = _ambiguity(seg)
         if reason:
