@@ -42,7 +42,8 @@ MIMO_GLOBAL = "global"
 # What JavaScript's String.prototype.trim() removes (WhiteSpace and
 # LineTerminator): not str.strip()'s set, which also takes U+001C-U+001F
 # and U+0085 but leaves the BOM.
-JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = ("\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+                 + "\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
