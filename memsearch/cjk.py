@@ -229,10 +229,8 @@ def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]
     pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", snippet)
     opens: list[int] = []
     paired: set[int] = set()
-    for i, piece in enumerate(pieces):
-        if i % 2 == 0:
-            continue
-        if piece == start:
+    for i in range(1, len(pieces), 2):  # re.split puts the markers at odd indexes
+        if pieces[i] == start:
             opens.append(i)
         elif opens:
             paired.update((opens.pop(), i))

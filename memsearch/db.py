@@ -271,8 +271,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
     except sqlite3.DatabaseError:
         return False
     shipped = {number: name for number, name, _ in migrate.available()}
-    return (bool(recorded) and recorded[-1][0] == version
-            and [v for v, _ in recorded] == list(range(1, version + 1))
+    return ([v for v, _ in recorded] == list(range(1, version + 1))
             and all(shipped.get(v, n) == n for v, n in recorded))
 
 

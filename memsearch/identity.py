@@ -42,7 +42,8 @@ MIMO_GLOBAL = "global"
 # What JavaScript's String.prototype.trim() removes (WhiteSpace and
 # LineTerminator): not str.strip()'s set, which also takes U+001C-U+001F
 # and U+0085 but leaves the BOM.
-JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = ("\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+                 + "\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
@@ -101,9 +102,7 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
                 return None
             if not line.startswith("gitdir:"):
                 return None
-            git_dir = Path(line[len("gitdir:"):].strip())
-            if not git_dir.is_absolute():
-                git_dir = folder / git_dir
+            git_dir = folder / line[len("gitdir:"):].strip()  # an absolute gitdir replaces folder
             return _common_dir(Path(os.path.normpath(git_dir))) if git_dir.is_dir() else None
     return None
 
@@ -115,8 +114,7 @@ def _common_dir(git_dir: Path) -> Path:
         return git_dir
     if not common:
         return git_dir
-    main = Path(common)
-    return Path(os.path.normpath(main if main.is_absolute() else git_dir / main))
+    return Path(os.path.normpath(git_dir / common))  # an absolute commondir replaces git_dir
 
 
 def mimo_project_id(path: str | os.PathLike = ".") -> str:

@@ -55,7 +55,7 @@ class Layout:
         self.by_label = {self.label(r): r for r in roots}
         self.keys = {r: r.key for r in roots}  # every file described asks for its root's key
         self.repos = {self.label(r) for r in roots if r.kind == "repos"}  # their prefixes
-        self._split_for = None  # (known dict, partition) cache
+        self._split_for = None  # _partition's last (known, prefixes, partition, gone)
 
     def scopes(self) -> tuple[str, ...]:
         """The scopes hits of these roots can have, in a stable order."""
@@ -83,19 +83,19 @@ class Layout:
         """(root key, scope, scope id, type) of a file, from where it is and
         what its frontmatter declares (``meta``: metadata.Metadata or None)."""
         root, rel = self.owner(path)
-        parts = rel.split("/")
+        key = self.keys[root]
         if root.kind == "mimo":
-            scope, scope_id, kind = classify(rel)
-            return self.keys[root], scope, scope_id, kind
+            return (key, *classify(rel))
+        parts = rel.split("/")
         declared = meta.type if meta is not None else None
         kind = declared or file_type(parts[-1:])
         if root.kind == "plain":
-            return self.keys[root], None, None, kind
+            return key, None, None, kind
         if root.kind == "repos":
             if declared is None and discover.is_instructions(rel):
                 kind = discover.INSTRUCTIONS
-            return self.keys[root], discover.SCOPE, parts[0], kind
-        return self.keys[root], SCOPE_OF_KIND[root.kind], parts[0], kind
+            return key, discover.SCOPE, parts[0], kind
+        return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
     def starts(self) -> list[tuple[str, str, bool]]:
@@ -183,11 +183,10 @@ class Layout:
             root = self.roots[0]
         if root is None or root.kind not in SCOPE_OF_KIND:
             return label
-        project, sep, below = rest.partition("/")
-        folder, sep2, _ = below.partition("/")
-        if not sep or not sep2 or folder != MEMORY_DIR:
+        parts = rest.split("/", 2)  # project, memory folder, the file below it
+        if len(parts) < 3 or parts[1] != MEMORY_DIR:
             return label + rest  # not where this kind keeps memory: matches no folder
-        return f"{label}{project}/{MEMORY_DIR}/"
+        return f"{label}{parts[0]}/{MEMORY_DIR}/"
 
 
 def _project_folders(path: str) -> list[str]:

@@ -315,7 +315,7 @@ def _flow_sequence(inner: str) -> list:
     pos = 0
     while True:
         match = _FLOW_ITEM.match(inner, pos)
-        if match is None or not match[1]:
+        if match is None:
             raise _NotSimple
         item = match[1]
         if item[0] in "\"'":

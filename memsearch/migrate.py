@@ -58,8 +58,6 @@ def migrate(conn: sqlite3.Connection) -> int:
     version = current_version(conn)
     if version > latest:
         raise too_new(version, latest)
-    if version == latest:
-        return version
     for number, name, path in _listed():
         if number <= version:
             continue

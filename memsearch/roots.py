@@ -109,7 +109,7 @@ class Root(_RootFields):
             return cls(kind, path)
         if spec in KINDS and spec not in FOLDER_ONLY:
             return cls(spec)
-        return cls("mimo", spec, name=None)
+        return cls("mimo", spec)
 
     def describe(self) -> str:
         return f"{self.name} ({self.kind}): {self.path}"
@@ -136,8 +136,7 @@ def default_path(kind: str) -> str:
 def resolve(roots) -> tuple[Root, ...]:
     """Roots with absolute folders and unique names, checked to exist, from
     Root objects or folders (mimo trees). The same root given twice counts once."""
-    resolved: list[Root] = []
-    seen_keys: set[str] = set()
+    resolved: dict[str, Root] = {}  # by key, the first of each
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
         path = default_path(root.kind) if root.path is None else root.path
@@ -151,14 +150,10 @@ def resolve(roots) -> tuple[Root, ...]:
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
             raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
         root = root._replace(path=path)
-        key = root.key  # a realpath: once
-        if key in seen_keys:
-            continue
-        seen_keys.add(key)
-        resolved.append(root)
+        resolved.setdefault(root.key, root)  # the key is a realpath: computed once
     if not resolved:
         raise ValueError("no memory root given")
-    return _named(resolved)
+    return _named(list(resolved.values()))
 
 
 def _named(roots: list[Root]) -> tuple[Root, ...]:

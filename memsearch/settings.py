@@ -149,13 +149,11 @@ def load_settings() -> Settings:
         if not isinstance(conf["reconcile"], bool):
             raise MemsearchError("config: reconcile must be true or false")
         values["reconcile"] = conf["reconcile"]
-    if "max_file_bytes" in conf:
-        values["max_file_bytes"] = int(_number(conf["max_file_bytes"], "max_file_bytes", 1, 1 << 34))
-    if "manifest_limit" in conf:
-        values["manifest_limit"] = int(_number(conf["manifest_limit"], "manifest_limit", 1, 1 << 31))
-    if "sync_timeout" in conf:
-        values["sync_timeout"] = float(_number(conf["sync_timeout"], "sync_timeout", 0.0, 600.0))
-    return Settings().with_overrides(**values)
+    for name, low, high, cast in (("max_file_bytes", 1, 1 << 34, int), ("manifest_limit", 1, 1 << 31, int),
+                                  ("sync_timeout", 0.0, 600.0, float)):
+        if name in conf:
+            values[name] = cast(_number(conf[name], name, low, high))
+    return Settings(**values)
 
 
 def _number(value, name, low, high):

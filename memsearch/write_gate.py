@@ -147,12 +147,8 @@ def check_write(
     rel = _below(path, root)
     folds_into_root = rel is None and _below(path, root, fold=True) is not None
     if not write_enabled and (rel is not None or folds_into_root):
-        raise WriteDenied(
-            f"Refused {_show(target)}: writing memory is turned off for this session. "
-            "Retrying with another memory path will not help; "
-            "existing memory can still be searched.",
-            rule="writes-off",
-        )
+        _deny(target, "writing memory is turned off for this session", "writes-off",
+              "Retrying with another memory path will not help; existing memory can still be searched.")
     _check_ambiguity(target, given, given_anchor, (root, wt))
     if folds_into_root:
         _deny(target, f"it differs from the memory root {_join(root)} only in "
@@ -245,8 +241,8 @@ def _check_ambiguity(target, given, anchor, roots):
     for r_anchor, r_segs in roots:
         if anchor == r_anchor and given[:len(r_segs)] == r_segs:
             skip = max(skip, len(r_segs))
-    for i, seg in enumerate(given):
-        if i < skip or seg in ("", ".", ".."):
+    for seg in given[skip:]:
+        if seg in ("", ".", ".."):
             continue
         reason = _ambiguity(seg)
         if reason:
