@@ -251,6 +251,19 @@ class SearchArgs(NamedTuple):
 def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
     """Check memory_search arguments; ToolArgumentError says what to fix."""
     args = _known(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+    query = _query(args)
+    scope = _optional_text(args, "scope")
+    kind = _optional_text(args, "type")
+    scope_id = _optional_text(args, "scope_id")
+    try:
+        scope, kind = check_filters(scope, kind, scope_id)  # as the library checks them, with its message
+    except ValueError as ex:
+        raise ToolArgumentError(str(ex)) from None
+    return SearchArgs(query, scope, scope_id, kind, _limit(args.get("limit")))
+
+
+def _query(args: dict) -> str:
+    """The query of memory_search or history_search, checked alike."""
     query = args.get("query")
     if query is None:
         raise ToolArgumentError("missing argument 'query': pass one to three rare words to search for")
@@ -266,14 +279,7 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
         query.encode("utf-8")
     except UnicodeEncodeError:  # a "\udcff" escape: no file holds it, and the answer echoing it could not be sent
         raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words") from None
-    scope = _optional_text(args, "scope")
-    kind = _optional_text(args, "type")
-    scope_id = _optional_text(args, "scope_id")
-    try:
-        scope, kind = check_filters(scope, kind, scope_id)  # as the library checks them, with its message
-    except ValueError as ex:
-        raise ToolArgumentError(str(ex)) from None
-    return SearchArgs(query, scope, scope_id, kind, _limit(args.get("limit")))
+    return query
 
 
 def _known(arguments, schema: dict, tool: str) -> dict:
@@ -504,16 +510,12 @@ def close_history(index: MemoryIndex) -> None:
 def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run history_search; raises ToolArgumentError or MemsearchError."""
     args = _known(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise ToolArgumentError("query must be a non-empty string: one to three rare words to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ToolArgumentError(f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS})")
+    query = _query(args)
     role = _optional_text(args, "role")
     if role is not None and role not in HISTORY_ROLES:
         raise ToolArgumentError(f"role must be one of {', '.join(HISTORY_ROLES)}; got {role!r}")
     result = history_for(index).search_result(
-        query.strip(), _limit(args.get("limit")), project=_optional_text(args, "project"),
+        query, _limit(args.get("limit")), project=_optional_text(args, "project"),
         session=_optional_text(args, "session"), role=role, since=_optional_text(args, "since"))
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored}
     if not result.hits:

@@ -50,7 +50,9 @@ def test_history_search_and_read_session_context(index, tmp_path):
 
 
 @pytest.mark.parametrize("name, arguments, message", [
-    ("history_search", {}, "query must be"),
+    ("history_search", {}, "missing argument 'query'"),
+    ("history_search", {"query": 5}, "query must be a string"),
+    ("history_search", {"query": "x" * 1001}, "at most 1000"),
     ("history_search", {"query": "x", "role": "robot"}, "role must be"),
     ("history_search", {"query": "x", "since": "soon"}, "since must be"),
     ("history_search", {"query": "x", "bogus": 1}, "unknown argument"),
@@ -63,6 +65,17 @@ def test_history_search_and_read_session_context(index, tmp_path):
 def test_bad_calls_are_error_results(index, name, arguments, message):
     result = tool.call_tool(index, name, arguments)
     assert result.is_error and message in result.text
+
+
+@pytest.mark.parametrize("name", ["memory_search", "history_search"])
+def test_both_search_tools_check_a_query_alike(index, name):
+    """One check: a lone surrogate is a one-line error, not an internal one in the MCP server,
+    and the length is counted after the padding is stripped."""
+    from memsearch import mcp_server
+
+    bad = mcp_server.run_tool(index, name, {"query": "port zz\udcff"})
+    assert bad.is_error and bad.data["error_type"] == "ToolArgumentError" and "lone surrogate" in bad.text
+    assert not tool.call_tool(index, name, {"query": " " * 1001 + "5544"}).is_error
 
 
 def test_no_transcript_folder_is_an_error_result(tree, tmp_path, monkeypatch):

@@ -483,13 +483,6 @@ def test_a_scope_id_of_another_scope_is_named_as_such(index):
     assert not call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "projects", "scope_id": "shop"}).is_error
 
 
-def test_a_query_holding_a_lone_surrogate_is_a_one_line_error(index):
-    from memsearch import mcp_server
-
-    result = mcp_server.run_tool(index, "memory_search", {"query": "port zz\udcff"})
-    assert result.is_error and result.data["error_type"] == "ToolArgumentError" and "lone surrogate" in result.text
-
-
 def test_an_unknown_type_is_an_error_like_an_unknown_scope(index):
     from memsearch import UnknownFilter
 
