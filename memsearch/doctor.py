@@ -247,14 +247,21 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 def _notes(index) -> list[str]:
     folder = index.db_path.parent
+    kept, size = 0, 0
     try:
-        kept = [e for e in os.scandir(folder) if e.name.startswith(index.db_path.name + ".bad-")]
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith(index.db_path.name + ".bad-"):
+                    try:
+                        size += entry.stat().st_size
+                    except FileNotFoundError:  # deleted since the listing: no longer kept
+                        continue
+                    kept += 1
     except OSError:
         return []
     if not kept:
         return []
-    size = sum(e.stat().st_size for e in kept)
-    return [f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
+    return [f"{kept} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
             " delete them once no longer needed"]
 
 

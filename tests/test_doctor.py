@@ -81,6 +81,27 @@ def test_a_missing_trigger_is_found_and_the_index_rebuilt(tree, tmp_path):
     assert "kept aside" in r.stdout  # the note about the copy
 
 
+def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_path, monkeypatch):
+    from memsearch import doctor as doctor_mod
+
+    db = built(tree, tmp_path / "db")
+    for n in (1, 2):
+        (tmp_path / f"db.bad-{n}").write_bytes(b"x" * 4096)
+    real = os.scandir
+
+    def scandir(folder):  # the listing of the index's folder is taken, then someone deletes one copy
+        if os.fspath(folder) != str(tmp_path):
+            return real(folder)
+        entries = list(real(folder))
+        (tmp_path / "db.bad-1").unlink(missing_ok=True)
+        return contextlib.nullcontext(entries)
+
+    monkeypatch.setattr(doctor_mod.os, "scandir", scandir)
+    with MemoryIndex(tree, db) as idx:
+        report = diagnose(idx)
+    assert report.notes and report.notes[0].startswith("1 damaged index file(s) kept aside")
+
+
 def test_latent_page_damage_no_query_touches(big_tree, tmp_path):
     db = built(big_tree, tmp_path / "db")
     damage_pages(db, "sqlite_autoindex_memory_fts_1")
