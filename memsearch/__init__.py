@@ -64,4 +64,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(list(globals()) + __all__)
+    return sorted(set(globals()) | set(__all__))

@@ -12,6 +12,7 @@ def test_every_public_name_resolves_and_all_is_sorted():
     for name in memsearch.__all__:
         assert getattr(memsearch, name) is not None, name
     assert set(memsearch.__all__) <= set(dir(memsearch))
+    assert len(dir(memsearch)) == len(set(dir(memsearch)))  # each once, though the loop put them in globals()
 
 
 def test_unknown_name_is_an_attribute_error():
