@@ -288,7 +288,7 @@ def _fix(index, found: list[Check]) -> list[str]:
 def format_report(report: DoctorReport) -> str:
     """The report for a person: one line per check, then fixes, notes, verdict."""
     lines = [f"index {report.database}"]
-    checks = report.remaining if report.fixed else report.found
+    checks = report.remaining  # what the verdict counts (found, when nothing was fixed)
     if report.fixed:
         lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
         lines += [f"fixed   {what}" for what in report.fixed]

@@ -102,6 +102,16 @@ def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_pa
     assert report.notes and report.notes[0].startswith("1 damaged index file(s) kept aside")
 
 
+def test_the_report_shows_the_checks_its_verdict_counts():
+    from memsearch.doctor import Check, DoctorReport, format_report
+
+    # --fix with nothing it could fix: the checks ran twice, and the second run is the one that counts
+    report = DoctorReport("db", found=(Check("fts5", False, "out of step"),), fixed=(),
+                          remaining=(Check("fts5", True, "in step"),))
+    text = format_report(report)
+    assert "ok      fts5: in step" in text and "out of step" not in text and text.endswith("healthy")
+
+
 def test_latent_page_damage_no_query_touches(big_tree, tmp_path):
     db = built(big_tree, tmp_path / "db")
     damage_pages(db, "sqlite_autoindex_memory_fts_1")
