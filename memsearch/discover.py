@@ -102,11 +102,8 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
 def _holds_memory(folder: str) -> bool:
     """Whether a checkout's ``memory/`` is agent memory, not source code: it has
     a MEMORY.md index, or only Markdown files (and folders)."""
-    entries = _scan(folder)
-    if not entries:
-        return False
     markdown = False
-    for entry in entries:
+    for entry in _scan(folder) or []:
         name = entry.name
         if name.lower() == "memory.md":
             return True
@@ -123,11 +120,9 @@ def _holds_memory(folder: str) -> bool:
     return markdown
 
 
-def places(checkout: str, entries: list[os.DirEntry] | None = None) -> tuple[list[str], list[str]]:
+def places(checkout: str, entries: list[os.DirEntry]) -> tuple[list[str], list[str]]:
     """(memory folders, memory files) that exist now in one checkout, relative
-    to it: one scandir of its top level and a stat per candidate."""
-    if entries is None:
-        entries = _scan(checkout) or []
+    to it: from the ``entries`` of its top level, and a stat per candidate."""
     names = {e.name for e in entries}
     folders = []
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
