@@ -312,7 +312,8 @@ class _RootCache:
     __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat", "asked")
 
     def __init__(self):
-        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None  # root's (mtime, inode, checkouts, passed over)
+        # The root's (mtime, inode, checkouts, passed over).
+        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None
         self.probes: dict[str, _Probe] = {}
         # Nested files reached through no link when last checked, by shown path:
         # (absolute path, st_dev, st_ino, st_ctime_ns). The very same inode with
