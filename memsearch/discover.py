@@ -770,9 +770,9 @@ def is_memory_path(rel: str) -> bool:
     inside = "/".join(parts[1:])
     if inside in MEMORY_FILES:
         return True
-    for folder in _FOLDERS:
-        if inside.startswith(folder + "/"):
-            return not any(p[0] == "." for p in inside[len(folder) + 1:].split("/"))
+    for prefix in _PLACE_PREFIXES:
+        if inside.startswith(prefix):
+            return not any(p[0] == "." for p in inside[len(prefix):].split("/"))
     # SKIP_DIRS are the source folders the deep walk never enters: not the
     # checkout itself (a checkout may be called build), not a memory place.
     return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts[1:-1])
