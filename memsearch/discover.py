@@ -545,10 +545,7 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
             continue
         if not S_ISREG(st.st_mode) or size > max_file_bytes:
             return None
-        if fp == (size, st.st_mtime_ns) and rel not in recheck:
-            unchanged += 1
-        else:
-            changed[rel] = (abspath, size, st.st_mtime_ns)
+        changed[rel] = (abspath, size, st.st_mtime_ns)  # a plain file with a new fingerprint, or one to recheck
     return unchanged, changed
 
 
