@@ -755,7 +755,7 @@ def reads(root: str, rel: str) -> bool:
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
-    return parts[1] != "memory" or len(parts) == 2 or _holds_memory(os.path.join(root, parts[0], "memory"))
+    return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
 
 
 def is_memory_path(rel: str) -> bool:
