@@ -102,11 +102,8 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
 def _holds_memory(folder: str) -> bool:
     """Whether a checkout's ``memory/`` is agent memory, not source code: it has
     a MEMORY.md index, or only Markdown files (and folders)."""
-    entries = _scan(folder)
-    if not entries:
-        return False
     markdown = False
-    for entry in entries:
+    for entry in _scan(folder) or []:
         name = entry.name
         if name.lower() == "memory.md":
             return True
@@ -123,11 +120,9 @@ def _holds_memory(folder: str) -> bool:
     return markdown
 
 
-def places(checkout: str, entries: list[os.DirEntry] | None = None) -> tuple[list[str], list[str]]:
+def places(checkout: str, entries: list[os.DirEntry]) -> tuple[list[str], list[str]]:
     """(memory folders, memory files) that exist now in one checkout, relative
-    to it: one scandir of its top level and a stat per candidate."""
-    if entries is None:
-        entries = _scan(checkout) or []
+    to it: from the ``entries`` of its top level, and a stat per candidate."""
     names = {e.name for e in entries}
     folders = []
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
@@ -317,7 +312,8 @@ class _RootCache:
     __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat", "asked")
 
     def __init__(self):
-        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None  # root's (mtime, inode, checkouts, passed over)
+        # The root's (mtime, inode, checkouts, passed over).
+        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None
         self.probes: dict[str, _Probe] = {}
         # Nested files reached through no link when last checked, by shown path:
         # (absolute path, st_dev, st_ino, st_ctime_ns). The very same inode with
@@ -549,10 +545,7 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
             continue
         if not S_ISREG(st.st_mode) or size > max_file_bytes:
             return None
-        if fp == (size, st.st_mtime_ns) and rel not in recheck:
-            unchanged += 1
-        else:
-            changed[rel] = (abspath, size, st.st_mtime_ns)
+        changed[rel] = (abspath, size, st.st_mtime_ns)  # a plain file with a new fingerprint, or one to recheck
     return unchanged, changed
 
 
@@ -762,7 +755,7 @@ def reads(root: str, rel: str) -> bool:
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
-    return parts[1] != "memory" or len(parts) == 2 or _holds_memory(os.path.join(root, parts[0], "memory"))
+    return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
 
 
 def is_memory_path(rel: str) -> bool:
@@ -774,9 +767,9 @@ def is_memory_path(rel: str) -> bool:
     inside = "/".join(parts[1:])
     if inside in MEMORY_FILES:
         return True
-    for folder in _FOLDERS:
-        if inside.startswith(folder + "/"):
-            return not any(p[0] == "." for p in inside[len(folder) + 1:].split("/"))
+    for prefix in _PLACE_PREFIXES:
+        if inside.startswith(prefix):
+            return not any(p[0] == "." for p in inside[len(prefix):].split("/"))
     # SKIP_DIRS are the source folders the deep walk never enters: not the
     # checkout itself (a checkout may be called build), not a memory place.
     return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts[1:-1])

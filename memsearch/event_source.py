@@ -114,7 +114,7 @@ class WatchdogSource:
         """The directories of ``dirs`` ((path, inode); still there, readable)
         that have no inotify watch ([] where /proc cannot tell)."""
         watched = _watched_inodes(self._fds)
-        if watched is None or not dirs:
+        if watched is None:
             return []
         missing = [(p, ino) for p, ino in dirs if ino not in watched]
         if missing:  # a watch may be on its way for a directory just made: look again

@@ -195,19 +195,19 @@ def pid_alive(pid: int) -> bool:
     but not yet reaped by its parent, does not count)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+            fields = f.read()
     except FileNotFoundError:
         return False
     except OSError:
         pass  # no /proc here
     else:
-        return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+        return fields[fields.rfind(b")") + 2:][:1] not in (b"Z", b"X")
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # it runs, as another user
     return True
 
 

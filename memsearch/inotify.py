@@ -47,7 +47,7 @@ class InotifySource:
         self._wake = (-1, -1)
         self._paths: dict[int, str] = {}  # watch descriptor -> folder
         self._deep: set[str] = set()  # folders whose subfolders get watches too (memory folders)
-        self._source: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
+        self._mixed: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -88,7 +88,7 @@ class InotifySource:
 
     def follow(self, checkout: str) -> None:
         """Watch what discovery reads in one checkout (again: new places)."""
-        self._source.discard(os.path.join(checkout, "memory"))  # decided afresh (a new clone, say)
+        self._mixed.discard(os.path.join(checkout, "memory"))  # decided afresh (a new clone, say)
         self.watch_folder(checkout)
         for folder, deep in discover.watched_places(checkout):
             self.watch_folder(folder, deep=deep)
@@ -188,15 +188,15 @@ class InotifySource:
         while a file that is not Markdown is known to be there: a burst of
         notes would cost a listing each."""
         markdown = name.endswith(".md")
-        if kind == "created" and (not markdown or (folder in self._source and name != "memory.md")):
-            if not markdown:
-                self._source.add(folder)
-            return
-        if kind != "created" and (kind != "deleted" or markdown):  # an edit, or a note gone: no turn
-            return
-        self.follow(os.path.dirname(folder))
-        if kind == "created" and folder not in self._deep:  # a Markdown file in it, and still not memory
-            self._source.add(folder)
+        if kind == "deleted" and not markdown:  # what kept it source code may be gone
+            self.follow(os.path.dirname(folder))
+        elif kind == "created" and not markdown:
+            self._mixed.add(folder)
+        elif kind == "created" and (folder not in self._mixed or name == "memory.md"):
+            self.follow(os.path.dirname(folder))
+            if folder not in self._deep:  # a Markdown file in it, and still not memory
+                self._mixed.add(folder)
+        # Otherwise an edit, a note gone, or a note made beside a known file not Markdown: no turn.
 
     def _is_memory_dir(self, folder: str) -> bool:
         """Whether ``folder`` is a checkout's ``memory/`` (memory or not)."""

@@ -60,7 +60,7 @@ class Watcher:
 
     def __init__(self, index, *, debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S,
                  heartbeat: float = HEARTBEAT_S):
-        self._source = index
+        self._given = index  # the caller's index, copied by start() into _index
         self.db_path = index.db_path
         self.debounce, self.max_delay, self.heartbeat = debounce, max_delay, heartbeat
         self._followed = [Followed(r, os.path.realpath(r.path), index.layout.label(r)) for r in index.roots]
@@ -110,9 +110,9 @@ class Watcher:
                 raise WatcherError(
                     f"the index database {self.db_path} is inside the watched root {f.folder}: every write to it"
                     " would wake the watcher; put the index elsewhere (--db or MEMSEARCH_DB)")
-        src = self._source
-        self._index = MemoryIndex(roots=src.roots, db_path=src.db_path, settings=src.settings)
-        self._index.explicit_db = src.explicit_db
+        given = self._given
+        self._index = MemoryIndex(roots=given.roots, db_path=given.db_path, settings=given.settings)
+        self._index.explicit_db = given.explicit_db
         self._rows = WatcherRows(lambda: self._index.conn, [(f.root.key, f.folder) for f in self._followed],
                                  str(self.db_path))
         try:
