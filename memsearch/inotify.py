@@ -187,6 +187,8 @@ class InotifySource:
         only by a change that can turn it, and not by a Markdown file made
         while a file that is not Markdown is known to be there: a burst of
         notes would cost a listing each."""
+        if name.startswith("."):  # discovery passes hidden files over (.DS_Store): they turn nothing
+            return
         markdown = name.endswith(".md")
         if kind == "deleted" and not markdown:  # what kept it source code may be gone
             self.follow(os.path.dirname(folder))

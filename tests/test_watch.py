@@ -799,11 +799,14 @@ def test_a_repos_memory_folder_that_gets_a_memory_md_is_watched_whole_and_only_s
         assert fresh(idx, "pelican") == ["app/memory/sub/x.md"]
 
 
-def test_a_repos_memory_folder_of_subfolders_only_that_gets_a_note_is_watched_whole(tmp_path, config):
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_repos_memory_folder_of_subfolders_only_that_gets_a_note_is_watched_whole(tmp_path, config, hidden):
     src = tmp_path / "src"
     write(src, "app/memory/sub/x.md", "a note about a heron\n")  # no file of its own: not memory yet
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
         assert fresh(idx, "heron") == []
+        if hidden:
+            write(src, "app/memory/.DS_Store", "x")  # discovery passes hidden files over: so must the watcher
         write(src, "app/memory/notes.md", "its first note\n")  # Markdown alone: memory now
         assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
         write(src, "app/memory/sub/x.md", "a note about a pelican\n")
