@@ -252,13 +252,13 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
         if entries is None:
             continue
         dirs = []
-        venv = False
+        files = []
         for entry in entries:
             name = entry.name
             if name[0] == ".":
                 continue
-            if name == "pyvenv.cfg":
-                venv = True
+            if name == "pyvenv.cfg":  # a virtual environment: none of it, whatever was listed before
+                dirs = files = []
                 break
             try:
                 if entry.is_dir(follow_symlinks=False):
@@ -270,8 +270,10 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             except OSError:
                 continue
             if depth and name in NESTED_NAMES:
-                _stat_file(entry.path, rel + name, real_root, max_file_bytes, found, skipped)  # an ASCII name
-        if not venv and depth < NESTED_DEPTH:
+                files.append((entry.path, rel + name))  # an ASCII name
+        for abspath, shown in files:
+            _stat_file(abspath, shown, real_root, max_file_bytes, found, skipped)
+        if depth < NESTED_DEPTH:
             stack.extend((folder, shown, depth + 1) for folder, shown in dirs)
 
 

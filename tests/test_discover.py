@@ -73,6 +73,22 @@ def test_a_repos_root_finds_each_checkouts_memory(src, tmp_path):
         assert idx.search("zebracorn") == [] and idx.search("allocator") == []
 
 
+@pytest.mark.parametrize("venv_first", [False, True])
+def test_a_virtual_environment_is_passed_over_whatever_the_listing_order(tmp_path, monkeypatch, venv_first):
+    from memsearch import discover
+
+    write(tmp_path / "src" / "app" / "tools" / "CLAUDE.md", "vendored zebracorn\n")
+    write(tmp_path / "src" / "app" / "tools" / "pyvenv.cfg", "home = /usr\n")
+    real = discover._scan
+
+    def ordered(path):  # file systems list in their own order: try both
+        entries = real(path)
+        return None if entries is None else sorted(entries, key=lambda e: (e.name == "pyvenv.cfg") != venv_first)
+
+    monkeypatch.setattr(discover, "_scan", ordered)
+    assert discover.walk_checkouts(str(tmp_path / "src"), 1 << 20, {}, deep=True).files == {}
+
+
 def test_a_query_probes_known_places_and_leaves_nested_finds_to_the_index(src, tmp_path):
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         idx.reconcile()
