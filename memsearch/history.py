@@ -179,15 +179,21 @@ class HistoryIndex(db.Opened):
             self.roots)}
         counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
-        todo, seen = [], set()
-        for root in self.roots:
-            for t in find(root):
-                seen.add((root, t.rel))
-                row = stored.get((root, t.rel))
-                if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode):
-                    counts["unchanged"] += 1
-                else:
-                    todo.append((root, t))
+        todo, seen, reals = [], set(), set()
+        found = [(root, t) for root in self.roots for t in find(root)]
+        # A file reached twice, through a link or by roots nested in one another, is indexed once (each
+        # copy was a duplicate hit): by its own path first (a stable sort), then by the first root given.
+        found.sort(key=lambda item: item[1].real != os.path.join(item[0], *item[1].rel.split("/")))
+        for root, t in found:
+            if t.real in reals:
+                continue
+            reals.add(t.real)
+            seen.add((root, t.rel))
+            row = stored.get((root, t.rel))
+            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode):
+                counts["unchanged"] += 1
+            else:
+                todo.append((root, t))
         total = sum(t.size for _, t in todo)
         done = 0
         for root, t in todo:

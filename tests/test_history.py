@@ -166,6 +166,17 @@ def test_a_fifo_and_links_out_of_the_root_are_not_read(history, hroot, tmp_path)
     assert texts(history, "insideword outsideword") == ["insideword"]
 
 
+def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
+    """Through a link inside the root, and through a root given inside another."""
+    path = transcript(hroot, [line("user", "the heron nests by the weir")])
+    os.symlink(path, hroot / PROJECT / "again.jsonl")
+    for roots in ([hroot], [hroot / PROJECT, hroot], [hroot, hroot / PROJECT]):
+        with HistoryIndex(roots, tmp_path / "index.db") as h:
+            (hit,) = h.search("heron")
+            assert hit.file == str(path) and hit.project == PROJECT, roots  # its own path, not the link's
+            assert [m.text for m in h.session_messages("s-1")] == ["the heron nests by the weir"]
+
+
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00", "2025-13-45T99:99:99Z",
                                 "2025-02-30T10:00:00.5Z", "2025-01-01T10:00:00+05:00Z", "0000-01-01T00:00:00Z"])
 def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
