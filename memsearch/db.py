@@ -107,20 +107,34 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         raise DatabaseError(f"cannot create the index directory {parent}: {ex.strerror};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
+    # Which file this open finds bad: another process may set it aside and
+    # build a new one meanwhile, and that one is neither bad nor to be moved.
+    found = identity(path)
     try:
         return _open_checked(path)
     except NotAnIndex as ex:
+        if identity(path) != found:  # replaced meanwhile: the verdict was on another file
+            return _open_checked(path)
         if explicit:  # the user's own file: never moved, never written
             raise DatabaseError(f"{ex}; memsearch will not touch it: move it away or name another --db") from None
         if not recover:
             raise
-        set_aside(path, str(ex))
+        set_aside(path, str(ex), found)
     except (SchemaTooNew, DatabaseCorrupt) as ex:
         too_new = isinstance(ex, SchemaTooNew)
         if not recover or (explicit and too_new):
             raise
-        set_aside(path, "it was written by a newer memsearch" if too_new else str(ex))
+        set_aside(path, "it was written by a newer memsearch" if too_new else str(ex), found)
     return _open_checked(path)
+
+
+def identity(path: str | os.PathLike) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` (None: no file there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class Opened:
@@ -131,6 +145,7 @@ class Opened:
     _db_file: str
     explicit_db: bool
     _conn: sqlite3.Connection | None = None
+    _opened: tuple[int, int] | None = None  # identity() of the file the connection has open
 
     @property
     def db_file(self) -> str:
@@ -140,6 +155,7 @@ class Opened:
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = open_database(self._db_file, explicit=self.explicit_db)
+            self._opened = identity(self._db_file)
         return self._conn
 
     def close(self) -> None:
@@ -166,8 +182,9 @@ class Opened:
             error = translate(ex, self._db_file)
         if not isinstance(error, DatabaseCorrupt):
             raise error
+        opened = self._opened
         self.close()
-        set_aside(self._db_file, str(error))
+        set_aside(self._db_file, str(error), opened)
         try:
             if refill:  # the new index is empty: answering from it would miss every file
                 self._refill()
@@ -316,10 +333,15 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
-def set_aside(path: str | os.PathLike, why: str) -> Path:
-    """Move a bad database (and its WAL files) out of the way, keeping it."""
+def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
+    """Move a bad database (and its WAL files) out of the way, keeping it.
+    ``found``: the identity() of the file found bad; when another file is at
+    ``path`` now (another process set the bad one aside and built a new
+    index), nothing is moved and None returned."""
     from pathlib import Path  # only on this rare path
 
+    if found is not None and identity(path) != found:
+        return None
     path = Path(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
