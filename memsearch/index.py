@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import UnknownFilter
+from .errors import InvalidArgument, UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
@@ -99,7 +99,7 @@ class MemoryIndex(db.Opened):
                  reconcile: bool | None = None, max_file_bytes: int | None = None,
                  settings: Settings | None = None):
         if root is not None and roots is not None:
-            raise ValueError("pass root or roots, not both")
+            raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
         elif roots is not None:
@@ -107,7 +107,8 @@ class MemoryIndex(db.Opened):
         else:
             given = roots_mod.from_environment() or roots_mod.configured()
             if not given:
-                raise ValueError("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the config file")
+                raise InvalidArgument("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the"
+                                      " config file")
         self.roots: tuple[Root, ...] = roots_mod.resolve(given)
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
@@ -118,7 +119,10 @@ class MemoryIndex(db.Opened):
         self.explicit_db = db_path is not None
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
-            self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
+            try:
+                self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
+            except TypeError:  # not a path (bytes, a number)
+                raise InvalidArgument(f"db_path must be a file's path; got {_shown(db_path)}") from None
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
         else:
