@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from . import migrate
-from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, SchemaTooNew
+from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, home_folder, path_text
 
 if TYPE_CHECKING:
@@ -100,11 +100,14 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
     """Connect, check and migrate. ``explicit``: the user named this file.
     ``recover``: set a damaged cache aside and rebuild it (False: raise)."""
     path = path_text(path)  # what a Path would print, without importing pathlib
+    if "\0" in path:  # every os call would raise ValueError
+        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
     parent = os.path.dirname(path) or "."
     try:
         os.makedirs(parent, exist_ok=True)
-    except OSError as ex:
-        raise DatabaseError(f"cannot create the index directory {parent}: {ex.strerror};"
+    except (OSError, RecursionError) as ex:  # makedirs recurses once per folder it makes
+        reason = getattr(ex, "strerror", None) or "too deep"
+        raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
     # Which file this open finds bad: another process may set it aside and
@@ -198,6 +201,8 @@ def check_path(path: str) -> None:
     SQLite would read /dev/null as empty and fail on its first write."""
     import stat
 
+    if "\0" in path:
+        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

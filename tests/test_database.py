@@ -215,6 +215,21 @@ def test_a_db_that_is_not_a_regular_file_is_a_one_line_error(tree, tmp_path, spe
             idx.search("pgbouncer")
 
 
+
+def test_a_db_path_no_file_system_can_hold_is_a_memsearch_error(tree, tmp_path):
+    """A NUL byte (every os call raises ValueError) or thousands of folders to
+    make (os.makedirs recurses) raised out of the library unconverted."""
+    from memsearch import InvalidArgument
+    from memsearch.doctor import diagnose
+
+    with MemoryIndex(tree, str(tmp_path / "a\0b.db")) as idx:
+        with pytest.raises(InvalidArgument, match="NUL"):
+            idx.search("pgbouncer")
+        assert not diagnose(idx).ok
+    with MemoryIndex(tree, str(tmp_path) + "/d" * 3000 + "/x.db") as idx:
+        with pytest.raises(DatabaseError, match="cannot create the index directory"):
+            idx.search("pgbouncer")
+
 def _application_id(db):
     import sqlite3
 
