@@ -167,6 +167,12 @@ class Watcher:
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
             self._sweep_cookies()
+        if self._rows.lost:  # its rows went with a rebuild or a reconcile of other roots (freshness.disown)
+            self._rows.lost = False
+            if self._state == READY:
+                self._state = RESCANNING
+            with self._cv:
+                self._pending.rescan = self._pending.rescan or "the index was rewritten by another process"
 
     def _set_state(self, state: str, error: str | None = None) -> None:
         if error is not None:

@@ -376,6 +376,28 @@ def test_the_watcher_follows_its_index_through_a_rebuild(watched, tree, tmp_path
         assert fresh(other, "okapi") == ["global/user/rebuilt.md"]
 
 
+
+def test_an_index_rewritten_for_other_roots_is_not_vouched_for(tmp_path, config):
+    """One --db, two sets of roots (an MCP server's watcher follows a and b,
+    `memsearch index --root a` runs once): that reconcile drops b's rows and
+    names a's paths as a lone root's. A query of a and b then trusted the
+    watcher and missed b's files; a query of a alone trusted it too."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a, "global/user/x.md", "a quokka in a\n")
+    write(b, "global/user/y.md", "a quokka in b\n")
+    db = tmp_path / "index.db"
+    both = ["a:global/user/x.md", "b:global/user/y.md"]
+    with MemoryIndex(roots=[a, b], db_path=db) as idx, Watcher(idx) as watcher:
+        assert fresh(idx, "quokka") == both
+        with MemoryIndex(a, db) as alone:
+            alone.reconcile()  # as `memsearch index --root a` does
+            result = alone.search_result("quokka")
+            assert result.freshness.via == "walk" and [h.path for h in result.hits] == ["global/user/x.md"]
+        result = idx.search_result("quokka", floor=0.0)
+        assert sorted(h.path for h in result.hits) == both
+        eventually(lambda: watcher.rescans >= 2 and watcher.state == "ready", "the watcher reconciled again")
+        assert fresh(idx, "quokka") == both
+
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
     watcher._sources[0]._observer.stop()  # watchdog's threads end, as on an unexpected error
