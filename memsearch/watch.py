@@ -261,14 +261,14 @@ class Watcher:
             pass  # the retry's full reconcile will cover these paths
         elif batch.rescan:
             self._rescan(batch.rescan)
-        elif batch.paths or batch.links:
+        elif batch.paths or batch.links or (batch.cookies and self._links.hard):
             self._apply(batch)
         if self._state != FAILED and not all(s.alive() for s in self._sources):
             self._trouble("the file system event source stopped")
         self._beat(batch.cookies if self._state == READY else ())
 
     def _apply(self, batch: Batch) -> None:
-        report = self._index.reconcile_paths(batch.paths | self._links.paths, deep=batch.deep)
+        report = self._index.reconcile_paths(batch.paths | self._links.paths | self._links.hard, deep=batch.deep)
         self.batches += 1
         self._links.track(batch.paths, self._index.locate)
         if batch.deep:

@@ -398,6 +398,26 @@ def test_an_index_rewritten_for_other_roots_is_not_vouched_for(tmp_path, config)
         eventually(lambda: watcher.rescans >= 2 and watcher.state == "ready", "the watcher reconciled again")
         assert fresh(idx, "quokka") == both
 
+
+def test_a_hard_linked_file_written_through_its_link_outside_the_root(tree, tmp_path, config):
+    """inotify reports a write to the watches of the path written through:
+    a memory file hard linked from outside the root, written there, changed
+    with no event under the root, and the watcher vouched for its old text."""
+    outside = write(tmp_path / "elsewhere", "f.md", "a narwhal, first text\n")
+    os.link(outside, tree / "global/user/linked.md")
+    with MemoryIndex(tree, tmp_path / "index.db") as idx, Watcher(idx):
+        assert fresh(idx, "narwhal") == ["global/user/linked.md"]
+        outside.write_text("a walrus, second text\n")
+        assert fresh(idx, "narwhal") == []
+        assert fresh(idx, "walrus") == ["global/user/linked.md"]
+        # One linked while watched, then written under the root (an event), then outside.
+        later = write(tree, "global/user/later.md", "a beluga\n")
+        os.link(later, tmp_path / "elsewhere/later.md")
+        write(tree, "global/user/later.md", "a beluga, and an orca\n")
+        assert fresh(idx, "orca") == ["global/user/later.md"]
+        (tmp_path / "elsewhere/later.md").write_text("a dugong now\n")
+        assert fresh(idx, "dugong") == ["global/user/later.md"]
+
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
     watcher._sources[0]._observer.stop()  # watchdog's threads end, as on an unexpected error
