@@ -418,6 +418,19 @@ def test_a_hard_linked_file_written_through_its_link_outside_the_root(tree, tmp_
         (tmp_path / "elsewhere/later.md").write_text("a dugong now\n")
         assert fresh(idx, "dugong") == ["global/user/later.md"]
 
+
+def test_a_root_moved_away_and_made_again_is_followed(watched, tree, tmp_path):
+    """Moving the root folder away reports no event on its path: the
+    watcher kept following the moved folder, and every query waited for a
+    cookie it never answered (sync_timeout), then walked."""
+    idx, watcher = watched
+    os.rename(tree, tmp_path / "moved")
+    write(tree, "global/user/anew.md", "the root made again: a pangolin\n")
+    eventually(lambda: watcher.restarts == 1 and watcher.state == "ready", "the watcher following the new folder")
+    assert fresh(idx, "pangolin") == ["global/user/anew.md"]
+    write(tree, "global/user/next.md", "then a gecko\n")
+    assert fresh(idx, "gecko") == ["global/user/next.md"]
+
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
     watcher._sources[0]._observer.stop()  # watchdog's threads end, as on an unexpected error
