@@ -166,6 +166,12 @@ class Opened:
             self._conn.close()
             self._conn = None
 
+    def replaced(self) -> bool:
+        """Whether the connection's file is no longer the one at the path
+        (deleted, or set aside by another process, which then builds a new
+        one there): the connection would go on reading and writing the old."""
+        return self._conn is not None and identity(self._db_file) != self._opened
+
     def __enter__(self):
         return self
 

@@ -196,6 +196,8 @@ class MemoryIndex(db.Opened):
         handshake with it, at a cost that does not grow with the tree;
         otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
         started = time.perf_counter()
+        if self.replaced():  # the index was deleted or rebuilt meanwhile: use the one at the path now
+            self.close()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
         if reason is None:
             seconds = time.perf_counter() - started

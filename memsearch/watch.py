@@ -169,12 +169,12 @@ class Watcher:
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
             self._sweep_cookies()
-        if self._rows.lost:  # its rows went with a rebuild or a reconcile of other roots (freshness.disown)
+        if self._rows.lost:  # a new index at the path, or a reconcile of other roots (freshness.disown)
             self._rows.lost = False
             if self._state == READY:
                 self._state = RESCANNING
             with self._cv:
-                self._pending.rescan = self._pending.rescan or "the index was rewritten by another process"
+                self._pending.rescan = self._pending.rescan or "its rows were gone (index deleted or rewritten)"
 
     def _set_state(self, state: str, error: str | None = None) -> None:
         if error is not None:
@@ -269,6 +269,8 @@ class Watcher:
             self._trouble("the file system event source stopped")
         elif self._state != FAILED and (moved := self._root_moved()):
             self._trouble(moved)
+        if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
+            self._index.close()
         self._beat(batch.cookies if self._state == READY else ())
 
     def _apply(self, batch: Batch) -> None:

@@ -8,6 +8,7 @@ long cookie timeout (config sync_timeout) so a loaded machine cannot turn a
 watcher answer into a walk.
 """
 
+import contextlib
 import gc
 import json
 import logging
@@ -430,6 +431,22 @@ def test_a_root_moved_away_and_made_again_is_followed(watched, tree, tmp_path):
     assert fresh(idx, "pangolin") == ["global/user/anew.md"]
     write(tree, "global/user/next.md", "then a gecko\n")
     assert fresh(idx, "gecko") == ["global/user/next.md"]
+
+
+def test_an_index_deleted_under_a_running_watcher(watched, tree, tmp_path):
+    """README: the index can be deleted at any time. The watcher and a
+    long-lived index kept their connections on the deleted file, and from
+    then on every query walked ("no watcher is running")."""
+    idx, watcher = watched
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{tmp_path / 'index.db'}{suffix}")
+    eventually(lambda: idx.search_result("pgbouncer").freshness.via == "watcher", "the watcher vouching again")
+    write(tree, "global/user/after.md", "after the deletion: a tapir\n")
+    assert fresh(idx, "tapir") == ["global/user/after.md"]
+    with MemoryIndex(tree, tmp_path / "index.db") as other:  # a new process: the file at the path
+        assert fresh(other, "tapir") == ["global/user/after.md"]
 
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
