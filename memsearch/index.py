@@ -46,6 +46,14 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     return scope, type
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _folded(value):
     return value.lower() if isinstance(value, str) else value
 
@@ -177,7 +185,14 @@ class MemoryIndex(db.Opened):
         """Bring just ``paths`` (index paths: files, folders, or a root's label
         for all of it) in step with the files (memsearch.reconcile.reconcile_paths;
         ``deep``: in a repos root, look for nested instruction files too)."""
-        paths = set(paths)
+        try:
+            paths = {paths} if isinstance(paths, str) else set(paths)  # one path, not its characters
+        except TypeError:
+            paths = {paths}  # not iterable: refused below
+        for path in paths:
+            if not isinstance(path, str) or "\0" in path or not _encodable(path):
+                raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
+                                      f" such names with \\xNN); got {_shown(path)}")
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))

@@ -80,3 +80,21 @@ def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
                 lambda: MemoryIndex(root, db_path=b"/tmp/x.db"), lambda: MemoryIndex(root, db_path=5)):
         with pytest.raises(InvalidArgument):
             bad()
+
+
+
+def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
+    """A number, bytes, a NUL or a lone surrogate raised AttributeError,
+    TypeError, ValueError or UnicodeEncodeError; a lone string was taken as
+    a list of its characters."""
+    from memsearch import InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    with MemoryIndex(root, db_path=tmp_path / "db") as idx:
+        idx.reconcile()
+        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5):
+            with pytest.raises(InvalidArgument):
+                idx.reconcile_paths(bad)
+        write(root, "global/g/a.md", "alpha note, longer now\n")
+        assert idx.reconcile_paths("global/g/a.md").updated == ("global/g/a.md",)
