@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from . import migrate
-from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, SchemaTooNew
+from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, home_folder, path_text
 
 if TYPE_CHECKING:
@@ -100,27 +100,44 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
     """Connect, check and migrate. ``explicit``: the user named this file.
     ``recover``: set a damaged cache aside and rebuild it (False: raise)."""
     path = path_text(path)  # what a Path would print, without importing pathlib
+    if "\0" in path:  # every os call would raise ValueError
+        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
     parent = os.path.dirname(path) or "."
     try:
         os.makedirs(parent, exist_ok=True)
-    except OSError as ex:
-        raise DatabaseError(f"cannot create the index directory {parent}: {ex.strerror};"
+    except (OSError, RecursionError) as ex:  # makedirs recurses once per folder it makes
+        reason = getattr(ex, "strerror", None) or "too deep"
+        raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
+    # Which file this open finds bad: another process may set it aside and
+    # build a new one meanwhile, and that one is neither bad nor to be moved.
+    found = identity(path)
     try:
         return _open_checked(path)
     except NotAnIndex as ex:
+        if identity(path) != found:  # replaced meanwhile: the verdict was on another file
+            return _open_checked(path)
         if explicit:  # the user's own file: never moved, never written
             raise DatabaseError(f"{ex}; memsearch will not touch it: move it away or name another --db") from None
         if not recover:
             raise
-        set_aside(path, str(ex))
+        set_aside(path, str(ex), found)
     except (SchemaTooNew, DatabaseCorrupt) as ex:
         too_new = isinstance(ex, SchemaTooNew)
         if not recover or (explicit and too_new):
             raise
-        set_aside(path, "it was written by a newer memsearch" if too_new else str(ex))
+        set_aside(path, "it was written by a newer memsearch" if too_new else str(ex), found)
     return _open_checked(path)
+
+
+def identity(path: str | os.PathLike) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` (None: no file there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class Opened:
@@ -131,6 +148,7 @@ class Opened:
     _db_file: str
     explicit_db: bool
     _conn: sqlite3.Connection | None = None
+    _opened: tuple[int, int] | None = None  # identity() of the file the connection has open
 
     @property
     def db_file(self) -> str:
@@ -140,12 +158,19 @@ class Opened:
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = open_database(self._db_file, explicit=self.explicit_db)
+            self._opened = identity(self._db_file)
         return self._conn
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def replaced(self) -> bool:
+        """Whether the connection's file is no longer the one at the path
+        (deleted, or set aside by another process, which then builds a new
+        one there): the connection would go on reading and writing the old."""
+        return self._conn is not None and identity(self._db_file) != self._opened
 
     def __enter__(self):
         return self
@@ -166,8 +191,9 @@ class Opened:
             error = translate(ex, self._db_file)
         if not isinstance(error, DatabaseCorrupt):
             raise error
+        opened = self._opened
         self.close()
-        set_aside(self._db_file, str(error))
+        set_aside(self._db_file, str(error), opened)
         try:
             if refill:  # the new index is empty: answering from it would miss every file
                 self._refill()
@@ -181,6 +207,8 @@ def check_path(path: str) -> None:
     SQLite would read /dev/null as empty and fail on its first write."""
     import stat
 
+    if "\0" in path:
+        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -316,10 +344,15 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
-def set_aside(path: str | os.PathLike, why: str) -> Path:
-    """Move a bad database (and its WAL files) out of the way, keeping it."""
+def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
+    """Move a bad database (and its WAL files) out of the way, keeping it.
+    ``found``: the identity() of the file found bad; when another file is at
+    ``path`` now (another process set the bad one aside and built a new
+    index), nothing is moved and None returned."""
     from pathlib import Path  # only on this rare path
 
+    if found is not None and identity(path) != found:
+        return None
     path = Path(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")

@@ -8,6 +8,7 @@ inotify never reports on (a change happens under the link's target).
 from __future__ import annotations
 
 import os
+import stat
 from typing import NamedTuple
 
 from . import discover
@@ -129,12 +130,20 @@ class Links:
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
         self.paths: set[str] = set()
+        # Markdown files with more than one hard link: written through a link
+        # outside the roots, they change with no event under them at all, so
+        # the watcher rechecks them before it answers a cookie.
+        self.hard: set[str] = set()
 
     def __bool__(self) -> bool:
         return bool(self.paths)
 
     def scan(self) -> None:
-        self.paths = set().union(*(_links_under(f.folder, f.label) for f in self._followed))
+        self.paths, self.hard = set(), set()
+        for f in self._followed:
+            links, hard = _links_under(f.folder, f.label)
+            self.paths |= links
+            self.hard |= hard
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
@@ -148,19 +157,30 @@ class Links:
                 file = locate(path)
             except KeyError:
                 continue
-            if os.path.islink(file):
+            try:
+                st = os.lstat(file)
+            except OSError:
+                st = None
+            self.hard.discard(path)
+            self.hard -= {p for p in self.hard if p.startswith(path + "/")}
+            if st is not None and stat.S_ISLNK(st.st_mode):
                 self.paths.add(path)
-            else:
-                self.paths.discard(path)
-                self.paths -= {p for p in self.paths if p.startswith(path + "/")}
-                if os.path.isdir(file):
-                    self.paths |= _links_under(file, path + "/")
+                continue
+            self.paths.discard(path)
+            self.paths -= {p for p in self.paths if p.startswith(path + "/")}
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                links, hard = _links_under(file, path + "/")
+                self.paths |= links
+                self.hard |= hard
+            elif st is not None and _hard_linked(path, st):
+                self.hard.add(path)
 
 
-def _links_under(folder: str, prefix: str) -> set[str]:
+def _links_under(folder: str, prefix: str) -> tuple[set[str], set[str]]:
     """Index paths (``prefix`` + relative path) of the symlinks below folder,
-    hidden folders left out as the walk leaves them out."""
-    links, stack = set(), [(folder, prefix)]
+    and of its Markdown files with more than one hard link, hidden folders
+    left out as the walk leaves them out."""
+    links, hard, stack = set(), set(), [(folder, prefix)]
     while stack:
         here, rel = stack.pop()
         try:
@@ -168,10 +188,19 @@ def _links_under(folder: str, prefix: str) -> set[str]:
                 for entry in entries:
                     if entry.name.startswith("."):
                         continue
-                    if entry.is_symlink():
-                        links.add(rel + printable_name(entry.name))
-                    elif entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, rel + printable_name(entry.name) + "/"))
+                    try:
+                        if entry.is_symlink():
+                            links.add(rel + printable_name(entry.name))
+                        elif entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, rel + printable_name(entry.name) + "/"))
+                        elif is_markdown(entry.name) and _hard_linked(entry.name, entry.stat(follow_symlinks=False)):
+                            hard.add(rel + printable_name(entry.name))
+                    except OSError:
+                        continue  # gone since the listing
         except OSError:
             continue
-    return links
+    return links, hard
+
+
+def _hard_linked(name: str, st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and is_markdown(name.rpartition("/")[2])

@@ -101,6 +101,8 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
             sweep_cookies(row.folder, now)
     if reason:
         return reason
+    if not _one_watcher(rows, followed, {root.key for root in roots}):
+        return "the watcher follows another set of roots"
     created: list[str] = []
     try:
         for row in followed:
@@ -120,6 +122,28 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         for path in created:
             with suppress(OSError):
                 os.unlink(path)
+
+
+def disown(conn: sqlite3.Connection, keys) -> None:
+    """Delete the rows of every watcher that follows another set of roots
+    than ``keys`` (root keys), inside the caller's write transaction: a
+    reconcile of these roots rewrites the index for them (the rows of other
+    roots dropped, paths named as this set names them), and such a watcher
+    could no longer vouch for its own. It finds its rows gone at its next
+    heartbeat and reconciles everything again (WatcherRows.beat)."""
+    followed: dict[tuple, set[str]] = {}
+    for key, *who in conn.execute("SELECT root_key, pid, host, started_at FROM watcher"):
+        followed.setdefault(tuple(who), set()).add(key)
+    others = [who for who, theirs in followed.items() if theirs != set(keys)]
+    conn.executemany("DELETE FROM watcher WHERE pid = ? AND host = ? AND started_at = ?", others)
+
+
+def _one_watcher(rows: dict, followed: list, keys: set) -> bool:
+    """Whether one watcher follows exactly the roots ``keys``: the paths it
+    writes are named as a query of these roots names them."""
+    who = {(row.pid, row.host, row.started_at) for row in followed}
+    return len(who) == 1 and {k for k, row in rows.items()
+                              if (row.pid, row.host, row.started_at) in who} == keys
 
 
 def sweep_cookies(folder: str, now: float) -> None:
@@ -274,6 +298,7 @@ class WatcherRows:
         self.connect, self.roots, self.db_path = connect, roots, db_path
         self.pid, self.started_at = os.getpid(), time.time()
         self._next_cleanup = 0.0
+        self.lost = False  # our rows were found gone: the watcher must reconcile everything
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -312,9 +337,6 @@ class WatcherRows:
         watcher holds our rows: this one must stop."""
         now = time.time()
         with write_transaction(self.conn) as conn:
-            if cookies:
-                conn.executemany("INSERT OR REPLACE INTO watcher_cookies (name, acked_at) VALUES (?, ?)",
-                                 [(name, now) for name in cookies])
             sweep = now >= self._next_cleanup
             if sweep:
                 conn.execute("DELETE FROM watcher_cookies WHERE acked_at < ?", (now - ACK_KEEP_S,))
@@ -327,5 +349,12 @@ class WatcherRows:
             if cur.rowcount < len(self.roots) and state != STOPPED:
                 if any(key in _rows(conn) for key, _ in self.roots):
                     raise TakenOver("another watcher took over this index's roots")
-                self._insert(state)  # the database was rebuilt (set aside when damaged): claim it again
+                # The database was rebuilt (set aside when damaged), or a
+                # reconcile of other roots rewrote it (disown): claim it
+                # again, and vouch for it only after reconciling everything.
+                self._insert(RESCANNING if state == READY else state)
+                self.lost = True
+            elif cookies:
+                conn.executemany("INSERT OR REPLACE INTO watcher_cookies (name, acked_at) VALUES (?, ?)",
+                                 [(name, now) for name in cookies])
         return sweep

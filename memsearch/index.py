@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import UnknownFilter
+from .errors import InvalidArgument, UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
@@ -44,6 +44,14 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
             raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text:"
                                 " no scope id holds a lone surrogate") from None
     return scope, type
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _folded(value):
@@ -99,7 +107,7 @@ class MemoryIndex(db.Opened):
                  reconcile: bool | None = None, max_file_bytes: int | None = None,
                  settings: Settings | None = None):
         if root is not None and roots is not None:
-            raise ValueError("pass root or roots, not both")
+            raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
         elif roots is not None:
@@ -107,7 +115,8 @@ class MemoryIndex(db.Opened):
         else:
             given = roots_mod.from_environment() or roots_mod.configured()
             if not given:
-                raise ValueError("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the config file")
+                raise InvalidArgument("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the"
+                                      " config file")
         self.roots: tuple[Root, ...] = roots_mod.resolve(given)
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
@@ -118,7 +127,10 @@ class MemoryIndex(db.Opened):
         self.explicit_db = db_path is not None
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
-            self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
+            try:
+                self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
+            except TypeError:  # not a path (bytes, a number)
+                raise InvalidArgument(f"db_path must be a file's path; got {_shown(db_path)}") from None
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
         else:
@@ -173,7 +185,14 @@ class MemoryIndex(db.Opened):
         """Bring just ``paths`` (index paths: files, folders, or a root's label
         for all of it) in step with the files (memsearch.reconcile.reconcile_paths;
         ``deep``: in a repos root, look for nested instruction files too)."""
-        paths = set(paths)
+        try:
+            paths = {paths} if isinstance(paths, str) else set(paths)  # one path, not its characters
+        except TypeError:
+            paths = {paths}  # not iterable: refused below
+        for path in paths:
+            if not isinstance(path, str) or "\0" in path or not _encodable(path):
+                raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
+                                      f" such names with \\xNN); got {_shown(path)}")
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))
@@ -192,6 +211,8 @@ class MemoryIndex(db.Opened):
         handshake with it, at a cost that does not grow with the tree;
         otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
         started = time.perf_counter()
+        if self.replaced():  # the index was deleted or rebuilt meanwhile: use the one at the path now
+            self.close()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
         if reason is None:
             seconds = time.perf_counter() - started

@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from .db import write_transaction
 from .discover import SavedState
 from .errors import RootNotFound
+from .freshness import disown
 from .layout import Layout
 from .prepare import Prepared, failed, prepare_one
 from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
@@ -166,6 +167,7 @@ def reconcile(
 
     cache.forget()  # this connection is about to write
     with write_transaction(conn):
+        disown(conn, layout.keys.values())
         # Another process may have changed the index while we walked or
         # waited for the lock: plan again against what is stored now.
         plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
@@ -340,6 +342,7 @@ def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> li
         return []
     cache.forget()
     with write_transaction(conn):
+        disown(conn, active)
         stale = [(i,) for i, key in conn.execute("SELECT id, key FROM memory_roots") if key not in active]
         paths = [p for (p,) in conn.execute(
             f"SELECT path FROM memory_fts WHERE root IN ({','.join('?' * len(stale))})", [i for (i,) in stale])]

@@ -21,7 +21,7 @@ import os
 from typing import NamedTuple
 
 from . import discover
-from .errors import MemsearchError, RootNotFound
+from .errors import InvalidArgument, MemsearchError, RootNotFound
 from .memory_file import MIMO_SCOPES, printable_name
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
@@ -74,11 +74,11 @@ class Root(_RootFields):
 
     def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
         if not isinstance(kind, str) or kind not in KINDS:
-            raise ValueError(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
+            raise InvalidArgument(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
         if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise ValueError(f"root path {path!r} must be a folder's path")
+            raise InvalidArgument(f"root path {path!r} must be a folder's path")
         if name is not None and (not isinstance(name, str) or not name or LABEL_SEP in name or "/" in name):
-            raise ValueError(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
+            raise InvalidArgument(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
         return super().__new__(cls, kind, path, name)
 
     def _replace(self, **changes) -> "Root":
@@ -101,11 +101,11 @@ class Root(_RootFields):
         the kind's default location, ``KIND=DIR`` that kind at DIR."""
         spec = os.fspath(spec).strip()
         if not spec:
-            raise ValueError("empty root: give a folder, a kind (claude, zcode, mimo) or KIND=DIR")
+            raise InvalidArgument("empty root: give a folder, a kind (claude, zcode, mimo) or KIND=DIR")
         kind, sep, path = spec.partition("=")
         if sep and kind in KINDS:
             if not path:
-                raise ValueError(f"root {spec!r} names no folder after '='")
+                raise InvalidArgument(f"root {spec!r} names no folder after '='")
             return cls(kind, path)
         if spec in KINDS and spec not in FOLDER_ONLY:
             return cls(spec)
@@ -130,7 +130,7 @@ def default_path(kind: str) -> str:
         return os.path.join(config, "projects")
     if kind == "zcode":
         return os.path.join(home, ZCODE_STORAGE, *ZCODE_PROJECTS.split("/"))
-    raise ValueError(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
+    raise InvalidArgument(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
 
 
 def resolve(roots) -> tuple[Root, ...]:
@@ -152,7 +152,7 @@ def resolve(roots) -> tuple[Root, ...]:
         root = root._replace(path=path)
         resolved.setdefault(root.key, root)  # the key is a realpath: computed once
     if not resolved:
-        raise ValueError("no memory root given")
+        raise InvalidArgument("no memory root given")
     return _named(list(resolved.values()))
 
 
@@ -161,7 +161,7 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
     get -2, -3... when they collide."""
     explicit = [r.name for r in roots if r.name]
     if len(explicit) != len(set(explicit)):
-        raise ValueError(f"two roots have the same name: {sorted(explicit)}")
+        raise InvalidArgument(f"two roots have the same name: {sorted(explicit)}")
     taken = set(explicit)
     out = []
     for root in roots:

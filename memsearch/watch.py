@@ -22,6 +22,7 @@ import threading
 import time
 from contextlib import suppress
 
+from .db import identity
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
@@ -80,6 +81,7 @@ class Watcher:
         self._retry_at = 0.0
         self._failures = 0
         self._links = Links(self._followed)
+        self._root_ids: list = []  # db.identity() of each root folder, as the event sources watch it
         self._next_beat = 0.0
         self.events = self.batches = self.rescans = self.overflows = self.restarts = 0  # for status and tests
 
@@ -167,6 +169,12 @@ class Watcher:
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
             self._sweep_cookies()
+        if self._rows.lost:  # a new index at the path, or a reconcile of other roots (freshness.disown)
+            self._rows.lost = False
+            if self._state == READY:
+                self._state = RESCANNING
+            with self._cv:
+                self._pending.rescan = self._pending.rescan or "its rows were gone (index deleted or rewritten)"
 
     def _set_state(self, state: str, error: str | None = None) -> None:
         if error is not None:
@@ -255,14 +263,18 @@ class Watcher:
             pass  # the retry's full reconcile will cover these paths
         elif batch.rescan:
             self._rescan(batch.rescan)
-        elif batch.paths or batch.links:
+        elif batch.paths or batch.links or (batch.cookies and self._links.hard):
             self._apply(batch)
         if self._state != FAILED and not all(s.alive() for s in self._sources):
             self._trouble("the file system event source stopped")
+        elif self._state != FAILED and (moved := self._root_moved()):
+            self._trouble(moved)
+        if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
+            self._index.close()
         self._beat(batch.cookies if self._state == READY else ())
 
     def _apply(self, batch: Batch) -> None:
-        report = self._index.reconcile_paths(batch.paths | self._links.paths, deep=batch.deep)
+        report = self._index.reconcile_paths(batch.paths | self._links.paths | self._links.hard, deep=batch.deep)
         self.batches += 1
         self._links.track(batch.paths, self._index.locate)
         if batch.deep:
@@ -289,6 +301,7 @@ class Watcher:
             self._beat()
         self._stop_sources()
         folders = [f.folder for f in self._walked]
+        self._root_ids = [identity(f.folder) for f in self._followed]
         dirs = scan_dirs(folders)
         check_watch_limit(len(dirs))
         sources = []
@@ -310,6 +323,15 @@ class Watcher:
             self._sources = sources  # stopped by the next restart or stop() whatever happens
         self._reconcile_all()
         self._watch_nested()
+
+    def _root_moved(self) -> str | None:
+        """A root folder moved away (or replaced) reports no event: its
+        watches follow it, and cookies made in the folder now at its path
+        would never be answered (each query waited sync_timeout, then walked)."""
+        for f, was in zip(self._followed, self._root_ids):
+            if identity(f.folder) != was:
+                return f"memory root moved or replaced: {f.folder}"
+        return None
 
     def _route(self, kind: str, path: str, is_dir: bool) -> None:
         """An event from watchdog: under which walked root."""

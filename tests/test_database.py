@@ -215,6 +215,21 @@ def test_a_db_that_is_not_a_regular_file_is_a_one_line_error(tree, tmp_path, spe
             idx.search("pgbouncer")
 
 
+
+def test_a_db_path_no_file_system_can_hold_is_a_memsearch_error(tree, tmp_path):
+    """A NUL byte (every os call raises ValueError) or thousands of folders to
+    make (os.makedirs recurses) raised out of the library unconverted."""
+    from memsearch import InvalidArgument
+    from memsearch.doctor import diagnose
+
+    with MemoryIndex(tree, str(tmp_path / "a\0b.db")) as idx:
+        with pytest.raises(InvalidArgument, match="NUL"):
+            idx.search("pgbouncer")
+        assert not diagnose(idx).ok
+    with MemoryIndex(tree, str(tmp_path) + "/d" * 3000 + "/x.db") as idx:
+        with pytest.raises(DatabaseError, match="cannot create the index directory"):
+            idx.search("pgbouncer")
+
 def _application_id(db):
     import sqlite3
 
@@ -292,3 +307,36 @@ def test_a_foreign_file_in_the_cache_folder_is_set_aside_intact(tree, kind):
         assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
     kept = [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
     assert len(kept) == 1 and _fingerprint(db.parent)[kept[0].name] == before
+
+
+def test_a_damaged_index_another_process_rebuilt_meanwhile_is_not_set_aside_again(tree, tmp_path, monkeypatch):
+    """Several processes open one damaged index at once: the first sets it
+    aside and builds a new one; the others, which found the damage before
+    that, must not set the new index aside too (its builder's connection then
+    failed: "attempt to write a readonly database", one query in two)."""
+    from memsearch import db as db_mod
+
+    db = tmp_path / "index.db"
+    db.write_bytes(b"SQLite format 3\0" + os.urandom(4096))
+    real = db_mod._open_checked
+    first = []
+
+    def damage_found_then_rebuilt_by_another(path):
+        if first:
+            return real(path)
+        first.append(path)
+        # What the other process does meanwhile: set the file aside, build a new index.
+        os.replace(db, tmp_path / "index.db.bad-other")
+        other = MemoryIndex(tree, db)
+        other.reconcile()
+        first.append(other)
+        raise db_mod.DatabaseCorrupt(f"the index {path} is damaged (database disk image is malformed)")
+
+    monkeypatch.setattr(db_mod, "_open_checked", damage_found_then_rebuilt_by_another)
+    with MemoryIndex(tree, db) as idx:
+        assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+    other = first[1]
+    write(tree, "global/user/new.md", "a zeppelin arrives\n")
+    assert [h.path for h in other.search("zeppelin")] == ["global/user/new.md"]  # its index is still in place
+    other.close()
+    assert [p.name for p in tmp_path.iterdir() if ".bad-" in p.name] == ["index.db.bad-other"]

@@ -66,3 +66,35 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors(tmp_path):
             idx.paths(Root("plain", str(tmp_path)))
     with pytest.raises(ValueError, match="must be a folder's path"):
         MemoryIndex(5, db_path=tmp_path / "db2")
+
+
+def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
+    """README: every error is a MemsearchError; bad arguments raise InvalidArgument."""
+    from memsearch import InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    for bad in (lambda: MemoryIndex(5, db_path=tmp_path / "db"), lambda: MemoryIndex(b"/tmp", db_path=tmp_path / "db"),
+                lambda: MemoryIndex(root, roots=[root]), lambda: MemoryIndex(roots=[]),
+                lambda: Root("nosuchkind"), lambda: Root("plain", str(root), name="a:b"),
+                lambda: MemoryIndex(root, db_path=b"/tmp/x.db"), lambda: MemoryIndex(root, db_path=5)):
+        with pytest.raises(InvalidArgument):
+            bad()
+
+
+
+def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
+    """A number, bytes, a NUL or a lone surrogate raised AttributeError,
+    TypeError, ValueError or UnicodeEncodeError; a lone string was taken as
+    a list of its characters."""
+    from memsearch import InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    with MemoryIndex(root, db_path=tmp_path / "db") as idx:
+        idx.reconcile()
+        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5):
+            with pytest.raises(InvalidArgument):
+                idx.reconcile_paths(bad)
+        write(root, "global/g/a.md", "alpha note, longer now\n")
+        assert idx.reconcile_paths("global/g/a.md").updated == ("global/g/a.md",)

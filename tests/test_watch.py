@@ -8,6 +8,7 @@ long cookie timeout (config sync_timeout) so a loaded machine cannot turn a
 watcher answer into a walk.
 """
 
+import contextlib
 import gc
 import json
 import logging
@@ -371,10 +372,83 @@ def test_the_watcher_follows_its_index_through_a_rebuild(watched, tree, tmp_path
     monkeypatch.setattr(freshness.WatcherRows, "beat", counted)
     write(tree, "global/user/rebuilt.md", "written as the index is rebuilt: okapi\n")
     eventually(lambda: beats.count(True) >= 2, "heartbeats written into the rebuilt index")
-    assert list(tmp_path.glob("index.db.bad-*")) and watcher.state == "ready"
+    # Its rows found gone, it reconciles everything before it vouches again.
+    eventually(lambda: watcher.state == "ready", "the watcher ready on the rebuilt index")
+    assert list(tmp_path.glob("index.db.bad-*"))
     with MemoryIndex(tree, tmp_path / "index.db") as other:  # a new query process: the rebuilt file
         assert fresh(other, "okapi") == ["global/user/rebuilt.md"]
 
+
+
+def test_an_index_rewritten_for_other_roots_is_not_vouched_for(tmp_path, config):
+    """One --db, two sets of roots (an MCP server's watcher follows a and b,
+    `memsearch index --root a` runs once): that reconcile drops b's rows and
+    names a's paths as a lone root's. A query of a and b then trusted the
+    watcher and missed b's files; a query of a alone trusted it too."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a, "global/user/x.md", "a quokka in a\n")
+    write(b, "global/user/y.md", "a quokka in b\n")
+    db = tmp_path / "index.db"
+    both = ["a:global/user/x.md", "b:global/user/y.md"]
+    with MemoryIndex(roots=[a, b], db_path=db) as idx, Watcher(idx) as watcher:
+        assert fresh(idx, "quokka") == both
+        with MemoryIndex(a, db) as alone:
+            alone.reconcile()  # as `memsearch index --root a` does
+            result = alone.search_result("quokka")
+            assert result.freshness.via == "walk" and [h.path for h in result.hits] == ["global/user/x.md"]
+        result = idx.search_result("quokka", floor=0.0)
+        assert sorted(h.path for h in result.hits) == both
+        eventually(lambda: watcher.rescans >= 2 and watcher.state == "ready", "the watcher reconciled again")
+        assert fresh(idx, "quokka") == both
+
+
+def test_a_hard_linked_file_written_through_its_link_outside_the_root(tree, tmp_path, config):
+    """inotify reports a write to the watches of the path written through:
+    a memory file hard linked from outside the root, written there, changed
+    with no event under the root, and the watcher vouched for its old text."""
+    outside = write(tmp_path / "elsewhere", "f.md", "a narwhal, first text\n")
+    os.link(outside, tree / "global/user/linked.md")
+    with MemoryIndex(tree, tmp_path / "index.db") as idx, Watcher(idx):
+        assert fresh(idx, "narwhal") == ["global/user/linked.md"]
+        outside.write_text("a walrus, second text\n")
+        assert fresh(idx, "narwhal") == []
+        assert fresh(idx, "walrus") == ["global/user/linked.md"]
+        # One linked while watched, then written under the root (an event), then outside.
+        later = write(tree, "global/user/later.md", "a beluga\n")
+        os.link(later, tmp_path / "elsewhere/later.md")
+        write(tree, "global/user/later.md", "a beluga, and an orca\n")
+        assert fresh(idx, "orca") == ["global/user/later.md"]
+        (tmp_path / "elsewhere/later.md").write_text("a dugong now\n")
+        assert fresh(idx, "dugong") == ["global/user/later.md"]
+
+
+def test_a_root_moved_away_and_made_again_is_followed(watched, tree, tmp_path):
+    """Moving the root folder away reports no event on its path: the
+    watcher kept following the moved folder, and every query waited for a
+    cookie it never answered (sync_timeout), then walked."""
+    idx, watcher = watched
+    os.rename(tree, tmp_path / "moved")
+    write(tree, "global/user/anew.md", "the root made again: a pangolin\n")
+    eventually(lambda: watcher.restarts == 1 and watcher.state == "ready", "the watcher following the new folder")
+    assert fresh(idx, "pangolin") == ["global/user/anew.md"]
+    write(tree, "global/user/next.md", "then a gecko\n")
+    assert fresh(idx, "gecko") == ["global/user/next.md"]
+
+
+def test_an_index_deleted_under_a_running_watcher(watched, tree, tmp_path):
+    """README: the index can be deleted at any time. The watcher and a
+    long-lived index kept their connections on the deleted file, and from
+    then on every query walked ("no watcher is running")."""
+    idx, watcher = watched
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{tmp_path / 'index.db'}{suffix}")
+    eventually(lambda: idx.search_result("pgbouncer").freshness.via == "watcher", "the watcher vouching again")
+    write(tree, "global/user/after.md", "after the deletion: a tapir\n")
+    assert fresh(idx, "tapir") == ["global/user/after.md"]
+    with MemoryIndex(tree, tmp_path / "index.db") as other:  # a new process: the file at the path
+        assert fresh(other, "tapir") == ["global/user/after.md"]
 
 def test_a_dead_event_source_is_restarted(watched, tree):
     idx, watcher = watched
