@@ -12,7 +12,7 @@ import os
 import re
 import stat
 
-from .memory_file import INDEX_NAME
+from .memory_file import INDEX_NAME, opened_at
 from .metadata import BOM, FENCE_LINE
 
 # Claude Code's limits for the index it loads: a file that fits one fits the other.
@@ -52,18 +52,22 @@ def index_for_context(path: str | os.PathLike) -> str:
                                     file_bytes=size if partial else None)
 
 
-def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
+def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, int] | None:
     """The first ``limit`` bytes of the regular file at ``path`` and its size; None if it cannot be
     read or is no regular file. Opened non-blocking and checked on the descriptor: a FIFO never
-    blocks the open, and what is read is what was checked."""
+    blocks the open, and what is read is what was checked. ``confined``: ``path`` is a resolved
+    path a walk found in a root, and is read only if it still is that file (no link followed, no
+    folder on the way swapped for a link since), as the indexer reads."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if confined:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or (confined and not opened_at(fd, path)):
             return None
         chunks, got = [], 0
         while got <= limit:  # one byte more than asked: is there more?

@@ -69,8 +69,9 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
 
 def read_head(path: str) -> str:
     """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
-    or is not a regular file: a FIFO swapped in since the walk must not block)."""
-    head = context.read_head(path, HEAD_BYTES)
+    or is not a regular file: a FIFO swapped in since the walk must not block, nor a file
+    or folder swapped for a link since the walk lend its description from outside the root)."""
+    head = context.read_head(path, HEAD_BYTES, confined=True)
     if head is None:
         return ""
     return "".join(islice(head[0].decode("utf-8", "replace").splitlines(keepends=True), HEAD_LINES))

@@ -124,3 +124,22 @@ def test_a_description_cannot_drive_the_terminal_or_forge_a_line(tmp_path):
     assert r.returncode == 0, r.stderr
     assert not any(c in r.stdout for c in "\x1b\x07\x9b\u2028")
     assert r.stdout.splitlines() == [r.stdout.splitlines()[0]] and "\\x1b]0;pwned\\x07 \\x9b31m red" in r.stdout
+
+
+def test_a_file_or_folder_swapped_for_a_link_since_the_walk_lends_no_description(tmp_path):
+    """The walk judges links; what it found is read only if it still is that
+    file (as the indexer reads), never the outside file a link now leads to."""
+    from memsearch import manifests
+
+    root, outside = tmp_path / "memory", tmp_path / "outside"
+    write(outside, "sub/note.md", "---\ndescription: OUTSIDE secret\n---\n")
+    note = write(root, "sub/note.md", "---\ndescription: inside\n---\n")
+    assert [e.description for e in manifest(root)] == ["inside"]
+    assert manifests.read_head(str(note)).startswith("---\ndescription: inside")
+    note.unlink()
+    note.symlink_to(outside / "sub" / "note.md")  # the file, swapped for a link after the walk
+    assert manifests.read_head(str(note)) == ""
+    note.unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside / "sub")  # a folder on its path, swapped for a link
+    assert manifests.read_head(str(note)) == ""
