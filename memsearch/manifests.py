@@ -16,6 +16,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from . import context, metadata
+from .errors import InvalidArgument
 from .format import one_line, printable_path
 from .layout import Layout
 from .memory_file import INDEX_NAME
@@ -50,9 +51,9 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     """The memory files of ``roots`` (a folder, a Root, a list of them, or a
     MemoryIndex's layout), newest first, at most ``limit``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+        raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r:.40}")
     if not isinstance(roots, Layout):
-        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else _listed(roots)
         roots = Layout(resolve(given))
     found = roots.walk(max_file_bytes).files
     newest = sorted(
@@ -65,6 +66,15 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
         meta = metadata.parse(read_head(abspath))
         entries.append(ManifestEntry(path, abspath, meta.description, meta.type, mtime_ns))
     return entries
+
+
+def _listed(roots) -> list:
+    try:
+        if not isinstance(roots, (bytes, bytearray)):  # a bytes path would be listed as numbers
+            return list(roots)
+    except TypeError:
+        pass
+    raise InvalidArgument(f"roots must be a folder, a Root or a list of them, got {type(roots).__name__}")
 
 
 def read_head(path: str) -> str:

@@ -143,3 +143,15 @@ def test_a_file_or_folder_swapped_for_a_link_since_the_walk_lends_no_description
     (root / "sub").rmdir()
     (root / "sub").symlink_to(outside / "sub")  # a folder on its path, swapped for a link
     assert manifests.read_head(str(note)) == ""
+
+
+def test_bad_arguments_raise_invalid_argument(memdir):
+    from memsearch import InvalidArgument
+
+    for bad in ({"limit": 0}, {"limit": "5"}, {"limit": True}):
+        with pytest.raises(InvalidArgument, match="limit must be"):
+            manifest(memdir, **bad)
+    for roots in (None, 5, os.fsencode(memdir)):
+        with pytest.raises(InvalidArgument, match="roots must be a folder, a Root or a list of them"):
+            manifest(roots)
+    assert [e.path for e in manifest(iter([memdir]), limit=1)] == ["new.md"]
