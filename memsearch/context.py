@@ -12,6 +12,7 @@ import os
 import re
 import stat
 
+from .errors import InvalidArgument
 from .memory_file import INDEX_NAME, opened_at
 from .metadata import BOM, FENCE_LINE
 
@@ -38,7 +39,9 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 def index_for_context(path: str | os.PathLike) -> str:
     """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (see above)."""
-    path = os.fspath(path)
+    path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise InvalidArgument(f"path must be a MEMORY.md or its folder, got {type(path).__name__}")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
     head = read_head(path, READ_BYTES)
@@ -63,7 +66,7 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     try:
         st = os.fstat(fd)
@@ -87,6 +90,8 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only
     the start of a file this big, so it is marked truncated whatever its length."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
     text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
     return truncate(text, name=name, file_bytes=file_bytes)
