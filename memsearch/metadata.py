@@ -197,9 +197,16 @@ def _handler_loader():
     return SafeLoader
 
 
+# The most of a parser's message a reason quotes: it may quote the block (a
+# tag or alias name of 60,000 characters), and the reason is stored and shown.
+MAX_PROBLEM = 200
+
+
 def _first_line(ex: Exception) -> str:
     mark = getattr(ex, "problem_mark", None)
     problem = getattr(ex, "problem", None) or (str(ex).splitlines() or [type(ex).__name__])[0]
+    if len(problem) > MAX_PROBLEM:
+        problem = problem[:MAX_PROBLEM] + "..."
     return f"{problem}, line {mark.line + 1}" if mark is not None else problem
 
 

@@ -160,3 +160,11 @@ def test_runs_of_spaces_in_a_value_cost_linear_time():
         raw = block.split("---\n")[1]
         fast = metadata._simple(raw)
         assert fast is metadata._NOT_SIMPLE or fast == _yaml_or_error(raw)
+
+
+def test_a_reason_quotes_a_bounded_part_of_the_parsers_message():
+    """PyYAML's message quotes the tag or alias it stopped at, of up to 64 KiB."""
+    for block in ("name: !" + "t" * 60_000 + " x", "name: *" + "a" * 60_000):
+        meta = parse(f"---\n{block}\n---\nbody")
+        assert meta.error.startswith("frontmatter is not valid YAML (") and len(meta.error) < 300, meta.error[:300]
+        assert meta.name is None and meta.body.endswith("body")
