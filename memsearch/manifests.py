@@ -11,7 +11,7 @@ frontmatter looked for in the first 30 lines only, newest first, at most 200::
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from itertools import islice
 from typing import NamedTuple
 
@@ -29,6 +29,9 @@ HEAD_LINES = 30
 HEAD_BYTES = metadata.MAX_BLOCK + 4096
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 class ManifestEntry(NamedTuple):
     path: str  # as in search results: relative to the root, "<name>:"-prefixed when several
     file: str  # absolute
@@ -38,9 +41,16 @@ class ManifestEntry(NamedTuple):
 
     @property
     def modified(self) -> str:
-        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString()."""
-        moment = datetime.fromtimestamp(self.mtime_ns // 1_000_000 / 1000, tz=timezone.utc)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString(), for any mtime: a
+        file system may hold one past datetime's years 1-9999 (touch -d 'year 20000' on tmpfs).
+        The Gregorian calendar repeats every 400 years (146,097 days): the day is placed in
+        the 400 years from 1970 and the year moved back."""
+        days, ms = divmod(self.mtime_ns // 1_000_000, 86_400_000)
+        cycles, days = divmod(days, 146_097)
+        moment = _EPOCH + timedelta(days=days, milliseconds=ms)
+        year = moment.year + 400 * cycles
+        shown = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+07d}"  # toISOString's extended years
+        return shown + moment.strftime("-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
     def to_dict(self) -> dict:
         return {"path": self.path, "file": self.file, "type": self.type, "description": self.description,

@@ -155,3 +155,18 @@ def test_bad_arguments_raise_invalid_argument(memdir):
         with pytest.raises(InvalidArgument, match="roots must be a folder, a Root or a list of them"):
             manifest(roots)
     assert [e.path for e in manifest(iter([memdir]), limit=1)] == ["new.md"]
+
+
+def test_any_modification_time_is_shown_as_javascript_shows_it():
+    """tmpfs, XFS or btrfs keep an mtime past year 9999 (touch -d): datetime
+    cannot hold it, and one such file made `memsearch manifest` a traceback."""
+    def shown(seconds):
+        return ManifestEntry("a.md", "/m/a.md", None, None, seconds * 10**9).modified
+
+    assert shown(400_000_000_000) == "+014645-06-30T15:06:40.000Z"
+    assert shown(-1_000_000_000_000) == "-029719-04-05T22:13:20.000Z"
+    assert shown(253_402_300_800) == "+010000-01-01T00:00:00.000Z"
+    assert shown(-62_135_596_801) == "0000-12-31T23:59:59.000Z"
+    assert shown(0) == "1970-01-01T00:00:00.000Z" and shown(-1) == "1969-12-31T23:59:59.000Z"
+    entry = ManifestEntry("a.md", "/m/a.md", "far", None, 400_000_000_000 * 10**9)
+    assert format_manifest([entry]) == "- a.md (+014645-06-30T15:06:40.000Z): far"
