@@ -13,6 +13,7 @@ import re
 import stat
 
 from .errors import InvalidArgument
+from .format import CONTROLS
 from .memory_file import INDEX_NAME, opened_at
 from .metadata import BOM, FENCE_LINE
 
@@ -29,6 +30,10 @@ WARNING = (
     "> WARNING: {name} is {size}, so it was truncated and only part of it is shown."
     " Keep each index entry to one line under {entry} characters and move details into their own files."
 )
+
+# C0 and C1 controls and DEL but tab and line feed, spelled \xNN as session-context spells them:
+# the index must not drive the terminal it is printed on (a lone CR overwrites a line shown).
+_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
 
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _FENCE = re.compile(r"( *)(`{3,}|~{3,})")
@@ -94,7 +99,7 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
         raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
     text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
-    return truncate(text, name=name, file_bytes=file_bytes)
+    return truncate(text, name=name, file_bytes=file_bytes).translate(_CONTROLS)
 
 
 def strip_frontmatter(text: str) -> str:
