@@ -12,7 +12,9 @@ import os
 import re
 import stat
 
-from .memory_file import INDEX_NAME
+from .errors import InvalidArgument
+from .format import CONTROLS
+from .memory_file import INDEX_NAME, opened_at
 from .metadata import BOM, FENCE_LINE
 
 # Claude Code's limits for the index it loads: a file that fits one fits the other.
@@ -29,6 +31,10 @@ WARNING = (
     " Keep each index entry to one line under {entry} characters and move details into their own files."
 )
 
+# C0 and C1 controls and DEL but tab and line feed, spelled \xNN as session-context spells them:
+# the index must not drive the terminal it is printed on (a lone CR overwrites a line shown).
+_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
+
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _FENCE = re.compile(r"( *)(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"( {0,3})([-+*]|\d{1,9}[.)])( +|$)")
@@ -38,7 +44,9 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 def index_for_context(path: str | os.PathLike) -> str:
     """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (see above)."""
-    path = os.fspath(path)
+    path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise InvalidArgument(f"path must be a MEMORY.md or its folder, got {type(path).__name__}")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
     head = read_head(path, READ_BYTES)
@@ -52,18 +60,22 @@ def index_for_context(path: str | os.PathLike) -> str:
                                     file_bytes=size if partial else None)
 
 
-def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
+def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, int] | None:
     """The first ``limit`` bytes of the regular file at ``path`` and its size; None if it cannot be
     read or is no regular file. Opened non-blocking and checked on the descriptor: a FIFO never
-    blocks the open, and what is read is what was checked."""
+    blocks the open, and what is read is what was checked. ``confined``: ``path`` is a resolved
+    path a walk found in a root, and is read only if it still is that file (no link followed, no
+    folder on the way swapped for a link since), as the indexer reads."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if confined:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or (confined and not opened_at(fd, path)):
             return None
         chunks, got = [], 0
         while got <= limit:  # one byte more than asked: is there more?
@@ -83,9 +95,11 @@ def read_head(path: str, limit: int) -> tuple[bytes, int] | None:
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only
     the start of a file this big, so it is marked truncated whatever its length."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
     text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
-    return truncate(text, name=name, file_bytes=file_bytes)
+    return truncate(text, name=name, file_bytes=file_bytes).translate(_CONTROLS)
 
 
 def strip_frontmatter(text: str) -> str:

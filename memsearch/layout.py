@@ -19,7 +19,7 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, link_target_refusal
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, disk_name, link_target_refusal
 from .roots import LABEL_SEP, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .walk import Known, Walk, printable_name, walk
 
@@ -75,9 +75,17 @@ class Layout:
         return root, rel
 
     def locate(self, path: str) -> str:
-        """The file behind a shown path."""
+        """The file behind a shown path. A name the walk spelled with \\xNN for
+        bytes that are not UTF-8 is the real name again, unless that spelling
+        is itself a name there (the walk then passed the other one over)."""
         root, rel = self.owner(path)
-        return os.path.join(root.path, *rel.split("/"))
+        found = root.path
+        for part in rel.split("/"):
+            real = disk_name(part)
+            if real is not None and not os.path.lexists(os.path.join(found, part)):
+                part = real
+            found = os.path.join(found, part)
+        return found
 
     def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
         """(root key, scope, scope id, type) of a file, from where it is and

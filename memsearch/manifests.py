@@ -11,11 +11,12 @@ frontmatter looked for in the first 30 lines only, newest first, at most 200::
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from itertools import islice
 from typing import NamedTuple
 
 from . import context, metadata
+from .errors import InvalidArgument
 from .format import one_line, printable_path
 from .layout import Layout
 from .memory_file import INDEX_NAME
@@ -28,6 +29,9 @@ HEAD_LINES = 30
 HEAD_BYTES = metadata.MAX_BLOCK + 4096
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 class ManifestEntry(NamedTuple):
     path: str  # as in search results: relative to the root, "<name>:"-prefixed when several
     file: str  # absolute
@@ -37,9 +41,16 @@ class ManifestEntry(NamedTuple):
 
     @property
     def modified(self) -> str:
-        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString()."""
-        moment = datetime.fromtimestamp(self.mtime_ns // 1_000_000 / 1000, tz=timezone.utc)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString(), for any mtime: a
+        file system may hold one past datetime's years 1-9999 (touch -d 'year 20000' on tmpfs).
+        The Gregorian calendar repeats every 400 years (146,097 days): the day is placed in
+        the 400 years from 1970 and the year moved back."""
+        days, ms = divmod(self.mtime_ns // 1_000_000, 86_400_000)
+        cycles, days = divmod(days, 146_097)
+        moment = _EPOCH + timedelta(days=days, milliseconds=ms)
+        year = moment.year + 400 * cycles
+        shown = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+07d}"  # toISOString's extended years
+        return shown + moment.strftime("-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
     def to_dict(self) -> dict:
         return {"path": self.path, "file": self.file, "type": self.type, "description": self.description,
@@ -50,9 +61,9 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     """The memory files of ``roots`` (a folder, a Root, a list of them, or a
     MemoryIndex's layout), newest first, at most ``limit``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+        raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r:.40}")
     if not isinstance(roots, Layout):
-        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else _listed(roots)
         roots = Layout(resolve(given))
     found = roots.walk(max_file_bytes).files
     newest = sorted(
@@ -67,10 +78,20 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     return entries
 
 
+def _listed(roots) -> list:
+    try:
+        if not isinstance(roots, (bytes, bytearray)):  # a bytes path would be listed as numbers
+            return list(roots)
+    except TypeError:
+        pass
+    raise InvalidArgument(f"roots must be a folder, a Root or a list of them, got {type(roots).__name__}")
+
+
 def read_head(path: str) -> str:
     """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
-    or is not a regular file: a FIFO swapped in since the walk must not block)."""
-    head = context.read_head(path, HEAD_BYTES)
+    or is not a regular file: a FIFO swapped in since the walk must not block, nor a file
+    or folder swapped for a link since the walk lend its description from outside the root)."""
+    head = context.read_head(path, HEAD_BYTES, confined=True)
     if head is None:
         return ""
     return "".join(islice(head[0].decode("utf-8", "replace").splitlines(keepends=True), HEAD_LINES))

@@ -197,9 +197,16 @@ def _handler_loader():
     return SafeLoader
 
 
+# The most of a parser's message a reason quotes: it may quote the block (a
+# tag or alias name of 60,000 characters), and the reason is stored and shown.
+MAX_PROBLEM = 200
+
+
 def _first_line(ex: Exception) -> str:
     mark = getattr(ex, "problem_mark", None)
     problem = getattr(ex, "problem", None) or (str(ex).splitlines() or [type(ex).__name__])[0]
+    if len(problem) > MAX_PROBLEM:
+        problem = problem[:MAX_PROBLEM] + "..."
     return f"{problem}, line {mark.line + 1}" if mark is not None else problem
 
 
@@ -220,13 +227,16 @@ _LINE = _QUOTED = _UNESCAPE = _FLOW_ITEM = _AWKWARD = None
 
 def _compile() -> None:
     global _LINE, _QUOTED, _UNESCAPE, _FLOW_ITEM, _AWKWARD
-    # key: value on one line; the value is read by _scalar().
-    _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +(.*?))? *")
+    # key: value on one line; the value is read by _scalar(). The value runs
+    # from its first character that is not a space to its last: a lazy
+    # "(.*?) *" tried every end, quadratic in a run of spaces (12 s a line).
+    _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +([^ ](?:.*[^ ])?))? *")
     # The inside of a double-quoted scalar whose only escapes are \" and \\.
     _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')
     _UNESCAPE = re.compile(r'\\(["\\])')
     # One item of a one-line flow sequence and the comma after it (or the end).
-    _FLOW_ITEM = re.compile(r' *("(?:[^"\\]|\\["\\])*"|\'(?:[^\']|\'\')*\'|[^,\[\]{}"\'#:]+?) *(,|$)')
+    # A plain item ends at its last character that is not a space (linear, as _LINE).
+    _FLOW_ITEM = re.compile(r' *("(?:[^"\\]|\\["\\])*"|\'(?:[^\']|\'\')*\'|[^,\[\]{}"\'#: ](?:[^,\[\]{}"\'#:]*[^,\[\]{}"\'#: ])?) *(,|$)')
     # Characters PyYAML errors on, breaks lines at or reads otherwise: C0 and C1
     # controls (tab too), lone CR, NEL, LS, PS, BOM, surrogates, non-characters.
     _AWKWARD = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]|\r(?!\n)")

@@ -15,6 +15,8 @@ from .walk import Skipped
 
 # Files whose first bytes contain NUL are binary, whatever their name.
 BINARY_PROBE = 8192
+# The byte-order marks of UTF-16 (LE, BE), bytes no UTF-8 text can start with.
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 class Prepared(NamedTuple):
@@ -96,6 +98,8 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
         return Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})")
+    if data[:2] in UTF16_BOMS:  # never UTF-8: CJK text in UTF-16 has no NUL and was indexed as garbage
+        return Skipped(relpath, "UTF-16 text (byte-order mark): memory files are read as UTF-8")
     if b"\0" in data[:BINARY_PROBE]:
         return Skipped(relpath, "binary file")
     if data[:3] == b"\xef\xbb\xbf":

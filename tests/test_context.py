@@ -223,3 +223,24 @@ def test_many_unclosed_comments_cost_linear_time(tmp_path):
     status, out, _ = _context(tmp_path)
     assert status == 0 and out.startswith("<!--\n") and len(warning_lines(out)) == 1
     assert format_index_for_context("<!--\n<!--\nx -->\n- a\n") == "- a"
+
+
+def test_bad_arguments_raise_invalid_argument(tmp_path):
+    from memsearch import InvalidArgument
+
+    for bad in (None, 5, b"MEMORY.md"):
+        with pytest.raises(InvalidArgument, match="path must be a MEMORY.md or its folder"):
+            index_for_context(bad)
+        with pytest.raises(InvalidArgument, match="text must be a string"):
+            format_index_for_context(bad)
+    assert index_for_context(f"{tmp_path}/MEMORY.md\0x") == ""  # names no file: there is no index
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path):
+    """An escape sequence clears the screen, a lone CR hides the line before it:
+    spelled \\xNN, as session-context and the search results spell them."""
+    text = "- [a](a.md)\x1b[2J\r- [b](b.md)\x00\x9b\n- [c](c.md)\tkept\r\n"
+    assert format_index_for_context(text) == "- [a](a.md)\\x1b[2J\\x0d- [b](b.md)\\x00\\x9b\n- [c](c.md)\tkept"
+    write(tmp_path, "MEMORY.md", text)
+    status, out, _ = _context(tmp_path)
+    assert status == 0 and "\x1b" not in out and "\r" not in out and out.startswith("- [a](a.md)\\x1b[2J")

@@ -142,3 +142,14 @@ def test_concurrent_first_use_agrees(repo):
         t.join()
     assert len(set(found)) == 1
     assert not list((repo / ".git").glob("*.tmp"))
+
+
+def test_bad_arguments_raise_invalid_argument():
+    from memsearch import InvalidArgument
+
+    for bad in (lambda: zcode_project_folder(5), lambda: zcode_project_folder(b"/w/shop"),
+                lambda: zcode_project_folder("/w/shop", identity=5), lambda: zcode_project_folder(),
+                lambda: zcode_memory_dir("/w/shop", storage=5), lambda: main_git_dir(None),
+                lambda: mimo_project_id(5)):
+        with pytest.raises(InvalidArgument):
+            bad()

@@ -124,3 +124,49 @@ def test_a_description_cannot_drive_the_terminal_or_forge_a_line(tmp_path):
     assert r.returncode == 0, r.stderr
     assert not any(c in r.stdout for c in "\x1b\x07\x9b\u2028")
     assert r.stdout.splitlines() == [r.stdout.splitlines()[0]] and "\\x1b]0;pwned\\x07 \\x9b31m red" in r.stdout
+
+
+def test_a_file_or_folder_swapped_for_a_link_since_the_walk_lends_no_description(tmp_path):
+    """The walk judges links; what it found is read only if it still is that
+    file (as the indexer reads), never the outside file a link now leads to."""
+    from memsearch import manifests
+
+    root, outside = tmp_path / "memory", tmp_path / "outside"
+    write(outside, "sub/note.md", "---\ndescription: OUTSIDE secret\n---\n")
+    note = write(root, "sub/note.md", "---\ndescription: inside\n---\n")
+    assert [e.description for e in manifest(root)] == ["inside"]
+    assert manifests.read_head(str(note)).startswith("---\ndescription: inside")
+    note.unlink()
+    note.symlink_to(outside / "sub" / "note.md")  # the file, swapped for a link after the walk
+    assert manifests.read_head(str(note)) == ""
+    note.unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside / "sub")  # a folder on its path, swapped for a link
+    assert manifests.read_head(str(note)) == ""
+
+
+def test_bad_arguments_raise_invalid_argument(memdir):
+    from memsearch import InvalidArgument
+
+    for bad in ({"limit": 0}, {"limit": "5"}, {"limit": True}):
+        with pytest.raises(InvalidArgument, match="limit must be"):
+            manifest(memdir, **bad)
+    for roots in (None, 5, os.fsencode(memdir)):
+        with pytest.raises(InvalidArgument, match="roots must be a folder, a Root or a list of them"):
+            manifest(roots)
+    assert [e.path for e in manifest(iter([memdir]), limit=1)] == ["new.md"]
+
+
+def test_any_modification_time_is_shown_as_javascript_shows_it():
+    """tmpfs, XFS or btrfs keep an mtime past year 9999 (touch -d): datetime
+    cannot hold it, and one such file made `memsearch manifest` a traceback."""
+    def shown(seconds):
+        return ManifestEntry("a.md", "/m/a.md", None, None, seconds * 10**9).modified
+
+    assert shown(400_000_000_000) == "+014645-06-30T15:06:40.000Z"
+    assert shown(-1_000_000_000_000) == "-029719-04-05T22:13:20.000Z"
+    assert shown(253_402_300_800) == "+010000-01-01T00:00:00.000Z"
+    assert shown(-62_135_596_801) == "0000-12-31T23:59:59.000Z"
+    assert shown(0) == "1970-01-01T00:00:00.000Z" and shown(-1) == "1969-12-31T23:59:59.000Z"
+    entry = ManifestEntry("a.md", "/m/a.md", "far", None, 400_000_000_000 * 10**9)
+    assert format_manifest([entry]) == "- a.md (+014645-06-30T15:06:40.000Z): far"

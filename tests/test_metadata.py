@@ -1,3 +1,7 @@
+import json
+import subprocess
+import sys
+
 import frontmatter
 import pytest
 import yaml
@@ -130,3 +134,37 @@ def test_memory_types():
     assert metadata.memory_type({"metadata": {"type": "user"}}) == "user"
     assert metadata.memory_type({"metadata": "user"}) is None
     assert metadata.memory_type({"type": ["user"]}) is None
+
+
+def test_runs_of_spaces_in_a_value_cost_linear_time():
+    """The fast reader's patterns tried every end of a value ("(.*?) *"): a
+    value with 60,000 spaces, which a 64 KiB block holds, took 12 s, in a flow
+    list 45 s. The guard is a generous timeout, in a child process; the
+    values read are checked against PyYAML's."""
+    spaces = " " * 60_000
+    code = (
+        "import json, sys\n"
+        "from memsearch.metadata import parse\n"
+        "blocks = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([[m.name, m.error] for m in map(parse, blocks)]))\n"
+    )
+    # Other keys: a name or description is at most 20,000 characters.
+    half = spaces[:30_000]
+    values = [f"'{spaces}x'", f"a{spaces}b", f"[a{spaces}b]", f"[{half}c, d{half}]", f"a{spaces}#"]
+    blocks = [f"---\nname: n\nnote: {value}\n---\nbody" for value in values]
+    run = subprocess.run([sys.executable, "-c", code], input=json.dumps(blocks), capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [["n", None]] * len(values)
+    for block in blocks:
+        raw = block.split("---\n")[1]
+        fast = metadata._simple(raw)
+        assert fast is metadata._NOT_SIMPLE or fast == _yaml_or_error(raw)
+
+
+def test_a_reason_quotes_a_bounded_part_of_the_parsers_message():
+    """PyYAML's message quotes the tag or alias it stopped at, of up to 64 KiB."""
+    for block in ("name: !" + "t" * 60_000 + " x", "name: *" + "a" * 60_000):
+        meta = parse(f"---\n{block}\n---\nbody")
+        assert meta.error.startswith("frontmatter is not valid YAML (") and len(meta.error) < 300, meta.error[:300]
+        assert meta.name is None and meta.body.endswith("body")

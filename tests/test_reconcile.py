@@ -59,6 +59,19 @@ def test_bad_files_are_skipped_or_indexed_with_reasons(root, tmp_path):
         assert body.startswith("bommed")
 
 
+def test_utf16_files_are_skipped_with_the_reason(root, tmp_path):
+    """Chinese in UTF-16 holds no NUL byte: decoded as UTF-8 it was indexed as
+    garbage, silently, and its words found nothing."""
+    write(root, "zh.md", "\ufeff数据库端口是五四三三".encode("utf-16-le"))
+    write(root, "en.md", "\ufeffwalrus port".encode("utf-16-be"))
+    write(root, "ok.md", "数据库 walrus")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert {s.path: s.reason for s in report.skipped} == dict.fromkeys(
+            ["en.md", "zh.md"], "UTF-16 text (byte-order mark): memory files are read as UTF-8")
+        assert report.added == ("ok.md",)
+
+
 def test_a_file_that_turns_binary_leaves_the_index(root, tmp_path):
     f = write(root, "a.md", "walrus")
     with MemoryIndex(root, tmp_path / "db") as idx:

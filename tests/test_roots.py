@@ -338,3 +338,21 @@ def test_real_claude_and_zcode_memory_files(tmp_path):
             text = Path(idx.locate(bad.path)).read_text(encoding="utf-8")
             name = re.search(r"^name: *(.+)$", text, re.M)[1]
             assert bad.path in [h.path for h in idx.search(name, limit=50, floor=0)]
+
+
+@pytest.mark.parametrize("kind", ["mimo", "claude"])
+def test_locate_gives_the_file_of_a_name_that_is_not_utf8(kind, tmp_path):
+    """The walk spells such a name with \\xNN; locate reads it back as the real name,
+    folders and the claude project folder too, unless that spelling is a real name."""
+    root = tmp_path / "r"
+    folder = os.path.join(os.fsencode(root), b"p\xff", b"memory" if kind == "claude" else b"sub\xfe")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"caf\xe9.md"), "wb") as f:
+        f.write(b"walrus latin-1\n")
+    with MemoryIndex(roots=[Root(kind, str(root))], db_path=tmp_path / "db") as idx:
+        [hit] = idx.search("walrus")
+        assert "\\xff" in hit.path and "\\xe9" in hit.path
+        assert idx.locate(hit.path) == os.fsdecode(os.path.join(folder, b"caf\xe9.md"))
+    write(root, "p\\xff/x\\xe9.md", "a literal name")
+    with MemoryIndex(roots=[Root(kind, str(root))], db_path=tmp_path / "db") as idx:
+        assert idx.locate("p\\xff/x\\xe9.md") == str(root / "p\\xff" / "x\\xe9.md")
