@@ -25,7 +25,22 @@ def one_line(text: str) -> str:
 def snippet_line(snippet: str, color: bool) -> str:
     """A snippet on one line, its matched words highlighted when ``color``."""
     snippet = one_line(snippet)
-    return snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF) if color else snippet
+    if not color:
+        return snippet
+    # Only marks that pair up are highlights: a file's own unclosed "<<" (a
+    # heredoc, "cat <<EOF") turned the rest of the excerpt, and the terminal
+    # after the command, bold yellow. An unpaired mark stays text.
+    import re
+
+    pieces = re.split(f"({re.escape(MARK_OPEN)}|{re.escape(MARK_CLOSE)})", snippet)
+    opens, paired = [], set()
+    for i in range(1, len(pieces), 2):  # re.split puts the marks at odd indexes
+        if pieces[i] == MARK_OPEN:
+            opens.append(i)
+        elif opens:
+            paired.update((opens.pop(), i))
+    return "".join((HIGHLIGHT_ON if piece == MARK_OPEN else HIGHLIGHT_OFF) if i in paired else piece
+                   for i, piece in enumerate(pieces))
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:

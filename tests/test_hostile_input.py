@@ -223,6 +223,15 @@ def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
     assert not any(c in r.stdout for c in "\x1b\x07\x9b"), repr(r.stdout)
 
 
+def test_a_files_own_unclosed_mark_never_leaves_the_terminal_highlighted(root, tmp_path):
+    from memsearch.format import HIGHLIGHT_OFF, HIGHLIGHT_ON, format_hits
+
+    write(root, "heredoc.md", "deploy config: cat <<EOF\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        shown = format_hits(idx.search_result("deploy"), color=True)
+    assert shown.endswith(f"{HIGHLIGHT_ON}deploy{HIGHLIGHT_OFF} config: cat <<EOF"), repr(shown)
+
+
 # -- huge files, deep trees, loops ---------------------------------------------------------
 
 def test_a_huge_sparse_file_is_skipped_without_being_read(root, tmp_path):
