@@ -119,7 +119,8 @@ def plan(text: str) -> Query:
         if key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain:
             continue
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{a} {b}"))
-    return Query(terms, tuple(p for p in pairs.values() if p not in terms))
+    single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
+    return Query(terms, tuple(p for p in pairs.values() if p not in single))
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
