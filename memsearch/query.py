@@ -58,8 +58,9 @@ class Query(NamedTuple):
 
     @property
     def fts(self) -> str:
-        """Everything searched, as one FTS5 OR expression."""
-        return " OR ".join(self.terms + self.pairs)
+        """Everything searched, as one FTS5 OR expression (past MAX_STRINGS the
+        words alone: the pairs are not searched, see memsearch.search.strings)."""
+        return " OR ".join(self.terms + self.pairs if self.separate else self.terms)
 
     @property
     def separate(self) -> bool:
