@@ -205,3 +205,17 @@ def test_a_query_on_a_stdout_that_cannot_spell_the_files_text(tmp_path):
                               timeout=60)
         assert data.returncode == 0, data.stderr
         assert json.loads(data.stdout)["results"][0]["snippet"] == "<<okapi>> \U0001f600 \u043c\u043e\u043b\u043e\u043a\u043e\n"
+
+
+def test_errors_stay_one_line_whatever_name_they_quote(tmp_path):
+    """An index file or a root folder named with a line break forged a second
+    "Error:" line (and an escape sequence reached the terminal)."""
+    forged = "x\nError: forged\x1b[2J\u2028y"
+    bad_db = write(tmp_path, f"bad{forged}.db", "not a database at all\n")
+    root = tmp_path / f"r{forged}"
+    write(root, "a.md", "okapi\n")
+    for argv in (["okapi", "--root", str(root), "--db", str(bad_db)],
+                 ["okapi", "--root", str(root), "--db", str(tmp_path / "db"), "--scope", "zz"]):
+        r = cli("query", *argv)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
+        assert not any(c in r.stderr for c in "\x1b\u2028") and "x\\x0aError" in r.stderr
