@@ -53,7 +53,7 @@ _CJK_CLASS = (
     "\U0001b000-\U0001b16f"  # Kana supplement and extensions
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"\w[\w\u0300-\u036f]*")  # as memsearch.query reads words
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring

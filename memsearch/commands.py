@@ -35,7 +35,10 @@ def echo(message: str, err: bool = False) -> None:
 
         click.echo(message, err=err)
         return
-    stream.write(message + "\n")
+    try:
+        stream.write(message + "\n")
+    except UnicodeEncodeError:  # a stream that cannot spell a file's text (a Latin-1 locale): escaped, no traceback
+        stream.write((message + "\n").encode(stream.encoding, "backslashreplace").decode(stream.encoding))
     stream.flush()
 
 
@@ -100,7 +103,7 @@ def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, 
             reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
         )
     if as_json:
-        echo(fmt.result_json(result))
+        echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:
         echo(fmt.format_hits(result, color=sys.stdout.isatty()))
     else:

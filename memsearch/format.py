@@ -25,7 +25,22 @@ def one_line(text: str) -> str:
 def snippet_line(snippet: str, color: bool) -> str:
     """A snippet on one line, its matched words highlighted when ``color``."""
     snippet = one_line(snippet)
-    return snippet.replace(MARK_OPEN, HIGHLIGHT_ON).replace(MARK_CLOSE, HIGHLIGHT_OFF) if color else snippet
+    if not color:
+        return snippet
+    # Only marks that pair up are highlights: a file's own unclosed "<<" (a
+    # heredoc, "cat <<EOF") turned the rest of the excerpt, and the terminal
+    # after the command, bold yellow. An unpaired mark stays text.
+    import re
+
+    pieces = re.split(f"({re.escape(MARK_OPEN)}|{re.escape(MARK_CLOSE)})", snippet)
+    opens, paired = [], set()
+    for i in range(1, len(pieces), 2):  # re.split puts the marks at odd indexes
+        if pieces[i] == MARK_OPEN:
+            opens.append(i)
+        elif opens:
+            paired.update((opens.pop(), i))
+    return "".join((HIGHLIGHT_ON if piece == MARK_OPEN else HIGHLIGHT_OFF) if i in paired else piece
+                   for i, piece in enumerate(pieces))
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
@@ -43,7 +58,7 @@ def unmatched_line(words) -> str:
             " so check they answer the question.")
 
 
-def result_json(result: SearchResult) -> str:
+def result_json(result: SearchResult, encoding: str = "utf-8") -> str:
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
                "unmatched": list(result.unmatched)}
@@ -51,18 +66,19 @@ def result_json(result: SearchResult) -> str:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
     if result.freshness is not None:
         payload["freshness"] = result.freshness.to_dict()
-    return json_text(payload)
+    return json_text(payload, encoding)
 
 
-def json_text(value) -> str:
-    """JSON as UTF-8 text, or escaped to ASCII where it holds what UTF-8 cannot
-    (a lone surrogate from a non-UTF-8 argument): stdout would fail on it."""
+def json_text(value, encoding: str = "utf-8") -> str:
+    """JSON as text, or escaped to ASCII where it holds what ``encoding`` (the
+    output's) cannot spell: a lone surrogate from a non-UTF-8 argument, or a
+    file's Cyrillic on a Latin-1 stdout. Written as is, stdout would fail on it."""
     import json
 
     text = json.dumps(value, ensure_ascii=False)
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
         return json.dumps(value)
     return text
 

@@ -34,6 +34,8 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
             raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
+    if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
+        raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.

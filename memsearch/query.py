@@ -19,7 +19,11 @@ from typing import NamedTuple
 from .cjk import has_cjk, query_terms
 from .errors import InvalidArgument, NoSearchableWords
 
-_WORD = re.compile(r"\w+")
+# A word goes on through combining diacritics (U+0300-U+036F) as unicode61
+# tokens do: a stressed Russian "моло́ко" (no NFC form) is one token of the
+# index, and \w alone split it into "моло" and "ко", which no file holds.
+# Quoted, a mark unicode61 does not glue still splits the word into a phrase.
+_WORD = re.compile(r"\w[\w\u0300-\u036f]*")
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS).
 # Left out of queries because on LoCoMo (bench/RANKING.md) they cost recall:
@@ -54,8 +58,9 @@ class Query(NamedTuple):
 
     @property
     def fts(self) -> str:
-        """Everything searched, as one FTS5 OR expression."""
-        return " OR ".join(self.terms + self.pairs)
+        """Everything searched, as one FTS5 OR expression (past MAX_STRINGS the
+        words alone: the pairs are not searched, see memsearch.search.strings)."""
+        return " OR ".join(self.terms + self.pairs if self.separate else self.terms)
 
     @property
     def separate(self) -> bool:
@@ -115,7 +120,8 @@ def plan(text: str) -> Query:
         if key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain:
             continue
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{a} {b}"))
-    return Query(terms, tuple(p for p in pairs.values() if p not in terms))
+    single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
+    return Query(terms, tuple(p for p in pairs.values() if p not in single))
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:

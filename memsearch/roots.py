@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from . import discover
 from .errors import InvalidArgument, MemsearchError, RootNotFound
+from .format import printable_path
 from .memory_file import MIMO_SCOPES, printable_name
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
@@ -148,7 +149,8 @@ def resolve(roots) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
-            raise RootNotFound(f"memory root does not exist or is not a directory: {path}{where}")
+            # printable_path: a folder name with a line break or an escape forged lines of the one-line error.
+            raise RootNotFound(f"memory root does not exist or is not a directory: {printable_path(path)}{where}")
         root = root._replace(path=path)
         resolved.setdefault(root.key, root)  # the key is a realpath: computed once
     if not resolved:

@@ -187,3 +187,35 @@ def test_json_output_holds_any_argument_and_stays_utf8(tmp_path):
     assert json.loads(done.stdout)["query"] == "stripe\udcff"
     status = run_memsearch("status", "--root", tree, "--db", db, "--json", env=strict)
     assert status.returncode == 0 and "café" in status.stdout, status.stderr
+
+
+def test_a_query_on_a_stdout_that_cannot_spell_the_files_text(tmp_path):
+    """A Latin-1 stdout (PYTHONIOENCODING, or a Latin-1 locale) and a file in
+    Cyrillic with an emoji: each query that hit it was a traceback, exit 1.
+    Text comes escaped; JSON escaped to ASCII, still the same JSON."""
+    root = tmp_path / "memory"
+    write(root, "global/g/n.md", "okapi \U0001f600 \u043c\u043e\u043b\u043e\u043a\u043e\n")
+    where = ["--root", str(root), "--db", str(tmp_path / "db")]
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    for words in (["okapi"], ["--", "okapi"]):  # the quick path, then click
+        shown = subprocess.run([memsearch_exe(), "query", *where, *words], capture_output=True, env=env, timeout=60)
+        assert shown.returncode == 0 and b"Traceback" not in shown.stderr, shown.stderr
+        assert "<<okapi>> \\U0001f600 \\u043c\\u043e" in shown.stdout.decode("latin-1")
+        data = subprocess.run([memsearch_exe(), "query", *where, "--json", *words], capture_output=True, env=env,
+                              timeout=60)
+        assert data.returncode == 0, data.stderr
+        assert json.loads(data.stdout)["results"][0]["snippet"] == "<<okapi>> \U0001f600 \u043c\u043e\u043b\u043e\u043a\u043e\n"
+
+
+def test_errors_stay_one_line_whatever_name_they_quote(tmp_path):
+    """An index file or a root folder named with a line break forged a second
+    "Error:" line (and an escape sequence reached the terminal)."""
+    forged = "x\nError: forged\x1b[2J\u2028y"
+    bad_db = write(tmp_path, f"bad{forged}.db", "not a database at all\n")
+    root = tmp_path / f"r{forged}"
+    write(root, "a.md", "okapi\n")
+    for argv in (["okapi", "--root", str(root), "--db", str(bad_db)],
+                 ["okapi", "--root", str(root), "--db", str(tmp_path / "db"), "--scope", "zz"]):
+        r = cli("query", *argv)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
+        assert not any(c in r.stderr for c in "\x1b\u2028") and "x\\x0aError" in r.stderr

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import cli, write
-from memsearch import MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
+from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
 from memsearch.index import SCOPES, TYPES
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -84,6 +84,13 @@ def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
             assert unknown and ("one of" in str(ex) or "lone surrogate" in str(ex)) and "\n" not in str(ex)
             continue
         assert not unknown
+
+
+@pytest.mark.parametrize("scope_id", [["p"], object(), b"p", 5])
+def test_a_scope_id_that_is_no_string_is_a_bad_argument(searchable, scope_id):
+    # A list or an object reached SQLite, whose binding error was a DatabaseError naming the index.
+    with pytest.raises(InvalidArgument, match="^scope_id must be a string, got "):
+        searchable.search("alpha", reconcile=False, scope_id=scope_id)
 
 
 @pytest.mark.slow
@@ -221,6 +228,15 @@ def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
     r = cli("query", "okapi", "--root", str(root), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0
     assert not any(c in r.stdout for c in "\x1b\x07\x9b"), repr(r.stdout)
+
+
+def test_a_files_own_unclosed_mark_never_leaves_the_terminal_highlighted(root, tmp_path):
+    from memsearch.format import HIGHLIGHT_OFF, HIGHLIGHT_ON, format_hits
+
+    write(root, "heredoc.md", "deploy config: cat <<EOF\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        shown = format_hits(idx.search_result("deploy"), color=True)
+    assert shown.endswith(f"{HIGHLIGHT_ON}deploy{HIGHLIGHT_OFF} config: cat <<EOF"), repr(shown)
 
 
 # -- huge files, deep trees, loops ---------------------------------------------------------

@@ -46,3 +46,22 @@ def test_every_built_query_parses_in_fts5(text):
         db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
         db.execute("INSERT INTO t VALUES ('a b z col val x NEAR AND')")
         assert db.execute("SELECT rowid FROM t WHERE t MATCH ?", (q,)).fetchall() == [(1,)]
+
+
+def test_planning_a_pasted_text_costs_in_proportion_to_its_words(monkeypatch):
+    """Each pair was looked up in the tuple of words: 20,000 words took 5 s,
+    300,000 (a 2 MB command line) hours. Counted, not timed: how many words
+    the pair lookups compare."""
+    from memsearch import query
+
+    compared = []
+
+    class Terms(tuple):
+        def __contains__(self, item):
+            compared.append(len(self))
+            return super().__contains__(item)
+
+    monkeypatch.setattr(query, "tuple", Terms, raising=False)  # what plan() builds its strings with
+    planned = query.plan(" ".join(f"w{i}" for i in range(2000)))
+    assert len(planned.terms) == 2000 and len(planned.pairs) == 1999
+    assert sum(compared) <= 2 * 2000

@@ -126,7 +126,10 @@ def test_a_very_long_query_is_one_or_query(root, tmp_path):
     text = " ".join(f"w{i}" for i in range(MAX_STRINGS + 5)) + " alpha"
     assert not plan(text).separate
     with MemoryIndex(root, tmp_path / "db") as idx:
-        assert paths(idx.search(text)) == ["n.md"]
+        result = idx.search_result(text)
+    assert paths(result.hits) == ["n.md"]
+    # What --json shows as searched: the words, not the pairs it once listed too.
+    assert result.fts_query == " OR ".join(f'"{word}"' for word in text.split())
 
 
 def test_file_count_is_what_fts5_counts(root, tmp_path):

@@ -231,6 +231,16 @@ def test_default_location_roots_by_kind_name(isolated_home, tmp_path):
         MemoryIndex(Root("zcode"), tmp_path / "db2")
 
 
+def test_a_missing_root_is_named_on_one_line(tmp_path):
+    """A folder name with a line break forged a second "Error:" line."""
+    missing = str(tmp_path / "no\nError: forged\x1b[2J")
+    with pytest.raises(RootNotFound) as raised:
+        MemoryIndex(missing, tmp_path / "db")
+    assert str(raised.value).endswith("no\\nError: forged\\x1b[2J") and str(raised.value).isprintable()
+    r = cli("query", "x", "--root", f"plain={missing}")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_names_are_unique(tmp_path):
     (tmp_path / "a" / "notes").mkdir(parents=True)
     (tmp_path / "b" / "notes").mkdir(parents=True)

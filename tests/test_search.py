@@ -167,6 +167,15 @@ def test_diacritics_are_folded(root, tmp_path):
         assert paths(idx.search("cafe ferme")) == ["a.md"]
 
 
+def test_a_word_with_a_combining_mark_nfc_cannot_compose_is_found_as_typed(root, tmp_path):
+    # Russian stress marks: U+0301 after a Cyrillic letter has no NFC form;
+    # unicode61 keeps it inside the token, so the query must keep it inside the word.
+    write(root, "a.md", "\u043c\u043e\u043b\u043e\u0301\u043a\u043e and bread")  # молоко, stressed
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        result = idx.search_result("\u043c\u043e\u043b\u043e\u0301\u043a\u043e")
+    assert paths(result.hits) == ["a.md"] and result.unmatched == ()
+
+
 def test_excerpt_is_capped_around_the_match(root, tmp_path):
     # A run of punctuation is no token: 32 tokens of it can be 40 KB of text.
     write(root, "a.md", "start " + "[" * 40000 + " needle " + "]" * 40000 + " end")
