@@ -19,9 +19,11 @@ Decisions a reviewer should know:
   conversion turns into ``..``); yen and won signs, which Japanese and
   Korean code pages read as ``\\``; ``:`` (alternate data streams); a trailing
   dot or space (Windows strips it); 8.3 short names (``GIT~1`` is ``.git``);
-  Windows device names; a leading ``~``; UNC and drive-relative paths. So the
-  returned path means the same file everywhere. NFC/NFD differences pass
-  (macOS folds them; a different name elsewhere, never a trick).
+  Windows device names; a leading ``~``; UNC and drive-relative paths; a
+  drive beside roots without one, or a path rooted without a drive beside
+  roots with one. So the returned path means the same file everywhere.
+  NFC/NFD differences pass (macOS folds them; a different name elsewhere,
+  never a trick).
 * Sensitive segments (rule 6) are compared after folding: NFKC, invisible
   characters removed, cut at ``:``, trailing dots and spaces stripped, then
   upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``: ``.gıt`` is
@@ -137,6 +139,13 @@ def check_write(
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
         _deny(target, "on Windows a path rooted without a drive letter depends on the "
               "current drive", "ambiguous", f"Include the drive, as in {_join(wt)}.")
+    # The mirror case: beside roots without a drive, "C:/x" is no absolute path
+    # (POSIX reads it as the folder "C:" of the current one) and no place the
+    # roots can be compared with (Git Bash's /c/... is C:/... too).
+    if given_anchor not in (None, "/") and root[0] == wt[0] == "/":
+        _deny(target, "a path with a drive letter cannot be judged beside memory and "
+              f"worktree folders without one ({_join(root)}, {_join(wt)})", "ambiguous",
+              f"Spell it as the worktree is spelled, as in {_join(wt)}/..., or relative to it.")
     path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
     segs = path[1]
     if not segs:

@@ -177,6 +177,12 @@ OUT_CASES = [
     ("main", "C:\\Users\\dev\\repo\\.MIMOCODE\\memory\\sessions\\s1\\notes.md", WIN, "ambiguous"),
     ("main", ".mimocode/memory/sessions/s1/notes.md", dict(CTX, memory_root=".mimocode/memory"),
      R + "sessions/s1/notes.md"),
+    # A drive beside roots without one: relative on POSIX, and Git Bash's /c/...
+    # is C:/..., so it was judged outside the memory tree even with writes off.
+    ("main", "C:/x.md", {}, "ambiguous"),
+    ("main", "c:\\sessions\\s1\\run.sh", {}, "ambiguous"),
+    ("main", "C:/home/dev/.local/share/mimocode/memory/sessions/s1/run.sh",
+     dict(CTX, memory_root="/c/home/dev/.local/share/mimocode/memory", write_enabled=False), "ambiguous"),
 ]
 
 
