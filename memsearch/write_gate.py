@@ -41,7 +41,9 @@ Decisions a reviewer should know:
   session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
   rule 5. Other agents may write any well-shaped memory file, other
   sessions' and projects' included: the rules restrict only task folders.
-* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``.
+* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``;
+  a hidden name (``.x.md``, ``sessions/.s1/``) is refused in the memory tree,
+  which the indexer never reads there.
 * ``agent`` and ``task_id`` must come from the host, never from the model:
   the gate cannot tell a model that lies about who it is.
 """
@@ -54,7 +56,7 @@ import re
 import unicodedata
 
 from .errors import MemsearchError
-from .memory_file import MIMO_SCOPES
+from .memory_file import MIMO_SCOPES, is_hidden
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
@@ -193,6 +195,10 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
     if not name.lower().endswith(".md") or len(name) <= 3:
         _deny(target, "only Markdown files (<key>.md) may be written in the memory tree",
               "extension", _canonical(root, project_id, session_id))
+    hidden = next((seg for seg in rel if is_hidden(seg)), None)
+    if hidden is not None:  # the indexer passes it over: a note no search would find
+        _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden "
+              "files or folders", "shape", _canonical(root, project_id, session_id))
     if agent == CHECKPOINT_WRITER:
         if not _checkpoint_allowed(rel, project_id, session_id):
             _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/"

@@ -144,6 +144,12 @@ CASES = [
     ("main", M + "sessions/s1/notes.md.", {}, "ambiguous"),
     ("main", M + "sessions/s1/x.sh:y.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/NOTES.MD", {}, R + "sessions/s1/NOTES.MD"),
+    # Hidden names: the indexer never reads them, so the note would be lost.
+    ("main", M + "sessions/s1/.notes.md", {}, "shape"),
+    ("main", M + "sessions/.s1/notes.md", {}, "shape"),
+    ("main", M + "sessions/s1/.md.md", {}, "shape"),
+    ("general", M + "sessions/s1/tasks/T3/.logs/day1.md", T3, "shape"),
+    (CW, M + "sessions/s1/tasks/T3/.progress.md", {}, "shape"),
     # Traversal, absolute paths and malformed targets.
     ("main", ROOT + "/../memory/sessions/s1/notes.md", {}, R + "sessions/s1/notes.md"),
     ("main", ROOT + "/sessions/s1//./notes.md", {}, R + "sessions/s1/notes.md"),
@@ -359,6 +365,7 @@ def _assert_obeys_rules(target, agent, task_id, write_enabled):
         rel = PurePosixPath(got).relative_to(ROOT).parts
         assert write_enabled
         assert rel[0] in ("global", "projects", "sessions") and rel[-1].lower().endswith(".md")
+        assert not any(p.startswith(".") for p in rel)  # the indexer would never read it
         assert len(rel) == 3 or rel[:4] == ("sessions", "s1", "tasks", "T3")
     base = ROOT if in_tree else SANDBOX if agent in ("dream", "distill") else WT
     judged = PurePosixPath(got).relative_to(base).parts if _inside(got, base) else parts
