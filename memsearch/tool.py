@@ -439,41 +439,42 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     for spelling in (path, unprintable_path(path)):
         if spelling is None:
             continue
-        where = _root_of(index, spelling)
-        if where is None:
+        found = _roots_of(index, spelling)
+        if not found:
             first = first or outside
-            continue
-        root, rel = where
-        try:
-            real_root = os.path.realpath(root.path)
-            place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
-            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p],
-                                    shown, index.settings.max_file_bytes, place)
-        except NotAMemoryFile as ex:
-            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
-                first = ex
+        for root, rel in found:
+            try:
+                real_root = os.path.realpath(root.path)
+                place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
+                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p],
+                                        shown, index.settings.max_file_bytes, place)
+            except NotAMemoryFile as ex:
+                if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+                    first = ex
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"
     raise first
 
 
-def _root_of(index: MemoryIndex, path: str):
-    """(root, '/'-separated path below it) of a path as a hit gave it, or None."""
+def _roots_of(index: MemoryIndex, path: str) -> list:
+    """[(root, '/'-separated path below it)] of a path as a hit gave it, the
+    innermost root first: an absolute path in nested roots (a plain root
+    holding a claude one) may be a hit of any of them."""
     if path.startswith("~"):
         path = os.path.expanduser(path)
     if not os.path.isabs(path):
         try:
-            return index.layout.owner(path)
+            return [index.layout.owner(path)]
         except KeyError:
-            return None
-    found = None
+            return []
+    found = {}
     for root in index.roots:
         real = os.path.realpath(root.path)
         for folder in {root.path, real, printable_name(root.path), printable_name(real)}:
             rel = below(path, folder)
-            if rel and (found is None or len(folder) > found[0]):
-                found = (len(folder), root, rel)
-    return None if found is None else (found[1], found[2].replace(os.sep, "/"))
+            if rel and len(folder) > found.get(root, (0,))[0]:
+                found[root] = (len(folder), rel.replace(os.sep, "/"))
+    return [(root, rel) for root, (_, rel) in sorted(found.items(), key=lambda item: -item[1][0])]
 
 
 def _climbs(path: str) -> bool:

@@ -265,6 +265,25 @@ def test_several_roots(tree, tmp_path):
         assert str(tree) in nothing and str(notes) in nothing
 
 
+def test_nested_roots_read_every_hit_by_its_file(tmp_path):
+    """A plain root holding a claude one: a file the outer root indexes but the inner
+    one does not (no project memory folder) reads back by the path the hit shows."""
+    from memsearch import MemoryIndex, Root
+
+    outer = tmp_path / "notes"
+    inner = outer / "claude"
+    write(inner, "p/memory/fact.md", "zebra in the project memory\n")
+    write(inner, "loose.md", "zebra outside any memory folder\n")
+    with MemoryIndex(roots=[Root("plain", str(outer), name="n"), Root("claude", str(inner), name="c")],
+                     db_path=tmp_path / "nested.db") as idx:
+        hits = call_tool(idx, "memory_search", {"query": "zebra"}).data["results"]
+        assert {h["path"] for h in hits} == {"n:claude/loose.md", "n:claude/p/memory/fact.md", "c:p/memory/fact.md"}
+        for hit in hits:
+            for path in (hit["path"], hit["file"]):
+                read = call_tool(idx, "memory_read", {"path": path})
+                assert not read.is_error and "zebra" in read.text, (path, read.text)
+
+
 # -- import weight -------------------------------------------------------------------
 def test_query_path_does_not_load_the_tool(tree, tmp_path):
     code = (
