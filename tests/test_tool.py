@@ -439,6 +439,21 @@ def test_overlong_arguments_are_refused_at_once(index):
         assert result.is_error and len(result.text) < 400, result.text[:400]
 
 
+def test_bad_numbers_and_choices_are_echoed_briefly(index, isolated_home):
+    """An argument check quotes what it refuses, never all of it: a 1 MB limit came
+    back whole, and 10**5000 gave Python's own message about int conversion."""
+    (isolated_home / ".claude" / "projects").mkdir(parents=True)  # the default transcript folder
+    for name, arguments, message in [
+            ("memory_search", {"query": "x", "limit": "9" * 1_000_000}, "limit must be a whole number"),
+            ("memory_search", {"query": "x", "limit": [1] * 1_000_000}, "limit must be a whole number"),
+            ("memory_search", {"query": "x", "limit": 10 ** 5000}, "limit must be a whole number"),
+            ("history_search", {"query": "x", "limit": "x" * 1_000_000}, "limit must be a whole number"),
+            ("read_session_context", {"sessionId": "s", "query": "x", "maxTokens": 10 ** 5000}, "maxTokens must be"),
+            ("read_session_context", {"sessionId": "s", "strategy": "x" * 1_000_000}, "strategy must be")]:
+        result = call_tool(index, name, arguments)
+        assert result.is_error and message in result.text and len(result.text) < 200, result.text[:300]
+
+
 def test_traversal_in_any_spelling_is_refused_as_outside(index):
     for path in ("..%2fsecret.md", "..%2F..%2Fsecret.md", "..\\secret.md", "..\\secret", "global\\..\\..\\x.md",
                  "%2e%2e/secret.md", "..%5csecret.md"):
