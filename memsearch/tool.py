@@ -548,7 +548,7 @@ HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read, HISTORY_TOOL_NAME: h
 def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
     """Run the tool ``name``. Bad arguments, queries with no words and unusable indexes come back
     as a ``ToolResult(is_error=True)`` whose text tells the model what to fix; only bugs raise."""
-    handler = HANDLERS.get(name)
+    handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
             raise ToolArgumentError(f"unknown tool {name!r}: this server has {', '.join(HANDLERS)}")

@@ -171,6 +171,8 @@ def test_search_sees_edits(index, tree):
         ("memory_search", {"query": "x", "limit": 0}, "limit must be"),
         ("memory_search", {"query": "x", "scope": "nope"}, "scope must be one of"),
         ("memory_fetch", {"query": "x"}, "unknown tool 'memory_fetch': this server has memory_search, memory_read"),
+        (["memory_read"], {"path": "x.md"}, "unknown tool ['memory_read']"),  # unhashable: raised TypeError
+        ({"name": "memory_read"}, {"path": "x.md"}, "unknown tool"),
     ],
 )
 def test_call_tool_turns_errors_into_results(index, name, arguments, message):
