@@ -446,7 +446,8 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             try:
                 real_root = os.path.realpath(root.path)
                 place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
-                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p],
+                # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
+                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
                                         shown, index.settings.max_file_bytes, place)
             except NotAMemoryFile as ex:
                 if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):

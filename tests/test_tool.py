@@ -205,6 +205,14 @@ def test_read_by_hit_path(index, tree):
         assert result.data["file"] == str(tree / "projects" / "shop" / "memory-db.md")
 
 
+def test_read_takes_dot_segments_as_the_os_does(index, tree):
+    """'./projects/...' was refused as "in a hidden folder", a reason that is not true."""
+    for path in ("./projects/shop/memory-db.md", "projects/./shop//memory-db.md",
+                 str(tree) + "/./projects/shop/memory-db.md"):
+        result = call_tool(index, "memory_read", {"path": path})
+        assert not result.is_error and "pgbouncer" in result.text, (path, result.text)
+
+
 def test_read_truncates_huge_files(index, tree):
     write(tree, "global/big.md", "word " * 30_000)
     result = call_tool(index, "memory_read", {"path": "global/big.md"})
