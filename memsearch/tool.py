@@ -406,8 +406,17 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     if len(path) > MAX_PATH_CHARS:  # before any work that grows with it: no file has such a path
         raise ToolArgumentError(
             f"path is {len(path)} characters long: no memory file has a path longer than {PATH_MAX} bytes")
-    path = path.strip()
-    fd, file = open_file(index, path)
+    given, path = path, path.strip()
+    try:
+        fd, file = open_file(index, path)
+    except (NotAMemoryFile, ToolArgumentError) as first:
+        if given == path:
+            raise
+        try:  # stripped, a hit's path that starts with a space (" notes.md") names no file
+            fd, file = open_file(index, given)
+        except (NotAMemoryFile, ToolArgumentError):
+            raise first from None
+        path = given
     try:
         with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character

@@ -213,6 +213,19 @@ def test_read_takes_dot_segments_as_the_os_does(index, tree):
         assert not result.is_error and "pgbouncer" in result.text, (path, result.text)
 
 
+def test_read_takes_back_a_hit_path_that_starts_with_a_space(index, tree):
+    """Paths are stripped of the spaces a model adds, but " lead.md" is a file's name."""
+    write(tree, " lead.md", "narwhal at the top\n")
+    write(tree, " dir/x.md", "narwhal in a folder\n")
+    hits = call_tool(index, "memory_search", {"query": "narwhal"}).data["results"]
+    assert {h["path"] for h in hits} == {" lead.md", " dir/x.md"}
+    for hit in hits:
+        for path in (hit["path"], hit["file"], f" {hit['file']} "):
+            result = call_tool(index, "memory_read", {"path": path})
+            assert not result.is_error and "narwhal" in result.text, (path, result.text)
+    assert "no memory file at 'missing.md'" in call_tool(index, "memory_read", {"path": " missing.md"}).text
+
+
 def test_read_truncates_huge_files(index, tree):
     write(tree, "global/big.md", "word " * 30_000)
     result = call_tool(index, "memory_read", {"path": "global/big.md"})
