@@ -270,6 +270,30 @@ def test_read_follows_links_inside_the_root(index, tree):
     assert result.data["file"] == str(tree / "projects" / "shop" / "memory-db.md")
 
 
+def test_read_follows_links_that_reach_the_root_another_way(tree, tmp_path):
+    """Links the walk indexes (it judges them by their real path) read back: an absolute
+    target through a link to the root's folder (macOS's /tmp is /private/tmp), and a
+    relative one that climbs above the root and comes back; one that stays out is refused."""
+    from memsearch import MemoryIndex
+
+    os.symlink(tree, tmp_path / "alias")
+    write(tmp_path, "secret.md", "top secret\n")
+    target = tree / "projects" / "shop" / "memory-db.md"
+    os.symlink(tmp_path / "alias" / "projects" / "shop" / "memory-db.md", tree / "global" / "abs.md")
+    os.symlink(f"../../{tree.name}/projects/shop/memory-db.md", tree / "global" / "climbs.md")
+    os.symlink(f"{tmp_path}/alias/../secret.md", tree / "global" / "out.md")
+    with MemoryIndex(tmp_path / "alias", tmp_path / "alias.db") as idx:
+        idx.reconcile()
+        indexed = set(idx.paths(idx.roots[0]))
+        assert {"global/abs.md", "global/climbs.md"} <= indexed and "global/out.md" not in indexed
+        for path in ("global/abs.md", "global/climbs.md", str(tmp_path / "alias" / "global" / "abs.md")):
+            read = call_tool(idx, "memory_read", {"path": path})
+            assert not read.is_error and "pgbouncer" in read.text, (path, read.text)
+            assert read.data["file"] == str(target)
+        read = call_tool(idx, "memory_read", {"path": "global/out.md"})
+        assert read.is_error and "outside the memory folder" in read.text and "secret" not in read.text
+
+
 def test_several_roots(tree, tmp_path):
     """Hits from an index of several roots carry the root's name; files and reads still resolve."""
     from memsearch import MemoryIndex
