@@ -55,7 +55,7 @@ import os
 import re
 import unicodedata
 
-from .errors import MemsearchError
+from .errors import InvalidArgument, MemsearchError
 from .memory_file import MIMO_SCOPES, is_hidden
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
@@ -122,7 +122,7 @@ def check_write(
     ``distill``; anything else, or None, is the main agent); ``task_id`` is
     set for a sub-agent bound to that task. ``worktree`` must be absolute; a
     relative ``memory_root`` or target is taken relative to it. Bad host
-    arguments raise ValueError; a refused target raises WriteDenied.
+    arguments raise InvalidArgument (a ValueError); a refused target raises WriteDenied.
     """
     # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
     agent = "" if agent is None else unicodedata.normalize(
@@ -132,9 +132,9 @@ def check_write(
     project_id = _id(project_id, "project_id")
     session_id = _id(session_id, "session_id")
     if task_id is not None and not (isinstance(task_id, str) and TASK_ID.fullmatch(task_id)):
-        raise ValueError(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
+        raise InvalidArgument(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
     if not isinstance(write_enabled, bool):
-        raise ValueError("write_enabled must be True or False")
+        raise InvalidArgument("write_enabled must be True or False")
 
     raw = _target_text(target)
     given_anchor, given = _split_target(raw, target)
@@ -383,7 +383,7 @@ def _text(value, name) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a str or path, got {type(value).__name__}")
+        raise InvalidArgument(f"{name} must be a str or path, got {type(value).__name__}")
     return value
 
 
@@ -400,21 +400,21 @@ def _target_text(target) -> str:
 def _root(value, name, base=None):
     text = _text(value, name)
     if "\0" in text:
-        raise ValueError(f"{name} contains a NUL byte")
+        raise InvalidArgument(f"{name} contains a NUL byte")
     text = text.replace("\\", "/")
     if text.startswith("//"):
-        raise ValueError(f"{name} must be a local absolute path, got {text!r}")
+        raise InvalidArgument(f"{name} must be a local absolute path, got {text!r}")
     if text.startswith("/"):
         return "/", _collapse(text[1:].split("/"))
     if _DRIVE.match(text) and text[2:3] == "/":
         return text[0].upper() + ":/", _collapse(text[3:].split("/"))
     if base is not None and text and not _DRIVE.match(text):
         return base[0], _collapse(base[1] + tuple(text.split("/")))
-    raise ValueError(f"{name} must be an absolute path, got {text!r}")
+    raise InvalidArgument(f"{name} must be an absolute path, got {text!r}")
 
 
 def _id(value, name) -> str:
     if not isinstance(value, str) or value in ("", ".", "..") or any(
             c in value for c in "/\\\0") or _ambiguity(value):
-        raise ValueError(f"{name} must be a single plain path segment, got {value!r}")
+        raise InvalidArgument(f"{name} must be a single plain path segment, got {value!r}")
     return value

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memsearch.errors import MemsearchError
+from memsearch.errors import InvalidArgument, MemsearchError
 from memsearch.write_gate import SENSITIVE_SEGMENTS, WriteDenied, check_write
 
 WT = "/work/repo"
@@ -274,13 +274,15 @@ def test_path_objects_are_accepted():
     dict(write_enabled="no"),
 ])
 def test_bad_host_arguments_raise_value_error(change):
-    with pytest.raises(ValueError):
+    # memsearch's own type, as every library error (it was a bare ValueError)
+    with pytest.raises(InvalidArgument):
         check_write("x.md", **{**CTX, "agent": "main", **change})
 
 
-def test_non_text_target_raises_value_error():
-    with pytest.raises(ValueError):
-        check_write(b"x.md", agent="main", **CTX)
+@pytest.mark.parametrize("target", [b"x.md", 3, None])
+def test_non_text_target_raises_value_error(target):
+    with pytest.raises(InvalidArgument):
+        check_write(target, agent="main", **CTX)
 
 
 # --- properties -------------------------------------------------------------
