@@ -21,6 +21,7 @@ from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
+from .prepare import BINARY_PROBE
 from .roots import TYPES
 from .search import Hit, short_repr
 from .session_context import MAX_SESSION_CHARS, check_arguments, whole_number
@@ -424,6 +425,10 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         raise ToolArgumentError(f"cannot read {path!r}: {ex.strerror}") from None
     finally:
         os.close(fd)
+    if b"\0" in raw[:BINARY_PROBE]:  # as the indexer judges it: no memory file, and no text for a model
+        shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."
+        raise NotAMemoryFile(f"{shown} is a binary file (a NUL byte in its first {BINARY_PROBE} bytes),"
+                             " not a memory file: the memory index passes it over")
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:

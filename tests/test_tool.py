@@ -226,6 +226,22 @@ def test_read_takes_back_a_hit_path_that_starts_with_a_space(index, tree):
     assert "no memory file at 'missing.md'" in call_tool(index, "memory_read", {"path": " missing.md"}).text
 
 
+def test_read_refuses_a_binary_file_as_the_indexer_does(index, tree):
+    """A .md file with a NUL in its first 8 KiB is skipped by the indexer; memory_read
+    returned its bytes, NULs and all, to the model."""
+    write(tree, "global/blob.md", b"PK\x03\x04\x00\x00binary\x1b[2J junk")
+    write(tree, "global/late.md", b"text " * 2000 + b"\x00 after the probe")
+    assert "global/blob.md" not in _indexed(index)
+    result = call_tool(index, "memory_read", {"path": "global/blob.md"})
+    assert result.is_error and "binary file" in result.text and "junk" not in result.text
+    assert not call_tool(index, "memory_read", {"path": "global/late.md"}).is_error  # indexed, so read
+
+
+def _indexed(index):
+    index.reconcile()
+    return set(index.paths(index.roots[0]))
+
+
 def test_read_truncates_huge_files(index, tree):
     write(tree, "global/big.md", "word " * 30_000)
     result = call_tool(index, "memory_read", {"path": "global/big.md"})
