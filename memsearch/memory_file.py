@@ -185,7 +185,17 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
             name, given = todo.pop()
             if name == "..":
                 if not done:
-                    raise outside
+                    # A link's target climbs above the root, maybe to come back
+                    # (../mem/x.md for the root mem): the walk judges links by
+                    # their real path, so look its rest up by that path.
+                    rest = []
+                    while todo and todo[-1][1] is None:
+                        rest.append(todo.pop()[0])
+                    rel = below(os.path.realpath(os.path.join(os.path.dirname(real_root), *rest)), real_root)
+                    if not rel:
+                        raise outside
+                    todo.extend((part, None) for part in reversed(rel.split(os.sep)))
+                    continue
                 os.close(fds.pop())
                 done.pop()
             elif name not in ("", "."):
@@ -204,7 +214,13 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                         raise _refused(f"{shown} goes through too many symlinks")
                     target = os.readlink(name, dir_fd=fds[-1])
                     if os.path.isabs(target):
-                        target = below(target, real_root)
+                        rel = below(target, real_root)
+                        if rel is None:
+                            # Spelled through a link to the root or a folder above it
+                            # (macOS's /tmp is /private/tmp): its real path names
+                            # the names to look up below the root, checked as any are.
+                            rel = below(os.path.realpath(target), real_root)
+                        target = rel
                         if not target:
                             raise outside
                         while len(fds) > 1:  # on from the root

@@ -21,6 +21,7 @@ from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
+from .prepare import BINARY_PROBE
 from .roots import TYPES
 from .search import Hit, short_repr
 from .session_context import MAX_SESSION_CHARS, check_arguments, whole_number
@@ -406,8 +407,17 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     if len(path) > MAX_PATH_CHARS:  # before any work that grows with it: no file has such a path
         raise ToolArgumentError(
             f"path is {len(path)} characters long: no memory file has a path longer than {PATH_MAX} bytes")
-    path = path.strip()
-    fd, file = open_file(index, path)
+    given, path = path, path.strip()
+    try:
+        fd, file = open_file(index, path)
+    except (NotAMemoryFile, ToolArgumentError) as first:
+        if given == path:
+            raise
+        try:  # stripped, a hit's path that starts with a space (" notes.md") names no file
+            fd, file = open_file(index, given)
+        except (NotAMemoryFile, ToolArgumentError):
+            raise first from None
+        path = given
     try:
         with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
@@ -415,6 +425,10 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         raise ToolArgumentError(f"cannot read {path!r}: {ex.strerror}") from None
     finally:
         os.close(fd)
+    if b"\0" in raw[:BINARY_PROBE]:  # as the indexer judges it: no memory file, and no text for a model
+        shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."
+        raise NotAMemoryFile(f"{shown} is a binary file (a NUL byte in its first {BINARY_PROBE} bytes),"
+                             " not a memory file: the memory index passes it over")
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
@@ -439,41 +453,43 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     for spelling in (path, unprintable_path(path)):
         if spelling is None:
             continue
-        where = _root_of(index, spelling)
-        if where is None:
+        found = _roots_of(index, spelling)
+        if not found:
             first = first or outside
-            continue
-        root, rel = where
-        try:
-            real_root = os.path.realpath(root.path)
-            place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
-            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p],
-                                    shown, index.settings.max_file_bytes, place)
-        except NotAMemoryFile as ex:
-            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
-                first = ex
+        for root, rel in found:
+            try:
+                real_root = os.path.realpath(root.path)
+                place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
+                # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
+                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
+                                        shown, index.settings.max_file_bytes, place)
+            except NotAMemoryFile as ex:
+                if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+                    first = ex
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"
     raise first
 
 
-def _root_of(index: MemoryIndex, path: str):
-    """(root, '/'-separated path below it) of a path as a hit gave it, or None."""
+def _roots_of(index: MemoryIndex, path: str) -> list:
+    """[(root, '/'-separated path below it)] of a path as a hit gave it, the
+    innermost root first: an absolute path in nested roots (a plain root
+    holding a claude one) may be a hit of any of them."""
     if path.startswith("~"):
         path = os.path.expanduser(path)
     if not os.path.isabs(path):
         try:
-            return index.layout.owner(path)
+            return [index.layout.owner(path)]
         except KeyError:
-            return None
-    found = None
+            return []
+    found = {}
     for root in index.roots:
         real = os.path.realpath(root.path)
         for folder in {root.path, real, printable_name(root.path), printable_name(real)}:
             rel = below(path, folder)
-            if rel and (found is None or len(folder) > found[0]):
-                found = (len(folder), root, rel)
-    return None if found is None else (found[1], found[2].replace(os.sep, "/"))
+            if rel and len(folder) > found.get(root, (0,))[0]:
+                found[root] = (len(folder), rel.replace(os.sep, "/"))
+    return [(root, rel) for root, (_, rel) in sorted(found.items(), key=lambda item: -item[1][0])]
 
 
 def _climbs(path: str) -> bool:
@@ -547,7 +563,7 @@ HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read, HISTORY_TOOL_NAME: h
 def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
     """Run the tool ``name``. Bad arguments, queries with no words and unusable indexes come back
     as a ``ToolResult(is_error=True)`` whose text tells the model what to fix; only bugs raise."""
-    handler = HANDLERS.get(name)
+    handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
             raise ToolArgumentError(f"unknown tool {name!r}: this server has {', '.join(HANDLERS)}")

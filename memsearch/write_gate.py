@@ -19,9 +19,11 @@ Decisions a reviewer should know:
   conversion turns into ``..``); yen and won signs, which Japanese and
   Korean code pages read as ``\\``; ``:`` (alternate data streams); a trailing
   dot or space (Windows strips it); 8.3 short names (``GIT~1`` is ``.git``);
-  Windows device names; a leading ``~``; UNC and drive-relative paths. So the
-  returned path means the same file everywhere. NFC/NFD differences pass
-  (macOS folds them; a different name elsewhere, never a trick).
+  Windows device names; a leading ``~``; UNC and drive-relative paths; a
+  drive beside roots without one, or a path rooted without a drive beside
+  roots with one. So the returned path means the same file everywhere.
+  NFC/NFD differences pass (macOS folds them; a different name elsewhere,
+  never a trick).
 * Sensitive segments (rule 6) are compared after folding: NFKC, invisible
   characters removed, cut at ``:``, trailing dots and spaces stripped, then
   upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``: ``.gıt`` is
@@ -39,7 +41,9 @@ Decisions a reviewer should know:
   session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
   rule 5. Other agents may write any well-shaped memory file, other
   sessions' and projects' included: the rules restrict only task folders.
-* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``.
+* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``;
+  a hidden name (``.x.md``, ``sessions/.s1/``) is refused in the memory tree,
+  which the indexer never reads there.
 * ``agent`` and ``task_id`` must come from the host, never from the model:
   the gate cannot tell a model that lies about who it is.
 """
@@ -51,8 +55,8 @@ import os
 import re
 import unicodedata
 
-from .errors import MemsearchError
-from .memory_file import MIMO_SCOPES
+from .errors import InvalidArgument, MemsearchError
+from .memory_file import MIMO_SCOPES, is_hidden
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
@@ -118,7 +122,7 @@ def check_write(
     ``distill``; anything else, or None, is the main agent); ``task_id`` is
     set for a sub-agent bound to that task. ``worktree`` must be absolute; a
     relative ``memory_root`` or target is taken relative to it. Bad host
-    arguments raise ValueError; a refused target raises WriteDenied.
+    arguments raise InvalidArgument (a ValueError); a refused target raises WriteDenied.
     """
     # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
     agent = "" if agent is None else unicodedata.normalize(
@@ -128,15 +132,22 @@ def check_write(
     project_id = _id(project_id, "project_id")
     session_id = _id(session_id, "session_id")
     if task_id is not None and not (isinstance(task_id, str) and TASK_ID.fullmatch(task_id)):
-        raise ValueError(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
+        raise InvalidArgument(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
     if not isinstance(write_enabled, bool):
-        raise ValueError("write_enabled must be True or False")
+        raise InvalidArgument("write_enabled must be True or False")
 
     raw = _target_text(target)
     given_anchor, given = _split_target(raw, target)
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
         _deny(target, "on Windows a path rooted without a drive letter depends on the "
               "current drive", "ambiguous", f"Include the drive, as in {_join(wt)}.")
+    # The mirror case: beside roots without a drive, "C:/x" is no absolute path
+    # (POSIX reads it as the folder "C:" of the current one) and no place the
+    # roots can be compared with (Git Bash's /c/... is C:/... too).
+    if given_anchor not in (None, "/") and root[0] == wt[0] == "/":
+        _deny(target, "a path with a drive letter cannot be judged beside memory and "
+              f"worktree folders without one ({_join(root)}, {_join(wt)})", "ambiguous",
+              f"Spell it as the worktree is spelled, as in {_join(wt)}/..., or relative to it.")
     path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
     segs = path[1]
     if not segs:
@@ -184,6 +195,10 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
     if not name.lower().endswith(".md") or len(name) <= 3:
         _deny(target, "only Markdown files (<key>.md) may be written in the memory tree",
               "extension", _canonical(root, project_id, session_id))
+    hidden = next((seg for seg in rel if is_hidden(seg)), None)
+    if hidden is not None:  # the indexer passes it over: a note no search would find
+        _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden "
+              "files or folders", "shape", _canonical(root, project_id, session_id))
     if agent == CHECKPOINT_WRITER:
         if not _checkpoint_allowed(rel, project_id, session_id):
             _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/"
@@ -368,7 +383,7 @@ def _text(value, name) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a str or path, got {type(value).__name__}")
+        raise InvalidArgument(f"{name} must be a str or path, got {type(value).__name__}")
     return value
 
 
@@ -385,21 +400,21 @@ def _target_text(target) -> str:
 def _root(value, name, base=None):
     text = _text(value, name)
     if "\0" in text:
-        raise ValueError(f"{name} contains a NUL byte")
+        raise InvalidArgument(f"{name} contains a NUL byte")
     text = text.replace("\\", "/")
     if text.startswith("//"):
-        raise ValueError(f"{name} must be a local absolute path, got {text!r}")
+        raise InvalidArgument(f"{name} must be a local absolute path, got {text!r}")
     if text.startswith("/"):
         return "/", _collapse(text[1:].split("/"))
     if _DRIVE.match(text) and text[2:3] == "/":
         return text[0].upper() + ":/", _collapse(text[3:].split("/"))
     if base is not None and text and not _DRIVE.match(text):
         return base[0], _collapse(base[1] + tuple(text.split("/")))
-    raise ValueError(f"{name} must be an absolute path, got {text!r}")
+    raise InvalidArgument(f"{name} must be an absolute path, got {text!r}")
 
 
 def _id(value, name) -> str:
     if not isinstance(value, str) or value in ("", ".", "..") or any(
             c in value for c in "/\\\0") or _ambiguity(value):
-        raise ValueError(f"{name} must be a single plain path segment, got {value!r}")
+        raise InvalidArgument(f"{name} must be a single plain path segment, got {value!r}")
     return value

@@ -171,6 +171,8 @@ def test_search_sees_edits(index, tree):
         ("memory_search", {"query": "x", "limit": 0}, "limit must be"),
         ("memory_search", {"query": "x", "scope": "nope"}, "scope must be one of"),
         ("memory_fetch", {"query": "x"}, "unknown tool 'memory_fetch': this server has memory_search, memory_read"),
+        (["memory_read"], {"path": "x.md"}, "unknown tool ['memory_read']"),  # unhashable: raised TypeError
+        ({"name": "memory_read"}, {"path": "x.md"}, "unknown tool"),
     ],
 )
 def test_call_tool_turns_errors_into_results(index, name, arguments, message):
@@ -201,6 +203,43 @@ def test_read_by_hit_path(index, tree):
         assert result.text == "PostgreSQL 16 listens on port 5433. Connection via pgbouncer.\n"
         assert result.data["path"] == path and result.data["truncated"] is False
         assert result.data["file"] == str(tree / "projects" / "shop" / "memory-db.md")
+
+
+def test_read_takes_dot_segments_as_the_os_does(index, tree):
+    """'./projects/...' was refused as "in a hidden folder", a reason that is not true."""
+    for path in ("./projects/shop/memory-db.md", "projects/./shop//memory-db.md",
+                 str(tree) + "/./projects/shop/memory-db.md"):
+        result = call_tool(index, "memory_read", {"path": path})
+        assert not result.is_error and "pgbouncer" in result.text, (path, result.text)
+
+
+def test_read_takes_back_a_hit_path_that_starts_with_a_space(index, tree):
+    """Paths are stripped of the spaces a model adds, but " lead.md" is a file's name."""
+    write(tree, " lead.md", "narwhal at the top\n")
+    write(tree, " dir/x.md", "narwhal in a folder\n")
+    hits = call_tool(index, "memory_search", {"query": "narwhal"}).data["results"]
+    assert {h["path"] for h in hits} == {" lead.md", " dir/x.md"}
+    for hit in hits:
+        for path in (hit["path"], hit["file"], f" {hit['file']} "):
+            result = call_tool(index, "memory_read", {"path": path})
+            assert not result.is_error and "narwhal" in result.text, (path, result.text)
+    assert "no memory file at 'missing.md'" in call_tool(index, "memory_read", {"path": " missing.md"}).text
+
+
+def test_read_refuses_a_binary_file_as_the_indexer_does(index, tree):
+    """A .md file with a NUL in its first 8 KiB is skipped by the indexer; memory_read
+    returned its bytes, NULs and all, to the model."""
+    write(tree, "global/blob.md", b"PK\x03\x04\x00\x00binary\x1b[2J junk")
+    write(tree, "global/late.md", b"text " * 2000 + b"\x00 after the probe")
+    assert "global/blob.md" not in _indexed(index)
+    result = call_tool(index, "memory_read", {"path": "global/blob.md"})
+    assert result.is_error and "binary file" in result.text and "junk" not in result.text
+    assert not call_tool(index, "memory_read", {"path": "global/late.md"}).is_error  # indexed, so read
+
+
+def _indexed(index):
+    index.reconcile()
+    return set(index.paths(index.roots[0]))
 
 
 def test_read_truncates_huge_files(index, tree):
@@ -247,6 +286,30 @@ def test_read_follows_links_inside_the_root(index, tree):
     assert result.data["file"] == str(tree / "projects" / "shop" / "memory-db.md")
 
 
+def test_read_follows_links_that_reach_the_root_another_way(tree, tmp_path):
+    """Links the walk indexes (it judges them by their real path) read back: an absolute
+    target through a link to the root's folder (macOS's /tmp is /private/tmp), and a
+    relative one that climbs above the root and comes back; one that stays out is refused."""
+    from memsearch import MemoryIndex
+
+    os.symlink(tree, tmp_path / "alias")
+    write(tmp_path, "secret.md", "top secret\n")
+    target = tree / "projects" / "shop" / "memory-db.md"
+    os.symlink(tmp_path / "alias" / "projects" / "shop" / "memory-db.md", tree / "global" / "abs.md")
+    os.symlink(f"../../{tree.name}/projects/shop/memory-db.md", tree / "global" / "climbs.md")
+    os.symlink(f"{tmp_path}/alias/../secret.md", tree / "global" / "out.md")
+    with MemoryIndex(tmp_path / "alias", tmp_path / "alias.db") as idx:
+        idx.reconcile()
+        indexed = set(idx.paths(idx.roots[0]))
+        assert {"global/abs.md", "global/climbs.md"} <= indexed and "global/out.md" not in indexed
+        for path in ("global/abs.md", "global/climbs.md", str(tmp_path / "alias" / "global" / "abs.md")):
+            read = call_tool(idx, "memory_read", {"path": path})
+            assert not read.is_error and "pgbouncer" in read.text, (path, read.text)
+            assert read.data["file"] == str(target)
+        read = call_tool(idx, "memory_read", {"path": "global/out.md"})
+        assert read.is_error and "outside the memory folder" in read.text and "secret" not in read.text
+
+
 def test_several_roots(tree, tmp_path):
     """Hits from an index of several roots carry the root's name; files and reads still resolve."""
     from memsearch import MemoryIndex
@@ -263,6 +326,25 @@ def test_several_roots(tree, tmp_path):
         assert "outside the memory folder" in call_tool(idx, "memory_read", {"path": "nowhere:x.md"}).text
         nothing = call_tool(idx, "memory_search", {"query": "xylophone"}).text
         assert str(tree) in nothing and str(notes) in nothing
+
+
+def test_nested_roots_read_every_hit_by_its_file(tmp_path):
+    """A plain root holding a claude one: a file the outer root indexes but the inner
+    one does not (no project memory folder) reads back by the path the hit shows."""
+    from memsearch import MemoryIndex, Root
+
+    outer = tmp_path / "notes"
+    inner = outer / "claude"
+    write(inner, "p/memory/fact.md", "zebra in the project memory\n")
+    write(inner, "loose.md", "zebra outside any memory folder\n")
+    with MemoryIndex(roots=[Root("plain", str(outer), name="n"), Root("claude", str(inner), name="c")],
+                     db_path=tmp_path / "nested.db") as idx:
+        hits = call_tool(idx, "memory_search", {"query": "zebra"}).data["results"]
+        assert {h["path"] for h in hits} == {"n:claude/loose.md", "n:claude/p/memory/fact.md", "c:p/memory/fact.md"}
+        for hit in hits:
+            for path in (hit["path"], hit["file"]):
+                read = call_tool(idx, "memory_read", {"path": path})
+                assert not read.is_error and "zebra" in read.text, (path, read.text)
 
 
 # -- import weight -------------------------------------------------------------------
@@ -418,6 +500,21 @@ def test_overlong_arguments_are_refused_at_once(index):
                       {"query": "x", "k" * 1_000_000: 1}):
         result = call_tool(index, "memory_search", arguments)
         assert result.is_error and len(result.text) < 400, result.text[:400]
+
+
+def test_bad_numbers_and_choices_are_echoed_briefly(index, isolated_home):
+    """An argument check quotes what it refuses, never all of it: a 1 MB limit came
+    back whole, and 10**5000 gave Python's own message about int conversion."""
+    (isolated_home / ".claude" / "projects").mkdir(parents=True)  # the default transcript folder
+    for name, arguments, message in [
+            ("memory_search", {"query": "x", "limit": "9" * 1_000_000}, "limit must be a whole number"),
+            ("memory_search", {"query": "x", "limit": [1] * 1_000_000}, "limit must be a whole number"),
+            ("memory_search", {"query": "x", "limit": 10 ** 5000}, "limit must be a whole number"),
+            ("history_search", {"query": "x", "limit": "x" * 1_000_000}, "limit must be a whole number"),
+            ("read_session_context", {"sessionId": "s", "query": "x", "maxTokens": 10 ** 5000}, "maxTokens must be"),
+            ("read_session_context", {"sessionId": "s", "strategy": "x" * 1_000_000}, "strategy must be")]:
+        result = call_tool(index, name, arguments)
+        assert result.is_error and message in result.text and len(result.text) < 200, result.text[:300]
 
 
 def test_traversal_in_any_spelling_is_refused_as_outside(index):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memsearch.errors import MemsearchError
+from memsearch.errors import InvalidArgument, MemsearchError
 from memsearch.write_gate import SENSITIVE_SEGMENTS, WriteDenied, check_write
 
 WT = "/work/repo"
@@ -144,6 +144,12 @@ CASES = [
     ("main", M + "sessions/s1/notes.md.", {}, "ambiguous"),
     ("main", M + "sessions/s1/x.sh:y.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/NOTES.MD", {}, R + "sessions/s1/NOTES.MD"),
+    # Hidden names: the indexer never reads them, so the note would be lost.
+    ("main", M + "sessions/s1/.notes.md", {}, "shape"),
+    ("main", M + "sessions/.s1/notes.md", {}, "shape"),
+    ("main", M + "sessions/s1/.md.md", {}, "shape"),
+    ("general", M + "sessions/s1/tasks/T3/.logs/day1.md", T3, "shape"),
+    (CW, M + "sessions/s1/tasks/T3/.progress.md", {}, "shape"),
     # Traversal, absolute paths and malformed targets.
     ("main", ROOT + "/../memory/sessions/s1/notes.md", {}, R + "sessions/s1/notes.md"),
     ("main", ROOT + "/sessions/s1//./notes.md", {}, R + "sessions/s1/notes.md"),
@@ -177,6 +183,12 @@ OUT_CASES = [
     ("main", "C:\\Users\\dev\\repo\\.MIMOCODE\\memory\\sessions\\s1\\notes.md", WIN, "ambiguous"),
     ("main", ".mimocode/memory/sessions/s1/notes.md", dict(CTX, memory_root=".mimocode/memory"),
      R + "sessions/s1/notes.md"),
+    # A drive beside roots without one: relative on POSIX, and Git Bash's /c/...
+    # is C:/..., so it was judged outside the memory tree even with writes off.
+    ("main", "C:/x.md", {}, "ambiguous"),
+    ("main", "c:\\sessions\\s1\\run.sh", {}, "ambiguous"),
+    ("main", "C:/home/dev/.local/share/mimocode/memory/sessions/s1/run.sh",
+     dict(CTX, memory_root="/c/home/dev/.local/share/mimocode/memory", write_enabled=False), "ambiguous"),
 ]
 
 
@@ -262,13 +274,15 @@ def test_path_objects_are_accepted():
     dict(write_enabled="no"),
 ])
 def test_bad_host_arguments_raise_value_error(change):
-    with pytest.raises(ValueError):
+    # memsearch's own type, as every library error (it was a bare ValueError)
+    with pytest.raises(InvalidArgument):
         check_write("x.md", **{**CTX, "agent": "main", **change})
 
 
-def test_non_text_target_raises_value_error():
-    with pytest.raises(ValueError):
-        check_write(b"x.md", agent="main", **CTX)
+@pytest.mark.parametrize("target", [b"x.md", 3, None])
+def test_non_text_target_raises_value_error(target):
+    with pytest.raises(InvalidArgument):
+        check_write(target, agent="main", **CTX)
 
 
 # --- properties -------------------------------------------------------------
@@ -353,6 +367,7 @@ def _assert_obeys_rules(target, agent, task_id, write_enabled):
         rel = PurePosixPath(got).relative_to(ROOT).parts
         assert write_enabled
         assert rel[0] in ("global", "projects", "sessions") and rel[-1].lower().endswith(".md")
+        assert not any(p.startswith(".") for p in rel)  # the indexer would never read it
         assert len(rel) == 3 or rel[:4] == ("sessions", "s1", "tasks", "T3")
     base = ROOT if in_tree else SANDBOX if agent in ("dream", "distill") else WT
     judged = PurePosixPath(got).relative_to(base).parts if _inside(got, base) else parts
