@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import re
 
+from .format import split_marks
+
 __all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "query_terms", "segment",
            "segmented", "unsegment_snippet"]
 
@@ -226,14 +228,7 @@ def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]
     """Each character of ``snippet`` without its markers, and whether a marker
     pair encloses it. An unpaired marker stays text; a pair the original text
     held reads as a highlight, written back with the same markers."""
-    pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", snippet)
-    opens: list[int] = []
-    paired: set[int] = set()
-    for i in range(1, len(pieces), 2):  # re.split puts the markers at odd indexes
-        if pieces[i] == start:
-            opens.append(i)
-        elif opens:
-            paired.update((opens.pop(), i))
+    pieces, paired = split_marks(snippet, start, end)
     chars: list[tuple[str, bool]] = []
     depth = 0
     for i, piece in enumerate(pieces):

@@ -30,17 +30,25 @@ def snippet_line(snippet: str, color: bool) -> str:
     # Only marks that pair up are highlights: a file's own unclosed "<<" (a
     # heredoc, "cat <<EOF") turned the rest of the excerpt, and the terminal
     # after the command, bold yellow. An unpaired mark stays text.
+    pieces, paired = split_marks(snippet, MARK_OPEN, MARK_CLOSE)
+    return "".join((HIGHLIGHT_ON if piece == MARK_OPEN else HIGHLIGHT_OFF) if i in paired else piece
+                   for i, piece in enumerate(pieces))
+
+
+def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
+    """``text`` split at its marks (at the odd indexes), and the indexes of
+    the marks that pair up, each ``end`` closing the nearest open ``start``."""
     import re
 
-    pieces = re.split(f"({re.escape(MARK_OPEN)}|{re.escape(MARK_CLOSE)})", snippet)
-    opens, paired = [], set()
-    for i in range(1, len(pieces), 2):  # re.split puts the marks at odd indexes
-        if pieces[i] == MARK_OPEN:
+    pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", text)
+    opens: list[int] = []
+    paired: set[int] = set()
+    for i in range(1, len(pieces), 2):
+        if pieces[i] == start:
             opens.append(i)
         elif opens:
             paired.update((opens.pop(), i))
-    return "".join((HIGHLIGHT_ON if piece == MARK_OPEN else HIGHLIGHT_OFF) if i in paired else piece
-                   for i, piece in enumerate(pieces))
+    return pieces, paired
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
