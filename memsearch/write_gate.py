@@ -369,9 +369,15 @@ def _deny(target, why, rule, instead=""):
     raise WriteDenied(f"Refused {_show(target)}: {why}. {instead}".rstrip(), rule=rule)
 
 
+# Characters of a target or segment a refusal quotes, at most.
+SHOWN_CHARS = 300
+
+
 def _show(value) -> str:
     """Quote for a message; escape what would hide or reorder text."""
     text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    if len(text) > SHOWN_CHARS:  # a model's 1 MB target is not echoed whole: its start and its file name
+        text = f"{text[:SHOWN_CHARS * 2 // 3]}...{text[-SHOWN_CHARS // 3:]}"
     out = "".join(
         c if c.isprintable() and not _invisible(c) else
         (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")

@@ -223,6 +223,13 @@ def test_write_denied_is_a_memsearch_error():
     assert issubclass(WriteDenied, MemsearchError)
 
 
+def test_a_huge_target_is_quoted_short_with_its_file_name():
+    with pytest.raises(WriteDenied) as info:
+        _check("main", "src/" + "x" * 1_000_000 + "/.git/hooks/pre-commit", {})
+    message = str(info.value)
+    assert len(message) < 2000 and "pre-commit" in message and "..." in message
+
+
 def test_writes_off_message_says_retrying_will_not_help():
     with pytest.raises(WriteDenied) as info:
         _check("main", M + "sessions/s1/notes.md", OFF)
