@@ -530,9 +530,11 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     role = _optional_text(args, "role")
     if role is not None and role not in HISTORY_ROLES:
         raise ToolArgumentError(f"role must be one of {', '.join(HISTORY_ROLES)}; got {role!r}")
-    result = history_for(index).search_result(
-        query, _limit(args.get("limit")), project=_optional_text(args, "project"),
-        session=_optional_text(args, "session"), role=role, since=_optional_text(args, "since"))
+    # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
+    limit = _limit(args.get("limit"))
+    project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
+    result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
+                                              since=since)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored}
     if not result.hits:
         return ToolResult(f"No conversation history matched {result.query!r}. Retry with fewer and rarer words,"

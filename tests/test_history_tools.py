@@ -82,7 +82,9 @@ def test_no_transcript_folder_is_an_error_result(tree, tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "none"))
     with MemoryIndex(tree, tmp_path / "db") as idx:
         result = tool.call_tool(idx, "history_search", {"query": "x"})
+        bad_limit = tool.call_tool(idx, "history_search", {"query": "x", "limit": 0})
     assert result.is_error and "pass --history-root" in result.text
+    assert bad_limit.is_error and "limit must be" in bad_limit.text  # the argument's error, not the folder's
 
 
 def test_the_mcp_server_closes_the_history_index_it_opened(index, monkeypatch):
