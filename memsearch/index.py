@@ -259,7 +259,12 @@ class MemoryIndex(db.Opened):
             given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
             choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
             raise UnknownFilter(f"no root of this index has scope {_shown(scope)} (roots: {given}): {choice}")
-        return scope, check_filters(None, type, scope_id)[1]
+        type = check_filters(None, type, scope_id)[1]
+        types = self.layout.types()
+        if type is not None and types is not None and type not in types:
+            raise UnknownFilter(f"no file of a mimo tree has type {_shown(type)} (its path gives the type, not its"
+                                f" frontmatter): use one of {', '.join(types)}")
+        return scope, type
 
     def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
         """(scope, scope id, files) of the projects and sessions indexed now,

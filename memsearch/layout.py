@@ -33,6 +33,11 @@ def classify(relpath: str) -> tuple[str | None, str | None, str]:
     return scope, scope_id, file_type(parts)
 
 
+# The types a path gives (file_type): all a mimo file can have, since its
+# frontmatter's type is not read; other kinds take the one declared too.
+PATH_TYPES = ("memory", "checkpoint", "progress", "notes", "free")
+
+
 def file_type(parts: list[str]) -> str:
     name = parts[-1]
     if len(parts) >= 3 and parts[-3] == "tasks" and name in ("progress.md", "notes.md"):
@@ -60,6 +65,10 @@ class Layout:
     def scopes(self) -> tuple[str, ...]:
         """The scopes hits of these roots can have, in a stable order."""
         return tuple(dict.fromkeys(s for r in self.roots for s in SCOPES_OF_KIND[r.kind]))
+
+    def types(self) -> tuple[str, ...] | None:
+        """The types hits of these roots can have; None: any (a root whose files declare their own)."""
+        return PATH_TYPES if all(r.kind == "mimo" for r in self.roots) else None
 
     def label(self, root: Root) -> str:
         return f"{root.name}{LABEL_SEP}" if self.labelled else ""

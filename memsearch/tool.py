@@ -197,7 +197,9 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
     scopes = list(index.layout.scopes())
     schema = copy.deepcopy(SEARCH_SCHEMA)
     props = schema["properties"]
-    filters = f"type = {', '.join(TYPES)}"
+    types = index.layout.types() or TYPES  # a mimo tree's types are its paths': no other would match
+    props["type"]["enum"], props["type"]["description"] = list(types), f"Only this type: {', '.join(types)}."
+    filters = f"type = {', '.join(types)}"
     if scopes:
         words = ", ".join(_SCOPE_WORDS.get(s, s) for s in scopes)
         props["scope"]["enum"] = scopes

@@ -66,7 +66,7 @@ def test_any_text_is_a_valid_fts5_query_or_no_searchable_words(searchable, text)
 @example(text="alpha", scope="\udc80", kind=None)  # a lone surrogate once raised a raw codec error
 def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
     """Any scope, scope id and type: a bound value or a one-line UnknownFilter
-    (a scope this index's roots do not give, a type no file has, a scope id
+    (a scope this index's roots do not give, a type no file of theirs can have, a scope id
     holding a lone surrogate), never a raw error."""
     assume(text.strip())
     surrogate = scope is not None and any("\ud800" <= c <= "\udfff" for c in scope)
@@ -74,7 +74,7 @@ def test_any_filter_value_is_a_bound_parameter(searchable, text, scope, kind):
         ({"scope_id": scope}, surrogate),  # any scope id reaches SQL, bound
         ({"scope": scope, "scope_id": scope, "type": kind},
          surrogate or (scope is not None and scope.lower() not in searchable.layout.scopes())
-         or (kind is not None and kind.lower() not in TYPES)),
+         or (kind is not None and kind.lower() not in (searchable.layout.types() or TYPES))),
     ):
         try:
             searchable.search("alpha " + text, reconcile=False, **filters)

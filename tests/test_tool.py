@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from conftest import bump_mtime, imports_of, run_memsearch, write
-from memsearch import tool
+from memsearch import MemoryIndex, Root, tool
 from memsearch.tool import READ_TOOL, SEARCH_TOOL, SCOPES, ToolArgumentError, call_tool, parse_search_args
 
 
@@ -593,6 +593,26 @@ def test_an_unknown_type_is_an_error_like_an_unknown_scope(index):
         with pytest.raises(UnknownFilter, match=" one of "):
             index.search_result("port", **kwargs)
     assert [h.type for h in index.search("port", type="memory")] == ["memory", "memory"]
+
+
+def test_a_type_no_mimo_file_can_have_is_an_error_on_a_mimo_tree(index, tree, tmp_path):
+    """A mimo file's type comes from its path, so `user` can never match there; beside a
+    Claude Code root, whose files declare types, it can."""
+    from memsearch import UnknownFilter
+
+    with pytest.raises(UnknownFilter, match="no file of a mimo tree has type 'user'.*one of memory, checkpoint"):
+        index.search("port", type="user")
+    result = call_tool(index, "memory_search", {"query": "port", "type": "User"})
+    assert result.is_error and "mimo tree" in result.text and "\n" not in result.text
+    listed = tool.search_tool(index)
+    assert listed.input_schema["properties"]["type"]["enum"] == ["memory", "checkpoint", "progress", "notes", "free"]
+    assert "type = memory, checkpoint, progress, notes, free." in listed.description
+    cc = tmp_path / "cc"
+    write(cc, "shop/memory/prefs.md", "---\ntype: user\n---\nThe user prefers port 8080.\n")
+    with MemoryIndex(roots=[Root("mimo", str(tree)), Root("claude", str(cc))], db_path=tmp_path / "two.db") as two:
+        assert [h.type for h in two.search("port", type="user")] == ["user"]
+    done = run_memsearch("query", "port", "--type", "user", "--root", str(tree), "--db", str(tmp_path / "cli.db"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "mimo tree" in done.stderr
 
 
 @pytest.mark.parametrize("kind", ["mimo", "plain", "claude", "zcode"])
