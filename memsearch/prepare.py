@@ -74,6 +74,15 @@ def indexed_body(text: str, meta: metadata.Metadata) -> str:
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def not_text(data: bytes) -> str | None:
+    """Why a file's first bytes are no memory file's (the indexer skips it, memory_read refuses it), or None."""
+    if data[:2] in UTF16_BOMS:  # never UTF-8: CJK text in UTF-16 has no NUL and was indexed as garbage
+        return "UTF-16 text (byte-order mark): memory files are read as UTF-8"
+    if b"\0" in data[:BINARY_PROBE]:
+        return "binary file"
+    return None
+
+
 def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | None:
     """The file's text, why it can't be indexed (a Skipped), or None if it is
     gone. Invalid UTF-8 is replaced: one bad byte should not hide a note."""
@@ -98,10 +107,9 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
         return Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})")
-    if data[:2] in UTF16_BOMS:  # never UTF-8: CJK text in UTF-16 has no NUL and was indexed as garbage
-        return Skipped(relpath, "UTF-16 text (byte-order mark): memory files are read as UTF-8")
-    if b"\0" in data[:BINARY_PROBE]:
-        return Skipped(relpath, "binary file")
+    reason = not_text(data)
+    if reason is not None:
+        return Skipped(relpath, reason)
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
     return data.decode("utf-8", "replace")

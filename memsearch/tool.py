@@ -21,7 +21,7 @@ from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
-from .prepare import BINARY_PROBE
+from .prepare import not_text
 from .roots import TYPES
 from .search import Hit, short_repr
 from .session_context import MAX_SESSION_CHARS, check_arguments, whole_number
@@ -427,10 +427,9 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         raise ToolArgumentError(f"cannot read {path!r}: {ex.strerror}") from None
     finally:
         os.close(fd)
-    if b"\0" in raw[:BINARY_PROBE]:  # as the indexer judges it: no memory file, and no text for a model
-        shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."
-        raise NotAMemoryFile(f"{shown} is a binary file (a NUL byte in its first {BINARY_PROBE} bytes),"
-                             " not a memory file: the memory index passes it over")
+    reason = not_text(raw)  # as the indexer judges it: no memory file, and no text for a model
+    if reason is not None:
+        raise NotAMemoryFile(f"{_shown(path)} is not a memory file ({reason}): the memory index passes it over")
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
@@ -445,7 +444,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     (memory_file.open_memory_file); anything else is refused with the reason, in one line."""
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
-    shown = repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
+    shown = _shown(path)
     roots = ", ".join(r.path for r in index.roots)
     outside = ToolArgumentError(f"{shown} is outside the memory folder ({roots}): only memory files can be read")
     if not is_markdown(path):
@@ -471,6 +470,10 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"
     raise first
+
+
+def _shown(path: str) -> str:
+    return repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
 
 
 def _roots_of(index: MemoryIndex, path: str) -> list:

@@ -235,6 +235,10 @@ def test_read_refuses_a_binary_file_as_the_indexer_does(index, tree):
     result = call_tool(index, "memory_read", {"path": "global/blob.md"})
     assert result.is_error and "binary file" in result.text and "junk" not in result.text
     assert not call_tool(index, "memory_read", {"path": "global/late.md"}).is_error  # indexed, so read
+    write(tree, "global/wide.md", "\ufeff广告投放".encode("utf-16-le"))  # skipped by the indexer too
+    assert "global/wide.md" not in _indexed(index)
+    result = call_tool(index, "memory_read", {"path": "global/wide.md"})
+    assert result.is_error and "UTF-16 text" in result.text
 
 
 def _indexed(index):
