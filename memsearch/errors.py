@@ -5,12 +5,14 @@ one line that says what happened and what to do next, so the CLI can print
 """
 
 
-# C0 and C1 controls, DEL and the Unicode line and paragraph separators, as
-# memsearch.format.one_line spells them: a folder or file name quoted in a
-# message (a root's, an index file's) must neither start a line that reads as
-# another error nor drive the terminal.
-_UNPRINTABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
-_UNPRINTABLE.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+# C0 and C1 controls and DEL, spelled \xNN wherever memsearch shows text it
+# did not write (memsearch.format, messages): it must not drive the terminal.
+CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
+
+# Those and the Unicode line and paragraph separators: a folder or file name
+# quoted in a message (a root's, an index file's) must neither start a line
+# that reads as another error nor drive the terminal.
+_UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 class MemsearchError(Exception):

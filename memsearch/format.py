@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .errors import CONTROLS  # those whitespace folding leaves: a file must not drive the terminal
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
@@ -12,9 +13,6 @@ if TYPE_CHECKING:  # annotations only: a query imports neither for printing
 
 # ANSI bold yellow for matched words on a terminal.
 HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
-
-# C0 and C1 controls and DEL, which whitespace folding leaves: a file must not drive the terminal.
-CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
 
 
 def one_line(text: str) -> str:
