@@ -16,6 +16,7 @@ from .errors import InvalidArgument
 from .format import CONTROLS
 from .memory_file import INDEX_NAME, opened_at
 from .metadata import BOM, FENCE_LINE
+from .settings import given_path
 
 # Claude Code's limits for the index it loads: a file that fits one fits the other.
 MAX_LINES = 200
@@ -44,9 +45,7 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 def index_for_context(path: str | os.PathLike) -> str:
     """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (see above)."""
-    path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-    if not isinstance(path, str):
-        raise InvalidArgument(f"path must be a MEMORY.md or its folder, got {type(path).__name__}")
+    path = given_path(path, "path must be a MEMORY.md or its folder")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
     head = read_head(path, READ_BYTES)

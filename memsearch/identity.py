@@ -31,6 +31,7 @@ from pathlib import Path
 from .errors import InvalidArgument, MemsearchError
 from .memory_file import MEMORY_DIR
 from .roots import ZCODE_PROJECTS, ZCODE_STORAGE
+from .settings import given_path
 
 ZCODE_SLUG_MAX = 48
 ZCODE_HASH_HEX = 16
@@ -62,20 +63,12 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     if workspace is None:
         raise InvalidArgument("give a workspace path or a non-blank identity")
     windows = sys.platform == "win32" if windows is None else windows
-    absolute = node_resolve(_path(workspace, "workspace"), windows=windows)
+    absolute = node_resolve(given_path(workspace, "workspace must be a path"), windows=windows)
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     name = (ntpath if windows else posixpath).basename(absolute)  # none for a root ("/", "C:\\")
     slug = _NOT_SLUG.sub("-", name.lower())[:ZCODE_SLUG_MAX] or ZCODE_IDENTITY_SLUG
     return f"{slug}-{digest[:ZCODE_HASH_HEX]}"
-
-
-def _path(value, what: str) -> str:
-    """``value`` as a str path, else InvalidArgument (None, 5, bytes)."""
-    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    if not isinstance(path, str):
-        raise InvalidArgument(f"{what} must be a path, got {type(value).__name__}")
-    return path
 
 
 def node_resolve(path: str, *, windows: bool = False) -> str:
@@ -90,7 +83,8 @@ def node_resolve(path: str, *, windows: bool = False) -> str:
 def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
                      storage: str | os.PathLike | None = None, windows: bool | None = None) -> Path:
     """``<storage>/cli/memories/projects/<slug>-<hash16>/memory`` (not created)."""
-    base = Path(os.path.expanduser(_path(storage, "storage") if storage is not None else f"~/{ZCODE_STORAGE}"))
+    given = given_path(storage, "storage must be a path") if storage is not None else f"~/{ZCODE_STORAGE}"
+    base = Path(os.path.expanduser(given))
     folder = zcode_project_folder(workspace, identity=identity, windows=windows)
     return base.joinpath(*ZCODE_PROJECTS.split("/"), folder, MEMORY_DIR)
 
@@ -100,7 +94,7 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
     """The main ``.git`` folder of the repository holding ``path``, or None. In
     a linked worktree ``.git`` is a file (``gitdir: <main>/.git/worktrees/<name>``)
     whose folder's ``commondir`` names the main one; a submodule's has none."""
-    here = Path(os.path.abspath(_path(path, "path")))
+    here = Path(os.path.abspath(given_path(path, "path must be a path")))
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():

@@ -88,6 +88,14 @@ def check_floor(floor: float) -> float:
     return floor
 
 
+def given_path(value, must_be: str) -> str:
+    """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>")."""
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise InvalidArgument(f"{must_be}, got {type(value).__name__}")
+    return path
+
+
 def path_text(path: str | os.PathLike) -> str:
     """``str(pathlib.Path(path))`` without importing pathlib (~5 ms a one-shot
     query, measured): ``.`` parts and repeated or trailing separators go,
