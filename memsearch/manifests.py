@@ -2,8 +2,9 @@
 the description and type its frontmatter declares.
 
 What an agent reads to decide which memory files to open, so it follows
-Claude Code's memory scan: every ``.md`` file but the ``MEMORY.md`` indexes,
-frontmatter looked for in the first 30 lines only, newest first, at most 200::
+Claude Code's memory scan: every ``.md`` file but the ``MEMORY.md`` indexes (and the
+binary files search skips), frontmatter looked for in the first 30 lines only, newest
+first, at most 200::
 
     - [feedback] cc:-home-me-shop/memory/testing.md (2026-05-01T09:12:44.120Z): run the whole suite before a commit
 """
@@ -20,6 +21,7 @@ from .errors import InvalidArgument
 from .format import one_line, printable_path
 from .layout import Layout
 from .memory_file import INDEX_NAME
+from .prepare import not_text
 from .roots import Root, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
@@ -72,9 +74,14 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
         key=lambda item: (-item[0], item[1]),
     )
     entries = []
-    for mtime_ns, path, abspath in newest[:limit]:
-        meta = metadata.parse(read_head(abspath))
+    for mtime_ns, path, abspath in newest:
+        head = read_head(abspath)
+        if head is None:
+            continue
+        meta = metadata.parse(head)
         entries.append(ManifestEntry(path, abspath, meta.description, meta.type, mtime_ns))
+        if len(entries) == limit:
+            break
     return entries
 
 
@@ -87,13 +94,16 @@ def _listed(roots) -> list:
     raise InvalidArgument(f"roots must be a folder, a Root or a list of them, got {type(roots).__name__}")
 
 
-def read_head(path: str) -> str:
+def read_head(path: str) -> str | None:
     """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
     or is not a regular file: a FIFO swapped in since the walk must not block, nor a file
-    or folder swapped for a link since the walk lend its description from outside the root)."""
+    or folder swapped for a link since the walk lend its description from outside the root).
+    None for a binary or UTF-16 file, which search skips and memory_read refuses."""
     head = context.read_head(path, HEAD_BYTES, confined=True)
     if head is None:
         return ""
+    if not_text(head[0]):
+        return None
     return "".join(islice(head[0].decode("utf-8", "replace").splitlines(keepends=True), HEAD_LINES))
 
 

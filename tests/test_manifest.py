@@ -170,3 +170,17 @@ def test_any_modification_time_is_shown_as_javascript_shows_it():
     assert shown(0) == "1970-01-01T00:00:00.000Z" and shown(-1) == "1969-12-31T23:59:59.000Z"
     entry = ManifestEntry("a.md", "/m/a.md", "far", None, 400_000_000_000 * 10**9)
     assert format_manifest([entry]) == "- a.md (+014645-06-30T15:06:40.000Z): far"
+
+
+def test_files_search_skips_are_not_listed_and_do_not_count_against_the_cap(tmp_path):
+    # A binary or UTF-16 .md is never a hit and memory_read refuses it: listing it would send
+    # an agent to a file it cannot open, in place of one it can.
+    d = tmp_path / "memory"
+    at(write(d, "kept.md", "---\ndescription: a real note\n---\n"), 1)
+    (d / "binary.md").write_bytes(b"---\ndescription: looks fine\n---\n\0\0\0")
+    (d / "utf16.md").write_bytes("---\ndescription: wide\n---\n".encode("utf-16"))
+    at(d / "binary.md", 3)
+    at(d / "utf16.md", 2)
+    assert [(e.path, e.description) for e in manifest(d, limit=1)] == [("kept.md", "a real note")]
+    with MemoryIndex(d, db_path=tmp_path / "i.db") as idx:
+        assert [h.path for h in idx.search("real looks wide")] == ["kept.md"]
