@@ -233,23 +233,19 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         parts = rel.split("/")
         if any(not part or part[0] == "." for part in parts):  # "" splits to [""]
             continue
-        path = os.path.join(real_root, *parts)
         stack: list[tuple[str, str]] = []
         try:
+            folder = _entered(real_root, parts[:-1])
+            if folder is None:
+                continue
+            path = os.path.join(folder, parts[-1])
             st = os.lstat(path)
             if S_ISLNK(st.st_mode):  # a linked folder lands on the stack, walked below
-                _follow_link(parts[-1], path, rel, os.path.dirname(path), real_root, set(), stack, files,
-                             skipped, max_file_bytes)
-            else:
-                # A folder on the way may be a link: hand on resolved paths only,
-                # judged as walk() judges the link (reconcile reads nothing else).
-                real = os.path.realpath(path)
-                if real != path and link_target_refusal(real_root, real, S_ISDIR(st.st_mode)):
-                    continue
-                if S_ISDIR(st.st_mode):
-                    stack.append((real, rel + "/"))
-                elif is_markdown(parts[-1]):
-                    add_file(rel, real, st, files, skipped, max_file_bytes)
+                _follow_link(parts[-1], path, rel, folder, real_root, set(), stack, files, skipped, max_file_bytes)
+            elif S_ISDIR(st.st_mode):
+                stack.append((path, rel + "/"))
+            elif is_markdown(parts[-1]):
+                add_file(rel, path, st, files, skipped, max_file_bytes)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as ex:
@@ -260,3 +256,19 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
             files.update(found.files)
             skipped.extend(found.skipped)
     return result
+
+
+def _entered(real_root: str, folders: list[str]) -> str | None:
+    """The resolved folder walk() reaches through ``folders`` from the root, or None where it
+    would not follow a link on the way (reconcile reads resolved paths only): out of the root,
+    into a hidden folder, or back to a folder it is in."""
+    here = real_root
+    for name in folders:
+        path = os.path.join(here, name)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if link_target_refusal(real_root, target, True) or below(here, target) is not None:
+                return None
+            path = target
+        here = path
+    return here

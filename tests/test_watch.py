@@ -525,6 +525,21 @@ def test_reconcile_paths_walks_a_linked_folder_it_is_given(root, tmp_path):
             "linkdir/a.md", "linkdir/b.md", "real/a.md"]
 
 
+def test_reconcile_paths_finds_through_links_only_what_the_full_walk_finds(root, tmp_path):
+    """A path through a folder link the walk does not follow (into a hidden folder, back to the
+    root) finds nothing, even where its last part is a link to a note the walk does index."""
+    write(root, "real/a.md", "walrus facts")
+    write(root, ".hidden/x.md", "hidden walrus")
+    (root / ".hidden/b.md").symlink_to("../real/a.md")
+    (root / "secret").symlink_to(".hidden", target_is_directory=True)
+    (root / "loop").symlink_to(".", target_is_directory=True)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert sorted(idx.reconcile().added) == ["real/a.md"]
+        report = idx.reconcile_paths(["secret/b.md", "secret/x.md", "loop/real/a.md", "loop/real", "secret"])
+        assert not report.changed
+        assert sorted(h.path for h in idx.search("walrus", reconcile=False)) == ["real/a.md"]
+
+
 # -- other processes ---------------------------------------------------------------------------
 
 
