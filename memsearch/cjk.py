@@ -21,8 +21,8 @@ import re
 
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "query_terms", "segment",
-           "segmented", "unsegment_snippet"]
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
+           "segment", "segmented", "unsegment_snippet"]
 
 # Joins the bigrams of a run and splits it from letters glued to it
 # ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
@@ -103,15 +103,28 @@ def has_cjk(text: str) -> bool:
     return _cjk_char().search(text) is not None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC; ASCII already is, so most texts never load unicodedata."""
+    if text.isascii():
+        return text
+    from unicodedata import normalize
+
+    return normalize("NFC", text)
+
+
 def segmented(text: str | None) -> str | None:
-    """``segment(text)`` for a segmented shadow column, or None when that is
-    ``text`` itself (no CJK: nothing more stored). Run on every file read, so
-    text without CJK is turned away cheaply: ASCII at once, else by its bytes."""
+    """``segment(nfc(text))`` for a segmented shadow column, or None when that
+    is ``text`` itself (no CJK, already NFC: nothing more stored). Queries are
+    NFC, so a decomposed file (``데이터`` as Jamo, ``dữ`` as u and two marks,
+    which remove_diacritics 1 folds to ``du`` where it keeps the composed
+    form) is indexed composed too. Run on every file read, so text without
+    CJK is turned away cheaply: ASCII at once, else by its bytes."""
     if text is None or text.isascii():
         return None
-    if SEPARATOR not in text and re.search(_MAYBE_CJK, text.encode("utf-8", "surrogatepass")) is None:
-        return None
-    spelled = segment(text)
+    composed = nfc(text)
+    if SEPARATOR not in composed and re.search(_MAYBE_CJK, composed.encode("utf-8", "surrogatepass")) is None:
+        return None if composed == text else composed
+    spelled = segment(composed)
     return None if spelled == text else spelled
 
 

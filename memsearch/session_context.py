@@ -21,7 +21,7 @@ import re
 import reprlib
 from typing import NamedTuple
 
-from .cjk import cjk_run
+from .cjk import cjk_run, nfc
 from .errors import MemsearchError
 from .format import CONTROLS
 
@@ -134,7 +134,7 @@ def terms(query: str) -> list[str]:
     """The query's words, casefolded, each once; a CJK run of two or more characters as its bigrams.
     At most MAX_TERMS, the longest kept (ties: the first in the query)."""
     out: dict[str, None] = {}
-    for word in _WORD.findall(query.casefold()):
+    for word in _WORD.findall(nfc(query).casefold()):
         if word.isascii():
             out[word] = None
             continue
@@ -157,8 +157,9 @@ def terms(query: str) -> list[str]:
 
 def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
     """A fragment's score for ``query`` (see the module's doc)."""
-    haystack = " ".join(text.casefold().split())
-    phrase = " ".join(query.casefold().split())
+    # NFC as the index has it: a decomposed message must score for the composed query.
+    haystack = " ".join(nfc(text).casefold().split())
+    phrase = " ".join(nfc(query).casefold().split())
     total = PHRASE_SCORE if phrase and phrase in haystack else 0
     for term in terms(query) if query_terms is None else query_terms:
         found = haystack.count(term)

@@ -1,0 +1,42 @@
+"""One text, one match: a file and a query spelling the same words in other
+Unicode forms (composed or decomposed, ...) find each other, in memory
+search, history search and session context alike."""
+
+import json
+import unicodedata
+
+import pytest
+
+from conftest import write
+from memsearch import HistoryIndex, MemoryIndex, Root
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+# Hangul as Jamo (macOS file names, text pasted from them), kana with a
+# combining dakuten, and Vietnamese, whose letters carry two marks: FTS5's
+# remove_diacritics 1 folds a decomposed "dữ" to "du" and keeps a composed one.
+DECOMPOSED = [("데이터베이스 연결", "연결"), ("ガイドを更新する", "ガイド"), ("Tiếng Việt dữ liệu", "dữ liệu")]
+
+
+@pytest.mark.parametrize("text,query", DECOMPOSED)
+def test_a_decomposed_file_is_found_by_the_composed_query(tmp_path, text, query):
+    root = tmp_path / "notes"
+    write(root, "a.md", nfd(text) + "\n")
+    with MemoryIndex(Root("plain", root), db_path=tmp_path / "index.db") as idx:
+        hits = idx.search_result(nfd(query))  # the query is composed as it is read
+        assert [h.path for h in hits.hits] == ["a.md"] and hits.unmatched == ()
+        assert hits.hits[0].snippet.replace("<<", "").replace(">>", "") == unicodedata.normalize("NFC", text) + "\n"
+
+
+@pytest.mark.parametrize("text,query", DECOMPOSED)
+def test_a_decomposed_message_is_found_by_the_composed_query(tmp_path, text, query):
+    root = tmp_path / "projects"
+    (root / "p").mkdir(parents=True)
+    (root / "p" / "s-1.jsonl").write_text(json.dumps({"role": "user", "content": nfd(text)}) + "\n")
+    with HistoryIndex(root, tmp_path / "index.db") as history:
+        assert [h.session for h in history.search(query)] == ["s-1"]
+        context = history.read_session_context("s-1", query)
+        assert context.strategy == "relevant" and context.fragments[0][4] > 0
