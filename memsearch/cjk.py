@@ -207,9 +207,16 @@ def _cjk_word(run: str, mode: str) -> str:
 
 
 def _other_word(word: str) -> str:
-    if re.search(_FULL_WIDTH, word) is None:
-        return _quote(word)
-    return f"({_quote(word)} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
+    spellings = [word]
+    # unicode61 lowercases but does not fold ß or ligatures: "Straße" missed
+    # "STRASSE" (German capitals), "ﬁle" missed "file". (ς it folds to σ.)
+    folded = word.casefold()
+    if folded != word.lower().replace("ς", "σ"):
+        spellings.append(folded)
+    if re.search(_FULL_WIDTH, word) is not None:
+        spellings.append(word.translate(_TO_HALF_WIDTH))
+    spellings = list(dict.fromkeys(spellings))
+    return _quote(word) if len(spellings) == 1 else "(" + " OR ".join(map(_quote, spellings)) + ")"
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:

@@ -18,7 +18,8 @@ def nfd(text: str) -> str:
 # Hangul as Jamo (macOS file names, text pasted from them), kana with a
 # combining dakuten, and Vietnamese, whose letters carry two marks: FTS5's
 # remove_diacritics 1 folds a decomposed "dữ" to "du" and keeps a composed one.
-DECOMPOSED = [("데이터베이스 연결", "연결"), ("ガイドを更新する", "ガイド"), ("Tiếng Việt dữ liệu", "dữ liệu")]
+DECOMPOSED = [("데이터베이스 연결", "연결"), ("ガイドを更新する", "ガイド"),
+              ("Tiếng Việt dữ liệu", "dữ liệu")]
 
 
 @pytest.mark.parametrize("text,query", DECOMPOSED)
@@ -40,3 +41,20 @@ def test_a_decomposed_message_is_found_by_the_composed_query(tmp_path, text, que
         assert [h.session for h in history.search(query)] == ["s-1"]
         context = history.read_session_context("s-1", query)
         assert context.strategy == "relevant" and context.fragments[0][4] > 0
+
+
+# unicode61 lowercases but does not fold: German capitals spell ß as SS, and
+# a ligature pasted from a PDF is one letter of its own.
+@pytest.mark.parametrize("text,query", [("# HAUPTSTRASSE 5", "Hauptstraße"), ("# HAUPTSTRASSE 5", "HAUPTSTRAẞE"),
+                                        ("the config file", "conﬁg")])
+def test_a_word_is_found_as_its_case_folded_spelling(tmp_path, text, query):
+    root = tmp_path / "notes"
+    write(root, "a.md", text + "\n")
+    (tmp_path / "projects" / "p").mkdir(parents=True)
+    (tmp_path / "projects" / "p" / "s-1.jsonl").write_text(json.dumps({"role": "user", "content": text}) + "\n")
+    with MemoryIndex(Root("plain", root), db_path=tmp_path / "index.db") as idx:
+        result = idx.search_result(query)
+        assert [h.path for h in result.hits] == ["a.md"] and result.unmatched == ()
+        assert "<<" in result.hits[0].snippet
+    with HistoryIndex(tmp_path / "projects", tmp_path / "index.db") as history:
+        assert [h.session for h in history.search(query)] == ["s-1"]
