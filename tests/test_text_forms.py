@@ -58,3 +58,19 @@ def test_a_word_is_found_as_its_case_folded_spelling(tmp_path, text, query):
         assert "<<" in result.hits[0].snippet
     with HistoryIndex(tmp_path / "projects", tmp_path / "index.db") as history:
         assert [h.session for h in history.search(query)] == ["s-1"]
+
+
+# Session context scores by substrings, not the index: it must read a message
+# as history search matched it, or the session a hit named comes back as the
+# fallback (its last messages) instead of the messages that matched.
+@pytest.mark.parametrize("text,query", [("run git push --force first", "ｇｉｔ ｐｕｓｈ"),
+                                        ("# HAUPTSTRASSE 5", "Hauptstraße"), (nfd("dữ liệu"), "dữ liệu")])
+def test_session_context_scores_the_messages_history_search_finds(tmp_path, text, query):
+    root = tmp_path / "projects"
+    (root / "p").mkdir(parents=True)
+    lines = [{"role": "user", "content": text}] + [{"role": "assistant", "content": f"filler {n}"} for n in range(20)]
+    (root / "p" / "s-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with HistoryIndex(root, tmp_path / "index.db") as history:
+        assert [h.session for h in history.search(query)] == ["s-1"]
+        context = history.read_session_context("s-1", query)
+    assert context.strategy == "relevant" and [f[0] for f in context.fragments] == [0]
