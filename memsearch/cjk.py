@@ -206,21 +206,22 @@ def _cjk_word(run: str, mode: str) -> str:
     return "(" + " OR ".join([phrase, *map(_quote, bigrams)]) + ")"
 
 
-def _other_word(word: str) -> str:
-    spellings = [word]
-    # unicode61 lowercases but does not fold ß or ligatures: "Straße" missed
-    # "STRASSE" (German capitals), "ﬁle" missed "file". (ς it folds to σ.)
-    folded = word.casefold()
-    if folded != word.lower().replace("ς", "σ"):
-        spellings.append(folded)
+def _other_words(word: str) -> list[str]:
+    """A word without CJK: one quoted token (with a full-width one, an OR with
+    its ASCII spelling), then its case-folded spelling where unicode61, which
+    lowercases but does not fold, would miss it: "Straße" missed "STRASSE"
+    (German capitals), "ﬁle" missed "file" (ς it folds to σ). A string of its
+    own, with its own idf: files holding the word as typed score as before."""
+    first = _quote(word)
     if re.search(_FULL_WIDTH, word) is not None:
-        spellings.append(word.translate(_TO_HALF_WIDTH))
-    spellings = list(dict.fromkeys(spellings))
-    return _quote(word) if len(spellings) == 1 else "(" + " OR ".join(map(_quote, spellings)) + ")"
+        first = f"({first} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
+    folded = word.casefold()
+    return [first] if folded in (word, word.lower().replace("ς", "σ")) else [first, _quote(folded)]
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
-    """FTS5 query fragments, one per word of ``text``, to join with OR.
+    """FTS5 query fragments, one per word of ``text`` (two where case folding
+    spells it otherwise), to join with OR.
 
     A CJK run inside a ``\\w+`` word (``docker部署``) is a word of its own. A
     non-CJK word is one quoted token; a CJK word of one character a quoted
@@ -236,11 +237,11 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
         pos = 0
         for m in cjk_run().finditer(word):
             if m.start() > pos:
-                terms.append(_other_word(word[pos : m.start()]))
+                terms.extend(_other_words(word[pos : m.start()]))
             terms.append(_cjk_word(m.group(), mode))
             pos = m.end()
         if pos < len(word):
-            terms.append(_other_word(word[pos:]))
+            terms.extend(_other_words(word[pos:]))
     return terms
 
 

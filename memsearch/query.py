@@ -102,8 +102,9 @@ def plan(text: str) -> Query:
     fragments = {word: query_terms(word) for word in found}
     terms = tuple(dict.fromkeys(term for word in kept for term in fragments[word]))
     # A pair with a CJK word could only match its unsegmented spelling, which
-    # the index never holds (a full-width word is left unpaired too).
-    plain = {word.casefold() for word in found if fragments[word] == [quote(word)] and not has_cjk(word)}
+    # the index never holds (a full-width word is left unpaired too; a word
+    # also searched case folded is paired as typed, as it was before).
+    plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
     sequence = _WORD.findall(nfc(text))
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import write
 from memsearch import HistoryIndex, MemoryIndex, Root
+from memsearch.query import Query, plan
 
 
 def nfd(text: str) -> str:
@@ -59,6 +60,12 @@ def test_a_word_is_found_as_its_case_folded_spelling(tmp_path, text, query):
     with HistoryIndex(tmp_path / "projects", tmp_path / "index.db") as history:
         assert [h.session for h in history.search(query)] == ["s-1"]
 
+
+
+def test_the_case_folded_spelling_leaves_the_typed_one_as_it_was():
+    """A string of its own, not an OR with the typed word: that keeps its
+    Lucene idf and its pair, so files holding it score exactly as before."""
+    assert plan("Straße Weg") == Query(('"Straße"', '"strasse"', '"Weg"'), ('"Straße Weg"',))
 
 # Session context scores by substrings, not the index: it must read a message
 # as history search matched it, or the session a hit named comes back as the
