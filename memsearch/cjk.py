@@ -21,8 +21,8 @@ import re
 
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "query_terms", "segment",
-           "segmented", "unsegment_snippet"]
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
+           "segment", "segmented", "unsegment_snippet"]
 
 # Joins the bigrams of a run and splits it from letters glued to it
 # ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
@@ -103,15 +103,28 @@ def has_cjk(text: str) -> bool:
     return _cjk_char().search(text) is not None
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC; ASCII already is, so most texts never load unicodedata."""
+    if text.isascii():
+        return text
+    from unicodedata import normalize
+
+    return normalize("NFC", text)
+
+
 def segmented(text: str | None) -> str | None:
-    """``segment(text)`` for a segmented shadow column, or None when that is
-    ``text`` itself (no CJK: nothing more stored). Run on every file read, so
-    text without CJK is turned away cheaply: ASCII at once, else by its bytes."""
+    """``segment(nfc(text))`` for a segmented shadow column, or None when that
+    is ``text`` itself (no CJK, already NFC: nothing more stored). Queries are
+    NFC, so a decomposed file (``데이터`` as Jamo, ``dữ`` as u and two marks,
+    which remove_diacritics 1 folds to ``du`` where it keeps the composed
+    form) is indexed composed too. Run on every file read, so text without
+    CJK is turned away cheaply: ASCII at once, else by its bytes."""
     if text is None or text.isascii():
         return None
-    if SEPARATOR not in text and re.search(_MAYBE_CJK, text.encode("utf-8", "surrogatepass")) is None:
-        return None
-    spelled = segment(text)
+    composed = nfc(text)
+    if SEPARATOR not in composed and re.search(_MAYBE_CJK, composed.encode("utf-8", "surrogatepass")) is None:
+        return None if composed == text else composed
+    spelled = segment(composed)
     return None if spelled == text else spelled
 
 
@@ -193,14 +206,22 @@ def _cjk_word(run: str, mode: str) -> str:
     return "(" + " OR ".join([phrase, *map(_quote, bigrams)]) + ")"
 
 
-def _other_word(word: str) -> str:
-    if re.search(_FULL_WIDTH, word) is None:
-        return _quote(word)
-    return f"({_quote(word)} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
+def _other_words(word: str) -> list[str]:
+    """A word without CJK: one quoted token (with a full-width one, an OR with
+    its ASCII spelling), then its case-folded spelling where unicode61, which
+    lowercases but does not fold, would miss it: "Straße" missed "STRASSE"
+    (German capitals), "ﬁle" missed "file" (ς it folds to σ). A string of its
+    own, with its own idf: files holding the word as typed score as before."""
+    first = _quote(word)
+    if re.search(_FULL_WIDTH, word) is not None:
+        first = f"({first} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
+    folded = word.casefold()
+    return [first] if folded in (word, word.lower().replace("ς", "σ")) else [first, _quote(folded)]
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
-    """FTS5 query fragments, one per word of ``text``, to join with OR.
+    """FTS5 query fragments, one per word of ``text`` (two where case folding
+    spells it otherwise), to join with OR.
 
     A CJK run inside a ``\\w+`` word (``docker部署``) is a word of its own. A
     non-CJK word is one quoted token; a CJK word of one character a quoted
@@ -216,11 +237,11 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
         pos = 0
         for m in cjk_run().finditer(word):
             if m.start() > pos:
-                terms.append(_other_word(word[pos : m.start()]))
+                terms.extend(_other_words(word[pos : m.start()]))
             terms.append(_cjk_word(m.group(), mode))
             pos = m.end()
         if pos < len(word):
-            terms.append(_other_word(word[pos:]))
+            terms.extend(_other_words(word[pos:]))
     return terms
 
 

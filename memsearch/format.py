@@ -57,10 +57,10 @@ def format_hits(result: SearchResult, *, color: bool = False) -> str:
     return "\n\n".join(blocks)
 
 
-def unmatched_line(words) -> str:
-    """The one line saying which query words no memory file holds."""
+def unmatched_line(words, what: str = "memory file") -> str:
+    """The one line saying which query words no ``what`` holds."""
     missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
-    return (f"No memory file contains {missing}: these hits match the other words only,"
+    return (f"No {what} contains {missing}: these hits match the other words only,"
             " so check they answer the question.")
 
 

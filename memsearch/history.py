@@ -23,8 +23,8 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
-from .format import json_text, one_line, snippet_line
-from .query import Query, plan
+from .format import json_text, one_line, snippet_line, unmatched_line
+from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
@@ -95,13 +95,15 @@ class HistoryHit(NamedTuple):
 
 
 class HistoryResult(NamedTuple):
-    """Hits, best first; ``floored``: candidates the relative floor dropped."""
+    """Hits, best first; ``floored``: candidates the relative floor dropped; ``unmatched``: the
+    searched words no message holds (the hits match the others only), as a memory search has them."""
 
     query: str
     fts_query: str
     hits: list[HistoryHit]
     floored: int
     refresh: HistoryReport | None = None
+    unmatched: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return short_repr(self, 4)
@@ -334,10 +336,11 @@ class HistoryIndex(db.Opened):
                 raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
-        hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after))
-        return HistoryResult(query, planned.fts, hits, floored, report)
+        counts: dict[str, int] = {}
+        hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after, counts))
+        return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after):
+    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
         conn = self.conn
         where, params = [], []
         # Rows of other roots sharing the database are never shown; when there are none, no join.
@@ -358,7 +361,9 @@ class HistoryIndex(db.Opened):
             where.append("m.at >= ?")
             params.append(after)
         # The memory search's strings, idf and sum; one matching nothing adds nothing.
-        scored = [s for s in scored_strings(conn, query, "history_fts") if s.files]
+        scored = scored_strings(conn, query, "history_fts")
+        counts.update((s.fts, s.files) for s in scored)
+        scored = [s for s in scored if s.files]
         if not scored:
             return [], 0
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
@@ -553,13 +558,15 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
                       f"\n    {snippet_line(hit.snippet, color)}")
     if result.hits:
         blocks.append(f"open a session: {one_line(open_hint(result.hits[0].session))}")
+    if result.unmatched:
+        blocks.insert(0, unmatched_line(result.unmatched, "past message"))
     return "\n\n".join(blocks)
 
 
 def result_json(result: HistoryResult) -> str:
     payload = {"query": result.query, "fts_query": result.fts_query,
                "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
-               "floored": result.floored}
+               "floored": result.floored, "unmatched": list(result.unmatched)}
     if result.refresh is not None:
         payload["refresh"] = result.refresh.to_dict()
     return json_text(payload)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .cjk import has_cjk, query_terms
+from .cjk import has_cjk, nfc, query_terms
 from .errors import InvalidArgument, NoSearchableWords
 
 # A word goes on through combining diacritics (U+0300-U+036F) as unicode61
@@ -73,19 +73,10 @@ def is_phrase(fragment: str) -> bool:
     return _ONE_PHRASE.fullmatch(fragment) is not None
 
 
-def _nfc(text: str) -> str:
-    """``text`` in Unicode NFC; ASCII already is, so most queries never load unicodedata."""
-    if text.isascii():
-        return text
-    from unicodedata import normalize
-
-    return normalize("NFC", text)
-
-
 def words(text: str) -> list[str]:
     """The query's words, in order, each once (case-insensitively)."""
     first: dict[str, str] = {}  # casefolded word -> its first spelling
-    for word in _WORD.findall(_nfc(text)):
+    for word in _WORD.findall(nfc(text)):
         first.setdefault(word.casefold(), word)
     return list(first.values())
 
@@ -111,9 +102,10 @@ def plan(text: str) -> Query:
     fragments = {word: query_terms(word) for word in found}
     terms = tuple(dict.fromkeys(term for word in kept for term in fragments[word]))
     # A pair with a CJK word could only match its unsegmented spelling, which
-    # the index never holds (a full-width word is left unpaired too).
-    plain = {word.casefold() for word in found if fragments[word] == [quote(word)] and not has_cjk(word)}
-    sequence = _WORD.findall(_nfc(text))
+    # the index never holds (a full-width word is left unpaired too; a word
+    # also searched case folded is paired as typed, as it was before).
+    plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
+    sequence = _WORD.findall(nfc(text))
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):
         key_a, key_b = a.casefold(), b.casefold()

@@ -130,11 +130,21 @@ def _brief(value) -> str:
 _WORD = re.compile(r"\w+")
 
 
+def _folded(text: str) -> str:
+    """``text`` as scoring compares it: NFKC and case folded, so a decomposed ``café``, a full-width
+    ``ｇｉｔ`` and ``Straße`` score as history search finds them (``café``, ``git``, ``STRASSE``)."""
+    if text.isascii():
+        return text.lower()
+    from unicodedata import normalize
+
+    return normalize("NFKC", text).casefold()
+
+
 def terms(query: str) -> list[str]:
     """The query's words, casefolded, each once; a CJK run of two or more characters as its bigrams.
     At most MAX_TERMS, the longest kept (ties: the first in the query)."""
     out: dict[str, None] = {}
-    for word in _WORD.findall(query.casefold()):
+    for word in _WORD.findall(_folded(query)):
         if word.isascii():
             out[word] = None
             continue
@@ -157,8 +167,8 @@ def terms(query: str) -> list[str]:
 
 def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
     """A fragment's score for ``query`` (see the module's doc)."""
-    haystack = " ".join(text.casefold().split())
-    phrase = " ".join(query.casefold().split())
+    haystack = " ".join(_folded(text).split())
+    phrase = " ".join(_folded(query).split())
     total = PHRASE_SCORE if phrase and phrase in haystack else 0
     for term in terms(query) if query_terms is None else query_terms:
         found = haystack.count(term)

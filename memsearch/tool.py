@@ -540,12 +540,15 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
     result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
                                               since=since)
-    data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored}
+    data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
+            "unmatched": list(result.unmatched)}
     if not result.hits:
         return ToolResult(f"No conversation history matched {result.query!r}. Retry with fewer and rarer words,"
                           " or drop the filters.", data)
     lines = [f"{len(result.hits)} message{'s' if len(result.hits) > 1 else ''} from past sessions for"
              f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):"]
+    if result.unmatched:
+        lines.insert(0, unmatched_line(result.unmatched, "past message"))
     for n, hit in enumerate(result.hits, 1):
         side = ", sub-agent" if hit.sidechain else ""
         lines.append(f"{n}. session {one_line(hit.session)} [{one_line(hit.project)}] {hit.at or ''}"

@@ -528,6 +528,17 @@ def test_history_json_holds_an_argument_that_is_not_utf8(hroot, tmp_path):
     assert json.loads(done.stdout)["query"] == "stripe\udcff"
 
 
+def test_words_no_message_holds_are_named_as_in_a_memory_search(hroot, tmp_path):
+    """Hits on "webhook" alone must not pass for an answer about "stripe webhook"."""
+    transcript(hroot, [line("user", "the webhook secret lives in vault")], session="s-9")
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    text = run("history", "stripe", "webhook", *common)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("No past message contains 'stripe': these hits match the other words only,")
+    assert json.loads(run("history", "stripe", "webhook", "--json", *common).stdout)["unmatched"] == ["stripe"]
+    assert json.loads(run("history", "webhook", "--json", *common).stdout)["unmatched"] == []
+
+
 def test_history_command_exit_codes_and_output(hroot, tmp_path):
     path = transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="0f1e2d3c-aaaa")
     common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]

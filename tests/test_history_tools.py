@@ -49,6 +49,13 @@ def test_history_search_and_read_session_context(index, tmp_path):
     assert tool.history_for(index).db_path == str(tmp_path / "db")
 
 
+def test_history_search_names_the_words_no_message_holds(index):
+    found = tool.call_tool(index, "history_search", {"query": "staging kubernetes"})
+    assert found.data["unmatched"] == ["kubernetes"]
+    assert found.text.startswith("No past message contains 'kubernetes': these hits match the other words only")
+    assert tool.call_tool(index, "history_search", {"query": "staging"}).data["unmatched"] == []
+
+
 @pytest.mark.parametrize("name, arguments, message", [
     ("history_search", {}, "missing argument 'query'"),
     ("history_search", {"query": 5}, "query must be a string"),
