@@ -129,3 +129,19 @@ def test_session_ids_in_an_error_cannot_forge_lines(tree, tmp_path, monkeypatch)
         tool.close_history(idx)
     assert result.is_error and "several session ids" in result.text
     assert "\n" not in result.text and "\x1b" not in result.text and "\x07" not in result.text
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("history_search", {"query": "5544", "session": "cafe\udcff"}),
+    ("read_session_context", {"sessionId": "cafe\ud800", "query": "port"}),
+])
+def test_a_lone_surrogate_in_a_session_id_is_a_tool_error(index, name, arguments):
+    """SQLite cannot bind it: the codec's UnicodeEncodeError was the error text."""
+    result = tool.call_tool(index, name, arguments)
+    assert result.is_error and result.data["error_type"] == "InvalidArgument" and "lone surrogate" in result.text
+
+
+def test_a_working_directory_that_is_not_utf8_is_searched_by_its_slug(index, tmp_path):
+    transcript(tmp_path / "projects", [line("user", "the papaya key", session="p-1")], project="-home-a-b", session="p-1")
+    found = tool.call_tool(index, "history_search", {"query": "papaya", "project": "/home/a\udcffb"})
+    assert not found.is_error and [h["session"] for h in found.data["results"]] == ["p-1"]
