@@ -24,7 +24,7 @@ from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printab
 from .prepare import not_text
 from .roots import TYPES
 from .search import Hit, short_repr
-from .session_context import MAX_SESSION_CHARS, check_arguments, whole_number
+from .session_context import MAX_SESSION_CHARS, brief, check_arguments, whole_number
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -573,7 +573,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
     handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
-            raise ToolArgumentError(f"unknown tool {name!r}: this server has {', '.join(HANDLERS)}")
+            # brief: a client's 1 MB name came back whole
+            raise ToolArgumentError(f"unknown tool {brief(name)}: this server has {', '.join(HANDLERS)}")
         return handler(index, arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)
