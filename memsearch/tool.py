@@ -548,10 +548,17 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
              f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):"]
     for n, hit in enumerate(result.hits, 1):
         side = ", sub-agent" if hit.sidechain else ""
-        lines.append(f"{n}. session {one_line(hit.session)} [{one_line(hit.project)}] {hit.at or ''}"
+        lines.append(f"{n}. session {_id_text(hit.session)} [{_id_text(hit.project)}] {hit.at or ''}"
                      f" {hit.role}{side}  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return ToolResult("\n".join(lines), data)
+
+
+def _id_text(value: str) -> str:
+    """A session id or project as a hit shows it: quoted when it holds more than an id's characters,
+    as a transcript's name or sessionId may ("s-2 [other] 2025-06-01 assistant  score 99.00" read as
+    the hit's own project, time, role and score)."""
+    return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
 
 
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
