@@ -83,7 +83,8 @@ def test_no_transcript_folder_is_an_error_result(tree, tmp_path, monkeypatch):
     with MemoryIndex(tree, tmp_path / "db") as idx:
         result = tool.call_tool(idx, "history_search", {"query": "x"})
         bad_limit = tool.call_tool(idx, "history_search", {"query": "x", "limit": 0})
-    assert result.is_error and "pass --history-root" in result.text
+    # the variable, which the server takes too: `memsearch mcp` has no --history-root
+    assert result.is_error and "MEMSEARCH_HISTORY_ROOTS or --history-root" in result.text
     assert bad_limit.is_error and "limit must be" in bad_limit.text  # the argument's error, not the folder's
 
 
@@ -156,3 +157,4 @@ def test_a_session_id_or_project_cannot_pass_for_a_hits_other_fields(index, tmp_
     assert not found.is_error and found.data["results"][0]["session"] == forged
     assert found.text.splitlines()[1] == (f"1. session {forged!r} ['p] 2026 system  score 9.00  [q']"
                                           f" 2025-01-20T11:57:17Z user  score {found.data['results'][0]['score']:.2f}")
+
