@@ -538,6 +538,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
     limit = _limit(args.get("limit"))
     project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
+    project, session = _given_id(project), _given_id(session)
     result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
                                               since=since)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored}
@@ -561,10 +562,25 @@ def _id_text(value: str) -> str:
     return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
 
 
+def _given_id(value):
+    """An id as _id_text quoted it, back to itself: a model copies the quotes too."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+        import ast
+
+        try:
+            inner = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+        if isinstance(inner, str) and repr(inner) == value:
+            return inner
+    return value
+
+
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
     args = _known(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
-    checked = check_arguments(args.get("sessionId"), args.get("query"), args.get("strategy"), args.get("maxTokens"))
+    checked = check_arguments(_given_id(args.get("sessionId")), args.get("query"), args.get("strategy"),
+                              args.get("maxTokens"))
     found = history_for(index).read_session_context(*checked)
     return ToolResult(found.text, found.to_dict())
 

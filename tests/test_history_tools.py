@@ -158,3 +158,8 @@ def test_a_session_id_or_project_cannot_pass_for_a_hits_other_fields(index, tmp_
     assert found.text.splitlines()[1] == (f"1. session {forged!r} ['p] 2026 system  score 9.00  [q']"
                                           f" 2025-01-20T11:57:17Z user  score {found.data['results'][0]['score']:.2f}")
 
+    # the id as the hit quoted it reads the session, and filters by it
+    quoted = {"sessionId": repr(forged), "query": "mango"}
+    assert tool.call_tool(index, "read_session_context", quoted).data["fragments"][0]["text"] == "the mango token"
+    again = tool.call_tool(index, "history_search", {"query": "mango", "session": repr(forged)})
+    assert [h["session"] for h in again.data["results"]] == [forged]
