@@ -143,7 +143,8 @@ def test_a_lone_surrogate_in_a_session_id_is_a_tool_error(index, name, arguments
 
 
 def test_a_working_directory_that_is_not_utf8_is_searched_by_its_slug(index, tmp_path):
-    transcript(tmp_path / "projects", [line("user", "the papaya key", session="p-1")], project="-home-a-b", session="p-1")
+    transcript(tmp_path / "projects", [line("user", "the papaya key", session="p-1")], project="-home-a-b",
+               session="p-1")
     found = tool.call_tool(index, "history_search", {"query": "papaya", "project": "/home/a\udcffb"})
     assert not found.is_error and [h["session"] for h in found.data["results"]] == ["p-1"]
 
