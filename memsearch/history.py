@@ -28,7 +28,7 @@ from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
-                       check_floor, check_limit, load_settings, path_text, read_config)
+                       check_floor, check_limit, encodable, load_settings, path_text, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -326,6 +326,8 @@ class HistoryIndex(db.Opened):
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
             if value is not None and not isinstance(value, str):
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
+        if session is not None and not encodable(session):  # no transcript's id holds a lone surrogate
+            raise InvalidArgument(f"session {shown(session)} is not valid text (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
             raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {shown(role)}")
         after = None
@@ -350,7 +352,8 @@ class HistoryIndex(db.Opened):
             params += self.roots
         if project is not None:
             where.append("m.project IN (?, ?)")
-            params += [project, slug(project)]
+            # A working directory that is not UTF-8 (a lone surrogate SQLite cannot bind) has a slug still.
+            params += [project if encodable(project) else slug(project), slug(project)]
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]
@@ -397,6 +400,8 @@ class HistoryIndex(db.Opened):
         if not isinstance(session, str) or not session.strip():
             raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
+        if not encodable(session):  # as search_result refuses it
+            raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
         from_files = " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
         # The whole id first: three longer ids that start with it ('s-10', 's-11', 's-12' for 's-1')
         # would fill a prefix lookup's few rows and hide it.

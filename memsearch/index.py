@@ -16,7 +16,7 @@ from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, re
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, load_settings, path_text
+from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, load_settings, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,21 +39,9 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.
-    if isinstance(scope_id, str):
-        try:
-            scope_id.encode("utf-8")
-        except UnicodeEncodeError:
-            raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text:"
-                                " no scope id holds a lone surrogate") from None
+    if isinstance(scope_id, str) and not encodable(scope_id):
+        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
     return scope, type
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _folded(value):
@@ -192,7 +180,7 @@ class MemoryIndex(db.Opened):
         except TypeError:
             paths = {paths}  # not iterable: refused below
         for path in paths:
-            if not isinstance(path, str) or "\0" in path or not _encodable(path):
+            if not isinstance(path, str) or "\0" in path or not encodable(path):
                 raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
                                       f" such names with \\xNN); got {_shown(path)}")
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,

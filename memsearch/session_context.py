@@ -95,7 +95,7 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
                                           " use a session id from a history hit")
     strategy = "relevant" if strategy is None else strategy
     if strategy not in STRATEGIES:
-        raise SessionContextArgumentError(f"strategy must be relevant or handoff, got {_brief(strategy)}")
+        raise SessionContextArgumentError(f"strategy must be relevant or handoff, got {brief(strategy)}")
     query = "" if query is None else query
     if not isinstance(query, str):
         raise SessionContextArgumentError("query must be a string: the question to read the session with")
@@ -114,11 +114,11 @@ def whole_number(value, name: str, most: int, error: type[Exception] = SessionCo
     if isinstance(value, float) and value.is_integer():  # False for inf and nan
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise error(f"{name} must be a whole number from 1 to {most}, got {_brief(value)}")
+        raise error(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
     return value
 
 
-def _brief(value) -> str:
+def brief(value) -> str:
     """A model's argument as an error may echo it: a 1 MB string or list is cut
     (reprlib), and an int repr() refuses past 4,300 digits is only sized."""
     if isinstance(value, int) and value.bit_length() > 64:

@@ -96,6 +96,16 @@ def given_path(value, must_be: str) -> str:
     return path
 
 
+def encodable(text: str) -> bool:
+    """Whether SQLite can bind ``text``: a lone surrogate (bytes that were not UTF-8, decoded with
+    surrogateescape) is no UTF-8, and no indexed name or id holds one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def path_text(path: str | os.PathLike) -> str:
     """``str(pathlib.Path(path))`` without importing pathlib (~5 ms a one-shot
     query, measured): ``.`` parts and repeated or trailing separators go,

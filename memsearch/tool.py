@@ -24,7 +24,7 @@ from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printab
 from .prepare import not_text
 from .roots import TYPES
 from .search import Hit, short_repr
-from .session_context import MAX_SESSION_CHARS, check_arguments, whole_number
+from .session_context import MAX_SESSION_CHARS, brief, check_arguments, whole_number
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -538,6 +538,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
     limit = _limit(args.get("limit"))
     project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
+    project, session = _given_id(project), _given_id(session)
     result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
                                               since=since)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
@@ -551,16 +552,38 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
     for n, hit in enumerate(result.hits, 1):
         side = ", sub-agent" if hit.sidechain else ""
-        lines.append(f"{n}. session {one_line(hit.session)} [{one_line(hit.project)}] {hit.at or ''}"
+        lines.append(f"{n}. session {_id_text(hit.session)} [{_id_text(hit.project)}] {hit.at or ''}"
                      f" {hit.role}{side}  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return ToolResult("\n".join(lines), data)
 
 
+def _id_text(value: str) -> str:
+    """A session id or project as a hit shows it: quoted when it holds more than an id's characters,
+    as a transcript's name or sessionId may ("s-2 [other] 2025-06-01 assistant  score 99.00" read as
+    the hit's own project, time, role and score)."""
+    return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
+
+
+def _given_id(value):
+    """An id as _id_text quoted it, back to itself: a model copies the quotes too."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+        import ast
+
+        try:
+            inner = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+        if isinstance(inner, str) and repr(inner) == value:
+            return inner
+    return value
+
+
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
     args = _known(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
-    checked = check_arguments(args.get("sessionId"), args.get("query"), args.get("strategy"), args.get("maxTokens"))
+    checked = check_arguments(_given_id(args.get("sessionId")), args.get("query"), args.get("strategy"),
+                              args.get("maxTokens"))
     found = history_for(index).read_session_context(*checked)
     return ToolResult(found.text, found.to_dict())
 
@@ -576,7 +599,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
     handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
-            raise ToolArgumentError(f"unknown tool {name!r}: this server has {', '.join(HANDLERS)}")
+            # brief: a client's 1 MB name came back whole
+            raise ToolArgumentError(f"unknown tool {brief(name)}: this server has {', '.join(HANDLERS)}")
         return handler(index, arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)

@@ -331,7 +331,9 @@ def resolve_root(folder: str | os.PathLike | None) -> str:
     if os.path.isdir(below) and not _has_transcripts(path):
         path = below
     if not os.path.isdir(path):
-        where = " (Claude Code's default; pass --history-root DIR)" if folder is None else ""
+        # The history tools of `memsearch mcp` have no --history-root: the variable names folders for both.
+        where = (" (Claude Code's default; name the transcript folders with MEMSEARCH_HISTORY_ROOTS"
+                 " or --history-root DIR)") if folder is None else ""
         raise RootNotFound(f"transcript folder does not exist or is not a directory: {path}{where}")
     return path
 

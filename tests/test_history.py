@@ -485,7 +485,7 @@ def test_sidechains_are_found_and_marked(history, hroot):
 
 def test_missing_root_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nowhere"))
-    with pytest.raises(RootNotFound, match="pass --history-root"):
+    with pytest.raises(RootNotFound, match="MEMSEARCH_HISTORY_ROOTS or --history-root DIR"):
         HistoryIndex()
     (tmp_path / "nowhere" / "projects").mkdir(parents=True)
     assert HistoryIndex().roots == (str((tmp_path / "nowhere" / "projects").resolve()),)

@@ -115,9 +115,12 @@ def test_bad_calls_are_tool_errors_and_the_server_lives_on(tree, tmp_path):
         out.append(await call(session, {"query": "x"}, name="memory_delete"))
         out.append(await call(session, {"path": "../../etc/passwd.md"}, name="memory_read"))
         out.append(await call(session, {"query": "webhook"}))
+        out.append(await call(session, {}, name="x" * 1_000_000))  # was echoed whole: a 2 MB answer
         return out
 
     results = serve(tmp_path, tree, script)
+    huge_name = results.pop()
+    assert huge_name["isError"] and "unknown tool 'xxx" in huge_name["text"] and len(huge_name["text"]) < 300
     for (arguments, message), error, after in zip(bad, results[0::2], results[1::2]):
         assert error["isError"], arguments
         assert error["text"].startswith("Error: ") and message in error["text"], error["text"]
