@@ -138,6 +138,13 @@ def unprintable_path(shown: str) -> str | None:
     return path if path != shown and printable_path(path) == shown else None
 
 
+def id_text(value: str) -> str:
+    """A session id or project as a history hit shows it: quoted when it holds more than an id's
+    characters, as a transcript's name or sessionId may ("s-2 [other] 2025-06-01 assistant  score
+    99.00" read as the hit's own project, time, role and score)."""
+    return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
+
+
 def hit_label(hit) -> str:
     """A hit's place and type, ``projects/shop · memory``; the scope id is escaped as a folder name."""
     where = "/".join(p for p in (hit.scope, hit.scope_id) if p)

@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
-from .format import json_text, one_line, snippet_line, unmatched_line
+from .format import id_text, json_text, one_line, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
@@ -550,19 +550,23 @@ def shown(value: str, chars: int = 80) -> str:
 
 
 def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit."""
-    return f"memsearch session-context {session} --query TEXT"
+    """The command that reads a session found by a hit, quoted for a shell: a transcript's
+    sessionId "x; rm -rf ~" must not be a command someone pastes."""
+    import shlex
+
+    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
 
 
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
     blocks = []
     for hit in result.hits:
         side = " (sub-agent)" if hit.sidechain else ""
-        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {one_line(hit.session)}"
-                      f"  [{one_line(hit.project)}]  score {hit.score:.2f}"
+        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
+                      f"  [{id_text(hit.project)}]  score {hit.score:.2f}"
                       f"\n    {snippet_line(hit.snippet, color)}")
     if result.hits:
-        blocks.append(f"open a session: {one_line(open_hint(result.hits[0].session))}")
+        hint = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
+        blocks.append(f"open a session: {hint if hint.isprintable() else one_line(hint)}")
     if result.unmatched:
         blocks.insert(0, unmatched_line(result.unmatched, "past message"))
     return "\n\n".join(blocks)

@@ -18,7 +18,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import hit_label, one_line, printable_path, unmatched_line, unprintable_path
+from .format import hit_label, id_text, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -552,21 +552,14 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
     for n, hit in enumerate(result.hits, 1):
         side = ", sub-agent" if hit.sidechain else ""
-        lines.append(f"{n}. session {_id_text(hit.session)} [{_id_text(hit.project)}] {hit.at or ''}"
+        lines.append(f"{n}. session {id_text(hit.session)} [{id_text(hit.project)}] {hit.at or ''}"
                      f" {hit.role}{side}  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return ToolResult("\n".join(lines), data)
 
 
-def _id_text(value: str) -> str:
-    """A session id or project as a hit shows it: quoted when it holds more than an id's characters,
-    as a transcript's name or sessionId may ("s-2 [other] 2025-06-01 assistant  score 99.00" read as
-    the hit's own project, time, role and score)."""
-    return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
-
-
 def _given_id(value):
-    """An id as _id_text quoted it, back to itself: a model copies the quotes too."""
+    """An id as format.id_text quoted it, back to itself: a model copies the quotes too."""
     if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
         import ast
 

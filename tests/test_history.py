@@ -539,6 +539,21 @@ def test_words_no_message_holds_are_named_as_in_a_memory_search(hroot, tmp_path)
     assert json.loads(run("history", "webhook", "--json", *common).stdout)["unmatched"] == []
 
 
+def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot, tmp_path):
+    """A transcript's sessionId is its author's text: with spaces it read as the hit's project, score
+    and role, and the "open a session" line was a command with a second one in it."""
+    forged = "s-2  [-home-u-bank]  score 99.00; touch pwned"
+    transcript(hroot, [line("user", "the mango token", session=forged)], session="s-2")
+    done = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query TEXT"
+    text = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db").stdout
+    assert f"session {forged!r}  [{PROJECT}]  score " in text
+    assert f"open a session: memsearch session-context '{forged}' --query TEXT" in text
+    found = run("session-context", forged, "--query", "mango", "--history-root", hroot, "--db", tmp_path / "db")
+    assert found.returncode == 0 and "mango" in found.stdout, found.stderr
+
+
 def test_history_command_exit_codes_and_output(hroot, tmp_path):
     path = transcript(hroot, [line("user", "the stripe webhook secret lives in vault")], session="0f1e2d3c-aaaa")
     common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
