@@ -50,7 +50,7 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
-    blocks = [f"{printable_path(h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
+    blocks = [f"{hit_path(h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
               f"\n    {snippet_line(h.snippet, color)}" for h in result.hits]
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched))
@@ -136,6 +136,14 @@ def unprintable_path(shown: str) -> str | None:
         return None
     path = shown.encode("ascii").decode("unicode_escape")
     return path if path != shown and printable_path(path) == shown else None
+
+
+def hit_path(path: str) -> str:
+    """A hit's file as its line shows it (printable_path), quoted when it holds what the line's own
+    fields are made of: "b  [projects/x · user]  score 99.00 .md" read as the hit's label and score.
+    memory_read takes the quoted form back."""
+    shown = printable_path(path)
+    return repr(shown) if "[" in shown or "]" in shown or "  " in shown else shown
 
 
 def id_text(value: str) -> str:

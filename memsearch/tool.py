@@ -18,7 +18,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import hit_label, id_text, one_line, printable_path, unmatched_line, unprintable_path
+from .format import hit_label, hit_path, id_text, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -360,7 +360,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
         # Escaped as the CLI escapes names: one with a newline must not start a line read as another hit.
-        lines.append(f"{n}. {printable_path(hit_file(index, hit))}  [{hit_label(hit)}]  score {hit.score:.2f}")
+        lines.append(f"{n}. {hit_path(hit_file(index, hit))}  [{hit_label(hit)}]  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return "\n".join(lines)
 
@@ -409,17 +409,17 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     if len(path) > MAX_PATH_CHARS:  # before any work that grows with it: no file has such a path
         raise ToolArgumentError(
             f"path is {len(path)} characters long: no memory file has a path longer than {PATH_MAX} bytes")
-    given, path = path, path.strip()
-    try:
-        fd, file = open_file(index, path)
-    except (NotAMemoryFile, ToolArgumentError) as first:
-        if given == path:
-            raise
-        try:  # stripped, a hit's path that starts with a space (" notes.md") names no file
-            fd, file = open_file(index, given)
-        except (NotAMemoryFile, ToolArgumentError):
-            raise first from None
-        path = given
+    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.hit_path quoted it.
+    first = None
+    for spelling in dict.fromkeys([path.strip(), path, _unquoted(path.strip())]):
+        try:
+            fd, file = open_file(index, spelling)
+            path = spelling
+            break
+        except (NotAMemoryFile, ToolArgumentError) as ex:
+            first = first or ex
+    else:
+        raise first
     try:
         with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
@@ -538,7 +538,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
     limit = _limit(args.get("limit"))
     project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
-    project, session = _given_id(project), _given_id(session)
+    project, session = _unquoted(project), _unquoted(session)
     result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
                                               since=since)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
@@ -558,8 +558,8 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     return ToolResult("\n".join(lines), data)
 
 
-def _given_id(value):
-    """An id as format.id_text quoted it, back to itself: a model copies the quotes too."""
+def _unquoted(value):
+    """A path or id as format quoted it (hit_path, id_text), back to itself: a model copies the quotes too."""
     if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
         import ast
 
@@ -575,7 +575,7 @@ def _given_id(value):
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
     args = _known(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
-    checked = check_arguments(_given_id(args.get("sessionId")), args.get("query"), args.get("strategy"),
+    checked = check_arguments(_unquoted(args.get("sessionId")), args.get("query"), args.get("strategy"),
                               args.get("maxTokens"))
     found = history_for(index).read_session_context(*checked)
     return ToolResult(found.text, found.to_dict())
