@@ -3,7 +3,8 @@
 The local part of the source agents' rule (their model then distils the result; that needs an
 LLM and is left to the caller), its numbers in the constants below:
 
-* a character budget of ``maxTokens`` x 4, clamped;
+* a character budget of ``maxTokens`` x 4, clamped, for the messages' text (and again for what
+  rendering adds to it);
 * a fragment (one cleaned message) scores for the whole query phrase, per query term it holds and
   per further occurrence, up to a bound; CJK runs count as their two-character grams; at most
   MAX_TERMS terms, the longest;
@@ -178,46 +179,50 @@ def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
 
 
 def select(session: str, messages: list, args: SessionContextArgs) -> SessionContext:
-    """The fragments of ``messages`` (oldest first, with ``role``, ``at`` and ``text``) ``args`` asks for."""
+    """The fragments of ``messages`` (oldest first, with ``role``, ``at`` and ``text``) ``args`` asks for.
+
+    The budget counts the fragments' text; what rendering adds (headers, indents, escapes) is held to
+    the same budget again: 60,000 one-character messages rendered 2 MB for 48,000 characters."""
     limit = args.budget
     texts = [m.text for m in messages]
     if args.strategy == "handoff":
-        chosen, scores, strategy = _from_end(texts, range(len(texts)), limit), {}, "handoff"
+        chosen, scores, strategy = _from_end(messages, texts, range(len(texts)), limit), {}, "handoff"
     else:
         query_terms = terms(args.query)
         scores = {i: score(t, args.query, query_terms) for i, t in enumerate(texts)}
         ranked = sorted((i for i, s in scores.items() if s >= MIN_SCORE), key=lambda i: (-scores[i], -i))
         if ranked:
-            chosen, spent, strategy = {}, 0, "relevant"
+            chosen, spent, extra, strategy = {}, 0, 0, "relevant"
             for i in ranked:
-                size = len(texts[i])
-                if spent + size <= limit:
+                size, more = len(texts[i]), _overhead(i, messages[i], texts[i])
+                if spent + size <= limit and extra + more <= limit:
                     chosen[i] = texts[i]
-                    spent += size
+                    spent, extra = spent + size, extra + more
                 elif not chosen:  # the best fragment alone is over budget: its start, cut
-                    chosen[i] = texts[i][:limit]
+                    chosen[i] = _cut(i, messages[i], texts[i], limit, limit)
                     spent = limit
                 if spent >= limit:
                     break
         else:
             last = range(max(len(texts) - FALLBACK_FRAGMENTS, 0), len(texts))
-            chosen, strategy = _from_end(texts, last, limit), "relevant-fallback"
+            chosen, strategy = _from_end(messages, texts, last, limit), "relevant-fallback"
     fragments = tuple((i, messages[i].role, messages[i].at, chosen[i], scores.get(i)) for i in sorted(chosen))
     return SessionContext(session, strategy, limit, fragments, len(messages), render(session, fragments))
 
 
-def _from_end(texts: list[str], indexes, limit: int) -> dict[int, str]:
+def _from_end(messages: list, texts: list[str], indexes, limit: int) -> dict[int, str]:
     """Fragments from the last of ``indexes`` backwards while the budget lasts, the first that does
-    not fit cut to its end."""
-    chosen, spent = {}, 0
+    not fit cut to its end (see select for the budget)."""
+    chosen, spent, extra = {}, 0, 0
     for i in reversed(indexes):
-        size = len(texts[i])
-        if spent + size > limit:
-            if limit - spent > 0:
-                chosen[i] = texts[i][size - (limit - spent):]
+        size, more = len(texts[i]), _overhead(i, messages[i], texts[i])
+        if spent + size > limit or extra + more > limit:
+            piece = _cut(i, messages[i], texts[i], limit - spent, limit - extra, from_end=True)
+            if piece:
+                chosen[i] = piece
             break
         chosen[i] = texts[i]
-        spent += size
+        spent, extra = spent + size, extra + more
     return chosen
 
 
@@ -231,7 +236,31 @@ def render(session: str, fragments: tuple) -> str:
     session = "".join(c if c.isalnum() or c in "-_." else "?" for c in session)
     lines = [OPEN_MARK.format(session=session)]
     for i, role, at, text, _ in fragments:
-        lines.append(f"--- #{i + 1} {role}" + (f" · {at}" if at else ""))
-        lines.extend(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])
+        lines.extend(_lines(i, role, at, text))
     lines.append(CLOSE_MARK.format(session=session))
     return "\n".join(lines)
+
+
+def _lines(i: int, role: str, at: str | None, text: str) -> list[str]:
+    """Fragment ``i`` as the text shows it: a header, then each of its lines indented."""
+    return [f"--- #{i + 1} {role}" + (f" · {at}" if at else ""),
+            *(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])]
+
+
+def _overhead(i: int, message, text: str) -> int:
+    """The characters fragment ``i`` adds to the text beyond ``text`` itself."""
+    return sum(len(line) + 1 for line in _lines(i, message.role, message.at, text)) - len(text)
+
+
+def _cut(i: int, message, text: str, room: int, extra_room: int, *, from_end: bool = False) -> str:
+    """The longest start (or end) of ``text``, at most ``room`` characters, that renders in at most
+    ``room + extra_room``. A character cut saves one to four rendered characters (a control is four,
+    ``\\xNN``): cutting a quarter of the excess never cuts too much, and the excess falls geometrically."""
+    n = min(len(text), room)
+    while n > 0:
+        piece = text[len(text) - n:] if from_end else text[:n]
+        excess = len(piece) + _overhead(i, message, piece) - room - extra_room
+        if excess <= 0:
+            return piece
+        n -= (excess + 3) // 4
+    return ""
