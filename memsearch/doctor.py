@@ -118,6 +118,11 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         integrity = _check_sqlite(conn)
         if not integrity.ok:  # the query check never sets anything aside: no point on a damaged file
             return [database, integrity], notes
+        if migrate.current_version(conn) < migrate.latest_version():
+            # The checks below read the columns of the newest schema: migrate as any query does.
+            query = _check_query(index)
+            if not query.ok:
+                return [database, integrity, query], notes
         checks = [database, integrity, _check_fts(conn), _check_files(index, conn, notes)]
     finally:
         conn.close()
@@ -140,10 +145,11 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     if not objects:
         return Check("database", True, "empty: built by the next query", "reconcile")
     if unmarked:
-        notes.append("index from before memsearch marked its indexes (PRAGMA application_id): marked when next opened")
+        notes.append("index from before memsearch marked its indexes (PRAGMA application_id):"
+                     " marked, as any query does")
     latest = migrate.latest_version()
     if version < latest:
-        return Check("database", True, f"schema version {version}; migrated to {latest} when next opened")
+        return Check("database", True, f"schema version {version}; migrated to {latest}, as any query does")
     have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
     lost = sorted(_expected_schema() - have)
     if lost:  # e.g. a trigger dropped by hand: the index would silently drift from its content

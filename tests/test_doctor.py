@@ -81,6 +81,25 @@ def test_a_missing_trigger_is_found_and_the_index_rebuilt(tree, tmp_path):
     assert "kept aside" in r.stdout  # the note about the copy
 
 
+def test_an_index_of_an_older_schema_is_checked_as_migrated(tree, tmp_path):
+    """The files check reads columns later migrations added (frontmatter_error
+    came with 0002): on an index of schema 1 doctor was a traceback."""
+    from memsearch import migrate
+
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1 and f"schema version 1; migrated to {migrate.latest_version()}" in r.stdout
+    assert "files missing from the index" in r.stdout  # 0002 dropped the rows: the next query reads the files
+    assert doctor("--root", str(tree), "--db", str(db), "--fix").exit_code == 0
+
+
 def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_path, monkeypatch):
     from memsearch import doctor as doctor_mod
 
