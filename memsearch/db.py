@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
@@ -344,11 +345,18 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
+# Copies set aside per index: the newest are enough for a post-mortem. An index
+# damaged again and again, or passed back and forth between an older and a
+# newer memsearch (each sets the other's aside), would otherwise fill the disk.
+KEEP_ASIDE = 3
+
+
 def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
-    """Move a bad database (and its WAL files) out of the way, keeping it.
-    ``found``: the identity() of the file found bad; when another file is at
-    ``path`` now (another process set the bad one aside and built a new
-    index), nothing is moved and None returned."""
+    """Move a bad database (and its WAL files) out of the way, keeping it and
+    the KEEP_ASIDE - 1 copies set aside before it. ``found``: the identity()
+    of the file found bad; when another file is at ``path`` now (another
+    process set the bad one aside and built a new index), nothing is moved
+    and None returned."""
     from pathlib import Path  # only on this rare path
 
     if found is not None and identity(path) != found:
@@ -365,8 +373,24 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
         pass  # another process set it aside first
     except OSError as ex:
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
+    _drop_older_copies(path, target)
     warn(f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files")
     return target
+
+
+def _drop_older_copies(path: Path, target: Path) -> None:
+    """Delete all but the newest KEEP_ASIDE copies of ``path`` set aside
+    (``target`` the newest); their names sort by the time they were set aside."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    older = sorted(n for n in names if n.startswith(f"{path.name}.bad-") and n != target.name
+                   and not n.endswith(("-wal", "-shm")))
+    for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):  # another process may delete it first
+                os.unlink(path.parent / f"{name}{suffix}")
 
 
 # Where warnings go: None means the "memsearch" logger (the CLI points it at

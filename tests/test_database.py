@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import cli, run_memsearch, write
+from conftest import bad_copies, cli, run_memsearch, write
 from memsearch import DatabaseError, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -41,6 +41,25 @@ def test_damaged_cache_database_is_set_aside_and_rebuilt(tree, damage, caplog):
     kept = [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
     assert len(kept) == 1
     assert sum("rebuilding" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_copies_set_aside_are_bounded(tree):
+    """Each set-aside kept one more copy: an index damaged again and again, or
+    passed back and forth between an older and a newer memsearch (each sets
+    the other's aside), filled the disk. The newest copies are kept (names sort by
+    the second they were made)."""
+    from memsearch.db import KEEP_ASIDE
+
+    db = default_db_path(tree)
+    kept = []
+    for _ in range(KEEP_ASIDE + 2):
+        r = run_memsearch("query", "pgbouncer", "--root", tree)  # a process each: each copy has its own name
+        assert r.returncode == 0, r.stderr
+        kept += [line.split("kept it as ")[1].split()[0] for line in r.stderr.splitlines() if "kept it as" in line]
+        _sqlite(db, "PRAGMA user_version = 999")  # what a newer memsearch leaves
+    assert len(kept) == KEEP_ASIDE + 1
+    names = [p.name for p in bad_copies(db)]
+    assert len(names) == KEEP_ASIDE and kept[-1] in names and kept[0] not in names
 
 
 def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
