@@ -56,6 +56,17 @@ def cache_folder() -> str:
                                   "memsearch"))
 
 
+def given_file(path: str | os.PathLike) -> str:
+    """The index file a caller named, as text, ``~`` expanded and a relative
+    name taken against the working folder now: a long-lived index keeps to its
+    file, and an os.chdir() later would have it build another one there."""
+    path = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(path):
+        with suppress(OSError):  # no working folder (deleted): left relative, for SQLite to report
+            path = os.path.join(os.getcwd(), path)
+    return path_text(path)
+
+
 def default_db_file(root: str | os.PathLike) -> str:
     """One database per root, keyed by the resolved root path."""
     resolved = os.path.realpath(root)

@@ -62,6 +62,21 @@ def test_copies_set_aside_are_bounded(tree):
     assert len(names) == KEEP_ASIDE and kept[-1] in names and kept[0] not in names
 
 
+def test_a_relative_index_path_keeps_naming_one_file(tree, tmp_path, monkeypatch):
+    """A long-lived index named by a relative path followed the working folder:
+    after an os.chdir() it built a second index there, from every file."""
+    from memsearch.history import HistoryIndex
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with MemoryIndex(tree, "index.db") as idx, HistoryIndex(tmp_path, "history.db") as history:
+        assert idx.search("pgbouncer")
+        monkeypatch.chdir(tmp_path / "b")
+        assert idx.search("pgbouncer") and idx.reconcile().added == ()
+        assert idx.db_path == tmp_path / "a" / "index.db" and history.db_path == str(tmp_path / "a" / "history.db")
+    assert not (tmp_path / "b" / "index.db").exists()
+
+
 def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a dir")
