@@ -262,7 +262,8 @@ def _notes(index) -> list[str]:
                         size += entry.stat().st_size
                     except FileNotFoundError:  # deleted since the listing: no longer kept
                         continue
-                    kept += 1
+                    if not entry.name.endswith(("-wal", "-shm")):  # a copy's WAL files are part of it
+                        kept += 1
     except OSError:
         return []
     if not kept:

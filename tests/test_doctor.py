@@ -121,6 +121,15 @@ def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_pa
     assert report.notes and report.notes[0].startswith("1 damaged index file(s) kept aside")
 
 
+def test_a_kept_copy_is_counted_once_with_its_wal_files(tree, tmp_path):
+    """A copy set aside with its -wal and -shm counted as three."""
+    db = built(tree, tmp_path / "db")
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"db.bad-1{suffix}").write_bytes(b"x" * 4096)
+    with MemoryIndex(tree, db) as idx:
+        assert diagnose(idx).notes[0].startswith("1 damaged index file(s) kept aside")
+
+
 def test_the_report_shows_the_checks_its_verdict_counts():
     from memsearch.doctor import Check, DoctorReport, format_report
 
