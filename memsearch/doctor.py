@@ -161,8 +161,13 @@ def _check_database(index, conn, notes: list[str]) -> Check:
 def _check_query(index) -> Check:
     target = index.db_file
     scratch = not os.path.exists(target)
+    made = []  # the folders opening the scratch file makes, innermost first: removed with it
     if scratch:
         target = f"{target}.doctor-{os.getpid()}"
+        folder = os.path.dirname(target)
+        while folder and not os.path.exists(folder):
+            made.append(folder)
+            folder = os.path.dirname(folder)
     try:
         conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
         try:
@@ -189,6 +194,9 @@ def _check_query(index) -> Check:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with suppress(OSError):
                     os.unlink(target + suffix)
+            for folder in made:
+                with suppress(OSError):  # not empty: another process put its index there meanwhile
+                    os.rmdir(folder)
     return Check("query", True, "opened, searched and written (rolled back) as a query does")
 
 

@@ -35,6 +35,8 @@ def test_a_healthy_index_and_one_not_built_yet(tree, tmp_path):
     r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0 and "not built yet" in r.stdout and r.stdout.rstrip().endswith("healthy")
     assert not (tmp_path / "db").exists()  # checking never builds
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "new" / "folder" / "db"))
+    assert r.exit_code == 0 and not (tmp_path / "new").exists()  # nor leaves the folders it tried it in
     built(tree, tmp_path / "db")
     r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0, r.stdout
