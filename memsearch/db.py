@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 32768
 
+# Bytes of WAL left on disk once it is checkpointed and starts over (PRAGMA
+# journal_size_limit). SQLite otherwise keeps the file at its largest: after a
+# cold build, a watcher or MCP server held a WAL as large as the whole index
+# beside it for as long as it ran. About SQLite's autocheckpoint (1000 pages).
+WAL_LIMIT_BYTES = 4 << 20
+
 # Messages by which SQLite says the file is damaged or not a database at all.
 # FTS5 reports a damaged structure record as a failed vtable constructor.
 _CORRUPT = ("file is not a database", "malformed", "database corrupt", "disk image", "vtable constructor failed")
@@ -244,6 +250,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
         # FTS5 merges segments through the page cache: 2 MB made a 10k-file
         # build 2x slower; 32 MB keeps 100k files near 100 MB RSS (64 MB was
         # ~10% faster but peaked at 140-217 MB).

@@ -77,6 +77,24 @@ def test_a_relative_index_path_keeps_naming_one_file(tree, tmp_path, monkeypatch
     assert not (tmp_path / "b" / "index.db").exists()
 
 
+def test_the_wal_of_an_index_kept_open_shrinks_after_a_build(root, tmp_path):
+    """SQLite keeps a WAL at its largest: after a cold build, a watcher or an
+    MCP server (a MemoryIndex kept open) held a WAL as large as the index."""
+    from memsearch.db import WAL_LIMIT_BYTES
+
+    for i in range(2000):
+        write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300)))
+    db = tmp_path / "index.db"
+    wal = tmp_path / "index.db-wal"
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+        assert wal.stat().st_size > WAL_LIMIT_BYTES  # the build went through the WAL
+        write(root, "n/new.md", "one more note")
+        idx.reconcile()  # the WAL, checkpointed, starts over
+        assert wal.stat().st_size <= WAL_LIMIT_BYTES
+        assert [h.path for h in idx.search("more note")] == ["n/new.md"]
+
+
 def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a dir")
