@@ -82,11 +82,12 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
     """Run every check on ``index`` (a :class:`memsearch.MemoryIndex`); with
     ``fix``, repair what can be repaired and check again."""
     index.close()  # our own connections only; an open one would keep a set-aside file alive
+    checked = db_mod.identity(index.db_file)  # the file judged: another process may replace it meanwhile
     found, notes = _run_checks(index)
     if not fix or all(c.ok for c in found):
         return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
     try:
-        fixed = _fix(index, found)
+        fixed = _fix(index, found, checked)
     except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
         text = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
         fixed = [f"a fix failed: {text}"]
@@ -282,12 +283,14 @@ def _notes(index) -> list[str]:
 
 # -- fixes ------------------------------------------------------------------------------
 
-def _fix(index, found: list[Check]) -> list[str]:
+def _fix(index, found: list[Check], checked: tuple[int, int] | None) -> list[str]:
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
-        kept = db_mod.set_aside(index.db_path, why)
+        kept = db_mod.set_aside(index.db_path, why, checked)
         report = index.reconcile()
+        if kept is None:  # not the file checked: another process set that aside and built this one
+            return [f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}"]
         return [f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)"]
     fixed = []
     if "fts-rebuild" in remedies:

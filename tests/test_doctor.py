@@ -156,6 +156,35 @@ def test_latent_page_damage_no_query_touches(big_tree, tmp_path):
     assert len(bad_copies(db)) == 1 and r.stderr.count("warning:") == 1
 
 
+def test_an_index_another_process_rebuilt_while_doctor_checked_is_not_set_aside(big_tree, tmp_path, monkeypatch):
+    """doctor --fix set aside whatever file was at the path when it came to
+    fix: a query that had meanwhile set the damaged index aside and rebuilt
+    it lost its new index (a needless copy, and a rebuild in each process)."""
+    from memsearch import doctor as doctor_mod
+
+    db = built(big_tree, tmp_path / "db")
+    damage_pages(db, "sqlite_autoindex_memory_fts_1")
+    real = doctor_mod._run_checks
+    other = []
+
+    def checks_then_another_process_rebuilds(index):
+        found = real(index)
+        if not other:  # what a query does meanwhile: set the damaged file aside, build a new index
+            os.replace(db, tmp_path / "db.bad-other")
+            other.append(MemoryIndex(big_tree, db))
+            other[0].reconcile()
+        return found
+
+    monkeypatch.setattr(doctor_mod, "_run_checks", checks_then_another_process_rebuilds)
+    with MemoryIndex(big_tree, db) as idx:
+        report = diagnose(idx, fix=True)
+    assert report.ok, report
+    write(big_tree, "global/user/new.md", "a zeppelin arrives\n")
+    assert [h.path for h in other[0].search("zeppelin")] == ["global/user/new.md"]  # its index is still in place
+    other[0].close()
+    assert [p.name for p in bad_copies(db)] == ["db.bad-other"]
+
+
 @pytest.mark.parametrize("damage", ["garbage", "newer"])
 def test_unusable_cache_is_set_aside_but_a_named_file_is_never_touched(tree, tmp_path, damage):
     cache = built(tree)
