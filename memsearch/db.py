@@ -153,7 +153,7 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     """(device, inode) of the file at ``path`` (None: no file there)."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         return None
     return st.st_dev, st.st_ino
 
