@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 32768
+
+# Bytes of WAL left on disk once it is checkpointed and starts over (PRAGMA
+# journal_size_limit). SQLite otherwise keeps the file at its largest: after a
+# cold build, a watcher or MCP server held a WAL as large as the whole index
+# beside it for as long as it ran. About SQLite's autocheckpoint (1000 pages).
+WAL_LIMIT_BYTES = 4 << 20
 
 # Messages by which SQLite says the file is damaged or not a database at all.
 # FTS5 reports a damaged structure record as a failed vtable constructor.
@@ -53,6 +60,17 @@ def cache_folder() -> str:
     """Where memsearch keeps its indexes: ``$XDG_CACHE_HOME/memsearch``."""
     return path_text(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home_folder(), ".cache"),
                                   "memsearch"))
+
+
+def given_file(path: str | os.PathLike) -> str:
+    """The index file a caller named, as text, ``~`` expanded and a relative
+    name taken against the working folder now: a long-lived index keeps to its
+    file, and an os.chdir() later would have it build another one there."""
+    path = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(path):
+        with suppress(OSError):  # no working folder (deleted): left relative, for SQLite to report
+            path = os.path.join(os.getcwd(), path)
+    return path_text(path)
 
 
 def default_db_file(root: str | os.PathLike) -> str:
@@ -135,7 +153,7 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     """(device, inode) of the file at ``path`` (None: no file there)."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         return None
     return st.st_dev, st.st_ino
 
@@ -232,6 +250,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
         # FTS5 merges segments through the page cache: 2 MB made a 10k-file
         # build 2x slower; 32 MB keeps 100k files near 100 MB RSS (64 MB was
         # ~10% faster but peaked at 140-217 MB).
@@ -344,11 +363,18 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
+# Copies set aside per index: the newest are enough for a post-mortem. An index
+# damaged again and again, or passed back and forth between an older and a
+# newer memsearch (each sets the other's aside), would otherwise fill the disk.
+KEEP_ASIDE = 3
+
+
 def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
-    """Move a bad database (and its WAL files) out of the way, keeping it.
-    ``found``: the identity() of the file found bad; when another file is at
-    ``path`` now (another process set the bad one aside and built a new
-    index), nothing is moved and None returned."""
+    """Move a bad database (and its WAL files) out of the way, keeping it and
+    the KEEP_ASIDE - 1 copies set aside before it. ``found``: the identity()
+    of the file found bad; when another file is at ``path`` now (another
+    process set the bad one aside and built a new index), nothing is moved
+    and None returned."""
     from pathlib import Path  # only on this rare path
 
     if found is not None and identity(path) != found:
@@ -365,8 +391,24 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
         pass  # another process set it aside first
     except OSError as ex:
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
+    _drop_older_copies(path, target)
     warn(f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files")
     return target
+
+
+def _drop_older_copies(path: Path, target: Path) -> None:
+    """Delete all but the newest KEEP_ASIDE copies of ``path`` set aside
+    (``target`` the newest); their names sort by the time they were set aside."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    older = sorted(n for n in names if n.startswith(f"{path.name}.bad-") and n != target.name
+                   and not n.endswith(("-wal", "-shm")))
+    for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):  # another process may delete it first
+                os.unlink(path.parent / f"{name}{suffix}")
 
 
 # Where warnings go: None means the "memsearch" logger (the CLI points it at

@@ -82,11 +82,12 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
     """Run every check on ``index`` (a :class:`memsearch.MemoryIndex`); with
     ``fix``, repair what can be repaired and check again."""
     index.close()  # our own connections only; an open one would keep a set-aside file alive
+    checked = db_mod.identity(index.db_file)  # the file judged: another process may replace it meanwhile
     found, notes = _run_checks(index)
     if not fix or all(c.ok for c in found):
         return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
     try:
-        fixed = _fix(index, found)
+        fixed = _fix(index, found, checked)
     except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
         text = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
         fixed = [f"a fix failed: {text}"]
@@ -118,6 +119,11 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         integrity = _check_sqlite(conn)
         if not integrity.ok:  # the query check never sets anything aside: no point on a damaged file
             return [database, integrity], notes
+        if migrate.current_version(conn) < migrate.latest_version():
+            # The checks below read the columns of the newest schema: migrate as any query does.
+            query = _check_query(index)
+            if not query.ok:
+                return [database, integrity, query], notes
         checks = [database, integrity, _check_fts(conn), _check_files(index, conn, notes)]
     finally:
         conn.close()
@@ -140,10 +146,11 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     if not objects:
         return Check("database", True, "empty: built by the next query", "reconcile")
     if unmarked:
-        notes.append("index from before memsearch marked its indexes (PRAGMA application_id): marked when next opened")
+        notes.append("index from before memsearch marked its indexes (PRAGMA application_id):"
+                     " marked, as any query does")
     latest = migrate.latest_version()
     if version < latest:
-        return Check("database", True, f"schema version {version}; migrated to {latest} when next opened")
+        return Check("database", True, f"schema version {version}; migrated to {latest}, as any query does")
     have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
     lost = sorted(_expected_schema() - have)
     if lost:  # e.g. a trigger dropped by hand: the index would silently drift from its content
@@ -155,8 +162,13 @@ def _check_database(index, conn, notes: list[str]) -> Check:
 def _check_query(index) -> Check:
     target = index.db_file
     scratch = not os.path.exists(target)
+    made = []  # the folders opening the scratch file makes, innermost first: removed with it
     if scratch:
         target = f"{target}.doctor-{os.getpid()}"
+        folder = os.path.dirname(target)
+        while folder and not os.path.exists(folder):
+            made.append(folder)
+            folder = os.path.dirname(folder)
     try:
         conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
         try:
@@ -183,6 +195,9 @@ def _check_query(index) -> Check:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with suppress(OSError):
                     os.unlink(target + suffix)
+            for folder in made:
+                with suppress(OSError):  # not empty: another process put its index there meanwhile
+                    os.rmdir(folder)
     return Check("query", True, "opened, searched and written (rolled back) as a query does")
 
 
@@ -256,7 +271,8 @@ def _notes(index) -> list[str]:
                         size += entry.stat().st_size
                     except FileNotFoundError:  # deleted since the listing: no longer kept
                         continue
-                    kept += 1
+                    if not entry.name.endswith(("-wal", "-shm")):  # a copy's WAL files are part of it
+                        kept += 1
     except OSError:
         return []
     if not kept:
@@ -267,12 +283,14 @@ def _notes(index) -> list[str]:
 
 # -- fixes ------------------------------------------------------------------------------
 
-def _fix(index, found: list[Check]) -> list[str]:
+def _fix(index, found: list[Check], checked: tuple[int, int] | None) -> list[str]:
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
-        kept = db_mod.set_aside(index.db_path, why)
+        kept = db_mod.set_aside(index.db_path, why, checked)
         report = index.reconcile()
+        if kept is None:  # not the file checked: another process set that aside and built this one
+            return [f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}"]
         return [f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)"]
     fixed = []
     if "fts-rebuild" in remedies:

@@ -28,7 +28,7 @@ from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
-                       check_floor, check_limit, encodable, load_settings, path_text, read_config)
+                       check_floor, check_limit, encodable, load_settings, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -158,7 +158,7 @@ class HistoryIndex(db.Opened):
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
-        self._db_file = path_text(os.path.expanduser(os.fspath(db_path))) if db_path else default_db_file(self.roots)
+        self._db_file = db.given_file(db_path) if db_path else default_db_file(self.roots)
 
     @property
     def db_path(self) -> str:

@@ -16,7 +16,7 @@ from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, re
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, load_settings, path_text
+from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, load_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,7 +118,7 @@ class MemoryIndex(db.Opened):
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
             try:
-                self._db_file = path_text(os.path.expanduser(os.fspath(db_path)))
+                self._db_file = db.given_file(db_path)
             except TypeError:  # not a path (bytes, a number)
                 raise InvalidArgument(f"db_path must be a file's path; got {_shown(db_path)}") from None
         elif self.root is not None:
@@ -137,7 +137,7 @@ class MemoryIndex(db.Opened):
 
     @db_path.setter
     def db_path(self, path: str | os.PathLike) -> None:
-        self._db_file = path_text(path)
+        self._db_file = db.given_file(path)
 
     # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:

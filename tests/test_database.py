@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import cli, run_memsearch, write
+from conftest import bad_copies, cli, run_memsearch, write
 from memsearch import DatabaseError, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -41,6 +41,58 @@ def test_damaged_cache_database_is_set_aside_and_rebuilt(tree, damage, caplog):
     kept = [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
     assert len(kept) == 1
     assert sum("rebuilding" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_copies_set_aside_are_bounded(tree):
+    """Each set-aside kept one more copy: an index damaged again and again, or
+    passed back and forth between an older and a newer memsearch (each sets
+    the other's aside), filled the disk. The newest copies are kept (names sort by
+    the second they were made)."""
+    from memsearch.db import KEEP_ASIDE
+
+    db = default_db_path(tree)
+    kept = []
+    for _ in range(KEEP_ASIDE + 2):
+        r = run_memsearch("query", "pgbouncer", "--root", tree)  # a process each: each copy has its own name
+        assert r.returncode == 0, r.stderr
+        kept += [line.split("kept it as ")[1].split()[0] for line in r.stderr.splitlines() if "kept it as" in line]
+        _sqlite(db, "PRAGMA user_version = 999")  # what a newer memsearch leaves
+    assert len(kept) == KEEP_ASIDE + 1
+    names = [p.name for p in bad_copies(db)]
+    assert len(names) == KEEP_ASIDE and kept[-1] in names and kept[0] not in names
+
+
+def test_a_relative_index_path_keeps_naming_one_file(tree, tmp_path, monkeypatch):
+    """A long-lived index named by a relative path followed the working folder:
+    after an os.chdir() it built a second index there, from every file."""
+    from memsearch.history import HistoryIndex
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with MemoryIndex(tree, "index.db") as idx, HistoryIndex(tmp_path, "history.db") as history:
+        assert idx.search("pgbouncer")
+        monkeypatch.chdir(tmp_path / "b")
+        assert idx.search("pgbouncer") and idx.reconcile().added == ()
+        assert idx.db_path == tmp_path / "a" / "index.db" and history.db_path == str(tmp_path / "a" / "history.db")
+    assert not (tmp_path / "b" / "index.db").exists()
+
+
+def test_the_wal_of_an_index_kept_open_shrinks_after_a_build(root, tmp_path):
+    """SQLite keeps a WAL at its largest: after a cold build, a watcher or an
+    MCP server (a MemoryIndex kept open) held a WAL as large as the index."""
+    from memsearch.db import WAL_LIMIT_BYTES
+
+    for i in range(2000):
+        write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300)))
+    db = tmp_path / "index.db"
+    wal = tmp_path / "index.db-wal"
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+        assert wal.stat().st_size > WAL_LIMIT_BYTES  # the build went through the WAL
+        write(root, "n/new.md", "one more note")
+        idx.reconcile()  # the WAL, checkpointed, starts over
+        assert wal.stat().st_size <= WAL_LIMIT_BYTES
+        assert [h.path for h in idx.search("more note")] == ["n/new.md"]
 
 
 def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):

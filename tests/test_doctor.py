@@ -35,6 +35,8 @@ def test_a_healthy_index_and_one_not_built_yet(tree, tmp_path):
     r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0 and "not built yet" in r.stdout and r.stdout.rstrip().endswith("healthy")
     assert not (tmp_path / "db").exists()  # checking never builds
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "new" / "folder" / "db"))
+    assert r.exit_code == 0 and not (tmp_path / "new").exists()  # nor leaves the folders it tried it in
     built(tree, tmp_path / "db")
     r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0, r.stdout
@@ -81,6 +83,25 @@ def test_a_missing_trigger_is_found_and_the_index_rebuilt(tree, tmp_path):
     assert "kept aside" in r.stdout  # the note about the copy
 
 
+def test_an_index_of_an_older_schema_is_checked_as_migrated(tree, tmp_path):
+    """The files check reads columns later migrations added (frontmatter_error
+    came with 0002): on an index of schema 1 doctor was a traceback."""
+    from memsearch import migrate
+
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    r = doctor("--root", str(tree), "--db", str(db))
+    assert r.exit_code == 1 and f"schema version 1; migrated to {migrate.latest_version()}" in r.stdout
+    assert "files missing from the index" in r.stdout  # 0002 dropped the rows: the next query reads the files
+    assert doctor("--root", str(tree), "--db", str(db), "--fix").exit_code == 0
+
+
 def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_path, monkeypatch):
     from memsearch import doctor as doctor_mod
 
@@ -100,6 +121,15 @@ def test_a_kept_copy_deleted_while_doctor_lists_them_is_not_counted(tree, tmp_pa
     with MemoryIndex(tree, db) as idx:
         report = diagnose(idx)
     assert report.notes and report.notes[0].startswith("1 damaged index file(s) kept aside")
+
+
+def test_a_kept_copy_is_counted_once_with_its_wal_files(tree, tmp_path):
+    """A copy set aside with its -wal and -shm counted as three."""
+    db = built(tree, tmp_path / "db")
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"db.bad-1{suffix}").write_bytes(b"x" * 4096)
+    with MemoryIndex(tree, db) as idx:
+        assert diagnose(idx).notes[0].startswith("1 damaged index file(s) kept aside")
 
 
 def test_the_report_shows_the_checks_its_verdict_counts():
@@ -124,6 +154,35 @@ def test_latent_page_damage_no_query_touches(big_tree, tmp_path):
     r = doctor("--root", str(big_tree), "--db", str(db), "--fix")
     assert r.exit_code == 0, r.stdout
     assert len(bad_copies(db)) == 1 and r.stderr.count("warning:") == 1
+
+
+def test_an_index_another_process_rebuilt_while_doctor_checked_is_not_set_aside(big_tree, tmp_path, monkeypatch):
+    """doctor --fix set aside whatever file was at the path when it came to
+    fix: a query that had meanwhile set the damaged index aside and rebuilt
+    it lost its new index (a needless copy, and a rebuild in each process)."""
+    from memsearch import doctor as doctor_mod
+
+    db = built(big_tree, tmp_path / "db")
+    damage_pages(db, "sqlite_autoindex_memory_fts_1")
+    real = doctor_mod._run_checks
+    other = []
+
+    def checks_then_another_process_rebuilds(index):
+        found = real(index)
+        if not other:  # what a query does meanwhile: set the damaged file aside, build a new index
+            os.replace(db, tmp_path / "db.bad-other")
+            other.append(MemoryIndex(big_tree, db))
+            other[0].reconcile()
+        return found
+
+    monkeypatch.setattr(doctor_mod, "_run_checks", checks_then_another_process_rebuilds)
+    with MemoryIndex(big_tree, db) as idx:
+        report = diagnose(idx, fix=True)
+    assert report.ok, report
+    write(big_tree, "global/user/new.md", "a zeppelin arrives\n")
+    assert [h.path for h in other[0].search("zeppelin")] == ["global/user/new.md"]  # its index is still in place
+    other[0].close()
+    assert [p.name for p in bad_copies(db)] == ["db.bad-other"]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "newer"])
