@@ -195,6 +195,20 @@ def bad_copies(db: Path):
     return [p for p in db.parent.iterdir() if ".bad-" in p.name and not p.name.endswith(("-wal", "-shm"))]
 
 
+def schema_one_index(db: Path) -> Path:
+    """An index file that only ever saw migration 1 (test_migrate, test_doctor)."""
+    from memsearch import migrate
+
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    return db
+
+
 # -- conversation transcripts (test_history, test_history_tools, test_session_context) --
 
 PROJECT = "-home-u-shop"

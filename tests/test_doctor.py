@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import bad_copies, cli, damage_pages, write
+from conftest import bad_copies, cli, damage_pages, schema_one_index, write
 from memsearch import MemoryIndex
 from memsearch.doctor import diagnose
 from memsearch.db import default_db_path
@@ -88,14 +88,7 @@ def test_an_index_of_an_older_schema_is_checked_as_migrated(tree, tmp_path):
     came with 0002): on an index of schema 1 doctor was a traceback."""
     from memsearch import migrate
 
-    db = tmp_path / "db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
-    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
-        conn.execute(statement)
-    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
+    db = schema_one_index(tmp_path / "db")
     r = doctor("--root", str(tree), "--db", str(db))
     assert r.exit_code == 1 and f"schema version 1; migrated to {migrate.latest_version()}" in r.stdout
     assert "files missing from the index" in r.stdout  # 0002 dropped the rows: the next query reads the files

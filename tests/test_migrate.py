@@ -7,6 +7,8 @@ import sqlite_utils
 from memsearch import MemoryIndex, SchemaTooNew
 from memsearch import migrate
 
+from conftest import schema_one_index
+
 
 def test_schema_tables_columns_and_triggers(tree, tmp_path):
     with MemoryIndex(tree, tmp_path / "db") as idx:
@@ -49,15 +51,7 @@ def test_migrations_are_shipped_and_ordered():
 
 
 def test_older_database_is_upgraded(tree, tmp_path):
-    db = tmp_path / "db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    # A database that only ever saw migration 1.
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
-    for statement in migrate.split_statements(migrate.available()[0][2].read_text()):
-        conn.execute(statement)
-    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 'then')")
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
+    db = schema_one_index(tmp_path / "db")
     with MemoryIndex(tree, db) as idx:
         assert idx.status()["schema_version"] == migrate.latest_version()
         assert idx.search("pgbouncer")
