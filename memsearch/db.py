@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from _thread import RLock  # threading's own; importing threading costs a one-shot query ~1.5 ms
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -161,12 +162,21 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
 class Opened:
     """What MemoryIndex and HistoryIndex share: an index file (``_db_file``,
     ``explicit_db``) whose connection is opened at first use, closed by
-    close() or at the end of a ``with`` block."""
+    close() or at the end of a ``with`` block. Threads may share one: its
+    operations run one at a time (see ``_lock``)."""
 
     _db_file: str
     explicit_db: bool
     _conn: sqlite3.Connection | None = None
     _opened: tuple[int, int] | None = None  # identity() of the file the connection has open
+
+    def __init__(self) -> None:
+        # Held by every operation, the opening and the closing of the
+        # connection: threads sharing an index share its one connection, on
+        # which their transactions interleaved ("cannot start a transaction
+        # within a transaction"), and a close() pulled it from under a query.
+        # Reentrant: an operation opens the connection, refresh() runs others.
+        self._lock = RLock()
 
     @property
     def db_file(self) -> str:
@@ -174,15 +184,17 @@ class Opened:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = open_database(self._db_file, explicit=self.explicit_db)
-            self._opened = identity(self._db_file)
-        return self._conn
+        with self._lock:
+            if self._conn is None:
+                self._conn = open_database(self._db_file, explicit=self.explicit_db)
+                self._opened = identity(self._db_file)
+            return self._conn
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def replaced(self) -> bool:
         """Whether the connection's file is no longer the one at the path
@@ -203,21 +215,22 @@ class Opened:
     def _guarded(self, operation, *, refill: bool = True):
         """Run an operation; SQLite errors become memsearch errors, and a
         damaged index is set aside and rebuilt from its files, once."""
-        try:
-            return operation()
-        except sqlite3.Error as ex:
-            error = translate(ex, self._db_file)
-        if not isinstance(error, DatabaseCorrupt):
-            raise error
-        opened = self._opened
-        self.close()
-        set_aside(self._db_file, str(error), opened)
-        try:
-            if refill:  # the new index is empty: answering from it would miss every file
-                self._refill()
-            return operation()
-        except sqlite3.Error as ex:
-            raise translate(ex, self._db_file) from None
+        with self._lock:
+            try:
+                return operation()
+            except sqlite3.Error as ex:
+                error = translate(ex, self._db_file)
+            if not isinstance(error, DatabaseCorrupt):
+                raise error
+            opened = self._opened
+            self.close()
+            set_aside(self._db_file, str(error), opened)
+            try:
+                if refill:  # the new index is empty: answering from it would miss every file
+                    self._refill()
+                return operation()
+            except sqlite3.Error as ex:
+                raise translate(ex, self._db_file) from None
 
 
 def check_path(path: str) -> None:

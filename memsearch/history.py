@@ -148,6 +148,7 @@ class HistoryIndex(db.Opened):
     """
 
     def __init__(self, roots=None, db_path=None, *, floor: float | None = None, settings: Settings | None = None):
+        super().__init__()
         if roots is None:
             roots = configured_roots() or [None]
         elif isinstance(roots, (str, os.PathLike)):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Iterable, NamedTuple
@@ -96,6 +95,7 @@ class MemoryIndex(db.Opened):
     def __init__(self, root=None, db_path=None, *, roots=None, floor: float | None = None,
                  reconcile: bool | None = None, max_file_bytes: int | None = None,
                  settings: Settings | None = None):
+        super().__init__()
         if root is not None and roots is not None:
             raise InvalidArgument("pass root or roots, not both")
         if root is not None:
@@ -125,7 +125,6 @@ class MemoryIndex(db.Opened):
             self._db_file = db.default_db_file(self.root)
         else:
             self._db_file = db.roots_db_file(r.key for r in self.roots)
-        self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
 
     @property
@@ -141,9 +140,10 @@ class MemoryIndex(db.Opened):
 
     # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:
-        if self._conn is not None:
-            super().close()
-            self._known.forget()
+        with self._lock:
+            if self._conn is not None:
+                super().close()
+                self._known.forget()
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:

@@ -1,11 +1,14 @@
 import logging
 import multiprocessing
 import os
+import subprocess
+import sys
+import threading
 
 import pytest
 
-from conftest import bad_copies, cli, run_memsearch, write
-from memsearch import DatabaseError, MemoryIndex
+from conftest import bad_copies, cli, line, run_memsearch, transcript, write
+from memsearch import DatabaseError, HistoryIndex, MemoryIndex
 from memsearch.db import default_db_path
 
 
@@ -114,6 +117,70 @@ def _hammer(root, db, seconds, errors):
     except Exception as ex:  # noqa: BLE001 - the test reports any failure
         errors.put(repr(ex))
 
+
+
+def test_threads_sharing_one_index_each_get_their_answer(root, tmp_path):
+    """Threads sharing a MemoryIndex (a host running an agent's parallel tool
+    calls) share its connection: their transactions interleaved, and about
+    two searches in three failed ("cannot start a transaction within a
+    transaction", "cannot commit - no transaction is active"). A close()
+    from another thread, or the lazy open of a HistoryIndex, raced too."""
+    for i in range(20):
+        write(root, f"n{i}.md", f"walrus {i}")
+    history = tmp_path / "history"
+    transcript(history, [line("user", "walrus in a transcript")])
+    failures = []
+
+    def work(k, idx, hist):
+        try:
+            for j in range(15):
+                write(root, f"t{k}.md", f"walrus thread{k} round{j}")
+                hits = idx.search(f"thread{k}")
+                assert [(h.path, h.snippet) for h in hits] == [(f"t{k}.md", f"walrus <<thread{k}>> round{j}")]
+                assert len(hist.search("walrus")) == 1
+                if j % 5 == 4:
+                    idx.close()  # the others' next call opens it again
+        except Exception as ex:  # noqa: BLE001 - the test reports any failure
+            failures.append(f"{type(ex).__name__}: {ex}")
+
+    with MemoryIndex(root, tmp_path / "db") as idx, HistoryIndex(history, tmp_path / "db") as hist:
+        threads = [threading.Thread(target=work, args=(k, idx, hist)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []
+
+
+CLOSE_WHILE_SEARCHING = """
+import sys, threading
+from memsearch import MemoryIndex
+idx = MemoryIndex(sys.argv[1], sys.argv[2])
+idx.search("walrus")
+done = threading.Event()
+def closer():
+    while not done.is_set():
+        idx.close()
+thread = threading.Thread(target=closer)
+thread.start()
+try:
+    for _ in range(300):
+        assert len(idx.search("walrus", limit=20, reconcile=False)) == 20
+finally:
+    done.set()
+    thread.join()
+"""
+
+
+def test_closing_an_index_while_another_thread_searches_it(root, tmp_path):
+    """The connection was closed under the running query: it failed ("Cannot
+    operate on a closed database") or the interpreter died of a segmentation
+    fault, hence a process of its own."""
+    for i in range(20):
+        write(root, f"n{i}.md", f"walrus {i}")
+    done = subprocess.run([sys.executable, "-c", CLOSE_WHILE_SEARCHING, str(root), str(tmp_path / "db")],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
 
 @pytest.mark.slow
 def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):
