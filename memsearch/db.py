@@ -220,6 +220,12 @@ class Opened:
                 return operation()
             except sqlite3.Error as ex:
                 error = translate(ex, self._db_file)
+                # SQLite opens a file it cannot write read-only, silently, and
+                # that connection stays so: an index made writable again (its
+                # mode or owner fixed, its disk remounted) failed every write of
+                # a long-lived index. The next call opens the file as it is then.
+                if "readonly" in str(ex):
+                    self.close()
             if not isinstance(error, DatabaseCorrupt):
                 raise error
             opened = self._opened

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from conftest import bad_copies, cli, line, run_memsearch, transcript, write
+from conftest import bad_copies, cli, line, run_memsearch, transcript, unwritable, write
 from memsearch import DatabaseError, HistoryIndex, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -105,6 +105,21 @@ def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
         with pytest.raises(DatabaseError, match="cannot create"):
             idx.search("pgbouncer")
 
+
+
+def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp_path):
+    """SQLite opens a file it cannot write read-only, and that connection
+    stayed read-only: a long-lived index (an MCP server) opened meanwhile
+    failed every query that had a change to write, for as long as it ran."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    with MemoryIndex(tree, db) as idx:
+        write(tree, "global/user/walrus.md", "a walrus note")
+        with unwritable(db):
+            with pytest.raises(DatabaseError, match="readonly"):
+                idx.search("walrus")
+        assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
 
 def _hammer(root, db, seconds, errors):
     import time
