@@ -129,6 +129,7 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
+    _writable_side_files(path)
     # Which file this open finds bad: another process may set it aside and
     # build a new one meanwhile, and that one is neither bad nor to be moved.
     found = identity(path)
@@ -256,6 +257,22 @@ def check_path(path: str) -> None:
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     if not stat.S_ISREG(mode):
         raise DatabaseError(f"the index path {path} is not a regular file; use --db to name an index file")
+
+
+def _writable_side_files(path: str) -> None:
+    """Give the -wal and -shm files the index file's mode when we can write
+    the index but not them. SQLite creates them with the index's mode, so a
+    query while the index was read-only (r--r--r--) left them so, and its
+    read-only connection could not delete them: once the index was writable
+    again, SQLite opened them, hence the index, read-only, and every query
+    failed "attempt to write a readonly database" until they were deleted."""
+    if not os.access(path, os.W_OK):  # not there yet, or read-only: SQLite reads it as is
+        return
+    for suffix in ("-wal", "-shm"):
+        side = f"{path}{suffix}"
+        if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
+            with suppress(OSError):  # another owner's: SQLite's error says the rest
+                os.chmod(side, os.stat(path).st_mode & 0o7777)
 
 
 def _open_checked(path: str) -> sqlite3.Connection:

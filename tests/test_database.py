@@ -1,13 +1,14 @@
 import logging
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from conftest import bad_copies, cli, line, run_memsearch, transcript, unwritable, write
+from conftest import bad_copies, cli, line, memsearch_exe, run_memsearch, transcript, unwritable, write
 from memsearch import DatabaseError, HistoryIndex, MemoryIndex
 from memsearch.db import default_db_path
 
@@ -120,6 +121,33 @@ def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp
             with pytest.raises(DatabaseError, match="readonly"):
                 idx.search("walrus")
         assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
+
+
+def _as_a_user() -> list:
+    """A command prefix that runs a program bound by file modes, as a user's
+    process is: root writes any file whatever its mode (CAP_DAC_OVERRIDE)."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    if shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("root cannot drop CAP_DAC_OVERRIDE here (setpriv missing or refused)")
+    return prefix
+
+
+def test_a_query_while_the_index_was_read_only_leaves_it_writable_after(tree, tmp_path):
+    """SQLite creates the -wal and -shm files with the index file's mode: a
+    query while the index was r--r--r-- left them so, and once the index was
+    writable again every query failed, naming a file that was writable."""
+    db = tmp_path / "index.db"
+    assert cli("index", "--root", str(tree), "--db", str(db)).exit_code == 0
+    query = [*_as_a_user(), memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)]
+    write(tree, "global/user/walrus.md", "a walrus note")
+    db.chmod(0o444)
+    r = subprocess.run(query, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "readonly" in r.stderr, r.stderr
+    db.chmod(0o644)
+    r = subprocess.run(query, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
 
 def _hammer(root, db, seconds, errors):
     import time
