@@ -203,6 +203,15 @@ class Opened:
         one there): the connection would go on reading and writing the old."""
         return self._conn is not None and identity(self._db_file) != self._opened
 
+    def _follow(self) -> None:
+        """Before bringing the index in step with the files: drop a connection
+        to a file no longer at the path, so that the index at the path now (or
+        a new one, read from the files) is the one brought in step. A deleted
+        index is how a user forces a full re-read."""
+        with self._lock:
+            if self.replaced():
+                self.close()
+
     def __enter__(self):
         return self
 

@@ -172,6 +172,7 @@ class HistoryIndex(db.Opened):
     # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts (see the module's doc)."""
+        self._follow()
         return self._guarded(lambda: self._refresh(progress), refill=False)
 
     def _refresh(self, progress: Progress | None) -> HistoryReport:

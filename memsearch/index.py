@@ -150,6 +150,7 @@ class MemoryIndex(db.Opened):
         """Walk the root and bring the index in step with the files (in a
         repos root, nested instruction files are looked for too). The report
         counts what the roots leave out (see :meth:`left_out`)."""
+        self._follow()
         report = self._guarded(lambda: self._reconcile(progress), refill=False)
         return report._replace(left_out=tuple(self.left_out()))
 
@@ -201,8 +202,7 @@ class MemoryIndex(db.Opened):
         handshake with it, at a cost that does not grow with the tree;
         otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
         started = time.perf_counter()
-        if self.replaced():  # the index was deleted or rebuilt meanwhile: use the one at the path now
-            self.close()
+        self._follow()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
         if reason is None:
             seconds = time.perf_counter() - started

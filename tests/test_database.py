@@ -123,6 +123,21 @@ def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp
         assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
 
 
+
+def test_reconcile_of_an_index_kept_open_follows_the_file_at_its_path(tree, tmp_path):
+    """README: the index can be deleted at any time. reconcile() of a
+    MemoryIndex kept open wrote into the deleted file, where no other
+    process (and no later search of its own) would find it."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        files = len(idx.reconcile().added)
+        for suffix in ("", "-wal", "-shm"):
+            os.unlink(f"{db}{suffix}")
+        assert len(idx.reconcile().added) == files
+        assert db.exists()
+    with MemoryIndex(tree, db) as other:
+        assert other.reconcile().unchanged == files
+
 def _as_a_user() -> list:
     """A command prefix that runs a program bound by file modes, as a user's
     process is: root writes any file whatever its mode (CAP_DAC_OVERRIDE)."""

@@ -373,6 +373,20 @@ def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
     assert added < result.refresh.bytes_read
 
 
+
+def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
+    """README: delete the history database to force a full re-read. A
+    HistoryIndex kept open (the MCP server's history tools) kept its
+    connection on the deleted file, and its stale text, for as long as it ran."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "theta original"), line("user", pad)])
+    assert texts(history, "theta") == ["theta original"]
+    middle_rewrite(path, "theta original", "theta replaced")  # what a check in proportion cannot see
+    for suffix in ("", "-wal", "-shm"):
+        os.unlink(f"{tmp_path / 'index.db'}{suffix}")
+    assert texts(history, "theta") == ["theta replaced"]
+    assert (tmp_path / "index.db").exists()
+
 def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
     # A half-written last line lies past what was taken: the file may shrink
     # and stay longer than that, yet an append never shrinks a file.
