@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from . import migrate
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
-from .settings import BUSY_TIMEOUT_S, home_folder, path_text
+from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -66,8 +66,13 @@ def cache_folder() -> str:
 def given_file(path: str | os.PathLike) -> str:
     """The index file a caller named, as text, ``~`` expanded and a relative
     name taken against the working folder now: a long-lived index keeps to its
-    file, and an os.chdir() later would have it build another one there."""
-    path = os.path.expanduser(os.fspath(path))
+    file, and an os.chdir() later would have it build another one there.
+    InvalidArgument for what is not a path (bytes, a number)."""
+    path = os.path.expanduser(given_path(path, "db_path must be a file's path"))
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte: every os call would raise
+        raise InvalidArgument(f"db_path {path!r:.200} is no file's name (it holds a lone surrogate)") from None
     if not os.path.isabs(path):
         with suppress(OSError):  # no working folder (deleted): left relative, for SQLite to report
             path = os.path.join(os.getcwd(), path)

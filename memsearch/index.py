@@ -117,10 +117,7 @@ class MemoryIndex(db.Opened):
         self.explicit_db = db_path is not None
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
-            try:
-                self._db_file = db.given_file(db_path)
-            except TypeError:  # not a path (bytes, a number)
-                raise InvalidArgument(f"db_path must be a file's path; got {_shown(db_path)}") from None
+            self._db_file = db.given_file(db_path)
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
         else:

@@ -220,6 +220,27 @@ def test_bad_search_arguments_are_memsearch_errors(history, hroot):
     assert issubclass(InvalidArgument, ValueError)  # what these raised before
 
 
+
+def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
+    """README: a bad argument raises InvalidArgument. No folder was a plain
+    ValueError, a number or bytes for a folder or db_path a TypeError, a NUL
+    or a lone surrogate in a folder ValueError or UnicodeEncodeError."""
+    import memsearch
+    from memsearch.errors import InvalidArgument
+
+    db = tmp_path / "db"
+    for bad in (lambda: HistoryIndex([], db), lambda: HistoryIndex(5, db), lambda: HistoryIndex([5], db),
+                lambda: HistoryIndex([b"/tmp"], db), lambda: HistoryIndex(hroot, 5), lambda: HistoryIndex(hroot, b"x"),
+                lambda: HistoryIndex(hroot, "x\ud800.db"),
+                lambda: memsearch.read_session_context("s-1", "alpha", roots=[])):
+        with pytest.raises(InvalidArgument):
+            bad()
+    for folder in ("a\0b", "\ud800"):
+        with pytest.raises(RootNotFound):
+            HistoryIndex([folder], db)
+    with HistoryIndex((f for f in [hroot]), db) as history:  # any iterable, as before
+        assert history.roots == (str(hroot),)
+
 def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
     from memsearch import history as history_mod
 
