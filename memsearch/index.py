@@ -100,8 +100,13 @@ class MemoryIndex(db.Opened):
             raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
+        elif isinstance(roots, (str, os.PathLike, Root)):
+            given = [roots]
         elif roots is not None:
-            given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+            try:
+                given = list(roots)
+            except TypeError:
+                raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
         else:
             given = roots_mod.from_environment() or roots_mod.configured()
             if not given:
@@ -111,6 +116,12 @@ class MemoryIndex(db.Opened):
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
+        if settings is not None and not isinstance(settings, Settings):
+            raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
+        if max_file_bytes is not None and (isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int)
+                                           or max_file_bytes < 1):
+            raise InvalidArgument(f"max_file_bytes must be a whole number of bytes, 1 or more, got"
+                                  f" {_shown(max_file_bytes)}")
         self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
                                                                      max_file_bytes=max_file_bytes)
         check_floor(self.settings.floor)
@@ -272,6 +283,8 @@ class MemoryIndex(db.Opened):
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names
         no root of this index)."""
+        if not isinstance(path, str):
+            raise InvalidArgument(f"path must be a path from a hit, got {type(path).__name__}")
         return self.layout.locate(path)
 
     def manifest(self, limit: int | None = None) -> list:
