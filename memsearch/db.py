@@ -175,6 +175,7 @@ class Opened:
     explicit_db: bool
     _conn: sqlite3.Connection | None = None
     _opened: tuple[int, int] | None = None  # identity() of the file the connection has open
+    _wal: tuple[int, int] | None = None  # and of its -wal file
 
     def __init__(self) -> None:
         # Held by every operation, the opening and the closing of the
@@ -193,7 +194,7 @@ class Opened:
         with self._lock:
             if self._conn is None:
                 self._conn = open_database(self._db_file, explicit=self.explicit_db)
-                self._opened = identity(self._db_file)
+                self._opened, self._wal = identity(self._db_file), identity(f"{self._db_file}-wal")
             return self._conn
 
     def close(self) -> None:
@@ -205,8 +206,15 @@ class Opened:
     def replaced(self) -> bool:
         """Whether the connection's file is no longer the one at the path
         (deleted, or set aside by another process, which then builds a new
-        one there): the connection would go on reading and writing the old."""
-        return self._conn is not None and identity(self._db_file) != self._opened
+        one there): the connection would go on reading and writing the old.
+        So too when its -wal file alone was deleted: the connection writes
+        on in the deleted one, and every other process's open failed ("disk
+        I/O error": the -shm they share counts frames the new -wal lacks) for
+        as long as this connection lived. Closing it checkpoints the deleted
+        WAL into the index and lets the others in."""
+        if self._conn is None:
+            return False
+        return (identity(self._db_file), identity(f"{self._db_file}-wal")) != (self._opened, self._wal)
 
     def _follow(self) -> None:
         """Before bringing the index in step with the files: drop a connection

@@ -138,6 +138,21 @@ def test_reconcile_of_an_index_kept_open_follows_the_file_at_its_path(tree, tmp_
     with MemoryIndex(tree, db) as other:
         assert other.reconcile().unchanged == files
 
+
+def test_a_wal_deleted_under_an_index_kept_open_locks_no_other_process_out(tree, tmp_path):
+    """The -wal file deleted alone (a cleaner, an rm of what looks like junk)
+    under a long-lived index: it went on writing the deleted one, and every
+    other process's query failed ("cannot write the index (disk I/O error);
+    free some space") for as long as it ran."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        assert idx.search("pgbouncer")
+        os.unlink(f"{db}-wal")
+        write(tree, "global/user/walrus.md", "a walrus note")
+        assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
+        r = run_memsearch("query", "walrus", "--root", tree, "--db", db)
+        assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
+
 def _as_a_user() -> list:
     """A command prefix that runs a program bound by file modes, as a user's
     process is: root writes any file whatever its mode (CAP_DAC_OVERRIDE)."""
