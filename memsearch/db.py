@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from _thread import RLock  # threading's own; importing threading costs a one-shot query ~1.5 ms
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
-from .settings import BUSY_TIMEOUT_S, home_folder, path_text
+from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,8 +66,13 @@ def cache_folder() -> str:
 def given_file(path: str | os.PathLike) -> str:
     """The index file a caller named, as text, ``~`` expanded and a relative
     name taken against the working folder now: a long-lived index keeps to its
-    file, and an os.chdir() later would have it build another one there."""
-    path = os.path.expanduser(os.fspath(path))
+    file, and an os.chdir() later would have it build another one there.
+    InvalidArgument for what is not a path (bytes, a number)."""
+    path = os.path.expanduser(given_path(path, "db_path must be a file's path"))
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte: every os call would raise
+        raise InvalidArgument(f"db_path {path!r:.200} is no file's name (it holds a lone surrogate)") from None
     if not os.path.isabs(path):
         with suppress(OSError):  # no working folder (deleted): left relative, for SQLite to report
             path = os.path.join(os.getcwd(), path)
@@ -128,6 +134,7 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
+    _writable_side_files(path)
     # Which file this open finds bad: another process may set it aside and
     # build a new one meanwhile, and that one is neither bad nor to be moved.
     found = identity(path)
@@ -161,12 +168,22 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
 class Opened:
     """What MemoryIndex and HistoryIndex share: an index file (``_db_file``,
     ``explicit_db``) whose connection is opened at first use, closed by
-    close() or at the end of a ``with`` block."""
+    close() or at the end of a ``with`` block. Threads may share one: its
+    operations run one at a time (see ``_lock``)."""
 
     _db_file: str
     explicit_db: bool
     _conn: sqlite3.Connection | None = None
     _opened: tuple[int, int] | None = None  # identity() of the file the connection has open
+    _wal: tuple[int, int] | None = None  # and of its -wal file
+
+    def __init__(self) -> None:
+        # Held by every operation, the opening and the closing of the
+        # connection: threads sharing an index share its one connection, on
+        # which their transactions interleaved ("cannot start a transaction
+        # within a transaction"), and a close() pulled it from under a query.
+        # Reentrant: an operation opens the connection, refresh() runs others.
+        self._lock = RLock()
 
     @property
     def db_file(self) -> str:
@@ -174,21 +191,39 @@ class Opened:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = open_database(self._db_file, explicit=self.explicit_db)
-            self._opened = identity(self._db_file)
-        return self._conn
+        with self._lock:
+            if self._conn is None:
+                self._conn = open_database(self._db_file, explicit=self.explicit_db)
+                self._opened, self._wal = identity(self._db_file), identity(f"{self._db_file}-wal")
+            return self._conn
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def replaced(self) -> bool:
         """Whether the connection's file is no longer the one at the path
         (deleted, or set aside by another process, which then builds a new
-        one there): the connection would go on reading and writing the old."""
-        return self._conn is not None and identity(self._db_file) != self._opened
+        one there): the connection would go on reading and writing the old.
+        So too when its -wal file alone was deleted: the connection writes
+        on in the deleted one, and every other process's open failed ("disk
+        I/O error": the -shm they share counts frames the new -wal lacks) for
+        as long as this connection lived. Closing it checkpoints the deleted
+        WAL into the index and lets the others in."""
+        if self._conn is None:
+            return False
+        return (identity(self._db_file), identity(f"{self._db_file}-wal")) != (self._opened, self._wal)
+
+    def _follow(self) -> None:
+        """Before bringing the index in step with the files: drop a connection
+        to a file no longer at the path, so that the index at the path now (or
+        a new one, read from the files) is the one brought in step. A deleted
+        index is how a user forces a full re-read."""
+        with self._lock:
+            if self.replaced():
+                self.close()
 
     def __enter__(self):
         return self
@@ -203,21 +238,28 @@ class Opened:
     def _guarded(self, operation, *, refill: bool = True):
         """Run an operation; SQLite errors become memsearch errors, and a
         damaged index is set aside and rebuilt from its files, once."""
-        try:
-            return operation()
-        except sqlite3.Error as ex:
-            error = translate(ex, self._db_file)
-        if not isinstance(error, DatabaseCorrupt):
-            raise error
-        opened = self._opened
-        self.close()
-        set_aside(self._db_file, str(error), opened)
-        try:
-            if refill:  # the new index is empty: answering from it would miss every file
-                self._refill()
-            return operation()
-        except sqlite3.Error as ex:
-            raise translate(ex, self._db_file) from None
+        with self._lock:
+            try:
+                return operation()
+            except sqlite3.Error as ex:
+                error = translate(ex, self._db_file)
+                # SQLite opens a file it cannot write read-only, silently, and
+                # that connection stays so: an index made writable again (its
+                # mode or owner fixed, its disk remounted) failed every write of
+                # a long-lived index. The next call opens the file as it is then.
+                if "readonly" in str(ex):
+                    self.close()
+            if not isinstance(error, DatabaseCorrupt):
+                raise error
+            opened = self._opened
+            self.close()
+            set_aside(self._db_file, str(error), opened)
+            try:
+                if refill:  # the new index is empty: answering from it would miss every file
+                    self._refill()
+                return operation()
+            except sqlite3.Error as ex:
+                raise translate(ex, self._db_file) from None
 
 
 def check_path(path: str) -> None:
@@ -237,6 +279,22 @@ def check_path(path: str) -> None:
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     if not stat.S_ISREG(mode):
         raise DatabaseError(f"the index path {path} is not a regular file; use --db to name an index file")
+
+
+def _writable_side_files(path: str) -> None:
+    """Give the -wal and -shm files the index file's mode when we can write
+    the index but not them. SQLite creates them with the index's mode, so a
+    query while the index was read-only (r--r--r--) left them so, and its
+    read-only connection could not delete them: once the index was writable
+    again, SQLite opened them, hence the index, read-only, and every query
+    failed "attempt to write a readonly database" until they were deleted."""
+    if not os.access(path, os.W_OK):  # not there yet, or read-only: SQLite reads it as is
+        return
+    for suffix in ("-wal", "-shm"):
+        side = f"{path}{suffix}"
+        if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
+            with suppress(OSError):  # another owner's: SQLite's error says the rest
+                os.chmod(side, os.stat(path).st_mode & 0o7777)
 
 
 def _open_checked(path: str) -> sqlite3.Connection:

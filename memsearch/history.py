@@ -28,7 +28,7 @@ from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
-                       check_floor, check_limit, encodable, load_settings, read_config)
+                       check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -148,13 +148,19 @@ class HistoryIndex(db.Opened):
     """
 
     def __init__(self, roots=None, db_path=None, *, floor: float | None = None, settings: Settings | None = None):
+        super().__init__()
         if roots is None:
             roots = configured_roots() or [None]
         elif isinstance(roots, (str, os.PathLike)):
             roots = [roots]
-        self.roots: tuple[str, ...] = tuple(dict.fromkeys(resolve_root(r) for r in roots))
+        try:
+            roots = list(roots)
+        except TypeError:
+            raise InvalidArgument(f"roots must be a folder or a list of folders, got {type(roots).__name__}") from None
+        folders = (None if r is None else given_path(r, "a transcript folder must be a path") for r in roots)
+        self.roots: tuple[str, ...] = tuple(dict.fromkeys(resolve_root(f) for f in folders))
         if not self.roots:
-            raise ValueError("no transcript folder given")
+            raise InvalidArgument("no transcript folder given")
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
@@ -171,6 +177,7 @@ class HistoryIndex(db.Opened):
     # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts (see the module's doc)."""
+        self._follow()
         return self._guarded(lambda: self._refresh(progress), refill=False)
 
     def _refresh(self, progress: Progress | None) -> HistoryReport:

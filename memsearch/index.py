@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Iterable, NamedTuple
@@ -96,12 +95,18 @@ class MemoryIndex(db.Opened):
     def __init__(self, root=None, db_path=None, *, roots=None, floor: float | None = None,
                  reconcile: bool | None = None, max_file_bytes: int | None = None,
                  settings: Settings | None = None):
+        super().__init__()
         if root is not None and roots is not None:
             raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
+        elif isinstance(roots, (str, os.PathLike, Root)):
+            given = [roots]
         elif roots is not None:
-            given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else list(roots)
+            try:
+                given = list(roots)
+            except TypeError:
+                raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
         else:
             given = roots_mod.from_environment() or roots_mod.configured()
             if not given:
@@ -111,21 +116,23 @@ class MemoryIndex(db.Opened):
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
+        if settings is not None and not isinstance(settings, Settings):
+            raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
+        if max_file_bytes is not None and (isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int)
+                                           or max_file_bytes < 1):
+            raise InvalidArgument(f"max_file_bytes must be a whole number of bytes, 1 or more, got"
+                                  f" {_shown(max_file_bytes)}")
         self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
                                                                      max_file_bytes=max_file_bytes)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         # The file as text: a query never needs pathlib (~5 ms of start-up).
         if db_path:
-            try:
-                self._db_file = db.given_file(db_path)
-            except TypeError:  # not a path (bytes, a number)
-                raise InvalidArgument(f"db_path must be a file's path; got {_shown(db_path)}") from None
+            self._db_file = db.given_file(db_path)
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
         else:
             self._db_file = db.roots_db_file(r.key for r in self.roots)
-        self._conn: sqlite3.Connection | None = None
         self._known = KnownFingerprints()
 
     @property
@@ -141,15 +148,17 @@ class MemoryIndex(db.Opened):
 
     # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:
-        if self._conn is not None:
-            super().close()
-            self._known.forget()
+        with self._lock:
+            if self._conn is not None:
+                super().close()
+                self._known.forget()
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the root and bring the index in step with the files (in a
         repos root, nested instruction files are looked for too). The report
         counts what the roots leave out (see :meth:`left_out`)."""
+        self._follow()
         report = self._guarded(lambda: self._reconcile(progress), refill=False)
         return report._replace(left_out=tuple(self.left_out()))
 
@@ -201,8 +210,7 @@ class MemoryIndex(db.Opened):
         handshake with it, at a cost that does not grow with the tree;
         otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
         started = time.perf_counter()
-        if self.replaced():  # the index was deleted or rebuilt meanwhile: use the one at the path now
-            self.close()
+        self._follow()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
         if reason is None:
             seconds = time.perf_counter() - started
@@ -275,6 +283,8 @@ class MemoryIndex(db.Opened):
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError if it names
         no root of this index)."""
+        if not isinstance(path, str):
+            raise InvalidArgument(f"path must be a path from a hit, got {type(path).__name__}")
         return self.layout.locate(path)
 
     def manifest(self, limit: int | None = None) -> list:

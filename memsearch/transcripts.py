@@ -326,7 +326,10 @@ def default_root() -> str:
 def resolve_root(folder: str | os.PathLike | None) -> str:
     """The resolved folder of a transcript root, given as such or as the Claude config folder above it."""
     given = default_root() if folder is None else os.path.expanduser(os.fspath(folder))
-    path = os.path.realpath(given)
+    try:
+        path = os.path.realpath(given)
+    except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no folder has that name
+        raise RootNotFound(f"transcript folder does not exist: {given!r}") from None
     below = os.path.join(path, "projects")
     if os.path.isdir(below) and not _has_transcripts(path):
         path = below

@@ -2,6 +2,7 @@
 with `from conftest import write` (pytest puts tests/ on sys.path); no test
 module imports another."""
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -92,6 +93,29 @@ def index(tree, tmp_path):
 def paths(hits) -> list:
     """The paths of search hits, in their order."""
     return [h.path for h in hits]
+
+
+@contextlib.contextmanager
+def unwritable(path):
+    """Make a folder or file unwritable even for root (chattr +i), or by
+    its mode for anyone else."""
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None:
+            pytest.skip("chattr is not installed: root cannot make a folder unwritable without it")
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode:
+            pytest.skip(f"chattr +i is refused on this filesystem: {done.stderr.decode().strip()}")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        return
+    mode = path.stat().st_mode
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        yield
+    finally:
+        path.chmod(mode)
 
 
 # -- the click command, in this process ---------------------------------------------

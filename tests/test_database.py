@@ -1,11 +1,15 @@
 import logging
 import multiprocessing
 import os
+import shutil
+import subprocess
+import sys
+import threading
 
 import pytest
 
-from conftest import bad_copies, cli, run_memsearch, write
-from memsearch import DatabaseError, MemoryIndex
+from conftest import bad_copies, cli, line, memsearch_exe, run_memsearch, transcript, unwritable, write
+from memsearch import DatabaseError, HistoryIndex, MemoryIndex
 from memsearch.db import default_db_path
 
 
@@ -103,6 +107,78 @@ def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
             idx.search("pgbouncer")
 
 
+
+def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp_path):
+    """SQLite opens a file it cannot write read-only, and that connection
+    stayed read-only: a long-lived index (an MCP server) opened meanwhile
+    failed every query that had a change to write, for as long as it ran."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        idx.reconcile()
+    with MemoryIndex(tree, db) as idx:
+        write(tree, "global/user/walrus.md", "a walrus note")
+        with unwritable(db):
+            with pytest.raises(DatabaseError, match="readonly"):
+                idx.search("walrus")
+        assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
+
+
+
+def test_reconcile_of_an_index_kept_open_follows_the_file_at_its_path(tree, tmp_path):
+    """README: the index can be deleted at any time. reconcile() of a
+    MemoryIndex kept open wrote into the deleted file, where no other
+    process (and no later search of its own) would find it."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        files = len(idx.reconcile().added)
+        for suffix in ("", "-wal", "-shm"):
+            os.unlink(f"{db}{suffix}")
+        assert len(idx.reconcile().added) == files
+        assert db.exists()
+    with MemoryIndex(tree, db) as other:
+        assert other.reconcile().unchanged == files
+
+
+def test_a_wal_deleted_under_an_index_kept_open_locks_no_other_process_out(tree, tmp_path):
+    """The -wal file deleted alone (a cleaner, an rm of what looks like junk)
+    under a long-lived index: it went on writing the deleted one, and every
+    other process's query failed ("cannot write the index (disk I/O error);
+    free some space") for as long as it ran."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(tree, db) as idx:
+        assert idx.search("pgbouncer")
+        os.unlink(f"{db}-wal")
+        write(tree, "global/user/walrus.md", "a walrus note")
+        assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
+        r = run_memsearch("query", "walrus", "--root", tree, "--db", db)
+        assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
+
+def _as_a_user() -> list:
+    """A command prefix that runs a program bound by file modes, as a user's
+    process is: root writes any file whatever its mode (CAP_DAC_OVERRIDE)."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    if shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("root cannot drop CAP_DAC_OVERRIDE here (setpriv missing or refused)")
+    return prefix
+
+
+def test_a_query_while_the_index_was_read_only_leaves_it_writable_after(tree, tmp_path):
+    """SQLite creates the -wal and -shm files with the index file's mode: a
+    query while the index was r--r--r-- left them so, and once the index was
+    writable again every query failed, naming a file that was writable."""
+    db = tmp_path / "index.db"
+    assert cli("index", "--root", str(tree), "--db", str(db)).exit_code == 0
+    query = [*_as_a_user(), memsearch_exe(), "query", "walrus", "--root", str(tree), "--db", str(db)]
+    write(tree, "global/user/walrus.md", "a walrus note")
+    db.chmod(0o444)
+    r = subprocess.run(query, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "readonly" in r.stderr, r.stderr
+    db.chmod(0o644)
+    r = subprocess.run(query, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
+
 def _hammer(root, db, seconds, errors):
     import time
 
@@ -114,6 +190,70 @@ def _hammer(root, db, seconds, errors):
     except Exception as ex:  # noqa: BLE001 - the test reports any failure
         errors.put(repr(ex))
 
+
+
+def test_threads_sharing_one_index_each_get_their_answer(root, tmp_path):
+    """Threads sharing a MemoryIndex (a host running an agent's parallel tool
+    calls) share its connection: their transactions interleaved, and about
+    two searches in three failed ("cannot start a transaction within a
+    transaction", "cannot commit - no transaction is active"). A close()
+    from another thread, or the lazy open of a HistoryIndex, raced too."""
+    for i in range(20):
+        write(root, f"n{i}.md", f"walrus {i}")
+    history = tmp_path / "history"
+    transcript(history, [line("user", "walrus in a transcript")])
+    failures = []
+
+    def work(k, idx, hist):
+        try:
+            for j in range(15):
+                write(root, f"t{k}.md", f"walrus thread{k} round{j}")
+                hits = idx.search(f"thread{k}")
+                assert [(h.path, h.snippet) for h in hits] == [(f"t{k}.md", f"walrus <<thread{k}>> round{j}")]
+                assert len(hist.search("walrus")) == 1
+                if j % 5 == 4:
+                    idx.close()  # the others' next call opens it again
+        except Exception as ex:  # noqa: BLE001 - the test reports any failure
+            failures.append(f"{type(ex).__name__}: {ex}")
+
+    with MemoryIndex(root, tmp_path / "db") as idx, HistoryIndex(history, tmp_path / "db") as hist:
+        threads = [threading.Thread(target=work, args=(k, idx, hist)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []
+
+
+CLOSE_WHILE_SEARCHING = """
+import sys, threading
+from memsearch import MemoryIndex
+idx = MemoryIndex(sys.argv[1], sys.argv[2])
+idx.search("walrus")
+done = threading.Event()
+def closer():
+    while not done.is_set():
+        idx.close()
+thread = threading.Thread(target=closer)
+thread.start()
+try:
+    for _ in range(300):
+        assert len(idx.search("walrus", limit=20, reconcile=False)) == 20
+finally:
+    done.set()
+    thread.join()
+"""
+
+
+def test_closing_an_index_while_another_thread_searches_it(root, tmp_path):
+    """The connection was closed under the running query: it failed ("Cannot
+    operate on a closed database") or the interpreter died of a segmentation
+    fault, hence a process of its own."""
+    for i in range(20):
+        write(root, f"n{i}.md", f"walrus {i}")
+    done = subprocess.run([sys.executable, "-c", CLOSE_WHILE_SEARCHING, str(root), str(tmp_path / "db")],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
 
 @pytest.mark.slow
 def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):

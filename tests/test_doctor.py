@@ -1,13 +1,11 @@
 import contextlib
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
 
 import pytest
 
-from conftest import bad_copies, cli, damage_pages, schema_one_index, write
+from conftest import bad_copies, cli, damage_pages, schema_one_index, unwritable, write
 from memsearch import MemoryIndex
 from memsearch.doctor import diagnose
 from memsearch.db import default_db_path
@@ -211,29 +209,6 @@ def test_library_report(tree, tmp_path):
 
 
 # -- the real open and query path (issue 14, item 12) ----------------------------------
-
-@contextlib.contextmanager
-def unwritable(path):
-    """Make a folder or file unwritable even for root (chattr +i), or by
-    its mode for anyone else."""
-    if os.geteuid() == 0:
-        if shutil.which("chattr") is None:
-            pytest.skip("chattr is not installed: root cannot make a folder unwritable without it")
-        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
-        if done.returncode:
-            pytest.skip(f"chattr +i is refused on this filesystem: {done.stderr.decode().strip()}")
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-        return
-    mode = path.stat().st_mode
-    path.chmod(0o555 if path.is_dir() else 0o444)
-    try:
-        yield
-    finally:
-        path.chmod(mode)
-
 
 @pytest.mark.parametrize("fix", [False, True])
 def test_an_index_no_query_can_create_is_not_healthy(tree, tmp_path, fix):

@@ -220,6 +220,27 @@ def test_bad_search_arguments_are_memsearch_errors(history, hroot):
     assert issubclass(InvalidArgument, ValueError)  # what these raised before
 
 
+
+def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
+    """README: a bad argument raises InvalidArgument. No folder was a plain
+    ValueError, a number or bytes for a folder or db_path a TypeError, a NUL
+    or a lone surrogate in a folder ValueError or UnicodeEncodeError."""
+    import memsearch
+    from memsearch.errors import InvalidArgument
+
+    db = tmp_path / "db"
+    for bad in (lambda: HistoryIndex([], db), lambda: HistoryIndex(5, db), lambda: HistoryIndex([5], db),
+                lambda: HistoryIndex([b"/tmp"], db), lambda: HistoryIndex(hroot, 5), lambda: HistoryIndex(hroot, b"x"),
+                lambda: HistoryIndex(hroot, "x\ud800.db"),
+                lambda: memsearch.read_session_context("s-1", "alpha", roots=[])):
+        with pytest.raises(InvalidArgument):
+            bad()
+    for folder in ("a\0b", "\ud800"):
+        with pytest.raises(RootNotFound):
+            HistoryIndex([folder], db)
+    with HistoryIndex((f for f in [hroot]), db) as history:  # any iterable, as before
+        assert history.roots == (str(hroot),)
+
 def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
     from memsearch import history as history_mod
 
@@ -372,6 +393,20 @@ def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
     assert sorted(h.snippet for h in result.hits) == ["<<theta>> appended", "<<theta>> replaced"]
     assert added < result.refresh.bytes_read
 
+
+
+def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
+    """README: delete the history database to force a full re-read. A
+    HistoryIndex kept open (the MCP server's history tools) kept its
+    connection on the deleted file, and its stale text, for as long as it ran."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "theta original"), line("user", pad)])
+    assert texts(history, "theta") == ["theta original"]
+    middle_rewrite(path, "theta original", "theta replaced")  # what a check in proportion cannot see
+    for suffix in ("", "-wal", "-shm"):
+        os.unlink(f"{tmp_path / 'index.db'}{suffix}")
+    assert texts(history, "theta") == ["theta replaced"]
+    assert (tmp_path / "index.db").exists()
 
 def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
     # A half-written last line lies past what was taken: the file may shrink

@@ -82,6 +82,23 @@ def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
             bad()
 
 
+def test_the_other_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
+    """roots=5 was a TypeError, max_file_bytes="2MB" a TypeError at the first
+    reconcile, settings={} an AttributeError, locate(None) an AttributeError."""
+    from memsearch import InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    db = tmp_path / "db"
+    for bad in (lambda: MemoryIndex(roots=5, db_path=db), lambda: MemoryIndex(root, db, max_file_bytes="2MB"),
+                lambda: MemoryIndex(root, db, max_file_bytes=0), lambda: MemoryIndex(root, db, settings={}),
+                lambda: MemoryIndex(root, db).locate(None), lambda: MemoryIndex(root, db).locate(b"global/g/a.md")):
+        with pytest.raises(InvalidArgument):
+            bad()
+    with MemoryIndex(roots={root}, db_path=db, max_file_bytes=5) as idx:  # any iterable; a tiny limit
+        assert idx.reconcile().skipped[0].path == "global/g/a.md"
+
+
 
 def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
     """A number, bytes, a NUL or a lone surrogate raised AttributeError,
