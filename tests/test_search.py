@@ -44,6 +44,24 @@ def test_filters(index):
     assert index.search("webhook", scope_id="nope") == []
 
 
+def test_a_word_only_files_outside_the_filters_hold_is_named_unmatched(index, root, tmp_path):
+    """Under --scope the hits cannot hold a word only other scopes' files do: saying nothing let a
+    hit on "cents" alone pass for one on "stripe cents"."""
+    from conftest import run_memsearch
+    from memsearch.tool import call_tool
+
+    assert index.search_result("stripe cents").unmatched == ()  # sessions/s1/tasks/T1/notes.md holds it
+    result = index.search_result("stripe cents", scope="projects")
+    assert paths(result.hits) == ["projects/shop/checkpoint-2.md"] and result.unmatched == ("stripe",)
+    assert index.search_result("stripe cents", type="checkpoint").unmatched == ("stripe",)
+    assert index.search_result("stripe cents", scope_id="s1").unmatched == ()
+    tool = call_tool(index, "memory_search", {"query": "stripe cents", "scope": "projects"})
+    assert tool.text.startswith("No memory file contains 'stripe':") and tool.data["unmatched"] == ["stripe"]
+    done = run_memsearch("query", "--root", root, "--db", tmp_path / "cli.db", "--scope", "projects",
+                         "stripe", "cents")
+    assert done.returncode == 0 and done.stdout.startswith("No memory file contains 'stripe':"), done.stderr
+
+
 def test_scope_and_type_ignore_letter_case_as_the_tool_does(index, root, tmp_path):
     """Every indexed scope and type is lower case: "Projects" is no typo, in
     the library, the installed CLI and the tool alike."""
