@@ -115,9 +115,11 @@ FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 # term, stopping at its first such row): scored_strings() counts each string
 # over the whole index, for its idf, so under a filter (a scope, a type; in
 # history a project, a role) a word held only by rows left out counted as
-# matched, and hits lacking it passed for answers about it. CROSS JOIN keeps
-# the match first: SQLite otherwise chose to walk every file of the scope,
-# probing FTS5 once for each.
+# matched, and hits lacking it passed for answers about it; past MAX_STRINGS
+# (a pasted paragraph or error message, one OR query) no word is counted at
+# all, and every word passed for matched. CROSS JOIN keeps the match first:
+# SQLite otherwise chose to walk every file of the scope, probing FTS5 once
+# for each.
 ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
            " WHERE {fts} MATCH ?{filters})")
 
@@ -233,12 +235,13 @@ def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: 
                    fts: str = "memory_fts_idx", rows: str = "memory_fts") -> None:
     """Set ``counts`` to 0 for each term of ``query`` that no row of ``rows`` (as ``m``) that
     ``where`` (" AND ..." conditions on ``m``, with ``params``) lets through matches, for
-    memsearch.query.unmatched(). Without a filter the counts already say it."""
-    if not where:
-        return
+    memsearch.query.unmatched(). A term counted without a filter needs no check."""
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
     for term in query.terms:
-        if counts.get(term) and not conn.execute(sql, [term, *params]).fetchone()[0]:
+        files = counts.get(term)
+        if files == 0 or (files is not None and not where):
+            continue
+        if not conn.execute(sql, [term, *params]).fetchone()[0]:
             counts[term] = 0
 
 
