@@ -2,6 +2,7 @@ import pytest
 
 from conftest import bump_mtime, paths, write
 from memsearch import MemoryIndex, MemsearchError, NoSearchableWords
+from memsearch.query import plan
 from memsearch.search import Hit, apply_floor
 
 
@@ -29,9 +30,20 @@ def test_fts5_syntax_in_query_is_searched_as_words(index):
 
 
 def test_empty_query_is_an_error_not_everything(index):
-    for text in ["", "  ", "*", '""']:
+    for text in ["", "  ", "*", '""', "_", "___", "_ -"]:
         with pytest.raises(NoSearchableWords):
             index.search(text)
+
+
+def test_underscores_alone_are_no_word(index):
+    """unicode61 reads "_" as a separator: "_" was an empty phrase, named unmatched, and paired
+    with the next word it scored that word a second time."""
+    alone = index.search_result("pgbouncer")
+    result = index.search_result("_ pgbouncer __")
+    assert result.fts_query == '"pgbouncer"' and result.unmatched == ()
+    assert [(h.path, h.score) for h in result.hits] == [(h.path, h.score) for h in alone.hits]
+    assert plan("__init__ py").terms == ('"__init__"', '"py"')  # joining parts, "_" stays in the word
+    assert plan("部署_").terms == ('"部署"',)
 
 
 def test_filters(index):
