@@ -55,7 +55,7 @@ _CJK_CLASS = (
     "\U0001b000-\U0001b16f"  # Kana supplement and extensions
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
-_WORD = re.compile(r"\w[\w\u0300-\u036f]*")  # as memsearch.query reads words
+_WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")  # as memsearch.query reads words
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring
@@ -211,7 +211,10 @@ def _other_words(word: str) -> list[str]:
     its ASCII spelling), then its case-folded spelling where unicode61, which
     lowercases but does not fold, would miss it: "Straße" missed "STRASSE"
     (German capitals), "ﬁle" missed "file" (ς it folds to σ). A string of its
-    own, with its own idf: files holding the word as typed score as before."""
+    own, with its own idf: files holding the word as typed score as before.
+    Underscores alone (what a CJK run leaves of ``部署_``) are no token: none."""
+    if not word.strip("_"):
+        return []
     first = _quote(word)
     if re.search(_FULL_WIDTH, word) is not None:
         first = f"({first} OR {_quote(word.translate(_TO_HALF_WIDTH))})"

@@ -25,7 +25,7 @@ from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
 from .format import id_text, json_text, one_line, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
-from .search import RANKING, apply_floor, cap, fetch_size, scored_strings, short_repr
+from .search import RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
@@ -373,6 +373,8 @@ class HistoryIndex(db.Opened):
         # The memory search's strings, idf and sum; one matching nothing adds nothing.
         scored = scored_strings(conn, query, "history_fts")
         counts.update((s.fts, s.files) for s in scored)
+        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, "history_fts",
+                       "history_messages")
         scored = [s for s in scored if s.files]
         if not scored:
             return [], 0

@@ -23,7 +23,11 @@ from .errors import InvalidArgument, NoSearchableWords
 # tokens do: a stressed Russian "моло́ко" (no NFC form) is one token of the
 # index, and \w alone split it into "моло" and "ко", which no file holds.
 # Quoted, a mark unicode61 does not glue still splits the word into a phrase.
-_WORD = re.compile(r"\w[\w\u0300-\u036f]*")
+# "_" joins a word's parts (snake_case, __init__) but is a separator to
+# unicode61, so a run of underscores alone is no word: searched, it was an
+# empty phrase named unmatched, and paired with a neighbour ("_ mean") it
+# scored that word a second time.
+_WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS).
 # Left out of queries because on LoCoMo (bench/RANKING.md) they cost recall:

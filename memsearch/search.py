@@ -111,6 +111,18 @@ SELECT rowid, snippet(memory_fts_idx, -1, ?, ?, ?, ?)
 FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 """
 
+# Whether a row the filters let through matches a string (one statement a
+# term, stopping at its first such row): scored_strings() counts each string
+# over the whole index, for its idf, so under a filter (a scope, a type; in
+# history a project, a role) a word held only by rows left out counted as
+# matched, and hits lacking it passed for answers about it; past MAX_STRINGS
+# (a pasted paragraph or error message, one OR query) no word is counted at
+# all, and every word passed for matched. CROSS JOIN keeps the match first:
+# SQLite otherwise chose to walk every file of the scope, probing FTS5 once
+# for each.
+ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
+           " WHERE {fts} MATCH ?{filters})")
+
 # FTS5's row count: the first varint of row 1 of its data table, one lookup
 # where count(*) would read a whole index at every query.
 FILE_COUNT = "SELECT block FROM {fts}_data WHERE id = 1"
@@ -196,24 +208,41 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
         roots: list[str] | None = None, counts: dict | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped. ``roots``:
     keys of the roots whose rows may be shown (None: all). ``counts``: filled
-    with {FTS5 string: files it matches}."""
+    with {FTS5 string: files it matches}, 0 for a term no file the filters
+    let through matches."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     if roots is not None and not _only_roots(conn, roots):
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
     else:
         roots = None
+    params = [*active.values(), *(roots or ())]
     size = fetch_size(limit)
     scored = scored_strings(conn, query)
     if counts is not None:
         counts.update((s.fts, s.files) for s in scored)
-    rows = _rank(conn, scored, size, where, [*active.values(), *(roots or ())])
+        mark_unmatched(conn, query, counts, where, params)
+    rows = _rank(conn, scored, size, where, params)
     kept = apply_floor(rows, floor, score=itemgetter(4))  # measured from the best score, before any move
     if DEMOTE_INDEXES:
         kept = demote_indexes(kept)
     excerpts = snippets(conn, query, [row[5] for row in kept[:limit]])
     hits = [Hit(*row[:5], excerpts.get(row[5], "")) for row in kept[:limit]]
     return hits, len(rows) - len(kept)
+
+
+def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: str, params: list,
+                   fts: str = "memory_fts_idx", rows: str = "memory_fts") -> None:
+    """Set ``counts`` to 0 for each term of ``query`` that no row of ``rows`` (as ``m``) that
+    ``where`` (" AND ..." conditions on ``m``, with ``params``) lets through matches, for
+    memsearch.query.unmatched(). A term counted without a filter needs no check."""
+    sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
+    for term in query.terms:
+        files = counts.get(term)
+        if files == 0 or (files is not None and not where):
+            continue
+        if not conn.execute(sql, [term, *params]).fetchone()[0]:
+            counts[term] = 0
 
 
 class Scored(NamedTuple):

@@ -574,6 +574,21 @@ def test_words_no_message_holds_are_named_as_in_a_memory_search(hroot, tmp_path)
     assert json.loads(run("history", "webhook", "--json", *common).stdout)["unmatched"] == []
 
 
+def test_a_word_only_messages_outside_the_filters_hold_is_named_unmatched(history, hroot):
+    """--role assistant cannot show the user's message holding "stripe": the hits lack it."""
+    transcript(hroot, [line("user", "the stripe secret lives in vault"),
+                       line("assistant", "the webhook secret is rotated yearly")], session="s-9")
+    assert history.search_result("stripe webhook").unmatched == ()
+    result = history.search_result("stripe webhook", role="assistant")
+    assert [h.role for h in result.hits] == ["assistant"] and result.unmatched == ("stripe",)
+
+
+def test_a_very_long_query_names_the_words_no_message_holds(history, hroot):
+    words = [f"w{i}" for i in range(70)]
+    transcript(hroot, [line("user", " ".join(words))], session="s-9")
+    assert history.search_result(" ".join(words) + " stripe").unmatched == ("stripe",)
+
+
 def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot, tmp_path):
     """A transcript's sessionId is its author's text: with spaces it read as the hit's project, score
     and role, and the "open a session" line was a command with a second one in it."""

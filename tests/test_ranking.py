@@ -132,6 +132,20 @@ def test_a_very_long_query_is_one_or_query(root, tmp_path):
     assert result.fts_query == " OR ".join(f'"{word}"' for word in text.split())
 
 
+def test_a_very_long_query_names_the_words_no_file_holds(root, tmp_path):
+    """A pasted error message or paragraph is one OR query: its words were never counted, so
+    unmatched was always empty, whatever the files lacked."""
+    words = [f"w{i}" for i in range(MAX_STRINGS + 5)]
+    write(root, "n.md", " ".join(words))
+    write(root, "m.md", "gamma")
+    text = " ".join(words[:10]) + " stripe " + " ".join(words[10:]) + " gamma webhook"
+    assert not plan(text).separate
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        result = idx.search_result(text)
+        assert paths(result.hits)[0] == "n.md" and result.unmatched == ("stripe", "webhook")
+        assert idx.search_result(" ".join(words)).unmatched == ()
+
+
 def test_file_count_is_what_fts5_counts(root, tmp_path):
     for i in range(300):
         write(root, f"f{i}.md", f"note {i}")

@@ -2,6 +2,7 @@ import pytest
 
 from conftest import bump_mtime, paths, write
 from memsearch import MemoryIndex, MemsearchError, NoSearchableWords
+from memsearch.query import plan
 from memsearch.search import Hit, apply_floor
 
 
@@ -29,9 +30,20 @@ def test_fts5_syntax_in_query_is_searched_as_words(index):
 
 
 def test_empty_query_is_an_error_not_everything(index):
-    for text in ["", "  ", "*", '""']:
+    for text in ["", "  ", "*", '""', "_", "___", "_ -"]:
         with pytest.raises(NoSearchableWords):
             index.search(text)
+
+
+def test_underscores_alone_are_no_word(index):
+    """unicode61 reads "_" as a separator: "_" was an empty phrase, named unmatched, and paired
+    with the next word it scored that word a second time."""
+    alone = index.search_result("pgbouncer")
+    result = index.search_result("_ pgbouncer __")
+    assert result.fts_query == '"pgbouncer"' and result.unmatched == ()
+    assert [(h.path, h.score) for h in result.hits] == [(h.path, h.score) for h in alone.hits]
+    assert plan("__init__ py").terms == ('"__init__"', '"py"')  # joining parts, "_" stays in the word
+    assert plan("部署_").terms == ('"部署"',)
 
 
 def test_filters(index):
@@ -42,6 +54,24 @@ def test_filters(index):
     assert paths(index.search("checkpoint", scope="projects", scope_id="shop")) == ["projects/shop/checkpoint-2.md"]
     assert index.search("webhook", type="notes")[0].path == "sessions/s1/tasks/T1/notes.md"
     assert index.search("webhook", scope_id="nope") == []
+
+
+def test_a_word_only_files_outside_the_filters_hold_is_named_unmatched(index, root, tmp_path):
+    """Under --scope the hits cannot hold a word only other scopes' files do: saying nothing let a
+    hit on "cents" alone pass for one on "stripe cents"."""
+    from conftest import run_memsearch
+    from memsearch.tool import call_tool
+
+    assert index.search_result("stripe cents").unmatched == ()  # sessions/s1/tasks/T1/notes.md holds it
+    result = index.search_result("stripe cents", scope="projects")
+    assert paths(result.hits) == ["projects/shop/checkpoint-2.md"] and result.unmatched == ("stripe",)
+    assert index.search_result("stripe cents", type="checkpoint").unmatched == ("stripe",)
+    assert index.search_result("stripe cents", scope_id="s1").unmatched == ()
+    tool = call_tool(index, "memory_search", {"query": "stripe cents", "scope": "projects"})
+    assert tool.text.startswith("No memory file contains 'stripe':") and tool.data["unmatched"] == ["stripe"]
+    done = run_memsearch("query", "--root", root, "--db", tmp_path / "cli.db", "--scope", "projects",
+                         "stripe", "cents")
+    assert done.returncode == 0 and done.stdout.startswith("No memory file contains 'stripe':"), done.stderr
 
 
 def test_scope_and_type_ignore_letter_case_as_the_tool_does(index, root, tmp_path):
