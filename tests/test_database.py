@@ -107,7 +107,6 @@ def test_unwritable_database_location_is_a_clear_error(tree, tmp_path):
             idx.search("pgbouncer")
 
 
-
 def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp_path):
     """SQLite opens a file it cannot write read-only, and that connection
     stayed read-only: a long-lived index (an MCP server) opened meanwhile
@@ -121,7 +120,6 @@ def test_an_index_made_writable_again_is_written_by_an_index_kept_open(tree, tmp
             with pytest.raises(DatabaseError, match="readonly"):
                 idx.search("walrus")
         assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
-
 
 
 def test_reconcile_of_an_index_kept_open_follows_the_file_at_its_path(tree, tmp_path):
@@ -153,6 +151,7 @@ def test_a_wal_deleted_under_an_index_kept_open_locks_no_other_process_out(tree,
         r = run_memsearch("query", "walrus", "--root", tree, "--db", db)
         assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
 
+
 def _as_a_user() -> list:
     """A command prefix that runs a program bound by file modes, as a user's
     process is: root writes any file whatever its mode (CAP_DAC_OVERRIDE)."""
@@ -179,6 +178,7 @@ def test_a_query_while_the_index_was_read_only_leaves_it_writable_after(tree, tm
     r = subprocess.run(query, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
 
+
 def _hammer(root, db, seconds, errors):
     import time
 
@@ -189,7 +189,6 @@ def _hammer(root, db, seconds, errors):
                 idx.search("walrus")
     except Exception as ex:  # noqa: BLE001 - the test reports any failure
         errors.put(repr(ex))
-
 
 
 def test_threads_sharing_one_index_each_get_their_answer(root, tmp_path):
@@ -231,6 +230,8 @@ from memsearch import MemoryIndex
 idx = MemoryIndex(sys.argv[1], sys.argv[2])
 idx.search("walrus")
 done = threading.Event()
+
+
 def closer():
     while not done.is_set():
         idx.close()
@@ -254,6 +255,7 @@ def test_closing_an_index_while_another_thread_searches_it(root, tmp_path):
     done = subprocess.run([sys.executable, "-c", CLOSE_WHILE_SEARCHING, str(root), str(tmp_path / "db")],
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
+
 
 @pytest.mark.slow
 def test_two_processes_query_and_reconcile_without_lock_errors(root, tmp_path):
@@ -407,7 +409,6 @@ def test_a_db_that_is_not_a_regular_file_is_a_one_line_error(tree, tmp_path, spe
             idx.search("pgbouncer")
 
 
-
 def test_a_db_path_no_file_system_can_hold_is_a_memsearch_error(tree, tmp_path):
     """A NUL byte (every os call raises ValueError) or thousands of folders to
     make (os.makedirs recurses) raised out of the library unconverted."""
@@ -421,6 +422,7 @@ def test_a_db_path_no_file_system_can_hold_is_a_memsearch_error(tree, tmp_path):
     with MemoryIndex(tree, str(tmp_path) + "/d" * 3000 + "/x.db") as idx:
         with pytest.raises(DatabaseError, match="cannot create the index directory"):
             idx.search("pgbouncer")
+
 
 def _application_id(db):
     import sqlite3

@@ -15,6 +15,7 @@ from memsearch import transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history import CHECK_BYTES
 
+
 @pytest.fixture
 def hroot(tmp_path):
     r = tmp_path / "projects"
@@ -70,6 +71,8 @@ def test_claude_lines_are_cleaned_as_the_source_does(history, hroot):
     ({"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "word " * 2000}}, transcripts.TOOL_INPUT_CHARS),
     ({"type": "tool_result", "tool_use_id": "t", "content": "word " * 2000}, transcripts.TOOL_OUTPUT_CHARS),
 ])
+
+
 def test_each_part_is_capped(block, cap):
     kind = "user" if block["type"] == "tool_result" else "assistant"
     (part,) = transcripts.parse_line(json.dumps(line(kind, [block])).encode())
@@ -80,6 +83,8 @@ def test_each_part_is_capped(block, cap):
     ([{"type": "text", "text": "word " * 600}] * 1000, "assistant", transcripts.TEXT_CHARS),
     ([{"type": "tool_use", "id": "t", "name": "Bash", "input": "word " * 200}] * 1000, "tool", transcripts.TOOL_CHARS),
 ])
+
+
 def test_a_line_of_many_blocks_is_capped_as_a_whole(blocks, role, cap):
     """A hostile line of a thousand blocks, each under its cap, makes no
     message of megabytes (snippet() would cost the square of its words)."""
@@ -101,7 +106,6 @@ def test_plain_format_is_indexed_too(history, hroot):
     assert sorted((h.role, h.session, h.project) for h in hits) == [
         ("assistant", "run-7", "other-agent"), ("user", "run-7", "other-agent")]
     assert {h.at for h in hits} == {"2025-02-01T08:00:00Z", "2025-02-01T08:53:20Z"}
-
 
 
 def test_a_sessions_messages_keep_their_file_order_when_some_have_no_time(history, hroot):
@@ -179,6 +183,8 @@ def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00", "2025-13-45T99:99:99Z",
                                 "2025-02-30T10:00:00.5Z", "2025-01-01T10:00:00+05:00Z", "0000-01-01T00:00:00Z"])
+
+
 def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
     transcript(hroot, [line("user", "overflowword", at=at), line("user", "fineword")])
     (hit,) = history.search("overflowword")
@@ -190,6 +196,8 @@ def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
                                      ("2025-01-20T11:57:17Z", "2025-01-20T11:57:17Z"),
                                      ("2025-01-20T13:57:17+02:00", "2025-01-20T11:57:17Z"),
                                      (1737374237716, "2025-01-20T11:57:17Z")])
+
+
 def test_a_real_timestamp_is_kept_in_utc(history, hroot, at, utc):
     transcript(hroot, [line("user", "timedword", at=at)])
     (hit,) = history.search("timedword")
@@ -220,7 +228,6 @@ def test_bad_search_arguments_are_memsearch_errors(history, hroot):
     assert issubclass(InvalidArgument, ValueError)  # what these raised before
 
 
-
 def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
     """README: a bad argument raises InvalidArgument. No folder was a plain
     ValueError, a number or bytes for a folder or db_path a TypeError, a NUL
@@ -240,6 +247,7 @@ def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
             HistoryIndex([folder], db)
     with HistoryIndex((f for f in [hroot]), db) as history:  # any iterable, as before
         assert history.roots == (str(hroot),)
+
 
 def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
     from memsearch import history as history_mod
@@ -394,7 +402,6 @@ def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
     assert added < result.refresh.bytes_read
 
 
-
 def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
     """README: delete the history database to force a full re-read. A
     HistoryIndex kept open (the MCP server's history tools) kept its
@@ -407,6 +414,7 @@ def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(h
         os.unlink(f"{tmp_path / 'index.db'}{suffix}")
     assert texts(history, "theta") == ["theta replaced"]
     assert (tmp_path / "index.db").exists()
+
 
 def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
     # A half-written last line lies past what was taken: the file may shrink

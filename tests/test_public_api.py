@@ -99,7 +99,6 @@ def test_the_other_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path
         assert idx.reconcile().skipped[0].path == "global/g/a.md"
 
 
-
 def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
     """A number, bytes, a NUL or a lone surrogate raised AttributeError,
     TypeError, ValueError or UnicodeEncodeError; a lone string was taken as

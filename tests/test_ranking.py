@@ -30,6 +30,8 @@ from memsearch.query import MAX_STRINGS, STOP_WORDS, Query, is_phrase, plan
         ("when did it", ['"when"', '"did"', '"it"'], []),
     ],
 )
+
+
 def test_plan(text, terms, pairs):
     assert plan(text) == Query(tuple(terms), tuple(pairs))
 
@@ -166,6 +168,8 @@ def test_file_count_of_an_empty_index(root, tmp_path):
 
 @pytest.mark.parametrize("value, encoded", [(0, b"\x00"), (127, b"\x7f"), (128, b"\x81\x00"), (300, b"\x82\x2c"),
                                             (2**57, b"\x81\x80\x80\x80\x80\x80\x80\x80\x00")])
+
+
 def test_varint(value, encoded):
     assert search_mod._varint(encoded + b"\x05\x07") == value
 

@@ -175,6 +175,8 @@ def test_config_file_overrides(root, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("line", ['reconcile = "yes"', "floor = 2", "max_file_bytes = true",
                                   "sync_timeout = -1", "floor = ["])
+
+
 def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, line):
     """Every wrong setting (and unparsable TOML) is the project's own error,
     one line naming the setting or the file, never a bare ValueError."""
@@ -245,6 +247,8 @@ def test_a_long_files_excerpt_comes_from_where_most_query_words_meet(root, tmp_p
     ("提交到 仓库里", "提交到 仓库里", "<<提交到>> <<仓库里>>"),  # CJK words: groups of pairs
     ("walrus* pelican", "walrus never forgets a pelican", "<<walrus>> never forgets a <<pelican>>"),
 ])
+
+
 def test_a_long_files_excerpt_where_most_words_meet_for_every_kind_of_word(root, tmp_path, query, words,
                                                                            expected):
     """The guess of the likeliest slice reads each string of the query, CJK
