@@ -21,7 +21,7 @@ import re
 
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
            "segment", "segmented", "unsegment_snippet"]
 
 # Joins the bigrams of a run and splits it from letters glued to it
@@ -55,7 +55,17 @@ _CJK_CLASS = (
     "\U0001b000-\U0001b16f"  # Kana supplement and extensions
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
-_WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")  # as memsearch.query reads words
+
+# A query's word, here and in memsearch.query, goes on through combining
+# diacritics (U+0300-U+036F) as unicode61 tokens do: a stressed Russian
+# "моло́ко" (no NFC form) is one token of the index, and \w alone split it
+# into "моло" and "ко", which no file holds.
+# Quoted, a mark unicode61 does not glue still splits the word into a phrase.
+# "_" joins a word's parts (snake_case, __init__) but is a separator to
+# unicode61, so a run of underscores alone is no word: searched, it was an
+# empty phrase named unmatched, and paired with a neighbour ("_ mean") it
+# scored that word a second time.
+WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring
@@ -233,7 +243,7 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
     if mode not in WORD_MODES:
         raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
     terms: list[str] = []
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         if word.isascii():  # no CJK, no full-width letters: one quoted token
             terms.append(_quote(word))
             continue

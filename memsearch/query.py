@@ -16,18 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .cjk import has_cjk, nfc, query_terms
+from .cjk import WORD, has_cjk, nfc, query_terms
 from .errors import InvalidArgument, NoSearchableWords
-
-# A word goes on through combining diacritics (U+0300-U+036F) as unicode61
-# tokens do: a stressed Russian "моло́ко" (no NFC form) is one token of the
-# index, and \w alone split it into "моло" and "ко", which no file holds.
-# Quoted, a mark unicode61 does not glue still splits the word into a phrase.
-# "_" joins a word's parts (snake_case, __init__) but is a separator to
-# unicode61, so a run of underscores alone is no word: searched, it was an
-# empty phrase named unmatched, and paired with a neighbour ("_ mean") it
-# scored that word a second time.
-_WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS).
 # Left out of queries because on LoCoMo (bench/RANKING.md) they cost recall:
@@ -80,7 +70,7 @@ def is_phrase(fragment: str) -> bool:
 def words(text: str) -> list[str]:
     """The query's words, in order, each once (case-insensitively)."""
     first: dict[str, str] = {}  # casefolded word -> its first spelling
-    for word in _WORD.findall(nfc(text)):
+    for word in WORD.findall(nfc(text)):
         first.setdefault(word.casefold(), word)
     return list(first.values())
 
@@ -109,7 +99,7 @@ def plan(text: str) -> Query:
     # the index never holds (a full-width word is left unpaired too; a word
     # also searched case folded is paired as typed, as it was before).
     plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
-    sequence = _WORD.findall(nfc(text))
+    sequence = WORD.findall(nfc(text))
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):
         key_a, key_b = a.casefold(), b.casefold()
