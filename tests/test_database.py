@@ -534,3 +534,32 @@ def test_a_damaged_index_another_process_rebuilt_meanwhile_is_not_set_aside_agai
     assert [h.path for h in other.search("zeppelin")] == ["global/user/new.md"]  # its index is still in place
     other.close()
     assert [p.name for p in tmp_path.iterdir() if ".bad-" in p.name] == ["index.db.bad-other"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+def test_too_few_file_descriptors_is_one_line_never_a_traceback(tree, tmp_path):
+    """`memsearch index` under ever lower `ulimit -n`: each run either works or
+    fails with one `Error:` line, exit 2. Reading the schema migrations out of
+    descriptors was a traceback (OSError: Too many open files)."""
+    import resource
+
+    def capped(n):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    # Below the limit at which the interpreter can import what memsearch needs, nothing of ours ran.
+    imports = "import sqlite3, click, memsearch.cli, memsearch.index, memsearch.reconcile, memsearch.migrate"
+    failed = []
+    for n in range(4, 16):
+        if subprocess.run([sys.executable, "-c", imports], capture_output=True, preexec_fn=capped(n)).returncode:
+            continue
+        db = tmp_path / f"index-{n}.db"
+        r = subprocess.run([memsearch_exe(), "index", "--root", str(tree), "--db", str(db)],
+                           capture_output=True, text=True, preexec_fn=capped(n))
+        assert "Traceback" not in r.stderr, (n, r.stderr)
+        if r.returncode:
+            assert r.returncode == 2 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, (n, r.stderr)
+            failed.append(n)
+        else:
+            break  # enough descriptors from here on
+    assert failed, "no limit low enough to fail: the test tested nothing"
+    assert r.returncode == 0, "no limit high enough to build the index"
