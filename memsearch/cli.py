@@ -17,8 +17,8 @@ from contextlib import ExitStack, contextmanager
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import (EXIT_ERROR, CommandFailed, chosen_roots, one_line_errors, open_index, print_warning,
-                       run_query)
+from .commands import (EXIT_ERROR, OUT_OF_MEMORY, CommandFailed, chosen_roots, one_line_errors, open_index,
+                       print_warning, run_query)
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -38,6 +38,8 @@ class Command(click.Command):
             return super().invoke(ctx)
         except (CommandFailed, MemsearchError) as ex:
             raise Failure(str(ex)) from None
+        except MemoryError:
+            raise Failure(OUT_OF_MEMORY) from None
 
 
 class Group(click.Group):

@@ -25,6 +25,14 @@ class CommandFailed(Exception):
     """A command cannot go on; its message is one line for the user."""
 
 
+# What a command that ran out of memory says (under a cap such as `ulimit -v`,
+# or on a full machine): SQLite reports SQLITE_NOMEM as a MemoryError, in the
+# middle of a build of large files. Its write transaction is rolled back, so the
+# index is left as its last commit had it, and a run with more memory goes on.
+OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free some memory or raise the"
+                 " limit (ulimit -v) and run again")
+
+
 def echo(message: str, err: bool = False) -> None:
     """click.echo(message, err=err), without importing click where click would
     only write the line and flush: a text stream with a real encoding, and no

@@ -47,6 +47,9 @@ def quick_query(argv) -> int | None:
     except commands.CommandFailed as ex:
         commands.echo(f"Error: {ex}", err=True)
         return commands.EXIT_ERROR
+    except MemoryError:
+        commands.echo(f"Error: {commands.OUT_OF_MEMORY}", err=True)
+        return commands.EXIT_ERROR
     except (EOFError, KeyboardInterrupt):
         commands.echo("", err=True)  # closes the terminal's ^C line
         commands.echo("Aborted!", err=True)
