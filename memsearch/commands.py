@@ -19,6 +19,9 @@ from .errors import MemsearchError
 
 EXIT_NO_HITS = 1
 EXIT_ERROR = 2
+# Ctrl-C: the shell's status for a process SIGINT stopped (128 + 2). click's
+# own, 1, is EXIT_NO_HITS: a script read an interrupted query as "not recorded".
+EXIT_INTERRUPTED = 130
 
 
 class CommandFailed(Exception):
