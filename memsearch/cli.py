@@ -2,7 +2,7 @@
 
 Exit codes (grep's convention): 0 hits found (or command succeeded),
 1 query ran and found nothing, 2 error (bad usage, bad query, unusable
-root or index).
+root or index), 130 interrupted (Ctrl-C).
 
 What the commands share with the console script's quick path for
 `memsearch query` (memsearch.entry) lives in memsearch.commands, free of
@@ -17,8 +17,8 @@ from contextlib import ExitStack, contextmanager
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import (EXIT_ERROR, CommandFailed, chosen_roots, one_line_errors, open_index, print_warning,
-                       run_query)
+from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, OUT_OF_MEMORY, CommandFailed, chosen_roots, one_line_errors,
+                       open_index, print_warning, run_query)
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -38,6 +38,12 @@ class Command(click.Command):
             return super().invoke(ctx)
         except (CommandFailed, MemsearchError) as ex:
             raise Failure(str(ex)) from None
+        except MemoryError:
+            raise Failure(OUT_OF_MEMORY) from None
+        except KeyboardInterrupt:  # what click prints for it, with EXIT_INTERRUPTED for its status
+            click.echo(err=True)
+            click.echo("Aborted!", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
 class Group(click.Group):

@@ -19,10 +19,21 @@ from .errors import MemsearchError
 
 EXIT_NO_HITS = 1
 EXIT_ERROR = 2
+# Ctrl-C: the shell's status for a process SIGINT stopped (128 + 2). click's
+# own, 1, is EXIT_NO_HITS: a script read an interrupted query as "not recorded".
+EXIT_INTERRUPTED = 130
 
 
 class CommandFailed(Exception):
     """A command cannot go on; its message is one line for the user."""
+
+
+# What a command that ran out of memory says (under a cap such as `ulimit -v`,
+# or on a full machine): SQLite reports SQLITE_NOMEM as a MemoryError, in the
+# middle of a build of large files. Its write transaction is rolled back, so the
+# index is left as its last commit had it, and a run with more memory goes on.
+OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free some memory or raise the"
+                 " limit (ulimit -v) and run again")
 
 
 def echo(message: str, err: bool = False) -> None:

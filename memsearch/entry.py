@@ -47,10 +47,13 @@ def quick_query(argv) -> int | None:
     except commands.CommandFailed as ex:
         commands.echo(f"Error: {ex}", err=True)
         return commands.EXIT_ERROR
-    except (EOFError, KeyboardInterrupt):
+    except MemoryError:
+        commands.echo(f"Error: {commands.OUT_OF_MEMORY}", err=True)
+        return commands.EXIT_ERROR
+    except (EOFError, KeyboardInterrupt) as ex:
         commands.echo("", err=True)  # closes the terminal's ^C line
         commands.echo("Aborted!", err=True)
-        return 1
+        return commands.EXIT_INTERRUPTED if isinstance(ex, KeyboardInterrupt) else 1
     except OSError as ex:
         if ex.errno != errno.EPIPE:
             raise

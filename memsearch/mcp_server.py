@@ -91,15 +91,36 @@ def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
 def serve(index: MemoryIndex) -> None:
     """Serve ``index`` over stdin/stdout until the client hangs up."""
     require_sdk()
+    import threading
+
     import anyio
+
+    # The event loop runs in a daemon thread, and this one only waits for it. On Ctrl-C the
+    # loop could not end: the SDK reads stdin (and writes stdout) in worker threads a
+    # cancellation waits for, so the server lived on until the client sent another line or
+    # hung up. Here Ctrl-C stops the wait at once, and the loop's threads, daemons too since
+    # they are started from a daemon, cannot hold the process when it exits.
+    ended = threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            anyio.run(_serve, index)
+        except BaseException as ex:  # noqa: BLE001 - raised again below, in the caller's thread
+            failed.append(ex)
+        finally:
+            ended.set()
 
     with live_freshness(index):
         try:
-            anyio.run(_serve, index)
+            threading.Thread(target=run, name="memsearch-mcp", daemon=True).start()
+            ended.wait()
         except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
-            pass
+            return
         finally:
-            tool.close_history(index)  # the history tools' connection, opened at their first call
+            tool.close_history(index)
+    if failed:
+        raise failed[0]  # the history tools' connection, opened at their first call
 
 
 async def _serve(index: MemoryIndex) -> None:

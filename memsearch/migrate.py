@@ -17,7 +17,7 @@ import sqlite3
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from .errors import SchemaTooNew
+from .errors import DatabaseError, SchemaTooNew
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,8 +34,23 @@ def _listed() -> tuple[tuple[int, str, str], ...]:
     folder = os.path.join(here, "migrations")
     if not os.path.isdir(folder):
         folder = os.path.join(os.path.dirname(here), "migrations")
-    found = ((_NAME.match(name), name) for name in os.listdir(folder))
+    found = ((_NAME.match(name), name) for name in _read(os.listdir, folder))
     return tuple(sorted((int(m[1]), m[2], os.path.join(folder, name)) for m, name in found if m))
+
+
+def _read(read, path: str):
+    # Every command opens an index, and with it reads these files: out of file
+    # descriptors (ulimit -n) or in a damaged install, that must be one line, not a traceback.
+    try:
+        return read(path)
+    except OSError as ex:
+        raise DatabaseError(f"cannot read memsearch's schema migrations {path} ({ex.strerror or ex});"
+                            " raise the open-file limit (ulimit -n) or reinstall memsearch") from None
+
+
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def available() -> list[tuple[int, str, Path]]:
@@ -69,8 +84,7 @@ def migrate(conn: sqlite3.Connection) -> int:
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            with open(path, encoding="utf-8") as f:
-                script = f.read()
+            script = _read(_text, path)
             for statement in split_statements(script):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name))

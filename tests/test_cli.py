@@ -219,3 +219,44 @@ def test_errors_stay_one_line_whatever_name_they_quote(tmp_path):
         r = cli("query", *argv)
         assert r.exit_code == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
         assert not any(c in r.stderr for c in "\x1b\u2028") and "x\\x0aError" in r.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+@pytest.mark.parametrize("command", ["index", "query"])
+def test_ctrl_c_in_a_cold_build_exits_130_and_the_next_run_indexes_every_file(tmp_path, command):
+    """Ctrl-C while a build reads the files: "Aborted!", exit 130 (it was 1,
+    which for `memsearch query` means "found nothing"), no traceback, and the
+    next run finds every file: the interrupted write left nothing half done."""
+    import signal
+
+    root = tmp_path / "memory"
+    for n in range(200):
+        write(root, f"projects/p{n % 10}/note{n}.md", f"note number{n} about stripe\n")
+    db = tmp_path / "index.db"
+    # The real entry point, with a pause in the middle of reading the files: the signal lands mid-build.
+    stall = ("import sys, time, memsearch.reconcile as r\n"
+             "real, calls = r.prepare_one, []\n"
+             "def slow(*args):\n"
+             "    calls.append(1)\n"
+             "    if len(calls) == 100:\n"
+             "        print('reading', file=sys.stderr, flush=True)\n"
+             "        time.sleep(60)\n"
+             "    return real(*args)\n"
+             "r.prepare_one = slow\n"
+             "from memsearch.entry import entry\n"
+             "sys.argv[0] = 'memsearch'\n"
+             "entry()\n")
+    args = [command, *(["stripe"] if command == "query" else []), "--root", str(root), "--db", str(db)]
+    proc = subprocess.Popen([sys.executable, "-c", stall, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stderr.readline() == "reading\n"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)  # a guard against a hang, not a measure
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err, out) == (130, "\nAborted!\n", "")
+    report = json.loads(cli("index", "--json", "--root", str(root), "--db", str(db)).stdout)
+    assert (report["added"], report["unchanged"]) == (200, 0)

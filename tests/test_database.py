@@ -534,3 +534,54 @@ def test_a_damaged_index_another_process_rebuilt_meanwhile_is_not_set_aside_agai
     assert [h.path for h in other.search("zeppelin")] == ["global/user/new.md"]  # its index is still in place
     other.close()
     assert [p.name for p in tmp_path.iterdir() if ".bad-" in p.name] == ["index.db.bad-other"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+def test_too_few_file_descriptors_is_one_line_never_a_traceback(tree, tmp_path):
+    """`memsearch index` under ever lower `ulimit -n`: each run either works or
+    fails with one `Error:` line, exit 2. Reading the schema migrations out of
+    descriptors was a traceback (OSError: Too many open files)."""
+    import resource
+
+    def capped(n):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    # Below the limit at which the interpreter can import what memsearch needs, nothing of ours ran.
+    imports = "import sqlite3, click, memsearch.cli, memsearch.index, memsearch.reconcile, memsearch.migrate"
+    failed = []
+    for n in range(4, 16):
+        if subprocess.run([sys.executable, "-c", imports], capture_output=True, preexec_fn=capped(n)).returncode:
+            continue
+        db = tmp_path / f"index-{n}.db"
+        r = subprocess.run([memsearch_exe(), "index", "--root", str(tree), "--db", str(db)],
+                           capture_output=True, text=True, preexec_fn=capped(n))
+        assert "Traceback" not in r.stderr, (n, r.stderr)
+        if r.returncode:
+            assert r.returncode == 2 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, (n, r.stderr)
+            failed.append(n)
+        else:
+            break  # enough descriptors from here on
+    assert failed, "no limit low enough to fail: the test tested nothing"
+    assert r.returncode == 0, "no limit high enough to build the index"
+
+
+@pytest.mark.parametrize("command", ["index", "query"])
+def test_out_of_memory_is_one_line_and_the_next_run_builds_the_index(tmp_path, command):
+    """SQLite out of memory mid-build (here its heap capped with PRAGMA
+    hard_heap_limit, as `ulimit -v` caps it on large files): one `Error:`
+    line, exit 2, and a run with memory builds the index. It was a
+    MemoryError traceback, exit 1 (`memsearch query`'s "no hits")."""
+    root = tmp_path / "memory"
+    words = " ".join(f"w{i}x{i * 7919 % 10007}" for i in range(60_000))
+    for n in range(3):
+        write(root, f"global/g/big{n}.md", f"{words} needle{n}\n")
+    db = tmp_path / "index.db"
+    args = [command, *(["needle1"] if command == "query" else []), "--root", str(root), "--db", str(db)]
+    capped = ("import sqlite3, sys; sqlite3.connect(':memory:').execute('PRAGMA hard_heap_limit = 2000000');"
+              "from memsearch.entry import entry; sys.argv[0] = 'memsearch'; entry()")
+    r = subprocess.run([sys.executable, "-c", capped, *args], capture_output=True, text=True)
+    assert (r.returncode, r.stderr.count("\n")) == (2, 1), r.stderr
+    assert r.stderr.startswith("Error: out of memory")
+    r = subprocess.run([memsearch_exe(), "query", "needle1", "--root", str(root), "--db", str(db)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "global/g/big1.md" in r.stdout, r.stderr

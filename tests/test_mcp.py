@@ -275,3 +275,41 @@ def test_the_server_exits_on_stdin_eof_after_a_huge_call(tree, tmp_path):
             proc.stdout.close()
     result = answers[2]["result"]
     assert result["isError"] and "no memory file has a path longer than 4096 bytes" in result["content"][0]["text"]
+
+
+def test_ctrl_c_stops_the_server_while_it_waits_for_the_client(tree, tmp_path):
+    """Ctrl-C while the server waits for a request (stdin open, idle): it
+    exits 0 and quietly, leaving its watcher stopped. It used to live on until
+    the client sent another line or hung up: the SDK's stdin reader blocks a
+    worker thread the loop's cancellation waits for."""
+    import json
+    import signal
+    import subprocess
+
+    db = tmp_path / "index.db"
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}}}
+    with open(tmp_path / "stderr.log", "w") as errlog:
+        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(db)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
+        try:
+            proc.stdin.write(json.dumps(initialize) + "\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["id"] == 1  # serving, and now reading stdin again
+            proc.send_signal(signal.SIGINT)
+            try:
+                code = proc.wait(timeout=TIMEOUT_S)  # a guard against a hang, not a measure
+            except subprocess.TimeoutExpired:
+                code = "still running"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+    assert code == 0
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+    status = subprocess.run([memsearch_exe(), "status", "--json", "--root", str(tree), "--db", str(db)],
+                            capture_output=True, text=True, check=True)
+    assert json.loads(status.stdout)["watcher"] == "stopped"
