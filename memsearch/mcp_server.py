@@ -118,9 +118,9 @@ def serve(index: MemoryIndex) -> None:
         except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
             return
         finally:
-            tool.close_history(index)
+            tool.close_history(index)  # the history tools' connection, opened at their first call
     if failed:
-        raise failed[0]  # the history tools' connection, opened at their first call
+        raise failed[0]
 
 
 async def _serve(index: MemoryIndex) -> None:
