@@ -14,6 +14,8 @@ import importlib
 import inspect
 import json
 import logging
+import os
+import signal
 from typing import Any, Iterator
 
 from . import tool
@@ -93,13 +95,37 @@ def serve(index: MemoryIndex) -> None:
     require_sdk()
     import anyio
 
-    with live_freshness(index):
+    with contextlib.ExitStack() as cleanup, ended_by_signals(cleanup.close):
+        cleanup.callback(tool.close_history, index)  # the history tools' connection, opened at their first call
+        cleanup.enter_context(live_freshness(index))
+        anyio.run(_serve, index)
+
+
+# How a host stops a server that outlives its stdin, and Ctrl-C in a terminal.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def ended_by_signals(cleanup) -> Iterator[None]:
+    """While serving, SIGTERM and SIGINT run ``cleanup`` (the watcher marks its rows stopped),
+    then end the process with the signal's own exit status. Unwinding cannot end it:
+    the SDK reads stdin in a thread blocked in read(), which nothing cancels, and the event
+    loop waits for it; Ctrl-C hung until the client's next line, and SIGTERM's default action
+    skipped the cleanup, leaving rows that claimed a live watcher."""
+
+    def stop(signum, frame):
         try:
-            anyio.run(_serve, index)
-        except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
-            pass
-        finally:
-            tool.close_history(index)  # the history tools' connection, opened at their first call
+            cleanup()
+        finally:  # a failed cleanup must not keep the process alive
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 async def _serve(index: MemoryIndex) -> None:
