@@ -14,6 +14,7 @@ import importlib
 import inspect
 import json
 import logging
+import signal
 from typing import Any, Iterator
 
 from . import tool
@@ -111,6 +112,11 @@ def serve(index: MemoryIndex) -> None:
         finally:
             ended.set()
 
+    # SIGTERM, how a host stops a server that outlives its stdin, ends the wait as Ctrl-C does
+    # (as for `memsearch watch`): its default action skipped the cleanup below, and the rows of
+    # the watcher went on claiming a live one.
+    main = threading.current_thread() is threading.main_thread()  # where signal handlers can be set
+    previous = signal.signal(signal.SIGTERM, lambda *_: ended.set()) if main else None
     with live_freshness(index):
         try:
             threading.Thread(target=run, name="memsearch-mcp", daemon=True).start()
@@ -118,6 +124,8 @@ def serve(index: MemoryIndex) -> None:
         except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop
             return
         finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
             tool.close_history(index)  # the history tools' connection, opened at their first call
     if failed:
         raise failed[0]

@@ -8,11 +8,13 @@ would turn a leaked one into a failure).
 import asyncio
 import inspect
 import os
+import signal
 
+import pytest
 from mcp import ClientSession, StdioServerParameters  # the [test] extra installs the SDK
 from mcp.client.stdio import stdio_client
 
-from conftest import bump_mtime, memsearch_exe, write
+from conftest import bump_mtime, memsearch_exe, run_memsearch, write
 
 # The SDK takes seconds to import on a busy machine; the server must be up
 # and answering well within this.
@@ -232,39 +234,49 @@ def test_hostile_reads_are_one_line_errors_and_the_next_call_is_served(tree, tmp
     assert len(reads) == 6 and all(not r["isError"] and r["text"].startswith("okapi") for r in reads), reads
 
 
+INIT_LINES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
+def answered(proc, wanted) -> dict:
+    """The server's answers read off its stdout until the one with id ``wanted`` (or EOF)."""
+    import json
+    import threading
+
+    answers = {}
+
+    def read_answers():
+        while wanted not in answers:
+            line = proc.stdout.readline()
+            if not line:
+                return
+            answer = json.loads(line)
+            answers[answer.get("id")] = answer
+
+    reader = threading.Thread(target=read_answers, daemon=True)
+    reader.start()
+    reader.join(TIMEOUT_S)  # a guard against a hang, not a measure
+    return answers
+
+
 def test_the_server_exits_on_stdin_eof_after_a_huge_call(tree, tmp_path):
     """Raw JSON-RPC lines, then a 10 MB memory_read, then EOF: the server
     answers with an error and exits (it used to keep resolving the path)."""
     import json
     import subprocess
-    import threading
 
-    lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "memory_read", "arguments": {"path": "x" * 10_000_000 + ".md"}}},
-    ]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "memory_read", "arguments": {"path": "x" * 10_000_000 + ".md"}}}
     with open(tmp_path / "stderr.log", "w") as errlog:
         proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(tmp_path / "index.db")],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
         try:
-            proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
             proc.stdin.flush()
-            answers = {}
-
-            def read_answers():
-                while 2 not in answers:
-                    line = proc.stdout.readline()
-                    if not line:
-                        return
-                    answer = json.loads(line)
-                    answers[answer.get("id")] = answer
-
-            reader = threading.Thread(target=read_answers, daemon=True)
-            reader.start()
-            reader.join(TIMEOUT_S)  # a guard against a hang, not a measure
+            answers = answered(proc, 2)
             assert 2 in answers, "no answer to the 10 MB call"
             proc.stdin.close()  # EOF: the client hung up
             assert proc.wait(timeout=TIMEOUT_S) == 0
@@ -277,39 +289,37 @@ def test_the_server_exits_on_stdin_eof_after_a_huge_call(tree, tmp_path):
     assert result["isError"] and "no memory file has a path longer than 4096 bytes" in result["content"][0]["text"]
 
 
-def test_ctrl_c_stops_the_server_while_it_waits_for_the_client(tree, tmp_path):
-    """Ctrl-C while the server waits for a request (stdin open, idle): it
-    exits 0 and quietly, leaving its watcher stopped. It used to live on until
-    the client sent another line or hung up: the SDK's stdin reader blocks a
-    worker thread the loop's cancellation waits for."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_path, sig):
+    """SIGTERM (a host stopping the server) and Ctrl-C, with the client still connected: the
+    server ends with status 0, as `memsearch watch` does, its watcher's rows marked stopped. Ctrl-C
+    hung until the client's next line (the SDK's stdin thread); SIGTERM left rows claiming a
+    live watcher."""
     import json
-    import signal
     import subprocess
 
     db = tmp_path / "index.db"
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                             "clientInfo": {"name": "t", "version": "1"}}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
     with open(tmp_path / "stderr.log", "w") as errlog:
         proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(db)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
         try:
-            proc.stdin.write(json.dumps(initialize) + "\n")
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
             proc.stdin.flush()
-            assert json.loads(proc.stdout.readline())["id"] == 1  # serving, and now reading stdin again
-            proc.send_signal(signal.SIGINT)
+            assert not answered(proc, 2)[2]["result"]["isError"]
+            proc.send_signal(sig)  # stdin stays open: the host has not hung up
             try:
-                code = proc.wait(timeout=TIMEOUT_S)  # a guard against a hang, not a measure
+                status = proc.wait(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                code = "still running"
+                pytest.fail(f"memsearch mcp still running after {sig.name}")
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
             proc.stdin.close()
             proc.stdout.close()
-    assert code == 0
+    assert status == 0
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
-    status = subprocess.run([memsearch_exe(), "status", "--json", "--root", str(tree), "--db", str(db)],
-                            capture_output=True, text=True, check=True)
-    assert json.loads(status.stdout)["watcher"] == "stopped"
+    shown = json.loads(run_memsearch("status", "--root", tree, "--db", db, "--json").stdout)
+    assert shown["watcher"] == "stopped"
