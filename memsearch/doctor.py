@@ -57,6 +57,7 @@ class DoctorReport(NamedTuple):
     fixed: tuple[str, ...] = ()  # what --fix did
     remaining: tuple[Check, ...] = ()  # the checks after the fixes (= found without fix)
     notes: tuple[str, ...] = ()  # worth knowing, not problems
+    failed: str | None = None  # why a fix --fix tried failed, after those in ``fixed``
 
     @property
     def problems(self) -> list[Check]:
@@ -73,6 +74,7 @@ class DoctorReport(NamedTuple):
             "ok": self.ok,
             "found": [c.to_dict() for c in self.found],
             "fixed": list(self.fixed),
+            "fix_failed": self.failed,
             "problems": [c.to_dict() for c in self.problems],
             "notes": list(self.notes),
         }
@@ -86,14 +88,15 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
     found, notes = _run_checks(index)
     if not fix or all(c.ok for c in found):
         return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
+    fixed: list[str] = []
+    failed = None
     try:
-        fixed = _fix(index, found, checked)
+        _fix(index, found, checked, fixed)
     except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
-        text = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
-        fixed = [f"a fix failed: {text}"]
+        failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
     index.close()
     remaining, notes = _run_checks(index)
-    return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes))
+    return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
 
 
 # -- checks ---------------------------------------------------------------------------
@@ -283,16 +286,20 @@ def _notes(index) -> list[str]:
 
 # -- fixes ------------------------------------------------------------------------------
 
-def _fix(index, found: list[Check], checked: tuple[int, int] | None) -> list[str]:
+def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list[str]) -> None:
+    """Repair what ``found`` says can be, adding to ``fixed`` what was done
+    (kept if a later step raises)."""
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
         kept = db_mod.set_aside(index.db_path, why, checked)
         report = index.reconcile()
         if kept is None:  # not the file checked: another process set that aside and built this one
-            return [f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}"]
-        return [f"set the index aside as {kept.name} and rebuilt it from the files ({len(report.added)} files)"]
-    fixed = []
+            fixed.append(f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}")
+        else:
+            fixed.append(f"set the index aside as {kept.name} and rebuilt it from the files"
+                         f" ({len(report.added)} files)")
+        return
     if "fts-rebuild" in remedies:
         conn = index.conn
         with db_mod.write_transaction(conn):
@@ -300,22 +307,23 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None) -> list[str
         fixed.append("rebuilt the full-text index from the content table (FTS5 'rebuild')")
     if "reconcile" in remedies:
         fixed.append(f"reconciled with the files: {index.reconcile().summary()}")
-    return fixed
 
 
 def format_report(report: DoctorReport) -> str:
     """The report for a person: one line per check, then fixes, notes, verdict."""
     lines = [f"index {report.database}"]
     checks = report.remaining  # what the verdict counts (found, when nothing was fixed)
-    if report.fixed:
+    if report.fixed or report.failed:
         lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
         lines += [f"fixed   {what}" for what in report.fixed]
+    if report.failed:
+        lines.append(f"failed  a fix: {report.failed}")
     lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in checks]
     lines += [f"note    {n}" for n in report.notes]
     if report.ok:
         lines.append("healthy" + (" after the fixes above" if report.fixed else ""))
     else:
-        fixable = not report.fixed and any(c.remedy for c in report.problems)
+        fixable = not (report.fixed or report.failed) and any(c.remedy for c in report.problems)
         hint = "; `memsearch doctor --fix` repairs what it can" if fixable else ""
         lines.append(f"{len(report.problems)} problem(s) remain{hint}")
     return "\n".join(lines)

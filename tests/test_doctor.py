@@ -236,6 +236,22 @@ def test_an_index_file_queries_cannot_write_is_not_healthy(tree, tmp_path):
     assert not bad_copies(db)
 
 
+def test_a_fix_that_fails_is_reported_as_failed_not_as_fixed(tree, tmp_path):
+    """--fix on an index it cannot write: the reconcile it tries fails. That
+    was reported as "fixed   a fix failed: ..." (and in --json's "fixed")."""
+    db = built(tree, tmp_path / "db")
+    write(tree, "global/user/new.md", "a walrus note the fix must add")
+    with unwritable(db):
+        r = doctor("--root", str(tree), "--db", str(db), "--fix")
+        j = doctor("--root", str(tree), "--db", str(db), "--fix", "--json")
+    assert r.exit_code == 1 and "\nfailed  a fix: cannot write the index" in r.stdout, r.stdout
+    assert "fixed " not in r.stdout and "doctor --fix` repairs" not in r.stdout, r.stdout
+    report = json.loads(j.stdout)
+    assert report["fixed"] == [] and "cannot write the index" in report["fix_failed"] and not report["ok"]
+    healthy = json.loads(doctor("--root", str(tree), "--db", str(db), "--fix", "--json").stdout)
+    assert healthy["ok"] and healthy["fix_failed"] is None and healthy["fixed"]
+
+
 def test_a_database_folder_that_cannot_be_written_is_reported_not_set_aside(tree, tmp_path):
     """Without its -shm file, a WAL index in a frozen folder cannot even be
     read: not damage, so nothing is set aside (and nothing could be)."""
