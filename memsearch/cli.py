@@ -226,30 +226,33 @@ def watch(**root_opts):
     status` says which and why.
     """
     import signal
-    import threading
+    import time
 
     # Imported here: `memsearch query` must never pay for watchdog.
     from .watch import Watcher
 
     log_to_stderr()
-    stop = threading.Event()
+    # A plain list, not a threading.Event: the handler runs in this thread, and
+    # Event.set() there could wait forever for the lock this thread's own
+    # Event.wait() held when the signal came.
+    stop: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda signum, _: stop.append(signum))
     with open_index(**root_opts) as idx:
         watcher = Watcher(idx)
         watcher.start(wait=False)  # the first reconcile can be long: Ctrl-C must work during it
         try:
-            while watcher.state == "starting" and watcher.running and not stop.wait(0.1):
-                pass
-            if stop.is_set():
+            while watcher.state == "starting" and watcher.running and not stop:
+                time.sleep(0.1)
+            if stop:
                 return
             if watcher.state != "ready":
                 raise Failure(watcher.error or f"the watcher is {watcher.state}")
             count = idx.status()["files"]
             where = idx.root or ", ".join(r.path for r in idx.roots)
             click.echo(f"watching {where} ({count} files, index {idx.db_path}); Ctrl-C to stop", err=True)
-            while not stop.wait(0.5) and watcher.running:
-                pass
+            while not stop and watcher.running:
+                time.sleep(0.5)
         finally:
             watcher.stop()
 

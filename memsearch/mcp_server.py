@@ -114,9 +114,10 @@ def serve(index: MemoryIndex) -> None:
 
     # SIGTERM, how a host stops a server that outlives its stdin, ends the wait as Ctrl-C does
     # (as for `memsearch watch`): its default action skipped the cleanup below, and the rows of
-    # the watcher went on claiming a live one.
+    # the watcher went on claiming a live one. It raises KeyboardInterrupt, as SIGINT does: a
+    # handler calling ended.set() could deadlock, run while this thread held the event's lock.
     main = threading.current_thread() is threading.main_thread()  # where signal handlers can be set
-    previous = signal.signal(signal.SIGTERM, lambda *_: ended.set()) if main else None
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
     with live_freshness(index):
         try:
             threading.Thread(target=run, name="memsearch-mcp", daemon=True).start()
