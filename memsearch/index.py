@@ -15,7 +15,8 @@ from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, re
 from .layout import Layout
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, load_settings
+from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, check_max_file_bytes, encodable,
+                       load_settings)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,10 +119,8 @@ class MemoryIndex(db.Opened):
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
         if settings is not None and not isinstance(settings, Settings):
             raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
-        if max_file_bytes is not None and (isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int)
-                                           or max_file_bytes < 1):
-            raise InvalidArgument(f"max_file_bytes must be a whole number of bytes, 1 or more, got"
-                                  f" {_shown(max_file_bytes)}")
+        if max_file_bytes is not None:
+            check_max_file_bytes(max_file_bytes)
         self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
                                                                      max_file_bytes=max_file_bytes)
         check_floor(self.settings.floor)

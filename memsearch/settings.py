@@ -82,6 +82,12 @@ def check_limit(limit) -> None:
         raise InvalidArgument(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r:.40}")
 
 
+def check_max_file_bytes(size) -> None:
+    """As the config file's max_file_bytes is checked (load_settings), for a caller's argument."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise InvalidArgument(f"max_file_bytes must be a whole number of bytes, 1 or more, got {size!r:.100}")
+
+
 def check_floor(floor: float) -> float:
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
         raise InvalidArgument(f"floor must be between 0 and 1, got {floor!r:.40}")
