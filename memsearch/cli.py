@@ -18,7 +18,7 @@ import click
 
 from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, OUT_OF_MEMORY, CommandFailed, chosen_roots, one_line_errors,
-                       open_index, print_warning, run_query)
+                       open_index, print_aborted, print_warning, run_query)
 from .errors import MemsearchError
 from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -41,8 +41,7 @@ class Command(click.Command):
         except MemoryError:
             raise Failure(OUT_OF_MEMORY) from None
         except KeyboardInterrupt:  # what click prints for it, with EXIT_INTERRUPTED for its status
-            click.echo(err=True)
-            click.echo("Aborted!", err=True)
+            print_aborted()
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 

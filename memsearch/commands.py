@@ -53,6 +53,12 @@ def echo(message: str, err: bool = False) -> None:
     stream.flush()
 
 
+def print_aborted() -> None:
+    """What click prints for Ctrl-C: a line break closing the terminal's ^C line, then Aborted!."""
+    echo("", err=True)
+    echo("Aborted!", err=True)
+
+
 def _writes_as_is(stream) -> bool:
     # click re-wraps a stream with no encoding or errors, or an ASCII one,
     # and writes to the Windows console its own way.

@@ -51,8 +51,7 @@ def quick_query(argv) -> int | None:
         commands.echo(f"Error: {commands.OUT_OF_MEMORY}", err=True)
         return commands.EXIT_ERROR
     except (EOFError, KeyboardInterrupt) as ex:
-        commands.echo("", err=True)  # closes the terminal's ^C line
-        commands.echo("Aborted!", err=True)
+        commands.print_aborted()
         return commands.EXIT_INTERRUPTED if isinstance(ex, KeyboardInterrupt) else 1
     except OSError as ex:
         if ex.errno != errno.EPIPE:
