@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -140,6 +141,13 @@ def memsearch_exe() -> str:
     if exe is None:
         pytest.fail(f"no memsearch script next to {sys.executable}: run pip install -e '.[test]' in this venv")
     return exe
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child a test stops with SIGINT: a shell starts its
+    background jobs with SIGINT ignored, and the child would keep that (as any
+    program does), so the test would hang wherever the suite runs in one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_memsearch(*args, env=None, timeout=120) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HEAVY, cli, imports_of, memsearch_exe, run_memsearch, write
+from conftest import HEAVY, cli, default_sigint, imports_of, memsearch_exe, run_memsearch, write
 from memsearch.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -248,7 +248,7 @@ def test_ctrl_c_in_a_cold_build_exits_130_and_the_next_run_indexes_every_file(tm
              "entry()\n")
     args = [command, *(["stripe"] if command == "query" else []), "--root", str(root), "--db", str(db)]
     proc = subprocess.Popen([sys.executable, "-c", stall, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_sigint)
     try:
         assert proc.stderr.readline() == "reading\n"
         proc.send_signal(signal.SIGINT)

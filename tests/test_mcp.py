@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters  # the [test] extra installs the SDK
 from mcp.client.stdio import stdio_client
 
-from conftest import bump_mtime, memsearch_exe, run_memsearch, write
+from conftest import bump_mtime, default_sigint, memsearch_exe, run_memsearch, write
 
 # The SDK takes seconds to import on a busy machine; the server must be up
 # and answering well within this.
@@ -289,12 +289,24 @@ def test_the_server_exits_on_stdin_eof_after_a_huge_call(tree, tmp_path):
     assert result["isError"] and "no memory file has a path longer than 4096 bytes" in result["content"][0]["text"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_path, sig):
+def to_another_thread(proc, sig) -> None:
+    """Send ``sig`` to one of ``proc``'s threads other than its main one, as
+    the kernel may deliver a signal sent to the process (tgkill(2))."""
+    import ctypes
+
+    tid = next(int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid)
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(proc.pid, tid, sig) == 0, os.strerror(ctypes.get_errno())
+
+
+@pytest.mark.parametrize("sig, send", [(signal.SIGTERM, "process"), (signal.SIGINT, "process"),
+                                       (signal.SIGTERM, "thread")])
+def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_path, sig, send):
     """SIGTERM (a host stopping the server) and Ctrl-C, with the client still connected: the
     server ends with status 0, as `memsearch watch` does, its watcher's rows marked stopped. Ctrl-C
     hung until the client's next line (the SDK's stdin thread); SIGTERM left rows claiming a
-    live watcher."""
+    live watcher. A signal the kernel gave to a thread other than the main one was never
+    handled: the main thread waited on a lock with no timeout."""
     import json
     import subprocess
 
@@ -303,12 +315,16 @@ def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_p
             "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
     with open(tmp_path / "stderr.log", "w") as errlog:
         proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(db)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True,
+                                preexec_fn=default_sigint)
         try:
             proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
             proc.stdin.flush()
             assert not answered(proc, 2)[2]["result"]["isError"]
-            proc.send_signal(sig)  # stdin stays open: the host has not hung up
+            if send == "thread":
+                to_another_thread(proc, sig)
+            else:
+                proc.send_signal(sig)  # stdin stays open: the host has not hung up
             try:
                 status = proc.wait(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
