@@ -155,3 +155,35 @@ def test_many_files_in_one_directory_and_deep_tree(root, tmp_path):
         assert len(idx.reconcile().added) == 3001
         assert [h.path for h in idx.search("token2999")] == ["flat/n2999.md"]
         assert idx.search("walrus")[0].path.endswith("d59/deep.md")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="the open file is named through /proc")
+def test_a_file_saved_while_the_indexer_reads_it_keeps_its_row(tmp_path, monkeypatch):
+    """An editor saves by renaming a new version over the file; when that came
+    between the indexer's open and its check of what it opened, the check took
+    the old, now deleted file for one reached through a swapped folder: the
+    file was skipped, its row dropped, and a query the watcher vouched for
+    missed it (seen in test_watch's two-queriers run)."""
+    root = tmp_path / "memory"
+    note = write(root, "counter.md", "counter value 1\n")
+    real_open, saved = os.open, []
+
+    def open_then_save(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path) == str(note) and not saved:
+            saved.append(1)
+            (root / ".counter.md.tmp").write_text("counter value 3\n")
+            os.replace(root / ".counter.md.tmp", note)
+        return fd
+
+    with MemoryIndex(root, tmp_path / "index.db") as idx:
+        idx.reconcile()
+        write(root, "counter.md", "counter value 2, saved once more\n")
+        monkeypatch.setattr(os, "open", open_then_save)
+        report = idx.reconcile()
+        monkeypatch.undo()
+        assert saved and report.skipped == () and report.removed == ()
+        found = idx.search("counter", floor=0.0, reconcile=False)  # what that reconcile wrote: the version it opened
+        assert [h.snippet.strip() for h in found] == ["<<counter>> value 2, saved once more"]
+        # The version saved over it, at the next look.
+        assert [h.snippet.strip() for h in idx.search("counter", floor=0.0)] == ["<<counter>> value 3"]
