@@ -1,6 +1,6 @@
 """Freshness without a walk, Watchman-style: both sides of the ``watcher``
 table, the querying side (:func:`sync`) light enough for every one-shot query
-(it never imports watchdog), the watching side :class:`WatcherRows`.
+(it never imports the event source), the watching side :class:`WatcherRows`.
 
 A query must reflect every change made before it was issued, even one the
 kernel queued and the watcher has not applied yet. So it checks that each

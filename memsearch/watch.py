@@ -7,9 +7,7 @@ writes costs one transaction.
 
 Its parts: :mod:`memsearch.freshness` (the watcher table, both sides),
 :mod:`memsearch.event_batch` (what events ask of the index),
-:mod:`memsearch.event_source` (watchdog, for walked roots),
-:mod:`memsearch.inotify` (for what discovery reads in a repos root), and
-here the watcher's thread, which applies batches when due and restarts and
+:mod:`memsearch.event_source` (inotify, one source per root), and here the watcher's thread, which applies batches when due and restarts and
 retries, with a backoff, after a failure.
 """
 
@@ -26,9 +24,8 @@ from .db import identity
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
-from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, scan_dirs
+from .event_source import EventSource
 from .freshness import FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver, WatcherRows, sweep_cookies
-from .inotify import InotifySource
 from .memory_file import below
 
 log = logging.getLogger("memsearch.watch")
@@ -65,10 +62,9 @@ class Watcher:
         self.db_path = index.db_path
         self.debounce, self.max_delay, self.heartbeat = debounce, max_delay, heartbeat
         self._followed = [Followed(r, os.path.realpath(r.path), index.layout.label(r)) for r in index.roots]
-        self._walked = [f for f in self._followed if not f.repos]  # followed by watchdog
         self._index = None  # the watcher's own MemoryIndex (own connection), made by start()
         self._rows: WatcherRows | None = None
-        self._sources: list = []  # WatchdogSource and InotifySource, while running
+        self._sources: list[EventSource] = []  # one per root, while running
         self._thread: threading.Thread | None = None
         self._cv = threading.Condition()
         self._pending = Batch()
@@ -279,8 +275,6 @@ class Watcher:
         self._links.track(batch.paths, self._index.locate)
         if batch.deep:
             self._watch_nested()
-        if batch.new_dirs:
-            self._verify_new(batch.new_dirs)
         if report.changed:
             log.debug("watcher: %s", report.summary())
 
@@ -291,8 +285,7 @@ class Watcher:
         self._reconcile_all()
 
     def _restart(self, reason: str | None) -> None:
-        """(Re)start the event sources, check every directory is watched,
-        then reconcile the whole tree."""
+        """(Re)start the event sources, then reconcile the whole tree."""
         if reason:
             self.restarts += 1
             log.warning("watcher: restarting the event source: %s", reason)
@@ -300,25 +293,14 @@ class Watcher:
         else:
             self._beat()
         self._stop_sources()
-        folders = [f.folder for f in self._walked]
         self._root_ids = [identity(f.folder) for f in self._followed]
-        dirs = scan_dirs(folders)
-        check_watch_limit(len(dirs))
         sources = []
         try:
             for f in self._followed:
-                if f.repos:
-                    source = InotifySource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
-                                           self._trouble)
-                    source.start()
-                    sources.append(source)
-            if folders:
-                source = WatchdogSource(folders, self._route, self._overflowed)
+                source = EventSource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
+                                     self._trouble, repos=f.repos)
                 source.start()
                 sources.append(source)
-                missing = source.unwatched(dirs)
-                if missing:
-                    raise WatcherError(limit_message(len(missing), len(dirs)))
         finally:
             self._sources = sources  # stopped by the next restart or stop() whatever happens
         self._reconcile_all()
@@ -332,13 +314,6 @@ class Watcher:
             if identity(f.folder) != was:
                 return f"memory root moved or replaced: {f.folder}"
         return None
-
-    def _route(self, kind: str, path: str, is_dir: bool) -> None:
-        """An event from watchdog: under which walked root."""
-        for f in self._walked:
-            if below(path, f.folder) is not None:
-                self._on_event(f, kind, path, is_dir)
-                return
 
     def _reconcile_all(self) -> None:
         self._links.scan()
@@ -354,7 +329,7 @@ class Watcher:
         made before the watch came is read by a walk right after."""
         added = False
         for source in self._sources:
-            if not isinstance(source, InotifySource):
+            if not source.repos:
                 continue
             f = next(f for f in self._followed if f.folder == source.folder)
             for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
@@ -394,25 +369,6 @@ class Watcher:
         sources, self._sources = self._sources, []
         for source in sources:
             source.stop()
-
-    def _verify_new(self, new_dirs: set[str]) -> None:
-        """Every new folder has an inotify watch: watchdog skips those it
-        cannot watch without a word, and before version 7 never watches the
-        subfolders of a folder moved in. Those left without one get a watch
-        of their own, and are read again (files may have come before it)."""
-        source = next((s for s in self._sources if isinstance(s, WatchdogSource)), None)
-        if source is None:
-            return
-        dirs = dirs_of(new_dirs)
-        missing = source.unwatched(dirs)
-        if not missing:
-            return
-        for path in missing:
-            if source.watch_more(path):
-                self._route("created", path, True)
-        missing = source.unwatched(dirs_of(missing))
-        if missing:
-            self._trouble(limit_message(len(missing), len(dirs), new=True))
 
 
 class _Stopping(Exception):
