@@ -164,7 +164,7 @@ class Watcher:
         would find it overdue at once, and spin (120,000 failures in 2 s)."""
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
-            self._sweep_cookies()
+            _sweep(self._followed)
         if self._rows.lost:  # a new index at the path, or a reconcile of other roots (freshness.disown)
             self._rows.lost = False
             if self._state == READY:
@@ -257,13 +257,15 @@ class Watcher:
             self._restart(batch.restart or f"retrying after: {self._error}")
         elif self._state == FAILED:
             pass  # the retry's full reconcile will cover these paths
-        elif batch.rescan:
-            self._rescan(batch.rescan)
+        elif batch.rescan:  # events were lost: reconcile the whole tree
+            log.warning("watcher: %s; reconciling the whole tree", batch.rescan)
+            self._set_state(RESCANNING, batch.rescan)
+            self._reconcile_all()
         elif batch.paths or batch.links or (batch.cookies and self._links.hard):
             self._apply(batch)
         if self._state != FAILED and not all(s.alive() for s in self._sources):
             self._trouble("the file system event source stopped")
-        elif self._state != FAILED and (moved := self._root_moved()):
+        elif self._state != FAILED and (moved := _moved(self._followed, self._root_ids)):
             self._trouble(moved)
         if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
             self._index.close()
@@ -277,12 +279,6 @@ class Watcher:
             self._watch_nested()
         if report.changed:
             log.debug("watcher: %s", report.summary())
-
-    def _rescan(self, reason: str) -> None:
-        """Reconcile the whole tree: after an overflow, a restart, a failure."""
-        log.warning("watcher: %s; reconciling the whole tree", reason)
-        self._set_state(RESCANNING, reason)
-        self._reconcile_all()
 
     def _restart(self, reason: str | None) -> None:
         """(Re)start the event sources, then reconcile the whole tree."""
@@ -306,18 +302,9 @@ class Watcher:
         self._reconcile_all()
         self._watch_nested()
 
-    def _root_moved(self) -> str | None:
-        """A root folder moved away (or replaced) reports no event: its
-        watches follow it, and cookies made in the folder now at its path
-        would never be answered (each query waited sync_timeout, then walked)."""
-        for f, was in zip(self._followed, self._root_ids):
-            if identity(f.folder) != was:
-                return f"memory root moved or replaced: {f.folder}"
-        return None
-
     def _reconcile_all(self) -> None:
         self._links.scan()
-        self._sweep_cookies()
+        _sweep(self._followed)
         self._index.reconcile(progress=self._stop_requested)
         self.rescans += 1
         self._failures = 0
@@ -344,12 +331,6 @@ class Watcher:
         if self._stopping:
             raise _Stopping()
 
-    def _sweep_cookies(self) -> None:
-        """Remove the cookies of queries that died before removing them."""
-        now = time.time()
-        for f in self._followed:
-            sweep_cookies(f.folder, now)
-
     def _fail(self, ex: BaseException) -> None:
         text = str(ex) if isinstance(ex, MemsearchError) else f"{type(ex).__name__}: {ex}"
         if self._state == FAILED and time.monotonic() < self._retry_at:
@@ -369,6 +350,22 @@ class Watcher:
         sources, self._sources = self._sources, []
         for source in sources:
             source.stop()
+
+
+def _moved(followed: list[Followed], root_ids: list) -> str | None:
+    """A root folder replaced reports no event: cookies made in the folder
+    now at its path would never be answered (each query waited, then walked)."""
+    for f, was in zip(followed, root_ids):
+        if identity(f.folder) != was:
+            return f"memory root moved or replaced: {f.folder}"
+    return None
+
+
+def _sweep(followed: list[Followed]) -> None:
+    """Remove the cookies of queries that died before removing them."""
+    now = time.time()
+    for f in followed:
+        sweep_cookies(f.folder, now)
 
 
 class _Stopping(Exception):

@@ -499,8 +499,10 @@ def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, t
     result = idx.search_result("dugong")
     assert [h.path for h in result.hits] == ["projects/unwatched/memory.md"]  # correct either way
     eventually(lambda: watcher.state == "failed", "the watcher failing")
-    result = idx.search_result("dugong")
-    assert result.freshness.via == "walk" and "inotify could not watch" in result.freshness.reason
+    assert "inotify could not watch" in watcher.error
+    # Its retries (1 s, 2 s, ...) rescan a moment, which a query may meet on a loaded machine.
+    failed = [idx.search_result("dugong").freshness for _ in range(50)]
+    assert all(f.via == "walk" for f in failed) and any("inotify could not watch" in f.reason for f in failed)
     monkeypatch.setattr(INotify, "add_watch", real)
     # Recovered once a query is answered through it again (on a loaded
     # machine its restart can be followed by one more rescan, which queries
