@@ -45,4 +45,7 @@ def main(root="memsearch"):
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` is no error
     main(*sys.argv[1:])

@@ -7,8 +7,8 @@
     ---
     body...
 
-PyYAML costs ~70 us for a three-line block even with libyaml, as much as
-indexing the file, so the usual block (``key: plain text`` lines, one level of
+PyYAML costs as much as indexing the file for a three-line block, even with
+libyaml, so the usual block (``key: plain text`` lines, one level of
 nesting) is read by :func:`_simple`, which accepts only what PyYAML reads as the
 same values (tests/test_metadata.py checks they agree); PyYAML is imported only
 for the rest. Unusable frontmatter (unclosed, invalid, not a mapping) never
@@ -222,7 +222,7 @@ class _NotSimple(Exception):
 
 
 # The fast reader's patterns, compiled on its first block: a process that
-# reads none (a query over unchanged files) saves the ~1.5 ms.
+# reads none (a query over unchanged files) never pays for them.
 _LINE = _QUOTED = _UNESCAPE = _FLOW_ITEM = _AWKWARD = None
 
 
@@ -230,7 +230,7 @@ def _compile() -> None:
     global _LINE, _QUOTED, _UNESCAPE, _FLOW_ITEM, _AWKWARD
     # key: value on one line; the value is read by _scalar(). The value runs
     # from its first character that is not a space to its last: a lazy
-    # "(.*?) *" tried every end, quadratic in a run of spaces (12 s a line).
+    # "(.*?) *" tried every end, quadratic in a run of spaces.
     _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +([^ ](?:.*[^ ])?))? *")
     # The inside of a double-quoted scalar whose only escapes are \" and \\.
     _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')
