@@ -199,7 +199,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                  walked: list | None = None, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
     ``walked`` gets every folder listed. ``resolved``: no folder on the way
-    is a link (realpath would lstat each again: half a cold probe's syscalls)."""
+    is a link (realpath would lstat each again)."""
     real = folder if resolved else os.path.realpath(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -438,7 +438,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
 
 
 def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> bool:
-    """_stat_file for a nested file, at a third of the cost: an lstat of each
+    """_stat_file for a nested file, at less cost: an lstat of each
     folder below the (resolved) root stands in for realpath; a link anywhere
     takes the careful way. True when found reached through no link."""
     path = real_root

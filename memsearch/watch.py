@@ -161,7 +161,7 @@ class Watcher:
     def _beat(self, cookies=()) -> None:
         """Heartbeat, acknowledging ``cookies`` in the same transaction. The
         next is due a heartbeat later even if this write fails: else the loop
-        would find it overdue at once, and spin (120,000 failures in 2 s)."""
+        would find it overdue at once, and spin."""
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
             _sweep(self._followed)
