@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import select
+import sys
 import threading
 
 from . import discover
@@ -50,10 +51,9 @@ class EventSource:
         return len(self._paths)
 
     def start(self) -> None:
-        try:
-            from inotify_simple import INotify
-        except ImportError as ex:
-            raise WatcherError(f"the watcher needs Linux and inotify_simple ({ex})") from None
+        require()
+        from inotify_simple import INotify
+
         try:
             self._inotify = INotify(nonblocking=True)
         except OSError as ex:
@@ -223,6 +223,16 @@ class EventSource:
         else:
             checkout = os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0])
             self.follow(checkout)
+
+
+def require() -> None:
+    """WatcherError, in one line, where there is no inotify to watch with."""
+    if not sys.platform.startswith("linux"):
+        raise WatcherError("the watcher needs Linux's inotify; here queries walk the tree, as without a watcher")
+    try:
+        import inotify_simple  # noqa: F401
+    except ImportError as ex:
+        raise WatcherError(f"the watcher needs inotify_simple ({ex}): pip install inotify_simple") from None
 
 
 # -- inotify's limits -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from .db import identity
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
-from .event_source import EventSource
+from .event_source import EventSource, require
 from .freshness import FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver, WatcherRows, sweep_cookies
 from .memory_file import below
 
@@ -102,6 +102,7 @@ class Watcher:
             raise RuntimeError("this watcher was already started")
         from .index import MemoryIndex
 
+        require()
         db = os.path.realpath(self.db_path)
         for f in self._followed:
             if below(db, f.folder) is not None:

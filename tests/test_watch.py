@@ -483,6 +483,16 @@ def test_watch_limit_too_low_is_a_clear_error(tree, tmp_path, config, monkeypatc
         assert status["watcher"] == "stopped" and "max_user_watches" in status["watcher_error"]
 
 
+def test_without_inotify_the_watcher_refuses_in_one_line_and_queries_walk(tree, tmp_path, config, monkeypatch):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        with pytest.raises(WatcherError, match="^the watcher needs Linux's inotify; here queries walk") as err:
+            Watcher(idx).start(wait=False)
+        assert "\n" not in str(err.value) and not any(t.name == "memsearch-watch" for t in threading.enumerate())
+        result = idx.search_result("pgbouncer")
+        assert result.freshness.via == "walk" and [h.path for h in result.hits] == ["projects/shop/memory-db.md"]
+
+
 def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, tree, monkeypatch):
     """A new directory that inotify cannot watch (at the watch limit) fails
     the watcher, which retries until it can watch it."""
