@@ -374,7 +374,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
     except sqlite3.DatabaseError:
         return False
     shipped = {number: name for number, name, _ in migrate.available()}
-    return ([v for v, _ in recorded] == list(range(1, version + 1))
+    return ([v for v, _ in recorded] == [v for v in sorted(shipped) if v <= version]
             and all(shipped.get(v, n) == n for v, n in recorded))
 
 
