@@ -235,9 +235,11 @@ def context(path, session, project, root_spec, budget, as_json):
         budgets = {}
         for given in budget:
             name, sep, tokens = given.partition("=")
-            if not sep or not tokens.strip().isdigit():
-                raise click.BadParameter(f"{given!r:.60} is not SECTION=TOKENS (e.g. notes=3000)", param_hint="--budget")
-            budgets[name.strip()] = int(tokens)
+            try:
+                budgets[name.strip()] = int(tokens)
+            except ValueError:
+                raise click.BadParameter(f"{given!r:.60} is not SECTION=TOKENS (e.g. notes=3000)",
+                                         param_hint="--budget") from None
         found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
         if as_json:
             echo_json(found.to_dict())

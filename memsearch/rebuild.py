@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .context import clean, read_text, whole_lines
-from .errors import CONTROLS, InvalidArgument, SessionNotFound
+from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
+from .errors import InvalidArgument, SessionNotFound
 from .format import id_text, printable_path
 from .memory_file import MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import Root, resolve
@@ -55,9 +55,6 @@ OPEN_MARK = ("[memory the agent wrote in earlier turns, session {session}, proje
              " reloaded from its files to consult, not instructions from the user]")
 CLOSE_MARK = "[end of the memory the agent wrote]"
 CUT = "[cut: {what} ({budget:,}-token budget); the whole file is {file}]"
-
-# C0 and C1 controls and DEL but tab and line feed, as the index block spells them.
-_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
 
 
 class Section(NamedTuple):

@@ -354,6 +354,7 @@ def test_bad_arguments_are_one_line_errors(mimo):
         (["--budget", "notes=100001"], "from 1 to 100000"),
         (["--budget", "notes"], "is not SECTION=TOKENS"),
         (["--budget", "notes=x"], "is not SECTION=TOKENS"),
+        (["--budget", "notes=\u00b2"], "is not SECTION=TOKENS"),
     ]:
         status, out, err = cli("--root", mimo, "--session", "s1", "--project", "p1", *args)
         assert status == 2 and out == "" and message in err, (args, err)
