@@ -111,7 +111,8 @@ def test_mimo_project_id_is_created_once_in_the_main_git_dir(repo):
 def test_a_reader_asks_for_the_id_without_creating_it(repo):
     assert mimo_project_id(repo, create=False) is None
     assert not (repo / ".git" / "mimocode-project-id").exists()
-    assert mimo_project_id(repo, create=False) == mimo_project_id(repo) == mimo_project_id(repo / "src", create=False)
+    created = mimo_project_id(repo)
+    assert mimo_project_id(repo, create=False) == created == mimo_project_id(repo / "src", create=False)
 
 
 def test_mimo_project_id_is_shared_by_worktrees(repo, tmp_path):
