@@ -28,7 +28,7 @@ from typing import NamedTuple
 from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
 from .errors import InvalidArgument, SessionNotFound
 from .format import id_text, printable_path
-from .memory_file import MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
+from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
 from .walk import real_folder, walk, walk_paths
@@ -111,22 +111,7 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
     if not isinstance(session, str):
         raise InvalidArgument(f"session must be a session id, got {type(session).__name__}")
     project = _project(project, root.kind)
-    if root.kind == "mimo":
-        real_root = real_folder(root.path)
-        folder = os.path.realpath(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""
-        if not os.path.isdir(folder) or link_target_refusal(real_root, folder, True):
-            raise SessionNotFound(f"no session folder sessions/{id_text(session)} in {printable_path(root.path)}:"
-                                  " give the id of a folder under sessions/")
-        places = {name: where.format(session=session, project=project) for name, where, _, _ in SECTIONS
-                  if project is not None or "{project}" not in where}
-        prefix = ""
-        found = walk_paths(real_root, [f"sessions/{session}", "global"]
-                           + ([f"projects/{project}"] if project is not None else []), ANY_SIZE).files
-    else:  # the project's memory folder, if the indexer would walk it (memsearch.layout)
-        places, prefix, found = {"project": "MEMORY.md"}, f"{printable_name(project)}/{MEMORY_DIR}/", {}
-        folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
-        if os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True):
-            found = walk(folder, ANY_SIZE).files
+    places, prefix, found = _places(root, session, project)
     sections = []
     for name, _, heading, _ in SECTIONS:
         rel = places.get(name)
@@ -141,6 +126,27 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
     text = _render(session, project, sections, listed, len(keys) - len(listed), budgets[KEYS])
     return RebuildContext(root.path, root.kind, session, project, tuple(sections), tuple(listed),
                           len(keys) - len(listed), budgets[KEYS], text)
+
+
+def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, str], str, dict]:
+    """(The section files' paths by section, the prefix that makes a path as search shows it, and
+    what the walk finds in the session's, project's and global places: {path: (real path, size,
+    mtime_ns)}); SessionNotFound for a mimo root with no folder for ``session``."""
+    if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
+        folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
+        found = {}
+        if os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True):
+            found = walk(folder, ANY_SIZE).files
+        return {"project": INDEX_NAME}, f"{printable_name(project)}/{MEMORY_DIR}/", found
+    real_root = real_folder(root.path)
+    folder = os.path.realpath(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""
+    if not os.path.isdir(folder) or link_target_refusal(real_root, folder, True):
+        raise SessionNotFound(f"no session folder sessions/{id_text(session)} in {printable_path(root.path)}:"
+                              " give the id of a folder under sessions/")
+    places = {name: where.format(session=session, project=project) for name, where, _, _ in SECTIONS
+              if project is not None or "{project}" not in where}
+    walked = [f"sessions/{session}", "global"] + ([f"projects/{project}"] if project is not None else [])
+    return places, "", walk_paths(real_root, walked, ANY_SIZE).files
 
 
 def _budgets(given) -> dict:
