@@ -120,7 +120,7 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
             if section is not None:
                 sections.append(section)
     shown = set(places.values())
-    keys = [prefix + rel for _, rel in sorted((-mtime_ns, rel) for rel, (_, _, mtime_ns) in found.items()
+    keys = [prefix + rel for _, rel in sorted((-fp.mtime_ns, rel) for rel, (_, fp) in found.items()
                                               if rel not in shown)]
     listed = _keys(keys, budgets[KEYS] * CHARS_PER_TOKEN)
     text = _render(session, project, sections, listed, len(keys) - len(listed), budgets[KEYS])
@@ -130,8 +130,8 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
 
 def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, str], str, dict]:
     """(The section files' paths by section, the prefix that makes a path as search shows it, and
-    what the walk finds in the session's, project's and global places: {path: (real path, size,
-    mtime_ns)}); SessionNotFound for a mimo root with no folder for ``session``."""
+    what the walk finds in the session's, project's and global places: {path: (real path,
+    Fingerprint)}); SessionNotFound for a mimo root with no folder for ``session``."""
     if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
         folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
         found = {}
