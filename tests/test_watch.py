@@ -13,12 +13,12 @@ import gc
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import sqlite3
 import struct
 import subprocess
-import re
 import sys
 import time
 from pathlib import Path
