@@ -25,7 +25,8 @@ from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
 from .format import id_text, json_text, one_line, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
-from .search import RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr
+from .search import (RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr,
+                     text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
@@ -92,6 +93,32 @@ class HistoryHit(NamedTuple):
 
     def to_dict(self) -> dict:
         return {**self._asdict(), "score": round(self.score, 4)}
+
+
+class Excerpt(NamedTuple):
+    """One of a session hit's best matching messages: role, time, excerpt (matches marked)."""
+
+    role: str
+    at: str | None
+    snippet: str
+    uuid: str | None = None
+    sidechain: bool = False
+
+
+class SessionHit(NamedTuple):
+    """One session found: its score over the session as a whole, how many of its messages match,
+    and its best ones (at most EXCERPTS), best first; ``at`` and ``file``: the best one's."""
+
+    session: str
+    project: str
+    at: str | None
+    score: float
+    matched: int
+    excerpts: tuple[Excerpt, ...]
+    file: str
+
+    def to_dict(self) -> dict:
+        return {**self._asdict(), "score": round(self.score, 4), "excerpts": [e._asdict() for e in self.excerpts]}
 
 
 class HistoryResult(NamedTuple):
@@ -224,11 +251,14 @@ class HistoryIndex(db.Opened):
         gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
         if gone:
             with db.write_transaction(conn):
+                for fid in gone:
+                    _drop_pieces(conn, fid)
                 conn.executemany("DELETE FROM history_messages WHERE file = ?", [(fid,) for fid in gone])
                 conn.executemany("DELETE FROM history_files WHERE id = ?", [(fid,) for fid in gone])
             counts["removed"] = len(gone)
         if counts["messages"] or gone:
             conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
+            conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('merge', 16)")
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
     def _ingest(self, root: str, t) -> dict:
@@ -258,12 +288,11 @@ class HistoryIndex(db.Opened):
                         start = consumed
                         out["grown"] = 1
                     else:
+                        _drop_pieces(conn, fid)
                         conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
                         out["reread"] = 1
                 bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
                 end = self._read_lines(reader, fid, start, t, out, bulk)
-                if bulk is not None:
-                    bulk.finish()
                 head, tail = _ends(reader, end)
                 conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
                              " head = ?, tail = ? WHERE id = ?",
@@ -281,6 +310,7 @@ class HistoryIndex(db.Opened):
         Commits every COMMIT_BYTES, the file's size left 0 so that an interrupted read is resumed."""
         conn = self.conn
         batch, since_commit = [], 0
+        after = _last_id(conn)
 
         def flush() -> None:
             conn.executemany(INSERT_MESSAGE, batch)
@@ -307,12 +337,17 @@ class HistoryIndex(db.Opened):
                              (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
+                _add_pieces(conn, fid, after)
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
                 if bulk is not None:
                     bulk.start()
+                after = _last_id(conn)
                 since_commit = 0
         flush()
+        if bulk is not None:
+            bulk.finish()
+        _add_pieces(conn, fid, after)
         return reader.end
 
     # -- search --------------------------------------------------------------
@@ -322,10 +357,11 @@ class HistoryIndex(db.Opened):
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, *, project: str | None = None,
                       session: str | None = None, role: str | None = None, since: str | None = None,
-                      refresh: bool = True, floor: float | None = None,
+                      refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. ``project``: a project folder or the working
-        directory it is named after; ``session``: an id or its start; ``since``: an ISO date or time."""
+        """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single
+        messages (:class:`HistoryHit`). ``project``: a project folder or the working directory it is
+        named after; ``session``: an id or its start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if not isinstance(query, str):
@@ -346,15 +382,16 @@ class HistoryIndex(db.Opened):
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
         counts: dict[str, int] = {}
-        hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after, counts))
+        run = self._run if messages else self._run_sessions
+        hits, floored = self._guarded(lambda: run(planned, limit, floor, project, session, role, after, counts))
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
-        conn = self.conn
+    def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
+        """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
         where, params = [], []
         # Rows of other roots sharing the database are never shown; when there are none, no join.
         marks = self._marks
-        if conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
+        if self.conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
@@ -370,6 +407,75 @@ class HistoryIndex(db.Opened):
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
+        return where, params
+
+    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed); under a role or
+        time filter, which pieces cannot apply, by their best message. Each with its best messages."""
+        conn = self.conn
+        where, params = self._where(project, session)
+        size = fetch_size(limit)
+        if role is None and after is None:
+            scored = scored_strings(conn, query, "history_session_fts")
+            counts.update((s.fts, s.files) for s in scored)
+            mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params,
+                           "history_session_fts", "history_pieces")
+            scored = [s for s in scored if s.files]
+            if not scored:
+                return [], 0
+            ranking = RANKING.format(strings=" UNION ALL ".join([SESSION_STRING] * len(scored)))
+            ranked = conn.execute(
+                f"SELECT m.session, sum(s.score) AS score FROM ({ranking}) AS s JOIN history_pieces AS m"
+                f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
+                f" ORDER BY score DESC, m.session LIMIT ?",
+                [*(p for s in scored for p in (s.weight, s.factor, 0, s.fts)), *params, size]).fetchall()
+        else:
+            hits, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
+            best: dict[str, float] = {}
+            for hit in hits:  # best first: a session's first hit is its best
+                best.setdefault(hit.session, hit.score)
+            ranked = list(best.items())[:size]
+        kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
+        where, params = self._where(project, session, role, after)  # the excerpts' filters
+        return self._session_hits(query, kept, where, params), len(ranked) - len(kept)
+
+    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
+        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
+        one FTS5 query a session, its words ORed (bm25() sums their scores), over its ids alone."""
+        conn = self.conn
+        sql = (f"SELECT s.id FROM ({EXCERPT_RANKING}) AS s JOIN history_messages AS m ON m.id = s.id"
+               f" WHERE m.session = ?{''.join(f' AND {w}' for w in where)} ORDER BY s.raw, s.id DESC")
+        words = " OR ".join(query.terms)
+        best: dict[str, tuple[int, list[int]]] = {}
+        for session_, _ in kept:
+            low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
+                                     (session_,)).fetchone()
+            if low is None:  # ranked by messages: a session read before its pieces existed has none
+                low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
+                                         (session_,)).fetchone()
+            rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
+            best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
+        ids = [mid for _, mids in best.values() for mid in mids]
+        found = {row[0]: row[1:] for row in conn.execute(
+            f"SELECT m.id, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
+            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+        snippets_ = self._snippets(query, ids)
+        hits = []
+        for session_, score in kept:
+            matched, mids = best[session_]
+            if not mids:
+                continue
+            excerpts = tuple(Excerpt(found[mid][2], found[mid][1], snippets_.get(mid, ""), found[mid][6],
+                                     bool(found[mid][5])) for mid in mids)
+            project_, _, _, root, path, *_ = found[mids[0]]
+            hits.append(SessionHit(session_, project_, excerpts[0].at, score, matched, excerpts,
+                                   os.path.join(root, *path.split("/"))))
+        return hits
+
+    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
+        conn = self.conn
+        where, params = self._where(project, session, role, after)
         # The memory search's strings, idf and sum; one matching nothing adds nothing.
         scored = scored_strings(conn, query, "history_fts")
         counts.update((s.fts, s.files) for s in scored)
@@ -397,11 +503,10 @@ class HistoryIndex(db.Opened):
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         words = " OR ".join(query.terms)
-        rows = self.conn.execute(
-            f"SELECT rowid, snippet(history_fts, 0, ?, ?, ?, ?) FROM history_fts WHERE history_fts MATCH ?"
-            f" AND rowid IN ({','.join('?' * len(ids))})",
-            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
-        return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
+        rows = self.conn.execute(f"SELECT id, idx_body FROM history_messages WHERE id IN ({','.join('?' * len(ids))})",
+                                 ids) if ids else ()
+        return {mid: cap(unsegment_snippet(text_snippet(text, words), MARK_OPEN, MARK_CLOSE, query=words))
+                for mid, text in rows}
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
@@ -506,9 +611,71 @@ class _Bulk:
             self.conn.execute(self.sql)
 
 
+# A piece's text as it was indexed (migrations/0010_history_sessions.sql): FTS5 keeps none, and
+# deleting a piece hands it this same text. The ORDER BY in a subquery keeps group_concat's order.
+PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages"
+              " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
+
+
+def _last_id(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+
+
+def _add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
+    """Index the messages of file ``fid`` past id ``after`` as one piece per session, then merge
+    each session's newest pieces while the last holds at least half the messages of the one before
+    (a binary counter: a session keeps about log2(reads) pieces, each message re-indexed as often)."""
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
+    conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
+                 " SELECT file, session, max(project), min(id), max(id), count(*) FROM history_messages"
+                 " WHERE file = ? AND id > ? GROUP BY session", (fid, after))
+    added = conn.execute("SELECT id, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
+    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
+                 " FROM history_pieces AS p WHERE p.id > ?", (top,))
+    for _, session in added:
+        pieces = conn.execute("SELECT id, first, last, messages FROM history_pieces WHERE file = ? AND session = ?"
+                              " ORDER BY id", (fid, session)).fetchall()
+        gone = []
+        while len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]:
+            (one, first, _, n1), (two, _, last, n2) = pieces[-2], pieces[-1]
+            gone += [i for i in (one, two) if i is not None]
+            pieces[-2:] = [(None, first, last, n1 + n2)]
+        if gone:
+            _delete_pieces(conn, f"p.id IN ({','.join('?' * len(gone))})", gone)
+            _, first, last, n = pieces[-1]
+            pid = conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
+                               " SELECT file, session, project, ?, ?, ? FROM history_messages WHERE id = ?",
+                               (first, last, n, last)).lastrowid
+            conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
+                         " FROM history_pieces AS p WHERE p.id = ?", (pid,))
+
+
+def _delete_pieces(conn: sqlite3.Connection, where: str, params) -> None:
+    conn.execute(f"INSERT INTO history_session_fts (history_session_fts, rowid, idx_body)"
+                 f" SELECT 'delete', p.id, {PIECE_TEXT} FROM history_pieces AS p WHERE {where}", params)
+    conn.execute(f"DELETE FROM history_pieces AS p WHERE {where}", params)
+
+
+def _drop_pieces(conn: sqlite3.Connection, fid: int) -> None:
+    """Before the messages of file ``fid`` go: their pieces' text is rebuilt from them."""
+    _delete_pieces(conn, "p.file = ?", (fid,))
+
+
 def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
 
+
+# A session hit shows at most this many of its messages: enough to tell what it was about.
+EXCERPTS = 3
+
+# Under a role or time filter, sessions are ranked by their best message among this many.
+SESSION_MESSAGES = 200
+
+# memsearch.search.STRING over the sessions' pieces, and over the messages of one session (its
+# ids between two bounds, which FTS5 seeks to) for its excerpts.
+SESSION_STRING = ("SELECT rowid AS id, bm25(history_session_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
+                  " FROM history_session_fts WHERE history_session_fts MATCH ?")
+EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 # memsearch.search.STRING over history_fts (one column), never the pruned form (see _ranked).
 STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
@@ -569,6 +736,14 @@ def open_hint(session: str) -> str:
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
     blocks = []
     for hit in result.hits:
+        if isinstance(hit, SessionHit):
+            many = "message" if hit.matched == 1 else "messages"
+            lines = [f"session {id_text(hit.session)}  [{id_text(hit.project)}]  score {hit.score:.2f}"
+                     f"  {hit.matched} {many} matched"]
+            lines += [f"    {e.at or '(no time)'}  {e.role}{' (sub-agent)' if e.sidechain else ''}:"
+                      f" {snippet_line(e.snippet, color)}" for e in hit.excerpts]
+            blocks.append("\n".join(lines))
+            continue
         side = " (sub-agent)" if hit.sidechain else ""
         blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
                       f"  [{id_text(hit.project)}]  score {hit.score:.2f}"

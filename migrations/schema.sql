@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0007 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 7
+-- Generated from migrations/0001..0010 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 10
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -85,7 +85,7 @@ CREATE TABLE history_files (
     inode INTEGER NOT NULL,
     consumed INTEGER NOT NULL,      -- bytes taken: the end of the last complete line
     head BLOB NOT NULL,
-    tail BLOB NOT NULL,
+    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT 0,
     UNIQUE (root, path)
 );
 
@@ -103,7 +103,7 @@ CREATE TABLE history_messages (
     body TEXT NOT NULL,
     body_seg TEXT,                  -- CJK bigrams, as memory_fts.body_seg (memsearch.cjk)
     idx_body TEXT GENERATED ALWAYS AS (coalesce(body_seg, body)) VIRTUAL
-);
+, line_len INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX history_messages_file ON history_messages (file, line_at, part);
 
@@ -118,10 +118,6 @@ CREATE VIRTUAL TABLE history_fts USING fts5 (
 
 CREATE TRIGGER history_messages_ai AFTER INSERT ON history_messages BEGIN
     INSERT INTO history_fts (rowid, idx_body) VALUES (new.id, new.idx_body);
-END;
-
-CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
-    INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
 END;
 
 CREATE TRIGGER history_messages_au AFTER UPDATE ON history_messages
@@ -140,3 +136,27 @@ CREATE TABLE walk_state (
     racy_keys TEXT NOT NULL,        -- six numbers a path (discover._KEY_FIELDS)
     PRIMARY KEY (root, max_file_bytes)
 );
+
+CREATE TABLE history_pieces (
+    id INTEGER PRIMARY KEY,
+    file INTEGER NOT NULL,          -- history_files.id
+    session TEXT NOT NULL,
+    project TEXT NOT NULL,
+    first INTEGER NOT NULL,         -- history_messages.id of its first message
+    last INTEGER NOT NULL,          -- and of its last
+    messages INTEGER NOT NULL
+);
+
+CREATE INDEX history_pieces_file ON history_pieces (file, session);
+
+CREATE INDEX history_pieces_session ON history_pieces (session);
+
+CREATE VIRTUAL TABLE history_session_fts USING fts5 (
+    idx_body,
+    content = '',
+    tokenize = 'porter unicode61 remove_diacritics 1'
+);
+
+CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
+    INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
+END;
