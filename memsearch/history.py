@@ -30,6 +30,7 @@ from .search import (RANKING, apply_floor, cap, fetch_size, mark_unmatched, scor
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
+from .memory_file import below
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -49,8 +50,8 @@ FTS5_HASH_BYTES = 1 << 20
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
-INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid,"
-                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
+                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class HistoryReport(NamedTuple):
@@ -191,6 +192,7 @@ class HistoryIndex(db.Opened):
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
+        self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
         self._db_file = db.given_file(db_path) if db_path else default_db_file(self.roots)
 
     @property
@@ -210,8 +212,8 @@ class HistoryIndex(db.Opened):
     def _refresh(self, progress: Progress | None) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
-        stored = {(root, path): (fid, size, mtime, inode) for fid, root, path, size, mtime, inode in conn.execute(
-            f"SELECT id, root, path, size, mtime_ns, inode FROM history_files WHERE root IN ({self._marks})",
+        stored = {(root, path): (fid, *stamp) for fid, root, path, *stamp in conn.execute(
+            f"SELECT id, root, path, size, mtime_ns, inode, ctime_ns FROM history_files WHERE root IN ({self._marks})",
             self.roots)}
         counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
@@ -225,8 +227,9 @@ class HistoryIndex(db.Opened):
                 continue
             reals.add(t.real)
             seen.add((root, t.rel))
+            self._reals[(root, t.rel)] = t.real
             row = stored.get((root, t.rel))
-            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode):
+            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode, t.ctime_ns):
                 counts["unchanged"] += 1
             else:
                 todo.append((root, t))
@@ -270,7 +273,7 @@ class HistoryIndex(db.Opened):
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 # Read again under the lock: another process may have taken these lines meanwhile.
-                row = conn.execute("SELECT id, size, mtime_ns, inode, consumed, head, tail FROM history_files"
+                row = conn.execute("SELECT id, size, mtime_ns, inode, ctime_ns, consumed, head, tail FROM history_files"
                                    " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
                 start = 0
                 if row is None:
@@ -279,12 +282,13 @@ class HistoryIndex(db.Opened):
                         " VALUES (?, ?, ?, 0, 0, 0, 0, x'', x'')", (root, t.rel, t.project)).lastrowid
                     out["new"] = 1
                 else:
-                    fid, size, mtime, inode, consumed, head, tail = row
-                    if (size, mtime, inode) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    fid, size, mtime, inode, ctime, consumed, head, tail = row
+                    if (size, mtime, inode, ctime) == (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns):
                         conn.execute("ROLLBACK")
                         out["unchanged"] = 1
                         return out
-                    if _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
+                    # The same size with another mtime or ctime: rewritten in place, not appended to.
+                    if st.st_size != size and _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
                         start = consumed
                         out["grown"] = 1
                     else:
@@ -294,9 +298,9 @@ class HistoryIndex(db.Opened):
                 bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
                 end = self._read_lines(reader, fid, start, t, out, bulk)
                 head, tail = _ends(reader, end)
-                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
-                             " head = ?, tail = ? WHERE id = ?",
-                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, end, head, tail, fid))
+                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?,"
+                             " consumed = ?, head = ?, tail = ? WHERE id = ?",
+                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, end, head, tail, fid))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -322,7 +326,7 @@ class HistoryIndex(db.Opened):
             if parts is None:  # overlong, not JSON, too deep, not an object
                 out["skipped_lines"] += 1
                 continue
-            batch.extend((fid, offset, n, p.session or t.session, t.project, p.role, p.at, p.uuid,
+            batch.extend((fid, offset, len(raw), n, p.session or t.session, t.project, p.role, p.at, p.uuid,
                           int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
             if len(batch) >= 512:
                 flush()
@@ -381,10 +385,67 @@ class HistoryIndex(db.Opened):
                 raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
-        counts: dict[str, int] = {}
         run = self._run if messages else self._run_sessions
-        hits, floored = self._guarded(lambda: run(planned, limit, floor, project, session, role, after, counts))
+        for _ in range(VERIFY_TRIES):
+            counts: dict[str, int] = {}
+            hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
+                                                           counts))
+            stale = self._guarded(lambda: self._stale(ids))
+            if not stale:
+                break
+            # Text the transcript no longer holds: read those files again, then search again.
+            self._guarded(lambda: self._forget(stale), refill=False)
+            again = self.refresh()
+            report = again if report is None else report._replace(
+                **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
+                skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
+        else:  # still changing under us: show nothing of it rather than what it no longer says
+            hits = [hit for hit in hits if hit.file not in self._files(stale)]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
+
+    def _stale(self, ids: list[int]) -> set[int]:
+        """The files among those of messages ``ids`` whose bytes at a message's place no longer
+        parse to the text indexed: a pread a message, a file opened once."""
+        if not ids:
+            return set()
+        rows = self.conn.execute(
+            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, f.root, f.path FROM history_messages AS m"
+            f" JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        by_file: dict[int, list] = {}
+        for row in rows:
+            by_file.setdefault(row[0], []).append(row)
+        stale = set()
+        for fid, messages in by_file.items():
+            root, rel = messages[0][5:7]
+            try:
+                with CountingReader(self._real(root, rel)) as reader:
+                    for _, at, size, part, body, _, _ in messages:
+                        raw = reader.pread(size, at)
+                        parts = parse_line(raw) if len(raw) == size else None
+                        if not parts or part >= len(parts) or parts[part].text != body:
+                            stale.add(fid)
+                            break
+            except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
+                stale.add(fid)
+        return stale
+
+    def _real(self, root: str, rel: str) -> str:
+        real = self._reals.get((root, rel))
+        if real is None:  # not refreshed in this process: resolved as find() would, inside the root
+            real = os.path.realpath(os.path.join(root, *rel.split("/")))
+            if not below(real, os.path.realpath(root)):
+                raise ValueError("outside the root")
+        return real
+
+    def _forget(self, files: set[int]) -> None:
+        """Make the next refresh read ``files`` again from their start (an inode no file has)."""
+        with db.write_transaction(self.conn):
+            self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
+
+    def _files(self, files: set[int]) -> set[str]:
+        rows = self.conn.execute(f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(files))})",
+                                 list(files))
+        return {os.path.join(root, *path.split("/")) for root, path in rows}
 
     def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
         """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
@@ -422,7 +483,7 @@ class HistoryIndex(db.Opened):
                            "history_session_fts", "history_pieces")
             scored = [s for s in scored if s.files]
             if not scored:
-                return [], 0
+                return [], 0, []
             ranking = RANKING.format(strings=" UNION ALL ".join([SESSION_STRING] * len(scored)))
             ranked = conn.execute(
                 f"SELECT m.session, sum(s.score) AS score FROM ({ranking}) AS s JOIN history_pieces AS m"
@@ -430,14 +491,15 @@ class HistoryIndex(db.Opened):
                 f" ORDER BY score DESC, m.session LIMIT ?",
                 [*(p for s in scored for p in (s.weight, s.factor, 0, s.fts)), *params, size]).fetchall()
         else:
-            hits, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
+            hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
             for hit in hits:  # best first: a session's first hit is its best
                 best.setdefault(hit.session, hit.score)
             ranked = list(best.items())[:size]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         where, params = self._where(project, session, role, after)  # the excerpts' filters
-        return self._session_hits(query, kept, where, params), len(ranked) - len(kept)
+        hits, ids = self._session_hits(query, kept, where, params)
+        return hits, len(ranked) - len(kept), ids
 
     def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
@@ -471,7 +533,7 @@ class HistoryIndex(db.Opened):
             project_, _, _, root, path, *_ = found[mids[0]]
             hits.append(SessionHit(session_, project_, excerpts[0].at, score, matched, excerpts,
                                    os.path.join(root, *path.split("/"))))
-        return hits
+        return hits, ids
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
         conn = self.conn
@@ -483,11 +545,11 @@ class HistoryIndex(db.Opened):
                        "history_messages")
         scored = [s for s in scored if s.files]
         if not scored:
-            return [], 0
+            return [], 0, []
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
-            return [], len(ranked)
+            return [], len(ranked), []
         ids = [mid for mid, _ in kept]
         found = {row[0]: row[1:] for row in conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
@@ -499,7 +561,7 @@ class HistoryIndex(db.Opened):
             session_, project_, at, role_, root, path, side, uuid = found[mid]
             hits.append(HistoryHit(session_, project_, at, role_, score, excerpts.get(mid, ""),
                                    os.path.join(root, *path.split("/")), bool(side), uuid))
-        return hits, len(ranked) - len(kept)
+        return hits, len(ranked) - len(kept), ids
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         words = " OR ".join(query.terms)
@@ -664,6 +726,9 @@ def _drop_pieces(conn: sqlite3.Connection, fid: int) -> None:
 def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
 
+
+# Searches run again at most this many times when a hit's transcript no longer holds its text.
+VERIFY_TRIES = 3
 
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3

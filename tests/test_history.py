@@ -402,6 +402,44 @@ def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
     assert added < result.refresh.bytes_read
 
 
+def keep_times(path: Path, before: os.stat_result) -> None:
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a restore that keeps the mtime would
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_same_size_rewrite_answers_with_its_new_text_only(history, hroot, messages):
+    """A secret redacted in place (same size, the mtime kept), twice: never found, never shown."""
+    path = transcript(hroot, [line("user", "the deploy token is kappa7731secret"), line("assistant", "noted")])
+    assert len(history.search("kappa7731secret", messages=messages)) == 1
+    old = "kappa7731secret"
+    for new in ("kappa7731REDACT", "kappa7731XXXXXX"):
+        before = path.stat()
+        middle_rewrite(path, old, new)
+        keep_times(path, before)
+        for gone in {"kappa7731secret", old}:
+            assert history.search(gone, messages=messages) == []
+        found = history.search_result(f"deploy token {new}", messages=messages)
+        shown = json.dumps([hit.to_dict() for hit in found.hits])
+        assert new in shown and "secret" not in shown and (old == "kappa7731secret" or old not in shown)
+        old = new
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text_only(history, hroot, messages):
+    """Earlier bytes changed outside the kept head and tail, then an append: the append alone is
+    read, yet the hit's bytes, read back before it is shown, no longer say what was indexed."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "lambda password hunter2zz"), line("user", pad)])
+    assert texts(history, "hunter2zz") == ["lambda password hunter2zz"]
+    middle_rewrite(path, "hunter2zz", "*********")
+    append(path, line("assistant", "lambda rotated"))
+    found = history.search_result("lambda password hunter2zz", messages=messages)
+    shown = json.dumps([hit.to_dict() for hit in found.hits])
+    assert "hunter2zz" not in shown and "rotated" in shown and "password" in shown
+    assert found.refresh.reread == 1
+    assert history.search("hunter2zz", messages=messages) == []
+
+
 def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
     """README: delete the history database to force a full re-read. A
     HistoryIndex kept open (the MCP server's history tools) kept its
