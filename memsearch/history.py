@@ -13,7 +13,6 @@ change, from the start. Transcripts are only ever read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -25,7 +24,7 @@ from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
 from .format import id_text, json_text, one_line, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
-from .search import (RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr,
+from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
                      text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
@@ -157,12 +156,6 @@ def configured_roots() -> list[str]:
     return given
 
 
-def default_db_file(roots: tuple[str, ...]) -> str:
-    """One database per set of transcript roots, in the user cache folder."""
-    digest = hashlib.sha256("\n".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return os.path.join(db.cache_folder(), f"history-{digest}.db")
-
-
 class HistoryIndex(db.Opened):
     """Search transcripts; the index follows the files as they grow.
 
@@ -193,7 +186,7 @@ class HistoryIndex(db.Opened):
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
-        self._db_file = db.given_file(db_path) if db_path else default_db_file(self.roots)
+        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
     @property
     def db_path(self) -> str:
@@ -477,19 +470,21 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            scored = scored_strings(conn, query, "history_session_fts")
+            scored = scored_strings(conn, query, SESSIONS)
             counts.update((s.fts, s.files) for s in scored)
             mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params,
                            "history_session_fts", "history_pieces")
             scored = [s for s in scored if s.files]
             if not scored:
                 return [], 0, []
-            ranking = RANKING.format(strings=" UNION ALL ".join([SESSION_STRING] * len(scored)))
             ranked = conn.execute(
-                f"SELECT m.session, sum(s.score) AS score FROM ({ranking}) AS s JOIN history_pieces AS m"
+                f"SELECT m.session, sum(s.score) AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
+                f" JOIN history_pieces AS m"
                 f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
                 f" ORDER BY score DESC, m.session LIMIT ?",
-                [*(p for s in scored for p in (s.weight, s.factor, 0, s.fts)), *params, size]).fetchall()
+                [*string_params(scored), *params, size]).fetchall()
+            if FUSE and ranked:
+                ranked = self._fused(query, ranked, where, params, size)
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
@@ -500,6 +495,22 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session, role, after)  # the excerpts' filters
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
+
+    def _fused(self, query: Query, ranked: list, where: list, params: list, size: int) -> list:
+        conn = self.conn
+        scored = [s for s in scored_strings(conn, query, MESSAGES) if s.files]
+        rows = _ranked(conn, scored, " AND ".join(where), params, FUSE_MESSAGES)
+        best: dict[str, float] = {}
+        if rows:
+            sessions = dict(conn.execute(f"SELECT id, session FROM history_messages WHERE id IN ({','.join('?' * len(rows))})",
+                                         [r[0] for r in rows]))
+            for mid, score in rows:
+                best.setdefault(sessions[mid], score)
+        top_s, top_m = ranked[0][1], max(best.values(), default=1.0)
+        out = {sess: sc / top_s for sess, sc in ranked}
+        for sess, sc in best.items():
+            out[sess] = out.get(sess, 0.0) + FUSE * sc / top_m
+        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
 
     def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
@@ -539,7 +550,7 @@ class HistoryIndex(db.Opened):
         conn = self.conn
         where, params = self._where(project, session, role, after)
         # The memory search's strings, idf and sum; one matching nothing adds nothing.
-        scored = scored_strings(conn, query, "history_fts")
+        scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, "history_fts",
                        "history_messages")
@@ -662,13 +673,13 @@ class _Bulk:
         self.first = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
         if self.sql is not None:
             self.conn.execute(f"DROP TRIGGER {self.TRIGGER}")
-        _set_hash_size(self.conn, BULK_HASH_BYTES)
+        db.set_hash_size(self.conn, MESSAGES, BULK_HASH_BYTES)
 
     def finish(self) -> None:
         # Ids only grow (INTEGER PRIMARY KEY above the largest): the rows of this transaction.
         self.conn.execute("INSERT INTO history_fts (rowid, idx_body) SELECT id, idx_body FROM history_messages"
                           " WHERE id > ?", (self.first,))
-        _set_hash_size(self.conn, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
+        db.set_hash_size(self.conn, MESSAGES, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
         if self.sql is not None:
             self.conn.execute(self.sql)
 
@@ -723,12 +734,11 @@ def _drop_pieces(conn: sqlite3.Connection, fid: int) -> None:
     _delete_pieces(conn, "p.file = ?", (fid,))
 
 
-def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
-    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
-
-
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
+
+FUSE = float(os.environ.get("H30_FUSE", "0"))
+FUSE_MESSAGES = 200
 
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
@@ -736,15 +746,11 @@ EXCERPTS = 3
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 
-# memsearch.search.STRING over the sessions' pieces, and over the messages of one session (its
-# ids between two bounds, which FTS5 seeks to) for its excerpts.
-SESSION_STRING = ("SELECT rowid AS id, bm25(history_session_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
-                  " FROM history_session_fts WHERE history_session_fts MATCH ?")
-EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
+# The FTS5 tables ranked: messages, and sessions' pieces.
+MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 
-# memsearch.search.STRING over history_fts (one column), never the pruned form (see _ranked).
-STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
-          " FROM history_fts WHERE history_fts MATCH ?")
+# A session's messages for its excerpts: its ids between two bounds, which FTS5 seeks to.
+EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 
 # Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so
@@ -754,13 +760,12 @@ STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS facto
 def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""
-    ranking = RANKING.format(strings=" UNION ALL ".join([STRING] * len(scored)))
-    params = [p for s in scored for p in (s.weight, s.factor, 0, s.fts)]
+    ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
     if where:
-        sql = (f"SELECT s.id, s.score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
+        sql = (f"SELECT s.id, s.score FROM ({ranked}) AS s JOIN history_messages AS m ON m.id = s.id"
                f" WHERE {where} ORDER BY s.score DESC, s.id DESC LIMIT ?")
     else:
-        sql = f"SELECT id, score FROM ({ranking}) ORDER BY score DESC, id DESC LIMIT ?"
+        sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
     return conn.execute(sql, [*params, *filter_params, size]).fetchall()
 
 
