@@ -338,7 +338,7 @@ def history(text, history_root, db_path, project, session, role, since, messages
     searched by `memsearch query`, never here. Exit status 1 when nothing
     matched.
     """
-    from .history import format_hits, result_json
+    from .format import format_hits, result_json
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():

@@ -22,14 +22,15 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
-from .format import id_text, json_text, one_line, snippet_line, unmatched_line
+from .format import one_line
 from .query import Query, plan, unmatched
 from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
                      text_snippet)
 from .session_context import SessionContext, check_arguments, select
-from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
+from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .memory_file import below
+from .pieces import add_pieces, drop_pieces, last_id
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -248,7 +249,7 @@ class HistoryIndex(db.Opened):
         if gone:
             with db.write_transaction(conn):
                 for fid in gone:
-                    _drop_pieces(conn, fid)
+                    drop_pieces(conn, fid)
                 conn.executemany("DELETE FROM history_messages WHERE file = ?", [(fid,) for fid in gone])
                 conn.executemany("DELETE FROM history_files WHERE id = ?", [(fid,) for fid in gone])
             counts["removed"] = len(gone)
@@ -285,7 +286,7 @@ class HistoryIndex(db.Opened):
                         start = consumed
                         out["grown"] = 1
                     else:
-                        _drop_pieces(conn, fid)
+                        drop_pieces(conn, fid)
                         conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
                         out["reread"] = 1
                 bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
@@ -307,7 +308,7 @@ class HistoryIndex(db.Opened):
         Commits every COMMIT_BYTES, the file's size left 0 so that an interrupted read is resumed."""
         conn = self.conn
         batch, since_commit = [], 0
-        after = _last_id(conn)
+        after = last_id(conn)
 
         def flush() -> None:
             conn.executemany(INSERT_MESSAGE, batch)
@@ -334,17 +335,17 @@ class HistoryIndex(db.Opened):
                              (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
-                _add_pieces(conn, fid, after)
+                add_pieces(conn, fid, after)
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
                 if bulk is not None:
                     bulk.start()
-                after = _last_id(conn)
+                after = last_id(conn)
                 since_commit = 0
         flush()
         if bulk is not None:
             bulk.finish()
-        _add_pieces(conn, fid, after)
+        add_pieces(conn, fid, after)
         return reader.end
 
     # -- search --------------------------------------------------------------
@@ -483,8 +484,6 @@ class HistoryIndex(db.Opened):
                 f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
                 f" ORDER BY score DESC, m.session LIMIT ?",
                 [*string_params(scored), *params, size]).fetchall()
-            if FUSE and ranked:
-                ranked = self._fused(query, ranked, where, params, size)
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
@@ -495,22 +494,6 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session, role, after)  # the excerpts' filters
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
-
-    def _fused(self, query: Query, ranked: list, where: list, params: list, size: int) -> list:
-        conn = self.conn
-        scored = [s for s in scored_strings(conn, query, MESSAGES) if s.files]
-        rows = _ranked(conn, scored, " AND ".join(where), params, FUSE_MESSAGES)
-        best: dict[str, float] = {}
-        if rows:
-            sessions = dict(conn.execute(f"SELECT id, session FROM history_messages WHERE id IN ({','.join('?' * len(rows))})",
-                                         [r[0] for r in rows]))
-            for mid, score in rows:
-                best.setdefault(sessions[mid], score)
-        top_s, top_m = ranked[0][1], max(best.values(), default=1.0)
-        out = {sess: sc / top_s for sess, sc in ranked}
-        for sess, sc in best.items():
-            out[sess] = out.get(sess, 0.0) + FUSE * sc / top_m
-        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
 
     def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
@@ -684,61 +667,8 @@ class _Bulk:
             self.conn.execute(self.sql)
 
 
-# A piece's text as it was indexed (migrations/0010_history_sessions.sql): FTS5 keeps none, and
-# deleting a piece hands it this same text. The ORDER BY in a subquery keeps group_concat's order.
-PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages"
-              " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
-
-
-def _last_id(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-
-
-def _add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
-    """Index the messages of file ``fid`` past id ``after`` as one piece per session, then merge
-    each session's newest pieces while the last holds at least half the messages of the one before
-    (a binary counter: a session keeps about log2(reads) pieces, each message re-indexed as often)."""
-    top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
-    conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
-                 " SELECT file, session, max(project), min(id), max(id), count(*) FROM history_messages"
-                 " WHERE file = ? AND id > ? GROUP BY session", (fid, after))
-    added = conn.execute("SELECT id, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
-    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
-                 " FROM history_pieces AS p WHERE p.id > ?", (top,))
-    for _, session in added:
-        pieces = conn.execute("SELECT id, first, last, messages FROM history_pieces WHERE file = ? AND session = ?"
-                              " ORDER BY id", (fid, session)).fetchall()
-        gone = []
-        while len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]:
-            (one, first, _, n1), (two, _, last, n2) = pieces[-2], pieces[-1]
-            gone += [i for i in (one, two) if i is not None]
-            pieces[-2:] = [(None, first, last, n1 + n2)]
-        if gone:
-            _delete_pieces(conn, f"p.id IN ({','.join('?' * len(gone))})", gone)
-            _, first, last, n = pieces[-1]
-            pid = conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
-                               " SELECT file, session, project, ?, ?, ? FROM history_messages WHERE id = ?",
-                               (first, last, n, last)).lastrowid
-            conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
-                         " FROM history_pieces AS p WHERE p.id = ?", (pid,))
-
-
-def _delete_pieces(conn: sqlite3.Connection, where: str, params) -> None:
-    conn.execute(f"INSERT INTO history_session_fts (history_session_fts, rowid, idx_body)"
-                 f" SELECT 'delete', p.id, {PIECE_TEXT} FROM history_pieces AS p WHERE {where}", params)
-    conn.execute(f"DELETE FROM history_pieces AS p WHERE {where}", params)
-
-
-def _drop_pieces(conn: sqlite3.Connection, fid: int) -> None:
-    """Before the messages of file ``fid`` go: their pieces' text is rebuilt from them."""
-    _delete_pieces(conn, "p.file = ?", (fid,))
-
-
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
-
-FUSE = float(os.environ.get("H30_FUSE", "0"))
-FUSE_MESSAGES = 200
 
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
@@ -793,43 +723,3 @@ def shown(value: str, chars: int = 80) -> str:
     """A value from a caller or a transcript as a message may quote it: its start, on one line,
     escaped (it must neither drive a terminal nor start a line of its own)."""
     return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
-
-
-def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit, quoted for a shell: a transcript's
-    sessionId "x; rm -rf ~" must not be a command someone pastes."""
-    import shlex
-
-    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
-
-
-def format_hits(result: HistoryResult, *, color: bool = False) -> str:
-    blocks = []
-    for hit in result.hits:
-        if isinstance(hit, SessionHit):
-            many = "message" if hit.matched == 1 else "messages"
-            lines = [f"session {id_text(hit.session)}  [{id_text(hit.project)}]  score {hit.score:.2f}"
-                     f"  {hit.matched} {many} matched"]
-            lines += [f"    {e.at or '(no time)'}  {e.role}{' (sub-agent)' if e.sidechain else ''}:"
-                      f" {snippet_line(e.snippet, color)}" for e in hit.excerpts]
-            blocks.append("\n".join(lines))
-            continue
-        side = " (sub-agent)" if hit.sidechain else ""
-        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
-                      f"  [{id_text(hit.project)}]  score {hit.score:.2f}"
-                      f"\n    {snippet_line(hit.snippet, color)}")
-    if result.hits:
-        hint = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
-        blocks.append(f"open a session: {hint if hint.isprintable() else one_line(hint)}")
-    if result.unmatched:
-        blocks.insert(0, unmatched_line(result.unmatched, "past message"))
-    return "\n\n".join(blocks)
-
-
-def result_json(result: HistoryResult) -> str:
-    payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
-               "floored": result.floored, "unmatched": list(result.unmatched)}
-    if result.refresh is not None:
-        payload["refresh"] = result.refresh.to_dict()
-    return json_text(payload)

@@ -18,7 +18,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import hit_label, hit_path, id_text, one_line, printable_path, unmatched_line, unprintable_path
+from .format import format_hits, hit_label, hit_path, one_line, printable_path, unmatched_line, unprintable_path
 from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -553,20 +553,10 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
                           " or drop the filters.", data)
     kind = "message" if messages else "session"
     lines = [f"{len(result.hits)} {kind}{'s' if len(result.hits) > 1 else ''} from past sessions for"
-             f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):"]
-    if result.unmatched:
+             f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):",
+             format_hits(result._replace(unmatched=()), hint=False)]
+    if result.unmatched:  # first, as memory_search says it
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
-    for n, hit in enumerate(result.hits, 1):
-        if messages:
-            side = ", sub-agent" if hit.sidechain else ""
-            lines.append(f"{n}. session {id_text(hit.session)} [{id_text(hit.project)}] {hit.at or ''}"
-                         f" {hit.role}{side}  score {hit.score:.2f}")
-            lines.append(f"   {one_line(hit.snippet)}")
-            continue
-        lines.append(f"{n}. session {id_text(hit.session)} [{id_text(hit.project)}]  score {hit.score:.2f},"
-                     f" {hit.matched} message{'s' if hit.matched != 1 else ''} matched")
-        lines += [f"   {e.at or ''} {e.role}{', sub-agent' if e.sidechain else ''}: {one_line(e.snippet)}"
-                  for e in hit.excerpts]
     return ToolResult("\n".join(lines), data)
 
 
