@@ -484,8 +484,6 @@ class HistoryIndex(db.Opened):
                 f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
                 f" ORDER BY score DESC, m.session LIMIT ?",
                 [*string_params(scored), *params, size]).fetchall()
-            if FUSE and ranked:
-                ranked = self._fused(query, ranked, where, params, size)
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
@@ -496,29 +494,6 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session, role, after)  # the excerpts' filters
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
-
-    def _fused(self, query: Query, ranked: list, where: list, params: list, size: int) -> list:
-        conn = self.conn
-        scored = [s for s in scored_strings(conn, query, MESSAGES) if s.files]
-        rows = _ranked(conn, scored, " AND ".join(where), params, FUSE_MESSAGES)
-        best: dict[str, float] = {}
-        if rows:
-            sessions = dict(conn.execute(f"SELECT id, session FROM history_messages WHERE id IN ({','.join('?' * len(rows))})",
-                                         [r[0] for r in rows]))
-            for mid, score in rows:
-                best.setdefault(sessions[mid], score)
-        if FUSE_RRF:
-            out = {}
-            for rank, (sess, _) in enumerate(ranked):
-                out[sess] = 1 / (60 + rank)
-            for rank, sess in enumerate(best):
-                out[sess] = out.get(sess, 0.0) + FUSE / (60 + rank)
-        else:
-            top_s, top_m = ranked[0][1], max(best.values(), default=1.0)
-            out = {sess: sc / top_s for sess, sc in ranked}
-            for sess, sc in best.items():
-                out[sess] = out.get(sess, 0.0) + FUSE * sc / top_m
-        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
 
     def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
@@ -694,10 +669,6 @@ class _Bulk:
 
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
-
-FUSE = float(os.environ.get("H30_FUSE", "0"))
-FUSE_RRF = bool(os.environ.get("H30_RRF"))
-FUSE_MESSAGES = 200
 
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
