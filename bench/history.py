@@ -12,12 +12,17 @@ their results.
 * retrieval: the `_s` subset, each question's haystack its own folder and
   index. `history` (HistoryIndex.search) against tantivy and bm25s
   (bench/engines.py adapters) over the same cleaned messages, read back
-  from the history index itself: session R@5 / R@10 (sessions ranked by
-  their best message) and turn-level R@10 (the share of has_answer turns
-  among the top 10 messages). `_abs` questions are skipped, as upstream.
+  from the history index itself, one document per session (as the
+  LongMemEval paper indexes them) and one per message (`-msg`): session
+  any@k (an answer session in the first k), all@k (every one: the official
+  script's recall_all@k) and R@k (the share of them), and turn-level R@10
+  (the share of has_answer turns among the top 10 messages) for message
+  rankings. `_abs` questions are skipped, as upstream.
 * oracle: the 500-question oracle, its sessions pooled into one history
   (each question alone comes with its evidence sessions only), the same
   measures over all of it.
+* locomo: LoCoMo's conversations as transcripts, a project each: the
+  same measures per project and pooled.
 * context: one long session per `_s` question (its answer sessions among
   other haystack sessions, shuffled, LONG_CHARS or more): the share of
   questions whose answer turns all fall inside ReadSessionContext's
@@ -35,6 +40,7 @@ its last results).
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import os
 import random
@@ -120,56 +126,101 @@ def session_file_id(index: int, sid: str) -> str:
     return f"{index:03d}-{''.join(c if c.isalnum() else '-' for c in sid)}"
 
 
-ENGINES = {"history": None, "tantivy": TantivyEngine, "bm25s": Bm25sEngine}
+# `history`: HistoryIndex.search as shipped (sessions ranked when it can, its floor); `history-nofloor`
+# the same without the floor (the floor must not cut answer sessions); `history-msg`: message hits,
+# each session ranked by its best message. The peers: one document per message (`tantivy-msg`,
+# `bm25s-msg`) and one per session (`tantivy`, `bm25s`), as the LongMemEval paper indexes them.
+PEERS = {"tantivy": TantivyEngine, "bm25s": Bm25sEngine}
+KS = (5, 10)
 
 
-def ranked_by_all(h: HistoryIndex, questions: list[str], scratch: Path) -> dict:
-    """{engine: [(sessions, message uuids) of each question, best first]}:
-    `history` through HistoryIndex.search, the peers over exactly the
-    cleaned messages the history index holds, read back from it, one
-    document per message."""
-    ranked = {"history": []}
-    for question in questions:
-        hits = h.search(question, limit=50, refresh=False)
-        ranked["history"].append(([hit.session for hit in hits], [hit.uuid for hit in hits]))
-    tree = scratch / "tree"
-    for session, uuid, body in h.conn.execute("SELECT session, uuid, body FROM history_messages"):
+def _history_modes() -> dict:
+    import inspect
+
+    sessions = "messages" in inspect.signature(HistoryIndex.search_result).parameters
+    modes = {"history": {}, "history-nofloor": {"floor": 0.0}}
+    if sessions:
+        modes["history-msg"] = {"messages": True, "floor": 0.0}
+    return modes
+
+
+HISTORY_MODES = _history_modes()
+
+
+def history_ranked(h: HistoryIndex, question: str, project: str | None, **mode) -> tuple[list, list]:
+    hits = h.search(question, limit=50, refresh=False, project=project, **mode)
+    return [hit.session for hit in hits], [getattr(hit, "uuid", None) for hit in hits]
+
+
+def peer_trees(h: HistoryIndex, scratch: Path, project: str | None = None) -> tuple[Path, Path]:
+    """The cleaned messages the history index holds, read back from it: one file per message
+    (tree/session/uuid.md) and one per session (sessions/session.md, its messages in order)."""
+    tree, sessions = scratch / "tree", scratch / "sessions"
+    where, params = ("WHERE project = ?", [project]) if project else ("", [])
+    bodies: dict[str, list[str]] = {}
+    for session, uuid, body in h.conn.execute(
+            f"SELECT session, uuid, body FROM history_messages {where} ORDER BY file, line_at, part", params):
         path = tree / session / f"{uuid}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body, encoding="utf-8")
-    for name, cls in ENGINES.items():
-        if cls is None:
-            continue
-        engine = cls(scratch / name)
-        engine.build(tree)
-        ranked[name] = []
-        for question in questions:
-            paths = engine.search(question, 50)
-            ranked[name].append(([p.split("/")[0] for p in paths], [p.split("/")[1][:-3] for p in paths]))
-        engine.close()
+        bodies.setdefault(session, []).append(body)
+    sessions.mkdir(parents=True)
+    for session, texts in bodies.items():
+        (sessions / f"{session}.md").write_text("\n".join(texts), encoding="utf-8")
+    return tree, sessions
+
+
+def ranked_by_all(h: HistoryIndex, questions: list[str], scratch: Path, project: str | None = None) -> dict:
+    """{engine: [(sessions, message uuids) of each question, best first]}."""
+    ranked = {name: [history_ranked(h, q, project, **mode) for q in questions] for name, mode in HISTORY_MODES.items()}
+    tree, sessions = peer_trees(h, scratch, project)
+    for name, cls in PEERS.items():
+        for suffix, folder in (("-msg", tree), ("", sessions)):
+            engine = cls(scratch / name)
+            engine.build(folder)
+            out = []
+            for question in questions:
+                paths = engine.search(question, 50)
+                if suffix:
+                    out.append(([p.split("/")[0] for p in paths], [p.split("/")[1][:-3] for p in paths]))
+                else:
+                    out.append(([p[:-3] for p in paths], []))
+            ranked[name + suffix] = out
+            engine.close()
     shutil.rmtree(tree)
+    shutil.rmtree(sessions)
     return ranked
+
+
+def new_sums() -> dict:
+    return {"n": 0, "turns": 0, "turn R@10": 0.0, **{f"{m}@{k}": 0.0 for m in ("any", "all", "R") for k in KS}}
 
 
 def add_scores(sums: dict, name: str, ranked: tuple, gold_sessions: set, gold_turns: set) -> None:
     sessions, uuids = ranked
     order = list(dict.fromkeys(sessions))
-    for k in (5, 10):
-        sums[name][f"R@{k}"] += len(gold_sessions & set(order[:k])) / len(gold_sessions)
-    if gold_turns:
-        sums[name]["turn R@10"] += len(gold_turns & set(uuids[:10])) / len(gold_turns)
-        sums[name]["turns"] += 1
+    m = sums.setdefault(name, new_sums())
+    m["n"] += 1
+    for k in KS:
+        found = len(gold_sessions & set(order[:k]))
+        m[f"R@{k}"] += found / len(gold_sessions)
+        m[f"any@{k}"] += found > 0
+        m[f"all@{k}"] += found == len(gold_sessions)
+    if gold_turns and any(uuids):
+        m["turn R@10"] += len(gold_turns & set(uuids[:10])) / len(gold_turns)
+        m["turns"] += 1
 
 
-def averages(sums: dict, counted: int) -> dict:
-    return {name: {"R@5": m["R@5"] / counted, "R@10": m["R@10"] / counted,
-                   "turn R@10": m["turn R@10"] / max(m["turns"], 1)} for name, m in sums.items()}
+def averages(sums: dict) -> dict:
+    return {name: {**{key: v / m["n"] for key, v in m.items() if "@" in key and key != "turn R@10"},
+                   "turn R@10": m["turn R@10"] / m["turns"] if m["turns"] else None}
+            for name, m in sums.items()}
 
 
 def retrieval(questions: list, scratch: Path) -> dict:
     """The `_s` subset: each question's haystack (~50 sessions) is its own
     folder and index."""
-    sums = {name: {"R@5": 0.0, "R@10": 0.0, "turn R@10": 0.0, "turns": 0} for name in ENGINES}
+    sums: dict = {}
     counted = 0
     rng = random.Random(16)
     for q in questions:
@@ -187,13 +238,13 @@ def retrieval(questions: list, scratch: Path) -> dict:
             gold_turns.update(uuids[i] for i, turn in enumerate(turns) if turn.get("has_answer"))
             if sid in q["answer_session_ids"]:
                 gold_sessions.add(fid)
-        with HistoryIndex(folder.parent, work / "index.db", floor=0.0) as h:
+        with HistoryIndex(folder.parent, work / "index.db") as h:
             h.refresh()
             ranked = ranked_by_all(h, [q["question"]], work)
         for name, (one,) in ranked.items():
             add_scores(sums, name, one, gold_sessions, gold_turns)
         shutil.rmtree(work)
-    return {"questions": counted, "retrieval": averages(sums, counted)}
+    return {"questions": counted, "retrieval": averages(sums)}
 
 
 def oracle(questions: list, scratch: Path) -> dict:
@@ -216,8 +267,8 @@ def oracle(questions: list, scratch: Path) -> dict:
             gold_turns.update(written[fid][i] for i, turn in enumerate(turns) if turn.get("has_answer"))
         gold = {"".join(c if c.isalnum() else "-" for c in sid) for sid in q["answer_session_ids"]}
         cases.append((q["question"], gold, gold_turns))
-    sums = {name: {"R@5": 0.0, "R@10": 0.0, "turn R@10": 0.0, "turns": 0} for name in ENGINES}
-    with HistoryIndex(folder.parent, scratch / "oracle" / "index.db", floor=0.0) as h:
+    sums: dict = {}
+    with HistoryIndex(folder.parent, scratch / "oracle" / "index.db") as h:
         h.refresh()
         messages = h.status()["messages"]
         ranked = ranked_by_all(h, [question for question, _, _ in cases], scratch / "oracle")
@@ -226,7 +277,78 @@ def oracle(questions: list, scratch: Path) -> dict:
             add_scores(sums, name, one, gold, gold_turns)
     shutil.rmtree(scratch / "oracle")
     return {"questions": len(cases), "sessions": len(written), "messages": messages,
-            "with_turns": sums["history"]["turns"], "retrieval": averages(sums, len(cases))}
+            "retrieval": averages(sums)}
+
+
+LOCOMO_FILE = CORPORA / "locomo" / "locomo10.json"
+
+
+def locomo_gold(conversation: dict, evidence: list) -> set[int]:
+    """The sessions ('D<N>:<t>' ids, normalised as corpora/README.md says) holding the evidence."""
+    out = set()
+    for item in evidence:
+        for one in re.split(r"[;\s]+", item):
+            m = re.fullmatch(r"D:?(\d+):0*(\d+)", one)
+            if m and int(m[2]) <= len(conversation.get(f"session_{int(m[1])}", [])):
+                out.add(int(m[1]))
+    return out
+
+
+def locomo_time(text: str, minute: int) -> str:
+    """LoCoMo's '1:56 pm on 8 May, 2023' plus some minutes, as Claude Code writes times."""
+    import datetime
+
+    moment = datetime.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y") + datetime.timedelta(minutes=minute)
+    return moment.strftime("%Y-%m-%dT%H:%M:00.000Z")
+
+
+def locomo(conversations: list, scratch: Path) -> dict:
+    """LoCoMo's 10 conversations as Claude Code transcripts: a project each, a transcript per session
+    (speaker_a the user, speaker_b the assistant, no names, a shared image as its caption), with the noise
+    write_session adds. Categories 1-4 (5 is adversarial, left out as most memory benchmarks do);
+    each question searched within its project and over all ten pooled."""
+    rng = random.Random(10)
+    root = scratch / "locomo" / "projects"
+    cases = []
+    for conv in conversations:
+        c = conv["conversation"]
+        project = f"-home-bench-{conv['sample_id']}"
+        (root / project).mkdir(parents=True)
+        n = 1
+        while f"session_{n}" in c:
+            turns = [{"role": "user" if t["speaker"] == c["speaker_a"] else "assistant",
+                      "content": t["text"] + (f" [shares a photo: {t['blip_caption']}]" if t.get("blip_caption") else "")}
+                     for t in c[f"session_{n}"]]
+            write_locomo_session(root / project, f"{conv['sample_id']}-s{n:02d}",
+                                 locomo_time(c[f"session_{n}_date_time"], 0), turns, rng)
+            n += 1
+        for qa in conv["qa"]:
+            gold = locomo_gold(c, qa.get("evidence", []))
+            if qa["category"] == 5 or not gold:
+                continue
+            cases.append((project, qa["question"], {f"{conv['sample_id']}-s{g:02d}" for g in gold}))
+    per_project: dict = {}
+    pooled: dict = {}
+    with HistoryIndex(root, scratch / "locomo" / "index.db") as h:
+        h.refresh()
+        for project in dict.fromkeys(p for p, _, _ in cases):
+            mine = [(q, g) for p, q, g in cases if p == project]
+            ranked = ranked_by_all(h, [q for q, _ in mine], scratch / "locomo" / "work", project)
+            for name, per_question in ranked.items():
+                for one, (_, gold) in zip(per_question, mine):
+                    add_scores(per_project, name, one, gold, set())
+        ranked = ranked_by_all(h, [q for _, q, _ in cases], scratch / "locomo" / "work")
+        for name, per_question in ranked.items():
+            for one, (_, _, gold) in zip(per_question, cases):
+                add_scores(pooled, name, one, gold, set())
+    shutil.rmtree(scratch / "locomo")
+    return {"questions": len(cases), "per_project": averages(per_project), "pooled": averages(pooled)}
+
+
+def write_locomo_session(folder: Path, sid: str, at: str, turns: list, rng: random.Random) -> None:
+    """write_session with a LoCoMo time (already ISO)."""
+    day = f"{at[:4]}/{at[5:7]}/{at[8:10]} (X) {at[11:16]}"
+    write_session(folder, sid, day, turns, rng)
 
 
 # Each question's long session: its answer sessions among other sessions of
@@ -366,9 +488,11 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
 
 
 def table(retrieval: dict) -> list[str]:
-    lines = ["| engine | session R@5 | session R@10 | turn R@10 |", "|---|---|---|---|"]
+    lines = ["| engine | any@5 | all@5 | R@5 | any@10 | all@10 | R@10 | turn R@10 |", "|---|---|---|---|---|---|---|---|"]
     for name, m in retrieval.items():
-        lines.append(f"| {name} | {m['R@5']:.3f} | {m['R@10']:.3f} | {m['turn R@10']:.3f} |")
+        turn = "" if m.get("turn R@10") is None else f"{m['turn R@10']:.3f}"
+        lines.append(f"| {name} | {m['any@5']:.3f} | {m['all@5']:.3f} | {m['R@5']:.3f} | {m['any@10']:.3f}"
+                     f" | {m['all@10']:.3f} | {m['R@10']:.3f} | {turn} |")
     return lines
 
 
@@ -387,8 +511,14 @@ def report(results: dict) -> str:
         r = results["oracle"]
         lines += ["", f"## LongMemEval oracle, pooled ({r['when']}, `{r['command']}`)", "",
                   f"{r['questions']} questions; the {r['sessions']} distinct sessions of all of them in one history"
-                  f" ({r['messages']} messages), each question searched over all ({r['with_turns']} have"
-                  " `has_answer` turns).", "", *table(r["retrieval"])]
+                  f" ({r['messages']} messages), each question searched over all.",
+                  "", *table(r["retrieval"])]
+    if "locomo" in results:
+        r = results["locomo"]
+        lines += ["", f"## LoCoMo as transcripts ({r['when']}, `{r['command']}`)", "",
+                  f"{r['questions']} questions (categories 1-4), a project per conversation, a transcript per"
+                  " session. Per project (`--project`; the peers over that conversation's sessions):", "",
+                  *table(r["per_project"]), "", "All ten projects pooled:", "", *table(r["pooled"])]
     if "context" in results:
         c = results["context"]
         lines += ["", f"## ReadSessionContext on long sessions ({c['when']}, `{c['command']}`)", "",
@@ -414,12 +544,12 @@ def report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-PARTS = ("retrieval", "oracle", "context", "scale")
+PARTS = ("retrieval", "oracle", "locomo", "context", "scale")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", default="retrieval,oracle,context",
+    parser.add_argument("--parts", default="retrieval,oracle,locomo,context",
                         help=f"comma-separated, of {', '.join(PARTS)} (scale runs with --scale-mb)")
     parser.add_argument("--scale-mb", type=int, default=0, help="also run the scale test at about this many MB")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "history.md")
@@ -437,6 +567,7 @@ def main() -> None:
     questions = json.loads(S_FILE.read_text(encoding="utf-8"))
     runs = {"retrieval": lambda tmp: retrieval(questions, tmp),
             "oracle": lambda tmp: oracle(json.loads(ORACLE_FILE.read_text(encoding="utf-8")), tmp),
+            "locomo": lambda tmp: locomo(json.loads(LOCOMO_FILE.read_text(encoding="utf-8")), tmp),
             "context": lambda tmp: context(questions, tmp),
             "scale": lambda tmp: scale(questions, tmp, args.scale_mb)}
     for part in parts:

@@ -360,23 +360,27 @@ def open_history(history_root, db_path):
 @click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
               help="Only messages of this role (tool: tool calls and their results).")
 @click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
+@click.option("--messages", is_flag=True, help="One hit per message instead of one per session.")
 @option("limit")  # these three as `memsearch query` has them
 @option("no_floor")
 @option("as_json")
-def history(text, history_root, db_path, project, session, role, since, limit, no_floor, as_json):
-    """Search past agent sessions (the transcripts) for TEXT; best hits first.
+def history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json):
+    """Search past agent sessions (the transcripts) for TEXT; best sessions first.
 
-    Each hit gives the session, project, time, role and an excerpt; read a
-    session with `memsearch session-context SESSION --query TEXT`. Memory
-    files are searched by `memsearch query`, never here. Exit status 1 when
-    nothing matched.
+    Each hit is a session, ranked over the session as a whole, with how many
+    of its messages matched and its best ones (role, time, excerpt);
+    --messages gives single messages instead. Read a session with
+    `memsearch session-context SESSION --query TEXT`. Memory files are
+    searched by `memsearch query`, never here. Exit status 1 when nothing
+    matched.
     """
-    from .history import format_hits, result_json
+    from .format import format_hits, result_json
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():
             result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
-                                       since=since, floor=0.0 if no_floor else None, progress=progress)
+                                       since=since, floor=0.0 if no_floor else None, messages=messages,
+                                       progress=progress)
     if as_json:
         click.echo(result_json(result))
     elif result.hits:

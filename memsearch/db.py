@@ -86,11 +86,12 @@ def default_db_file(root: str | os.PathLike) -> str:
     return os.path.join(cache_folder(), f"{name or 'root'}-{_digest(resolved)}.db")
 
 
-def roots_db_file(keys) -> str:
+def roots_db_file(keys, kind: str = "roots") -> str:
     """One database per set of roots, keyed by the sorted root keys (kind
-    and resolved folder): turning a root on or off picks another file."""
+    and resolved folder): turning a root on or off picks another file.
+    ``kind``: "history" for transcript folders (memsearch.history)."""
     digest = _digest("\n".join(sorted(keys)))
-    return os.path.join(cache_folder(), f"roots-{digest}.db")
+    return os.path.join(cache_folder(), f"{kind}-{digest}.db")
 
 
 def default_db_path(root: str | os.PathLike) -> Path:
@@ -116,6 +117,14 @@ def _digest(text: str) -> str:
         except ImportError:
             from hashlib import sha256
     return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def set_hash_size(conn: sqlite3.Connection, fts: str, size: int) -> None:
+    """FTS5's 'hashsize' of table ``fts`` (an FTS5 too old to know it just builds slower)."""
+    try:
+        conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('hashsize', ?)", (size,))
+    except sqlite3.OperationalError:
+        pass
 
 
 # -- opening it ----------------------------------------------------------------------
@@ -374,6 +383,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
     except sqlite3.DatabaseError:
         return False
     shipped = {number: name for number, name, _ in migrate.available()}
+    # The shipped numbers, not 1..version: numbers reserved for other branches leave gaps.
     return ([v for v, _ in recorded] == [v for v in sorted(shipped) if v <= version]
             and all(shipped.get(v, n) == n for v, n in recorded))
 

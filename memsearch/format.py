@@ -8,7 +8,6 @@ from .errors import CONTROLS  # those whitespace folding leaves: a file must not
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
-    from .index import SearchResult
     from .reconcile import ReconcileReport
 
 # ANSI bold yellow for matched words on a terminal.
@@ -49,12 +48,40 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
     return pieces, paired
 
 
-def format_hits(result: SearchResult, *, color: bool = False) -> str:
-    blocks = [f"{hit_path(h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
-              f"\n    {snippet_line(h.snippet, color)}" for h in result.hits]
+def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
+    """A memory or history result (memsearch.index, memsearch.history) as text, hits apart by a blank
+    line; ``hint``: a history result ends with the command that reads its first session."""
+    blocks = [_block(h, color) for h in result.hits]
+    history = hasattr(result, "refresh")
+    if history and hint and result.hits:
+        command = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
+        blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
-        blocks.insert(0, unmatched_line(result.unmatched))
+        blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
     return "\n\n".join(blocks)
+
+
+def _block(hit, color: bool) -> str:
+    if hasattr(hit, "excerpts"):  # a session of the history
+        many = "message" if hit.matched == 1 else "messages"
+        lines = [f"session {id_text(hit.session)}  [{id_text(hit.project)}]  score {hit.score:.2f}"
+                 f"  {hit.matched} {many} matched"]
+        lines += [f"    {e.at or '(no time)'}  {e.role}{' (sub-agent)' if e.sidechain else ''}:"
+                  f" {snippet_line(e.snippet, color)}" for e in hit.excerpts]
+        return "\n".join(lines)
+    if hasattr(hit, "session"):  # a message of the history
+        side = " (sub-agent)" if hit.sidechain else ""
+        return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
+                f"  [{id_text(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
+    return f"{hit_path(hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
+
+
+def open_hint(session: str) -> str:
+    """The command that reads a session found by a hit, quoted for a shell: a transcript's
+    sessionId "x; rm -rf ~" must not be a command someone pastes."""
+    import shlex
+
+    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
 
 
 def unmatched_line(words, what: str = "memory file") -> str:
@@ -64,13 +91,18 @@ def unmatched_line(words, what: str = "memory file") -> str:
             " so check they answer the question.")
 
 
-def result_json(result: SearchResult, encoding: str = "utf-8") -> str:
+def result_json(result, encoding: str = "utf-8") -> str:
+    """A memory or history result as JSON (a history hit with the command that opens its session)."""
+    history = hasattr(result, "refresh")
     payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
-               "unmatched": list(result.unmatched)}
-    if result.reconcile is not None:
+               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} if history else hit.to_dict()
+                           for hit in result.hits],
+               "floored": result.floored, "unmatched": list(result.unmatched)}
+    if history and result.refresh is not None:
+        payload["refresh"] = result.refresh.to_dict()
+    if not history and result.reconcile is not None:
         payload["reconcile"] = report_dict(result.reconcile, brief=True)
-    if result.freshness is not None:
+    if not history and result.freshness is not None:
         payload["freshness"] = result.freshness.to_dict()
     return json_text(payload, encoding)
 

@@ -13,7 +13,6 @@ change, from the start. Transcripts are only ever read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -23,12 +22,15 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
-from .format import id_text, json_text, one_line, snippet_line, unmatched_line
+from .format import one_line
 from .query import Query, plan, unmatched
-from .search import RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr
+from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
+                     text_snippet)
 from .session_context import SessionContext, check_arguments, select
-from .settings import (DEFAULT_LIMIT, ELLIPSIS, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, Settings,
+from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
+from .memory_file import below
+from .pieces import add_pieces, drop_pieces, last_id
 from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -48,8 +50,8 @@ FTS5_HASH_BYTES = 1 << 20
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
-INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, part, session, project, role, at, uuid,"
-                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
+                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class HistoryReport(NamedTuple):
@@ -94,6 +96,32 @@ class HistoryHit(NamedTuple):
         return {**self._asdict(), "score": round(self.score, 4)}
 
 
+class Excerpt(NamedTuple):
+    """One of a session hit's best matching messages: role, time, excerpt (matches marked)."""
+
+    role: str
+    at: str | None
+    snippet: str
+    uuid: str | None = None
+    sidechain: bool = False
+
+
+class SessionHit(NamedTuple):
+    """One session found: its score over the session as a whole, how many of its messages match,
+    and its best ones (at most EXCERPTS), best first; ``at`` and ``file``: the best one's."""
+
+    session: str
+    project: str
+    at: str | None
+    score: float
+    matched: int
+    excerpts: tuple[Excerpt, ...]
+    file: str
+
+    def to_dict(self) -> dict:
+        return {**self._asdict(), "score": round(self.score, 4), "excerpts": [e._asdict() for e in self.excerpts]}
+
+
 class HistoryResult(NamedTuple):
     """Hits, best first; ``floored``: candidates the relative floor dropped; ``unmatched``: the
     searched words no message holds (the hits match the others only), as a memory search has them."""
@@ -129,12 +157,6 @@ def configured_roots() -> list[str]:
     return given
 
 
-def default_db_file(roots: tuple[str, ...]) -> str:
-    """One database per set of transcript roots, in the user cache folder."""
-    digest = hashlib.sha256("\n".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return os.path.join(db.cache_folder(), f"history-{digest}.db")
-
-
 class HistoryIndex(db.Opened):
     """Search transcripts; the index follows the files as they grow.
 
@@ -164,7 +186,8 @@ class HistoryIndex(db.Opened):
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
-        self._db_file = db.given_file(db_path) if db_path else default_db_file(self.roots)
+        self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
+        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
     @property
     def db_path(self) -> str:
@@ -183,8 +206,8 @@ class HistoryIndex(db.Opened):
     def _refresh(self, progress: Progress | None) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
-        stored = {(root, path): (fid, size, mtime, inode) for fid, root, path, size, mtime, inode in conn.execute(
-            f"SELECT id, root, path, size, mtime_ns, inode FROM history_files WHERE root IN ({self._marks})",
+        stored = {(root, path): (fid, *stamp) for fid, root, path, *stamp in conn.execute(
+            f"SELECT id, root, path, size, mtime_ns, inode, ctime_ns FROM history_files WHERE root IN ({self._marks})",
             self.roots)}
         counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
@@ -198,8 +221,9 @@ class HistoryIndex(db.Opened):
                 continue
             reals.add(t.real)
             seen.add((root, t.rel))
+            self._reals[(root, t.rel)] = t.real
             row = stored.get((root, t.rel))
-            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode):
+            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode, t.ctime_ns):
                 counts["unchanged"] += 1
             else:
                 todo.append((root, t))
@@ -224,11 +248,14 @@ class HistoryIndex(db.Opened):
         gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
         if gone:
             with db.write_transaction(conn):
+                for fid in gone:
+                    drop_pieces(conn, fid)
                 conn.executemany("DELETE FROM history_messages WHERE file = ?", [(fid,) for fid in gone])
                 conn.executemany("DELETE FROM history_files WHERE id = ?", [(fid,) for fid in gone])
             counts["removed"] = len(gone)
         if counts["messages"] or gone:
             conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
+            conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('merge', 16)")
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
     def _ingest(self, root: str, t) -> dict:
@@ -240,7 +267,7 @@ class HistoryIndex(db.Opened):
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 # Read again under the lock: another process may have taken these lines meanwhile.
-                row = conn.execute("SELECT id, size, mtime_ns, inode, consumed, head, tail FROM history_files"
+                row = conn.execute("SELECT id, size, mtime_ns, inode, ctime_ns, consumed, head, tail FROM history_files"
                                    " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
                 start = 0
                 if row is None:
@@ -249,25 +276,25 @@ class HistoryIndex(db.Opened):
                         " VALUES (?, ?, ?, 0, 0, 0, 0, x'', x'')", (root, t.rel, t.project)).lastrowid
                     out["new"] = 1
                 else:
-                    fid, size, mtime, inode, consumed, head, tail = row
-                    if (size, mtime, inode) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    fid, size, mtime, inode, ctime, consumed, head, tail = row
+                    if (size, mtime, inode, ctime) == (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns):
                         conn.execute("ROLLBACK")
                         out["unchanged"] = 1
                         return out
-                    if _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
+                    # The same size with another mtime or ctime: rewritten in place, not appended to.
+                    if st.st_size != size and _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
                         start = consumed
                         out["grown"] = 1
                     else:
+                        drop_pieces(conn, fid)
                         conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
                         out["reread"] = 1
                 bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
                 end = self._read_lines(reader, fid, start, t, out, bulk)
-                if bulk is not None:
-                    bulk.finish()
                 head, tail = _ends(reader, end)
-                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, consumed = ?,"
-                             " head = ?, tail = ? WHERE id = ?",
-                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, end, head, tail, fid))
+                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?,"
+                             " consumed = ?, head = ?, tail = ? WHERE id = ?",
+                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, end, head, tail, fid))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -281,6 +308,7 @@ class HistoryIndex(db.Opened):
         Commits every COMMIT_BYTES, the file's size left 0 so that an interrupted read is resumed."""
         conn = self.conn
         batch, since_commit = [], 0
+        after = last_id(conn)
 
         def flush() -> None:
             conn.executemany(INSERT_MESSAGE, batch)
@@ -292,7 +320,7 @@ class HistoryIndex(db.Opened):
             if parts is None:  # overlong, not JSON, too deep, not an object
                 out["skipped_lines"] += 1
                 continue
-            batch.extend((fid, offset, n, p.session or t.session, t.project, p.role, p.at, p.uuid,
+            batch.extend((fid, offset, len(raw), n, p.session or t.session, t.project, p.role, p.at, p.uuid,
                           int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
             if len(batch) >= 512:
                 flush()
@@ -307,12 +335,17 @@ class HistoryIndex(db.Opened):
                              (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
                 if bulk is not None:
                     bulk.finish()
+                add_pieces(conn, fid, after)
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
                 if bulk is not None:
                     bulk.start()
+                after = last_id(conn)
                 since_commit = 0
         flush()
+        if bulk is not None:
+            bulk.finish()
+        add_pieces(conn, fid, after)
         return reader.end
 
     # -- search --------------------------------------------------------------
@@ -322,10 +355,11 @@ class HistoryIndex(db.Opened):
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, *, project: str | None = None,
                       session: str | None = None, role: str | None = None, since: str | None = None,
-                      refresh: bool = True, floor: float | None = None,
+                      refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. ``project``: a project folder or the working
-        directory it is named after; ``session``: an id or its start; ``since``: an ISO date or time."""
+        """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single
+        messages (:class:`HistoryHit`). ``project``: a project folder or the working directory it is
+        named after; ``session``: an id or its start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if not isinstance(query, str):
@@ -345,16 +379,74 @@ class HistoryIndex(db.Opened):
                 raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
-        counts: dict[str, int] = {}
-        hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after, counts))
+        run = self._run if messages else self._run_sessions
+        for _ in range(VERIFY_TRIES):
+            counts: dict[str, int] = {}
+            hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
+                                                           counts))
+            stale = self._guarded(lambda: self._stale(ids))
+            if not stale:
+                break
+            # Text the transcript no longer holds: read those files again, then search again.
+            self._guarded(lambda: self._forget(stale), refill=False)
+            again = self.refresh()
+            report = again if report is None else report._replace(
+                **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
+                skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
+        else:  # still changing under us: show nothing of it rather than what it no longer says
+            hits = [hit for hit in hits if hit.file not in self._files(stale)]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
-        conn = self.conn
+    def _stale(self, ids: list[int]) -> set[int]:
+        """The files among those of messages ``ids`` whose bytes at a message's place no longer
+        parse to the text indexed: a pread a message, a file opened once."""
+        if not ids:
+            return set()
+        rows = self.conn.execute(
+            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, f.root, f.path FROM history_messages AS m"
+            f" JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        by_file: dict[int, list] = {}
+        for row in rows:
+            by_file.setdefault(row[0], []).append(row)
+        stale = set()
+        for fid, messages in by_file.items():
+            root, rel = messages[0][5:7]
+            try:
+                with CountingReader(self._real(root, rel)) as reader:
+                    for _, at, size, part, body, _, _ in messages:
+                        raw = reader.pread(size, at)
+                        parts = parse_line(raw) if len(raw) == size else None
+                        if not parts or part >= len(parts) or parts[part].text != body:
+                            stale.add(fid)
+                            break
+            except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
+                stale.add(fid)
+        return stale
+
+    def _real(self, root: str, rel: str) -> str:
+        real = self._reals.get((root, rel))
+        if real is None:  # not refreshed in this process: resolved as find() would, inside the root
+            real = os.path.realpath(os.path.join(root, *rel.split("/")))
+            if not below(real, os.path.realpath(root)):
+                raise ValueError("outside the root")
+        return real
+
+    def _forget(self, files: set[int]) -> None:
+        """Make the next refresh read ``files`` again from their start (an inode no file has)."""
+        with db.write_transaction(self.conn):
+            self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
+
+    def _files(self, files: set[int]) -> set[str]:
+        rows = self.conn.execute(f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(files))})",
+                                 list(files))
+        return {os.path.join(root, *path.split("/")) for root, path in rows}
+
+    def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
+        """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
         where, params = [], []
         # Rows of other roots sharing the database are never shown; when there are none, no join.
         marks = self._marks
-        if conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
+        if self.conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
@@ -370,18 +462,88 @@ class HistoryIndex(db.Opened):
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
+        return where, params
+
+    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed); under a role or
+        time filter, which pieces cannot apply, by their best message. Each with its best messages."""
+        conn = self.conn
+        where, params = self._where(project, session)
+        size = fetch_size(limit)
+        if role is None and after is None:
+            scored = scored_strings(conn, query, SESSIONS)
+            counts.update((s.fts, s.files) for s in scored)
+            mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params,
+                           "history_session_fts", "history_pieces")
+            scored = [s for s in scored if s.files]
+            if not scored:
+                return [], 0, []
+            ranked = conn.execute(
+                f"SELECT m.session, sum(s.score) AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
+                f" JOIN history_pieces AS m"
+                f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
+                f" ORDER BY score DESC, m.session LIMIT ?",
+                [*string_params(scored), *params, size]).fetchall()
+        else:
+            hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
+            best: dict[str, float] = {}
+            for hit in hits:  # best first: a session's first hit is its best
+                best.setdefault(hit.session, hit.score)
+            ranked = list(best.items())[:size]
+        kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
+        where, params = self._where(project, session, role, after)  # the excerpts' filters
+        hits, ids = self._session_hits(query, kept, where, params)
+        return hits, len(ranked) - len(kept), ids
+
+    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
+        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
+        one FTS5 query a session, its words ORed (bm25() sums their scores), over its ids alone."""
+        conn = self.conn
+        sql = (f"SELECT s.id FROM ({EXCERPT_RANKING}) AS s JOIN history_messages AS m ON m.id = s.id"
+               f" WHERE m.session = ?{''.join(f' AND {w}' for w in where)} ORDER BY s.raw, s.id DESC")
+        words = " OR ".join(query.terms)
+        best: dict[str, tuple[int, list[int]]] = {}
+        for session_, _ in kept:
+            low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
+                                     (session_,)).fetchone()
+            if low is None:  # ranked by messages: a session read before its pieces existed has none
+                low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
+                                         (session_,)).fetchone()
+            rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
+            best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
+        ids = [mid for _, mids in best.values() for mid in mids]
+        found = {row[0]: row[1:] for row in conn.execute(
+            f"SELECT m.id, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
+            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+        snippets_ = self._snippets(query, ids)
+        hits = []
+        for session_, score in kept:
+            matched, mids = best[session_]
+            if not mids:
+                continue
+            excerpts = tuple(Excerpt(found[mid][2], found[mid][1], snippets_.get(mid, ""), found[mid][6],
+                                     bool(found[mid][5])) for mid in mids)
+            project_, _, _, root, path, *_ = found[mids[0]]
+            hits.append(SessionHit(session_, project_, excerpts[0].at, score, matched, excerpts,
+                                   os.path.join(root, *path.split("/"))))
+        return hits, ids
+
+    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
+        conn = self.conn
+        where, params = self._where(project, session, role, after)
         # The memory search's strings, idf and sum; one matching nothing adds nothing.
-        scored = scored_strings(conn, query, "history_fts")
+        scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, "history_fts",
                        "history_messages")
         scored = [s for s in scored if s.files]
         if not scored:
-            return [], 0
+            return [], 0, []
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
-            return [], len(ranked)
+            return [], len(ranked), []
         ids = [mid for mid, _ in kept]
         found = {row[0]: row[1:] for row in conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
@@ -393,15 +555,14 @@ class HistoryIndex(db.Opened):
             session_, project_, at, role_, root, path, side, uuid = found[mid]
             hits.append(HistoryHit(session_, project_, at, role_, score, excerpts.get(mid, ""),
                                    os.path.join(root, *path.split("/")), bool(side), uuid))
-        return hits, len(ranked) - len(kept)
+        return hits, len(ranked) - len(kept), ids
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         words = " OR ".join(query.terms)
-        rows = self.conn.execute(
-            f"SELECT rowid, snippet(history_fts, 0, ?, ?, ?, ?) FROM history_fts WHERE history_fts MATCH ?"
-            f" AND rowid IN ({','.join('?' * len(ids))})",
-            (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *ids))
-        return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows}
+        rows = self.conn.execute(f"SELECT id, idx_body FROM history_messages WHERE id IN ({','.join('?' * len(ids))})",
+                                 ids) if ids else ()
+        return {mid: cap(unsegment_snippet(text_snippet(text, words), MARK_OPEN, MARK_CLOSE, query=words))
+                for mid, text in rows}
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
@@ -495,24 +656,31 @@ class _Bulk:
         self.first = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
         if self.sql is not None:
             self.conn.execute(f"DROP TRIGGER {self.TRIGGER}")
-        _set_hash_size(self.conn, BULK_HASH_BYTES)
+        db.set_hash_size(self.conn, MESSAGES, BULK_HASH_BYTES)
 
     def finish(self) -> None:
         # Ids only grow (INTEGER PRIMARY KEY above the largest): the rows of this transaction.
         self.conn.execute("INSERT INTO history_fts (rowid, idx_body) SELECT id, idx_body FROM history_messages"
                           " WHERE id > ?", (self.first,))
-        _set_hash_size(self.conn, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
+        db.set_hash_size(self.conn, MESSAGES, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
         if self.sql is not None:
             self.conn.execute(self.sql)
 
 
-def _set_hash_size(conn: sqlite3.Connection, size: int) -> None:
-    conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('hashsize', ?)", (size,))
+# Searches run again at most this many times when a hit's transcript no longer holds its text.
+VERIFY_TRIES = 3
 
+# A session hit shows at most this many of its messages: enough to tell what it was about.
+EXCERPTS = 3
 
-# memsearch.search.STRING over history_fts (one column), never the pruned form (see _ranked).
-STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS factor, ? AS common"
-          " FROM history_fts WHERE history_fts MATCH ?")
+# Under a role or time filter, sessions are ranked by their best message among this many.
+SESSION_MESSAGES = 200
+
+# The FTS5 tables ranked: messages, and sessions' pieces.
+MESSAGES, SESSIONS = "history_fts", "history_session_fts"
+
+# A session's messages for its excerpts: its ids between two bounds, which FTS5 seeks to.
+EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 
 # Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so
@@ -522,13 +690,12 @@ STRING = ("SELECT rowid AS id, bm25(history_fts) AS raw, ? AS weight, ? AS facto
 def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""
-    ranking = RANKING.format(strings=" UNION ALL ".join([STRING] * len(scored)))
-    params = [p for s in scored for p in (s.weight, s.factor, 0, s.fts)]
+    ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
     if where:
-        sql = (f"SELECT s.id, s.score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
+        sql = (f"SELECT s.id, s.score FROM ({ranked}) AS s JOIN history_messages AS m ON m.id = s.id"
                f" WHERE {where} ORDER BY s.score DESC, s.id DESC LIMIT ?")
     else:
-        sql = f"SELECT id, score FROM ({ranking}) ORDER BY score DESC, id DESC LIMIT ?"
+        sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
     return conn.execute(sql, [*params, *filter_params, size]).fetchall()
 
 
@@ -556,35 +723,3 @@ def shown(value: str, chars: int = 80) -> str:
     """A value from a caller or a transcript as a message may quote it: its start, on one line,
     escaped (it must neither drive a terminal nor start a line of its own)."""
     return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
-
-
-def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit, quoted for a shell: a transcript's
-    sessionId "x; rm -rf ~" must not be a command someone pastes."""
-    import shlex
-
-    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
-
-
-def format_hits(result: HistoryResult, *, color: bool = False) -> str:
-    blocks = []
-    for hit in result.hits:
-        side = " (sub-agent)" if hit.sidechain else ""
-        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
-                      f"  [{id_text(hit.project)}]  score {hit.score:.2f}"
-                      f"\n    {snippet_line(hit.snippet, color)}")
-    if result.hits:
-        hint = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
-        blocks.append(f"open a session: {hint if hint.isprintable() else one_line(hint)}")
-    if result.unmatched:
-        blocks.insert(0, unmatched_line(result.unmatched, "past message"))
-    return "\n\n".join(blocks)
-
-
-def result_json(result: HistoryResult) -> str:
-    payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
-               "floored": result.floored, "unmatched": list(result.unmatched)}
-    if result.refresh is not None:
-        payload["refresh"] = result.refresh.to_dict()
-    return json_text(payload)

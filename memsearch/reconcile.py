@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, nullcontext
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import write_transaction
+from .db import set_hash_size, write_transaction
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
@@ -254,17 +254,11 @@ def _bulk_indexing(conn):
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
     yield
-    _set_hash_size(conn, BULK_HASH_BYTES)
+    set_hash_size(conn, "memory_fts_idx", BULK_HASH_BYTES)
     conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx) VALUES ('rebuild')")
-    _set_hash_size(conn, FTS5_HASH_BYTES)
+    set_hash_size(conn, "memory_fts_idx", FTS5_HASH_BYTES)
     for _, sql in triggers:
         conn.execute(sql)
-
-
-def _set_hash_size(conn, size: int) -> None:
-    """FTS5's 'hashsize' (an FTS5 too old to know it just builds slower)."""
-    with suppress(sqlite3.OperationalError):
-        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('hashsize', ?)", (size,))
 
 
 def _outermost(paths: Iterable[str]) -> list[str]:

@@ -48,10 +48,11 @@ PAIR_WEIGHT = 0.5
 # One FTS5 query per string: its rows with bm25() (negative, lower is
 # better), its weight, and the factor turning FTS5's idf into Lucene's (1 for
 # an OR of several phrases, whose bm25() mixes several idfs). ``common``
-# marks the pruned form of a string (see Pruning).
+# marks the pruned form of a string (see Pruning). Any corpus: its FTS5
+# table and column weights (memsearch.history ranks messages and sessions).
 STRING = (
-    "SELECT rowid AS id, bm25(memory_fts_idx, {weights}) AS raw, ? AS weight, ? AS factor, ? AS common"
-    " FROM memory_fts_idx WHERE memory_fts_idx MATCH ?"
+    "SELECT rowid AS id, bm25({fts}{weights}) AS raw, ? AS weight, ? AS factor, ? AS common"
+    " FROM {fts} WHERE {fts} MATCH ?"
 )
 
 # The second term is zero unless strings were pruned: a pruned string's
@@ -65,6 +66,20 @@ SELECT id, sum(-raw * weight * factor)
 FROM ({strings} LIMIT -1)
 GROUP BY id
 """
+
+
+def ranking(count: int, fts: str = "memory_fts_idx", weights: tuple[float, ...] = COLUMN_WEIGHTS) -> str:
+    """(id, score) of every row matching some of ``count`` strings, their parameters (weight,
+    factor, common, FTS5 expression) bound in turn (see :func:`string_params`)."""
+    one = STRING.format(fts=fts, weights="".join(f", {float(w)!r}" for w in weights))
+    return RANKING.format(strings=" UNION ALL ".join([one] * count))
+
+
+def string_params(runs) -> list:
+    """The parameters of :func:`ranking` for ``runs``: Scored strings, or (fts, weight, factor, common)."""
+    return [p for r in runs for p in ((r.weight, r.factor, 0, r.fts) if isinstance(r, Scored)
+                                      else (r[1], r[2], int(r[3]), r[0]))]
+
 
 # The number of files each string matches (its n), one subquery a string.
 # (memsearch.history ranks its own FTS5 table, history_fts, with these too.)
@@ -313,12 +328,10 @@ def _pruned(scored: list[Scored], common: list[Scored]) -> list[tuple]:
 
 def _ranked(conn, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (path, scope, scope_id, type, score, id) rows."""
-    one = STRING.format(weights=", ".join(repr(float(w)) for w in COLUMN_WEIGHTS))
-    ranking = RANKING.format(strings=" UNION ALL ".join([one] * len(runs)))
-    params = [p for fts, weight, factor, common in runs for p in (weight, factor, int(common), fts)]
+    sql, params = ranking(len(runs)), string_params(runs)
     if where:
-        return conn.execute(SEARCH.format(ranking=ranking, filters=where), [*params, *filter_params, size]).fetchall()
-    return _top(conn, ranking, params, size)
+        return conn.execute(SEARCH.format(ranking=sql, filters=where), [*params, *filter_params, size]).fetchall()
+    return _top(conn, sql, params, size)
 
 
 def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:
@@ -400,6 +413,13 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
         if found:
             return found
     return ""
+
+
+def text_snippet(text: str, words: str) -> str:
+    """snippet() of ``text`` for the FTS5 query ``words``, as the index would give it: the text is
+    indexed alone in the scratch table, so its cost is its own length, not the index's doclists
+    (one snippet() a message over history_fts cost ~1 ms, loading every word's matches)."""
+    return _best_slice(_scratch(), [text], words) or ""
 
 
 def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:

@@ -359,6 +359,7 @@ class Transcript(NamedTuple):
     mtime_ns: int
     inode: int
     real: str
+    ctime_ns: int = 0
 
 
 # Folders below a project folder a transcript may sit in: a session's own
@@ -400,7 +401,7 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             project = rel.split("/", 1)[0] if "/" in rel else os.path.basename(real_root)
             yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino,
-                             target)
+                             target, st.st_ctime_ns)
 
 
 def slug(path: str) -> str:

@@ -82,7 +82,7 @@ CREATE TABLE history_files (
     inode INTEGER NOT NULL,
     consumed INTEGER NOT NULL,      -- bytes taken: the end of the last complete line
     head BLOB NOT NULL,
-    tail BLOB NOT NULL,
+    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT 0,
     UNIQUE (root, path)
 );
 
@@ -100,7 +100,7 @@ CREATE TABLE history_messages (
     body TEXT NOT NULL,
     body_seg TEXT,                  -- CJK bigrams, as memory_fts.body_seg (memsearch.cjk)
     idx_body TEXT GENERATED ALWAYS AS (coalesce(body_seg, body)) VIRTUAL
-);
+, line_len INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX history_messages_file ON history_messages (file, line_at, part);
 
@@ -117,10 +117,6 @@ CREATE TRIGGER history_messages_ai AFTER INSERT ON history_messages BEGIN
     INSERT INTO history_fts (rowid, idx_body) VALUES (new.id, new.idx_body);
 END;
 
-CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
-    INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
-END;
-
 CREATE TRIGGER history_messages_au AFTER UPDATE ON history_messages
 WHEN old.idx_body IS NOT new.idx_body BEGIN
     INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
@@ -128,3 +124,27 @@ WHEN old.idx_body IS NOT new.idx_body BEGIN
 END;
 
 CREATE INDEX memory_fts_fingerprint ON memory_fts (path, size, mtime_ns, ctime_ns, device, inode);
+
+CREATE TABLE history_pieces (
+    id INTEGER PRIMARY KEY,
+    file INTEGER NOT NULL,          -- history_files.id
+    session TEXT NOT NULL,
+    project TEXT NOT NULL,
+    first INTEGER NOT NULL,         -- history_messages.id of its first message
+    last INTEGER NOT NULL,          -- and of its last
+    messages INTEGER NOT NULL
+);
+
+CREATE INDEX history_pieces_file ON history_pieces (file, session);
+
+CREATE INDEX history_pieces_session ON history_pieces (session);
+
+CREATE VIRTUAL TABLE history_session_fts USING fts5 (
+    idx_body,
+    content = '',
+    tokenize = 'porter unicode61 remove_diacritics 1'
+);
+
+CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
+    INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
+END;

@@ -117,8 +117,8 @@ def test_bulk_build_puts_fts5_hash_size_back(tmp_path, monkeypatch):
         write(root, f"n/{i}.md", f"note {i}")
     monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
     seen = []
-    real = reconcile_mod._set_hash_size
-    monkeypatch.setattr(reconcile_mod, "_set_hash_size", lambda conn, size: seen.append(size) or real(conn, size))
+    real = reconcile_mod.set_hash_size
+    monkeypatch.setattr(reconcile_mod, "set_hash_size", lambda conn, fts, size: seen.append(size) or real(conn, fts, size))
     with MemoryIndex(root, tmp_path / "db") as idx:
         idx.reconcile()
         stored = dict(idx.conn.execute("SELECT k, v FROM memory_fts_idx_config"))

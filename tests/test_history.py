@@ -30,7 +30,7 @@ def history(hroot, tmp_path):
 
 
 def texts(history, query, **kw):
-    return [h.snippet.replace("<<", "").replace(">>", "") for h in history.search(query, **kw)]
+    return [h.snippet.replace("<<", "").replace(">>", "") for h in history.search(query, **kw, messages=True)]
 
 
 # -- cleaning ------------------------------------------------------------------
@@ -55,14 +55,14 @@ def test_claude_lines_are_cleaned_as_the_source_does(history, hroot):
     ])
     for word in ("snapshotword", "metaword", "syntheticword", "interruptword", "reminderword",
                  "syntheticmodelword", "queueword"):
-        assert history.search(word) == [], word
-    roles = {h.role: h for h in history.search("pgbouncer listen_port 6432 compacted shop", limit=20)}
+        assert history.search(word, messages=True) == [], word
+    roles = {h.role: h for h in history.search("pgbouncer listen_port 6432 compacted shop", limit=20, messages=True)}
     assert set(roles) == {"summary", "user", "tool", "system"}
     assert roles["user"].snippet == "which port does <<pgbouncer>> use"
     assert roles["user"].session == "s-1" and roles["user"].project == PROJECT
     assert roles["user"].at == "2025-01-20T11:57:17Z"
     assert roles["user"].file == str(hroot / PROJECT / "s-1.jsonl")
-    assert [h.role for h in history.search("look")] == ["assistant"]  # thinking is the assistant's
+    assert [h.role for h in history.search("look", messages=True)] == ["assistant"]  # thinking is the assistant's
     assert texts(history, "6432", role="tool") == ["listen_port = <<6432>>".replace("<<", "").replace(">>", "")]
 
 
@@ -102,7 +102,7 @@ def test_plain_format_is_indexed_too(history, hroot):
         {"role": "assistant", "content": "kamal deploy finished", "timestamp": 1738400000},
         {"role": "narrator", "content": "kamal ignored role"},
     ]) + "\n")
-    hits = history.search("kamal")
+    hits = history.search("kamal", messages=True)
     assert sorted((h.role, h.session, h.project) for h in hits) == [
         ("assistant", "run-7", "other-agent"), ("user", "run-7", "other-agent")]
     assert {h.at for h in hits} == {"2025-02-01T08:00:00Z", "2025-02-01T08:53:20Z"}
@@ -143,12 +143,12 @@ def test_bad_lines_are_skipped_and_the_rest_is_indexed(history, hroot, monkeypat
     report = history.refresh()
     assert report.skipped_lines == 5 and report.messages == 1
     assert texts(history, "stripe") == ["stripe webhook retries"]
-    assert history.search("overlong") == []
+    assert history.search("overlong", messages=True) == []
 
 
 def test_a_half_written_last_line_is_taken_once_complete(history, hroot):
     path = transcript(hroot, [line("user", "first message")], tail='{"type": "user", "message": {"content": "late')
-    assert history.search("late") == [] and len(history.search("first")) == 1
+    assert history.search("late", messages=True) == [] and len(history.search("first", messages=True)) == 1
     append(path, raw=' arrival"}, "sessionId": "s-1"}\n')
     assert texts(history, "arrival") == ["late arrival"]
 
@@ -163,7 +163,7 @@ def test_a_fifo_and_links_out_of_the_root_are_not_read(history, hroot, tmp_path)
     transcript(hroot, [line("user", "insideword")])
     done = threading.Event()
     found = []
-    worker = threading.Thread(target=lambda: (found.append(history.search("insideword outsideword")), done.set()))
+    worker = threading.Thread(target=lambda: (found.append(history.search("insideword outsideword", messages=True)), done.set()))
     worker.start()
     assert done.wait(60), "a FIFO under the root blocked the refresh"
     worker.join()
@@ -176,7 +176,7 @@ def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
     os.symlink(path, hroot / PROJECT / "again.jsonl")
     for roots in ([hroot], [hroot / PROJECT, hroot], [hroot, hroot / PROJECT]):
         with HistoryIndex(roots, tmp_path / "index.db") as h:
-            (hit,) = h.search("heron")
+            (hit,) = h.search("heron", messages=True)
             assert hit.file == str(path) and hit.project == PROJECT, roots  # its own path, not the link's
             assert [m.text for m in h.session_messages("s-1")] == ["the heron nests by the weir"]
 
@@ -187,7 +187,7 @@ def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
 
 def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
     transcript(hroot, [line("user", "overflowword", at=at), line("user", "fineword")])
-    (hit,) = history.search("overflowword")
+    (hit,) = history.search("overflowword", messages=True)
     assert hit.at is None
     assert texts(history, "fineword") == ["fineword"]
 
@@ -200,7 +200,7 @@ def test_a_timestamp_out_of_utc_range_is_no_time(history, hroot, at):
 
 def test_a_real_timestamp_is_kept_in_utc(history, hroot, at, utc):
     transcript(hroot, [line("user", "timedword", at=at)])
-    (hit,) = history.search("timedword")
+    (hit,) = history.search("timedword", messages=True)
     assert hit.at == utc
 
 
@@ -209,7 +209,7 @@ def test_a_since_out_of_utc_range_is_one_error(history, hroot, tmp_path):
 
     transcript(hroot, [line("user", "alpha")])
     with pytest.raises(InvalidArgument, match="since must be an ISO date"):
-        history.search("alpha", since="0001-01-01T00:00:00+14:00")
+        history.search("alpha", since="0001-01-01T00:00:00+14:00", messages=True)
     bad = run("history", "alpha", "--since", "9999-12-31T23:00:00-05:00",
               "--history-root", str(hroot), "--db", str(tmp_path / "db"))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
@@ -222,9 +222,9 @@ def test_bad_search_arguments_are_memsearch_errors(history, hroot):
     for kw in ({"role": "robot"}, {"since": "soon"}, {"since": 5}, {"role": 3}, {"limit": 0}, {"limit": "5"},
                {"session": 7}):
         with pytest.raises(InvalidArgument):
-            history.search("alpha", **kw)
+            history.search("alpha", **kw, messages=True)
     with pytest.raises(MemsearchError):
-        history.search(5)
+        history.search(5, messages=True)
     assert issubclass(InvalidArgument, ValueError)  # what these raised before
 
 
@@ -279,7 +279,7 @@ def test_a_lone_surrogate_escape_is_replaced(history, hroot):
 @pytest.mark.parametrize("bad_id", ["x" * (transcripts.MAX_ID_CHARS + 1), "forged\nsession", "esc\x1b[2J"])
 def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroot, bad_id):
     transcript(hroot, [line("user", "idword", session=bad_id, uuid=bad_id)], session="from-file")
-    (hit,) = history.search("idword")
+    (hit,) = history.search("idword", messages=True)
     assert (hit.session, hit.uuid) == ("from-file", None)
 
 
@@ -325,7 +325,7 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
 
     monkeypatch.setattr(history_mod, "find", find_then_swap)
     report = history.refresh()
-    assert history.search("outsideword", refresh=False) == []
+    assert history.search("outsideword", refresh=False, messages=True) == []
     if swapped == "folder":
         assert report.skipped == ((str(hroot / PROJECT / "s-1.jsonl"),
                                    "a folder on its path was replaced while it was read"),)
@@ -342,7 +342,7 @@ def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, mo
     report = history.refresh()
     assert (report.new, report.grown, report.reread) == (0, 1, 0)
     assert report.bytes_read < path.stat().st_size // 2
-    assert len(history.search("omega", limit=1000, floor=0)) == 200
+    assert len(history.search("omega", limit=1000, floor=0, messages=True)) == 200
 
 
 # -- incremental ---------------------------------------------------------------
@@ -353,7 +353,7 @@ def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     first = history.refresh()
     assert first.bytes_read >= size
     added = append(path, line("assistant", "the pgbouncer port is 6432", at="2025-01-21T10:00:00Z"))
-    result = history.search_result("pgbouncer")
+    result = history.search_result("pgbouncer", messages=True)
     assert [h.snippet for h in result.hits] == ["the <<pgbouncer>> port is 6432"]
     assert result.refresh.grown == 1 and result.refresh.messages == 1
     # the appended line, plus the kept head and tail checked and kept again
@@ -363,16 +363,16 @@ def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
 
 def test_a_rewritten_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "alpha original words " + "x" * 3000)])
-    assert len(history.search("alpha")) == 1
+    assert len(history.search("alpha", messages=True)) == 1
     path.write_text(json.dumps(line("user", "beta replaced words " + "y" * 4000)) + "\n" * 2)  # grew, other bytes
-    result = history.search_result("alpha beta")
+    result = history.search_result("alpha beta", messages=True)
     assert result.refresh.reread == 1
     assert [h.snippet.split()[0] for h in result.hits] == ["<<beta>>"]
 
 
 def test_a_shrunk_or_replaced_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "gamma one"), line("user", "gamma two")])
-    assert len(history.search("gamma")) == 2
+    assert len(history.search("gamma", messages=True)) == 2
     path.write_text(json.dumps(line("user", "gamma three")) + "\n")
     assert texts(history, "gamma") == ["gamma three"]
 
@@ -396,10 +396,48 @@ def test_a_rewrite_that_turns_the_mtime_back_is_read_again(history, hroot):
     middle_rewrite(path, "theta original", "theta replaced")
     added = append(path, line("user", "theta appended"))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns - 1_000_000_000))  # restored with old times
-    result = history.search_result("theta")
+    result = history.search_result("theta", messages=True)
     assert result.refresh.reread == 1
     assert sorted(h.snippet for h in result.hits) == ["<<theta>> appended", "<<theta>> replaced"]
     assert added < result.refresh.bytes_read
+
+
+def keep_times(path: Path, before: os.stat_result) -> None:
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a restore that keeps the mtime would
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_same_size_rewrite_answers_with_its_new_text_only(history, hroot, messages):
+    """A secret redacted in place (same size, the mtime kept), twice: never found, never shown."""
+    path = transcript(hroot, [line("user", "the deploy token is kappa7731secret"), line("assistant", "noted")])
+    assert len(history.search("kappa7731secret", messages=messages)) == 1
+    old = "kappa7731secret"
+    for new in ("kappa7731REDACT", "kappa7731XXXXXX"):
+        before = path.stat()
+        middle_rewrite(path, old, new)
+        keep_times(path, before)
+        for gone in {"kappa7731secret", old}:
+            assert history.search(gone, messages=messages) == []
+        found = history.search_result(f"deploy token {new}", messages=messages)
+        shown = json.dumps([hit.to_dict() for hit in found.hits])
+        assert new in shown and "secret" not in shown and (old == "kappa7731secret" or old not in shown)
+        old = new
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text_only(history, hroot, messages):
+    """Earlier bytes changed outside the kept head and tail, then an append: the append alone is
+    read, yet the hit's bytes, read back before it is shown, no longer say what was indexed."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "lambda password hunter2zz"), line("user", pad)])
+    assert texts(history, "hunter2zz") == ["lambda password hunter2zz"]
+    middle_rewrite(path, "hunter2zz", "*********")
+    append(path, line("assistant", "lambda rotated"))
+    found = history.search_result("lambda password hunter2zz", messages=messages)
+    shown = json.dumps([hit.to_dict() for hit in found.hits])
+    assert "hunter2zz" not in shown and "rotated" in shown and "password" in shown
+    assert found.refresh.reread == 1
+    assert history.search("hunter2zz", messages=messages) == []
 
 
 def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
@@ -426,7 +464,7 @@ def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
     size = path.stat().st_size
     middle_rewrite(path, "iota original", "iota replaced")
     os.truncate(path, size - 3000)
-    result = history.search_result("iota")
+    result = history.search_result("iota", messages=True)
     assert result.refresh.reread == 1
     assert [h.snippet for h in result.hits] == ["<<iota>> replaced"]
 
@@ -445,11 +483,11 @@ def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot):
     assert conn.execute("SELECT count(DISTINCT segid) FROM history_fts_idx").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
-    assert len(history.search("kappa", limit=50, floor=0)) == 50
+    assert len(history.search("kappa", limit=50, floor=0, messages=True)) == 50
     append(path, line("user", "kappa lambda appended"))  # a small read: through the trigger
     assert texts(history, "lambda") == ["kappa lambda appended"]
     path.unlink()
-    assert history.search("kappa") == []  # the delete trigger took every posting with the rows
+    assert history.search("kappa", messages=True) == []  # the delete trigger took every posting with the rows
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
 
 
@@ -466,7 +504,7 @@ def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypa
     conn = history.conn
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
     assert texts(history, "mu") == ["mu kept"]
-    assert len(history.search("nu", limit=50, floor=0)) == 50
+    assert len(history.search("nu", limit=50, floor=0, messages=True)) == 50
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
 
 
@@ -482,9 +520,9 @@ def test_two_transcript_roots_share_a_database_without_mixing(tmp_path):
 
 def test_a_deleted_transcript_takes_its_messages_with_it(history, hroot):
     path = transcript(hroot, [line("user", "delta words")])
-    assert history.search("delta")
+    assert history.search("delta", messages=True)
     path.unlink()
-    result = history.search_result("delta")
+    result = history.search_result("delta", messages=True)
     assert result.hits == [] and result.refresh.removed == 1
 
 
@@ -495,7 +533,7 @@ def test_two_processes_never_index_an_append_twice(hroot, tmp_path):
         append(path, line("user", "epsilon more"))
         a.refresh()
         b.refresh()  # sees the stored size: nothing left to take
-        assert len(b.search("epsilon")) == 2
+        assert len(b.search("epsilon", messages=True)) == 2
 
 
 # -- filters ---------------------------------------------------------------------
@@ -504,24 +542,24 @@ def test_filters(history, hroot):
                        line("assistant", "zeta reply", at="2025-03-01T10:00:00Z")], session="aaaa-1111")
     transcript(hroot, [line("user", "zeta other", session="bbbb-2222", at="2025-02-01T10:00:00Z")],
                session="bbbb-2222", project="-home-u-blog")
-    assert len(history.search("zeta")) == 3
+    assert len(history.search("zeta", messages=True)) == 3
     assert texts(history, "zeta", role="assistant") == ["zeta reply"]
     assert texts(history, "zeta", project="/home/u/blog") == ["zeta other"]  # a cwd names its project
     assert texts(history, "zeta", project="-home-u-blog") == ["zeta other"]
     assert sorted(texts(history, "zeta", session="aaaa")) == ["zeta early", "zeta reply"]
     assert sorted(texts(history, "zeta", since="2025-02-01")) == ["zeta other", "zeta reply"]
     with pytest.raises(ValueError, match="since must be"):
-        history.search("zeta", since="last tuesday")
+        history.search("zeta", since="last tuesday", messages=True)
     with pytest.raises(ValueError, match="role must be"):
-        history.search("zeta", role="robot")
+        history.search("zeta", role="robot", messages=True)
     with pytest.raises(NoSearchableWords):
-        history.search("!!")
+        history.search("!!", messages=True)
 
 
 def test_sidechains_are_found_and_marked(history, hroot):
     transcript(hroot, [line("user", "eta subagent finding", session="s-1", isSidechain=True)],
                session="agent-12ab")
-    (hit,) = history.search("eta")
+    (hit,) = history.search("eta", messages=True)
     assert hit.file.endswith("agent-12ab.jsonl")
     assert hit.sidechain and hit.session == "s-1"  # a sub-agent's lines carry its parent's session id
 
@@ -538,11 +576,11 @@ def test_memory_and_history_share_a_database_without_mixing(tree, hroot, tmp_pat
     transcript(hroot, [line("user", "pgbouncer from a transcript")])
     dbfile = tmp_path / "shared.db"
     with HistoryIndex(hroot, dbfile) as h:
-        assert len(h.search("pgbouncer")) == 1
+        assert len(h.search("pgbouncer", messages=True)) == 1
     with MemoryIndex(tree, dbfile) as m:
         assert [hit.path for hit in m.search("pgbouncer")] == ["projects/shop/memory-db.md"]
     with HistoryIndex(hroot, dbfile) as h:
-        assert [hit.snippet for hit in h.search("pgbouncer")] == ["<<pgbouncer>> from a transcript"]
+        assert [hit.snippet for hit in h.search("pgbouncer", messages=True)] == ["<<pgbouncer>> from a transcript"]
 
 
 def test_unknown_session_is_an_error(history, hroot):
@@ -586,15 +624,15 @@ def test_a_word_only_messages_outside_the_filters_hold_is_named_unmatched(histor
     """--role assistant cannot show the user's message holding "stripe": the hits lack it."""
     transcript(hroot, [line("user", "the stripe secret lives in vault"),
                        line("assistant", "the webhook secret is rotated yearly")], session="s-9")
-    assert history.search_result("stripe webhook").unmatched == ()
-    result = history.search_result("stripe webhook", role="assistant")
+    assert history.search_result("stripe webhook", messages=True).unmatched == ()
+    result = history.search_result("stripe webhook", role="assistant", messages=True)
     assert [h.role for h in result.hits] == ["assistant"] and result.unmatched == ("stripe",)
 
 
 def test_a_very_long_query_names_the_words_no_message_holds(history, hroot):
     words = [f"w{i}" for i in range(70)]
     transcript(hroot, [line("user", " ".join(words))], session="s-9")
-    assert history.search_result(" ".join(words) + " stripe").unmatched == ("stripe",)
+    assert history.search_result(" ".join(words) + " stripe", messages=True).unmatched == ("stripe",)
 
 
 def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot, tmp_path):
@@ -627,9 +665,13 @@ def test_history_command_exit_codes_and_output(hroot, tmp_path):
     assert bad_role.returncode == 2
     append(path, line("assistant", "rotated the vault token"))
     data = json.loads(run("history", "rotated", "--json", *common).stdout)
+    assert [(r["session"], r["file"], r["matched"], [e["role"] for e in r["excerpts"]]) for r in data["results"]] == [
+        ("0f1e2d3c-aaaa", str(path), 1, ["assistant"])]
+    assert data["refresh"]["grown"] == 1
+    data = json.loads(run("history", "rotated", "--json", "--messages", *common).stdout)
     assert [(r["role"], r["session"], r["file"]) for r in data["results"]] == [
         ("assistant", "0f1e2d3c-aaaa", str(path))]
-    assert data["refresh"]["grown"] == 1
     # the environment names the transcripts as --history-root does
     env = run("history", "vault", "--db", str(tmp_path / "db"), env={"MEMSEARCH_HISTORY_ROOTS": str(hroot)})
-    assert env.returncode == 0 and env.stdout.count("session 0f1e2d3c-aaaa") == 2
+    assert env.returncode == 0 and env.stdout.count("session 0f1e2d3c-aaaa") == 1  # one hit a session
+    assert "2 messages matched" in env.stdout
