@@ -70,3 +70,7 @@ class WatcherError(MemsearchError):
 
 class SessionNotFound(MemsearchError, LookupError):
     """No transcript holds a session with that id."""
+
+
+class AmbiguousSession(SessionNotFound):
+    """A session id, or its start, names more than one session: give more of it."""

@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0007 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 7
+-- Generated from migrations/0001..0009 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 9
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -85,7 +85,7 @@ CREATE TABLE history_files (
     inode INTEGER NOT NULL,
     consumed INTEGER NOT NULL,      -- bytes taken: the end of the last complete line
     head BLOB NOT NULL,
-    tail BLOB NOT NULL,
+    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT 0,
     UNIQUE (root, path)
 );
 
@@ -106,8 +106,6 @@ CREATE TABLE history_messages (
 );
 
 CREATE INDEX history_messages_file ON history_messages (file, line_at, part);
-
-CREATE INDEX history_messages_session ON history_messages (session);
 
 CREATE VIRTUAL TABLE history_fts USING fts5 (
     idx_body,
@@ -140,3 +138,5 @@ CREATE TABLE walk_state (
     racy_keys TEXT NOT NULL,        -- six numbers a path (discover._KEY_FIELDS)
     PRIMARY KEY (root, max_file_bytes)
 );
+
+CREATE INDEX history_messages_session ON history_messages (session, project, sidechain, file, at);
