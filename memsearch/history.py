@@ -20,9 +20,10 @@ import time
 from operator import itemgetter
 from typing import Callable, NamedTuple
 
-from . import db
+from . import db, fingerprint
 from .cjk import segmented, unsegment_snippet
 from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNotFound
+from .fingerprint import Fingerprint
 from .format import id_text, json_text, one_line, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr
@@ -188,9 +189,9 @@ class HistoryIndex(db.Opened):
     def _refresh(self, progress: Progress | None) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
-        stored = {(root, path): (fid, size, mtime, inode, ctime) for fid, root, path, size, mtime, inode, ctime
-                  in conn.execute(f"SELECT id, root, path, size, mtime_ns, inode, ctime_ns FROM history_files"
-                                  f" WHERE root IN ({self._marks})", self.roots)}
+        stored = {(root, path): (fid, fingerprint.make(fp)) for fid, root, path, *fp in conn.execute(
+            f"SELECT id, root, path, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({self._marks})",
+            self.roots)}
         counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
         todo, seen, files = [], set(), {}
@@ -200,7 +201,7 @@ class HistoryIndex(db.Opened):
         found.sort(key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
                                   (x[1], x[2].rel) not in stored, x[0], x[2].rel))
         for _, root, t in found:
-            first = files.setdefault((t.dev, t.inode), (root, t))
+            first = files.setdefault(t.fingerprint.identity, (root, t))
             if first[1] is not t:
                 if first[1].real != t.real:  # another name of it, not a symlink to it: say so
                     counts["linked"] += 1
@@ -209,11 +210,11 @@ class HistoryIndex(db.Opened):
                 continue
             seen.add((root, t.rel))
             row = stored.get((root, t.rel))
-            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode, t.ctime_ns):
+            if row is not None and row[1] == t.fingerprint:
                 counts["unchanged"] += 1
             else:
                 todo.append((root, t))
-        total = sum(t.size for _, t in todo)
+        total = sum(t.fingerprint.size for _, t in todo)
         done = 0
         for root, t in todo:
             try:
@@ -230,7 +231,7 @@ class HistoryIndex(db.Opened):
                 continue
             for name, value in outcome.items():
                 counts[name] += value
-            done += t.size
+            done += t.fingerprint.size
             if progress is not None:
                 progress(done, total)
         gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
@@ -261,22 +262,24 @@ class HistoryIndex(db.Opened):
         as being read: its size 0 until the read is done."""
         conn, st = self.conn, reader.stat
         with db.write_transaction(conn):
-            row = conn.execute("SELECT id, size, mtime_ns, inode, ctime_ns, consumed, head, tail FROM history_files"
+            row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
                                " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
-            start = 0
+            start, now = 0, fingerprint.of(st)
             if row is None:
-                fid = conn.execute("INSERT INTO history_files (root, path, project, size, mtime_ns, inode, consumed,"
-                                   " head, tail) VALUES (?, ?, ?, 0, 0, 0, 0, x'', x'')",
+                fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
+                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
                                    (root, t.rel, t.project)).lastrowid
                 out["new"] = 1
             else:
-                fid, size, mtime, inode, ctime, consumed, head, tail = row
-                if (size, mtime, inode) == (st.st_size, st.st_mtime_ns, st.st_ino) and ctime in (0, st.st_ctime_ns):
-                    # ctime 0: a row from before it was kept (migration 0009), vouched for as before.
-                    conn.execute("UPDATE history_files SET ctime_ns = ? WHERE id = ?", (st.st_ctime_ns, fid))
+                fid, consumed, head, tail, *fp = row
+                was = fingerprint.make(fp)
+                # ctime -1: a row from before it was kept (migration 0009), vouched for as before.
+                if was == now or (was.ctime_ns == -1 and was._replace(ctime_ns=now.ctime_ns, device=now.device) == now):
+                    conn.execute("UPDATE history_files SET ctime_ns = ?, device = ? WHERE id = ?",
+                                 (now.ctime_ns, now.device, fid))
                     out["unchanged"] = 1
                     return None
-                if _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
+                if _same_start(reader, was, consumed, head, tail):
                     start = consumed
                     out["grown"] = 1
                 else:
@@ -284,9 +287,10 @@ class HistoryIndex(db.Opened):
                     out["reread"] = 1
             if start == 0:
                 head = tail = b""
-            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, inode = ?, ctime_ns = ?,"
-                         " consumed = ?, head = ?, tail = ? WHERE id = ?",
-                         (t.project, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, start, head, tail, fid))
+            # Size 0 until the read is done: a read interrupted meanwhile is resumed (see _same_start).
+            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
+                         " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                         (t.project, *now[1:], start, head, tail, fid))
         return fid, start
 
     def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict) -> None:
@@ -314,8 +318,9 @@ class HistoryIndex(db.Opened):
         so the next refresh finds it unchanged."""
         conn, st = self.conn, reader.stat
         with db.write_transaction(conn):
-            row = conn.execute("SELECT consumed, inode, mtime_ns FROM history_files WHERE id = ?", (fid,)).fetchone()
-            if row != (expected, st.st_ino, st.st_mtime_ns):
+            row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
+                               (fid,)).fetchone()
+            if row != (expected, 0, *fingerprint.key(st)[1:]):
                 return False
             bulk = _Bulk(conn) if len(batch) >= BULK_ROWS else None
             conn.executemany(INSERT_MESSAGE, batch)
@@ -571,17 +576,16 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     return conn.execute(sql, [*params, *filter_params, size]).fetchall()
 
 
-def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consumed: int, head: bytes,
-                tail: bytes) -> bool:
+def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
     """Whether a transcript still begins with the bytes read before, as far as a check in proportion
-    to an append can tell: the same inode, not shorter nor older (an append never shrinks a file nor
-    turns its mtime back; a restored copy can), the same first and last kept bytes. A rewrite of
-    middle bytes alone goes unnoticed: catching it would mean reading all of it at every append.
-    ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a long read is unfinished."""
-    size, mtime_ns, inode = stored
-    if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
+    to an append can tell: the same file, longer (an append never leaves the size as it was nor
+    shrinks it) and not older (a restored copy can be), the same first and last kept bytes. A
+    rewrite of middle bytes alone goes unnoticed: catching it would mean reading all of it at every
+    append. ``was``: the Fingerprint of the last read, its size 0 while a long read is unfinished."""
+    st = reader.stat
+    if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
         return False
-    if st.st_size == size:  # not an append: rewritten in place (its ctime moved) or only touched
+    if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
         return False
     return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
 

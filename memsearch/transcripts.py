@@ -27,7 +27,9 @@ import stat
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
+from . import fingerprint
 from .errors import RootNotFound
+from .fingerprint import Fingerprint
 from .memory_file import below, open_confined, printable_name
 
 # Caps of each part, in characters (the source agents' own).
@@ -386,12 +388,8 @@ class Transcript(NamedTuple):
     rel: str
     project: str
     session: str
-    size: int
-    mtime_ns: int
-    inode: int
+    fingerprint: Fingerprint
     real: str
-    ctime_ns: int = 0
-    dev: int = 0
 
 
 # Folders below a project folder a transcript may sit in: a session's own
@@ -447,8 +445,7 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             shown = printable_name(rel)  # a name that is not UTF-8 is stored and shown as \xNN
             project = shown.split("/", 1)[0] if "/" in shown else printable_name(os.path.basename(real_root))
-            yield Transcript(shown, project, shown.rsplit("/", 1)[-1][: -len(".jsonl")], st.st_size, st.st_mtime_ns,
-                             st.st_ino, target, st.st_ctime_ns, st.st_dev)
+            yield Transcript(shown, project, shown.rsplit("/", 1)[-1][: -len(".jsonl")], fingerprint.of(st), target)
 
 
 def slug(path: str) -> str:

@@ -82,7 +82,7 @@ CREATE TABLE history_files (
     inode INTEGER NOT NULL,
     consumed INTEGER NOT NULL,      -- bytes taken: the end of the last complete line
     head BLOB NOT NULL,
-    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT 0,
+    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT -1, device INTEGER NOT NULL DEFAULT -1,
     UNIQUE (root, path)
 );
 
