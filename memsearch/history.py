@@ -430,10 +430,7 @@ class HistoryIndex(db.Opened):
         session = session.strip()
         if not encodable(session):  # as search_result refuses it
             raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
-        found = [s for (s,) in self.conn.execute(
-            f"SELECT DISTINCT m.session FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE f.root IN ({self._marks}) AND substr(m.session, 1, ?) = ? ORDER BY 1 LIMIT 4",
-            [*self.roots, len(session), session])]
+        found = self._sessions_from(session, 4)
         if len(found) == 1:
             return found[0]
         # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
@@ -441,6 +438,23 @@ class HistoryIndex(db.Opened):
             raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
         raise AmbiguousSession(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:3]))}"
                                f"{', ...' if len(found) > 3 else ''}): give more of it")
+
+    def _sessions_from(self, start: str, most: int) -> list[str]:
+        """The first ``most`` session ids of these roots that begin with ``start``, in order: one
+        index seek each, whatever the number of messages."""
+        found, after = [], None
+        while len(found) < most:
+            row = self.conn.execute(
+                "SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
+                " ORDER BY session LIMIT 1", (start, "" if after is None else after, start + "\U0010ffff")).fetchone()
+            if row is None or not row[0].startswith(start):
+                return found
+            after = row[0]
+            if self.conn.execute(  # a database shared with other roots: theirs are not ours to name
+                    f"SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                    f" WHERE m.session = ? AND f.root IN ({self._marks}) LIMIT 1", [after, *self.roots]).fetchone():
+                found.append(after)
+        return found
 
     def _owner(self, session: str) -> str:
         """The project whose folder holds ``session``'s own transcript (``<session>.jsonl`` or a
@@ -472,17 +486,18 @@ class HistoryIndex(db.Opened):
         # A file's lines in their order (a line may lack a time), files by their first time: the
         # index history_messages_session answers it alone.
         files = self.conn.execute(
-            "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain IN (?, ?)"
-            " GROUP BY file ORDER BY min(at), file", (full, project, 0, int(sidechains))).fetchall()
+            "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain <= ?"
+            " GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains))).fetchall()
         return full, project, sidechains, files
 
     def _messages(self, full: str, project: str, sidechains: bool, files: list, newest_first: bool = False):
         order = " DESC" if newest_first else ""
         for fid, _ in reversed(files) if newest_first else files:
             for role, at, body, side in self.conn.execute(
-                    "SELECT role, at, body, sidechain FROM history_messages WHERE file = ? AND session = ?"
-                    f" AND project = ? AND sidechain IN (?, ?) ORDER BY line_at{order}, part{order}",
-                    (fid, full, project, 0, int(sidechains))):
+                    # By the file's index in its order (+: not by the session's, which sorts them all first).
+                    "SELECT role, at, body, sidechain FROM history_messages WHERE file = ? AND +session = ?"
+                    f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
+                    (fid, full, project, int(sidechains))):
                 yield Message(role, at, body, bool(side))
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",

@@ -223,7 +223,7 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
     index, message); the last FALLBACK_FRAGMENTS (index, message); how many were read). A fragment
     worse than others whose text (or rendering) alone fills the budget is dropped as it is passed."""
     query_terms = terms(args.query)
-    heap: list = []  # (score, index, message): the worst on top (ties: the earlier is worse)
+    heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
     last: deque = deque(maxlen=FALLBACK_FRAGMENTS)
     for i, m in enumerate(messages):
@@ -232,16 +232,17 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
         points = score(m.text, args.query, query_terms)
         if points < MIN_SCORE:
             continue
-        heapq.heappush(heap, (points, i, m))
-        size, extra = size + len(m.text), extra + _overhead(i, m, m.text)
+        more = _overhead(i, m, m.text)
+        heapq.heappush(heap, (points, i, m, more))
+        size, extra = size + len(m.text), extra + more
         while len(heap) > 1:
-            _, j, worst = heap[0]
-            less, fewer = size - len(worst.text), extra - _overhead(j, worst, worst.text)
+            _, _, worst, its = heap[0]
+            less, fewer = size - len(worst.text), extra - its
             if less < limit and fewer < limit:
                 break
             heapq.heappop(heap)
             size, extra = less, fewer
-    return sorted(heap, key=lambda x: (-x[0], -x[1])), list(last), seen
+    return [x[:3] for x in sorted(heap, key=lambda x: (-x[0], -x[1]))], list(last), seen
 
 
 def _from_end(newest_first: Iterable, limit: int) -> dict:
