@@ -43,6 +43,12 @@ CHECK_BYTES = 1024
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
+# One refresh reads for at most this long, smallest changed transcripts first: a search answers
+# within seconds with what was read, a file that grows as fast as it is read (or a first build of a
+# large history) is read on by the next searches, from where this one committed.
+REFRESH_SECONDS = 10.0
+DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
+
 # A commit of at least BULK_ROWS rows indexes them in one FTS5 statement, the insert trigger dropped
 # meanwhile (as reconcile does): a trigger call per row flushed FTS5's pending terms as a segment
 # each (see bench/README.md, issue 16). A live session's small appends keep the trigger.
@@ -66,6 +72,7 @@ class HistoryReport(NamedTuple):
     reread: int = 0
     removed: int = 0
     linked: int = 0
+    deferred: int = 0
     unchanged: int = 0
     messages: int = 0
     bytes_read: int = 0
@@ -79,7 +86,8 @@ class HistoryReport(NamedTuple):
 
     def summary(self) -> str:
         return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
-                f" {self.unchanged} unchanged transcripts, {self.linked} other names of one; {self.messages} messages added,"
+                f" {self.unchanged} unchanged transcripts, {self.linked} other names of one, {self.deferred} left for"
+                f" the next search; {self.messages} messages added,"
                 f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
@@ -214,11 +222,16 @@ class HistoryIndex(db.Opened):
                 counts["unchanged"] += 1
             else:
                 todo.append((root, t))
+        todo.sort(key=lambda item: item[1].fingerprint.size)
         total = sum(t.fingerprint.size for _, t in todo)
-        done = 0
+        done, deadline = 0, time.monotonic() + REFRESH_SECONDS
         for root, t in todo:
+            if time.monotonic() >= deadline:
+                counts["deferred"] += 1
+                skipped.append((os.path.join(root, t.rel), DEFERRED))
+                continue
             try:
-                outcome = self._ingest(root, t)
+                outcome = self._ingest(root, t, deadline)
             except sqlite3.Error:
                 raise  # the database's trouble, not this file's: _guarded reports it
             except OSError as ex:  # vanished, unreadable, not a regular file, refused
@@ -231,6 +244,8 @@ class HistoryIndex(db.Opened):
                 continue
             for name, value in outcome.items():
                 counts[name] += value
+            if outcome.get("deferred"):
+                skipped.append((os.path.join(root, t.rel), DEFERRED))
             done += t.fingerprint.size
             if progress is not None:
                 progress(done, total)
@@ -244,7 +259,7 @@ class HistoryIndex(db.Opened):
             conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
-    def _ingest(self, root: str, t) -> dict:
+    def _ingest(self, root: str, t, deadline: float) -> dict:
         """Read one transcript from where the index left it, up to its size when opened. The file is
         read with no lock held; its rows are written in short transactions, one every COMMIT_BYTES
         or COMMIT_SECONDS of reading, each recording how far the read got (so an interrupted read
@@ -253,7 +268,7 @@ class HistoryIndex(db.Opened):
         with CountingReader(t.real) as reader:
             start = self._start(root, t, reader, out)
             if start is not None:
-                self._read_lines(reader, start[0], start[1], t, out)
+                self._read_lines(reader, start[0], start[1], t, out, deadline)
             out["bytes_read"] = reader.bytes_read
         return out
 
@@ -293,8 +308,9 @@ class HistoryIndex(db.Opened):
                          (t.project, *now[1:], start, head, tail, fid))
         return fid, start
 
-    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict) -> None:
-        """Store the parts of every complete line from ``start``, in bounded transactions."""
+    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, deadline: float) -> None:
+        """Store the parts of every complete line from ``start``, in bounded transactions, until
+        ``deadline`` (then the read stops at a commit, ``out["deferred"]`` set)."""
         own = own_session(t.rel)
         batch, at, read_from, clock = [], start, start, time.monotonic()
         for offset, raw in reader.lines(start):
@@ -309,6 +325,9 @@ class HistoryIndex(db.Opened):
                     return
                 at = read_from = reader.end
                 batch, clock = [], time.monotonic()
+                if clock >= deadline:
+                    out["deferred"] = 1
+                    return
         self._commit(reader, fid, at, reader.end, batch, out, done=True)
 
     def _commit(self, reader: CountingReader, fid: int, expected: int, end: int, batch: list, out: dict,

@@ -147,6 +147,33 @@ def test_an_interrupted_chunked_read_resumes_without_duplicates(history, hroot, 
     assert history.conn.execute("SELECT count(*), count(DISTINCT line_at) FROM history_messages").fetchone() == (200, 200)
 
 
+def test_a_refresh_reads_for_a_bounded_time_smallest_first_and_the_next_reads_on(history, hroot, monkeypatch):
+    """A file that grows as fast as it is read (or a large first build) must not hold one call."""
+    import time
+
+    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    big = transcript(hroot, [line("user", f"shrike {i} " + "words " * 20) for i in range(300)], session="big")
+    transcript(hroot, [line("user", "shrike small")], session="small")
+    real_parse, real_clock, lines = history_mod.parse_line, time.monotonic, []
+
+    def parse(raw):
+        lines.append(raw)
+        return real_parse(raw)
+
+    monkeypatch.setattr(history_mod, "parse_line", parse)
+    # The clock runs out once 100 lines were parsed: as if they had taken REFRESH_SECONDS.
+    monkeypatch.setattr(time, "monotonic", lambda: real_clock() + (3600 if len(lines) > 100 else 0))
+    first = history.refresh()
+    assert first.deferred == 1 and first.skipped == ((str(big), history_mod.DEFERRED),)
+    assert "shrike small" in found(history, "small", refresh=False)
+    assert 100 < first.messages < 301
+    monkeypatch.setattr(time, "monotonic", real_clock)
+    second = history.refresh()
+    assert second.grown == 1 and second.deferred == 0 and second.messages == 301 - first.messages
+    assert history.conn.execute("SELECT count(*), count(DISTINCT file || ':' || line_at) FROM history_messages").fetchone() == (301, 301)
+    assert history.refresh().deferred == 0  # nothing left
+
+
 # -- hard links ------------------------------------------------------------------------
 def test_hard_links_to_a_transcript_are_read_and_stored_once(history, hroot):
     """50 links to an 11 MB transcript made a 1.17 GB index and a 204,000-message session."""
