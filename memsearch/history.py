@@ -496,9 +496,9 @@ class HistoryIndex(db.Opened):
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         if refresh:
             self.refresh()
-        return self._guarded(lambda: list(self._messages(*self._where(session, sidechains))))
+        return self._guarded(lambda: list(self._messages(*self._session_files(session, sidechains))))
 
-    def _where(self, session: str, sidechains: bool):
+    def _session_files(self, session: str, sidechains: bool):
         """(The full id, the files of its messages in order with their numbers of them)."""
         full = self.resolve_session(session)
         project = self._owner(full)
@@ -526,7 +526,7 @@ class HistoryIndex(db.Opened):
         self.refresh()
 
         def read():
-            full, project, sidechains, files = self._where(args.session, False)
+            full, project, sidechains, files = self._session_files(args.session, False)
             where = (full, project, sidechains, files)
             return select(full, self._messages(*where), args, total=sum(n for _, n in files),
                           newest_first=self._messages(*where, newest_first=True))
