@@ -8,27 +8,11 @@ import sqlite3
 import pytest
 
 from conftest import PROJECT, line, run_memsearch as run, transcript
-from memsearch import AmbiguousSession, HistoryIndex
+from memsearch import AmbiguousSession
 from memsearch import history as history_mod
 from memsearch import transcripts
 from memsearch.session_context import check_arguments, select
-
-
-@pytest.fixture
-def hroot(tmp_path):
-    r = tmp_path / "projects"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def history(hroot, tmp_path):
-    with HistoryIndex(hroot, tmp_path / "index.db") as h:
-        yield h
-
-
-def found(history, word, **kw):
-    return [h.snippet.replace("<<", "").replace(">>", "") for h in history.search(word, **kw)]
+from test_history import history, hroot, texts as found  # noqa: F401 (fixtures)
 
 
 def sparse(path, size: int, head: bytes = b"") -> None:
@@ -323,3 +307,14 @@ def test_memory_search_never_waits_behind_a_history_read(tree, tmp_path, monkeyp
     assert not memory["isError"] and "pgbouncer" in memory["text"].lower()
     assert not history["isError"] and "heron" in history["text"]
     assert done == ["memory_search", "history_search"]
+
+
+def test_rows_from_before_the_ctime_was_kept_are_not_read_again(history, hroot):
+    """Migration 0009 leaves -1 in the new columns: the old (size, mtime, inode) vouches once."""
+    transcript(hroot, [line("user", "the old pipit")])
+    history.refresh()
+    history.conn.execute("UPDATE history_files SET ctime_ns = -1, device = -1")
+    report = history.refresh()
+    assert (report.unchanged, report.reread, report.bytes_read) == (1, 0, 0)
+    assert history.conn.execute("SELECT count(*) FROM history_files WHERE ctime_ns = -1").fetchone() == (0,)
+    assert history.refresh().bytes_read == 0
