@@ -43,7 +43,7 @@ CHECK_BYTES = 1024
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
-# One refresh reads for at most this long, smallest changed transcripts first: a search answers
+# A search's refresh reads for at most this long, smallest changed transcripts first: a search answers
 # within seconds with what was read, a file that grows as fast as it is read (or a first build of a
 # large history) is read on by the next searches, from where this one committed.
 REFRESH_SECONDS = 10.0
@@ -189,12 +189,13 @@ class HistoryIndex(db.Opened):
         return ",".join("?" * len(self.roots))
 
     # -- freshness -----------------------------------------------------------
-    def refresh(self, progress: Progress | None = None) -> HistoryReport:
-        """Bring the index in step with the transcripts (see the module's doc)."""
+    def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
+        """Bring the index in step with the transcripts (see the module's doc), reading for
+        ``seconds`` at most (None: until done; a search reads for REFRESH_SECONDS)."""
         self._follow()
-        return self._guarded(lambda: self._refresh(progress), refill=False)
+        return self._guarded(lambda: self._refresh(progress, seconds), refill=False)
 
-    def _refresh(self, progress: Progress | None) -> HistoryReport:
+    def _refresh(self, progress: Progress | None, seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
         stored = {(root, path): (fid, fingerprint.make(fp)) for fid, root, path, *fp in conn.execute(
@@ -224,7 +225,7 @@ class HistoryIndex(db.Opened):
                 todo.append((root, t))
         todo.sort(key=lambda item: item[1].fingerprint.size)
         total = sum(t.fingerprint.size for _, t in todo)
-        done, deadline = 0, time.monotonic() + REFRESH_SECONDS
+        done, deadline = 0, time.monotonic() + (float("inf") if seconds is None else seconds)
         for root, t in todo:
             if time.monotonic() >= deadline:
                 counts["deferred"] += 1
@@ -380,7 +381,7 @@ class HistoryIndex(db.Opened):
             if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
                 raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
-        report = self.refresh(progress) if refresh else None
+        report = self.refresh(progress, REFRESH_SECONDS) if refresh else None
         counts: dict[str, int] = {}
         hits, floored = self._guarded(lambda: self._run(planned, limit, floor, project, session, role, after, counts))
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
@@ -495,7 +496,7 @@ class HistoryIndex(db.Opened):
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         if refresh:
-            self.refresh()
+            self.refresh(seconds=REFRESH_SECONDS)
         return self._guarded(lambda: list(self._messages(*self._session_files(session, sidechains))))
 
     def _session_files(self, session: str, sidechains: bool):
@@ -523,7 +524,7 @@ class HistoryIndex(db.Opened):
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
         args = check_arguments(session, query, strategy, max_tokens)
-        self.refresh()
+        self.refresh(seconds=REFRESH_SECONDS)
 
         def read():
             full, project, sidechains, files = self._session_files(args.session, False)
@@ -545,7 +546,7 @@ class HistoryIndex(db.Opened):
         return self._guarded(read)
 
     def _refill(self) -> None:
-        self._refresh(None)
+        self._refresh(None, REFRESH_SECONDS)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,

@@ -147,15 +147,18 @@ def test_a_refresh_reads_for_a_bounded_time_smallest_first_and_the_next_reads_on
     monkeypatch.setattr(history_mod, "parse_line", parse)
     # The clock runs out once 100 lines were parsed: as if they had taken REFRESH_SECONDS.
     monkeypatch.setattr(time, "monotonic", lambda: real_clock() + (3600 if len(lines) > 100 else 0))
-    first = history.refresh()
+    first = history.search_result("shrike").refresh  # a search's refresh: bounded in time
     assert first.deferred == 1 and first.skipped == ((str(big), history_mod.DEFERRED),)
     assert "shrike small" in found(history, "small", refresh=False)
     assert 100 < first.messages < 301
     monkeypatch.setattr(time, "monotonic", real_clock)
-    second = history.refresh()
+    second = history.search_result("shrike").refresh
     assert second.grown == 1 and second.deferred == 0 and second.messages == 301 - first.messages
     assert history.conn.execute("SELECT count(*), count(DISTINCT file || ':' || line_at) FROM history_messages").fetchone() == (301, 301)
     assert history.refresh().deferred == 0  # nothing left
+    monkeypatch.setattr(time, "monotonic", lambda: real_clock() + (3600 if len(lines) > 400 else 0))
+    big.write_text(big.read_text().replace("shrike 1 ", "shrike 1!"))  # read again in full
+    assert history.refresh().deferred == 0  # an explicit refresh reads until done
 
 
 # -- hard links ------------------------------------------------------------------------
