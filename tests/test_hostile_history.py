@@ -161,6 +161,19 @@ def test_a_refresh_reads_for_a_bounded_time_smallest_first_and_the_next_reads_on
     assert history.refresh().deferred == 0  # an explicit refresh reads until done
 
 
+def test_the_command_says_when_a_search_left_transcripts_for_the_next(hroot, tmp_path, monkeypatch):
+    from conftest import cli
+
+    transcript(hroot, [line("user", "the wren sings")])
+    monkeypatch.setattr(history_mod, "REFRESH_SECONDS", 0)  # spent before the first file
+    first = cli("history", "wren", "--history-root", str(hroot), "--db", str(tmp_path / "db"))
+    assert first.exit_code == 1 and first.stderr.startswith(
+        "warning: 1 transcript(s) not read in full yet (a search reads for 0 s at most): search again for the rest\n")
+    monkeypatch.setattr(history_mod, "REFRESH_SECONDS", 10)
+    again = cli("history", "wren", "--history-root", str(hroot), "--db", str(tmp_path / "db"))
+    assert again.exit_code == 0 and "warning" not in again.stderr and "<<wren>>" in again.stdout
+
+
 # -- hard links ------------------------------------------------------------------------
 def test_hard_links_to_a_transcript_are_read_and_stored_once(history, hroot):
     """50 links to an 11 MB transcript made a 1.17 GB index and a 204,000-message session."""
