@@ -46,7 +46,7 @@ COMMIT_SECONDS = 0.25
 # A search's refresh reads for at most this long, smallest changed transcripts first: a search answers
 # within seconds with what was read, a file that grows as fast as it is read (or a first build of a
 # large history) is read on by the next searches, from where this one committed.
-REFRESH_SECONDS = 10.0
+REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 
 # A commit of at least BULK_ROWS rows indexes them in one FTS5 statement, the insert trigger dropped
