@@ -25,7 +25,7 @@ from collections import deque
 from typing import Iterable, NamedTuple
 
 from .cjk import cjk_run
-from .errors import BIDI, MemsearchError
+from .errors import MemsearchError
 from .format import CONTROLS
 
 STRATEGIES = ("relevant", "handoff")
@@ -261,9 +261,9 @@ def _from_end(newest_first: Iterable, limit: int) -> dict:
     return chosen
 
 
-# C0 and C1 controls and DEL but tab, spelled \xNN, and bidi controls, spelled \uNNNN: a transcript
-# must not drive the terminal nor reorder what is shown (splitlines() has taken the line breaks).
-_CONTROLS = {**{c: shown for c, shown in CONTROLS.items() if c != 0x09}, **BIDI}
+# C0 and C1 controls and DEL but tab, spelled \xNN (bidi controls \uNNNN): a transcript must not
+# drive the terminal nor reorder what is shown (splitlines() has taken the line breaks).
+_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 
 def render(session: str, fragments: tuple) -> str:
