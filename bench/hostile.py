@@ -7,7 +7,7 @@ returns a dict of figures; main() prints them as one table. Add an attack by
 writing a function and listing it in ATTACKS. Two families live in modules
 of their own: poison files (hostile_poison.py: what one file costs to index)
 and hostile databases, `context` inputs and an unusable index
-(hostile_db.py).
+(hostile_db.py), and hostile transcripts (hostile_history.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hostile_db  # noqa: E402
+import hostile_history  # noqa: E402
 import hostile_poison  # noqa: E402
 from scale import memsearch_exe  # noqa: E402
 
@@ -331,7 +332,7 @@ def _family(attack):
 
 
 ATTACKS = [long_paths_over_mcp, symlink_swap_race, index_swap_race, forged_names, poison_files, roots_never_written,
-           *map(_family, hostile_db.ATTACKS)]
+           *map(_family, hostile_db.ATTACKS), *hostile_history.ATTACKS]
 
 
 def main(argv=None) -> None:

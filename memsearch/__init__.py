@@ -9,6 +9,7 @@ from importlib import import_module
 
 # public name -> the module that defines it
 _EXPORTS = {
+    "AmbiguousSession": "errors",
     "DatabaseCorrupt": "errors",
     "DatabaseError": "errors",
     "DatabaseLocked": "errors",

@@ -375,12 +375,16 @@ def history(text, history_root, db_path, project, session, role, since, messages
     matched.
     """
     from .format import format_hits, result_json
+    from .history import REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():
             result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
                                        since=since, floor=0.0 if no_floor else None, messages=messages,
                                        progress=progress)
+    if result.refresh is not None and result.refresh.deferred:
+        print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
+                      f" {REFRESH_SECONDS:g} s at most): search again for the rest")
     if as_json:
         click.echo(result_json(result))
     elif result.hits:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 
 from .errors import InvalidArgument
 from .format import CONTROLS
-from .memory_file import INDEX_NAME, opened_at
+from .memory_file import INDEX_NAME, open_confined
 from .metadata import BOM, FENCE_LINE
 from .settings import given_path
 
@@ -74,17 +73,11 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
     blocks the open, and what is read is what was checked. ``confined``: ``path`` is a resolved
     path a walk found in a root, and is read only if it still is that file (no link followed, no
     folder on the way swapped for a link since), as the indexer reads."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    if confined:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        fd, st = open_confined(path, confined=confined)
     except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (confined and not opened_at(fd, path)):
-            return None
         chunks, got = [], 0
         while got <= limit:  # one byte more than asked: is there more?
             chunk = os.read(fd, limit + 1 - got)

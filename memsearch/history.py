@@ -19,9 +19,10 @@ import time
 from operator import itemgetter
 from typing import Callable, NamedTuple
 
-from . import db
+from . import db, fingerprint
 from .cjk import segmented, unsegment_snippet
-from .errors import InvalidArgument, MemsearchError, SessionNotFound
+from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNotFound
+from .fingerprint import Fingerprint
 from .format import one_line
 from .query import Query, plan, unmatched
 from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
@@ -31,19 +32,29 @@ from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .memory_file import below
 from .pieces import add_pieces, drop_pieces, last_id
-from .transcripts import ROLES, CountingReader, find, parse_line, parse_time, resolve_root, slug, utc_text
+from .transcripts import (ROLES, CountingReader, Refused, find, own_session, parse_line, parse_time, resolve_root,
+                          slug, utc_text)
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# A long read commits every this many bytes: a bounded WAL, and a crash loses at most this much.
-COMMIT_BYTES = 32 << 20
+# A read writes its rows every COMMIT_BYTES read or COMMIT_SECONDS spent, whichever comes first, in
+# a transaction of their own: the write lock is held only while they are inserted (another process,
+# or the memory index sharing the database, waits that long at most), the WAL stays small, and an
+# interrupted read resumes from the last commit.
+COMMIT_BYTES = 8 << 20
+COMMIT_SECONDS = 0.25
 
-# A read of at least BULK_BYTES indexes its rows in one FTS5 statement per transaction, the
-# insert trigger dropped meanwhile (as reconcile does): a trigger call per row flushed FTS5's
-# pending terms as a segment each. Measured on 64 MB of bench/history.py's transcripts: inserts
-# 6.1 s -> 1.9 s, 1.5 s with BULK_HASH_BYTES. A live session's small appends keep the trigger.
-BULK_BYTES = 64 << 10
+# A search's refresh reads for at most this long, smallest changed transcripts first: a search answers
+# within seconds with what was read, a file that grows as fast as it is read (or a first build of a
+# large history) is read on by the next searches, from where this one committed.
+REFRESH_SECONDS = 5.0
+DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
+
+# A commit of at least BULK_ROWS rows indexes them in one FTS5 statement, the insert trigger dropped
+# meanwhile (as reconcile does): a trigger call per row flushed FTS5's pending terms as a segment
+# each (see bench/README.md, issue 16). A live session's small appends keep the trigger.
+BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 FTS5_HASH_BYTES = 1 << 20
 
@@ -62,6 +73,8 @@ class HistoryReport(NamedTuple):
     grown: int = 0
     reread: int = 0
     removed: int = 0
+    linked: int = 0
+    deferred: int = 0
     unchanged: int = 0
     messages: int = 0
     bytes_read: int = 0
@@ -75,7 +88,8 @@ class HistoryReport(NamedTuple):
 
     def summary(self) -> str:
         return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
-                f" {self.unchanged} unchanged transcripts; {self.messages} messages added,"
+                f" {self.unchanged} unchanged transcripts, {self.linked} other names of one, {self.deferred} left for"
+                f" the next search; {self.messages} messages added,"
                 f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
@@ -198,155 +212,174 @@ class HistoryIndex(db.Opened):
         return ",".join("?" * len(self.roots))
 
     # -- freshness -----------------------------------------------------------
-    def refresh(self, progress: Progress | None = None) -> HistoryReport:
-        """Bring the index in step with the transcripts (see the module's doc)."""
+    def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
+        """Bring the index in step with the transcripts (see the module's doc), reading for
+        ``seconds`` at most (None: until done; a search reads for REFRESH_SECONDS)."""
         self._follow()
-        return self._guarded(lambda: self._refresh(progress), refill=False)
+        return self._guarded(lambda: self._refresh(progress, seconds), refill=False)
 
-    def _refresh(self, progress: Progress | None) -> HistoryReport:
+    def _refresh(self, progress: Progress | None, seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
         started = time.perf_counter()
         conn = self.conn
-        stored = {(root, path): (fid, *stamp) for fid, root, path, *stamp in conn.execute(
-            f"SELECT id, root, path, size, mtime_ns, inode, ctime_ns FROM history_files WHERE root IN ({self._marks})",
+        stored = {(root, path): (fid, fingerprint.make(fp)) for fid, root, path, *fp in conn.execute(
+            f"SELECT id, root, path, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({self._marks})",
             self.roots)}
         counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
         skipped: list[tuple[str, str]] = []
-        todo, seen, reals = [], set(), set()
-        found = [(root, t) for root in self.roots for t in find(root)]
-        # A file reached twice, through a link or by roots nested in one another, is indexed once (each
-        # copy was a duplicate hit): by its own path first (a stable sort), then by the first root given.
-        found.sort(key=lambda item: item[1].real != os.path.join(item[0], *item[1].rel.split("/")))
-        for root, t in found:
-            if t.real in reals:
+        todo, seen, files = [], set(), {}
+        found = [(n, root, t) for n, root in enumerate(self.roots) for t in find(root)]
+        # A file reached twice (a symlink, a hard link, roots nested in one another) is read and
+        # stored once: by its own path first, then the name already indexed, then the first in order.
+        found.sort(key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
+                                  (x[1], x[2].rel) not in stored, x[0], x[2].rel))
+        for _, root, t in found:
+            first = files.setdefault(t.fingerprint.identity, (root, t))
+            if first[1] is not t:
+                if first[1].real != t.real:  # another name of it, not a symlink to it: say so
+                    counts["linked"] += 1
+                    skipped.append((os.path.join(root, t.rel),
+                                    f"the same file as {os.path.join(first[0], first[1].rel)} (a hard link): read once"))
                 continue
-            reals.add(t.real)
             seen.add((root, t.rel))
             self._reals[(root, t.rel)] = t.real
             row = stored.get((root, t.rel))
-            if row is not None and row[1:] == (t.size, t.mtime_ns, t.inode, t.ctime_ns):
+            if row is not None and row[1] == t.fingerprint:
                 counts["unchanged"] += 1
             else:
                 todo.append((root, t))
-        total = sum(t.size for _, t in todo)
-        done = 0
+        todo.sort(key=lambda item: item[1].fingerprint.size)
+        total = sum(t.fingerprint.size for _, t in todo)
+        done, deadline = 0, time.monotonic() + (float("inf") if seconds is None else seconds)
         for root, t in todo:
+            if time.monotonic() >= deadline:
+                counts["deferred"] += 1
+                skipped.append((os.path.join(root, t.rel), DEFERRED))
+                continue
             try:
-                outcome = self._ingest(root, t)
+                outcome = self._ingest(root, t, deadline)
             except sqlite3.Error:
                 raise  # the database's trouble, not this file's: _guarded reports it
-            except OSError as ex:  # vanished, unreadable, not a regular file
+            except OSError as ex:  # vanished, unreadable, not a regular file, refused
                 skipped.append((os.path.join(root, t.rel), ex.strerror or str(ex)))
+                if isinstance(ex, Refused):  # its rows go: what it holds now was not read
+                    seen.discard((root, t.rel))
                 continue
             except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
                 skipped.append((os.path.join(root, t.rel), f"could not be indexed ({type(ex).__name__})"))
                 continue
             for name, value in outcome.items():
                 counts[name] += value
-            done += t.size
+            if outcome.get("deferred"):
+                skipped.append((os.path.join(root, t.rel), DEFERRED))
+            done += t.fingerprint.size
             if progress is not None:
                 progress(done, total)
         gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
-        if gone:
+        for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
             with db.write_transaction(conn):
-                for fid in gone:
-                    drop_pieces(conn, fid)
-                conn.executemany("DELETE FROM history_messages WHERE file = ?", [(fid,) for fid in gone])
-                conn.executemany("DELETE FROM history_files WHERE id = ?", [(fid,) for fid in gone])
-            counts["removed"] = len(gone)
+                drop_pieces(conn, fid)
+                conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+                conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
+        counts["removed"] = len(gone)
         if counts["messages"] or gone:
             conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
             conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('merge', 16)")
         return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
-    def _ingest(self, root: str, t) -> dict:
-        """Read one transcript from where the index left it, recording how far it got."""
-        conn = self.conn
+    def _ingest(self, root: str, t, deadline: float) -> dict:
+        """Read one transcript from where the index left it, up to its size when opened. The file is
+        read with no lock held; its rows are written in short transactions, one every COMMIT_BYTES
+        or COMMIT_SECONDS of reading, each recording how far the read got (so an interrupted read
+        resumes there) and each checking that no other process took these lines meanwhile."""
         out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
         with CountingReader(t.real) as reader:
-            st = reader.stat
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                # Read again under the lock: another process may have taken these lines meanwhile.
-                row = conn.execute("SELECT id, size, mtime_ns, inode, ctime_ns, consumed, head, tail FROM history_files"
-                                   " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
-                start = 0
-                if row is None:
-                    fid = conn.execute(
-                        "INSERT INTO history_files (root, path, project, size, mtime_ns, inode, consumed, head, tail)"
-                        " VALUES (?, ?, ?, 0, 0, 0, 0, x'', x'')", (root, t.rel, t.project)).lastrowid
-                    out["new"] = 1
-                else:
-                    fid, size, mtime, inode, ctime, consumed, head, tail = row
-                    if (size, mtime, inode, ctime) == (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns):
-                        conn.execute("ROLLBACK")
-                        out["unchanged"] = 1
-                        return out
-                    # The same size with another mtime or ctime: rewritten in place, not appended to.
-                    if st.st_size != size and _same_start(reader, st, (size, mtime, inode), consumed, head, tail):
-                        start = consumed
-                        out["grown"] = 1
-                    else:
-                        drop_pieces(conn, fid)
-                        conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
-                        out["reread"] = 1
-                bulk = _Bulk(conn) if st.st_size - start >= BULK_BYTES else None
-                end = self._read_lines(reader, fid, start, t, out, bulk)
-                head, tail = _ends(reader, end)
-                conn.execute("UPDATE history_files SET project = ?, size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?,"
-                             " consumed = ?, head = ?, tail = ? WHERE id = ?",
-                             (t.project, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, end, head, tail, fid))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+            start = self._start(root, t, reader, out)
+            if start is not None:
+                self._read_lines(reader, start[0], start[1], t, out, deadline)
             out["bytes_read"] = reader.bytes_read
         return out
 
-    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, bulk: "_Bulk | None") -> int:
-        """Insert the parts of every complete line from ``start``; returns the offset after the last.
-        Commits every COMMIT_BYTES, the file's size left 0 so that an interrupted read is resumed."""
-        conn = self.conn
-        batch, since_commit = [], 0
-        after = last_id(conn)
+    def _start(self, root: str, t, reader: CountingReader, out: dict) -> tuple[int, int] | None:
+        """(file id, offset to read from), or None when there is nothing to read. Records the file
+        as being read: its size 0 until the read is done."""
+        conn, st = self.conn, reader.stat
+        with db.write_transaction(conn):
+            row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
+                               " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
+            start, now = 0, fingerprint.of(st)
+            if row is None:
+                fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
+                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
+                                   (root, t.rel, t.project)).lastrowid
+                out["new"] = 1
+            else:
+                fid, consumed, head, tail, *fp = row
+                was = fingerprint.make(fp)
+                # ctime -1: a row from before it was kept (migration 0009), vouched for as before.
+                if was == now or (was.ctime_ns == -1 and was._replace(ctime_ns=now.ctime_ns, device=now.device) == now):
+                    conn.execute("UPDATE history_files SET ctime_ns = ?, device = ? WHERE id = ?",
+                                 (now.ctime_ns, now.device, fid))
+                    out["unchanged"] = 1
+                    return None
+                if _same_start(reader, was, consumed, head, tail):
+                    start = consumed
+                    out["grown"] = 1
+                else:
+                    drop_pieces(conn, fid)
+                    conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+                    out["reread"] = 1
+            if start == 0:
+                head = tail = b""
+            # Size 0 until the read is done: a read interrupted meanwhile is resumed (see _same_start).
+            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
+                         " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                         (t.project, *now[1:], start, head, tail, fid))
+        return fid, start
 
-        def flush() -> None:
-            conn.executemany(INSERT_MESSAGE, batch)
-            out["messages"] += len(batch)
-            batch.clear()
-
+    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, deadline: float) -> None:
+        """Store the parts of every complete line from ``start``, in bounded transactions, until
+        ``deadline`` (then the read stops at a commit, ``out["deferred"]`` set)."""
+        own = own_session(t.rel)
+        batch, at, read_from, clock = [], start, start, time.monotonic()
         for offset, raw in reader.lines(start):
             parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
             if parts is None:  # overlong, not JSON, too deep, not an object
                 out["skipped_lines"] += 1
-                continue
-            batch.extend((fid, offset, len(raw), n, p.session or t.session, t.project, p.role, p.at, p.uuid,
-                          int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
-            if len(batch) >= 512:
-                flush()
-            since_commit += len(raw) + 1
-            if since_commit >= COMMIT_BYTES:
-                flush()
-                done = offset + len(raw) + 1  # this line included (reader.end moves on at the next one)
-                head, tail = _ends(reader, done)
-                # The inode and mtime too: a new file's row has 0s, which _same_start would refuse.
-                conn.execute("UPDATE history_files SET size = 0, mtime_ns = ?, inode = ?, consumed = ?, head = ?,"
-                             " tail = ? WHERE id = ?",
-                             (reader.stat.st_mtime_ns, reader.stat.st_ino, done, head, tail, fid))
-                if bulk is not None:
-                    bulk.finish()
-                add_pieces(conn, fid, after)
-                conn.execute("COMMIT")
-                conn.execute("BEGIN IMMEDIATE")
-                if bulk is not None:
-                    bulk.start()
-                after = last_id(conn)
-                since_commit = 0
-        flush()
-        if bulk is not None:
-            bulk.finish()
-        add_pieces(conn, fid, after)
-        return reader.end
+            else:
+                batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
+                              int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
+            if reader.end - read_from >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
+                if not self._commit(reader, fid, at, reader.end, batch, out, done=False):
+                    return
+                at = read_from = reader.end
+                batch, clock = [], time.monotonic()
+                if clock >= deadline:
+                    out["deferred"] = 1
+                    return
+        self._commit(reader, fid, at, reader.end, batch, out, done=True)
+
+    def _commit(self, reader: CountingReader, fid: int, expected: int, end: int, batch: list, out: dict,
+                done: bool) -> bool:
+        """Write ``batch``, the lines up to ``end``, if the file's row still says the read got to
+        ``expected`` (else another process took them: False). ``done``: the file's size is recorded,
+        so the next refresh finds it unchanged."""
+        conn, st = self.conn, reader.stat
+        with db.write_transaction(conn):
+            row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
+                               (fid,)).fetchone()
+            if row != (expected, 0, *fingerprint.key(st)[1:]):
+                return False
+            bulk = _Bulk(conn) if len(batch) >= BULK_ROWS else None
+            after = last_id(conn)
+            conn.executemany(INSERT_MESSAGE, batch)
+            if bulk is not None:
+                bulk.finish()
+            add_pieces(conn, fid, after)
+            head, tail = _ends(reader, end)
+            conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                         (st.st_size if done else 0, end, head, tail, fid))
+        out["messages"] += len(batch)
+        return True
 
     # -- search --------------------------------------------------------------
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
@@ -378,7 +411,7 @@ class HistoryIndex(db.Opened):
             if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
                 raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
-        report = self.refresh(progress) if refresh else None
+        report = self.refresh(progress, REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
@@ -389,7 +422,7 @@ class HistoryIndex(db.Opened):
                 break
             # Text the transcript no longer holds: read those files again, then search again.
             self._guarded(lambda: self._forget(stale), refill=False)
-            again = self.refresh()
+            again = self.refresh(None, REFRESH_SECONDS)
             report = again if report is None else report._replace(
                 **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
                 skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
@@ -566,55 +599,97 @@ class HistoryIndex(db.Opened):
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
-        """The full id of a session given whole or by its first characters."""
+        """The full id of a session given whole or by its first characters; AmbiguousSession when
+        they start more than one (the whole id of one included: a transcript must not take over the
+        short form of another's by naming itself so)."""
         if not isinstance(session, str) or not session.strip():
             raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
         if not encodable(session):  # as search_result refuses it
             raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
-        from_files = " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-        # The whole id first: three longer ids that start with it ('s-10', 's-11', 's-12' for 's-1')
-        # would fill a prefix lookup's few rows and hide it.
-        if self.conn.execute(f"SELECT 1{from_files} WHERE m.session = ? AND f.root IN ({self._marks}) LIMIT 1",
-                             [session, *self.roots]).fetchone():
-            return session
-        found = [s for (s,) in self.conn.execute(
-            f"SELECT DISTINCT m.session{from_files} WHERE f.root IN ({self._marks}) AND substr(m.session, 1, ?) = ?"
-            " LIMIT 3", [*self.roots, len(session), session])]
+        found = self._sessions_from(session, 4)
         if len(found) == 1:
             return found[0]
         # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
         if not found:
             raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
-        raise SessionNotFound(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:2]))}...):"
-                              " give more of it")
+        raise AmbiguousSession(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:3]))}"
+                               f"{', ...' if len(found) > 3 else ''}): give more of it")
+
+    def _sessions_from(self, start: str, most: int) -> list[str]:
+        """The first ``most`` session ids of these roots that begin with ``start``, in order: one
+        index seek each, whatever the number of messages."""
+        found, after = [], None
+        while len(found) < most:
+            row = self.conn.execute(
+                "SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
+                " ORDER BY session LIMIT 1", (start, "" if after is None else after, start + "\U0010ffff")).fetchone()
+            if row is None or not row[0].startswith(start):
+                return found
+            after = row[0]
+            if self.conn.execute(  # a database shared with other roots: theirs are not ours to name
+                    f"SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                    f" WHERE m.session = ? AND f.root IN ({self._marks}) LIMIT 1", [after, *self.roots]).fetchone():
+                found.append(after)
+        return found
+
+    def _owner(self, session: str) -> str:
+        """The project whose folder holds ``session``'s own transcript (``<session>.jsonl`` or a
+        ``<session>/`` folder): the only one its messages are read from. Lines in another project's
+        folder claiming the id are that project's, never shown as this session's."""
+        projects = [p for (p,) in self.conn.execute(
+            f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+            f" WHERE m.session = ? AND f.root IN ({self._marks})", [session, *self.roots])]
+        owners = [p for p in projects if self.conn.execute(
+            f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({self._marks}) AND (path IN (?, ?)"
+            " OR substr(path, 1, ?) = ?) LIMIT 1",
+            [p, *self.roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
+             f"{p}/{session}/"]).fetchone()] or projects
+        if len(owners) > 1:
+            raise AmbiguousSession(f"session {shown(session)} is in several project folders"
+                                   f" ({', '.join(map(shown, owners[:3]))}): it cannot be told which is its own")
+        return owners[0]
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
-        return self._session(session, refresh=refresh, sidechains=sidechains)[1]
-
-    def _session(self, session: str, *, refresh: bool = True, sidechains: bool = False):
         if refresh:
-            self.refresh()
+            self.refresh(seconds=REFRESH_SECONDS)
+        return self._guarded(lambda: list(self._messages(*self._session_files(session, sidechains))))
 
-        def read():
-            full = self.resolve_session(session)
-            rows = self.conn.execute(
-                f"SELECT m.role, m.at, m.body, m.sidechain FROM history_messages AS m"
-                f" JOIN history_files AS f ON f.id = m.file WHERE m.session = ? AND f.root IN ({self._marks})"
-                f"{'' if sidechains else ' AND NOT m.sidechain'}"
-                # A file's lines in their order (a line may lack a time), files by their first time.
-                f" ORDER BY min(m.at) OVER (PARTITION BY m.file), m.file, m.line_at, m.part", [full, *self.roots])
-            return full, [Message(role, at, body, bool(side)) for role, at, body, side in rows]
+    def _session_files(self, session: str, sidechains: bool):
+        """(The full id, the files of its messages in order with their numbers of them)."""
+        full = self.resolve_session(session)
+        project = self._owner(full)
+        # A file's lines in their order (a line may lack a time), files by their first time: the
+        # index history_messages_session answers it alone.
+        files = self.conn.execute(
+            "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain <= ?"
+            " GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains))).fetchall()
+        return full, project, sidechains, files
 
-        return self._guarded(read)
+    def _messages(self, full: str, project: str, sidechains: bool, files: list, newest_first: bool = False):
+        order = " DESC" if newest_first else ""
+        for fid, _ in reversed(files) if newest_first else files:
+            for role, at, body, side in self.conn.execute(
+                    # By the file's index in its order (+: not by the session's, which sorts them all first).
+                    "SELECT role, at, body, sidechain FROM history_messages WHERE file = ? AND +session = ?"
+                    f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
+                    (fid, full, project, int(sidechains))):
+                yield Message(role, at, body, bool(side))
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
         args = check_arguments(session, query, strategy, max_tokens)
-        full, messages = self._session(args.session)
-        return select(full, messages, args)
+        self.refresh(seconds=REFRESH_SECONDS)
+
+        def read():
+            full, project, sidechains, files = self._session_files(args.session, False)
+            where = (full, project, sidechains, files)
+            return select(full, self._messages(*where), args, total=sum(n for _, n in files),
+                          newest_first=self._messages(*where, newest_first=True))
+
+        return self._guarded(read)
 
     def status(self) -> dict:
         def read():
@@ -628,7 +703,7 @@ class HistoryIndex(db.Opened):
         return self._guarded(read)
 
     def _refill(self) -> None:
-        self._refresh(None)
+        self._refresh(None, REFRESH_SECONDS)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
@@ -641,7 +716,7 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 
 class _Bulk:
     """Within one write transaction, rows go into history_messages alone; :meth:`finish` indexes
-    them in one FTS5 statement and restores the trigger (see BULK_BYTES). A rollback restores it too."""
+    them in one FTS5 statement and restores the trigger (see BULK_ROWS). A rollback restores it too."""
 
     TRIGGER = "history_messages_ai"
 
@@ -699,15 +774,16 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     return conn.execute(sql, [*params, *filter_params, size]).fetchall()
 
 
-def _same_start(reader: CountingReader, st, stored: tuple[int, int, int], consumed: int, head: bytes,
-                tail: bytes) -> bool:
+def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
     """Whether a transcript still begins with the bytes read before, as far as a check in proportion
-    to an append can tell: the same inode, not shorter nor older (an append never shrinks a file nor
-    turns its mtime back; a restored copy can), the same first and last kept bytes. A rewrite of
-    middle bytes alone goes unnoticed: catching it would mean reading all of it at every append.
-    ``stored``: (size, mtime_ns, inode) of the last read; size 0 while a long read is unfinished."""
-    size, mtime_ns, inode = stored
-    if st.st_ino != inode or st.st_size < max(consumed, size) or st.st_mtime_ns < mtime_ns:
+    to an append can tell: the same file, longer (an append never leaves the size as it was nor
+    shrinks it) and not older (a restored copy can be), the same first and last kept bytes. A
+    rewrite of middle bytes alone goes unnoticed: catching it would mean reading all of it at every
+    append. ``was``: the Fingerprint of the last read, its size 0 while a long read is unfinished."""
+    st = reader.stat
+    if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
+        return False
+    if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
         return False
     return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
 

@@ -141,12 +141,15 @@ async def _serve(index: MemoryIndex) -> None:
     import mcp.types as types
     from mcp.server.stdio import stdio_server
 
-    # Calls and listings run one at a time in a worker thread: the event loop keeps answering
-    # pings during a long reconcile, and the index's connection is never used by two at once.
+    # Calls and listings run in worker threads, one at a time per corpus: the event loop keeps
+    # answering pings during a long reconcile, each index's connection is never used by two at
+    # once, and a memory call never waits behind a history read (which has its own connection).
     one_at_a_time = anyio.CapacityLimiter(1)
+    history_one_at_a_time = anyio.CapacityLimiter(1)
 
     async def call(name: str, arguments: Any) -> types.CallToolResult:
-        result = await anyio.to_thread.run_sync(run_tool, index, name, arguments, limiter=one_at_a_time)
+        limiter = history_one_at_a_time if name in tool.HISTORY_TOOLS else one_at_a_time
+        result = await anyio.to_thread.run_sync(run_tool, index, name, arguments, limiter=limiter)
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
                                     structuredContent=result.data, isError=result.is_error)
 

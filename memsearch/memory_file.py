@@ -93,6 +93,29 @@ def opened_at(fd: int, abspath: str) -> bool:
         return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
 
 
+class Unconfined(OSError):
+    """What :func:`open_confined` opened is no regular file at its path (``strerror``: why)."""
+
+
+def open_confined(abspath: str, *, confined: bool = True) -> tuple[int, os.stat_result]:
+    """(A read-only descriptor, its fstat()) of the regular file at ``abspath``, the one open of a
+    file memsearch reads. Non-blocking, so a FIFO swapped in never hangs the open. ``confined``
+    (``abspath`` is a resolved path a walk found in a root): no link is followed, and the file is
+    read only if ``abspath`` still names it (no folder on its way swapped for a link since, which
+    could lead out of the root). Raises OSError: Unconfined with the reason, FileNotFoundError..."""
+    fd = os.open(abspath, _FILE_FLAGS if confined else _FILE_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Unconfined(0, "not a regular file")
+        if confined and not opened_at(fd, abspath):
+            raise Unconfined(0, "a folder on its path was replaced while it was read")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
 def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None:
     """Why the walk must not follow a link whose resolved target is
     ``target`` (None: follow it). The same rule as :func:`open_memory_file`."""
@@ -257,19 +280,16 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
             raise _refused(f"{shown} is a link to a file that is not Markdown")
         if place is not None and not place("/".join(done)):
             raise _refused(f"{shown} is a link to a file the discovery does not read")
-        fd = os.open(done[-1], _FILE_FLAGS, dir_fd=fds[-1])
+        real = os.path.join(real_root, *done)
         try:
-            opened = os.fstat(fd)
-            if (opened.st_dev, opened.st_ino) != (file_st.st_dev, file_st.st_ino) or not stat.S_ISREG(opened.st_mode):
+            fd, opened = open_confined(real)
+        except Unconfined:
+            raise _refused(f"{shown} changed while it was being opened: try again") from None
+        try:
+            if (opened.st_dev, opened.st_ino) != (file_st.st_dev, file_st.st_ino):
                 raise _refused(f"{shown} changed while it was being opened: try again")
             if opened.st_size > max_bytes:
                 raise _refused(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
-            real = os.path.join(real_root, *done)
-            # A directory moved out of the root after it was opened would
-            # still lead here: the path from the root must name this file.
-            now = os.stat(real, follow_symlinks=False)
-            if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
-                raise _refused(f"{shown} changed while it was being opened: try again")
         except BaseException:
             os.close(fd)
             raise

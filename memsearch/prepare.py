@@ -6,11 +6,10 @@ and by a large build's reader child (memsearch.bulkread), so no sqlite3 here.
 from __future__ import annotations
 
 import os
-from stat import S_ISREG
 from typing import NamedTuple
 
 from . import cjk, metadata
-from .memory_file import opened_at
+from .memory_file import Unconfined, open_confined
 from .walk import Skipped
 
 # Files whose first bytes contain NUL are binary, whatever their name.
@@ -71,9 +70,6 @@ def indexed_body(text: str, meta: metadata.Metadata) -> str:
     return text if meta.error else meta.body
 
 
-READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def not_text(data: bytes) -> str | None:
     """Why a file's first bytes are no memory file's (the indexer skips it, memory_read refuses it), or None."""
     if data[:2] in UTF16_BOMS:  # never UTF-8: CJK text in UTF-16 has no NUL and was indexed as garbage
@@ -87,15 +83,8 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
     """The file's text, why it can't be indexed (a Skipped), or None if it is
     gone. Invalid UTF-8 is replaced: one bad byte should not hide a note."""
     try:
-        # O_NONBLOCK: a file swapped for a FIFO since the walk must not hang
-        # us; O_NOFOLLOW: nor one swapped for a link.
-        fd = os.open(abspath, READ_FLAGS)
+        fd, st = open_confined(abspath)
         try:
-            st = os.fstat(fd)
-            if not S_ISREG(st.st_mode):
-                return Skipped(relpath, "not a regular file")
-            if not opened_at(fd, abspath):
-                return Skipped(relpath, "a folder on its path was replaced while it was read")
             if st.st_size > max_bytes:  # it may have grown since the walk
                 return Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})")
             # What it holds now, not the size the walk saw: text cut at that
@@ -103,6 +92,8 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
             data = os.read(fd, st.st_size + 1)
         finally:
             os.close(fd)
+    except Unconfined as ex:
+        return Skipped(relpath, ex.strerror)
     except FileNotFoundError:
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:

@@ -18,9 +18,11 @@ of a fragment is indented, so only the headers start a line.
 
 from __future__ import annotations
 
+import heapq
 import re
 import reprlib
-from typing import NamedTuple
+from collections import deque
+from typing import Iterable, NamedTuple
 
 from .cjk import cjk_run
 from .errors import MemsearchError
@@ -178,56 +180,89 @@ def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
     return total
 
 
-def select(session: str, messages: list, args: SessionContextArgs) -> SessionContext:
+def select(session: str, messages: Iterable, args: SessionContextArgs, *, total: int | None = None,
+           newest_first: Iterable | None = None) -> SessionContext:
     """The fragments of ``messages`` (oldest first, with ``role``, ``at`` and ``text``) ``args`` asks for.
 
-    The budget counts the fragments' text; what rendering adds (headers, indents, escapes) is held to
-    the same budget again: 60,000 one-character messages rendered 2 MB for 48,000 characters."""
+    Time and memory follow the budget, not the session: ``relevant`` reads ``messages`` once,
+    keeping only the best fragments that could still be chosen (a heap); ``handoff`` reads
+    ``newest_first`` (the same messages, newest first, ``total`` of them) only as far back as the
+    budget goes. The budget counts the fragments' text; what rendering adds (headers, indents,
+    escapes) is held to the same budget again: 60,000 one-character messages rendered 2 MB for
+    48,000 characters."""
     limit = args.budget
-    texts = [m.text for m in messages]
     if args.strategy == "handoff":
-        chosen, scores, strategy = _from_end(messages, texts, range(len(texts)), limit), {}, "handoff"
+        if newest_first is None:
+            messages = list(messages)
+            newest_first, total = reversed(messages), len(messages)
+        chosen, scores, strategy = _from_end(zip(range(total - 1, -1, -1), newest_first), limit), {}, "handoff"
     else:
-        query_terms = terms(args.query)
-        scores = {i: score(t, args.query, query_terms) for i, t in enumerate(texts)}
-        ranked = sorted((i for i, s in scores.items() if s >= MIN_SCORE), key=lambda i: (-scores[i], -i))
+        ranked, last, seen = _best(messages, args, limit)
+        total = seen if total is None else total
         if ranked:
             chosen, spent, extra, strategy = {}, 0, 0, "relevant"
-            for i in ranked:
-                size, more = len(texts[i]), _overhead(i, messages[i], texts[i])
+            for _, i, m in ranked:
+                size, more = len(m.text), _overhead(i, m, m.text)
                 if spent + size <= limit and extra + more <= limit:
-                    chosen[i] = texts[i]
+                    chosen[i] = (m, m.text)
                     spent, extra = spent + size, extra + more
                 elif not chosen:  # the best fragment alone is over budget: its start, cut
-                    chosen[i] = _cut(i, messages[i], texts[i], limit, limit)
+                    chosen[i] = (m, _cut(i, m, m.text, limit, limit))
                     spent = limit
                 if spent >= limit:
                     break
+            scores = {i: s for s, i, _ in ranked}
         else:
-            last = range(max(len(texts) - FALLBACK_FRAGMENTS, 0), len(texts))
-            chosen, strategy = _from_end(messages, texts, last, limit), "relevant-fallback"
-    fragments = tuple((i, messages[i].role, messages[i].at, chosen[i], scores.get(i)) for i in sorted(chosen))
-    return SessionContext(session, strategy, limit, fragments, len(messages), render(session, fragments))
+            chosen, scores, strategy = _from_end(reversed(last), limit), {}, "relevant-fallback"
+    fragments = tuple((i, m.role, m.at, text, scores.get(i)) for i, (m, text) in sorted(chosen.items()))
+    return SessionContext(session, strategy, limit, fragments, total, render(session, fragments))
 
 
-def _from_end(messages: list, texts: list[str], indexes, limit: int) -> dict[int, str]:
-    """Fragments from the last of ``indexes`` backwards while the budget lasts, the first that does
-    not fit cut to its end (see select for the budget)."""
+def _best(messages: Iterable, args: SessionContextArgs, limit: int):
+    """(The fragments scoring at least MIN_SCORE that could be chosen, best first, as (score,
+    index, message); the last FALLBACK_FRAGMENTS (index, message); how many were read). A fragment
+    worse than others whose text (or rendering) alone fills the budget is dropped as it is passed."""
+    query_terms = terms(args.query)
+    heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
+    size = extra = seen = 0
+    last: deque = deque(maxlen=FALLBACK_FRAGMENTS)
+    for i, m in enumerate(messages):
+        seen = i + 1
+        last.append((i, m))
+        points = score(m.text, args.query, query_terms)
+        if points < MIN_SCORE:
+            continue
+        more = _overhead(i, m, m.text)
+        heapq.heappush(heap, (points, i, m, more))
+        size, extra = size + len(m.text), extra + more
+        while len(heap) > 1:
+            _, _, worst, its = heap[0]
+            less, fewer = size - len(worst.text), extra - its
+            if less < limit and fewer < limit:
+                break
+            heapq.heappop(heap)
+            size, extra = less, fewer
+    return [x[:3] for x in sorted(heap, key=lambda x: (-x[0], -x[1]))], list(last), seen
+
+
+def _from_end(newest_first: Iterable, limit: int) -> dict:
+    """{index: (message, text)} of fragments from the newest of ``newest_first`` ((index, message)
+    pairs) backwards while the budget lasts, the first that does not fit cut to its end."""
     chosen, spent, extra = {}, 0, 0
-    for i in reversed(indexes):
-        size, more = len(texts[i]), _overhead(i, messages[i], texts[i])
+    for i, m in newest_first:
+        size, more = len(m.text), _overhead(i, m, m.text)
         if spent + size > limit or extra + more > limit:
-            piece = _cut(i, messages[i], texts[i], limit - spent, limit - extra, from_end=True)
+            piece = _cut(i, m, m.text, limit - spent, limit - extra, from_end=True)
             if piece:
-                chosen[i] = piece
+                chosen[i] = (m, piece)
             break
-        chosen[i] = texts[i]
+        chosen[i] = (m, m.text)
         spent, extra = spent + size, extra + more
     return chosen
 
 
-# C0 and C1 controls and DEL but tab, spelled \xNN: a transcript must not drive the terminal
-# (splitlines() has already taken the line breaks).
+# C0 and C1 controls and DEL but tab, spelled \xNN (bidi controls \uNNNN): a transcript must not
+# drive the terminal nor reorder what is shown (splitlines() has taken the line breaks).
 _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 

@@ -584,6 +584,8 @@ def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] |
 
 
 # -- dispatch ------------------------------------------------------------------
+# The tools of the conversation history: their own HistoryIndex, connection and lock in `memsearch mcp`.
+HISTORY_TOOLS = (HISTORY_TOOL_NAME, CONTEXT_TOOL_NAME)
 HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read, HISTORY_TOOL_NAME: history_search,
             CONTEXT_TOOL_NAME: read_session_context_tool}
 

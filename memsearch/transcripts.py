@@ -19,6 +19,7 @@ too deeply nested one is skipped. Nothing here writes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -26,8 +27,10 @@ import stat
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
+from . import fingerprint
 from .errors import RootNotFound
-from .memory_file import below, opened_at
+from .fingerprint import Fingerprint
+from .memory_file import below, open_confined, printable_name
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -248,23 +251,42 @@ def parse_time(text: str) -> datetime | None:
 
 
 # -- reading a file ------------------------------------------------------------
+# The largest transcript read: a session of months is a few hundred MB. A larger one (a dump, or a
+# file that never stops growing) is skipped and listed in the refresh's report.
+MAX_TRANSCRIPT_BYTES = 1 << 30
+# A file larger than SPARSE_MIN_BYTES with fewer than 1 in SPARSE_RATIO of its bytes on disk is
+# mostly holes (`truncate -s 15T`: 8 KB on disk), not a transcript. The ratio leaves room for
+# compressing file systems (JSON compresses ~10x at most under btrfs/ZFS).
+SPARSE_MIN_BYTES = 1 << 20
+SPARSE_RATIO = 64
+
+
+def refusal(st: os.stat_result) -> str | None:
+    """Why a transcript of this stat() is not read at all, or None."""
+    if st.st_size > MAX_TRANSCRIPT_BYTES:
+        return f"too large ({st.st_size} bytes, cap {MAX_TRANSCRIPT_BYTES})"
+    blocks = getattr(st, "st_blocks", None)  # none on Windows
+    if blocks is not None and st.st_size > SPARSE_MIN_BYTES and blocks * 512 * SPARSE_RATIO < st.st_size:
+        return f"sparse ({st.st_size} bytes, {blocks * 512} on disk)"
+    return None
+
+
+class Refused(OSError):
+    """A transcript :func:`refusal` turns away (``strerror``: why)."""
+
+
 class CountingReader:
-    """A transcript opened read-only that counts the bytes it reads (``bytes_read``: proof that an
-    append costs what was appended). Non-blocking, so a planted FIFO never hangs; only a regular file.
-    ``path``: the resolved path :func:`find` checked; what is opened must be that file, not a link
-    or a folder swapped in since (which could lead out of the root)."""
+    """A transcript opened confined (memory_file.open_confined: ``path`` is the resolved path
+    :func:`find` checked) that counts the bytes it reads (``bytes_read``: proof that an append
+    costs what was appended). It reads up to the size it had when opened (``stat``): a file that
+    never stops growing is read in steps, one a call."""
 
     def __init__(self, path: str):
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(0, "not a regular file")
-            if not opened_at(fd, path):
-                raise OSError(0, "a folder on its path was replaced while it was read")
-        except BaseException:
+        fd, st = open_confined(path)
+        why = refusal(st)
+        if why is not None:
             os.close(fd)
-            raise
+            raise Refused(0, why)
         self.fd, self.stat, self.bytes_read = fd, st, 0
 
     def pread(self, size: int, offset: int) -> bytes:
@@ -273,14 +295,15 @@ class CountingReader:
         return data
 
     def lines(self, start: int, chunk: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
-        """(offset, line without its newline) of each complete line from ``start``, None for one
-        over MAX_LINE_BYTES; a last line without a newline is left for later. ``self.end``: the
-        offset after the last line yielded."""
+        """(offset, line without its newline) of each complete line from ``start`` to the size at
+        open, None for one over MAX_LINE_BYTES; a last line without a newline is left for later.
+        ``self.end``: the offset after the line just yielded (after the last one, when done)."""
         self.end = offset = start
+        size = self.stat.st_size
         pending = b""
         skipping = False  # inside an overlong line: drop bytes up to its newline
-        while True:
-            data = self.pread(chunk, offset + len(pending))
+        while offset + len(pending) < size:
+            data = self.pread(min(chunk, size - offset - len(pending)), offset + len(pending))
             if not data:
                 return
             buf = pending + data if pending else data
@@ -289,22 +312,31 @@ class CountingReader:
                 nl = buf.find(b"\n", begin)
                 if nl < 0:
                     break
+                line_at, offset = offset, offset + nl + 1 - begin
+                self.end = offset
                 if skipping or nl - begin > MAX_LINE_BYTES:
                     skipping = False
-                    yield offset, None
+                    yield line_at, None
                 else:
-                    yield offset, buf[begin:nl]
-                offset += nl + 1 - begin
-                self.end = offset
+                    yield line_at, buf[begin:nl]
                 begin = nl + 1
             rest = buf[begin:]
             if skipping or len(rest) > MAX_LINE_BYTES:
-                # Hold none of it: remember how far the overlong line reaches.
+                # Hold none of it, and seek over holes rather than read their zeros (no newline
+                # is there): only the line's written bytes are read, looking for its end.
                 skipping = True
-                offset += len(rest)
+                offset = self._next_data(offset + len(rest), size)
                 pending = b""
                 continue
             pending = rest
+
+    def _next_data(self, offset: int, size: int) -> int:
+        try:
+            return min(os.lseek(self.fd, offset, os.SEEK_DATA), size)
+        except OSError as ex:  # ENXIO: only a hole up to the end
+            return size if ex.errno == errno.ENXIO else offset
+        except AttributeError:  # no SEEK_DATA here
+            return offset
 
     def close(self) -> None:
         os.close(self.fd)
@@ -349,17 +381,15 @@ def _has_transcripts(path: str) -> bool:
 
 
 class Transcript(NamedTuple):
-    """A transcript found under a root (``rel``: its path below it), its stat() and ``real``, the
-    resolved path checked to be inside the root (a link's target), the one to read."""
+    """A transcript found under a root (``rel``: its path below it, names not UTF-8 spelled \\xNN),
+    its stat() and ``real``, the resolved path checked to be inside the root (a link's target), the
+    one to read. ``session``: the id its own messages are stored under (see :func:`own_session`)."""
 
     rel: str
     project: str
     session: str
-    size: int
-    mtime_ns: int
-    inode: int
+    fingerprint: Fingerprint
     real: str
-    ctime_ns: int = 0
 
 
 # Folders below a project folder a transcript may sit in: a session's own
@@ -367,9 +397,21 @@ class Transcript(NamedTuple):
 MAX_DEPTH = 3
 
 
+def own_session(rel: str) -> str | None:
+    """The session a transcript at ``rel`` belongs to by its place, whatever its lines claim:
+    ``<project>/<session>.jsonl`` and ``<project>/<session>/**.jsonl``. None for a sub-agent's
+    ``<project>/agent-*.jsonl`` (older Claude Code), whose lines name their parent session."""
+    parts = rel.split("/")
+    if len(parts) > 2:
+        return parts[1]
+    name = parts[-1][: -len(".jsonl")]
+    return None if name.startswith("agent-") and len(parts) == 2 else name
+
+
 def find(root: str) -> Iterator[Transcript]:
-    """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down, hidden ones and
-    symlinks leaving the root skipped. The project is the first folder below the root (or its name)."""
+    """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down, hidden ones,
+    and symlinks leaving the root or leading into a hidden folder, skipped. The project is the
+    first folder below the root (or its name)."""
     real_root = os.path.realpath(root)
     stack = [("", 0)]
     while stack:
@@ -385,8 +427,10 @@ def find(root: str) -> Iterator[Transcript]:
             try:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
-                    if not below(target, real_root):
-                        continue  # pointing out of the root (or at it: a loop)
+                    inside = below(target, real_root)
+                    # Out of the root (or at it: a loop), or into what the scan never reads.
+                    if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
+                        continue
                     st = os.stat(target)
                 else:
                     target = os.path.join(real_root, rel)
@@ -399,9 +443,9 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             if not stat.S_ISREG(st.st_mode) or not entry.name.endswith(".jsonl"):
                 continue
-            project = rel.split("/", 1)[0] if "/" in rel else os.path.basename(real_root)
-            yield Transcript(rel, project, entry.name[: -len(".jsonl")], st.st_size, st.st_mtime_ns, st.st_ino,
-                             target, st.st_ctime_ns)
+            shown = printable_name(rel)  # a name that is not UTF-8 is stored and shown as \xNN
+            project = shown.split("/", 1)[0] if "/" in shown else printable_name(os.path.basename(real_root))
+            yield Transcript(shown, project, shown.rsplit("/", 1)[-1][: -len(".jsonl")], fingerprint.of(st), target)
 
 
 def slug(path: str) -> str:

@@ -29,10 +29,8 @@ CREATE VIRTUAL TABLE history_session_fts USING fts5 (
 );
 
 -- A hit is read back from its transcript before it is shown (the bytes at
--- line_at, line_len long, must still parse to the indexed text); a file
--- whose ctime moved at the same size was rewritten in place.
+-- line_at, line_len long, must still parse to the indexed text).
 ALTER TABLE history_messages ADD COLUMN line_len INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE history_files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
 
 -- Transcripts read before this have no pieces: they are forgotten and read
 -- again at the next refresh (the index is a cache of the files).

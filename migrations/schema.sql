@@ -82,7 +82,7 @@ CREATE TABLE history_files (
     inode INTEGER NOT NULL,
     consumed INTEGER NOT NULL,      -- bytes taken: the end of the last complete line
     head BLOB NOT NULL,
-    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT 0,
+    tail BLOB NOT NULL, ctime_ns INTEGER NOT NULL DEFAULT -1, device INTEGER NOT NULL DEFAULT -1,
     UNIQUE (root, path)
 );
 
@@ -104,8 +104,6 @@ CREATE TABLE history_messages (
 
 CREATE INDEX history_messages_file ON history_messages (file, line_at, part);
 
-CREATE INDEX history_messages_session ON history_messages (session);
-
 CREATE VIRTUAL TABLE history_fts USING fts5 (
     idx_body,
     content = 'history_messages',
@@ -124,6 +122,8 @@ WHEN old.idx_body IS NOT new.idx_body BEGIN
 END;
 
 CREATE INDEX memory_fts_fingerprint ON memory_fts (path, size, mtime_ns, ctime_ns, device, inode);
+
+CREATE INDEX history_messages_session ON history_messages (session, project, sidechain, file, at);
 
 CREATE TABLE history_pieces (
     id INTEGER PRIMARY KEY,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, transcript
-from memsearch import HistoryIndex, MemoryIndex, SessionNotFound
+from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history import CHECK_BYTES
@@ -123,8 +123,8 @@ def test_a_sessions_messages_keep_their_file_order_when_some_have_no_time(histor
     early = [line("user", "first file, later time", session="multi", at="2025-03-02T10:00:00Z")]
     late = [line("user", "second file, earlier time", session="multi", at="2025-03-01T10:00:00Z"),
             line("assistant", "its reply", session="multi", at="2025-03-01T10:00:05Z")]
-    transcript(hroot, early, session="multi-a")
-    transcript(hroot, late, session="multi-b")
+    transcript(hroot, early, session="agent-a")  # sub-agents' files: their lines name their session
+    transcript(hroot, late, session="agent-b")
     assert [m.text for m in history.session_messages("multi")] == [
         "second file, earlier time", "its reply", "first file, later time"]
 
@@ -469,15 +469,16 @@ def test_a_rewrite_that_shrinks_the_file_is_read_again(history, hroot):
     assert [h.snippet for h in result.hits] == ["<<iota>> replaced"]
 
 
-def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot):
-    """A read of BULK_BYTES or more indexes its rows in one statement with
+def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot, monkeypatch):
+    """A commit of BULK_ROWS rows or more indexes them in one statement with
     the insert trigger dropped meanwhile; the trigger is back after it, and
     the index agrees with its rows (one row at a time, each row's statement
     wrote a segment of its own, and FTS5 merged them as they piled up)."""
-    from memsearch.history import BULK_BYTES
+    from memsearch import history as history_mod
 
+    monkeypatch.setattr(history_mod, "COMMIT_SECONDS", 3600)  # one commit, however loaded the machine
     path = transcript(hroot, [line("user", f"kappa message {i} " + "words " * 20) for i in range(2000)])
-    assert path.stat().st_size >= BULK_BYTES
+    assert 2000 >= history_mod.BULK_ROWS
     assert history.refresh().messages == 2000
     conn = history.conn
     assert conn.execute("SELECT count(DISTINCT segid) FROM history_fts_idx").fetchone()[0] == 1
@@ -589,12 +590,15 @@ def test_unknown_session_is_an_error(history, hroot):
         history.session_messages("nope")
 
 
-def test_a_whole_session_id_is_found_when_longer_ids_start_with_it(history, hroot):
-    """Three ids that start with the one asked for must not crowd it out of the lookup."""
-    for n, sid in enumerate(("s-10", "s-11", "s-12", "s-1")):
-        transcript(hroot, [line("user", f"said in {sid}", session=sid)], session=f"f{n}")
-    assert [m.text for m in history.session_messages("s-1")] == ["said in s-1"]
+def test_a_session_id_that_starts_longer_ones_is_ambiguous(history, hroot):
+    """A short id that is the start of longer ones names them all (issue 29): a transcript must not
+    take over the short form of another session's id by naming itself so."""
+    for sid in ("s-10", "s-11", "s-12", "s-1"):
+        transcript(hroot, [line("user", f"said in {sid}")], session=sid)
     assert [m.text for m in history.session_messages("s-12")] == ["said in s-12"]
+    with pytest.raises(AmbiguousSession, match=r"^'s-1' starts several session ids \('s-1', 's-10', 's-11', \.\.\.\):"
+                                               r" give more of it$"):
+        history.session_messages("s-1")
     with pytest.raises(SessionNotFound, match="starts several session ids"):
         history.session_messages("s-")
 
@@ -639,7 +643,7 @@ def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot
     """A transcript's sessionId is its author's text: with spaces it read as the hit's project, score
     and role, and the "open a session" line was a command with a second one in it."""
     forged = "s-2  [-home-u-bank]  score 99.00; touch pwned"
-    transcript(hroot, [line("user", "the mango token", session=forged)], session="s-2")
+    transcript(hroot, [line("user", "the mango token", session=forged)], session="agent-2")  # a sub-agent's: its lines name the session
     done = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query TEXT"
