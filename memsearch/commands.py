@@ -92,14 +92,12 @@ def print_warning(message: str) -> None:
 
 
 def chosen_roots(root) -> list:
-    """The roots named with --root (or the environment), else the config file's."""
-    from .roots import Root, configured
+    """The roots named with --root (or the environment), else the config file's,
+    else the agents' memory at its default locations."""
+    from .roots import Root, configured, default_roots
 
     with one_line_errors():
-        roots = [Root.parse(spec) for spec in root] if root else configured()
-    if not roots:
-        raise CommandFailed("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
-    return roots
+        return [Root.parse(spec) for spec in root] if root else configured() or default_roots()
 
 
 def open_index(root, db_path):

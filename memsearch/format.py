@@ -50,7 +50,7 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
 
 
 def format_hits(result: SearchResult, *, color: bool = False) -> str:
-    blocks = [f"{hit_path(h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
+    blocks = [f"{hit_path(h.file or h.path)}  [{hit_label(h)}]  score {h.score:.2f}"
               f"\n    {snippet_line(h.snippet, color)}" for h in result.hits]
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched))
@@ -111,12 +111,17 @@ def format_report(report: ReconcileReport) -> str:
     return "\n".join(lines)
 
 
+# Units of the status fields that are numbers of something.
+STATUS_UNITS = {"watcher_heartbeat_age": " s", "cookie_ms": " ms", "database_bytes": " bytes"}
+
+
 def format_status(status: dict) -> str:
-    width = max(len(k) for k in status)
-    return "\n".join(
-        f"{k.replace('_', ' ') + ':':<{width + 2}}{'; '.join(v) if isinstance(v, list) else v}"
-        for k, v in status.items()
-    )
+    """One line a field; a field with nothing to say (None, an empty list) is left out."""
+    shown = {k.removesuffix("_ms").replace("_", " "): f"{'; '.join(v) if isinstance(v, list) else v}"
+             + STATUS_UNITS.get(k, "") for k, v in status.items()
+             if v is not None and v != [] and not (k == "root" and "roots" in status)}
+    width = max(len(k) for k in shown)
+    return "\n".join(f"{k + ':':<{width + 2}}{v}" for k, v in shown.items())
 
 
 def printable_path(path: str) -> str:

@@ -23,7 +23,7 @@ from .index import SCOPES, MemoryIndex, SearchResult, check_filters
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import TYPES
-from .search import Hit, short_repr
+from .search import short_repr
 from .session_context import MAX_SESSION_CHARS, brief, check_arguments, whole_number
 from .transcripts import ROLES as HISTORY_ROLES
 
@@ -360,7 +360,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
         # Escaped as the CLI escapes names: one with a newline must not start a line read as another hit.
-        lines.append(f"{n}. {hit_path(hit_file(index, hit))}  [{hit_label(hit)}]  score {hit.score:.2f}")
+        lines.append(f"{n}. {hit_path(hit.file)}  [{hit_label(hit)}]  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return "\n".join(lines)
 
@@ -376,7 +376,7 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
     """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
     data = {"query": result.query, "fts_query": result.fts_query,
             "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
-            "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
+            "results": [hit.to_dict() for hit in result.hits],
             "floored": result.floored, "unmatched": list(result.unmatched)}
     if not result.hits:
         data["hint"] = zero_hint(index)
@@ -391,11 +391,6 @@ def _filters(args: SearchArgs) -> str:
 
 def _shell_word(path: str) -> str:
     return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
-
-
-def hit_file(index: MemoryIndex, hit: Hit) -> str:
-    """The absolute file behind a hit, as text (a root folder's name that is not UTF-8 is no JSON text)."""
-    return printable_name(index.locate(hit.path))
 
 
 # -- memory_read ---------------------------------------------------------------

@@ -578,7 +578,7 @@ def test_a_file_name_cannot_pass_for_a_hits_label_or_score_and_is_still_read(tre
             read = call_tool(idx, "memory_read", {"path": path})
             assert not read.is_error and read.text == "okapi one\n", (path, read.text)
     done = run_memsearch("query", "okapi", "--root", tree, "--db", tmp_path / "cli.db")
-    assert done.returncode == 0 and f"{'projects/shop/' + forged!r}  [projects/shop" in done.stdout, done.stdout
+    assert done.returncode == 0 and f"{forged_file!r}  [projects/shop" in done.stdout, done.stdout
 
 
 def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):

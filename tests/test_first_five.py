@@ -1,0 +1,114 @@
+"""Issue 32, the first five minutes: a Claude Code user with nothing configured
+runs the installed command with no flags (a fake HOME, see conftest's
+isolated_home)."""
+
+import json
+import os
+import shlex
+import subprocess
+
+import pytest
+from conftest import line, run_memsearch, transcript, write
+
+from memsearch import MemoryIndex, Root, RootNotFound
+
+SLUG = "-home-me-shop"
+
+
+@pytest.fixture
+def claude_home(isolated_home, monkeypatch):
+    """~/.claude/projects/<slug>/memory/ and a transcript; no ZCode, no MiMo, no config."""
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    projects = isolated_home / ".claude" / "projects"
+    write(projects / SLUG / "memory", "database.md",
+          "---\nname: database\ndescription: the shop database\ntype: project\n---\n"
+          "pgbouncer listens on 6432 in front of PostgreSQL.\n")
+    write(projects / SLUG / "memory", "MEMORY.md", "- [database](database.md): pgbouncer on 6432\n")
+    transcript(projects, [line("user", "why did we pin pgbouncer to 1.21?"),
+                          line("assistant", "pgbouncer 1.22 broke prepared statements, so we pinned 1.21.")],
+               session="95e6f011-aaaa-bbbb-cccc-000000000001", project=SLUG)
+    return isolated_home
+
+
+def test_query_needs_no_flags_and_status_says_which_agents(claude_home):
+    found = run_memsearch("query", "pgbouncer")
+    assert found.returncode == 0, found.stderr
+    memory = claude_home / ".claude" / "projects" / SLUG / "memory"
+    assert found.stdout.startswith(f"{memory / 'database.md'}  [cc/{SLUG} · project]")
+    status = run_memsearch("status")
+    assert status.returncode == 0, status.stderr
+    assert f"cc (claude): {claude_home / '.claude' / 'projects'}" in status.stdout
+    # The absent default locations are a note, not an error.
+    assert "zcode: " in status.stdout and "mimo: " in status.stdout and "does not exist" in status.stdout
+    data = json.loads(run_memsearch("status", "--json").stdout)
+    assert [s.split(":")[0] for s in data["skipped"]] == ["zcode", "mimo"]
+
+
+def test_status_prints_nothing_empty_and_ages_with_units(claude_home):
+    out = run_memsearch("status").stdout
+    assert "None" not in out and "watcher pid" not in out, out
+    assert not [line for line in out.splitlines() if line.rstrip().endswith(":")], out  # no empty "left out:"
+    assert "database bytes:" in out and " bytes\n" in out
+
+
+def test_hit_paths_open_in_a_shell(claude_home):
+    """-home-me-shop/memory/database.md is an option to cat; the path shown is the file."""
+    human = run_memsearch("query", "pgbouncer").stdout.splitlines()[0]
+    shown = human.split("  [")[0]
+    assert os.path.isabs(shown)
+    cat = subprocess.run(f"cat {shlex.quote(shown)}", shell=True, capture_output=True, text=True)
+    assert cat.returncode == 0 and "6432" in cat.stdout
+    data = json.loads(run_memsearch("query", "pgbouncer", "--json").stdout)
+    hit = data["results"][0]
+    assert hit["path"] == f"{SLUG}/memory/database.md" and os.path.isfile(hit["file"]) and os.path.isabs(hit["file"])
+
+
+def test_several_roots_show_files_too(claude_home):
+    write(claude_home / "notes", "ideas.md", "pgbouncer pool modes\n")
+    out = run_memsearch("query", "pgbouncer", "--root", "claude", "--root", f"plain={claude_home / 'notes'}").stdout
+    assert f"{claude_home / 'notes' / 'ideas.md'}  [" in out and "cc:" not in out and "notes:" not in out
+
+
+def test_config_roots_skip_an_absent_default_location(claude_home):
+    write(claude_home / "notes", "ideas.md", "pgbouncer pool modes\n")
+    write(claude_home / "config" / "memsearch", "config.toml", 'roots = ["claude", "zcode", "~/notes"]\n')
+    found = run_memsearch("query", "pgbouncer", "--json")
+    assert found.returncode == 0, found.stderr
+    assert {h["scope"] for h in json.loads(found.stdout)["results"]} == {"cc", None}
+    # A folder named that does not exist stays an error.
+    write(claude_home / "config" / "memsearch", "config.toml", 'roots = ["claude", "~/nowhere"]\n')
+    missing = run_memsearch("query", "pgbouncer")
+    assert missing.returncode == 2 and "nowhere" in missing.stderr and missing.stderr.count("\n") == 1
+
+
+def test_an_explicit_missing_folder_is_an_error(claude_home):
+    missing = run_memsearch("query", "pgbouncer", "--root", claude_home / "nowhere")
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_no_agent_memory_at_all_is_one_line(isolated_home, monkeypatch):
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    done = run_memsearch("query", "pgbouncer")
+    assert done.returncode == 2 and done.stderr.startswith("Error: no agent memory found") and \
+        done.stderr.count("\n") == 1, done.stderr
+    assert "--root" in done.stderr
+
+
+def test_the_library_skips_absent_default_locations(claude_home, tmp_path):
+    with MemoryIndex(db_path=tmp_path / "db") as idx:  # nothing configured: the agents found here
+        assert [r.kind for r in idx.roots] == ["claude"] and len(idx.skipped) == 2
+        assert idx.search("pgbouncer")[0].file == str(claude_home / ".claude" / "projects" / SLUG / "memory"
+                                                          / "database.md")
+    with MemoryIndex(roots=[Root("claude"), Root("zcode")], db_path=tmp_path / "db2") as idx:
+        assert [r.kind for r in idx.roots] == ["claude"]
+    with pytest.raises(RootNotFound):
+        MemoryIndex(roots=[Root("claude"), Root("plain", str(tmp_path / "nowhere"))], db_path=tmp_path / "db3")
+
+
+def test_history_and_session_context_need_no_flags(claude_home):
+    found = run_memsearch("history", "pgbouncer", "--json")
+    assert found.returncode == 0, found.stderr
+    session = json.loads(found.stdout)["results"][0]["session"]
+    context = run_memsearch("session-context", session[:8], "--query", "why pin pgbouncer")
+    assert context.returncode == 0 and "prepared statements" in context.stdout, context.stderr
+
