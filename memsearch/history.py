@@ -324,8 +324,8 @@ class HistoryIndex(db.Opened):
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None,
                       progress: Progress | None = None) -> HistoryResult:
-        """Messages matching ``query``, best first. ``project``: a project folder or the working
-        directory it is named after; ``session``: an id or its start; ``since``: an ISO date or time."""
+        """Messages matching ``query``, best first. ``project``: a project folder, the working
+        directory it is named after, or its last parts (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if not isinstance(query, str):
@@ -358,9 +358,12 @@ class HistoryIndex(db.Opened):
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
-            where.append("m.project IN (?, ?)")
+            # The folder, the working directory it is named after, or that directory's last parts
+            # ("shop" is -home-me-shop); a slug holds no GLOB character.
+            where.append("(m.project IN (?, ?) OR m.project GLOB ?)")
             # A working directory that is not UTF-8 (a lone surrogate SQLite cannot bind) has a slug still.
-            params += [project if encodable(project) else slug(project), slug(project)]
+            params += [project if encodable(project) else slug(project), slug(project),
+                       slug(project) if project.startswith("/") else f"*-{slug(project)}"]
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]
@@ -558,12 +561,12 @@ def shown(value: str, chars: int = 80) -> str:
     return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
 
 
-def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit, quoted for a shell: a transcript's
-    sessionId "x; rm -rf ~" must not be a command someone pastes."""
+def open_hint(session: str, query: str) -> str:
+    """The command that reads a session found by a hit, with the query searched, quoted for a
+    shell: a transcript's sessionId "x; rm -rf ~" must not be a command someone pastes."""
     import shlex
 
-    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
+    return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
 
 
 def format_hits(result: HistoryResult, *, color: bool = False) -> str:
@@ -574,7 +577,7 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
                       f"  [{id_text(hit.project)}]  score {hit.score:.2f}"
                       f"\n    {snippet_line(hit.snippet, color)}")
     if result.hits:
-        hint = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
+        hint = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
         blocks.append(f"open a session: {hint if hint.isprintable() else one_line(hint)}")
     if result.unmatched:
         blocks.insert(0, unmatched_line(result.unmatched, "past message"))
@@ -583,7 +586,7 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
 
 def result_json(result: HistoryResult) -> str:
     payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} for hit in result.hits],
+               "results": [{**hit.to_dict(), "open": open_hint(hit.session, result.query)} for hit in result.hits],
                "floored": result.floored, "unmatched": list(result.unmatched)}
     if result.refresh is not None:
         payload["refresh"] = result.refresh.to_dict()

@@ -203,7 +203,7 @@ class MemoryIndex(db.Opened):
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
 
-    def refresh(self) -> ReconcileReport:
+    def refresh(self, progress: Progress | None = None) -> ReconcileReport:
         """Bring the index up to date with every change made to the files so
         far. While a healthy watcher follows the roots (``memsearch watch``,
         or a :class:`memsearch.watch.Watcher` in any process) that is a cookie
@@ -217,7 +217,7 @@ class MemoryIndex(db.Opened):
             self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
         # A query probes each checkout's known places only (memsearch.discover).
-        report = self._guarded(lambda: self._reconcile(deep=False), refill=False)
+        report = self._guarded(lambda: self._reconcile(progress, deep=False), refill=False)
         self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
@@ -229,13 +229,13 @@ class MemoryIndex(db.Opened):
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
-                      floor: float | None = None) -> SearchResult:
+                      floor: float | None = None, progress: Progress | None = None) -> SearchResult:
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
-        report = self.refresh() if do_reconcile else None
+        report = self.refresh(progress) if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = list(self.layout.keys.values())
         counts: dict[str, int] = {}

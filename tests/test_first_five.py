@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import line, run_memsearch, transcript, write
+from conftest import line, memsearch_exe, run_memsearch, transcript, write
 
 from memsearch import MemoryIndex, Root, RootNotFound
 
@@ -112,3 +112,46 @@ def test_history_and_session_context_need_no_flags(claude_home):
     context = run_memsearch("session-context", session[:8], "--query", "why pin pgbouncer")
     assert context.returncode == 0 and "prepared statements" in context.stdout, context.stderr
 
+
+
+# -- help and tools that agree with what they do -------------------------------------
+
+def test_help_says_what_the_commands_do():
+    top = run_memsearch("--help").stdout
+    listing = top.split("Commands:")[1].split("Examples:")[0]
+    assert "..." not in listing, listing  # no summary cut mid-sentence
+    assert "Examples:" in top and "memsearch query " in top and "claude mcp add memsearch -- memsearch mcp" in top
+    mcp = run_memsearch("mcp", "--help").stdout
+    assert "four tools" in mcp and all(n in mcp for n in ("memory_search", "memory_read", "history_search",
+                                                         "read_session_context"))
+    query = run_memsearch("query", "--help").stdout
+    assert "MEMSEARCH_ROOTS" in query and "DIRECTORY" not in query and "--root ROOT" in query
+
+
+@pytest.mark.parametrize("command", ["query", "index", "status", "manifest", "mcp", "watch", "doctor", "history",
+                                     "session-context"])
+def test_defaults_are_spelled_one_way(command):
+    text = " ".join(run_memsearch(command, "--help").stdout.split())
+    assert "(default" not in text and "Default:" not in text and "Env:" not in text, text
+
+
+def test_a_file_named_like_a_root_kind_is_no_matter(claude_home, tmp_path):
+    (tmp_path / "claude").write_text("not a folder\n")
+    for argv in (["query", "pgbouncer", "--root", "claude"], ["status", "--root", "claude"]):
+        done = subprocess.run([memsearch_exe(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+
+def test_history_project_takes_the_folders_last_part(claude_home):
+    found = run_memsearch("history", "pgbouncer", "--project", "shop", "--json")
+    assert found.returncode == 0 and {h["project"] for h in json.loads(found.stdout)["results"]} == {SLUG}
+    assert run_memsearch("history", "pgbouncer", "--project", "hop").returncode == 1  # a part, not a suffix
+
+
+def test_the_open_hint_is_a_command_that_runs(claude_home):
+    text = run_memsearch("history", "pin", "pgbouncer").stdout
+    hint = text.split("open a session: ")[1].strip()
+    assert "TEXT" not in hint and hint.endswith("--query 'pin pgbouncer'")
+    done = subprocess.run(hint.replace("memsearch", shlex.quote(memsearch_exe()), 1), shell=True, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "prepared statements" in done.stdout, done.stderr

@@ -390,7 +390,9 @@ def test_missing_sdk_message(tree, tmp_path):
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1
-    assert "pip install 'memsearch-fts[mcp]'" in out.stderr and out.stderr.startswith("Error: memsearch mcp needs")
+    assert out.stderr.startswith("Error: memsearch mcp needs")
+    # A command that works before memsearch-fts is on PyPI (issue 32): pip for this interpreter, the SDK itself.
+    assert f"{sys.executable} -m pip install 'mcp>=1.0'" in out.stderr and "memsearch-fts[mcp]" not in out.stderr
 
 
 # -- hostile reads (issue 14) ------------------------------------------------------
