@@ -155,3 +155,61 @@ def test_the_open_hint_is_a_command_that_runs(claude_home):
     done = subprocess.run(hint.replace("memsearch", shlex.quote(memsearch_exe()), 1), shell=True, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and "prepared statements" in done.stdout, done.stderr
+
+
+def test_the_four_mcp_tools_with_no_flags_and_one_argument_style(claude_home, tmp_path):
+    """`memsearch mcp` with nothing configured serves the Claude Code memory and history; every
+    argument is camelCase, and a snake_case spelling is answered with the right name."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=memsearch_exe(), args=["mcp"], env=dict(os.environ))
+
+    async def main():
+        with open(tmp_path / "stderr.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write_):
+                async with ClientSession(read, write_) as session:
+                    await asyncio.wait_for(session.initialize(), 60)
+                    tools = (await session.list_tools()).tools
+                    calls = [("memory_search", {"query": "pgbouncer", "scopeId": SLUG}),
+                             ("memory_read", {"path": f"{SLUG}/memory/database.md"}),
+                             ("history_search", {"query": "pgbouncer", "sessionId": "95e6f011"}),
+                             ("read_session_context", {"sessionId": "95e6f011", "query": "why pin", "maxTokens": 1000}),
+                             ("memory_search", {"query": "pgbouncer", "scope_id": SLUG}),
+                             ("read_session_context", {"session_id": "95e6f011", "query": "why"})]
+                    return tools, [await session.call_tool(name, args) for name, args in calls]
+
+    tools, results = asyncio.run(main())
+    tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+    assert {t["name"] for t in tools} == {"memory_search", "memory_read", "history_search", "read_session_context"}
+    for t in tools:  # one style: no snake_case argument
+        assert all("_" not in p for p in t["inputSchema"]["properties"]), (t["name"], t["inputSchema"]["properties"])
+    results = [r.model_dump(by_alias=True, mode="json") for r in results]  # SDK 1.x and 2.x alike
+    text = [r["content"][0]["text"] for r in results]
+    assert not any(r["isError"] for r in results[:4]), text[:4]
+    assert str(claude_home / ".claude" / "projects" / SLUG / "memory" / "database.md") in text[0]
+    assert "6432" in text[1] and "<<pgbouncer>> 1.22 broke" in text[2] and "prepared statements" in text[3]
+    assert results[4]["isError"] and "did you mean 'scopeId'?" in text[4], text[4]
+    assert results[5]["isError"] and "did you mean 'sessionId'?" in text[5], text[5]
+
+
+def test_mcp_in_a_terminal_says_it_waits(claude_home):
+    """Run by hand, `memsearch mcp` printed nothing: it seemed to hang."""
+    import pty
+    import select
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([memsearch_exe(), "mcp"], stdin=secondary, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    os.close(secondary)
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        assert ready, "nothing on stderr"
+        first = proc.stderr.readline()
+        assert "waiting for an MCP client" in first and "claude mcp add memsearch -- memsearch mcp" in first
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+        os.close(primary)
