@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
 from contextlib import suppress
@@ -104,6 +105,9 @@ class Watcher:
         WatcherError when it cannot start."""
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
+        if not sys.platform.startswith("linux"):  # its event source and overflow accounting are inotify's
+            raise WatcherError(f"the watcher needs Linux (inotify), not {sys.platform}: queries stay fresh by"
+                               " walking the tree instead")
         from .index import MemoryIndex
 
         db = os.path.realpath(self.db_path)

@@ -213,3 +213,19 @@ def test_mcp_in_a_terminal_says_it_waits(claude_home):
         proc.terminate()
         proc.communicate(timeout=30)
         os.close(primary)
+
+
+def test_other_systems_get_fresh_queries_without_a_watcher(tree, tmp_path, monkeypatch):
+    """The watcher is Linux's (inotify); elsewhere it says so, and queries walk the tree."""
+    import sys
+
+    from memsearch.errors import WatcherError
+    from memsearch.watch import Watcher
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        with pytest.raises(WatcherError, match="needs Linux"):
+            Watcher(idx).start()
+        write(tree, "global/user/new.md", "okapi arrived\n")
+        result = idx.search_result("okapi")
+        assert [h.path for h in result.hits] == ["global/user/new.md"] and result.freshness.via == "walk"
