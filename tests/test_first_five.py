@@ -229,3 +229,61 @@ def test_other_systems_get_fresh_queries_without_a_watcher(tree, tmp_path, monke
         write(tree, "global/user/new.md", "okapi arrived\n")
         result = idx.search_result("okapi")
         assert [h.path for h in result.hits] == ["global/user/new.md"] and result.freshness.via == "walk"
+
+
+# -- terminal manners ---------------------------------------------------------------
+
+def on_a_terminal(argv, env=None, stdin=None):
+    """Run the installed script with stdout and stderr on a pseudo-terminal; (status, what it wrote)."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([memsearch_exe(), *map(str, argv)], stdin=stdin or subprocess.DEVNULL,
+                            stdout=secondary, stderr=secondary, env={**os.environ, **(env or {})})
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(primary)
+    return proc.wait(timeout=120), out.decode("utf-8", "replace")
+
+
+def test_color_follows_the_terminal_no_color_and_the_option(claude_home):
+    code, out = on_a_terminal(["query", "pgbouncer"])
+    assert code == 0 and "\x1b[1;33mpgbouncer\x1b[0m" in out, out
+    for argv, env in ((["query", "pgbouncer"], {"NO_COLOR": "1"}), (["query", "pgbouncer", "--color", "never"], {}),
+                      (["history", "pgbouncer", "--color=never"], {})):
+        code, out = on_a_terminal(argv, env)
+        assert code == 0 and "\x1b" not in out and "<<pgbouncer>>" in out, (argv, out)
+    piped = run_memsearch("query", "pgbouncer", "--color", "always")
+    assert "\x1b[1;33mpgbouncer\x1b[0m" in piped.stdout, piped.stdout
+    assert "\x1b" not in run_memsearch("query", "pgbouncer").stdout
+    bad = run_memsearch("query", "pgbouncer", "--color", "sometimes")
+    assert bad.returncode == 2 and "sometimes" in bad.stderr
+
+
+def test_a_first_query_that_builds_a_large_index_shows_a_bar(claude_home):
+    memory = claude_home / ".claude" / "projects" / SLUG / "memory"
+    for i in range(2100):
+        (memory / f"note-{i}.md").write_text(f"note {i} about the walrus\n")
+    code, out = on_a_terminal(["query", "pgbouncer"])
+    assert code == 0 and "indexing" in out and "database.md" in out, out[-500:]
+    code, out = on_a_terminal(["query", "pgbouncer"])  # nothing to read: no bar
+    assert code == 0 and "indexing" not in out
+
+
+def test_shell_completion_knows_root_kinds_scopes_and_types(claude_home):
+    def complete(words):
+        env = {"_MEMSEARCH_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        return run_memsearch(env=env).stdout.split()
+
+    assert {"plain,claude", "plain,claude="} <= set(complete("memsearch query x --root cl"))
+    assert "plain,cc" in complete("memsearch query x --scope c")
+    assert "plain,feedback" in complete("memsearch query x --type fe")
+    assert "plain,assistant" in complete("memsearch history x --role as")
