@@ -20,7 +20,7 @@ from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
                        one_line_errors, open_index, print_aborted, print_warning, progress_bar, run_query, use_color)
 from .errors import MemsearchError
-from .settings import DEFAULT_LIMIT, MAX_LIMIT
+from .settings import DEFAULT_LIMIT
 
 
 class Failure(click.ClickException):
@@ -76,12 +76,14 @@ def complete_root(ctx, param, incomplete: str):
     return [CompletionItem(w) for w in ROOT_WORDS if w.startswith(incomplete)] + [CompletionItem(incomplete, type="dir")]
 
 
-def completer(name: str):
-    """Complete from a tuple of memsearch.roots (imported only when a shell asks)."""
+def completer(module: str, name: str):
+    """Complete from the values the library accepts, memsearch.<module>.<name>
+    (imported only when a shell asks). The library checks the value: the
+    shell only translates its error."""
     def complete(ctx, param, incomplete: str):
-        from . import roots
+        import importlib
 
-        words = getattr(roots, name)
+        words = getattr(importlib.import_module(f"memsearch.{module}"), name)
         if isinstance(words, dict):  # SCOPES_OF_KIND: every scope of every kind
             words = dict.fromkeys(s for scopes in words.values() for s in scopes)
         return [w for w in words if w.startswith(incomplete)]
@@ -94,9 +96,10 @@ CLICK_ARGS = {
     "root": {"multiple": True, "type": RootSpec(), "metavar": "ROOT", "shell_complete": complete_root,
              "show_default": "the config file's roots, else every agent's memory found here"},
     "db_path": {"type": FILE, "show_default": "one per set of roots in ~/.cache/memsearch"},
-    "limit": {"type": click.IntRange(1, MAX_LIMIT), "default": DEFAULT_LIMIT, "show_default": True},
-    "scope": {"shell_complete": completer("SCOPES_OF_KIND")},
-    "type_": {"shell_complete": completer("TYPES")},
+    # A number click reads; its range is the library's to check (settings.check_limit).
+    "limit": {"type": int, "default": DEFAULT_LIMIT, "show_default": True},
+    "scope": {"shell_complete": completer("roots", "SCOPES_OF_KIND")},
+    "type_": {"shell_complete": completer("roots", "TYPES")},
     "color": {"type": click.Choice(query_args.COLORS), "default": "auto", "show_default": True},
 }
 
@@ -212,7 +215,7 @@ def status(root, db_path, as_json):
 @main.command(short_help="List the memory files, newest first.")
 @click.argument("folder", required=False, type=FOLDER)
 @option("root")
-@click.option("--limit", "-n", type=click.IntRange(1, None), default=None, help="Most files to list.",
+@click.option("--limit", "-n", type=int, default=None, help="Most files to list.",
               show_default="200, or manifest_limit in the config file")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def manifest(folder, root, limit, as_json):
@@ -228,7 +231,7 @@ def manifest(folder, root, limit, as_json):
 
     roots = [Root("plain", folder)] if folder else chosen_roots(root)
     with one_line_errors():
-        entries = list_files(roots, limit=limit or load_settings().manifest_limit)
+        entries = list_files(roots, limit=load_settings().manifest_limit if limit is None else limit)
     if as_json:
         echo_json([e.to_dict() for e in entries])
     elif entries:
@@ -364,8 +367,9 @@ def open_history(history_root, db_path):
 @click.option("--project", help="Only this project: its folder name, the working directory it is named after, or that"
                                 " directory's name (shop for /home/me/shop).")
 @click.option("--session", help="Only this session (its id, or the first characters of it).")
-@click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
-              help="Only messages of this role (tool: tool calls and their results).")
+@click.option("--role", shell_complete=completer("transcripts", "ROLES"),
+              help="Only messages of this role: user, assistant, tool (tool calls and their results), system,"
+                   " summary.")
 @click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
 @option("limit")  # these as `memsearch query` has them
 @option("no_floor")
@@ -400,7 +404,8 @@ def history(text, history_root, db_path, project, session, role, since, limit, n
 @click.argument("session")
 @history_options
 @click.option("--query", "-q", default="", help="The question to read the session with (at most 4,000 characters).")
-@click.option("--strategy", type=click.Choice(("relevant", "handoff")), default="relevant", show_default=True,
+@click.option("--strategy", default="relevant", show_default=True,
+              shell_complete=completer("session_context", "STRATEGIES"),
               help="relevant: the messages that bear on the query; handoff: the end of the session.")
 @click.option("--max-tokens", type=int, default=None, show_default="6000",
               help="Budget in tokens, at most 12000; 4 characters each, 4,000-48,000 characters.")

@@ -32,7 +32,7 @@ OPTIONS = (
            " default location), DIR (a mimo tree) or KIND=DIR (KIND: mimo, claude, zcode, plain, repos)."
            " MEMSEARCH_ROOTS takes several, separated by ':'.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT")),
     Option(("--db",), "db_path", "Index database file.", envvars=("MEMSEARCH_DB",)),
-    Option(("--limit", "-n"), "limit", "Most hits to show."),
+    Option(("--limit", "-n"), "limit", f"Most hits to show, 1 to {MAX_LIMIT}."),
     Option(("--scope",), "scope", "Only this scope (global, projects, sessions; cc, zcode; repo)."),
     Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a claude/zcode project"
            " folder; a checkout)."),
@@ -106,13 +106,12 @@ def _from_environment(key, environ, split=False):
 
 
 def _limit(value):
-    """click's IntRange(1, MAX_LIMIT) for plain decimals; None for anything else."""
+    """click's int for plain decimals (the library checks the range); None for anything else."""
     if value is None:
         return DEFAULT_LIMIT
     if not (value.isascii() and value.isdigit()) or len(value) > 9:
         return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
-    number = int(value)
-    return number if 1 <= number <= MAX_LIMIT else None
+    return int(value)
 
 
 def _usable_path(path):

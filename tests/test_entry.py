@@ -59,6 +59,8 @@ TAKEN = [
     (["x", "--limit", "7", "--root", "{R}", "--limit=3"], {}),  # the last one counts
     (["x", "-n", "007", "--root", "{R}"], {}),
     (["x", "-n", str(MAX_LIMIT), "--root", "{R}"], {}),
+    (["x", "--limit", "0", "--root", "{R}"], {}),  # a number: its range is the library's to check
+    (["x", "-n", str(MAX_LIMIT + 1), "--root", "{R}"], {}),
     (["x", "--root", "{R}", "y", "--root", "{R2}"], {}),  # repeated --root: both
     (["x", "--root", "{R}", "--db", "{DB}", "--scope", "projects", "--scope-id", "shop", "--type", "memory",
       "--no-reconcile", "--no-floor", "--json"], {}),
@@ -103,8 +105,6 @@ LEFT_TO_CLICK = [
     (["x", "--root", "--json"], {}),  # click takes "--json" as the root
     (["x", "--scope", "-n", "--root", "{R}"], {}),
     (["x", "--json=1", "--root", "{R}"], {}),
-    (["x", "--limit", "0", "--root", "{R}"], {}),
-    (["x", "-n", str(MAX_LIMIT + 1), "--root", "{R}"], {}),
     (["x", "-n", "+5", "--root", "{R}"], {}),
     (["x", "-n", " 5", "--root", "{R}"], {}),
     (["x", "-n", "5_0", "--root", "{R}"], {}),
@@ -184,9 +184,8 @@ def test_the_quick_parser_knows_every_option_of_the_click_command():
         assert param.multiple == (param.name == "root"), param.name
         if param.is_flag:
             assert param.is_bool_flag and not (param.count or param.secondary_opts), param.name
-        elif param.name == "limit":
-            assert (param.type.min, param.type.max, param.default) == (1, MAX_LIMIT, DEFAULT_LIMIT)
-            assert not (param.type.min_open or param.type.max_open or param.type.clamp)
+        elif param.name == "limit":  # click reads a number; the library checks its range
+            assert (param.type, param.default) == (click.INT, DEFAULT_LIMIT)
         elif param.name == "root":  # a spec, passed on as written (no click.Path check), split at ':'
             assert type(param.type).convert is click.ParamType.convert and param.type.envvar_list_splitter == ":"
         elif param.name == "color":
@@ -307,9 +306,13 @@ def test_help_and_usage_errors_still_go_through_click(tree):
     run, loaded = _imports_click("--help")
     assert run.returncode == 0 and run.stdout.startswith("Usage: memsearch query [OPTIONS] TEXT...")
     assert loaded == "CLICK=True"
-    for limit in ("0", "9" * 5000):  # the second past int()'s digit limit: once a traceback, exit 1
-        run, loaded = _imports_click("x", "--root", str(tree), "-n", limit)
-        assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr, run.stderr[-300:]
-        assert loaded == "CLICK=True"
+    # Past int()'s digit limit: once a traceback, exit 1.
+    run, loaded = _imports_click("x", "--root", str(tree), "-n", "9" * 5000)
+    assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr, run.stderr[-300:]
+    assert loaded == "CLICK=True"
+    # A number out of range is the library's one check, without click (issue 31: one check per argument).
+    run, loaded = _imports_click("x", "--root", str(tree), "-n", "0")
+    assert run.returncode == 2 and run.stderr.startswith("Error: limit must be a whole number from 1 to 1000, got 0\n")
+    assert loaded == "CLICK=False"
     script = run_memsearch("query", "--help", timeout=60)
     assert script.returncode == 0 and "--scope-id TEXT" in script.stdout
