@@ -271,7 +271,9 @@ def test_color_follows_the_terminal_no_color_and_the_option(claude_home):
 def test_a_first_query_that_builds_a_large_index_shows_a_bar(claude_home):
     memory = claude_home / ".claude" / "projects" / SLUG / "memory"
     for i in range(2100):
-        (memory / f"note-{i}.md").write_text(f"note {i} about the walrus\n")
+        note = memory / f"note-{i}.md"
+        note.write_text(f"note {i} about the walrus\n")
+        os.utime(note, (1_700_000_000, 1_700_000_000))  # not "racy clean": the second query reads none again
     code, out = on_a_terminal(["query", "pgbouncer"])
     assert code == 0 and "indexing" in out and "database.md" in out, out[-500:]
     code, out = on_a_terminal(["query", "pgbouncer"])  # nothing to read: no bar
