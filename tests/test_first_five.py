@@ -128,8 +128,8 @@ def test_help_says_what_the_commands_do():
     assert "MEMSEARCH_ROOTS" in query and "DIRECTORY" not in query and "--root ROOT" in query
 
 
-@pytest.mark.parametrize("command", ["query", "index", "status", "manifest", "mcp", "watch", "doctor", "history",
-                                     "session-context"])
+@pytest.mark.parametrize("command", ["query", "index", "status", "manifest", "context", "mcp", "watch", "doctor",
+                                     "history", "session-context"])
 def test_defaults_are_spelled_one_way(command):
     text = " ".join(run_memsearch(command, "--help").stdout.split())
     assert "(default" not in text and "Default:" not in text and "Env:" not in text, text
