@@ -238,7 +238,7 @@ def manifest(folder, root, limit, as_json):
         click.echo(format_manifest(entries))
 
 
-@main.command(short_help="Print a MEMORY.md, or a session's rebuild block, for an agent.")
+@main.command(short_help="Print a MEMORY.md or a rebuild block for an agent.")
 @click.argument("path", type=click.Path(), required=False)
 @click.option("--session", help="Print the rebuild block of this session (a folder under sessions/) instead.")
 @click.option("--project", help="With --session: the project id, or a repository's path (with a /).")
