@@ -54,7 +54,7 @@ def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
     blocks = [_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and hint and result.hits:
-        command = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
+        command = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -73,15 +73,15 @@ def _block(hit, color: bool) -> str:
         side = " (sub-agent)" if hit.sidechain else ""
         return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
                 f"  [{id_text(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
-    return f"{hit_path(hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
+    return f"{hit_path(hit.file or hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
 
 
-def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit, quoted for a shell: a transcript's
-    sessionId "x; rm -rf ~" must not be a command someone pastes."""
+def open_hint(session: str, query: str) -> str:
+    """The command that reads a session found by a hit, with the query searched, quoted for a
+    shell: a transcript's sessionId "x; rm -rf ~" must not be a command someone pastes."""
     import shlex
 
-    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
+    return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
 
 
 def unmatched_line(words, what: str = "memory file") -> str:
@@ -95,7 +95,7 @@ def result_json(result, encoding: str = "utf-8") -> str:
     """A memory or history result as JSON (a history hit with the command that opens its session)."""
     history = hasattr(result, "refresh")
     payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} if history else hit.to_dict()
+               "results": [{**hit.to_dict(), "open": open_hint(hit.session, result.query)} if history else hit.to_dict()
                            for hit in result.hits],
                "floored": result.floored, "unmatched": list(result.unmatched)}
     if history and result.refresh is not None:
@@ -143,12 +143,17 @@ def format_report(report: ReconcileReport) -> str:
     return "\n".join(lines)
 
 
+# Units of the status fields that are numbers of something.
+STATUS_UNITS = {"watcher_heartbeat_age": " s", "cookie_ms": " ms", "database_bytes": " bytes"}
+
+
 def format_status(status: dict) -> str:
-    width = max(len(k) for k in status)
-    return "\n".join(
-        f"{k.replace('_', ' ') + ':':<{width + 2}}{'; '.join(v) if isinstance(v, list) else v}"
-        for k, v in status.items()
-    )
+    """One line a field; a field with nothing to say (None, an empty list) is left out."""
+    shown = {k.removesuffix("_ms").replace("_", " "): f"{'; '.join(v) if isinstance(v, list) else v}"
+             + STATUS_UNITS.get(k, "") for k, v in status.items()
+             if v is not None and v != [] and not (k == "root" and "roots" in status)}
+    width = max(len(k) for k in shown)
+    return "\n".join(f"{k + ':':<{width + 2}}{v}" for k, v in shown.items())
 
 
 def printable_path(path: str) -> str:

@@ -247,9 +247,10 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         if reason:
             shown = row
             break
+    state = _state_word(shown, now)
     info = {
-        "watcher": _state_word(shown, now),
-        "watcher_pid": shown.pid if shown else None,
+        "watcher": state,
+        "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
         "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
         "watcher_error": shown.error if shown else None,
         "watcher_overflows": shown.overflows if shown else 0,

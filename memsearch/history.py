@@ -391,8 +391,9 @@ class HistoryIndex(db.Opened):
                       refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
         """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single
-        messages (:class:`HistoryHit`). ``project``: a project folder or the working directory it is
-        named after; ``session``: an id or its start; ``since``: an ISO date or time."""
+        messages (:class:`HistoryHit`). ``project``: a project folder, the working directory it is
+        named after, or its last part (``shop`` for ``-home-me-shop``); ``session``: an id or its
+        start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if not isinstance(query, str):
@@ -483,9 +484,12 @@ class HistoryIndex(db.Opened):
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
-            where.append("m.project IN (?, ?)")
+            # The folder, the working directory it is named after, or that directory's last parts
+            # ("shop" is -home-me-shop); a slug holds no GLOB character.
+            where.append("(m.project IN (?, ?) OR m.project GLOB ?)")
             # A working directory that is not UTF-8 (a lone surrogate SQLite cannot bind) has a slug still.
-            params += [project if encodable(project) else slug(project), slug(project)]
+            params += [project if encodable(project) else slug(project), slug(project),
+                       slug(project) if project.startswith("/") else f"*-{slug(project)}"]
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]

@@ -13,6 +13,7 @@ from .errors import InvalidArgument, UnknownFilter
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
+from .memory_file import printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, check_max_file_bytes, encodable,
@@ -86,7 +87,8 @@ class MemoryIndex(db.Opened):
     results are relative to it. ``roots``: several roots; paths are
     prefixed with the root's name (``cc:<project>/memory/x.md``). With
     neither, the roots come from MEMSEARCH_ROOTS / MEMSEARCH_ROOT, else from
-    the config file.
+    the config file, else every agent's memory found at its default location
+    (claude, zcode, mimo).
 
     ``db_path`` defaults to a file in the user's cache directory, one per
     root (or per set of roots). ``floor`` and ``reconcile`` default to the
@@ -109,11 +111,10 @@ class MemoryIndex(db.Opened):
             except TypeError:
                 raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
         else:
-            given = roots_mod.from_environment() or roots_mod.configured()
-            if not given:
-                raise InvalidArgument("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the"
-                                      " config file")
-        self.roots: tuple[Root, ...] = roots_mod.resolve(given)
+            given = roots_mod.from_environment() or roots_mod.configured() or roots_mod.default_roots()
+        # Default locations that do not exist, left out (status names them).
+        self.skipped: list[str] = []
+        self.roots: tuple[Root, ...] = roots_mod.resolve(given, self.skipped)
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
@@ -202,7 +203,7 @@ class MemoryIndex(db.Opened):
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
 
-    def refresh(self) -> ReconcileReport:
+    def refresh(self, progress: Progress | None = None) -> ReconcileReport:
         """Bring the index up to date with every change made to the files so
         far. While a healthy watcher follows the roots (``memsearch watch``,
         or a :class:`memsearch.watch.Watcher` in any process) that is a cookie
@@ -216,7 +217,7 @@ class MemoryIndex(db.Opened):
             self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
         # A query probes each checkout's known places only (memsearch.discover).
-        report = self._guarded(lambda: self._reconcile(deep=False), refill=False)
+        report = self._guarded(lambda: self._reconcile(progress, deep=False), refill=False)
         self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
@@ -228,13 +229,13 @@ class MemoryIndex(db.Opened):
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
-                      floor: float | None = None) -> SearchResult:
+                      floor: float | None = None, progress: Progress | None = None) -> SearchResult:
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
-        report = self.refresh() if do_reconcile else None
+        report = self.refresh(progress) if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = list(self.layout.keys.values())
         counts: dict[str, int] = {}
@@ -242,6 +243,8 @@ class MemoryIndex(db.Opened):
             lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
                                    counts=counts)
         )
+        # The file as text: a root folder's name that is not UTF-8 is no JSON text.
+        hits = [hit._replace(file=printable_name(self.layout.locate(hit.path))) for hit in hits]
         return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
                             unmatched(query, counts))
 
@@ -299,7 +302,9 @@ class MemoryIndex(db.Opened):
         def read():
             files, plain = self.conn.execute(
                 "SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
-            where = {"root": self.root} if self.root is not None else {"roots": [r.describe() for r in self.roots]}
+            # "roots" names each root's kind (which agents' memory is searched); "root" as the core had it.
+            where = {"root": self.root} if self.root is not None else {}
+            where["roots"] = [r.describe() for r in self.roots]
             return {
                 **where,
                 "database": self._db_file,
@@ -308,6 +313,7 @@ class MemoryIndex(db.Opened):
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
                 "left_out": [x.describe() for x in self.left_out()],
+                "skipped": self.skipped,
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
                 "version": __version__,  # of memsearch, for bug reports
             }

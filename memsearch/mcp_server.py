@@ -35,16 +35,22 @@ log = logging.getLogger("memsearch.mcp")
 
 
 class McpUnavailable(MemsearchError):
-    """The MCP SDK is not installed: pip install 'memsearch-fts[mcp]'."""
+    """The MCP SDK is not installed (the mcp extra)."""
 
 
 def require_sdk() -> None:
-    """Fail with one actionable line when the optional SDK is missing."""
+    """Fail with one actionable line when the optional SDK is missing: the
+    install command for this very interpreter (memsearch-fts is not on PyPI
+    yet, so naming its extra would fail)."""
     try:
         importlib.import_module("mcp.server.stdio")
     except ImportError as ex:
+        import shlex
+        import sys
+
         raise McpUnavailable(
-            f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch-fts[mcp]'"
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
+            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
         ) from None
 
 

@@ -649,7 +649,7 @@ def test_cli_query(cjk_tree, tmp_path):
     db = ["--root", str(cjk_tree), "--db", str(tmp_path / "db")]
     r = cli("query", "暂存", "提交", *db)
     assert r.exit_code == 0
-    assert r.output.splitlines()[0].startswith("projects/git/commit.md")
+    assert r.output.splitlines()[0].startswith(f"{cjk_tree}/projects/git/commit.md")
     assert "将<<暂存>>的文件<<提交>>到仓库" in r.output and S not in r.output
     r = cli("query", "コミット", *db, "--json")
     data = json.loads(r.output)

@@ -190,7 +190,7 @@ def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, lin
 
 def test_hit_to_dict(index):
     d = index.search("pgbouncer")[0].to_dict()
-    assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet"}
+    assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet", "file"}
 
 
 def test_diacritics_are_folded(root, tmp_path):
