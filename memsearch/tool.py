@@ -290,6 +290,10 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str) -> dic
 def _checked_value(name: str, value, rule: dict):
     if rule["type"] == "integer":
         return whole_number(value, name, rule["maximum"], ToolArgumentError)
+    if rule["type"] == "boolean":
+        if not isinstance(value, bool):
+            raise ToolArgumentError(f"{name} must be true or false, got {_kind(value)}")
+        return value
     if not isinstance(value, str):
         raise ToolArgumentError(f"{name} must be a string, got {_kind(value)}")
     value = value.strip()  # padding is no part of a word, an id or a path
