@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
-from .format import one_line, printable_path
+from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
 from .fingerprint import COLUMNS, make
@@ -245,7 +245,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for what, found in (("left out of the index", [(s.path, s.reason) for s in seen.skipped]),
                         ("indexed as plain text", plain)):
         if found:
-            shown = "; ".join(f"{printable_path(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
+            shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
     on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
     stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
@@ -258,7 +258,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
                          ("rows out of date", outdated)):
         if paths:
-            shown = ", ".join(map(printable_path, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
+            shown = ", ".join(map(quoted, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
             parts.append(f"{len(paths)} {label} ({shown})")
     return Check("files", False, "; ".join(parts), "reconcile")
 

@@ -7,7 +7,9 @@ one line that says what happened and what to do next, so the CLI can print
 
 # C0 and C1 controls and DEL, spelled \xNN wherever memsearch shows text it
 # did not write (memsearch.format, messages): it must not drive the terminal.
+# And the bidi controls, spelled \uNNNN: they reorder what follows on the line.
 CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
+CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a)])
 
 # Those and the Unicode line and paragraph separators: a folder or file name
 # quoted in a message (a root's, an index file's) must neither start a line

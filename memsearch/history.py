@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 from . import db
 from .cjk import segmented, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError, SessionNotFound
-from .format import id_text, json_text, one_line, snippet_line, unmatched_line
+from .format import json_text, one_line, quoted, snippet_line, unmatched_line
 from .query import Query, plan, unmatched
 from .search import RANKING, apply_floor, cap, fetch_size, mark_unmatched, scored_strings, short_repr
 from .session_context import SessionContext, check_arguments, select
@@ -334,15 +334,17 @@ class HistoryIndex(db.Opened):
             if value is not None and not isinstance(value, str):
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
         if session is not None and not encodable(session):  # no transcript's id holds a lone surrogate
-            raise InvalidArgument(f"session {shown(session)} is not valid text (it holds a lone surrogate)")
+            raise InvalidArgument(f"session {quoted(session, 80, always=True)} is not valid text"
+                                  " (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
-            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {shown(role)}")
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
         after = None
         if since is not None:
             moment = parse_time(since)
             after = None if moment is None else utc_text(moment)
             if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
-                raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
+                raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
+                                      f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress) if refresh else None
         counts: dict[str, int] = {}
@@ -410,7 +412,8 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
         if not encodable(session):  # as search_result refuses it
-            raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
+            raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
+                                  " (it holds a lone surrogate)")
         from_files = " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
         # The whole id first: three longer ids that start with it ('s-10', 's-11', 's-12' for 's-1')
         # would fill a prefix lookup's few rows and hide it.
@@ -424,8 +427,10 @@ class HistoryIndex(db.Opened):
             return found[0]
         # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
         if not found:
-            raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
-        raise SessionNotFound(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:2]))}...):"
+            raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
+                                  " use a session id from a history hit")
+        some = ", ".join(quoted(f, 80, always=True) for f in found[:2])
+        raise SessionNotFound(f"{quoted(session, 80, always=True)} starts several session ids ({some}...):"
                               " give more of it")
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
@@ -552,12 +557,6 @@ def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
 
 
 # -- formatting (pure: no printing) ------------------------------------------------
-def shown(value: str, chars: int = 80) -> str:
-    """A value from a caller or a transcript as a message may quote it: its start, on one line,
-    escaped (it must neither drive a terminal nor start a line of its own)."""
-    return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))
-
-
 def open_hint(session: str) -> str:
     """The command that reads a session found by a hit, quoted for a shell: a transcript's
     sessionId "x; rm -rf ~" must not be a command someone pastes."""
@@ -570,8 +569,8 @@ def format_hits(result: HistoryResult, *, color: bool = False) -> str:
     blocks = []
     for hit in result.hits:
         side = " (sub-agent)" if hit.sidechain else ""
-        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
-                      f"  [{id_text(hit.project)}]  score {hit.score:.2f}"
+        blocks.append(f"{hit.at or '(no time)'}  {hit.role}{side}  session {quoted(hit.session)}"
+                      f"  [{quoted(hit.project)}]  score {hit.score:.2f}"
                       f"\n    {snippet_line(hit.snippet, color)}")
     if result.hits:
         hint = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
