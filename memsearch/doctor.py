@@ -34,6 +34,7 @@ from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
 from .fingerprint import COLUMNS, make
+from .reconcile import hard_links
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -234,10 +235,13 @@ def _check_fts(conn) -> Check:
 
 
 def _check_files(index, conn, notes: list[str]) -> Check:
+    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     try:
         seen = index.layout.walk(index.settings.max_file_bytes)
     except MemsearchError as ex:
         return Check("files", False, str(ex))
+    # Names of a file indexed under another name are left out, as reconcile leaves them.
+    hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
     # Not problems of the index, but files a search cannot show as written:
     # say which and why (as `memsearch index` does), never silently.
     plain = conn.execute("SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL"
@@ -248,7 +252,6 @@ def _check_files(index, conn, notes: list[str]) -> Check:
             shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
     on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
-    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     gone = sorted(stored.keys() - on_disk.keys())
     missing = sorted(on_disk.keys() - stored.keys())
     outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])
