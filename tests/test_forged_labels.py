@@ -60,3 +60,20 @@ def test_bidi_controls_in_a_snippet_are_shown_escaped(tmp_path):
     assert out.returncode == 0, out.stderr
     assert not any(c in out.stdout for c in "\u202e\u202c\u2066\u2069")
     assert "\\u202etxt.exe\\u202c" in out.stdout and "\\u2066isolate\\u2069" in out.stdout
+
+
+def test_a_checkouts_instruction_files_cannot_type_themselves_as_the_user(tmp_path):
+    """Issue 29 item 6: in a repos root, CLAUDE.md, AGENTS.md (nested too) and
+    rules folders are `instructions` whatever their frontmatter says; a
+    frontmatter type counts in the checkout's memory folders only."""
+    src = tmp_path / "src"
+    claims = "---\ntype: user\n---\nThe quokka enclosure opens at nine.\n"
+    for rel in ("lib/CLAUDE.md", "lib/pkg/sub/AGENTS.md", "lib/.cursor/rules/x.md"):
+        write(src, rel, claims)
+    write(src, "lib/.claude/memory/mine.md", claims)
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        types = dict(idx.conn.execute("SELECT path, type FROM memory_fts"))
+        assert types == {"lib/CLAUDE.md": "instructions", "lib/pkg/sub/AGENTS.md": "instructions",
+                         "lib/.cursor/rules/x.md": "instructions", "lib/.claude/memory/mine.md": "user"}
+        assert [h.path for h in idx.search("quokka", type="user")] == ["lib/.claude/memory/mine.md"]
