@@ -237,7 +237,7 @@ def _check_fts(conn) -> Check:
 def _check_files(index, conn, notes: list[str]) -> Check:
     stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     try:
-        seen = index.layout.walk(index.settings.max_file_bytes)
+        seen = index.layout.walk(index.settings.max_file_bytes, deep=True)  # as an index build walks
     except MemsearchError as ex:
         return Check("files", False, str(ex))
     # Names of a file indexed under another name are left out, as reconcile leaves them.
