@@ -29,3 +29,22 @@ def test_doctor_on_nested_instruction_files_finds_them_and_fix_clears_real_probl
     fixed = run_memsearch("doctor", "--root", f"repos={src}", "--db", db, "--fix")
     assert fixed.returncode == 0, fixed.stdout
     assert run_memsearch("doctor", "--root", f"repos={src}", "--db", db).returncode == 0
+
+
+def test_memory_read_reads_exactly_the_nested_files_the_index_reads(tmp_path):
+    from memsearch import MemoryIndex, Root
+    from memsearch.tool import call_tool
+
+    src = tmp_path / "src"
+    write(src, "lib/pkg/AGENTS.md", "read me\n")
+    write(src, "lib/a/b/c/d/e/f/g/CLAUDE.md", "eight folders down\n")  # past the deep walk's NESTED_DEPTH
+    write(src, "lib/tools/pyvenv.cfg", "home = /usr\n")
+    write(src, "lib/tools/lib/pkg/CLAUDE.md", "inside a virtual environment\n")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        indexed = {p for (p,) in idx.conn.execute("SELECT path FROM memory_fts")}
+        assert "lib/pkg/AGENTS.md" in indexed and len(indexed) == 1
+        assert call_tool(idx, "memory_read", {"path": "lib/pkg/AGENTS.md"}).text == "read me\n"
+        for path in ("lib/a/b/c/d/e/f/g/CLAUDE.md", "lib/tools/lib/pkg/CLAUDE.md"):
+            refused = call_tool(idx, "memory_read", {"path": path})
+            assert refused.is_error and "memory" in refused.text, path
