@@ -48,3 +48,22 @@ def test_memory_read_reads_exactly_the_nested_files_the_index_reads(tmp_path):
         for path in ("lib/a/b/c/d/e/f/g/CLAUDE.md", "lib/tools/lib/pkg/CLAUDE.md"):
             refused = call_tool(idx, "memory_read", {"path": path})
             assert refused.is_error and "memory" in refused.text, path
+
+
+def test_a_watched_root_whose_folder_name_is_not_utf8_works(tmp_path, monkeypatch):
+    """The watcher's row keeps the folder losslessly (surrogateescape bytes): it raised a raw
+    UnicodeEncodeError from SQLite, and queries then walked (issue 29 low item)."""
+    import os
+
+    from memsearch import MemoryIndex, Root
+    from memsearch.watch import Watcher
+
+    config = tmp_path / "config.toml"
+    config.write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(config))
+    folder = os.path.join(str(tmp_path), os.fsdecode(b"caf\xe9"))
+    write(tmp_path / os.fsdecode(b"caf\xe9"), "note.md", "The quokka enclosure opens at nine.\n")
+    with MemoryIndex(Root("plain", folder), tmp_path / "db") as idx:
+        with Watcher(idx):
+            result = idx.search_result("quokka")
+            assert result.freshness.via == "watcher" and [h.path for h in result.hits] == ["note.md"]
