@@ -573,7 +573,7 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
     handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
-            raise ToolArgumentError(f"unknown tool {quoted(name, 200, always=True)}:"
+            raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
                                     f" this server has {', '.join(HANDLERS)}")
         return handler(index, arguments)
     except (MemsearchError, ValueError) as ex:

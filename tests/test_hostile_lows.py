@@ -67,3 +67,48 @@ def test_a_watched_root_whose_folder_name_is_not_utf8_works(tmp_path, monkeypatc
         with Watcher(idx):
             result = idx.search_result("quokka")
             assert result.freshness.via == "watcher" and [h.path for h in result.hits] == ["note.md"]
+
+
+def test_unreadable_mcp_requests_get_a_json_rpc_error_and_the_next_call_is_served(tree, tmp_path):
+    """A lone surrogate, 1,000 levels of nesting, text that is no JSON: the SDK answered nothing
+    (a client waits for ever); each gets a JSON-RPC error with id null, in order."""
+    import json
+    import subprocess
+    import threading
+
+    from conftest import memsearch_exe
+    from test_mcp import INIT_LINES
+
+    bad = ['{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search",'
+           ' "arguments": {"query": "\\ud800"}}}',
+           '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ' + "[" * 1000 + "]" * 1000 + "}",
+           "not json"]
+    good = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
+    with open(tmp_path / "stderr.log", "w") as errlog:
+        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(tmp_path / "index.db")],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
+        try:
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in INIT_LINES) + "\n".join(bad) + "\n"
+                             + json.dumps(good) + "\n")
+            proc.stdin.flush()
+            lines = []
+
+            def read():  # the initialize answer, three errors, the search
+                while len(lines) < 5 and (line := proc.stdout.readline()):
+                    lines.append(json.loads(line))
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            reader.join(60)  # a guard against a hang, not a measure
+            assert len(lines) == 5, lines
+            proc.stdin.close()
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    assert [answer["error"]["code"] for answer in lines[1:4]] == [-32700] * 3
+    assert [answer["id"] for answer in lines[1:4]] == [None] * 3
+    assert lines[4]["id"] == 9 and not lines[4]["result"]["isError"]
