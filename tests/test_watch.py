@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -750,7 +751,9 @@ def test_a_query_killed_in_the_handshake_leaves_no_cookie_for_ever(tree, tmp_pat
         conn.close()
         status = json.loads(_cli("status", "--root", str(tree), "--db", str(db), "--json", env=env).stdout)
         assert status["watcher"] == "not answering" and status["freshness"] == "walk"
-        assert "heartbeat is 9s old" in status["fallback_reason"]
+        # 8.7 s rounds to 9; a loaded machine may take a few more seconds to start status.
+        age = re.search(r"heartbeat is (\d+)s old", status["fallback_reason"])
+        assert age and 9 <= int(age[1]) < 30, status["fallback_reason"]
         human = _cli("status", "--root", str(tree), "--db", str(db), env=env).stdout
         assert "watcher:" in human and "not answering" in human and ": ready" not in human
 
