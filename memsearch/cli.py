@@ -294,7 +294,7 @@ def watch(**root_opts):
     import signal
     import time
 
-    # Imported here: `memsearch query` must never pay for watchdog.
+    # Imported here: `memsearch query` must never pay for the watcher.
     from .watch import Watcher
 
     log_to_stderr()
