@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 
 import click
 
@@ -29,9 +30,32 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
+class UsageFailure(click.UsageError):
+    """A usage error on one line, as the README promises (click prints the usage and a hint
+    on three lines before it): exit 2."""
+
+    def show(self, file=None) -> None:
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        click.echo(f"Error: {self.format_message()}{hint}", err=True)
+
+
+@contextmanager
+def one_line_usage():
+    try:
+        yield
+    except UsageFailure:
+        raise
+    except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
+        raise UsageFailure(ex.format_message(), ex.ctx) from None
+
+
 class Command(click.Command):
     """A command whose one-line errors (memsearch's own, and CommandFailed
     from memsearch.commands) click reports as a Failure: exit 2."""
+
+    def make_context(self, *args, **kwargs):
+        with one_line_usage():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
         try:
@@ -47,6 +71,14 @@ class Command(click.Command):
 
 class Group(click.Group):
     command_class = Command
+
+    def make_context(self, *args, **kwargs):
+        with one_line_usage():
+            return super().make_context(*args, **kwargs)
+
+    def resolve_command(self, ctx, args):
+        with one_line_usage():
+            return super().resolve_command(ctx, args)
 
 
 # Made once and shared by every command: each click.Path() asks gettext for

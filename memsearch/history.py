@@ -23,7 +23,7 @@ from . import db, fingerprint
 from .cjk import segmented, unsegment_snippet
 from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNotFound
 from .fingerprint import Fingerprint
-from .format import one_line
+from .format import quoted
 from .query import Query, plan, unmatched
 from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
                      text_snippet)
@@ -402,15 +402,17 @@ class HistoryIndex(db.Opened):
             if value is not None and not isinstance(value, str):
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
         if session is not None and not encodable(session):  # no transcript's id holds a lone surrogate
-            raise InvalidArgument(f"session {shown(session)} is not valid text (it holds a lone surrogate)")
+            raise InvalidArgument(f"session {quoted(session, 80, always=True)} is not valid text"
+                                  " (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
-            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {shown(role)}")
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
         after = None
         if since is not None:
             moment = parse_time(since)
             after = None if moment is None else utc_text(moment)
             if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
-                raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
+                raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
+                                      f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
@@ -610,14 +612,17 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("session id is empty: pass a session id from a history hit")
         session = session.strip()
         if not encodable(session):  # as search_result refuses it
-            raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
+            raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
+                                  " (it holds a lone surrogate)")
         found = self._sessions_from(session, 4)
         if len(found) == 1:
             return found[0]
         # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
         if not found:
-            raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
-        raise AmbiguousSession(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:3]))}"
+            raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
+                                  " use a session id from a history hit")
+        candidates = ", ".join(quoted(f, 80, always=True) for f in found[:3])
+        raise AmbiguousSession(f"{quoted(session, 80, always=True)} starts several session ids ({candidates}"
                                f"{', ...' if len(found) > 3 else ''}): give more of it")
 
     def _sessions_from(self, start: str, most: int) -> list[str]:
@@ -650,8 +655,8 @@ class HistoryIndex(db.Opened):
             [p, *self.roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
              f"{p}/{session}/"]).fetchone()] or projects
         if len(owners) > 1:
-            raise AmbiguousSession(f"session {shown(session)} is in several project folders"
-                                   f" ({', '.join(map(shown, owners[:3]))}): it cannot be told which is its own")
+            raise AmbiguousSession(f"session {quoted(session, 80, always=True)} is in several project folders"
+                                   f" ({', '.join(quoted(o, 80, always=True) for o in owners[:3])}): it cannot be told which is its own")
         return owners[0]
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
@@ -796,10 +801,3 @@ def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
     """The first and last CHECK_BYTES before ``end``, for :func:`_same_start`."""
     size = min(CHECK_BYTES, end)
     return reader.pread(size, 0), reader.pread(size, end - size)
-
-
-# -- formatting (pure: no printing) ------------------------------------------------
-def shown(value: str, chars: int = 80) -> str:
-    """A value from a caller or a transcript as a message may quote it: its start, on one line,
-    escaped (it must neither drive a terminal nor start a line of its own)."""
-    return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter
+from .format import quoted
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
@@ -34,24 +35,20 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     scope, type = _folded(scope), _folded(type)
     for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
-            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
+            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {quoted(value, 100, always=True)}")
     if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
         raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.
     if isinstance(scope_id, str) and not encodable(scope_id):
-        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
+        raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
+                            " no scope id holds a lone surrogate")
     return scope, type
 
 
 def _folded(value):
     return value.lower() if isinstance(value, str) else value
-
-
-def _shown(value) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 100 else shown[:100] + "..."
 
 
 class SearchResult(NamedTuple):
@@ -191,7 +188,7 @@ class MemoryIndex(db.Opened):
         for path in paths:
             if not isinstance(path, str) or "\0" in path or not encodable(path):
                 raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
-                                      f" such names with \\xNN); got {_shown(path)}")
+                                      f" such names with \\xNN); got {quoted(path, 100, always=True)}")
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))
@@ -256,11 +253,13 @@ class MemoryIndex(db.Opened):
         if scope is not None and scope not in scopes:
             given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
             choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
-            raise UnknownFilter(f"no root of this index has scope {_shown(scope)} (roots: {given}): {choice}")
+            raise UnknownFilter(f"no root of this index has scope {quoted(scope, 100, always=True)}"
+                                f" (roots: {given}): {choice}")
         type = check_filters(None, type, scope_id)[1]
         types = self.layout.types()
         if type is not None and types is not None and type not in types:
-            raise UnknownFilter(f"no file of a mimo tree has type {_shown(type)} (its path gives the type, not its"
+            raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)}"
+                                " (its path gives the type, not its"
                                 f" frontmatter): use one of {', '.join(types)}")
         return scope, type
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from . import discover
 from .errors import InvalidArgument, MemsearchError, RootNotFound
-from .format import printable_path
+from .format import quoted
 from .memory_file import MIMO_SCOPES, printable_name
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
@@ -161,10 +161,10 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
-            # printable_path: a folder name with a line break or an escape forged lines of the one-line error.
+            # quoted: a folder name with a line break or an escape forged lines of the one-line error.
             if root.path:
-                raise RootNotFound(f"memory root does not exist or is not a directory: {printable_path(path)}{where}")
-            absent.append(f"{root.kind}: {printable_path(path)} does not exist{where}")
+                raise RootNotFound(f"memory root does not exist or is not a directory: {quoted(path)}{where}")
+            absent.append(f"{root.kind}: {quoted(path)} does not exist{where}")
             continue
         root = root._replace(path=path)
         resolved.setdefault(root.key, root)  # the key is a realpath: computed once

@@ -18,13 +18,13 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import format_hits, hit_label, hit_path, one_line, printable_path, unmatched_line, unprintable_path
+from .format import format_hits, hit_label, one_line, quoted, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import TYPES
 from .search import short_repr
-from .session_context import MAX_SESSION_CHARS, brief, whole_number
+from .session_context import MAX_SESSION_CHARS, whole_number
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -215,7 +215,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             found = []
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
-            shown = [f"{printable_path(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
+            shown = [f"{quoted(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
             props["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
     else:
         del props["scope"], props["scopeId"]  # plain roots: their hits have no scope
@@ -305,7 +305,7 @@ def _checked_value(name: str, value, rule: dict):
     if "enum" in rule:
         folded = {v.lower(): v for v in rule["enum"]}.get(value.lower())  # letter case is no typo
         if folded is None:
-            raise ToolArgumentError(f"{name} must be one of {', '.join(rule['enum'])}; got {brief(value)}")
+            raise ToolArgumentError(f"{name} must be one of {', '.join(rule['enum'])}; got {quoted(value, 80, always=True)}")
         value = folded
     return value
 
@@ -359,11 +359,11 @@ def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
         return  # it exists: the words missed
     elsewhere = sorted({scope for scope, sid, _ in found if sid == args.scope_id})
     if elsewhere:  # the id exists, under another scope than the one asked for
-        raise ToolArgumentError(f"scopeId {printable_path(args.scope_id)!r} is a {' and '.join(elsewhere)} id,"
+        raise ToolArgumentError(f"scopeId {quoted(args.scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {args.scope} one: change the scope or leave it out")
-    known = _first_ids([printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+    known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
-        f"no indexed file has scopeId {args.scope_id!r}; scope ids indexed now: {known or 'none'}")
+        f"no indexed file has scopeId {quoted(args.scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
 
 def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
@@ -376,7 +376,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
         # Escaped as the CLI escapes names: one with a newline must not start a line read as another hit.
-        lines.append(f"{n}. {hit_path(hit.file)}  [{hit_label(hit)}]  score {hit.score:.2f}")
+        lines.append(f"{n}. {quoted(hit.file)}  [{hit_label(hit)}]  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return "\n".join(lines)
 
@@ -400,7 +400,7 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
 
 
 def _filters(args: SearchArgs) -> str:
-    given = [f"{k}={printable_path(v)}" for k, v in (("scope", args.scope), ("scopeId", args.scope_id),
+    given = [f"{k}={quoted(v, 200)}" for k, v in (("scope", args.scope), ("scopeId", args.scope_id),
                                                      ("type", args.type)) if v]
     return repr(args.query) + (f" ({', '.join(given)})" if given else "")
 
@@ -414,9 +414,9 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run memory_read; raises ToolArgumentError or NotAMemoryFile."""
     checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
     path = arguments["path"]  # as given: a hit's " notes.md" is tried unstripped too
-    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.hit_path quoted it.
+    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.quoted quoted it.
     first = None
-    for spelling in dict.fromkeys([path.strip(), path, _unquoted(path.strip())]):
+    for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
         try:
             fd, file = open_file(index, spelling)
             path = spelling
@@ -434,7 +434,8 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         os.close(fd)
     reason = not_text(raw)  # as the indexer judges it: no memory file, and no text for a model
     if reason is not None:
-        raise NotAMemoryFile(f"{_shown(path)} is not a memory file ({reason}): the memory index passes it over")
+        raise NotAMemoryFile(f"{quoted(path, 200, always=True)} is not a memory file ({reason}):"
+                             " the memory index passes it over")
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
@@ -444,41 +445,34 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
 
 
 def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
-    """A descriptor open on the memory file at ``path`` (as a hit gave it, maybe escaped by
-    printable_path), and its real path. Only what the index would index there can be opened
-    (memory_file.open_memory_file); anything else is refused with the reason, in one line."""
+    """A descriptor open on the memory file at ``path`` (as a hit gave it), and its real path.
+    Only what the index would index there can be opened (memory_file.open_memory_file);
+    anything else is refused with the reason, in one line."""
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
-    shown = _shown(path)
+    shown = quoted(path, 200, always=True)
     roots = ", ".join(r.path for r in index.roots)
     outside = ToolArgumentError(f"{shown} is outside the memory folder ({roots}): only memory files can be read")
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(
             f"only Markdown memory files (.md) can be read, not {shown}")
     first = None
-    for spelling in (path, unprintable_path(path)):
-        if spelling is None:
-            continue
-        found = _roots_of(index, spelling)
-        if not found:
-            first = first or outside
-        for root, rel in found:
-            try:
-                real_root = os.path.realpath(root.path)
-                place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
-                # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
-                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
-                                        shown, index.settings.max_file_bytes, place)
-            except NotAMemoryFile as ex:
-                if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
-                    first = ex
+    found = _roots_of(index, path)
+    if not found:
+        first = outside
+    for root, rel in found:
+        try:
+            real_root = os.path.realpath(root.path)
+            place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
+            # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
+            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
+                                    shown, index.settings.max_file_bytes, place)
+        except NotAMemoryFile as ex:
+            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+                first = ex
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"
     raise first
-
-
-def _shown(path: str) -> str:
-    return repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
 
 
 def _roots_of(index: MemoryIndex, path: str) -> list:
@@ -539,8 +533,8 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     args = checked(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
     messages = args.get("messages", False)
     result = history_for(index).search_result(
-        _query(args), args.get("limit", TOOL_DEFAULT_LIMIT), project=_unquoted(args.get("project")),
-        session=_unquoted(args.get("sessionId")), role=args.get("role"), since=args.get("since"),
+        _query(args), args.get("limit", TOOL_DEFAULT_LIMIT), project=unquoted(args.get("project")),
+        session=unquoted(args.get("sessionId")), role=args.get("role"), since=args.get("since"),
         messages=messages)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
             "unmatched": list(result.unmatched)}
@@ -556,24 +550,10 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     return ToolResult("\n".join(lines), data)
 
 
-def _unquoted(value):
-    """A path or id as format quoted it (hit_path, id_text), back to itself: a model copies the quotes too."""
-    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
-        import ast
-
-        try:
-            inner = ast.literal_eval(value)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return value
-        if isinstance(inner, str) and repr(inner) == value:
-            return inner
-    return value
-
-
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
     args = checked(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
-    found = history_for(index).read_session_context(_unquoted(args["sessionId"]), args.get("query", ""),
+    found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
                                                     args.get("strategy", "relevant"), args.get("maxTokens"))
     return ToolResult(found.text, found.to_dict())
 
@@ -591,8 +571,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
     handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
-            # brief: a client's 1 MB name came back whole
-            raise ToolArgumentError(f"unknown tool {brief(name)}: this server has {', '.join(HANDLERS)}")
+            raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
+                                    f" this server has {', '.join(HANDLERS)}")
         return handler(index, arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)

@@ -236,7 +236,7 @@ def test_a_missing_root_is_named_on_one_line(tmp_path):
     missing = str(tmp_path / "no\nError: forged\x1b[2J")
     with pytest.raises(RootNotFound) as raised:
         MemoryIndex(missing, tmp_path / "db")
-    assert str(raised.value).endswith("no\\nError: forged\\x1b[2J") and str(raised.value).isprintable()
+    assert str(raised.value).endswith("no\\nError: forged\\x1b[2J'") and str(raised.value).isprintable()
     r = cli("query", "x", "--root", f"plain={missing}")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
 
