@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from . import codewords
 from .cjk import WORD, has_cjk, nfc, query_terms
 from .errors import InvalidArgument, NoSearchableWords
 
@@ -79,27 +80,71 @@ def quote(word: str) -> str:
     return '"' + word.replace('"', "") + '"'
 
 
+# A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
+QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|\.(?:net|NET|Net)\b")
+# Words joined without spaces by . / \ : @ (a path, a dotted name, a
+# version) or by - alone (user-id): searched as a phrase too, or joined.
+COMPOUND = re.compile(r"_*[^\W_][\w\u0300-\u036f]*(?:[./\\:@-]+_*[^\W_][\w\u0300-\u036f]*)+")
+
+
+def _symbols(text: str) -> tuple[list[tuple[str, str]], str]:
+    """(symbol as typed, its token) of each symbol word, and ``text`` without them."""
+    found = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
+    return found, QUERY_SYMBOL.sub(" ", text) if found else text
+
+
+def _fragments(word: str) -> list[str]:
+    """What one word is searched as: query_terms(), then, for an identifier,
+    its parts as a phrase (getUserById: "get User By Id") and, joined by _,
+    its parts joined ("userid"), as the index's expansions hold them."""
+    terms = query_terms(word)
+    if word.isascii() and codewords.IDENTIFIER.fullmatch(word):
+        terms += [quote(form) for form in codewords.identifier_forms(word)]
+    return list(dict.fromkeys(terms))
+
+
+def _compound_terms(text: str) -> list[str]:
+    """A phrase of each path, dotted name or version (expanded as the index
+    is, so its words stay adjacent), and the join of each word-word."""
+    terms = []
+    for m in COMPOUND.finditer(text):
+        run = m.group()
+        if re.search(r"[./\\:@]", run):
+            terms.append(quote(_strip_markers(codewords.expand(run))))
+        else:
+            terms += [quote(form) for form in codewords.identifier_forms(run)[-1:]
+                      if " " not in form]
+    return terms
+
+
+def _strip_markers(text: str) -> str:
+    return text.replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
+
+
 def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
     if not isinstance(text, str):
         raise InvalidArgument(f"the query must be a string of words, got {type(text).__name__}")
-    found = words(text)
-    if not found:
+    text = nfc(text)
+    symbols, rest = _symbols(text)
+    found = words(rest)
+    if not found and not symbols:
         raise NoSearchableWords(
             f"no searchable words in {text.strip()[:40]!r}: type some letters or digits"
             if text.strip()
             else "empty query: type a word to search for"
         )
-    kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
+    kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
     # query_terms() quotes a word without CJK exactly as quote() does; a
     # word with CJK (or full-width letters) becomes one or more fragments.
-    fragments = {word: query_terms(word) for word in found}
-    terms = tuple(dict.fromkeys(term for word in kept for term in fragments[word]))
+    fragments = {word: _fragments(word) for word in found}
+    terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
+                                 *(term for word in kept for term in fragments[word]), *_compound_terms(rest)]))
     # A pair with a CJK word could only match its unsegmented spelling, which
     # the index never holds (a full-width word is left unpaired too; a word
     # also searched case folded is paired as typed, as it was before).
     plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
-    sequence = WORD.findall(nfc(text))
+    sequence = WORD.findall(rest)
     pairs = {}
     for a, b in zip(sequence, sequence[1:]):
         key_a, key_b = a.casefold(), b.casefold()
@@ -114,9 +159,11 @@ def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
     """The searched words of ``text`` that no file holds, by ``counts`` (files
     each FTS5 string matched; one not counted is taken to match). Saying so
     keeps a model from reading a hit on "secret" as one on "stripe webhook secret"."""
-    found = words(text)
-    kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
-    return tuple(w for w in kept if all(counts.get(term, 1) == 0 for term in query_terms(w)))
+    symbols, rest = _symbols(nfc(text))
+    found = words(rest)
+    kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
+    searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w)) for w in kept]
+    return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 
 
 def build_query(text: str) -> str:

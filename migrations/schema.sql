@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0007 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 7
+-- Generated from migrations/0001..0011 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 11
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

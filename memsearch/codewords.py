@@ -1,0 +1,205 @@
+"""Code words and folded letters for FTS5's ``unicode61`` tokenizer.
+
+``unicode61`` drops ``+``, ``#`` and ``.``, keeps ``getUserById`` as one
+token and folds accents of Latin letters only. So the indexed copy of a text
+(the shadow column memsearch.cjk fills) gets, right after each word that
+needs it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra
+tokens the word stands for::
+
+    expand("use C++ and getUserById in Αθηνά")
+      -> "use C++⁤cplusplus⁢ and getUserById⁤get User By Id⁢ in Αθηνά⁤Αθηνα⁢"
+
+- a symbol word, a letter run ending in ``++`` or ``#`` (``C++``, ``g++``,
+  ``C#``, ``F#``) or ``.NET``: its spelled name (``cplusplus``, ``csharp``,
+  ``dotnet``), so it is a word of its own and not the letter ``c``;
+- an identifier with case changes or digits (``getUserById``, ``utf8``):
+  its parts (``get User By Id``); one joined by ``_`` or ``-``
+  (``user_id``, ``user-id``): its parts joined (``userid``), so the three
+  spellings meet both at ``userid`` and at the phrase ``user id``;
+- a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
+  two marks as in Vietnamese, ``ı ø ł đ``, full-width letters): its folded
+  form (``Αθηνα``, ``tieng``, ``git``).
+
+The query side (memsearch.query) asks for the same forms, and excerpts map
+back to the text (:func:`unexpand_marked`): an expansion is dropped, and a
+match inside it marks the word it follows. Pure functions over ``str``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# Invisible format characters (Cf), never inside a unicode61 token: INVISIBLE
+# PLUS opens an expansion, INVISIBLE TIMES closes it. Two of a kind in a
+# row are the character itself (expand() doubles those the text holds).
+OPEN, CLOSE = "\u2064", "\u2062"
+
+# What a symbol's characters spell (a token is letters and digits only).
+SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
+# A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), and .NET
+# (also inside ASP.NET; lower-case .net only where no word precedes it, so
+# example.net stays a domain).
+SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
+
+# A run of ASCII letters and digits, maybe joined by _ or -, with a case
+# change, a digit next to a letter, or a joint: what gets parts or a join.
+IDENTIFIER = re.compile(
+    r"(?<![\w-])(?=[A-Za-z0-9_-]*?(?:[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[A-Za-z0-9][_-]+[A-Za-z0-9]))"
+    r"[A-Za-z0-9]+(?:[_-]+[A-Za-z0-9]+)*(?![\w])"
+)
+# The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
+PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+JOINT = re.compile(r"[_-]+")
+# A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
+MAX_JOINED = 6
+
+# Letters with no decomposition that are read as their plain letter.
+_PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
+                        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})  # full width
+_MARKS = re.compile("[\u0300-\u036f]+")
+
+
+def fold(word: str) -> str:
+    """``word`` without combining accents (U+0300-U+036F, after NFD), with
+    ``ı ø ł đ ħ`` as ``i o l d h`` and full-width ASCII as ASCII. Kana's
+    (han)dakuten and Hangul are untouched (their marks are outside that block)."""
+    if word.isascii():
+        return word
+    from unicodedata import normalize
+
+    return normalize("NFC", _MARKS.sub("", normalize("NFD", word.translate(_PLAIN))))
+
+
+def _unicode61_folds(char: str) -> bool:
+    """Whether ``remove_diacritics 1`` already folds ``char`` as fold() does:
+    a Latin letter with one mark over an ASCII letter (tests/test_code_words.py
+    checks this against FTS5 itself, letter by letter)."""
+    if not ("\u00c0" <= char <= "\u024f" or "\u1e00" <= char <= "\u1eff"):
+        return False
+    from unicodedata import normalize
+
+    spelled = normalize("NFD", char)
+    return len(spelled) == 2 and spelled[0].isascii() and char.translate(_PLAIN) == char
+
+
+@functools.cache
+def _foldable() -> re.Pattern[str]:
+    """A word holding a letter fold() changes and unicode61 does not fold."""
+    ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
+    chars = [chr(c) for c in ranges if fold(chr(c)) != chr(c) and not _unicode61_folds(chr(c))]
+    chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
+    cls = "".join(map(re.escape, chars)) + "\uff01-\uff5e"
+    return re.compile(rf"[\w\u0300-\u036f]*[{cls}][\w\u0300-\u036f]*")
+
+
+def symbol_name(match: re.Match[str]) -> str:
+    """The token a SYMBOL match stands for: c++ -> cplusplus, .NET -> dotnet."""
+    if match.group(1) is None:
+        return "dotnet"
+    return (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
+
+
+def identifier_forms(run: str) -> list[str]:
+    """What an IDENTIFIER match adds: its parts where unicode61 keeps them
+    together, its parts joined where it splits them."""
+    forms = []
+    pieces = JOINT.split(run.strip("_-"))
+    parts = [p for piece in pieces for p in PART.findall(piece)]
+    if len(parts) > len(pieces):  # a case change or a digit split some piece
+        forms.append(" ".join(parts))
+    if 1 < len(pieces) <= MAX_JOINED and not all(p.isdigit() for p in pieces):
+        forms.append("".join(pieces).lower())
+    return forms
+
+
+def expand(text: str) -> str:
+    """``text`` with each word's expansion after it (module docstring), and
+    any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
+    if OPEN in text or CLOSE in text:
+        pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
+        return "".join(p + p if i % 2 else _expand(p) for i, p in enumerate(pieces))
+    return _expand(text)
+
+
+def _expand(text: str) -> str:
+    adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
+    for m in SYMBOL.finditer(text):
+        adds.setdefault(m.end(), []).append(symbol_name(m))
+    for m in IDENTIFIER.finditer(text):
+        forms = identifier_forms(m.group())
+        if forms:
+            adds.setdefault(m.end(), []).extend(forms)
+    if not text.isascii():
+        for m in _foldable().finditer(text):
+            adds.setdefault(m.end(), []).append(fold(m.group()))
+    if not adds:
+        return text
+    out, at = [], 0
+    for end in sorted(adds):
+        out += [text[at:end], OPEN, " ".join(adds[end]), CLOSE]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _word_start(chars: list, end: int) -> int:
+    """Where the word ending at ``end`` in ``chars`` ([char, marked] items)
+    starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
+    i = end
+    while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#"):
+        i -= 1
+    if i > 0 and chars[i - 1][0] == "." and (i == 1 or not chars[i - 2][0].isalnum()):
+        i -= 1
+    return i
+
+
+def unexpand_marked(chars: list[list]) -> list[list]:
+    """[char, marked] items of an excerpt without the expansions; a marked
+    character inside one marks the word it follows. An excerpt may start or
+    end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
+    first = _first_marker(chars)
+    inside = first == CLOSE  # the excerpt starts inside an expansion
+    out: list[list] = []
+    lit = False
+    i, n = 0, len(chars)
+    while i < n:
+        char = chars[i][0]
+        if char in (OPEN, CLOSE):
+            if i + 1 < n and chars[i + 1][0] == char:  # an escaped marker of the text
+                if not inside:
+                    out.append([char, chars[i][1] or chars[i + 1][1]])
+                i += 2
+                continue
+            if char == OPEN:
+                inside, lit = True, False
+            elif inside:
+                if lit:
+                    for item in out[_word_start(out, len(out)):]:
+                        item[1] = True
+                inside = False
+            i += 1
+            continue
+        if inside:
+            lit = lit or chars[i][1]
+        else:
+            out.append(list(chars[i]))
+        i += 1
+    return out
+
+
+def _first_marker(chars: list) -> str | None:
+    i, n = 0, len(chars)
+    while i < n:
+        char = chars[i][0]
+        if char in (OPEN, CLOSE):
+            if i + 1 < n and chars[i + 1][0] == char:
+                i += 2
+                continue
+            return char
+        i += 1
+    return None
+
+
+def has_markers(text: str) -> bool:
+    return OPEN in text or CLOSE in text
