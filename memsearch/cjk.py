@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .codewords import OPEN, CLOSE, expand, fold, unexpand_marked
+from .codewords import CLOSE, OPEN, expand, folded, unexpand_marked
 from .format import split_marks
 
 __all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
@@ -224,9 +224,9 @@ def _other_words(word: str) -> list[str]:
     a CJK run leaves of ``部署_``) are no token: none."""
     if not word.strip("_"):
         return []
-    word = fold(word)
-    folded = word.casefold()
-    return [_quote(word)] if folded in (word, word.lower().replace("ς", "σ")) else [_quote(word), _quote(folded)]
+    word = folded(word)
+    cased = word.casefold()
+    return [_quote(word)] if cased in (word, word.lower().replace("ς", "σ")) else [_quote(word), _quote(cased)]
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:

@@ -85,12 +85,23 @@ def _unicode61_folds(char: str) -> bool:
 
 @functools.cache
 def _foldable() -> re.Pattern[str]:
-    """A word holding a letter fold() changes and unicode61 does not fold."""
+    """A word (no CJK in it: a CJK run is bigrams, memsearch.cjk) holding a
+    letter fold() changes and unicode61 does not fold."""
+    from .cjk import _CJK_CLASS  # cjk imports this module: late, and only for text that is not ASCII
+
     ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
-    chars = [chr(c) for c in ranges if fold(chr(c)) != chr(c) and not _unicode61_folds(chr(c))]
+    # (A lone combining mark is no letter: unicode61 drops it itself.)
+    chars = [chr(c) for c in ranges if fold(chr(c)) not in (chr(c), "") and not _unicode61_folds(chr(c))]
     chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
-    cls = "".join(map(re.escape, chars)) + "\uff01-\uff5e"
-    return re.compile(rf"[\w\u0300-\u036f]*[{cls}][\w\u0300-\u036f]*")
+    letter = rf"(?:(?![{_CJK_CLASS}])[\w\u0300-\u036f])*"
+    cls = "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width letters, digits
+    return re.compile(rf"{letter}[{cls}]{letter}")
+
+
+def folded(word: str) -> str:
+    """fold(``word``) if it holds a letter the index folds by an expansion,
+    else ``word`` as typed (unicode61 folds the rest itself)."""
+    return word if word.isascii() or _foldable().search(word) is None else fold(word)
 
 
 def symbol_name(match: re.Match[str]) -> str:

@@ -110,7 +110,7 @@ def _compound_terms(text: str) -> list[str]:
     for m in COMPOUND.finditer(text):
         run = m.group()
         if re.search(r"[./\\:@]", run):
-            terms.append(quote(_strip_markers(codewords.expand(run))))
+            terms.append(quote(" ".join(WORD.findall(_strip_markers(codewords.expand(run))))))
         else:
             terms += [quote(form) for form in codewords.identifier_forms(run)[-1:]
                       if " " not in form]
@@ -137,9 +137,12 @@ def plan(text: str) -> Query:
     kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
     # query_terms() quotes a word without CJK exactly as quote() does; a
     # word with CJK (or full-width letters) becomes one or more fragments.
-    fragments = {word: _fragments(word) for word in found}
+    # A pasted text (one OR query of its words, see MAX_STRINGS) gets no code-word forms.
+    short = len(found) <= MAX_STRINGS
+    fragments = {word: _fragments(word) if short else query_terms(word) for word in found}
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
-                                 *(term for word in kept for term in fragments[word]), *_compound_terms(rest)]))
+                                 *(term for word in kept for term in fragments[word]),
+                                 *(_compound_terms(rest) if short else ())]))
     # A pair with a CJK word could only match its unsegmented spelling, which
     # the index never holds (a full-width word is left unpaired too; a word
     # also searched case folded is paired as typed, as it was before).
