@@ -39,15 +39,20 @@ OPEN, CLOSE = "\u2064", "\u2062"
 SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
 # A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), and .NET
 # (also inside ASP.NET; lower-case .net only where no word precedes it, so
-# example.net stays a domain).
+# example.net stays a domain). Files are scanned from their ++, # and .NET (_symbols).
 SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
 
-# A run of ASCII letters and digits, maybe joined by _ or -, with a case
-# change, a digit next to a letter, or a joint: what gets parts or a join.
-IDENTIFIER = re.compile(
-    r"(?<![\w-])(?=[A-Za-z0-9_-]*?(?:[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[A-Za-z0-9][_-]+[A-Za-z0-9]))"
-    r"[A-Za-z0-9]+(?:[_-]+[A-Za-z0-9]+)*(?![\w])"
-)
+# Files are scanned for identifiers in a copy of their text with one byte a
+# character, each spelled by its class (a: lower case, A: upper case, 0:
+# digit, _: _ or -, space: anything else): a regex over the text itself cost
+# ~300 ns a character, ten times what FTS5 takes to index it.
+_CLASSES = bytes.maketrans(
+    bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
+    b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
+_CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
+# The same for symbols: a for a letter or digit, # and + as themselves.
+_SYMBOL_CLASSES = bytes(97 if chr(c).isalnum() and c < 128 else c if c in b"#+" else 32 for c in range(256))
+
 # The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
 PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 JOINT = re.compile(r"[_-]+")
@@ -85,17 +90,20 @@ def _unicode61_folds(char: str) -> bool:
 
 @functools.cache
 def _foldable() -> re.Pattern[str]:
-    """A word (no CJK in it: a CJK run is bigrams, memsearch.cjk) holding a
-    letter fold() changes and unicode61 does not fold."""
-    from .cjk import _CJK_CLASS  # cjk imports this module: late, and only for text that is not ASCII
-
+    """A letter fold() changes and unicode61 does not fold."""
     ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
     # (A lone combining mark is no letter: unicode61 drops it itself.)
     chars = [chr(c) for c in ranges if fold(chr(c)) not in (chr(c), "") and not _unicode61_folds(chr(c))]
     chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
-    letter = rf"(?:(?![{_CJK_CLASS}])[\w\u0300-\u036f])*"
-    cls = "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width letters, digits
-    return re.compile(rf"{letter}[{cls}]{letter}")
+    return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+
+
+@functools.cache
+def _not_in_word() -> re.Pattern[str]:
+    """A character that ends a word to fold: no letter, digit or mark, or CJK."""
+    from .cjk import _CJK_CLASS  # cjk imports this module: late, and only for text that is not ASCII
+
+    return re.compile(rf"[^\w\u0300-\u036f]|[{_CJK_CLASS}]")
 
 
 def folded(word: str) -> str:
@@ -111,8 +119,9 @@ def symbol_name(match: re.Match[str]) -> str:
     return (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
 
 
-def identifier_forms(run: str) -> list[str]:
-    """What an IDENTIFIER match adds: its parts where unicode61 keeps them
+@functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
+def identifier_forms(run: str) -> tuple[str, ...]:
+    """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
     together, its parts joined where it splits them."""
     forms = []
     pieces = JOINT.split(run.strip("_-"))
@@ -121,7 +130,7 @@ def identifier_forms(run: str) -> list[str]:
         forms.append(" ".join(parts))
     if 1 < len(pieces) <= MAX_JOINED and not all(p.isdigit() for p in pieces):
         forms.append("".join(pieces).lower())
-    return forms
+    return tuple(forms)
 
 
 def expand(text: str) -> str:
@@ -135,15 +144,16 @@ def expand(text: str) -> str:
 
 def _expand(text: str) -> str:
     adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
-    for m in SYMBOL.finditer(text):
-        adds.setdefault(m.end(), []).append(symbol_name(m))
-    for m in IDENTIFIER.finditer(text):
-        forms = identifier_forms(m.group())
+    ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
+    for end, name in _symbols(text, ascii_.translate(_SYMBOL_CLASSES)):
+        adds.setdefault(end, []).append(name)
+    for start, end in _runs(ascii_.translate(_CLASSES)):
+        forms = identifier_forms(text[start:end])
         if forms:
-            adds.setdefault(m.end(), []).extend(forms)
+            adds.setdefault(end, []).extend(forms)
     if not text.isascii():
-        for m in _foldable().finditer(text):
-            adds.setdefault(m.end(), []).append(fold(m.group()))
+        for end, word in _foldable_words(text):
+            adds.setdefault(end, []).append(fold(word))
     if not adds:
         return text
     out, at = [], 0
@@ -152,6 +162,69 @@ def _expand(text: str) -> str:
         at = end
     out.append(text[at:])
     return "".join(out)
+
+
+def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
+    """(end, token) of each SYMBOL in ``text``, looked for from a letter or
+    digit before ``++`` or ``#`` in ``marks`` (_SYMBOL_CLASSES) and from ``.NET``."""
+    ends = []
+    for pair in (b"a#", b"a++"):
+        at = marks.find(pair)
+        while at >= 0:
+            ends.append(at + len(pair))
+            at = marks.find(pair, at + len(pair))
+    for spelling in (".NET", ".Net", ".net"):
+        at = text.find(spelling)
+        while at >= 0:
+            ends.append(at + 4)
+            at = text.find(spelling, at + 4)
+    found = []
+    for end in ends:
+        for s in SYMBOL.finditer(text, max(end - 42, 0), min(end + 1, len(text))):
+            if s.end() == end:
+                found.append((end, symbol_name(s)))
+                break
+    return found
+
+
+# Where a run needs parts: a case change, digits by letters. Looked for by
+# bytes.find, one pair at a time: an alternation of them in one regex cost ~7
+# times as much, tried at every position. A run joined by _ or - alone gets
+# nothing: unicode61 splits it, and a query joins it (memsearch.query).
+_BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
+
+
+def _runs(cls: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each run of ASCII letters, digits, _ and - holding a
+    boundary, in ``cls`` (the text spelled by _CLASSES)."""
+    spans: dict[int, int] = {}
+    for pair in _BOUNDARIES:
+        at = cls.find(pair)
+        while at >= 0:
+            start = cls.rfind(b" ", 0, at) + 1
+            end = cls.find(b" ", at)
+            end = len(cls) if end < 0 else end
+            spans[start] = end
+            at = cls.find(pair, end)
+    return sorted(spans.items())
+
+
+def _foldable_words(text: str) -> list[tuple[int, str]]:
+    """(end, word) of each word holding a letter to fold (_foldable); the word
+    stops at CJK, which memsearch.cjk spells as bigrams."""
+    found = {}
+    letter, cjk = _foldable(), _not_in_word()
+    for m in letter.finditer(text):
+        start = m.start()
+        if found and start < max(found):
+            continue  # inside the last word found
+        while start > 0 and cjk.match(text, start - 1) is None:
+            start -= 1
+        end = m.end()
+        while end < len(text) and cjk.match(text, end) is None:
+            end += 1
+        found[end] = text[start:end]
+    return sorted(found.items())
 
 
 def _word_start(chars: list, end: int) -> int:

@@ -98,7 +98,7 @@ def _fragments(word: str) -> list[str]:
     its parts as a phrase (getUserById: "get User By Id") and, joined by _,
     its parts joined ("userid"), as the index's expansions hold them."""
     terms = query_terms(word)
-    if word.isascii() and codewords.IDENTIFIER.fullmatch(word):
+    if word.isascii():
         terms += [quote(form) for form in codewords.identifier_forms(word)]
     return list(dict.fromkeys(terms))
 

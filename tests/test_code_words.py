@@ -63,7 +63,7 @@ CASES = [
     ("get_user_by_id", "code/getuser.md", "<<getUserById>>"),
     ("userId", "code/snake.md", "<<user_id>>"),
     ("user_id", "code/snake.md", "<<user_id>>"),
-    ("user-id", "code/snake.md", "<<user_id>>"),
+    ("user-id", "code/snake.md", "<<user>>_<<id>>"),
     ("requestId", "code/kebab.md", "x-<<request-id>>"),
     ("session_token", "code/camel.md", "<<sessionToken>>"),
     ("session token", "code/camel.md", "<<sessionToken>>"),
