@@ -13,9 +13,10 @@ tokens the word stands for::
   ``C#``, ``F#``) or ``.NET``: its spelled name (``cplusplus``, ``csharp``,
   ``dotnet``), so it is a word of its own and not the letter ``c``;
 - an identifier with case changes or digits (``getUserById``, ``utf8``):
-  its parts (``get User By Id``); one joined by ``_`` or ``-``
-  (``user_id``, ``user-id``): its parts joined (``userid``), so the three
-  spellings meet both at ``userid`` and at the phrase ``user id``;
+  its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
+  (``get_userById``), all of them joined (``getuserbyid``). ``user_id`` needs
+  nothing: unicode61 splits it, and a query for ``userId`` asks for the
+  phrase ``"user Id"`` as well as the token ``userid``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
   two marks as in Vietnamese, ``ı ø ł đ``, full-width letters): its folded
   form (``Αθηνα``, ``tieng``, ``git``).

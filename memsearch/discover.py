@@ -27,6 +27,8 @@ from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
+from .fingerprint import STAT_FIELDS, Fingerprint, make
+from .fingerprint import key as fp_key
 from .memory_file import below
 from .walk import Skipped, Walk, add_file, real_folder, shown_name
 
@@ -237,7 +239,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                 except OSError:
                     st = None
                 if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                    found[shown] = (entry.path, st.st_size, st.st_mtime_ns)
+                    found[shown] = (entry.path, make(fp_key(st)))
                 else:
                     _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped)
 
@@ -318,16 +320,16 @@ class _RootCache:
         self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None
         self.probes: dict[str, _Probe] = {}
         # Nested files reached through no link when last checked, by shown path:
-        # (absolute path, st_dev, st_ino, st_ctime_ns). The very same inode with
-        # the same ctime (which no one can set back) needs no lstat of the
-        # folders on the way: whatever path leads to it, it is that file.
-        self.nested: dict[str, tuple[str, int, int, int]] = {}
+        # (absolute path, Fingerprint). The very same inode with the same ctime
+        # (which no one can set back) needs no lstat of the folders on the
+        # way: whatever path leads to it, it is that file.
+        self.nested: dict[str, tuple[str, Fingerprint]] = {}
         # The known dict of the last walk that found every file as known; at the
         # second such walk in a row (the first, when saved) the steady state:
         # (known, settled paths, their ctimes, the other paths, their _KEYs).
         self.calm: dict | None = None
         self.steady: tuple | None = None
-        self.flat: tuple = (None, {}, [])  # see _flat_and_nested
+        self.flat: tuple = (None, [])  # see _nested
         self.asked: dict | None = None  # the known dict the saved state was last read (or taken) for
 
 
@@ -346,8 +348,9 @@ def _dir_key(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
 
 
-# What the snapshot checks of each lstat: all _still and the nested check see.
-_KEY_FIELDS = ("st_mtime_ns", "st_ino", "st_size", "st_mode", "st_ctime_ns", "st_dev")
+# What the snapshot checks of each lstat: all _still and the nested check see
+# (key[:5] is the Fingerprint, key[5] the file type; a folder: key[1], key[4]).
+_KEY_FIELDS = STAT_FIELDS + ("st_mode",)
 _KEY = attrgetter(*_KEY_FIELDS)
 # What a steady check compares of a path whose ctime has settled (is RACY_NS
 # old): the ctime alone. Writes, truncation, utime, chmod, link and rename all
@@ -356,7 +359,7 @@ _KEY = attrgetter(*_KEY_FIELDS)
 _CTIME = attrgetter("st_ctime_ns")
 
 
-def _steady(cache: _RootCache, known: dict[str, str]) -> bool:
+def _steady(cache: _RootCache, known: dict[str, Fingerprint]) -> bool:
     """Whether nothing changed since a walk found every file as known: the
     lstats of _still and the nested check, made and compared in C (map over
     os.lstat, one list compared whole). Any difference: the careful walk decides."""
@@ -368,13 +371,12 @@ def _steady(cache: _RootCache, known: dict[str, str]) -> bool:
         same = list(map(_CTIME, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
     except OSError:
         return False
-    if same and racy and max(key[4] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
-        cache.steady = (known, settled + racy, ctimes + [key[4] for key in keys], [], [])
+    if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
+        cache.steady = (known, settled + racy, ctimes + [key[2] for key in keys], [], [])
     return same
 
 
-def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_flat: dict,
-              max_file_bytes: int) -> tuple | None:
+def _snapshot(real_root: str, cache: _RootCache, known: dict[str, Fingerprint], max_file_bytes: int) -> tuple | None:
     """The steady state after a walk that found every known file unchanged,
     nothing new and nothing passed over, from lstats taken again now and
     checked against what the walk relied on (a change in between must not
@@ -387,7 +389,7 @@ def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_fl
     for probe in probes.values():
         dirs += probe.dirs
         files += probe.files
-    if len(files) + len(nested) != len(known_flat):
+    if len(files) + len(nested) != len(known):
         return None
     paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in nested.values()]
     try:
@@ -395,19 +397,17 @@ def _snapshot(real_root: str, cache: _RootCache, known: dict[str, str], known_fl
     except OSError:
         return None
     for (_, mtime_ns, ino), key in zip(dirs, keys):
-        if key[:2] != (mtime_ns, ino):
+        if (key[1], key[4]) != (mtime_ns, ino):
             return None
-    identities = [(rel, None) for rel, _ in files] + [(rel, seen[1:]) for rel, seen in nested.items()]
-    for (rel, identity), key in zip(identities, keys[len(dirs):]):
-        if (not S_ISREG(key[3]) or key[2] > max_file_bytes or known_flat.get(rel) != (key[2], key[0])
-                or identity is not None and (key[5], key[1], key[4]) != identity):
+    for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):]):
+        if not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]:
             return None
     before = time.time_ns() - RACY_NS
     settled, ctimes, racy, racy_keys = [], [], [], []
     for path, key in zip(paths, keys):
-        if key[4] < before:
+        if key[2] < before:
             settled.append(path)
-            ctimes.append(key[4])
+            ctimes.append(key[2])
         else:
             racy.append(path)
             racy_keys.append(key)
@@ -481,7 +481,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             except OSError:
                 st = None
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                mine[f"{name}/{rel}"] = (path, st.st_size, st.st_mtime_ns)
+                mine[f"{name}/{rel}"] = (path, make(fp_key(st)))
                 continue
             if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
@@ -493,7 +493,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
     files_found = []
     base = real_root.rstrip(os.sep) + os.sep
     linked = {path for path, _, _ in links}
-    for rel, (abspath, _, _) in mine.items():
+    for rel, (abspath, _) in mine.items():
         shown = base + rel.replace("/", os.sep)
         if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
             return None
@@ -539,19 +539,18 @@ def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[in
             st = lstat(abspath)
         except OSError:
             return None
-        size = st.st_size
+        now = fp_key(st)
         # The common case first, in as few operations as it takes (every file, every query).
-        if (fp is not None and st.st_mtime_ns == fp[1] and size == fp[0] and st.st_mode & _FORMAT == _REGULAR
-                and size <= max_file_bytes and rel not in recheck):
+        if now == fp and st.st_mode & _FORMAT == _REGULAR and now[0] <= max_file_bytes and rel not in recheck:
             unchanged += 1
             continue
-        if not S_ISREG(st.st_mode) or size > max_file_bytes:
+        if not S_ISREG(st.st_mode) or now[0] > max_file_bytes:
             return None
-        changed[rel] = (abspath, size, st.st_mtime_ns)  # a plain file with a new fingerprint, or one to recheck
+        changed[rel] = (abspath, make(now))  # a plain file with a new fingerprint, or one to recheck
     return unchanged, changed
 
 
-def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None = None,
+def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
                    recheck: set[str] | frozenset = frozenset(), *, deep: bool = False,
                    saved: SavedState | None = None) -> Walk:
     """walk.walk() for a folder of checkouts: the memory files found (paths
@@ -575,17 +574,17 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
         if _steady(cache, known):
             result.unchanged = len(known)
             return result
-    known_flat, nested = _flat_and_nested(known, cache)
+    nested = _nested(known, cache)
     unchanged = known_seen = 0
-    found: dict[str, tuple[str, int, int]] = {}  # probed afresh: compared below
+    found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
     probes: dict[str, _Probe] = {}
     for name, checkout in _listed_checkouts(real_root, cache, now, skipped):
         probe = cache.probes.get(checkout)
-        still = _still(probe, max_file_bytes, known_flat, recheck) if probe is not None else None
+        still = _still(probe, max_file_bytes, known, recheck) if probe is not None else None
         if still is not None:
             unchanged += still[0]
-            known_seen += still[0] + sum(rel in known_flat for rel in still[1])
+            known_seen += still[0] + sum(rel in known for rel in still[1])
             result.files.update(still[1])
             probes[checkout] = probe
         else:
@@ -595,7 +594,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     cache.probes = probes
-    checked: dict[str, tuple[str, int, int, int]] = {}
+    checked: dict[str, tuple[str, Fingerprint]] = {}
     if not deep:
         # Nested files found by an earlier deep walk: still there? (Resolved
         # paths: an lstat is their stat; a link there now takes _stat_nested.)
@@ -608,33 +607,31 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, str] | None 
                     st = os.lstat(seen[0])
                 except OSError:
                     st = None
-                if (st is not None and (st.st_dev, st.st_ino, st.st_ctime_ns) == seen[1:]
+                if (st is not None and fp_key(st) == seen[1]
                         and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes):
-                    found[rel] = (seen[0], st.st_size, st.st_mtime_ns)
-                    checked[rel] = seen
+                    found[rel] = checked[rel] = seen
                     continue
-            st = _stat_nested(rel, real_root, max_file_bytes, found, skipped)
-            if st is not None:
-                checked[rel] = (found[rel][0], st.st_dev, st.st_ino, st.st_ctime_ns)
+            if _stat_nested(rel, real_root, max_file_bytes, found, skipped):
+                checked[rel] = found[rel]
         cache.nested = checked
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
     for rel, info in found.items():
-        if rel in known_flat:
+        if rel in known:
             known_seen += 1
-        if known_flat.get(rel) == (info[1], info[2]) and rel not in recheck:
+        if known.get(rel) == info[1] and rel not in recheck:
             unchanged += 1
         else:
             result.files[rel] = info
     result.unchanged = unchanged
-    if known_seen != len(known_flat):  # some known file was not found: which
+    if known_seen != len(known):  # some known file was not found: which
         seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
-        result.missing = [rel for rel in known_flat if rel not in seen_now]
+        result.missing = [rel for rel in known if rel not in seen_now]
     elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
         # Kept for the next process, the state is worth taking at once;
         # otherwise at the second calm walk (a one-shot query never pays).
         if calm is known or saved is not None:
-            cache.steady = _snapshot(real_root, cache, known, known_flat, max_file_bytes)
+            cache.steady = _snapshot(real_root, cache, known, max_file_bytes)
             if saved is not None and cache.steady is not None and len(known) <= SAVED_FILES:
                 cache.asked = known
                 saved.save(real_root, max_file_bytes, _encoded(cache.steady))
@@ -662,9 +659,9 @@ def _paths(blob: bytes) -> list[str]:
     return blob.decode("utf-8", "surrogateescape").split("\0") if blob else []
 
 
-def _known_text(known: dict[str, str]) -> bytes:
-    """The fingerprints as a row holds them: path NUL fingerprint NUL ..."""
-    return _text(chain.from_iterable(known.items()))
+def _known_text(known: dict[str, Fingerprint]) -> bytes:
+    """The fingerprints as a row holds them: path NUL its five numbers NUL ..."""
+    return _text(chain.from_iterable((path, " ".join(map(str, fp))) for path, fp in known.items()))
 
 
 def _encoded(steady: tuple) -> tuple:
@@ -674,7 +671,7 @@ def _encoded(steady: tuple) -> tuple:
             " ".join(str(n) for key in keys for n in key))
 
 
-def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
+def _restored(row: tuple | None, known: dict[str, Fingerprint]) -> tuple | None:
     """The steady state a saved row holds, if well formed and taken with the
     very fingerprints the index has now; else None."""
     if row is None or row[0] != _known_text(known):
@@ -691,10 +688,10 @@ def _restored(row: tuple | None, known: dict[str, str]) -> tuple | None:
     return known, settled, ctimes, racy, [tuple(numbers[i:i + width]) for i in range(0, len(numbers), width)]
 
 
-def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> os.stat_result | None:
+def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> bool:
     """_stat_file for a nested file, at a third of the cost: an lstat of each
     folder below the (resolved) root stands in for realpath; a link anywhere
-    takes the careful way. The file's lstat when reached through no link."""
+    takes the careful way. True when found reached through no link."""
     path = real_root
     parts = rel.split("/")
     try:
@@ -706,14 +703,14 @@ def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, ski
             path = f"{path}{os.sep}{parts[-1]}"
             st = os.lstat(path)
             if S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                found[rel] = (path, st.st_size, st.st_mtime_ns)
-                return st
+                found[rel] = (path, make(fp_key(st)))
+                return True
     except FileNotFoundError:
-        return None
+        return False
     except OSError:
         pass
     _stat_file(os.path.join(real_root, *parts), rel, real_root, max_file_bytes, found, skipped)
-    return None
+    return False
 
 
 def _in_place(rel: str) -> bool:
@@ -722,26 +719,14 @@ def _in_place(rel: str) -> bool:
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
 
-def _flat_and_nested(known: dict[str, str], cache: _RootCache) -> tuple[dict, list[str]]:
-    """``known`` as {path: (size, mtime_ns)}, and the paths in it only the deep
-    walk finds; cached while ``known`` is the same (one tuple swapped whole,
-    so a thread never pairs one known's flat form with another's nested)."""
+def _nested(known: dict[str, Fingerprint], cache: _RootCache) -> list[str]:
+    """The paths of ``known`` only the deep walk finds; cached while ``known``
+    is the same (one tuple swapped whole: a thread never pairs one known with
+    another's list)."""
     cached = cache.flat
     if cached[0] is not known:
-        flat = _flatten(known)
-        cached = cache.flat = (known, flat, [rel for rel in flat if "/" in rel and not _in_place(rel)])
-    return cached[1], cached[2]
-
-
-def _flatten(known: dict[str, str]) -> dict[str, tuple[int, int] | None]:
-    flat = {}  # walk._parse inlined: ~10% faster, paid by every one-shot query whose state is not steady
-    for rel, fp in known.items():
-        size, _, mtime_ns = fp.partition("-")
-        try:
-            flat[rel] = (int(size), int(mtime_ns))
-        except ValueError:
-            flat[rel] = None
-    return flat
+        cached = cache.flat = (known, [rel for rel in known if "/" in rel and not _in_place(rel)])
+    return cached[1]
 
 
 def is_instructions(rel: str) -> bool:

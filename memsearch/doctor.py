@@ -33,7 +33,7 @@ from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, printable_path
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
-from .walk import fingerprint
+from .fingerprint import COLUMNS, make
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -247,8 +247,8 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         if found:
             shown = "; ".join(f"{printable_path(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
-    on_disk = {rel: fingerprint(size, mtime_ns) for rel, (_, size, mtime_ns) in seen.files.items()}
-    stored = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
+    on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
+    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     gone = sorted(stored.keys() - on_disk.keys())
     missing = sorted(on_disk.keys() - stored.keys())
     outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])

@@ -21,6 +21,7 @@ from . import discover
 from .errors import RootNotFound
 from .memory_file import MEMORY_DIR, MIMO_SCOPES, disk_name, link_target_refusal
 from .roots import LABEL_SEP, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
+from .fingerprint import Fingerprint
 from .walk import Known, Walk, printable_name, walk
 
 
@@ -128,7 +129,7 @@ class Layout:
                 out.append((root.path, label, True))
         return out
 
-    def walk(self, max_file_bytes: int, known: dict[str, str] | None = None,
+    def walk(self, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
              recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False,
              saved: discover.SavedState | None = None) -> Walk:
         """walk.walk over every root, as one walk of one tree of shown paths.
@@ -162,8 +163,8 @@ class Layout:
         total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
         return total
 
-    def _partition(self, known: dict[str, str], prefixes: list[str], whole: bool = False
-                   ) -> tuple[dict[str, tuple[dict[str, str], Known]], list[str]]:
+    def _partition(self, known: dict[str, Fingerprint], prefixes: list[str], whole: bool = False
+                   ) -> tuple[dict[str, tuple[dict[str, Fingerprint], Known]], list[str]]:
         """The known fingerprints split by the folder they belong to (keyed
         relative to it, and as the walk looks them up), and the paths that
         belong to none. ``whole``: one folder holds them all. Kept while
@@ -172,7 +173,7 @@ class Layout:
         if cached is not None and cached[0] is known and cached[1] == prefixes:
             return cached[2], cached[3]
         if whole:
-            parts: dict[str, dict[str, str]] = {"": known}
+            parts: dict[str, dict[str, Fingerprint]] = {"": known}
             gone: list[str] = []
         else:
             wanted = set(prefixes)

@@ -69,7 +69,7 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
         roots = Layout(resolve(given))
     found = roots.walk(max_file_bytes).files
     newest = sorted(
-        ((mtime_ns, path, abspath) for path, (abspath, _size, mtime_ns) in found.items()
+        ((fp.mtime_ns, path, abspath) for path, (abspath, fp) in found.items()
          if roots.owner(path)[1].rsplit("/", 1)[-1] != INDEX_NAME),  # indexes list memories
         key=lambda item: (-item[0], item[1]),
     )

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager, nullcontext, suppress
+from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .db import write_transaction
@@ -18,10 +19,11 @@ from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
 from .prepare import Prepared, failed, prepare_one
-from .walk import FileInfo, Skipped, Walk, fingerprint, walk, walk_paths
+from .fingerprint import COLUMNS, Fingerprint, make
+from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A file modified this close to its read may change again within the same
-# timestamp tick, size and mtime unchanged: its row is marked racy and re-read
+# timestamp tick, its fingerprint unchanged: its row is marked racy and re-read
 # at each reconcile until the file is older than this when read. Two seconds
 # covers coarse clocks (FAT, some network file systems).
 RACY_NS = 2_000_000_000
@@ -49,15 +51,17 @@ MERGE_PAGES = 500
 # writes (memsearch.bulkread); starting it costs ~0.1 s.
 BULK_READ_MIN = 4096
 
-UPSERT = """
+UPSERT = f"""
 INSERT INTO memory_fts (path, root, scope, scope_id, type, name, description, body, frontmatter_error,
-                        fingerprint, racy, body_seg, name_seg, description_seg)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        racy, body_seg, name_seg, description_seg, {COLUMNS})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (path) DO UPDATE SET
     root = excluded.root, scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
     name = excluded.name, description = excluded.description, body = excluded.body,
-    frontmatter_error = excluded.frontmatter_error, fingerprint = excluded.fingerprint, racy = excluded.racy,
-    body_seg = excluded.body_seg, name_seg = excluded.name_seg, description_seg = excluded.description_seg
+    frontmatter_error = excluded.frontmatter_error, racy = excluded.racy,
+    body_seg = excluded.body_seg, name_seg = excluded.name_seg, description_seg = excluded.description_seg,
+    size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
+    device = excluded.device, inode = excluded.inode
 """
 
 
@@ -106,7 +110,7 @@ class LeftOut(NamedTuple):
 class _Plan:
     __slots__ = ("stored", "to_read", "removed", "unchanged")
 
-    def __init__(self, stored: dict[str, str], to_read: list[FileInfo], unchanged: int):
+    def __init__(self, stored: dict[str, Fingerprint], to_read: list[FileInfo], unchanged: int):
         self.stored, self.to_read, self.unchanged = stored, to_read, unchanged
         self.removed: list[str] = []
 
@@ -132,9 +136,9 @@ class KnownFingerprints:
 
     def __init__(self):
         self._version = None
-        self._value: tuple[dict[str, str], set[str]] | None = None
+        self._value: tuple[dict[str, Fingerprint], set[str]] | None = None
 
-    def get(self, conn) -> tuple[dict[str, str], set[str]]:
+    def get(self, conn) -> tuple[dict[str, Fingerprint], set[str]]:
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if self._value is None or version != self._version:
             value = _stored(conn)
@@ -312,26 +316,26 @@ def _outermost(paths: Iterable[str]) -> list[str]:
     return sorted(kept)
 
 
-def _stored_under(conn, paths: list[str]) -> tuple[dict[str, str], set[str]]:
+def _stored_under(conn, paths: list[str]) -> tuple[dict[str, Fingerprint], set[str]]:
     """Stored fingerprints (and racy paths) of the rows at or under paths."""
-    fingerprints: dict[str, str] = {}
+    fingerprints: dict[str, Fingerprint] = {}
     racy: set[str] = set()
     for path in paths:
         # '0' follows '/': [p/, p0) is every path below p, on the path index.
-        for row, fp, is_racy in conn.execute(
-                "SELECT path, fingerprint, racy FROM memory_fts WHERE path = ? OR (path >= ? AND path < ?)",
+        for row, is_racy, *fp in conn.execute(
+                f"SELECT path, racy, {COLUMNS} FROM memory_fts WHERE path = ? OR (path >= ? AND path < ?)",
                 (path, path + "/", path + "0")):
-            fingerprints[row] = fp
+            fingerprints[row] = make(fp)
             if is_racy:
                 racy.add(row)
     return fingerprints, racy
 
 
-def _changed(seen: Walk, now: tuple[dict[str, str], set[str]]) -> list[FileInfo]:
+def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
     """The files of the walk that differ from the index ``now``."""
     stored, racy = now
-    return [FileInfo(rel, abspath, size, mtime_ns) for rel, (abspath, size, mtime_ns) in seen.files.items()
-            if stored.get(rel) != fingerprint(size, mtime_ns) or rel in racy]
+    return [FileInfo(rel, abspath, fp) for rel, (abspath, fp) in seen.files.items()
+            if stored.get(rel) != fp or rel in racy]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
@@ -356,14 +360,15 @@ def _malformed(conn) -> tuple[Skipped, ...]:
         "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
 
 
-def _stored(conn) -> tuple[dict[str, str], set[str]]:
+def _stored(conn) -> tuple[dict[str, Fingerprint], set[str]]:
     """Stored fingerprints by path, and the paths marked racy."""
-    fingerprints = dict(conn.execute("SELECT path, fingerprint FROM memory_fts"))
+    rows = conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts").fetchall()  # no Python call a row
+    fingerprints = dict(zip(map(itemgetter(0), rows), map(make, map(itemgetter(slice(1, None)), rows))))
     racy = {path for (path,) in conn.execute("SELECT path FROM memory_fts WHERE racy")}
     return fingerprints, racy
 
 
-def _plan(layout: Layout, seen: Walk, known: dict[str, str], now: tuple[dict[str, str], set[str]],
+def _plan(layout: Layout, seen: Walk, known: dict[str, Fingerprint], now: tuple[dict[str, Fingerprint], set[str]],
           max_file_bytes: int) -> _Plan:
     """What to write, given the walk and the index as it is under the lock."""
     stored, to_read = now[0], _changed(seen, now)
@@ -443,6 +448,6 @@ def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]
     body, meta, body_seg, name_seg, description_seg = got
     root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
     name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
-    racy = info.mtime_ns + RACY_NS > time.time_ns()
+    racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()
     return (info.relpath, root_ids[root_key], scope, scope_id, kind, name, description, body, error,
-            info.fingerprint, racy, body_seg, name_seg, description_seg)
+            racy, body_seg, name_seg, description_seg, *info.fingerprint)

@@ -1,4 +1,4 @@
-"""Walk a memory root: every Markdown file with its size and mtime, and every
+"""Walk a memory root: every Markdown file with its Fingerprint, and every
 file passed over with the reason. The walk is the floor under every fresh
 query: one scandir per directory, one stat and one tuple per Markdown file.
 """
@@ -10,6 +10,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
+from .fingerprint import Fingerprint, key, make
 from .memory_file import below, is_markdown, link_target_refusal, printable_name
 
 
@@ -32,31 +33,22 @@ def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None
 class FileInfo(NamedTuple):
     relpath: str  # '/'-separated, relative to the root
     abspath: str
-    size: int
-    mtime_ns: int
-
-    @property
-    def fingerprint(self) -> str:
-        return fingerprint(self.size, self.mtime_ns)
-
-
-def fingerprint(size: int, mtime_ns: int) -> str:
-    return f"{size}-{mtime_ns}"
+    fingerprint: Fingerprint
 
 
 class Known:
     """The fingerprints a walk compares files with, by directory:
-    ``{"projects/p1/": {"notes.md": (size, mtime_ns)}}``, from the index's
-    ``{path: "size-mtime_ns"}``. A lookup by name needs no path string per
+    ``{"projects/p1/": {"notes.md": Fingerprint}}``, from the index's
+    ``{path: Fingerprint}``. A lookup by name needs no path string per
     file: on a 10k-file tree, 1.10x the bare stat walk instead of 1.23-1.26x."""
 
     __slots__ = ("dirs",)
 
-    def __init__(self, fingerprints: Mapping[str, str]):
-        dirs: dict[str, dict[str, tuple[int, int] | None]] = {}
+    def __init__(self, fingerprints: Mapping[str, Fingerprint]):
+        dirs: dict[str, dict[str, Fingerprint]] = {}
         for rel, fp in fingerprints.items():
             folder, name = _split(rel)
-            dirs.setdefault(folder, {})[name] = _parse(fp)
+            dirs.setdefault(folder, {})[name] = fp
         self.dirs = dirs
 
 
@@ -66,14 +58,6 @@ def _split(rel: str) -> tuple[str, str]:
     return (folder + "/" if folder else ""), name
 
 
-def _parse(fp: str) -> tuple[int, int] | None:
-    size, _, mtime_ns = fp.partition("-")
-    try:
-        return int(size), int(mtime_ns)
-    except ValueError:
-        return None  # not one of ours: never equal, so the file is read again
-
-
 class Walk:
     """What a walk found: files to (re)read, and how the rest compared with
     the fingerprints the caller already knew."""
@@ -81,7 +65,7 @@ class Walk:
     __slots__ = ("files", "skipped", "unchanged", "missing")
 
     def __init__(self):
-        self.files: dict[str, tuple[str, int, int]] = {}  # relpath -> (abspath, size, mtime_ns)
+        self.files: dict[str, tuple[str, Fingerprint]] = {}  # relpath -> (abspath, fingerprint)
         self.skipped: list[Skipped] = []
         self.unchanged = 0  # known files whose fingerprint matched (every known path not in files or missing)
         self.missing: list[str] = []  # known paths not found on disk
@@ -96,7 +80,7 @@ def real_folder(root: str) -> str:
     return real_root
 
 
-def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None = None,
+def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint] | None = None,
          recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
     """Every Markdown file under root: one whose fingerprint is in ``known``
     (and not in ``recheck``) is only counted as unchanged, any other lands in
@@ -152,10 +136,11 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
                         st = entry.stat(follow_symlinks=False)
                         size = st.st_size
                         if size <= max_file_bytes and S_ISREG(st.st_mode):
-                            if pop(name, None) == (size, st.st_mtime_ns) and name not in recheck_here:
+                            now = key(st)
+                            if pop(name, None) == now and name not in recheck_here:
                                 unchanged += 1
                             else:
-                                files[prefix + name] = (entry.path, size, st.st_mtime_ns)
+                                files[prefix + name] = (entry.path, make(now))
                             continue
                         if not S_ISLNK(st.st_mode):
                             add_file(prefix + name, entry.path, st, files, skipped, max_file_bytes)
@@ -172,10 +157,10 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, str] | None
         # reconciling with it would empty the index.
         raise RootNotFound(f"memory root vanished: {root}")
     # Files reached through links skipped the comparison above; settle them.
-    for rel, (_, size, mtime_ns) in list(files.items()):
+    for rel, (_, fp) in list(files.items()):
         folder, name = _split(rel)
         here = walked.get(folder)
-        if here and here.pop(name, None) == (size, mtime_ns) and name not in again.get(folder, ()):
+        if here and here.pop(name, None) == fp and name not in again.get(folder, ()):
             del files[rel]
             unchanged += 1
     result.unchanged = unchanged
@@ -215,7 +200,7 @@ def add_file(rel, abspath, st, files, skipped, max_file_bytes):
     elif st.st_size > max_file_bytes:
         skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
     else:
-        files[rel] = (abspath, st.st_size, st.st_mtime_ns)
+        files[rel] = (abspath, make(key(st)))
 
 
 def _reason(ex: OSError) -> str:

@@ -10,14 +10,11 @@ CREATE TABLE memory_fts (
     scope_id TEXT,
     type TEXT NOT NULL,
     body TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
     racy INTEGER NOT NULL DEFAULT 0
 , root INTEGER NOT NULL DEFAULT 0, name TEXT, description TEXT, frontmatter_error TEXT, body_seg TEXT, name_seg TEXT, description_seg TEXT, idx_body TEXT GENERATED ALWAYS AS (coalesce(body_seg, body)) VIRTUAL, idx_name TEXT GENERATED ALWAYS AS (coalesce(name_seg, name)) VIRTUAL, idx_description TEXT
-    GENERATED ALWAYS AS (coalesce(description_seg, description)) VIRTUAL);
+    GENERATED ALWAYS AS (coalesce(description_seg, description)) VIRTUAL, size INTEGER NOT NULL DEFAULT -1, mtime_ns INTEGER NOT NULL DEFAULT -1, ctime_ns INTEGER NOT NULL DEFAULT -1, device INTEGER NOT NULL DEFAULT -1, inode INTEGER NOT NULL DEFAULT -1);
 
 CREATE INDEX memory_fts_scope ON memory_fts (scope, scope_id);
-
-CREATE INDEX memory_fts_fingerprint ON memory_fts (path, fingerprint);
 
 CREATE INDEX memory_fts_racy ON memory_fts (path) WHERE racy;
 
@@ -140,3 +137,5 @@ CREATE TABLE walk_state (
     racy_keys TEXT NOT NULL,        -- six numbers a path (discover._KEY_FIELDS)
     PRIMARY KEY (root, max_file_bytes)
 );
+
+CREATE INDEX memory_fts_fingerprint ON memory_fts (path, size, mtime_ns, ctime_ns, device, inode);

@@ -34,7 +34,7 @@ def rows(db) -> list[tuple]:
     conn = sqlite3.connect(db)
     try:
         return conn.execute(
-            "SELECT path, scope, scope_id, type, name, description, body, frontmatter_error, fingerprint,"
+            "SELECT path, scope, scope_id, type, name, description, body, frontmatter_error, size, mtime_ns,"
             " body_seg, name_seg, description_seg FROM memory_fts ORDER BY path").fetchall()
     finally:
         conn.close()

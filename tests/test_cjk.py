@@ -614,7 +614,7 @@ def test_unchanged_indexed_text_fires_no_index_update(cjk_index):
     conn.execute("CREATE TEMP TABLE fired (n)")
     conn.execute("CREATE TEMP TRIGGER count_au AFTER UPDATE ON memory_fts "
                  "WHEN old.idx_body IS NOT new.idx_body BEGIN INSERT INTO fired VALUES (1); END")
-    conn.execute("UPDATE memory_fts SET fingerprint = 'x', racy = 1")
+    conn.execute("UPDATE memory_fts SET size = -1, racy = 1")
     assert conn.execute("SELECT count(*) FROM fired").fetchone()[0] == 0
     conn.execute("UPDATE memory_fts SET body_seg = NULL WHERE path = 'projects/git/commit.md'")
     assert conn.execute("SELECT count(*) FROM fired").fetchone()[0] == 1

@@ -215,8 +215,10 @@ def test_an_index_from_before_0011_is_migrated(tmp_path):
     conn.execute("INSERT INTO memory_roots (id, key) VALUES (1, ?)", (key,))
     for rel in ("code.md", "other.md"):
         st = (root / rel).stat()
-        conn.execute("INSERT INTO memory_fts (path, root, scope, type, body, fingerprint) VALUES (?, 1, 'x', 'x', ?, ?)",
-                     (rel, (root / rel).read_text(), f"{st.st_size}-{st.st_mtime_ns}"))
+        # The fingerprint of the file as it is: without 0011, nothing would be read again.
+        conn.execute("INSERT INTO memory_fts (path, root, scope, type, body, size, mtime_ns, ctime_ns, device, inode)"
+                     " VALUES (?, 1, 'x', 'x', ?, ?, ?, ?, ?, ?)",
+                     (rel, (root / rel).read_text(), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino))
     conn.execute("INSERT INTO history_files (root, path, project, size, mtime_ns, inode, consumed, head, tail)"
                  " VALUES ('/r', 'p.jsonl', 'p', 1, 1, 42, 1, x'', x'')")
     conn.close()

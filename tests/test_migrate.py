@@ -16,7 +16,7 @@ def test_schema_tables_columns_and_triggers(tree, tmp_path):
     # sqlite-utils reads the schema as its own FTS support would have written it.
     with contextlib.closing(sqlite_utils.Database(tmp_path / "db")) as db:
         assert {"memory_fts", "memory_fts_idx", "memory_roots", "schema_migrations"} <= set(db.table_names())
-        assert {"id", "path", "scope", "scope_id", "type", "body", "fingerprint"} <= set(db["memory_fts"].columns_dict)
+        assert {"id", "path", "scope", "scope_id", "type", "body", "size", "mtime_ns", "ctime_ns", "device", "inode"} <= set(db["memory_fts"].columns_dict)
         fts = db["memory_fts_idx"].schema  # external content over memory_fts
         assert ("content = 'memory_fts'" in fts or "content='memory_fts'" in fts) and "content_rowid" in fts
         triggers = db.triggers_dict

@@ -24,12 +24,28 @@ def test_report_counts(tree, tmp_path):
         assert third.updated == ("sessions/s1/notes.md",)
 
 
-def test_fingerprint_is_size_and_ns_mtime(tree, tmp_path):
+def test_fingerprint_is_size_mtime_ctime_device_and_inode_in_integer_columns(tree, tmp_path):
     with MemoryIndex(tree, tmp_path / "db") as idx:
         idx.reconcile()
-        fp = idx.conn.execute("SELECT fingerprint FROM memory_fts WHERE path = 'README.md'").fetchone()[0]
+        fp = idx.conn.execute("SELECT size, mtime_ns, ctime_ns, device, inode FROM memory_fts"
+                              " WHERE path = 'README.md'").fetchone()
     st = (tree / "README.md").stat()
-    assert fp == f"{st.st_size}-{st.st_mtime_ns}"
+    assert fp == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino)
+
+
+def test_a_same_size_rewrite_with_the_mtime_put_back_is_read_again(tree, tmp_path):
+    """The ctime gives it away: no one can set it back (issue 29)."""
+    path = tree / "README.md"
+    old = path.stat().st_mtime_ns - 3600 * 10**9  # not racy: the fingerprint alone decides
+    os.utime(path, ns=(old, old))
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        idx.reconcile()
+        text = path.read_text()
+        st = path.stat()
+        path.write_text("Z" + text[1:])
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+        assert idx.reconcile().updated == ("README.md",)
 
 
 def test_hidden_dirs_and_non_markdown_are_ignored(root, tmp_path):
