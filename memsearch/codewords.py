@@ -99,12 +99,10 @@ def _foldable() -> re.Pattern[str]:
     return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-@functools.cache
-def _not_in_word() -> re.Pattern[str]:
-    """A character that ends a word to fold: no letter, digit or mark, or CJK."""
-    from .cjk import _CJK_CLASS  # cjk imports this module: late, and only for text that is not ASCII
-
-    return re.compile(rf"[^\w\u0300-\u036f]|[{_CJK_CLASS}]")
+# What ends a word to fold: no letter, digit or mark, or one of a script
+# fold() never changes (so a word stops at CJK, which memsearch.cjk spells
+# as bigrams).
+_NOT_IN_WORD = re.compile("[^\\w\u0300-\u036f]|[^\u0000-\u052f\u1e00-\u1fff\uff10-\uff5a]")
 
 
 def folded(word: str) -> str:
@@ -214,15 +212,15 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
     """(end, word) of each word holding a letter to fold (_foldable); the word
     stops at CJK, which memsearch.cjk spells as bigrams."""
     found = {}
-    letter, cjk = _foldable(), _not_in_word()
+    letter, stop = _foldable(), _NOT_IN_WORD
     for m in letter.finditer(text):
         start = m.start()
         if found and start < max(found):
             continue  # inside the last word found
-        while start > 0 and cjk.match(text, start - 1) is None:
+        while start > 0 and stop.match(text, start - 1) is None:
             start -= 1
         end = m.end()
-        while end < len(text) and cjk.match(text, end) is None:
+        while end < len(text) and stop.match(text, end) is None:
             end += 1
         found[end] = text[start:end]
     return sorted(found.items())
