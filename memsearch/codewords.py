@@ -211,19 +211,19 @@ def _runs(cls: bytes) -> list[tuple[int, int]]:
 def _foldable_words(text: str) -> list[tuple[int, str]]:
     """(end, word) of each word holding a letter to fold (_foldable); the word
     stops at CJK, which memsearch.cjk spells as bigrams."""
-    found = {}
-    letter, stop = _foldable(), _NOT_IN_WORD
-    for m in letter.finditer(text):
+    found, end = [], 0
+    stop = _NOT_IN_WORD
+    for m in _foldable().finditer(text):
         start = m.start()
-        if found and start < max(found):
+        if start < end:
             continue  # inside the last word found
         while start > 0 and stop.match(text, start - 1) is None:
             start -= 1
         end = m.end()
         while end < len(text) and stop.match(text, end) is None:
             end += 1
-        found[end] = text[start:end]
-    return sorted(found.items())
+        found.append((end, text[start:end]))
+    return found
 
 
 def _word_start(chars: list, end: int) -> int:
