@@ -141,6 +141,12 @@ def expand(text: str) -> str:
     return _expand(text)
 
 
+def index_forms(run: str) -> tuple[str, ...]:
+    """What the index adds after ``run`` (ASCII letters, digits, _ and -)."""
+    cls = run.encode("ascii", "replace").translate(_CLASSES)
+    return identifier_forms(run) if any(pair in cls for pair in _BOUNDARIES) else ()
+
+
 def _expand(text: str) -> str:
     adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
     ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept

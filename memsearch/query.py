@@ -117,6 +117,26 @@ def _compound_terms(text: str) -> list[str]:
     return terms
 
 
+_ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
+
+
+def _sequence(text: str) -> list[tuple[str, str, str]]:
+    """(key, first words, all words) of each word and symbol word of ``text``
+    in order, as the index spells them: a pair's phrase runs through the
+    first word's expansion (``C++ samples``: ``"C cplusplus samples"``)."""
+    items = []
+    for m in _ITEM.finditer(text):
+        if m.group().startswith(".") or m.group().endswith(("+", "#")):
+            token = codewords.symbol_name(m)
+            head = " ".join(WORD.findall(m.group()))
+            items.append((token, head, f"{head} {token}"))
+        else:
+            word = m.group()
+            forms = codewords.index_forms(word) if word.isascii() else ()
+            items.append((word.casefold(), word, " ".join((word, *forms))))
+    return items
+
+
 def _strip_markers(text: str) -> str:
     return text.replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
 
@@ -147,13 +167,13 @@ def plan(text: str) -> Query:
     # the index never holds (a full-width word is left unpaired too; a word
     # also searched case folded is paired as typed, as it was before).
     plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
-    sequence = WORD.findall(rest)
+    plain.update(token for _, token in symbols)
+    sequence = _sequence(text) if symbols or short else [(w.casefold(), w, w) for w in WORD.findall(rest)]
     pairs = {}
-    for a, b in zip(sequence, sequence[1:]):
-        key_a, key_b = a.casefold(), b.casefold()
+    for (key_a, _, spelled_a), (key_b, head_b, _) in zip(sequence, sequence[1:]):
         if key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain:
             continue
-        pairs.setdefault(f"{key_a} {key_b}", quote(f"{a} {b}"))
+        pairs.setdefault(f"{key_a} {key_b}", quote(f"{spelled_a} {head_b}"))
     single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
     return Query(terms, tuple(p for p in pairs.values() if p not in single))
 
