@@ -60,6 +60,11 @@ JOINT = re.compile(r"[_-]+")
 # A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
 MAX_JOINED = 6
 
+# An identifier's parts follow its first occurrence in a text only: after
+# each, a page naming CreateThread fifty times counted "thread" fifty times
+# more, and outranked the page about threads (bench/README.md, issue 33).
+# The whole identifier keeps its count; a search for its parts finds the file.
+
 # Letters with no decomposition that are read as their plain letter.
 _PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
                         **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})  # full width
@@ -142,7 +147,7 @@ def expand(text: str) -> str:
 
 
 def index_forms(run: str) -> tuple[str, ...]:
-    """What the index adds after ``run`` (ASCII letters, digits, _ and -)."""
+    """What the index adds after the first ``run`` (ASCII letters, digits, _ and -) of a text."""
     cls = run.encode("ascii", "replace").translate(_CLASSES)
     return identifier_forms(run) if any(pair in cls for pair in _BOUNDARIES) else ()
 
@@ -152,8 +157,13 @@ def _expand(text: str) -> str:
     ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
     for end, name in _symbols(text, ascii_.translate(_SYMBOL_CLASSES)):
         adds.setdefault(end, []).append(name)
+    seen = set()
     for start, end in _runs(ascii_.translate(_CLASSES)):
-        forms = identifier_forms(text[start:end])
+        run = text[start:end]
+        if run in seen:  # see ONCE
+            continue
+        seen.add(run)
+        forms = identifier_forms(run)
         if forms:
             adds.setdefault(end, []).extend(forms)
     if not text.isascii():

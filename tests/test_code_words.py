@@ -233,3 +233,11 @@ def test_an_index_from_before_0011_is_migrated(tmp_path):
         assert [h.path for h in idx.search("getUser")] == ["code.md"]
         assert idx.search("C++")[0].path == "code.md"
         assert idx.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_parts_follow_the_first_occurrence_only():
+    """A page naming CreateThread fifty times must not count "thread" fifty
+    times more; the whole identifier keeps its count."""
+    shown = codewords.expand("CreateThread starts it. CreateThread again, and CreateThread.")
+    assert shown.count("Create Thread") == 1 and shown.count("CreateThread") == 3
+    assert codewords.expand("C++ and C++").count("cplusplus") == 2  # symbol words: every time
