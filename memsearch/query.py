@@ -94,13 +94,19 @@ def _symbols(text: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _fragments(word: str) -> list[str]:
-    """What one word is searched as: query_terms(), then, for an identifier,
-    its parts as a phrase (getUserById: "get User By Id") and, joined by _,
-    its parts joined ("userid"), as the index's expansions hold them."""
+    """What one word is searched as: query_terms(), then, for an identifier
+    with a case change, its parts as a phrase (getUserById: "get User By
+    Id") and, joined by _, its parts joined ("userid"), as the index's
+    expansions hold them."""
     terms = query_terms(word)
-    if word.isascii():
+    if word.isascii() and CASE_OR_JOINT.search(word):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
     return list(dict.fromkeys(terms))
+
+
+# A word split at digits alone (8th, 5K, x86) is searched as typed: the
+# index holds it whole, so its parts searched it twice (LoCoMo's "8th").
+CASE_OR_JOINT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_")
 
 
 def _compound_terms(text: str) -> list[str]:
