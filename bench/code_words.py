@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+DEFAULT_CORPORA = next((p / "shared" / "corpora" for p in Path(__file__).resolve().parents
+                        if (p / "shared" / "corpora").is_dir()), Path("../shared/corpora"))
 QUERIES = ["getUserById", "template class", "how do I compress a folder", "C++ lambda capture", "git status"]
 
 
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, default=Path("/tmp/memsearch-bench/code-words-tree"))
     args = ap.parse_args()
     lay_out(args.corpora, args.tree)
+    args.tree.mkdir(parents=True, exist_ok=True)
     from memsearch import MemoryIndex
 
     db = Path(f"/tmp/memsearch-bench/code-words-{os.getpid()}.db")

@@ -119,7 +119,7 @@ def one_shot(src: Path, db: Path, runs: int) -> None:
 
     exe = shutil.which("memsearch", path=os.path.dirname(sys.executable)) or "memsearch"
     cmd = [exe, "query", "zebracorn", "--root", f"repos={src}", "--db", str(db)]
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # a first process may take the state
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # a warm-up
     fresh, bare = [], []
     for _ in range(runs):
         for extra, out in (([], fresh), (["--no-reconcile"], bare)):

@@ -24,6 +24,7 @@ _EXPORTS = {
     "MemsearchError": "errors",
     "NoSearchableWords": "errors",
     "NotAMemoryFile": "errors",
+    "RebuildContext": "rebuild",
     "ReconcileReport": "reconcile",
     "Root": "roots",
     "RootNotFound": "errors",
@@ -45,6 +46,7 @@ _EXPORTS = {
     "manifest": "manifests",
     "mimo_project_id": "identity",
     "read_session_context": "history",
+    "rebuild_context": "rebuild",
     "zcode_memory_dir": "identity",
     "zcode_project_folder": "identity",
 }

@@ -199,16 +199,52 @@ def manifest(folder, root, limit, as_json):
 
 
 @main.command()
-@click.argument("path", type=click.Path())
-def context(path):
+@click.argument("path", type=click.Path(), required=False)
+@click.option("--session", help="Print the rebuild block of this session (a folder under sessions/) instead.")
+@click.option("--project", help="With --session: the project id, or a repository's path (with a /).")
+@click.option("--root", "root_spec",
+              help="With --session: the memory root, DIR (a mimo tree), claude, zcode or KIND=DIR. Default: MiMo's"
+                   " memory folder.")
+@click.option("--budget", multiple=True, metavar="SECTION=TOKENS",
+              help="With --session, repeatable: a section's budget (checkpoint 11000, project 10000, notes 6000,"
+                   " global 6000, keys 500).")
+@click.option("--json", "as_json", is_flag=True, help="With --session: print the block and its parts as JSON.")
+def context(path, session, project, root_spec, budget, as_json):
     """Print the memory index PATH (a MEMORY.md, or its folder) ready for an
     agent's context: frontmatter and top-level HTML comments removed, cut at
     200 lines or 25,000 characters with a warning line. Prints nothing, with
     exit status 0, when there is no index.
-    """
-    from .context import index_for_context
 
-    text = index_for_context(path)
+    With --session SID --project PID: the block MiMo Code rebuilds context
+    with, its session checkpoint, project MEMORY.md, session notes and global
+    MEMORY.md, each cut to its budget, and the paths of the other memory files
+    of those places, newest first.
+    """
+    if session is None:
+        if path is None or project or budget or as_json:
+            raise click.UsageError("give PATH (a MEMORY.md or its folder), or --session SID --project PID")
+        from .context import index_for_context
+
+        text = index_for_context(path)
+    else:
+        if path is not None or project is None:
+            raise click.UsageError("--session needs --project PID, and no PATH")
+        from .rebuild import rebuild_context
+        from .roots import Root
+
+        budgets = {}
+        for given in budget:
+            name, sep, tokens = given.partition("=")
+            try:
+                budgets[name.strip()] = int(tokens)
+            except ValueError:
+                raise click.BadParameter(f"{given!r:.60} is not SECTION=TOKENS (e.g. notes=3000)",
+                                         param_hint="--budget") from None
+        found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
+        if as_json:
+            echo_json(found.to_dict())
+            return
+        text = found.text
     if text:
         click.echo(text)
 
@@ -227,7 +263,7 @@ def watch(**root_opts):
     import signal
     import time
 
-    # Imported here: `memsearch query` must never pay for watchdog.
+    # Imported here: `memsearch query` must never pay for the watcher.
     from .watch import Watcher
 
     log_to_stderr()

@@ -48,15 +48,24 @@ def index_for_context(path: str | os.PathLike) -> str:
     path = given_path(path, "path must be a MEMORY.md or its folder")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
-    head = read_head(path, READ_BYTES)
-    if head is None:
+    read = read_text(path, READ_BYTES)
+    if read is None:
         return ""
+    text, file_bytes = read
+    return format_index_for_context(text, name=os.path.basename(path), file_bytes=file_bytes)
+
+
+def read_text(path: str, limit: int, *, confined: bool = False) -> tuple[str, int | None] | None:
+    """The text of the file at ``path`` read as :func:`read_head` reads (None if it cannot be), and
+    its size in bytes when only its first ``limit`` bytes were read (else None); the text of a part
+    then ends on its last whole line."""
+    head = read_head(path, limit, confined=confined)
+    if head is None:
+        return None
     data, size = head
-    partial = len(data) < size
-    if partial:
-        data = data[: data.rfind(b"\n") + 1] or data  # whole lines only
-    return format_index_for_context(data.decode("utf-8", "replace"), name=os.path.basename(path),
-                                    file_bytes=size if partial else None)
+    if len(data) == size:
+        return data.decode("utf-8", "replace"), None
+    return (data[: data.rfind(b"\n") + 1] or data).decode("utf-8", "replace"), size
 
 
 def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, int] | None:
@@ -96,9 +105,14 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
     the start of a file this big, so it is marked truncated whatever its length."""
     if not isinstance(text, str):
         raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(_CONTROLS)
+
+
+def clean(text: str) -> str:
+    """``text`` without a byte-order mark, leading frontmatter, top-level HTML comments and the
+    blank lines around them, its line ends made LF (controls are left for the caller to spell)."""
     text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
-    text = _LEADING_BLANK_LINES.sub("", text).rstrip()
-    return truncate(text, name=name, file_bytes=file_bytes).translate(_CONTROLS)
+    return _LEADING_BLANK_LINES.sub("", text).rstrip()
 
 
 def strip_frontmatter(text: str) -> str:
@@ -115,11 +129,7 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
     too_long = len(text) > MAX_CHARS
     if not too_many_lines and not too_long and file_bytes is None:
         return text
-    cut = "\n".join(lines[:MAX_LINES]) if too_many_lines else text
-    if len(cut) > MAX_CHARS:
-        # End on a whole line: half an entry is worse than none.
-        end = cut.rfind("\n", 0, MAX_CHARS + 1)
-        cut = cut[: end if end > 0 else MAX_CHARS]
+    cut = whole_lines("\n".join(lines[:MAX_LINES]) if too_many_lines else text, MAX_CHARS)
     if file_bytes is not None:  # only its start was read: its lines and characters are unknown
         size = f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
     else:
@@ -127,6 +137,15 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
                 f"{len(text):,} characters (limit {MAX_CHARS:,})" if too_long else ""]
         size = " and ".join(filter(None, over))
     return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
+
+
+def whole_lines(text: str, limit: int) -> str:
+    """The start of ``text``, at most ``limit`` characters, ending on a whole line (half an entry is
+    worse than none); a first line longer than ``limit`` is cut inside."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, limit + 1)
+    return text[: end if end > 0 else limit]
 
 
 def strip_comments(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from _thread import RLock  # threading's own; importing threading costs a one-shot query ~1.5 ms
+from _thread import RLock  # threading's own, without importing threading on the query path
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -94,7 +94,7 @@ def roots_db_file(keys) -> str:
 
 
 def default_db_path(root: str | os.PathLike) -> Path:
-    from pathlib import Path  # a query uses default_db_file: pathlib costs ~5 ms
+    from pathlib import Path  # here only: a query uses default_db_file, and never imports pathlib
 
     return Path(default_db_file(root))
 
@@ -106,9 +106,8 @@ def roots_db_path(keys) -> Path:
 
 
 def _digest(text: str) -> str:
-    """16 hex digits of SHA-256, without importing hashlib: that loads
-    OpenSSL, ~5 ms of every one-shot query (measured), while CPython's own
-    module loads in ~0.4 ms."""
+    """16 hex digits of SHA-256, without importing hashlib (which loads
+    OpenSSL): CPython's own module loads far faster."""
     try:
         from _sha256 import sha256  # CPython 3.10, 3.11
     except ImportError:
@@ -309,9 +308,8 @@ def _open_checked(path: str) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
         conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
-        # FTS5 merges segments through the page cache: 2 MB made a 10k-file
-        # build 2x slower; 32 MB keeps 100k files near 100 MB RSS (64 MB was
-        # ~10% faster but peaked at 140-217 MB).
+        # FTS5 merges segments through the page cache: big enough for build
+        # speed, small enough for RSS (bench/README.md, "cache_size").
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
         _check_columns(conn)
@@ -376,10 +374,7 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
     except sqlite3.DatabaseError:
         return False
     shipped = {number: name for number, name, _ in migrate.available()}
-    # The shipped numbers, not 1..version: numbers are reserved per branch, so
-    # a release may skip one (0011 came before 0009 and 0010 existed).
-    expected = [v for v in shipped if v <= version] if version <= max(shipped) else list(range(1, version + 1))
-    return ([v for v, _ in recorded] == expected
+    return ([v for v, _ in recorded] == [v for v in sorted(shipped) if v <= version]
             and all(shipped.get(v, n) == n for v, n in recorded))
 
 

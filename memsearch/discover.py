@@ -10,10 +10,9 @@ read: Cursor's ``.mdc`` rules are not.
 
 A fresh query must not walk the source trees: :func:`walk_checkouts` lists
 the root and each checkout's top level, and walks only the places above that
-exist. A process that queries again remembers each checkout's probe with the
-mtimes of the folders that decided it, and while none moved it only lstats
-them and the files; a one-shot query reads the steady state the last process
-kept in the index (SavedState). Nested instruction files (``src/api/AGENTS.md``)
+exist. A process that queries again keeps, after two walks that changed
+nothing, the steady state: every folder that decided the walk and every
+file, which it only lstats while none changed. Nested instruction files (``src/api/AGENTS.md``)
 are found only by the deep walk (``memsearch index``, the watcher), at most
 NESTED_DEPTH folders down and never into SKIP_DIRS or a pyvenv.cfg folder.
 """
@@ -22,14 +21,13 @@ from __future__ import annotations
 
 import os
 import time
-from itertools import chain
-from operator import attrgetter
-from stat import S_IFMT, S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .fingerprint import STAT_FIELDS, Fingerprint, make
+from .fingerprint import Fingerprint, make
 from .fingerprint import key as fp_key
 from .memory_file import below
+from .steady import Probe, RootCache, cache_of, dir_key, is_steady, settled, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
@@ -201,7 +199,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                  walked: list | None = None, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
     ``walked`` gets every folder listed. ``resolved``: no folder on the way
-    is a link (realpath would lstat each again: half a cold probe's syscalls)."""
+    is a link (realpath would lstat each again)."""
     real = folder if resolved else os.path.realpath(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -279,17 +277,6 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             stack.extend((folder, shown, depth + 1) for folder, shown in dirs)
 
 
-# A directory changed less than this before it was listed may change again
-# within the same mtime tick (coarse or lazy timestamps): its listing is not
-# cached (as memsearch.reconcile.RACY_NS does for files).
-RACY_NS = 2_000_000_000
-
-# Roots whose probes are cached in this process (a long-lived MemoryIndex, the
-# MCP server, the watcher); past it the cache starts over.
-CACHED_ROOTS = 16
-
-_FORMAT, _REGULAR = S_IFMT(0o177777), S_IFREG  # the file type bits of st_mode, and a regular file's
-
 # Top-level folders whose listing decides what a checkout's places are.
 TOPS = tuple(dict.fromkeys([top for top, _ in MEMORY_FOLDERS] + [f.split("/")[0] for f in MEMORY_FILES if "/" in f]))
 # Paths inside a checkout that are a place the probe reads (not nested finds).
@@ -298,163 +285,29 @@ _PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
 _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
-class _Probe:
-    """What probing one checkout found, with every folder whose listing
-    decided it (and every single file that is a link): while none of them
-    changed (mtime and inode), a query stats the same files, listing nothing."""
-
-    __slots__ = ("dirs", "files", "expected")
-
-    def __init__(self, dirs: list[tuple[str, int, int]], files: list[tuple[str, str]]):
-        self.dirs = dirs  # (path, st_mtime_ns, st_ino)
-        self.files = files  # (shown, absolute path) of regular files reached through no link
-        # (the known fingerprints read, each file's in them): looked up once per state of the index
-        self.expected: tuple[dict | None, list] = (None, [])
-
-
-class _RootCache:
-    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat", "asked")
-
-    def __init__(self):
-        # The root's (mtime, inode, checkouts, passed over).
-        self.listing: tuple[int, int, list[tuple[str, str]], list[Skipped]] | None = None
-        self.probes: dict[str, _Probe] = {}
-        # Nested files reached through no link when last checked, by shown path:
-        # (absolute path, Fingerprint). The very same inode with the same ctime
-        # (which no one can set back) needs no lstat of the folders on the
-        # way: whatever path leads to it, it is that file.
-        self.nested: dict[str, tuple[str, Fingerprint]] = {}
-        # The known dict of the last walk that found every file as known; at the
-        # second such walk in a row (the first, when saved) the steady state:
-        # (known, settled paths, their ctimes, the other paths, their _KEYs).
-        self.calm: dict | None = None
-        self.steady: tuple | None = None
-        self.flat: tuple = (None, [])  # see _nested
-        self.asked: dict | None = None  # the known dict the saved state was last read (or taken) for
-
-
-_caches: dict[tuple[str, int], _RootCache] = {}
-
-# A steady state is saved for the next process up to this many files (~200
-# bytes each: at most ~4 MB a change of state); past it a one-shot query lists.
-SAVED_FILES = 20_000
-
-
-def _dir_key(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
-
-
-# What the snapshot checks of each lstat: all _still and the nested check see
-# (key[:5] is the Fingerprint, key[5] the file type; a folder: key[1], key[4]).
-_KEY_FIELDS = STAT_FIELDS + ("st_mode",)
-_KEY = attrgetter(*_KEY_FIELDS)
-# What a steady check compares of a path whose ctime has settled (is RACY_NS
-# old): the ctime alone. Writes, truncation, utime, chmod, link and rename all
-# set it to now, which no one can set back (a folder's covers its entries).
-# One int, not six: 0.06 against 0.6 us a path (2,835 a query in bench/discover.py).
-_CTIME = attrgetter("st_ctime_ns")
-
-
-def _steady(cache: _RootCache, known: dict[str, Fingerprint]) -> bool:
-    """Whether nothing changed since a walk found every file as known: the
-    lstats of _still and the nested check, made and compared in C (map over
-    os.lstat, one list compared whole). Any difference: the careful walk decides."""
-    steady = cache.steady
-    if steady is None or steady[0] is not known:
-        return False
-    _, settled, ctimes, racy, keys = steady
-    try:
-        same = list(map(_CTIME, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
-    except OSError:
-        return False
-    if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
-        cache.steady = (known, settled + racy, ctimes + [key[2] for key in keys], [], [])
-    return same
-
-
-def _snapshot(real_root: str, cache: _RootCache, known: dict[str, Fingerprint], max_file_bytes: int) -> tuple | None:
-    """The steady state after a walk that found every known file unchanged,
-    nothing new and nothing passed over, from lstats taken again now and
-    checked against what the walk relied on (a change in between must not
-    become the new normal): None when any differs."""
-    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: threads replace them
-    if listing is None or len(probes) != len(listing[2]):
-        return None
-    dirs = [(real_root, listing[0], listing[1])]
-    files = []
-    for probe in probes.values():
-        dirs += probe.dirs
-        files += probe.files
-    if len(files) + len(nested) != len(known):
-        return None
-    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in nested.values()]
-    try:
-        keys = list(map(_KEY, map(os.lstat, paths)))
-    except OSError:
-        return None
-    for (_, mtime_ns, ino), key in zip(dirs, keys):
-        if (key[1], key[4]) != (mtime_ns, ino):
-            return None
-    for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):]):
-        if not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]:
-            return None
-    before = time.time_ns() - RACY_NS
-    settled, ctimes, racy, racy_keys = [], [], [], []
-    for path, key in zip(paths, keys):
-        if key[2] < before:
-            settled.append(path)
-            ctimes.append(key[2])
-        else:
-            racy.append(path)
-            racy_keys.append(key)
-    return known, settled, ctimes, racy, racy_keys
-
-
-def _settled(mtime_ns: int, now: int) -> bool:
-    return mtime_ns + RACY_NS < now
-
-
-def _listed_checkouts(real_root: str, cache: _RootCache, now: int, skipped: list) -> list[tuple[str, str]]:
-    """checkouts(), listed again only when the root folder changed."""
-    key = _dir_key(real_root)
-    listing = cache.listing  # read once: another thread may replace it
-    if key is not None and listing is not None and listing[:2] == key:
-        skipped += listing[3]
-        return listing[2]
-    passed_over: list = []
-    found = checkouts(real_root, passed_over)
-    skipped += passed_over
-    cache.listing = (*key, found, passed_over) if key is not None and _settled(key[0], now) else None
-    return found
-
-
 def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-           now: int) -> _Probe | None:
+           now: int) -> Probe | None:
     """Probe one checkout's known places into ``found``; the probe to cache,
     or None when it must be done again next time (a folder changed a moment
     ago, a link, a file passed over)."""
-    key = _dir_key(checkout)
+    key = dir_key(checkout)
     entries = _scan(checkout)
     if entries is None:
         skipped.append(Skipped(name, "unreadable directory"))
         return None
-    cacheable = key is not None and _settled(key[0], now)
+    cacheable = key is not None and settled(key[0], now)
     dirs = [(checkout, *key)] if key is not None else []
     names = {e.name for e in entries}
     plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
     for top in TOPS:
         if top in names:
-            top_key = _dir_key(os.path.join(checkout, top))
+            top_key = dir_key(os.path.join(checkout, top))
             if top_key is None:  # a file, or a link: nothing to cache it by
                 cacheable = False
             else:
                 plain_tops.add(top)
                 dirs.append((os.path.join(checkout, top), *top_key))
-                cacheable = cacheable and _settled(top_key[0], now)
+                cacheable = cacheable and settled(top_key[0], now)
     mine: dict = {}
     passed_over = len(skipped)
     folders, files = places(checkout, entries)
@@ -465,8 +318,8 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         _walk_folder(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}/", real_root, max_file_bytes, mine,
                      skipped, walked, resolved=rel.split("/")[0] in plain_tops)
         for path in walked:
-            folder_key = _dir_key(path)
-            if folder_key is None or not _settled(folder_key[0], now):
+            folder_key = dir_key(path)
+            if folder_key is None or not settled(folder_key[0], now):
                 cacheable = False
             elif path != os.path.join(checkout, rel.split("/")[0]):  # memory/ is a top already
                 dirs.append((path, *folder_key))
@@ -483,7 +336,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
                 mine[f"{name}/{rel}"] = (path, make(fp_key(st)))
                 continue
-            if st is not None and S_ISLNK(st.st_mode) and _settled(st.st_mtime_ns, now) and _one_hop(path):
+            if st is not None and S_ISLNK(st.st_mode) and settled(st.st_mtime_ns, now) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
@@ -498,7 +351,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
             return None
         files_found.append((rel, abspath))
-    return _Probe(dirs + links, files_found)
+    return Probe(dirs + links, files_found)
 
 
 def _one_hop(link: str) -> bool:
@@ -516,83 +369,34 @@ def _one_hop(link: str) -> bool:
     return ".." not in parts and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
 
 
-def _still(probe: _Probe, max_file_bytes: int, known: dict, recheck) -> tuple[int, dict] | None:
-    """A cached probe's files compared with ``known`` now: (how many are
-    unchanged, the others as Walk.files has them); None (probe again) when a
-    folder changed or a file is no longer a plain file under the cap."""
-    lstat = os.lstat
-    for path, mtime_ns, ino in probe.dirs:
-        try:
-            st = lstat(path)
-        except OSError:
-            return None
-        if st.st_mtime_ns != mtime_ns or st.st_ino != ino:
-            return None
-    read_from, fingerprints = probe.expected
-    if read_from is not known:
-        fingerprints = [known.get(rel) for rel, _ in probe.files]
-        probe.expected = (known, fingerprints)
-    unchanged = 0
-    changed = {}
-    for (rel, abspath), fp in zip(probe.files, fingerprints):
-        try:
-            st = lstat(abspath)
-        except OSError:
-            return None
-        now = fp_key(st)
-        # The common case first, in as few operations as it takes (every file, every query).
-        if now == fp and st.st_mode & _FORMAT == _REGULAR and now[0] <= max_file_bytes and rel not in recheck:
-            unchanged += 1
-            continue
-        if not S_ISREG(st.st_mode) or now[0] > max_file_bytes:
-            return None
-        changed[rel] = (abspath, make(now))  # a plain file with a new fingerprint, or one to recheck
-    return unchanged, changed
-
-
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
-                   recheck: set[str] | frozenset = frozenset(), *, deep: bool = False,
-                   saved: SavedState | None = None) -> Walk:
+                   recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
     """walk.walk() for a folder of checkouts: the memory files found (paths
     ``<checkout>/<place>/...``) compared with ``known``. Without ``deep``,
     nested files found before are stat'ed again and no new ones looked for.
-    ``saved``: where the steady state is kept for the next process. A checkout
-    whose folders have not moved since its probe (see _Probe) is not listed."""
+    In a steady state (memsearch.steady) nothing is listed."""
     real_root = real_folder(root)
     now = time.time_ns()
-    cache = _caches.get((real_root, max_file_bytes))
-    if cache is None:
-        if len(_caches) >= CACHED_ROOTS:
-            _caches.clear()
-        cache = _caches[(real_root, max_file_bytes)] = _RootCache()
-    known = {} if known is None else known  # steady states are kept for the very object: see _steady
+    cache = cache_of(real_root, max_file_bytes)
+    known = {} if known is None else known  # steady states are kept for the very object: see is_steady
     result = Walk()
-    if not deep and not recheck:
-        if saved is not None and cache.steady is None and cache.asked is not known:
-            cache.asked = known
-            cache.steady = _restored(saved.load(real_root, max_file_bytes), known)
-        if _steady(cache, known):
-            result.unchanged = len(known)
-            return result
+    if not deep and not recheck and is_steady(cache, known):
+        result.unchanged = len(known)
+        return result
     nested = _nested(known, cache)
     unchanged = known_seen = 0
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
-    probes: dict[str, _Probe] = {}
-    for name, checkout in _listed_checkouts(real_root, cache, now, skipped):
-        probe = cache.probes.get(checkout)
-        still = _still(probe, max_file_bytes, known, recheck) if probe is not None else None
-        if still is not None:
-            unchanged += still[0]
-            known_seen += still[0] + sum(rel in known for rel in still[1])
-            result.files.update(still[1])
+    probes: dict[str, Probe] = {}
+    key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
+    listed = checkouts(real_root, skipped)
+    for name, checkout in listed:
+        probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped, now)
+        if probe is not None:
             probes[checkout] = probe
-        else:
-            probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped, now)
-            if probe is not None:
-                probes[checkout] = probe
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
+    cache.listing = (*key, len(listed)) if key is not None and settled(key[0], now) else None
     cache.probes = probes
     checked: dict[str, tuple[str, Fingerprint]] = {}
     if not deep:
@@ -625,71 +429,16 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
             result.files[rel] = info
     result.unchanged = unchanged
     if known_seen != len(known):  # some known file was not found: which
-        seen_now = set(found).union(result.files, *((rel for rel, _ in probes[c].files) for c in probes))
-        result.missing = [rel for rel in known if rel not in seen_now]
+        result.missing = [rel for rel in known if rel not in found]
     elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
-        # Kept for the next process, the state is worth taking at once;
-        # otherwise at the second calm walk (a one-shot query never pays).
-        if calm is known or saved is not None:
-            cache.steady = _snapshot(real_root, cache, known, max_file_bytes)
-            if saved is not None and cache.steady is not None and len(known) <= SAVED_FILES:
-                cache.asked = known
-                saved.save(real_root, max_file_bytes, _encoded(cache.steady))
+        if calm is known:  # taken at the second calm walk: a one-shot query never pays for it
+            cache.steady = snapshot(real_root, cache, known, max_file_bytes)
         cache.calm = known
     return result
 
 
-class SavedState:
-    """Where a walk's steady state is kept between processes (memsearch.reconcile:
-    the walk_state table), by (root, max_file_bytes). A row is a cache of a
-    cache: used only while the index's fingerprints are exactly its own."""
-
-    def load(self, root: str, max_file_bytes: int) -> tuple | None:
-        raise NotImplementedError
-
-    def save(self, root: str, max_file_bytes: int, row: tuple) -> None:
-        raise NotImplementedError
-
-
-def _text(paths) -> bytes:
-    return "\0".join(paths).encode("utf-8", "surrogateescape")  # a path holds no NUL; any name survives
-
-
-def _paths(blob: bytes) -> list[str]:
-    return blob.decode("utf-8", "surrogateescape").split("\0") if blob else []
-
-
-def _known_text(known: dict[str, Fingerprint]) -> bytes:
-    """The fingerprints as a row holds them: path NUL its five numbers NUL ..."""
-    return _text(chain.from_iterable((path, " ".join(map(str, fp))) for path, fp in known.items()))
-
-
-def _encoded(steady: tuple) -> tuple:
-    """A steady state as a walk_state row (each field as text)."""
-    known, settled, ctimes, racy, keys = steady
-    return (_known_text(known), _text(settled), " ".join(map(str, ctimes)), _text(racy),
-            " ".join(str(n) for key in keys for n in key))
-
-
-def _restored(row: tuple | None, known: dict[str, Fingerprint]) -> tuple | None:
-    """The steady state a saved row holds, if well formed and taken with the
-    very fingerprints the index has now; else None."""
-    if row is None or row[0] != _known_text(known):
-        return None
-    try:
-        settled, racy = _paths(row[1]), _paths(row[3])
-        ctimes = list(map(int, row[2].split()))
-        numbers = list(map(int, row[4].split()))
-    except (AttributeError, TypeError, ValueError, UnicodeDecodeError):
-        return None
-    width = len(_KEY_FIELDS)
-    if len(ctimes) != len(settled) or len(numbers) != width * len(racy):
-        return None
-    return known, settled, ctimes, racy, [tuple(numbers[i:i + width]) for i in range(0, len(numbers), width)]
-
-
 def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> bool:
-    """_stat_file for a nested file, at a third of the cost: an lstat of each
+    """_stat_file for a nested file, at less cost: an lstat of each
     folder below the (resolved) root stands in for realpath; a link anywhere
     takes the careful way. True when found reached through no link."""
     path = real_root
@@ -719,7 +468,7 @@ def _in_place(rel: str) -> bool:
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
 
 
-def _nested(known: dict[str, Fingerprint], cache: _RootCache) -> list[str]:
+def _nested(known: dict[str, Fingerprint], cache: RootCache) -> list[str]:
     """The paths of ``known`` only the deep walk finds; cached while ``known``
     is the same (one tuple swapped whole: a thread never pairs one known with
     another's list)."""

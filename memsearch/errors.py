@@ -69,4 +69,4 @@ class WatcherError(MemsearchError):
 
 
 class SessionNotFound(MemsearchError, LookupError):
-    """No transcript holds a session with that id."""
+    """No session has that id: no transcript holds it, or a memory root has no folder for it."""

@@ -33,12 +33,11 @@ class Followed(NamedTuple):
 class Batch:
     """What the events since the last batch ask for."""
 
-    __slots__ = ("paths", "cookies", "new_dirs", "rescan", "restart", "links", "deep", "first", "last")
+    __slots__ = ("paths", "cookies", "rescan", "restart", "links", "deep", "first", "last")
 
     def __init__(self):
         self.paths: set[str] = set()
         self.cookies: set[str] = set()
-        self.new_dirs: set[str] = set()  # absolute paths, to check they got a watch
         self.rescan: str | None = None
         self.restart: str | None = None
         self.links = False  # only the symlinks need a look
@@ -52,7 +51,7 @@ class Batch:
     def due(self, debounce: float, max_delay: float) -> float | None:
         """When its paths are to be written: once events pause ``debounce``,
         or ``max_delay`` after the first if they never do (None: nothing to write)."""
-        if not (self.paths or self.new_dirs or self.links):
+        if not (self.paths or self.links):
             return None
         return min(self.last + debounce, self.first + max_delay)
 
@@ -94,8 +93,6 @@ class Batch:
         while rel and printable_name(rel) != rel:  # not UTF-8: let the walk of its folder name it
             rel = rel.rpartition("/")[0]
         self.paths.add(f.label + rel)
-        if is_dir and kind == "created":
-            self.new_dirs.add(path)
         return "event"
 
     def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:

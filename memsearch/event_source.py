@@ -1,225 +1,238 @@
-"""The watcher's event source for walked roots: watchdog, and the checks
-around it that inotify needs.
+"""The watcher's event source: Linux inotify, through inotify_simple, one
+descriptor and one thread per root.
 
-:class:`WatchdogSource` hands each change on as ``(kind, path, is_dir)`` (a
-move is a deletion and a creation), so nothing past this module knows
-watchdog. watchdog skips the folders it cannot watch without a word (at
-fs.inotify.max_user_watches), so :meth:`WatchdogSource.unwatched` checks
-them against the kernel's list of this process's watches (/proc/self/fdinfo).
-Two settings are process-wide, as watchdog offers no other way: its
-move-pairing delay is shortened, and an overflow is heard from its log
-(watchdog 7) or from its event parser (before 7, which drops it unsaid).
+A walked root is watched whole (every folder). A repos root is watched where
+discovery reads: the root, each checkout's top level, the folders on the way
+to its memory places, the memory folders whole, and the folders of nested
+finds, so a source tree costs no watch. A watch that cannot be added is known
+at once, and the kernel's queue overflow is an event like any other.
 """
 
 from __future__ import annotations
 
 import errno
-import logging
 import os
-import re
-import stat
+import select
 import sys
 import threading
-import time
-import weakref
 
+from . import discover
 from .errors import WatcherError
 
-log = logging.getLogger("memsearch.watch")
-
-# watchdog holds a rename's first half this long (0.5 s by default) to pair it
-# with the second, and every event behind it waits, cookies included. Both
-# halves arrive in one read from the kernel, and the watcher re-reads both
-# paths of a move anyway: pairing only serves watchdog's own bookkeeping.
-MOVE_PAIRING_S = 0.05
-
-# Events no index row can follow from.
-_PASSED_OVER = ("opened", "closed_no_write")
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_ISDIR = 0x1000000, 0x2000000, 0x4000000, 0x40000000
+MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+_KINDS = ((IN_CREATE | IN_MOVED_TO, "created"), (IN_DELETE | IN_MOVED_FROM, "deleted"),
+          (IN_CLOSE_WRITE, "closed"), (IN_MODIFY, "modified"), (IN_ATTRIB, "attrib"))
 
 
-class WatchdogSource:
-    """Recursive watches on ``folders``; ``on_event(kind, path, is_dir)`` is
-    called from watchdog's dispatch thread, ``on_overflow()`` when the
-    kernel's queue overflowed (events were lost)."""
+class EventSource:
+    """Watches on the root ``folder`` (``repos``: on what discovery reads in
+    it); ``on_event(kind, path, is_dir)`` and ``on_overflow()`` are called
+    from this source's thread, ``on_trouble(reason)`` when a watch cannot be
+    added (events may then be missed: the watcher restarts)."""
 
-    def __init__(self, folders: list[str], on_event, on_overflow):
-        self.folders, self._on_event, self._on_overflow = folders, on_event, on_overflow
-        self._observer = None
-        self._fds: set[int] = set()  # this source's inotify descriptors
-        self._threads: list[threading.Thread] = []
+    def __init__(self, folder: str, on_event, on_overflow, on_trouble, *, repos: bool = False):
+        self.folder, self.repos = folder, repos
+        self._on_event, self._on_overflow, self._on_trouble = on_event, on_overflow, on_trouble
+        self._inotify = None
+        self._wake = (-1, -1)
+        self._paths: dict[int, str] = {}  # watch descriptor -> folder
+        self._deep: set[str] = set()  # folders whose subfolders get watches too
+        self._mixed: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def watches(self) -> int:
+        return len(self._paths)
 
     def start(self) -> None:
+        require()
+        from inotify_simple import INotify
+
         try:
-            from watchdog import events as ev
-            from watchdog.observers import Observer
-        except ImportError as ex:
-            raise WatcherError(f"the watcher needs watchdog ({ex}): pip install watchdog") from None
-        _set_up_watchdog()
-        kinds = [ev.FileCreatedEvent, ev.FileDeletedEvent, ev.FileModifiedEvent, ev.FileMovedEvent,
-                 ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
-        kinds += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
-        # The inotify descriptors and threads that appear while watchdog starts
-        # are its own (7: one descriptor and reader thread per observer; 6: a
-        # descriptor per watch): known so without its private attributes.
-        fds, threads = _inotify_fds(), set(threading.enumerate())
-        try:
-            observer = Observer()
+            self._inotify = INotify(nonblocking=True)
         except OSError as ex:
-            raise WatcherError(f"cannot start watching: {ex.strerror or ex} (fs.inotify.max_user_instances?)") from None
+            raise WatcherError(f"cannot start watching: {ex.strerror} (fs.inotify.max_user_instances?)") from None
+        self._wake = os.pipe()
         try:
-            for folder in self.folders:
-                try:
-                    observer.schedule(self, folder, recursive=True, event_filter=kinds)
-                except TypeError:  # watchdog before 4.0: no event_filter
-                    observer.schedule(self, folder, recursive=True)
-            observer.start()
-        except OSError as ex:
-            _stop(observer)
-            raise WatcherError(f"cannot watch {', '.join(self.folders)}: {os_reason(ex)}") from None
-        self._fds = _inotify_fds() - fds
-        self._threads = [t for t in threading.enumerate() if t not in threads
-                         and type(t).__module__.startswith("watchdog")]
-        self._observer = observer
-        with _sources_lock:
-            _sources.add(self)
+            self.watch_folder(self.folder, deep=not self.repos)
+            if not self._paths:
+                raise WatcherError(f"memory root vanished: {self.folder}")
+            if self.repos:
+                for _, checkout in discover.checkouts(self.folder):
+                    self.follow(checkout)
+            check_watch_limit(self.watches)
+        except BaseException:
+            self.stop()
+            raise
+        self._thread = threading.Thread(target=self._read, name="memsearch-inotify", daemon=True)
+        self._thread.start()
 
     def stop(self) -> None:
-        observer, self._observer = self._observer, None
-        with _sources_lock:
-            _sources.discard(self)
-        if observer is not None:
-            _stop(observer)
-        self._fds = set()
+        if self._wake[1] >= 0:
+            os.write(self._wake[1], b"x")
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+        for fd in self._wake:
+            if fd >= 0:
+                os.close(fd)
+        if self._inotify is not None:
+            self._inotify.close()
+        self._inotify, self._wake = None, (-1, -1)
+        self._paths.clear()
 
     def alive(self) -> bool:
-        """Whether events still arrive: a dead thread of watchdog's ends them."""
-        observer = self._observer
-        return observer is not None and all(t.is_alive() for t in (observer, *observer.emitters, *self._threads))
+        return self._thread is not None and self._thread.is_alive()
 
-    def dispatch(self, event) -> None:
-        """What watchdog calls with each event."""
-        kind = event.event_type
-        if kind in _PASSED_OVER or (event.is_directory and kind == "modified"):
-            return
-        src = os.fsdecode(event.src_path)
-        if kind == "moved":
-            self._on_event("deleted", src, event.is_directory)
-            dest = os.fsdecode(event.dest_path or "")
-            if dest:
-                self._on_event("created", dest, event.is_directory)
-        else:
-            self._on_event(kind, src, event.is_directory)
+    def follow(self, checkout: str) -> None:
+        """Watch what discovery reads in one checkout (again: new places)."""
+        self._mixed.discard(os.path.join(checkout, "memory"))  # decided afresh (a new clone, say)
+        self.watch_folder(checkout)
+        for folder, deep in discover.watched_places(checkout):
+            self.watch_folder(folder, deep=deep)
 
-    def unwatched(self, dirs: list[tuple[str, int]]) -> list[str]:
-        """The directories of ``dirs`` ((path, inode); still there, readable)
-        that have no inotify watch ([] where /proc cannot tell)."""
-        watched = _watched_inodes(self._fds)
-        if watched is None:
-            return []
-        missing = [(p, ino) for p, ino in dirs if ino not in watched]
-        if missing:  # a watch may be on its way for a directory just made: look again
-            time.sleep(0.05)
-            watched = _watched_inodes(self._fds) or set()
-            missing = [(p, ino) for p, ino in missing if ino not in watched and _still(p, ino)]
-        return [p for p, _ in missing]
-
-    def watch_more(self, folder: str) -> bool:
-        """A recursive watch of its own on ``folder``: watchdog before 7 (the
-        newest on Python 3.10) never watches the subfolders of a folder moved
-        into a watched one. False when it cannot be watched."""
-        fds = _inotify_fds()
-        try:
-            self._observer.schedule(self, folder, recursive=True)
-        except OSError:
-            return False
-        finally:
-            self._fds |= _inotify_fds() - fds
-        return True
-
-
-def scan_dirs(folders: list[str]) -> list[tuple[str, int]]:
-    """(path, inode) of every directory a recursive watch of ``folders``
-    covers (hidden ones too)."""
-    dirs = []
-    for folder in folders:
-        try:
-            st = os.stat(folder)
-        except OSError:
-            raise WatcherError(f"memory root vanished: {folder}") from None
-        dirs.append((folder, st.st_ino))
+    def watch_folder(self, folder: str, *, deep: bool = False) -> None:
+        """Watch ``folder`` (``deep``: and every folder below it); WatcherError
+        at the watch limit, a folder gone meanwhile passed over."""
         stack = [folder]
         while stack:
+            path = stack.pop()
             try:
-                with os.scandir(stack.pop()) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False):
-                            dirs.append((entry.path, entry.inode()))
-                            stack.append(entry.path)
+                wd = self._inotify.add_watch(path, MASK)
+            except OSError as ex:
+                if ex.errno == errno.ENOSPC:
+                    raise WatcherError(limit_message(path)) from None
+                continue  # gone, not a folder, or unreadable: not read by the index either
+            with self._lock:
+                self._paths[wd] = path
+            if not deep:
+                continue
+            self._deep.add(path)
+            try:
+                with os.scandir(path) as entries:
+                    stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
             except OSError:
-                continue  # vanished or unreadable: not watched, and not walked either
-    return dirs
+                continue
+
+    # -- inside --------------------------------------------------------------------
+    def _forget_below(self, folder: str) -> None:
+        """Drop the watches at and under a folder moved away: their events
+        would carry its old path."""
+        head = folder + os.sep
+        with self._lock:
+            gone = [wd for wd, p in self._paths.items() if p == folder or p.startswith(head)]
+            for wd in gone:
+                del self._paths[wd]
+                try:
+                    self._inotify.rm_watch(wd)
+                except OSError:
+                    pass  # already gone with its folder
+        self._deep = {p for p in self._deep if p != folder and not p.startswith(head)}
+
+    def _read(self) -> None:
+        poller = select.poll()
+        poller.register(self._inotify.fileno(), select.POLLIN)
+        poller.register(self._wake[0], select.POLLIN)
+        while True:
+            ready = {fd for fd, _ in poller.poll()}
+            if self._wake[0] in ready:
+                return
+            try:
+                events = self._inotify.read(timeout=0)
+            except OSError as ex:
+                self._on_trouble(f"reading inotify events: {ex.strerror}")
+                return
+            try:
+                self._dispatch(events)
+            except WatcherError as ex:
+                self._on_trouble(str(ex))
+            except Exception as ex:  # this thread must live on: the watcher restarts the source
+                self._on_trouble(f"could not handle a file system event: {type(ex).__name__}: {ex}")
+
+    def _dispatch(self, events) -> None:
+        """Hand on inotify_simple's events (wd, mask, cookie, name)."""
+        for wd, mask, _, name in events:
+            if mask & IN_Q_OVERFLOW:
+                self._on_overflow()
+                continue
+            with self._lock:
+                folder = self._paths.get(wd)
+                if mask & IN_IGNORED:
+                    self._paths.pop(wd, None)
+            if folder is None or mask & IN_IGNORED:
+                continue
+            is_dir = bool(mask & IN_ISDIR)
+            if not name:  # the watched folder itself
+                if folder == self.folder and mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                    self._on_event("deleted", folder, True)
+                elif folder == self.folder and mask & IN_ATTRIB:
+                    self._on_event("attrib", folder, True)
+                continue
+            path = os.path.join(folder, name)
+            if is_dir and mask & IN_MOVED_FROM:
+                self._forget_below(path)
+            for flags, kind in _KINDS:
+                if mask & flags:
+                    if is_dir and kind == "created":
+                        self._watch_new(folder, path)
+                    elif folder not in self._deep and self._is_memory_dir(folder):
+                        self._recheck_memory(folder, kind, os.path.basename(path).lower())
+                    self._on_event(kind, path, is_dir)
+                    break
+
+    def _recheck_memory(self, folder: str, kind: str, name: str) -> None:
+        """A checkout's memory/ of source code turns into memory by its names
+        (discover._holds_memory), then watched whole. Re-decided, at a listing,
+        only by a change that can turn it, and not by a Markdown file made
+        while a file that is not Markdown is known to be there: a burst of
+        notes would cost a listing each."""
+        if name.startswith("."):  # discovery passes hidden files over (.DS_Store): they turn nothing
+            return
+        markdown = name.endswith(".md")
+        if kind == "deleted" and not markdown:  # what kept it source code may be gone
+            self.follow(os.path.dirname(folder))
+        elif kind == "created" and not markdown:
+            self._mixed.add(folder)
+        elif kind == "created" and (folder not in self._mixed or name == "memory.md"):
+            self.follow(os.path.dirname(folder))
+            if folder not in self._deep:  # a Markdown file in it, and still not memory
+                self._mixed.add(folder)
+        # Otherwise an edit, a note gone, or a note made beside a known file not Markdown: no turn.
+
+    def _is_memory_dir(self, folder: str) -> bool:
+        """Whether ``folder`` is a checkout's ``memory/`` (memory or not)."""
+        checkout, name = os.path.split(folder)
+        return self.repos and name == "memory" and os.path.dirname(checkout) == self.folder
+
+    def _watch_new(self, parent: str, path: str) -> None:
+        """A folder made or moved in: below a folder watched whole it is
+        watched whole; elsewhere it may be a new checkout or a new memory
+        place. Files made in it before its watch are read by the reconcile
+        of its path, which comes after."""
+        if parent in self._deep:
+            self.watch_folder(path, deep=True)
+        elif parent == self.folder:
+            if not os.path.basename(path).startswith("."):
+                self.follow(path)
+        else:
+            checkout = os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0])
+            self.follow(checkout)
 
 
-def dirs_of(paths) -> list[tuple[str, int]]:
-    """(path, inode) of those of ``paths`` that are directories now."""
-    dirs = []
-    for path in paths:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            dirs.append((path, st.st_ino))
-    return dirs
-
-
-def _stop(observer) -> None:
+def require() -> None:
+    """WatcherError, in one line, where there is no inotify to watch with."""
+    if not sys.platform.startswith("linux"):
+        raise WatcherError("the watcher needs Linux's inotify; here queries walk the tree, as without a watcher")
     try:
-        observer.stop()
-        if observer.is_alive():
-            observer.join(10)
-    except Exception as ex:  # stopping must not fail the caller
-        log.debug("stopping the observer: %s", ex)
-
-
-def _still(path: str, ino: int) -> bool:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return st.st_ino == ino and os.access(path, os.R_OK | os.X_OK)
-
-
-def _inotify_fds() -> set[int]:
-    """This process's open inotify descriptors (none where /proc is missing)."""
-    try:
-        names = os.listdir("/proc/self/fd")
-    except OSError:
-        return set()
-    fds = set()
-    for name in names:
-        try:
-            if os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify":
-                fds.add(int(name))
-        except (OSError, ValueError):
-            continue
-    return fds
-
-
-def _watched_inodes(fds: set[int]) -> set[int] | None:
-    """The inodes the inotify descriptors ``fds`` watch, from the kernel's
-    /proc/self/fdinfo (None when that cannot be read)."""
-    if not fds:
-        return None
-    inodes = set()
-    for fd in fds:
-        try:
-            with open(f"/proc/self/fdinfo/{fd}") as f:
-                text = f.read()
-        except OSError:
-            return None
-        inodes.update(int(ino, 16) for ino in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", text, re.M))
-    return inodes
+        import inotify_simple  # noqa: F401
+    except ImportError as ex:
+        raise WatcherError(f"the watcher needs inotify_simple ({ex}): pip install inotify_simple") from None
 
 
 # -- inotify's limits -------------------------------------------------------------------
@@ -232,29 +245,19 @@ def max_user_watches() -> int | None:
         return None
 
 
-def check_watch_limit(directories: int) -> None:
+def check_watch_limit(watches: int) -> None:
     limit = max_user_watches()
-    if limit is not None and directories > limit:
+    if limit is not None and watches > limit:
         raise WatcherError(
-            f"the roots have {directories} directories, more than inotify may watch"
+            f"the roots need {watches} inotify watches, more than inotify may watch"
             f" (fs.inotify.max_user_watches = {limit}); raise the limit, e.g."
-            f" sudo sysctl fs.inotify.max_user_watches={_suggest(directories)}")
+            f" sudo sysctl fs.inotify.max_user_watches={_suggest(watches)}")
 
 
-def limit_message(missing: int, total: int, *, new: bool = False) -> str:
+def limit_message(path: str) -> str:
     limit = max_user_watches()
-    what = (f"inotify could not watch {missing} new director{'y' if missing == 1 else 'ies'}" if new else
-            f"inotify could not watch {missing} of {total} directories" if total else "inotify watch limit reached")
-    return (f"{what} (fs.inotify.max_user_watches = {limit}, shared by all of this user's processes); raise it,"
-            f" e.g. sudo sysctl fs.inotify.max_user_watches={_suggest(max(total, (limit or 0) + 1))}")
-
-
-def os_reason(ex: OSError) -> str:
-    if ex.errno == errno.ENOSPC:
-        return limit_message(0, 0)
-    if ex.errno == errno.EMFILE:
-        return "inotify instance limit reached (fs.inotify.max_user_instances)"
-    return ex.strerror or str(ex)
+    return (f"inotify could not watch {path} (fs.inotify.max_user_watches = {limit}, shared by all of this"
+            f" user's processes); raise it, e.g. sudo sysctl fs.inotify.max_user_watches={_suggest((limit or 0) + 1)}")
 
 
 def _suggest(needed: int) -> int:
@@ -262,87 +265,3 @@ def _suggest(needed: int) -> int:
     while size < 2 * needed:
         size *= 2
     return size
-
-
-# -- watchdog, tuned and listened to ---------------------------------------------------
-
-_set_up = False
-_sources: "weakref.WeakSet[WatchdogSource]" = weakref.WeakSet()
-_sources_lock = threading.Lock()
-
-
-def _set_up_watchdog() -> None:
-    """Shorten watchdog's move pairing and listen to its log for overflows."""
-    global _set_up
-    import warnings
-
-    # watchdog warns when a directory moved out and back in keeps its watch:
-    # harmless, but under `-W error` it would kill the reader thread. (The
-    # filter is process-wide, and matches that warning alone. It is set at
-    # every start: a warnings.catch_warnings() block, as pytest's, drops it.)
-    warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
-    if _set_up:
-        return
-    _set_up = True
-    for module, name in (("watchdog.observers.inotify_move_event_grouper", "InotifyMoveEventGrouper"),
-                         ("watchdog.observers.inotify_buffer", "InotifyBuffer")):
-        try:
-            cls = getattr(__import__(module, fromlist=[name]), name)
-        except (ImportError, AttributeError):
-            continue
-        if getattr(cls, "delay", 0) > MOVE_PAIRING_S:
-            cls.delay = MOVE_PAIRING_S
-    source = logging.getLogger(_OVERFLOW_LOGGER)
-    source.addHandler(_OverflowSignal(logging.WARNING))
-    if not source.isEnabledFor(logging.WARNING):  # a host silenced it: the signal must still get through
-        source.setLevel(logging.WARNING)
-    _hear_dropped_overflows()
-
-
-# Where watchdog 7 logs a kernel queue overflow, once per overflow (its
-# observers then log one "reconciling" line per watch: not counted again).
-_OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
-_IN_Q_OVERFLOW = 0x4000
-
-
-def _overflowed() -> None:
-    """Events were lost: every source of this process tells its watcher
-    (which rescans). Which inotify descriptor overflowed is not known."""
-    with _sources_lock:
-        sources = list(_sources)
-    for source in sources:
-        source._on_overflow()
-
-
-class _OverflowSignal(logging.Handler):
-    """watchdog 7 reports a kernel queue overflow only in its log."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            heard = record.name == _OVERFLOW_LOGGER and "overflow" in record.getMessage().lower()
-        except Exception:
-            return
-        if heard:
-            _overflowed()
-
-
-def _hear_dropped_overflows() -> None:
-    """watchdog before 7 (the newest on Python 3.10 is 6) drops the kernel's
-    overflow event (watch descriptor -1) without a word: the lost events went
-    unseen and queries answered from a stale index (38 of 200 files written
-    in a burst missing, with fs.inotify.max_queued_events at 16). Its event
-    parser is wrapped to hear that event; version 7 parses elsewhere."""
-    module = sys.modules.get("watchdog.observers.inotify_c")
-    inotify = getattr(module, "Inotify", None)
-    parse = getattr(inotify, "__dict__", {}).get("_parse_event_buffer")
-    if hasattr(module, "InotifyFD") or not isinstance(parse, staticmethod):
-        return
-    parse = parse.__func__
-
-    def parse_and_hear(event_buffer):
-        for event in parse(event_buffer):
-            if event[0] == -1 and event[1] & _IN_Q_OVERFLOW:
-                _overflowed()
-            yield event
-
-    inotify._parse_event_buffer = staticmethod(parse_and_hear)

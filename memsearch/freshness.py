@@ -1,6 +1,6 @@
 """Freshness without a walk, Watchman-style: both sides of the ``watcher``
 table, the querying side (:func:`sync`) light enough for every one-shot query
-(it never imports watchdog), the watching side :class:`WatcherRows`.
+(it never imports the event source), the watching side :class:`WatcherRows`.
 
 A query must reflect every change made before it was issued, even one the
 kernel queued and the watcher has not applied yet. So it checks that each
@@ -192,10 +192,8 @@ def unusable(row: _Row | None, now: float) -> str | None:
     return None
 
 
-# How a query polls for the acknowledgement. A poll costs ~10 µs, but a sleep
-# lasts at least ~0.1-0.2 ms on a loaded machine whatever it asks for, and the
-# answer usually comes after 0.5-2 ms: so poll as often as sleep allows for
-# the first few milliseconds, then every millisecond (a watcher with a long
+# How a query polls for the acknowledgement: as often as sleep allows while
+# the answer usually comes, then every millisecond (a watcher with a long
 # batch ahead of the cookie is not spun on).
 FAST_POLL_S = 0.0001
 FAST_POLL_FOR_S = 0.005

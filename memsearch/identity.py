@@ -121,14 +121,15 @@ def _common_dir(git_dir: Path) -> Path:
     return Path(os.path.normpath(git_dir / common))  # an absolute commondir replaces git_dir
 
 
-def mimo_project_id(path: str | os.PathLike = ".") -> str:
-    """The MiMo project id of the repository holding ``path`` (see above)."""
+def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> str | None:
+    """The MiMo project id of the repository holding ``path`` (see above). ``create=False``: a
+    reader's question, which writes nothing; None when the repository has no id yet."""
     git_dir = main_git_dir(path)
     if git_dir is None:
         return MIMO_GLOBAL
     id_file = git_dir / MIMO_ID_FILE
     existing = _read_id(id_file)
-    if existing:
+    if existing or not create:
         return existing
     new = str(uuid.uuid4())
     tmp = git_dir / f"{MIMO_ID_FILE}.{os.getpid()}-{new[:8]}.tmp"

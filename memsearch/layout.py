@@ -130,14 +130,13 @@ class Layout:
         return out
 
     def walk(self, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
-             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False,
-             saved: discover.SavedState | None = None) -> Walk:
+             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
         """walk.walk over every root, as one walk of one tree of shown paths.
-        ``deep`` and ``saved``: for repos roots, see discover.walk_checkouts."""
+        ``deep``: for repos roots, see discover.walk_checkouts."""
 
         def walk_one(folder, max_bytes, indexed, again, prefix):
             if prefix in self.repos:
-                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep, saved=saved)
+                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
             return walker(folder, max_bytes, indexed, again)
 
         starts = self.starts()

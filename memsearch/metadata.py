@@ -7,8 +7,8 @@
     ---
     body...
 
-PyYAML costs ~70 us for a three-line block even with libyaml, as much as
-indexing the file, so the usual block (``key: plain text`` lines, one level of
+PyYAML costs as much as indexing the file for a three-line block, even with
+libyaml, so the usual block (``key: plain text`` lines, one level of
 nesting) is read by :func:`_simple`, which accepts only what PyYAML reads as the
 same values (tests/test_metadata.py checks they agree); PyYAML is imported only
 for the rest. Unusable frontmatter (unclosed, invalid, not a mapping) never
@@ -72,7 +72,6 @@ def _parse(text: str) -> Metadata:
     if not starts_with_fence(text):
         return Metadata(body=text)
     text = text.lstrip(BOM)
-    # The fences are found exactly as python-frontmatter finds them.
     if not FENCE_LINE.match(text):  # "---x" or "--- title": not a fence line
         return Metadata(body=text)
     parts = FENCE_LINE.split(text, 2)
@@ -148,9 +147,11 @@ def _text(value) -> str | None:
 
 
 def _load(raw: str):
-    """The block as python-frontmatter's handler loads it, within the bounds."""
+    """The block as PyYAML's safe loader reads it, within the bounds."""
+    import yaml
+
     _check_shape(raw)
-    return _handler().load(raw, Loader=_bounded_loader())
+    return yaml.load(raw, Loader=_bounded_loader())
 
 
 def _check_shape(raw: str) -> None:
@@ -192,9 +193,9 @@ def _bounded_loader():
 
 
 def _handler_loader():
-    from frontmatter.default_handlers import SafeLoader  # CSafeLoader when libyaml is present
+    import yaml
 
-    return SafeLoader
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is present
 
 
 # The most of a parser's message a reason quotes: it may quote the block (a
@@ -210,7 +211,7 @@ def _first_line(ex: Exception) -> str:
     return f"{problem}, line {mark.line + 1}" if mark is not None else problem
 
 
-# python-frontmatter's YAMLHandler.FM_BOUNDARY (checked by a test).
+# A line of three or more dashes, as python-frontmatter's fence (a test checks they agree).
 FENCE_LINE = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 _NOT_SIMPLE = object()
@@ -221,7 +222,7 @@ class _NotSimple(Exception):
 
 
 # The fast reader's patterns, compiled on its first block: a process that
-# reads none (a query over unchanged files) saves the ~1.5 ms.
+# reads none (a query over unchanged files) never pays for them.
 _LINE = _QUOTED = _UNESCAPE = _FLOW_ITEM = _AWKWARD = None
 
 
@@ -229,7 +230,7 @@ def _compile() -> None:
     global _LINE, _QUOTED, _UNESCAPE, _FLOW_ITEM, _AWKWARD
     # key: value on one line; the value is read by _scalar(). The value runs
     # from its first character that is not a space to its last: a lazy
-    # "(.*?) *" tried every end, quadratic in a run of spaces (12 s a line).
+    # "(.*?) *" tried every end, quadratic in a run of spaces.
     _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +([^ ](?:.*[^ ])?))? *")
     # The inside of a double-quoted scalar whose only escapes are \" and \\.
     _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')
@@ -370,10 +371,3 @@ def _yaml():
     anywhere = table.get(None, [])  # none in stock PyYAML
     resolvers = {first: list(found) + anywhere for first, found in table.items() if first is not None}
     return resolvers, anywhere, SafeConstructor()
-
-
-@functools.cache
-def _handler():
-    from frontmatter.default_handlers import YAMLHandler
-
-    return YAMLHandler()

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
-# Every open asks for the newest migration: list them once (~0.5 ms each
-# time), as text, so that opening an index never imports pathlib.
+# Every open asks for the newest migration: list them once, as text, so
+# that opening an index never imports pathlib.
 @functools.cache
 def _listed() -> tuple[tuple[int, str, str], ...]:
     # Installed: inside the package. Source checkout: the repo's top level.

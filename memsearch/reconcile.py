@@ -14,7 +14,6 @@ from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .db import write_transaction
-from .discover import SavedState
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
@@ -161,11 +160,8 @@ def reconcile(
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
-    saved = _SavedWalks(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep, saved=saved)
+    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)
     if not seen.files and not seen.missing:
-        if saved.rows:
-            saved.write(layout)
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
 
@@ -178,41 +174,6 @@ def reconcile(
         report = _write(conn, layout, plan, seen.skipped, progress, max_file_bytes, bulk_ok=True)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=_malformed(conn))
-
-
-class _SavedWalks(SavedState):
-    """The walk_state table (migrations/0007): read while walking, written
-    after the walk, never with a lock held while walking."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-        self.rows: dict[tuple[str, int], tuple] = {}
-
-    def load(self, root: str, max_file_bytes: int) -> tuple | None:
-        return self.conn.execute("SELECT known, settled, ctimes, racy, racy_keys FROM walk_state"
-                                 " WHERE root = ? AND max_file_bytes = ?", (os.fsencode(root), max_file_bytes)).fetchone()
-
-    def save(self, root: str, max_file_bytes: int, row: tuple) -> None:
-        self.rows[root, max_file_bytes] = row
-
-    def write(self, layout: Layout) -> None:
-        """Keep the rows taken, one per repos root of the layout, if the index
-        takes a write at once: a query never waits for the lock, nor fails for
-        a cache (locked, read-only, disk full: the next process lists)."""
-        keep = [os.fsencode(os.path.realpath(r.path)) for r in layout.roots if r.kind == "repos"]
-        rows = [(os.fsencode(root), limit, *row) for (root, limit), row in self.rows.items()]
-        conn = self.conn
-        timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-        conn.execute("PRAGMA busy_timeout = 0")
-        try:
-            with write_transaction(conn):
-                conn.execute(f"DELETE FROM walk_state WHERE root NOT IN ({', '.join('?' * len(keep))})", keep)
-                conn.executemany("DELETE FROM walk_state WHERE root = ?", [row[:1] for row in rows])
-                conn.executemany("INSERT INTO walk_state VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        except sqlite3.OperationalError:
-            pass
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
 
 def reconcile_paths(

@@ -113,8 +113,8 @@ def encodable(text: str) -> bool:
 
 
 def path_text(path: str | os.PathLike) -> str:
-    """``str(pathlib.Path(path))`` without importing pathlib (~5 ms a one-shot
-    query, measured): ``.`` parts and repeated or trailing separators go,
+    """``str(pathlib.Path(path))`` without importing pathlib (a one-shot
+    query never does): ``.`` parts and repeated or trailing separators go,
     ``..`` stays, and so do exactly two leading slashes (POSIX's own meaning)."""
     path = os.fspath(path)
     if os.name != "posix" or not isinstance(path, str):

@@ -7,9 +7,7 @@ writes costs one transaction.
 
 Its parts: :mod:`memsearch.freshness` (the watcher table, both sides),
 :mod:`memsearch.event_batch` (what events ask of the index),
-:mod:`memsearch.event_source` (watchdog, for walked roots),
-:mod:`memsearch.inotify` (for what discovery reads in a repos root), and
-here the watcher's thread, which applies batches when due and restarts and
+:mod:`memsearch.event_source` (inotify, one source per root), and here the watcher's thread, which applies batches when due and restarts and
 retries, with a backoff, after a failure.
 """
 
@@ -26,9 +24,8 @@ from .db import identity
 from .discover import nested_folders
 from .errors import MemsearchError, WatcherError
 from .event_batch import Batch, Followed, Links
-from .event_source import WatchdogSource, check_watch_limit, dirs_of, limit_message, scan_dirs
+from .event_source import EventSource, require
 from .freshness import FAILED, HEARTBEAT_S, READY, RESCANNING, STARTING, STOPPED, TakenOver, WatcherRows, sweep_cookies
-from .inotify import InotifySource
 from .memory_file import below
 
 log = logging.getLogger("memsearch.watch")
@@ -65,10 +62,9 @@ class Watcher:
         self.db_path = index.db_path
         self.debounce, self.max_delay, self.heartbeat = debounce, max_delay, heartbeat
         self._followed = [Followed(r, os.path.realpath(r.path), index.layout.label(r)) for r in index.roots]
-        self._walked = [f for f in self._followed if not f.repos]  # followed by watchdog
         self._index = None  # the watcher's own MemoryIndex (own connection), made by start()
         self._rows: WatcherRows | None = None
-        self._sources: list = []  # WatchdogSource and InotifySource, while running
+        self._sources: list[EventSource] = []  # one per root, while running
         self._thread: threading.Thread | None = None
         self._cv = threading.Condition()
         self._pending = Batch()
@@ -106,6 +102,7 @@ class Watcher:
             raise RuntimeError("this watcher was already started")
         from .index import MemoryIndex
 
+        require()
         db = os.path.realpath(self.db_path)
         for f in self._followed:
             if below(db, f.folder) is not None:
@@ -165,10 +162,10 @@ class Watcher:
     def _beat(self, cookies=()) -> None:
         """Heartbeat, acknowledging ``cookies`` in the same transaction. The
         next is due a heartbeat later even if this write fails: else the loop
-        would find it overdue at once, and spin (120,000 failures in 2 s)."""
+        would find it overdue at once, and spin."""
         self._next_beat = time.monotonic() + self.heartbeat
         if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
-            self._sweep_cookies()
+            _sweep(self._followed)
         if self._rows.lost:  # a new index at the path, or a reconcile of other roots (freshness.disown)
             self._rows.lost = False
             if self._state == READY:
@@ -261,13 +258,15 @@ class Watcher:
             self._restart(batch.restart or f"retrying after: {self._error}")
         elif self._state == FAILED:
             pass  # the retry's full reconcile will cover these paths
-        elif batch.rescan:
-            self._rescan(batch.rescan)
+        elif batch.rescan:  # events were lost: reconcile the whole tree
+            log.warning("watcher: %s; reconciling the whole tree", batch.rescan)
+            self._set_state(RESCANNING, batch.rescan)
+            self._reconcile_all()
         elif batch.paths or batch.links or (batch.cookies and self._links.hard):
             self._apply(batch)
         if self._state != FAILED and not all(s.alive() for s in self._sources):
             self._trouble("the file system event source stopped")
-        elif self._state != FAILED and (moved := self._root_moved()):
+        elif self._state != FAILED and (moved := _moved(self._followed, self._root_ids)):
             self._trouble(moved)
         if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
             self._index.close()
@@ -279,20 +278,11 @@ class Watcher:
         self._links.track(batch.paths, self._index.locate)
         if batch.deep:
             self._watch_nested()
-        if batch.new_dirs:
-            self._verify_new(batch.new_dirs)
         if report.changed:
             log.debug("watcher: %s", report.summary())
 
-    def _rescan(self, reason: str) -> None:
-        """Reconcile the whole tree: after an overflow, a restart, a failure."""
-        log.warning("watcher: %s; reconciling the whole tree", reason)
-        self._set_state(RESCANNING, reason)
-        self._reconcile_all()
-
     def _restart(self, reason: str | None) -> None:
-        """(Re)start the event sources, check every directory is watched,
-        then reconcile the whole tree."""
+        """(Re)start the event sources, then reconcile the whole tree."""
         if reason:
             self.restarts += 1
             log.warning("watcher: restarting the event source: %s", reason)
@@ -300,49 +290,22 @@ class Watcher:
         else:
             self._beat()
         self._stop_sources()
-        folders = [f.folder for f in self._walked]
         self._root_ids = [identity(f.folder) for f in self._followed]
-        dirs = scan_dirs(folders)
-        check_watch_limit(len(dirs))
         sources = []
         try:
             for f in self._followed:
-                if f.repos:
-                    source = InotifySource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
-                                           self._trouble)
-                    source.start()
-                    sources.append(source)
-            if folders:
-                source = WatchdogSource(folders, self._route, self._overflowed)
+                source = EventSource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
+                                     self._trouble, repos=f.repos)
                 source.start()
                 sources.append(source)
-                missing = source.unwatched(dirs)
-                if missing:
-                    raise WatcherError(limit_message(len(missing), len(dirs)))
         finally:
             self._sources = sources  # stopped by the next restart or stop() whatever happens
         self._reconcile_all()
         self._watch_nested()
 
-    def _root_moved(self) -> str | None:
-        """A root folder moved away (or replaced) reports no event: its
-        watches follow it, and cookies made in the folder now at its path
-        would never be answered (each query waited sync_timeout, then walked)."""
-        for f, was in zip(self._followed, self._root_ids):
-            if identity(f.folder) != was:
-                return f"memory root moved or replaced: {f.folder}"
-        return None
-
-    def _route(self, kind: str, path: str, is_dir: bool) -> None:
-        """An event from watchdog: under which walked root."""
-        for f in self._walked:
-            if below(path, f.folder) is not None:
-                self._on_event(f, kind, path, is_dir)
-                return
-
     def _reconcile_all(self) -> None:
         self._links.scan()
-        self._sweep_cookies()
+        _sweep(self._followed)
         self._index.reconcile(progress=self._stop_requested)
         self.rescans += 1
         self._failures = 0
@@ -354,7 +317,7 @@ class Watcher:
         made before the watch came is read by a walk right after."""
         added = False
         for source in self._sources:
-            if not isinstance(source, InotifySource):
+            if not source.repos:
                 continue
             f = next(f for f in self._followed if f.folder == source.folder)
             for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
@@ -368,12 +331,6 @@ class Watcher:
         """Progress of a long reconcile: stop() must not wait for its end."""
         if self._stopping:
             raise _Stopping()
-
-    def _sweep_cookies(self) -> None:
-        """Remove the cookies of queries that died before removing them."""
-        now = time.time()
-        for f in self._followed:
-            sweep_cookies(f.folder, now)
 
     def _fail(self, ex: BaseException) -> None:
         text = str(ex) if isinstance(ex, MemsearchError) else f"{type(ex).__name__}: {ex}"
@@ -395,24 +352,21 @@ class Watcher:
         for source in sources:
             source.stop()
 
-    def _verify_new(self, new_dirs: set[str]) -> None:
-        """Every new folder has an inotify watch: watchdog skips those it
-        cannot watch without a word, and before version 7 never watches the
-        subfolders of a folder moved in. Those left without one get a watch
-        of their own, and are read again (files may have come before it)."""
-        source = next((s for s in self._sources if isinstance(s, WatchdogSource)), None)
-        if source is None:
-            return
-        dirs = dirs_of(new_dirs)
-        missing = source.unwatched(dirs)
-        if not missing:
-            return
-        for path in missing:
-            if source.watch_more(path):
-                self._route("created", path, True)
-        missing = source.unwatched(dirs_of(missing))
-        if missing:
-            self._trouble(limit_message(len(missing), len(dirs), new=True))
+
+def _moved(followed: list[Followed], root_ids: list) -> str | None:
+    """A root folder replaced reports no event: cookies made in the folder
+    now at its path would never be answered (each query waited, then walked)."""
+    for f, was in zip(followed, root_ids):
+        if identity(f.folder) != was:
+            return f"memory root moved or replaced: {f.folder}"
+    return None
+
+
+def _sweep(followed: list[Followed]) -> None:
+    """Remove the cookies of queries that died before removing them."""
+    now = time.time()
+    for f in followed:
+        sweep_cookies(f.folder, now)
 
 
 class _Stopping(Exception):

@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0011 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 11
+-- Generated from migrations/0001..0012 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 12
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -126,16 +126,5 @@ WHEN old.idx_body IS NOT new.idx_body BEGIN
     INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
     INSERT INTO history_fts (rowid, idx_body) VALUES (new.id, new.idx_body);
 END;
-
-CREATE TABLE walk_state (
-    root BLOB NOT NULL,             -- the resolved root folder
-    max_file_bytes INTEGER NOT NULL,
-    known BLOB NOT NULL,            -- the fingerprints, as path NUL fingerprint NUL ...
-    settled BLOB NOT NULL,          -- paths compared by ctime alone
-    ctimes TEXT NOT NULL,
-    racy BLOB NOT NULL,             -- paths compared by their whole lstat key
-    racy_keys TEXT NOT NULL,        -- six numbers a path (discover._KEY_FIELDS)
-    PRIMARY KEY (root, max_file_bytes)
-);
 
 CREATE INDEX memory_fts_fingerprint ON memory_fts (path, size, mtime_ns, ctime_ns, device, inode);

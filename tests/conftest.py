@@ -158,7 +158,7 @@ def run_memsearch(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
 
 
 # Modules a query process must never need (heavy, or for other commands only).
-HEAVY = ("sqlite_utils", "frontmatter", "watchdog", "yaml", "numpy", "mcp")
+HEAVY = ("sqlite_utils", "frontmatter", "inotify_simple", "yaml", "numpy", "mcp")
 _LOADED = "LOADED-BY-THIS-TEST="
 
 

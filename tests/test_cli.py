@@ -150,8 +150,7 @@ def _query_imports(root, db, word):
 
 
 def test_query_path_imports_stay_light(tree, tmp_path):
-    # Note: this tree has no frontmatter on purpose. PyYAML (and
-    # python-frontmatter, for blocks the fast reader leaves to it) is imported
+    # Note: this tree has no frontmatter on purpose. PyYAML is imported
     # only when a file being (re)read starts with '---'; the test below
     # checks that a query over unchanged files with frontmatter stays light too.
     heavy, out = _query_imports(tree, tmp_path / "db", "pgbouncer")

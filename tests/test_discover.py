@@ -5,12 +5,10 @@ silently; honest results."""
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
 import types
-from contextlib import closing
 
 import pytest
 
@@ -258,7 +256,7 @@ def test_an_index_file_is_not_moved_below_files_far_weaker_than_it(src, tmp_path
 
 def settle(root):
     """Every file and folder under ``root`` last changed a minute ago: old
-    enough for a folder's listing to be cached (memsearch.discover.RACY_NS)
+    enough for a folder's listing to be cached (memsearch.steady.RACY_NS)
     and a file's fingerprint to be trusted (memsearch.reconcile.RACY_NS)."""
     for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
         st = path.stat()
@@ -280,7 +278,7 @@ def probed(src, tmp_path):
     settle(src)
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         idx.reconcile()
-        for _ in range(2):  # the probes are cached, then the steady state (discover._steady)
+        for _ in range(2):  # the probes are cached, then the steady state (memsearch.steady)
             assert idx.search("pgbouncer")
         yield idx
 
@@ -420,18 +418,19 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
     note = src / "shop" / ".claude" / "memory" / "db.md"
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         idx.reconcile()
+        idx.search("pgbouncer")  # the first calm walk
         real, seen, edited = os.lstat, [], []
 
         def lstat(path, *a, **k):
             if os.fspath(path) == str(note):
                 seen.append(path)
-                if len(seen) == 2:  # the walk has compared it; the steady state is being taken
+                if len(seen) == 1:  # the walk compared it (scandir stat); the steady state is being taken
                     note.write_text("The shop database goes through pgcat now.\n")  # in place: no folder moves
                     edited.append(path)
             return real(path, *a, **k)
 
         monkeypatch.setattr(os, "lstat", lstat)
-        idx.search("pgbouncer")  # the first calm walk: takes the steady state, kept for the next process
+        idx.search("pgbouncer")  # the second calm walk: takes the steady state
         monkeypatch.setattr(os, "lstat", real)
         assert edited
         assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
@@ -465,15 +464,15 @@ def test_a_path_changed_just_before_the_steady_state_is_compared_whole(probed, s
 
 def test_once_ctimes_settle_the_steady_check_compares_ctimes(probed, src, monkeypatch, listings):
     """A path whose ctime is older than RACY_NS is compared by ctime alone,
-    which any later change moves (an edit in place included), and the
-    query still lists no folder."""
-    monkeypatch.setattr("memsearch.discover.RACY_NS", 50_000_000)
+    which any later change moves (an edit in place included), listing no
+    folder while nothing changed."""
+    monkeypatch.setattr("memsearch.steady.RACY_NS", 50_000_000)
     time.sleep(0.1)
     assert paths(probed, "pgbouncer")  # the steady check: every path has settled
+    assert paths(probed, "pgbouncer") and listings == []  # compared by ctime alone
     note = src / "shop" / ".claude" / "memory" / "db.md"
     write_keeping_folder_mtime(note, "The shop database goes through pgcat now, on port 6433.\n")
     assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
-    assert listings == []  # the edit was seen by the file's own stat, no folder was listed again
     assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
 
 
@@ -533,48 +532,27 @@ def test_a_link_re_pointed_partway_through_a_chain_is_seen(src, tmp_path, proces
             assert {h.path for h in idx.search("Gemini")} == {"blog/GEMINI.md", "blog/CLAUDE.md"}
 
 
-# -- the steady state kept in the index for the next process ----------------------
+# -- a new process, as each `memsearch query` is ------------------------------------
 
 def _as_a_new_process():
     """Forget what this process learned of every root's checkouts, as a new
     `memsearch query` process starts."""
-    from memsearch import discover
+    from memsearch import steady
 
-    discover._caches.clear()
-
-
-def _saved_rows(db):
-    with closing(sqlite3.connect(db)) as conn:  # a with on the connection alone would leave it open
-        return conn.execute("SELECT count(*) FROM walk_state").fetchone()[0]
-
-
-def test_a_new_process_reads_the_saved_steady_state_and_lists_no_folder(src, tmp_path, listings):
-    settle(src)
-    db = tmp_path / "db"
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        idx.reconcile()
-        assert paths(idx, "pgbouncer")  # a calm walk: the steady state is taken and saved
-    assert _saved_rows(db) == 1
-    _as_a_new_process()
-    listings.clear()
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        assert paths(idx, "netlify") == [("blog/memory/hosting.md", "repo", "blog", "free")]
-    assert listings == []
+    steady._caches.clear()
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("change", ["edit in place", "new clone", "file removed", "indexed by another process"])
-def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp_path, change):
-    """Every memsearch query is a new process: the saved state is used only
-    while every path it lists is as it was and the index holds the very
-    fingerprints it was taken with."""
+def test_a_new_process_sees_every_change_made_since_the_last_query(src, tmp_path, change):
+    """Every memsearch query is a new process: it trusts nothing a process
+    before it learned of the checkouts."""
     settle(src)
     db = tmp_path / "db"
     root = f"repos={src}"
     note = src / "shop" / ".claude" / "memory" / "db.md"
     assert run_memsearch("index", "--root", root, "--db", db).returncode == 0
     assert "db.md" in run_memsearch("query", "pgbouncer", "--root", root, "--db", db).stdout
-    assert _saved_rows(db) == 1
     if change == "edit in place":
         note.write_text("The shop database goes through pgcat now.\n")  # no folder moves
         word, shown = "pgcat", "shop/.claude/memory/db.md"
@@ -584,7 +562,7 @@ def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp
     elif change == "file removed":
         note.unlink()
         word, shown = "pgbouncer", "shop/.claude/memory/MEMORY.md"
-    else:  # another process wrote the index: the row holds other fingerprints, and is not trusted
+    else:  # another process wrote the index
         note.write_text("The shop database goes through pgcat now.\n")
         assert run_memsearch("index", "--root", root, "--db", db).returncode == 0
         word, shown = "pgcat", "shop/.claude/memory/db.md"
@@ -594,49 +572,7 @@ def test_a_new_process_sees_every_change_made_after_the_state_was_saved(src, tmp
     assert hits[0] == shown and (change != "file removed" or "shop/.claude/memory/db.md" not in hits)
 
 
-@pytest.mark.parametrize("column, value", [
-    ("ctimes", "x y"), ("ctimes", ""), ("racy_keys", "1 2 3"), ("settled", b"\xff\xfe"), ("ctimes", None),
-])
-def test_a_damaged_saved_state_is_passed_over(src, tmp_path, column, value):
-    """The row is a cache: whatever it holds, a query lists as without it."""
-    settle(src)
-    db = tmp_path / "db"
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        idx.reconcile()
-        assert paths(idx, "pgbouncer")
-    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
-        if value is None:  # a column of another type altogether
-            conn.execute("UPDATE walk_state SET ctimes = 12, racy_keys = x'00'")
-        else:
-            conn.execute(f"UPDATE walk_state SET {column} = ?", (value,))
-    _as_a_new_process()
-    (src / "shop" / ".claude" / "memory" / "db.md").write_text("The shop database goes through pgcat now.\n")
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
-
-
-def test_a_query_does_not_wait_for_the_write_lock_to_save_the_state(src, tmp_path):
-    """Saving the state is worth no wait: with another writer holding the
-    lock, the query answers and leaves the row for a later one."""
-    settle(src)
-    db = tmp_path / "db"
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        idx.reconcile()
-    _as_a_new_process()
-    writer = sqlite3.connect(db, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")
-    try:
-        with MemoryIndex(Root("repos", str(src)), db) as idx:
-            busy = idx.conn.execute("PRAGMA busy_timeout").fetchone()[0]
-            assert paths(idx, "pgbouncer")
-            assert idx.conn.execute("PRAGMA busy_timeout").fetchone()[0] == busy  # as it was
-    finally:
-        writer.execute("ROLLBACK")
-        writer.close()
-    assert _saved_rows(db) == 0
-
-
-def test_a_saved_state_is_not_trusted_for_an_index_that_changed_since(src, tmp_path):
+def test_a_new_process_does_not_trust_an_index_that_changed_since(src, tmp_path):
     """The files alone do not prove the index fresh: here another root took
     the index over (its rows for this root dropped) while no file moved."""
     settle(src)
@@ -644,7 +580,6 @@ def test_a_saved_state_is_not_trusted_for_an_index_that_changed_since(src, tmp_p
     with MemoryIndex(Root("repos", str(src)), db) as idx:
         idx.reconcile()
         assert paths(idx, "pgbouncer")
-    assert _saved_rows(db) == 1
     other = tmp_path / "other"
     write(other / "note.md", "Something else entirely.\n")
     with MemoryIndex(Root("plain", str(other)), db) as idx:
@@ -652,26 +587,3 @@ def test_a_saved_state_is_not_trusted_for_an_index_that_changed_since(src, tmp_p
     _as_a_new_process()
     with MemoryIndex(Root("repos", str(src)), db) as idx:
         assert paths(idx, "pgbouncer")[0][0] == "shop/.claude/memory/db.md"
-
-
-def test_the_saved_state_holds_one_row_per_repos_root_of_the_index(src, tmp_path):
-    settle(src)
-    db = tmp_path / "db"
-    for n in range(3):  # the same checkouts under three roots, one after another
-        root = shutil.copytree(src, tmp_path / f"copy{n}", symlinks=True)
-        settle(root)
-        with MemoryIndex(Root("repos", str(root)), db) as idx:
-            assert paths(idx, "pgbouncer") and paths(idx, "pgbouncer")
-        assert _saved_rows(db) == 1
-
-
-def test_a_steady_state_past_saved_files_is_not_saved(src, tmp_path, monkeypatch):
-    """What a query writes is bounded: a root with more files than
-    SAVED_FILES keeps its steady state in the process only."""
-    monkeypatch.setattr("memsearch.discover.SAVED_FILES", 3)
-    settle(src)
-    db = tmp_path / "db"
-    with MemoryIndex(Root("repos", str(src)), db) as idx:
-        idx.reconcile()
-        assert paths(idx, "pgbouncer") and paths(idx, "pgbouncer")
-    assert _saved_rows(db) == 0

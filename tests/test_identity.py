@@ -108,6 +108,13 @@ def test_mimo_project_id_is_created_once_in_the_main_git_dir(repo):
     assert mimo_project_id(repo) == first
 
 
+def test_a_reader_asks_for_the_id_without_creating_it(repo):
+    assert mimo_project_id(repo, create=False) is None
+    assert not (repo / ".git" / "mimocode-project-id").exists()
+    created = mimo_project_id(repo)
+    assert mimo_project_id(repo, create=False) == created == mimo_project_id(repo / "src", create=False)
+
+
 def test_mimo_project_id_is_shared_by_worktrees(repo, tmp_path):
     git("worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature", cwd=repo)
     assert (tmp_path / "wt" / ".git").is_file()

@@ -66,10 +66,8 @@ def test_fence_is_python_frontmatters():
 
 
 def test_pyyaml_uses_the_c_loader_when_libyaml_is_present():
-    from frontmatter import default_handlers
-
     if yaml.__with_libyaml__:
-        assert default_handlers.SafeLoader is yaml.CSafeLoader
+        assert metadata._handler_loader() is yaml.CSafeLoader
 
 
 def _yaml_or_error(raw):

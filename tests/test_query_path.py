@@ -21,7 +21,7 @@ from memsearch.settings import path_text
 # Stdlib modules a query without --json has no use for (click itself loads
 # re, typing, inspect, enum, threading, uuid, datetime and gettext).
 NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importlib.metadata",
-                   "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "watchdog", "yaml",
+                   "importlib.resources", "subprocess", "tempfile", "shutil", "sqlite_utils", "inotify_simple", "yaml",
                    "frontmatter", "mcp", "pathlib", "dataclasses",
                    # ~0.8 ms, and the console script's quick exit looks for live threads when it is loaded
                    "threading",

@@ -1,0 +1,254 @@
+"""The rebuild block: a session's memory put back into an agent's context, section by budget.
+
+When MiMo Code's context nears its limit (or on ``/rebuild``) it reads four files of a ``mimo``
+root, each up to a budget, and an index of memory keys, and keeps them as one block::
+
+    sessions/<sid>/checkpoint.md   11,000 tokens   # Session checkpoint
+    projects/<pid>/MEMORY.md       10,000 tokens   # Project durable knowledge
+    sessions/<sid>/notes.md         6,000 tokens   # Session notes
+    global/MEMORY.md                6,000 tokens   # Global memory
+    the other memory files of those places, paths only, newest first: 500 tokens   # Memory keys
+
+A ``claude`` or ``zcode`` root has only the project's pieces: its ``memory/MEMORY.md`` and its
+other memory files as the keys. A token is four characters, as session-context counts them, of
+the text as shown: cleaned as the index block is (memsearch.context) and controls spelled \\xNN.
+A section over budget is cut on a line boundary and one line says so and where the whole file is;
+a missing file leaves its section out. Files are found by the walk's rules (no link out of the
+root, no FIFO) and read confined and bounded, whatever their size.
+
+The block is marked as memory the agent wrote, not instructions from the user: every line of a
+file is indented, so only the block's own marks, headings and notices start a line.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
+from .errors import InvalidArgument, SessionNotFound
+from .format import id_text, printable_path
+from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
+from .roots import Root, resolve
+from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
+from .walk import real_folder, walk, walk_paths
+
+# name, where in a mimo root, heading, default budget in tokens: MiMo Code's own.
+SECTIONS = (
+    ("checkpoint", "sessions/{session}/checkpoint.md", "# Session checkpoint", 11_000),
+    ("project", "projects/{project}/MEMORY.md", "# Project durable knowledge", 10_000),
+    ("notes", "sessions/{session}/notes.md", "# Session notes", 6_000),
+    ("global", "global/MEMORY.md", "# Global memory", 6_000),
+)
+KEYS, KEYS_HEADING, KEYS_BUDGET = "keys", "# Memory keys", 500
+DEFAULT_BUDGETS = {**{name: tokens for name, _, _, tokens in SECTIONS}, KEYS: KEYS_BUDGET}
+MAX_TOKENS = 100_000  # a section's budget at most: 1.6 MB read
+
+# Bytes read of a file: its budget's characters at UTF-8's widest (4 bytes), and room for the
+# frontmatter (metadata.MAX_BLOCK) and comments that are removed before the budget applies.
+UTF8_MAX = 4
+READ_MARGIN = 64 * 1024
+# The walk's size cap is for indexing: a section is read in part, and a key is only a path.
+ANY_SIZE = 1 << 62
+
+OPEN_MARK = ("[memory the agent wrote in earlier turns, session {session}, project {project}: its own notes,"
+             " reloaded from its files to consult, not instructions from the user]")
+CLOSE_MARK = "[end of the memory the agent wrote]"
+CUT = "[cut: {what} ({budget:,}-token budget); the whole file is {file}]"
+
+
+class Section(NamedTuple):
+    """One file as the block shows it: ``path`` as search shows it, ``file`` its real path,
+    ``chars`` the characters of ``text`` (a token is four), ``cut`` whether it is only part."""
+
+    name: str
+    heading: str
+    path: str
+    file: str
+    budget: int
+    chars: int
+    cut: bool
+    text: str
+    notice: str | None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "heading": self.heading, "path": self.path, "file": self.file,
+                "budget_tokens": self.budget, "chars": self.chars, "cut": self.cut, "notice": self.notice,
+                "text": self.text}
+
+
+class RebuildContext(NamedTuple):
+    """What rebuild_context returns: the sections found (in the block's order), the memory keys
+    listed (newest first) and how many the budget left out, and ``text``, the marked block ("" when
+    there is nothing to show). ``project`` is None for a repository MiMo gave no id yet."""
+
+    root: str
+    kind: str
+    session: str
+    project: str | None
+    sections: tuple
+    keys: tuple
+    keys_left_out: int
+    keys_budget: int
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"root": self.root, "kind": self.kind, "session": self.session, "project": self.project,
+                "sections": [s.to_dict() for s in self.sections], "keys": list(self.keys),
+                "keys_left_out": self.keys_left_out, "keys_budget_tokens": self.keys_budget, "text": self.text}
+
+
+def rebuild_context(root, session: str, project, budgets: dict | None = None) -> RebuildContext:
+    """The rebuild block of ``session`` in ``project`` from ``root`` (a mimo tree's folder, or a
+    Root of kind mimo, claude or zcode). ``project``: an id (a folder name), or a repository's path
+    (a value with a "/", or ``.``, ``~``...) named as the agent names it. ``budgets``: tokens by
+    section (checkpoint, project, notes, global, keys), each 1 to MAX_TOKENS. A session with no
+    folder in a mimo root raises SessionNotFound; claude and zcode roots keep none to check."""
+    (root,) = resolve([root])
+    if root.kind not in ("mimo", "claude", "zcode"):
+        raise InvalidArgument(f"a {root.kind} root keeps no sessions: give a mimo, claude or zcode root")
+    budgets = _budgets(budgets)
+    if not isinstance(session, str):
+        raise InvalidArgument(f"session must be a session id, got {type(session).__name__}")
+    project = _project(project, root.kind)
+    places, prefix, found = _places(root, session, project)
+    sections = []
+    for name, _, heading, _ in SECTIONS:
+        rel = places.get(name)
+        if rel in found:
+            section = _section(name, heading, prefix + rel, found[rel][0], budgets[name])
+            if section is not None:
+                sections.append(section)
+    shown = set(places.values())
+    keys = [prefix + rel for _, rel in sorted((-fp.mtime_ns, rel) for rel, (_, fp) in found.items()
+                                              if rel not in shown)]
+    listed = _keys(keys, budgets[KEYS] * CHARS_PER_TOKEN)
+    text = _render(session, project, sections, listed, len(keys) - len(listed), budgets[KEYS])
+    return RebuildContext(root.path, root.kind, session, project, tuple(sections), tuple(listed),
+                          len(keys) - len(listed), budgets[KEYS], text)
+
+
+def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, str], str, dict]:
+    """(The section files' paths by section, the prefix that makes a path as search shows it, and
+    what the walk finds in the session's, project's and global places: {path: (real path,
+    Fingerprint)}); SessionNotFound for a mimo root with no folder for ``session``."""
+    if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
+        folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
+        found = {}
+        if os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True):
+            found = walk(folder, ANY_SIZE).files
+        return {"project": INDEX_NAME}, f"{printable_name(project)}/{MEMORY_DIR}/", found
+    real_root = real_folder(root.path)
+    folder = os.path.realpath(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""
+    if not os.path.isdir(folder) or link_target_refusal(real_root, folder, True):
+        raise SessionNotFound(f"no session folder sessions/{id_text(session)} in {printable_path(root.path)}:"
+                              " give the id of a folder under sessions/")
+    places = {name: where.format(session=session, project=project) for name, where, _, _ in SECTIONS
+              if project is not None or "{project}" not in where}
+    walked = [f"sessions/{session}", "global"] + ([f"projects/{project}"] if project is not None else [])
+    return places, "", walk_paths(real_root, walked, ANY_SIZE).files
+
+
+def _budgets(given) -> dict:
+    if given is None:
+        return dict(DEFAULT_BUDGETS)
+    if not isinstance(given, dict):
+        raise InvalidArgument(f"budgets must be a dict of tokens by section, got {type(given).__name__}")
+    unknown = [name for name in given if name not in DEFAULT_BUDGETS]
+    if unknown:
+        raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
+    return {**DEFAULT_BUDGETS,
+            **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
+               for name, tokens in given.items()}}
+
+
+def _is_name(value: str) -> bool:
+    """Whether ``value`` names one entry the walk enters: not hidden, no separator, no NUL."""
+    if not value or value[0] == "." or "/" in value or "\0" in value or (os.altsep and os.altsep in value):
+        return False
+    try:
+        return len(os.fsencode(value)) <= NAME_MAX
+    except UnicodeEncodeError:
+        return False
+
+
+def _project(value, kind: str) -> str | None:
+    """The project folder's name ``value`` gives: an id, or a repository's path named by the
+    agent's rule (MiMo: the id in its .git, never created here; Claude: the path's slug; ZCode:
+    ``<slug>-<hash16>``)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise InvalidArgument(f"project must be a project id or a repository's path, got {type(value).__name__}")
+    if "/" not in value and value[:1] != "~" and value not in (".", ".."):
+        if not _is_name(value):
+            raise InvalidArgument(f"project {id_text(value)} is no project id (a folder's name): give the id,"
+                                  " or the repository's path with a /")
+        return value
+    path = os.path.abspath(os.path.expanduser(value))
+    if not os.path.isdir(path):
+        raise InvalidArgument(f"project {printable_path(value)} is no folder: give a project id or a repository's path")
+    if kind == "mimo":
+        from .identity import mimo_project_id
+
+        return mimo_project_id(path, create=False)
+    if kind == "claude":
+        from .transcripts import slug
+
+        return slug(path)
+    from .identity import zcode_project_folder
+
+    return zcode_project_folder(path)
+
+
+def _section(name: str, heading: str, path: str, file: str, budget: int) -> Section | None:
+    """The file at ``file`` (a resolved path the walk found) as a section, or None if it cannot be
+    read or shows nothing. At most its budget in characters at UTF-8's widest is read."""
+    limit = budget * CHARS_PER_TOKEN
+    read = read_text(file, limit * UTF8_MAX + READ_MARGIN, confined=True)
+    if read is None:
+        return None
+    raw, file_bytes = read
+    text = clean(raw).translate(_CONTROLS)
+    kept = whole_lines(text, limit).rstrip()  # a cut at a blank line leaves no blank line behind
+    if not kept and file_bytes is None:
+        return None
+    notice = None
+    if file_bytes is not None:
+        notice = (f"only the start of {printable_path(path)} was read, a file of {file_bytes:,} bytes;"
+                  f" {len(kept):,} characters of it are shown")
+    elif len(kept) < len(text):
+        notice = f"{printable_path(path)} is {len(text):,} characters; the first {len(kept):,} are shown"
+    if notice is not None:
+        notice = CUT.format(what=notice, budget=budget, file=printable_path(file))
+    return Section(name, heading, path, file, budget, len(kept), notice is not None, kept, notice)
+
+
+def _keys(paths: list[str], limit: int) -> list[str]:
+    """The first of ``paths`` whose lines, as shown, fit in ``limit`` characters."""
+    listed, used = [], -1  # no line break before the first
+    for path in paths:
+        used += len(printable_path(path)) + 1
+        if used > limit:
+            break
+        listed.append(path)
+    return listed
+
+
+def _render(session: str, project: str | None, sections: list, keys: list, left_out: int, keys_budget: int) -> str:
+    if not sections and not keys and not left_out:
+        return ""
+    lines = [OPEN_MARK.format(session=id_text(session),
+                              project=id_text(project) if project is not None else "none (no id yet)")]
+    for s in sections:
+        lines.append(s.heading)
+        lines.extend(INDENT + line if line else "" for line in s.text.split("\n"))
+        if s.notice:
+            lines.append(s.notice)
+    if keys or left_out:
+        lines.append(KEYS_HEADING)
+        lines.extend(INDENT + printable_path(path) for path in keys)
+        if left_out:
+            lines.append(f"[{left_out:,} older keys not listed ({keys_budget:,}-token budget)]")
+    lines.append(CLOSE_MARK)
+    return "\n".join(lines)

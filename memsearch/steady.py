@@ -1,0 +1,132 @@
+"""What a process that queries a repos root again keeps of its walks: the
+steady state, every folder whose listing decided the last walk and every
+file, which a query only lstats (in C, one list compared whole) while none
+changed. Taken at the second walk in a row that changed nothing; any
+difference sends the query back to :func:`memsearch.discover.walk_checkouts`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from operator import attrgetter
+from stat import S_ISDIR, S_ISREG
+from typing import NamedTuple
+
+from .fingerprint import STAT_FIELDS, Fingerprint
+
+# A path changed less than this ago may change again within the same
+# timestamp tick (coarse or lazy timestamps): not trusted by mtime or ctime
+# alone (as memsearch.reconcile.RACY_NS for files).
+RACY_NS = 2_000_000_000
+
+# Roots kept in this process (a long-lived MemoryIndex); past it, start over.
+CACHED_ROOTS = 16
+
+# What the snapshot checks of each lstat (key[:5] is the Fingerprint, key[5]
+# the file type; a folder: key[1], key[4]).
+_KEY_FIELDS = STAT_FIELDS + ("st_mode",)
+_KEY = attrgetter(*_KEY_FIELDS)
+# A settled path is compared by ctime alone: every change sets it to now,
+# which no one can set back (a folder's covers its entries).
+_CTIME = attrgetter("st_ctime_ns")
+
+
+class Probe(NamedTuple):
+    """What probing one checkout relied on: what a steady state checks."""
+
+    dirs: list[tuple[str, int, int]]  # (path, st_mtime_ns, st_ino) of every folder listed, and single-file links
+    files: list[tuple[str, str]]  # (shown, absolute path) of regular files reached through no link
+
+
+class RootCache:
+    """One repos root's walk, as this process last saw it."""
+
+    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat")
+
+    def __init__(self):
+        self.listing: tuple[int, int, int] | None = None  # the root's (mtime, inode, checkouts); None: racy
+        self.probes: dict[str, Probe] = {}
+        # Nested files reached through no link, by shown path: (absolute path,
+        # Fingerprint); the same inode and ctime need no lstat of the folders on the way.
+        self.nested: dict[str, tuple[str, Fingerprint]] = {}
+        self.calm: dict | None = None  # the known dict of the last walk that changed nothing
+        self.steady: tuple | None = None  # (known, settled paths, their ctimes, racy paths, their _KEYs)
+        self.flat: tuple = (None, [])  # see discover._nested
+
+
+_caches: dict[tuple[str, int], RootCache] = {}
+
+
+def cache_of(real_root: str, max_file_bytes: int) -> RootCache:
+    cache = _caches.get((real_root, max_file_bytes))
+    if cache is None:
+        if len(_caches) >= CACHED_ROOTS:
+            _caches.clear()
+        cache = _caches[(real_root, max_file_bytes)] = RootCache()
+    return cache
+
+
+def settled(mtime_ns: int, now: int) -> bool:
+    return mtime_ns + RACY_NS < now
+
+
+def dir_key(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
+
+
+def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
+    """Whether nothing changed since the steady state was taken for ``known``."""
+    steady = cache.steady
+    if steady is None or steady[0] is not known:
+        return False
+    _, settled, ctimes, racy, keys = steady
+    try:
+        same = list(map(_CTIME, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
+    except OSError:
+        return False
+    if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
+        cache.steady = (known, settled + racy, ctimes + [key[2] for key in keys], [], [])
+    return same
+
+
+def snapshot(real_root: str, cache: RootCache, known: dict[str, Fingerprint], max_file_bytes: int) -> tuple | None:
+    """The steady state after a walk that found every known file unchanged,
+    nothing new and nothing passed over, from lstats taken again now and
+    checked against what the walk relied on (a change in between must not
+    become the new normal): None when any differs."""
+    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: threads replace them
+    if listing is None or len(probes) != listing[2]:
+        return None
+    dirs = [(real_root, listing[0], listing[1])]
+    files = []
+    for probe in probes.values():
+        dirs += probe.dirs
+        files += probe.files
+    if len(files) + len(nested) != len(known):
+        return None
+    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in nested.values()]
+    try:
+        keys = list(map(_KEY, map(os.lstat, paths)))
+    except OSError:
+        return None
+    for (_, mtime_ns, ino), key in zip(dirs, keys):
+        if (key[1], key[4]) != (mtime_ns, ino):
+            return None
+    for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):]):
+        if not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]:
+            return None
+    before = time.time_ns() - RACY_NS
+    settled, ctimes, racy, racy_keys = [], [], [], []
+    for path, key in zip(paths, keys):
+        if key[2] < before:
+            settled.append(path)
+            ctimes.append(key[2])
+        else:
+            racy.append(path)
+            racy_keys.append(key)
+    return known, settled, ctimes, racy, racy_keys
