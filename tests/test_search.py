@@ -25,7 +25,9 @@ def test_more_and_rarer_words_rank_first(index):
 
 def test_fts5_syntax_in_query_is_searched_as_words(index):
     for text in ['"pgbouncer', "pgbouncer*", "-pgbouncer", "body:pgbouncer", "^pgbouncer", "(pgbouncer",
-                 "pgbouncer NEAR x", "pgbouncer AND nothing", "NOT pgbouncer"]:
+                 # (not "nothing": the tree's README.md holds it, and the two files then tie
+                 # within a token of length; code words' expansions tipped that tie, issue 33)
+                 "pgbouncer NEAR x", "pgbouncer AND zilch", "NOT pgbouncer"]:
         assert paths(index.search(text))[0] == "projects/shop/memory-db.md", text
 
 
