@@ -193,7 +193,7 @@ def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
         assert data["results"][0]["path"] == first
         assert marked in data["results"][0]["snippet"]
     r = run_memsearch("query", "--root", code_tree, "--db", db, "--", "user_id")
-    assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("code/snake.md")
+    assert r.returncode == 0 and r.stdout.splitlines()[0].startswith(str(code_tree / "code/snake.md"))
 
 
 def test_an_index_from_before_0011_is_migrated(tmp_path):
