@@ -138,16 +138,11 @@ CLICK_ARGS = {
 def option(key: str):
     """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
-    extra = {"is_flag": True} if o.flag else {}
+    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
-    if o.default is not None:
-        extra["default"] = o.default
-    if o.kind in TYPES:
-        extra["type"] = TYPES[o.kind]
-    elif o.choices:
-        extra["type"] = click.Choice(o.choices)
-    return click.option(*o.names, o.key, help=o.help, **extra, **CLICK_ARGS.get(key, {}))
+    kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
+    return click.option(*o.names, o.key, help=o.help, type=kind, **extra, **CLICK_ARGS.get(key, {}))
 
 
 def root_options(f):
