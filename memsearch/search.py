@@ -119,14 +119,10 @@ FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 """
 
 # Whether a row the filters let through matches a string (one statement a
-# term, stopping at its first such row): scored_strings() counts each string
-# over the whole index, for its idf, so under a filter (a scope, a type; in
-# history a project, a role) a word held only by rows left out counted as
-# matched, and hits lacking it passed for answers about it; past MAX_STRINGS
-# (a pasted paragraph or error message, one OR query) no word is counted at
-# all, and every word passed for matched. CROSS JOIN keeps the match first:
-# SQLite otherwise chose to walk every file of the scope, probing FTS5 once
-# for each.
+# term, stopping at its first such row): scored_strings() counts over the
+# whole index (and past MAX_STRINGS not at all), so a word held only by rows
+# a filter leaves out would pass for matched. CROSS JOIN keeps the match
+# first, not a walk of every file of the scope.
 ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
            " WHERE {fts} MATCH ?{filters})")
 
