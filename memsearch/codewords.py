@@ -51,8 +51,8 @@ _CLASSES = bytes.maketrans(
     bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
     b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
 _CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
-# The same without case (a: a letter), to find a digit by a letter with two
-# pairs where _CLASSES needs four (a scan costs ~3 times a translate).
+# The same without case (a: a letter), to find a digit by a letter in one
+# pass (_DIGIT_BY_LETTER).
 _CASELESS = _CLASSES.translate(bytes.maketrans(b"A", b"a"))
 # The same for symbols: a for a letter or digit, # and + as themselves.
 _SYMBOL_CLASSES = bytes(97 if chr(c).isalnum() and c < 128 else c if c in b"#+" else 32 for c in range(256))
@@ -160,12 +160,7 @@ def _expand(text: str) -> str:
     ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
     for end, name in _symbols(text, ascii_.translate(_SYMBOL_CLASSES)):
         adds.setdefault(end, []).append(name)
-    seen = set()
-    for start, end in _runs(ascii_.translate(_CLASSES), ascii_.translate(_CASELESS)):
-        run = text[start:end]
-        if run in seen:  # see ONCE
-            continue
-        seen.add(run)
+    for run, end in _runs(text, ascii_.translate(_CLASSES), ascii_.translate(_CASELESS)).items():
         forms = identifier_forms(run)
         if forms:
             adds.setdefault(end, []).extend(forms)
@@ -209,27 +204,27 @@ def _symbol_at(text: str, start: int, end: int, found: list) -> None:
         found.append((end, symbol_name(s)))
 
 
-# Where a run needs parts: a case change, digits by letters. A run joined by
-# _ or - alone gets nothing: unicode61 splits it, and a query joins it
-# (memsearch.query). Each pair is its own regex, from the pair to the end of
-# the run: with a literal first, re skips ahead as bytes.find does, and one
-# pass gives the run's end. (An alternation of the pairs, tried at every
-# position, cost ~7 times as much.) Case changes are looked for in _CLASSES,
-# digits in _CASELESS (two pairs where _CLASSES needs four).
+# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer),
+# digits by letters (a0, 0a in _CASELESS: utf8, 2nd). A run joined by _ or -
+# alone gets nothing: unicode61 splits it, and a query joins it
+# (memsearch.query). Each regex starts with a literal, the rarer letter of its
+# pairs, so re skips ahead to it as bytes.find does, and runs on to the end of
+# the run. (An alternation of the pairs, tried at every position, cost ~7
+# times as much; a bytes.find a pair, ~1.5 times.)
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
-_CASE_BOUNDARIES = tuple(re.compile(pair + rb"[0Aa_]*") for pair in (b"aA", b"AAa"))
-_DIGIT_BOUNDARIES = tuple(re.compile(pair + rb"[0a_]*") for pair in (b"a0", b"0a"))
+_CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
+_DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")
 
 
-def _runs(cls: bytes, caseless: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each run of ASCII letters, digits, _ and - holding a
-    boundary, in ``cls`` and ``caseless`` (the text spelled by _CLASSES and _CASELESS)."""
+def _runs(text: str, cls: bytes, caseless: bytes) -> dict[str, int]:
+    """Each run of ASCII letters, digits, _ and - holding a boundary, found in
+    ``cls`` and ``caseless`` (``text`` spelled by _CLASSES and _CASELESS), and
+    where its first occurrence ends (see ONCE)."""
     spans: dict[int, int] = {}
-    for spelled, pairs in ((cls, _CASE_BOUNDARIES), (caseless, _DIGIT_BOUNDARIES)):
-        for pair in pairs:
-            for m in pair.finditer(spelled):
-                spans[cls.rfind(b" ", 0, m.start()) + 1] = m.end()
-    return sorted(spans.items())
+    for spelled, boundary in ((cls, _CASE_CHANGE), (caseless, _DIGIT_BY_LETTER)):
+        spans.update({cls.rfind(b" ", 0, m.start()) + 1: m.end() for m in boundary.finditer(spelled)})
+    ordered = sorted(spans.items(), reverse=True)  # last first, so the first occurrence is the one kept
+    return dict(zip([text[start:end] for start, end in ordered], [end for _, end in ordered]))
 
 
 def _foldable_words(text: str) -> list[tuple[int, str]]:
