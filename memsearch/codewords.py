@@ -51,11 +51,11 @@ _CLASSES = bytes.maketrans(
     bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
     b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
 _CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
-# The same without case (a: a letter), to find a digit by a letter in one
-# pass (_DIGIT_BY_LETTER).
+# The same without case and with the symbols' characters (a: a letter, #
+# and + as themselves), to find a digit by a letter in one pass
+# (_DIGIT_BY_LETTER) and a letter or digit before ++ or # (_symbols).
 _CASELESS = _CLASSES.translate(bytes.maketrans(b"A", b"a"))
-# The same for symbols: a for a letter or digit, # and + as themselves.
-_SYMBOL_CLASSES = bytes(97 if chr(c).isalnum() and c < 128 else c if c in b"#+" else 32 for c in range(256))
+_CASELESS = bytes(c if c in b"#+" else _CASELESS[c] for c in range(256))
 
 # The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
 PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -158,9 +158,10 @@ def index_forms(run: str) -> tuple[str, ...]:
 def _expand(text: str) -> str:
     adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
     ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
-    for end, name in _symbols(text, ascii_.translate(_SYMBOL_CLASSES)):
+    caseless = ascii_.translate(_CASELESS)
+    for end, name in _symbols(text, caseless):
         adds.setdefault(end, []).append(name)
-    for run, end in _runs(text, ascii_.translate(_CLASSES), ascii_.translate(_CASELESS)).items():
+    for run, end in _runs(text, ascii_.translate(_CLASSES), caseless).items():
         forms = identifier_forms(run)
         if forms:
             adds.setdefault(end, []).extend(forms)
@@ -177,16 +178,16 @@ def _expand(text: str) -> str:
     return "".join(out)
 
 
-# Where a symbol ends: ++ or # after a letter or digit (in _SYMBOL_CLASSES),
+# Where a symbol ends: ++ or # after a letter or digit (in _CASELESS),
 # .NET. Each regex starts with a literal, so re skips ahead to it: ~2.5 times
 # less than a bytes.find a spelling.
-_AFTER_LETTERS = (re.compile(rb"#(?<=a#)"), re.compile(rb"\+\+(?<=a\+\+)"))
+_AFTER_LETTERS = (re.compile(rb"#(?<=[a0]#)"), re.compile(rb"\+\+(?<=[a0]\+\+)"))
 _DOTNET = re.compile(r"\.(?:NET|Net|net)")
 
 
 def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
     """(end, token) of each SYMBOL in ``text``, looked for from a letter or
-    digit before ``++`` or ``#`` in ``marks`` (_SYMBOL_CLASSES) and from ``.NET``.
+    digit before ``++`` or ``#`` in ``marks`` (_CASELESS) and from ``.NET``.
     SYMBOL is tried once, where the letters before the symbol start: tried at
     each position of a window, it was a third of what expand() cost."""
     found: list[tuple[int, str]] = []
@@ -194,7 +195,7 @@ def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
         for m in symbol.finditer(marks):
             at, end = m.span()
             letters = marks[max(end - 42, 0):at]  # (a name of 40 letters at most)
-            _symbol_at(text, at - len(letters) + len(letters.rstrip(b"a")), end, found)
+            _symbol_at(text, at - len(letters) + len(letters.rstrip(b"a0")), end, found)
     for m in _DOTNET.finditer(text):
         _symbol_at(text, m.start(), m.end(), found)
     return found
