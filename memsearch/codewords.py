@@ -194,7 +194,7 @@ def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
     for symbol in _AFTER_LETTERS:
         for m in symbol.finditer(marks):
             at, end = m.span()
-            letters = marks[max(end - 42, 0):at]  # (a name of 40 letters at most)
+            letters = marks[max(end - 42, 0):at]  # (a name ends at most 42 characters back)
             _symbol_at(text, at - len(letters) + len(letters.rstrip(b"a0")), end, found)
     for m in _DOTNET.finditer(text):
         _symbol_at(text, m.start(), m.end(), found)
