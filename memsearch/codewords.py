@@ -222,7 +222,7 @@ _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")
 def _runs(text: str, cls: bytes, caseless: bytes) -> dict[str, int]:
     """Each run of ASCII letters, digits, _ and - holding a boundary, found in
     ``cls`` and ``caseless`` (``text`` spelled by _CLASSES and _CASELESS), and
-    where its first occurrence ends (see ONCE)."""
+    where its first occurrence ends (its parts follow that one only)."""
     spans: dict[int, int] = {}
     for spelled, boundary in ((cls, _CASE_CHANGE), (caseless, _DIGIT_BY_LETTER)):
         spans.update({cls.rfind(b" ", 0, m.start()) + 1: m.end() for m in boundary.finditer(spelled)})
