@@ -442,8 +442,8 @@ def compare_index_with_files(root: Path, db: Path) -> list[str]:
             conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES('integrity-check', 1)")
         except sqlite3.Error as ex:
             problems.append(f"fts5 integrity-check: {ex}")
-        rows = {path: (body, (size, mtime)) for path, body, size, mtime
-                in conn.execute("SELECT path, body, size, mtime_ns FROM memory_fts")}
+        rows = {path: (body, tuple(fp)) for path, body, *fp in conn.execute(
+            "SELECT path, body, size, mtime_ns, ctime_ns, device, inode FROM memory_fts")}
     finally:
         conn.close()
     files = {}
@@ -454,7 +454,7 @@ def compare_index_with_files(root: Path, db: Path) -> list[str]:
                 full = os.path.join(dirpath, name)
                 st = os.stat(full)
                 files[os.path.relpath(full, root).replace(os.sep, "/")] = (
-                    Path(full).read_text("utf-8"), (st.st_size, st.st_mtime_ns))
+                    Path(full).read_text("utf-8"), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino))
     for rel in sorted(rows.keys() - files.keys())[:5]:
         problems.append(f"phantom row (no file): {rel}")
     for rel in sorted(files.keys() - rows.keys())[:5]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import re
 
+from .codewords import CLOSE, OPEN, expand, folded, unexpand_marked
 from .format import split_marks
 
 __all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
@@ -80,13 +81,6 @@ WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 WORD_MODES = ("phrase", "and", "or", "hybrid")
 DEFAULT_WORD_MODE = "or"
 
-# Full-width ASCII (ｇｉｔ ２０２４), as an IME types it: unicode61 does not fold
-# width, so such a query word also asks for its ASCII spelling. (Left to re's
-# cache, as is _MAYBE_CJK: ASCII queries and texts never compile them.)
-_FULL_WIDTH = "[\uff01-\uff5e]"
-_TO_HALF_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
-
-
 # The UTF-8 lead bytes of _CJK_CLASS (U+1100-U+11FF: E1; U+3005-U+D7FB: E3-ED;
 # U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0): a bytes search for them is several
 # times faster than _cjk_char() over the str.
@@ -123,15 +117,19 @@ def nfc(text: str) -> str:
 
 
 def segmented(text: str | None) -> str | None:
-    """``segment(nfc(text))`` for a segmented shadow column, or None when that
-    is ``text`` itself (no CJK, already NFC: nothing more stored). Queries are
-    NFC, so a decomposed file (``데이터`` as Jamo, ``dữ`` as u and two marks,
-    which remove_diacritics 1 folds to ``du`` where it keeps the composed
-    form) is indexed composed too. Run on every file read, so text without
-    CJK is turned away cheaply: ASCII at once, else by its bytes."""
-    if text is None or text.isascii():
+    """The shadow column's text: ``segment(expand(nfc(text)))``, or None when
+    that is ``text`` itself (nothing more stored). expand() adds the tokens of
+    code words and folded letters (memsearch.codewords). Queries are NFC, so
+    a decomposed file (``데이터`` as Jamo, ``dữ`` as u and two marks, which
+    remove_diacritics 1 folds to ``du`` where it keeps the composed form) is
+    indexed composed too. Run on every file read, so text without CJK skips
+    segment(): ASCII at once, else by its bytes."""
+    if text is None:
         return None
-    composed = nfc(text)
+    if text.isascii():
+        spelled = expand(text)
+        return None if spelled is text or spelled == text else spelled
+    composed = expand(nfc(text))
     if SEPARATOR not in composed and re.search(_MAYBE_CJK, composed.encode("utf-8", "surrogatepass")) is None:
         return None if composed == text else composed
     spelled = segment(composed)
@@ -217,19 +215,18 @@ def _cjk_word(run: str, mode: str) -> str:
 
 
 def _other_words(word: str) -> list[str]:
-    """A word without CJK: one quoted token (with a full-width one, an OR with
-    its ASCII spelling), then its case-folded spelling where unicode61, which
-    lowercases but does not fold, would miss it: "Straße" missed "STRASSE"
-    (German capitals), "ﬁle" missed "file" (ς it folds to σ). A string of its
-    own, with its own idf: files holding the word as typed score as before.
-    Underscores alone (what a CJK run leaves of ``部署_``) are no token: none."""
+    """A word without CJK: one quoted token, folded as the index's expansions
+    are (codewords.fold: ``Αθηνά`` -> ``Αθηνα``, ``ｇｉｔ`` -> ``git``), then
+    its case-folded spelling where unicode61, which lowercases but does not
+    fold, would miss it: "Straße" missed "STRASSE" (German capitals), "ﬁle"
+    missed "file" (ς it folds to σ). A string of its own, with its own idf:
+    files holding the word as typed score as before. Underscores alone (what
+    a CJK run leaves of ``部署_``) are no token: none."""
     if not word.strip("_"):
         return []
-    first = _quote(word)
-    if re.search(_FULL_WIDTH, word) is not None:
-        first = f"({first} OR {_quote(word.translate(_TO_HALF_WIDTH))})"
-    folded = word.casefold()
-    return [first] if folded in (word, word.lower().replace("ς", "σ")) else [first, _quote(folded)]
+    word = folded(word)
+    cased = word.casefold()
+    return [_quote(word)] if cased in (word, word.lower().replace("ς", "σ")) else [_quote(word), _quote(cased)]
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
@@ -307,12 +304,30 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
     matched ``暂存`` and ``存的`` become ``<<暂存的>>``, a window cut inside a
     run maps back too, and with no markers this inverts ``segment()`` exactly.
     ``query``: the FTS5 query that made the snippet; with it, a character
-    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``)."""
-    if SEPARATOR not in snippet:
-        return snippet  # nothing was segmented
+    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``). The
+    expansions of code words go too (codewords.unexpand_marked)."""
+    segmented_ = SEPARATOR in snippet
+    if not segmented_ and OPEN not in snippet and CLOSE not in snippet:
+        return snippet  # nothing was segmented or expanded
     if not start or not end or start == end:
         raise ValueError("start and end markers must be two different non-empty strings")
     chars = _split_markers(snippet, start, end)
+    out = _unsegmented(chars, query) if segmented_ else [list(c) for c in chars]
+    if OPEN in snippet or CLOSE in snippet:
+        out = unexpand_marked(out)
+    result: list[str] = []
+    inside = False
+    for char, lit in out:
+        if lit != inside:
+            result.append(start if lit else end)
+            inside = lit
+        result.append(char)
+    if inside:
+        result.append(end)
+    return "".join(result)
+
+
+def _unsegmented(chars: list[tuple[str, bool]], query: str) -> list[list]:
     cjk_char = _cjk_char()
     if "*" in query:
         _unmark_prefix_matches(chars, query)
@@ -334,13 +349,4 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
             i += 2
         else:  # splits a run from glued letters, or ends a cut window
             i += 1
-    result: list[str] = []
-    inside = False
-    for char, lit in out:
-        if lit != inside:
-            result.append(start if lit else end)
-            inside = lit
-        result.append(char)
-    if inside:
-        result.append(end)
-    return "".join(result)
+    return out

@@ -11,16 +11,17 @@ click.
 
 from __future__ import annotations
 
+import os
 import sys
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, OUT_OF_MEMORY, CommandFailed, chosen_roots, one_line_errors,
-                       open_index, print_aborted, print_warning, run_query)
+from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
+                       one_line_errors, open_index, print_aborted, print_warning, progress_bar, run_query, use_color)
 from .errors import MemsearchError
-from .settings import DEFAULT_LIMIT, MAX_LIMIT
+from .settings import DEFAULT_LIMIT
 
 
 class Failure(click.ClickException):
@@ -29,9 +30,32 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
+class UsageFailure(click.UsageError):
+    """A usage error on one line, as the README promises (click prints the usage and a hint
+    on three lines before it): exit 2."""
+
+    def show(self, file=None) -> None:
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        click.echo(f"Error: {self.format_message()}{hint}", err=True)
+
+
+@contextmanager
+def one_line_usage():
+    try:
+        yield
+    except UsageFailure:
+        raise
+    except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
+        raise UsageFailure(ex.format_message(), ex.ctx) from None
+
+
 class Command(click.Command):
     """A command whose one-line errors (memsearch's own, and CommandFailed
     from memsearch.commands) click reports as a Failure: exit 2."""
+
+    def make_context(self, *args, **kwargs):
+        with one_line_usage():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
         try:
@@ -48,17 +72,67 @@ class Command(click.Command):
 class Group(click.Group):
     command_class = Command
 
+    def make_context(self, *args, **kwargs):
+        with one_line_usage():
+            return super().make_context(*args, **kwargs)
+
+    def resolve_command(self, ctx, args):
+        with one_line_usage():
+            return super().resolve_command(ctx, args)
+
 
 # Made once and shared by every command: each click.Path() asks gettext for
 # its name, and gettext looks for translation files on disk every time.
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
 
+class RootSpec(click.ParamType):
+    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a
+    path click checks (a file named "claude" here is no matter). In
+    MEMSEARCH_ROOTS, specs are separated by ':' as click.Path's are."""
 
-# click's side of the options memsearch.query_args.OPTIONS declares.
+    name = "root"
+    envvar_list_splitter = os.path.pathsep
+
+
+# What a shell completes for a root (click's completion: docs in the README).
+ROOT_WORDS = ("claude", "zcode", "mimo", "mimo=", "claude=", "zcode=", "plain=", "repos=")
+
+
+def complete_root(ctx, param, incomplete: str):
+    """Root kinds, then a folder after KIND=."""
+    from click.shell_completion import CompletionItem
+
+    kind, sep, rest = incomplete.partition("=")
+    if sep:
+        return [CompletionItem(rest, type="dir")]  # the shell completes the folder
+    return [CompletionItem(w) for w in ROOT_WORDS if w.startswith(incomplete)] + [CompletionItem(incomplete, type="dir")]
+
+
+def completer(module: str, name: str):
+    """Complete from the values the library accepts, memsearch.<module>.<name>
+    (imported only when a shell asks). The library checks the value: the
+    shell only translates its error."""
+    def complete(ctx, param, incomplete: str):
+        import importlib
+
+        words = getattr(importlib.import_module(f"memsearch.{module}"), name)
+        if isinstance(words, dict):  # SCOPES_OF_KIND: every scope of every kind
+            words = dict.fromkeys(s for scopes in words.values() for s in scopes)
+        return [w for w in words if w.startswith(incomplete)]
+
+    return complete
+
+
+# Every default is shown one way, click's "[default: ...]".
 CLICK_ARGS = {
-    "root": {"multiple": True, "type": FOLDER},
-    "db_path": {"type": FILE},
-    "limit": {"type": click.IntRange(1, MAX_LIMIT), "default": DEFAULT_LIMIT, "show_default": True},
+    "root": {"multiple": True, "type": RootSpec(), "metavar": "ROOT", "shell_complete": complete_root,
+             "show_default": "the config file's roots, else every agent's memory found here"},
+    "db_path": {"type": FILE, "show_default": "one per set of roots in ~/.cache/memsearch"},
+    # A number click reads; its range is the library's to check (settings.check_limit).
+    "limit": {"type": int, "default": DEFAULT_LIMIT, "show_default": True},
+    "scope": {"shell_complete": completer("roots", "SCOPES_OF_KIND")},
+    "type_": {"shell_complete": completer("roots", "TYPES")},
+    "color": {"type": click.Choice(query_args.COLORS), "default": "auto", "show_default": True},
 }
 
 
@@ -66,7 +140,7 @@ def option(key: str):
     o = query_args.BY_KEY[key]
     extra = {"is_flag": True} if o.flag else {}
     if o.envvars:
-        extra["envvar"] = list(o.envvars)
+        extra.update(envvar=list(o.envvars), show_envvar=True)
     return click.option(*o.names, o.key, help=o.help, **extra, **CLICK_ARGS.get(key, {}))
 
 
@@ -82,23 +156,6 @@ def query_options(f):
 
 def echo_json(value) -> None:
     click.echo(fmt.json_text(value))
-
-
-@contextmanager
-def progress_bar(threshold: int, label: str):
-    """A progress callback that draws a bar for long runs (a total of at
-    least ``threshold``), and only for a person watching."""
-    with ExitStack() as stack:
-        bar = None
-
-        def progress(done, total):
-            nonlocal bar
-            if bar is None and total >= threshold and sys.stderr.isatty():
-                bar = stack.enter_context(click.progressbar(length=total, label=label, file=sys.stderr))
-            if bar is not None:
-                bar.update(done - bar.pos)
-
-        yield progress
 
 
 def log_to_stderr() -> None:
@@ -117,7 +174,21 @@ def log_to_stderr() -> None:
         log.propagate = False
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+EXAMPLES = """\b
+Examples:
+  memsearch query pgbouncer port          # the agents' memory found here
+  memsearch query stripe --root ~/notes   # a folder of Markdown (a mimo tree)
+  memsearch history "make release"        # past Claude Code sessions
+  memsearch status                        # which roots, which index
+  claude mcp add memsearch -- memsearch mcp
+
+With no --root, memsearch searches MEMSEARCH_ROOTS, else the config file's
+roots, else every agent's memory found at its default location (Claude Code,
+ZCode, MiMo).
+"""
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
 # The version from the package itself, not from the metadata of a distribution
 # named "memsearch": that name on PyPI is another project (README: Installing).
 @click.version_option(__version__, prog_name="memsearch", message="%(prog)s (memsearch-fts) %(version)s")
@@ -132,7 +203,7 @@ def main():
     click.get_current_context().call_on_close(lambda: setattr(db, "warning_sink", None))
 
 
-@main.command()
+@main.command(short_help="Search memory for TEXT, best hits first.")
 @click.argument("text", nargs=-1, required=True)
 @query_options
 def query(**params):
@@ -146,12 +217,12 @@ def query(**params):
         sys.exit(status)
 
 
-@main.command()
+@main.command(short_help="Update the index now; report what changed.")
 @root_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def index(root, db_path, as_json):
     """Bring the index up to date with the files and report what changed."""
-    with open_index(root, db_path) as idx, progress_bar(2000, "indexing") as progress:
+    with open_index(root, db_path) as idx, progress_bar(INDEX_BAR_FILES, "indexing") as progress:
         report = idx.reconcile(progress=progress)
     if as_json:
         echo_json(fmt.report_dict(report))
@@ -159,11 +230,12 @@ def index(root, db_path, as_json):
         click.echo(fmt.format_report(report))
 
 
-@main.command()
+@main.command(short_help="Show the roots, the index and the watcher.")
 @root_options
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(root, db_path, as_json):
-    """Show the root, the index database, its file count and schema version."""
+    """Show the roots searched (and the default locations skipped), the index
+    database, its file count and schema version, and the watcher."""
     with open_index(root, db_path) as idx:
         info = idx.status()
     if as_json:
@@ -172,11 +244,11 @@ def status(root, db_path, as_json):
         click.echo(fmt.format_status(info))
 
 
-@main.command()
+@main.command(short_help="List the memory files, newest first.")
 @click.argument("folder", required=False, type=FOLDER)
 @option("root")
-@click.option("--limit", "-n", type=click.IntRange(1, None), default=None,
-              help="Most files to list (default 200, or manifest_limit in the config file).")
+@click.option("--limit", "-n", type=int, default=None, help="Most files to list.",
+              show_default="200, or manifest_limit in the config file")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def manifest(folder, root, limit, as_json):
     """List the memory files of FOLDER (or of the roots), newest first.
@@ -191,20 +263,19 @@ def manifest(folder, root, limit, as_json):
 
     roots = [Root("plain", folder)] if folder else chosen_roots(root)
     with one_line_errors():
-        entries = list_files(roots, limit=limit or load_settings().manifest_limit)
+        entries = list_files(roots, limit=load_settings().manifest_limit if limit is None else limit)
     if as_json:
         echo_json([e.to_dict() for e in entries])
     elif entries:
         click.echo(format_manifest(entries))
 
 
-@main.command()
+@main.command(short_help="Print a MEMORY.md or a rebuild block for an agent.")
 @click.argument("path", type=click.Path(), required=False)
 @click.option("--session", help="Print the rebuild block of this session (a folder under sessions/) instead.")
 @click.option("--project", help="With --session: the project id, or a repository's path (with a /).")
-@click.option("--root", "root_spec",
-              help="With --session: the memory root, DIR (a mimo tree), claude, zcode or KIND=DIR. Default: MiMo's"
-                   " memory folder.")
+@click.option("--root", "root_spec", metavar="ROOT", show_default="MiMo's memory folder",
+              help="With --session: the memory root, DIR (a mimo tree), claude, zcode or KIND=DIR.")
 @click.option("--budget", multiple=True, metavar="SECTION=TOKENS",
               help="With --session, repeatable: a section's budget (checkpoint 11000, project 10000, notes 6000,"
                    " global 6000, keys 500).")
@@ -249,7 +320,7 @@ def context(path, session, project, root_spec, budget, as_json):
         click.echo(text)
 
 
-@main.command()
+@main.command(short_help="Keep the index fresh as files change.")
 @root_options
 def watch(**root_opts):
     """Keep the index up to date as files change, until stopped (Ctrl-C).
@@ -292,24 +363,28 @@ def watch(**root_opts):
             watcher.stop()
 
 
-@main.command("mcp")
+@main.command("mcp", short_help="Serve the four tools to MCP clients (stdio).")
 @root_options
 def mcp_command(**root_opts):
-    """Serve memory_search and memory_read to MCP clients over stdio.
+    """Serve four tools to MCP clients over stdio: memory_search,
+    memory_read, history_search and read_session_context.
 
-    Register it in a client (e.g. `claude mcp add memsearch -- memsearch mcp
-    --root DIR`). Every call searches fresh files. Needs the extra:
-    pip install 'memsearch-fts[mcp]'.
+    Register it in a client, e.g. `claude mcp add memsearch -- memsearch mcp`
+    (with no --root it serves the agents' memory found here). Every call
+    searches fresh files. Needs the MCP SDK (the mcp extra).
     """
     # Imported here: `memsearch query` must never pay for the SDK or the tool.
     from .mcp_server import serve
 
     log_to_stderr()
     with open_index(**root_opts) as idx:  # a bad root fails before the slow SDK import (serve's first step)
+        if sys.stdin.isatty():  # run by hand: a silent wait reads as a hang
+            click.echo("memsearch mcp: waiting for an MCP client on stdin (Ctrl-C to stop); register it with"
+                       " `claude mcp add memsearch -- memsearch mcp`", err=True)
         serve(idx)
 
 
-@main.command()
+@main.command(short_help="Check the index; --fix repairs it.")
 @root_options
 @click.option("--fix", is_flag=True,
               help="Repair what was found: set a damaged cache index aside and rebuild it, rebuild the full-text"
@@ -335,14 +410,15 @@ def doctor(fix, as_json, **root_opts):
 
 # -- conversation history (issue 16): transcripts, never the memory ------------------
 def history_options(f):
-    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB",
-                     help="Index database file (default: one per set of transcript folders in the user cache"
-                          " dir). Env: MEMSEARCH_DB.")(f)
+    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB", show_envvar=True,
+                     help="Index database file.",
+                     show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
     return click.option(
         "--history-root", "history_root", multiple=True, type=FOLDER, envvar="MEMSEARCH_HISTORY_ROOTS",
+        show_envvar=True, metavar="DIR",
         help="Transcript folder, repeatable: a folder of project folders of *.jsonl (Claude Code's"
-             " ~/.claude/projects) or a Claude config folder. Default: history_roots of the config file, else"
-             " $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects. Env: MEMSEARCH_HISTORY_ROOTS.")(f)
+             " ~/.claude/projects) or a Claude config folder.",
+        show_default="history_roots of the config file, else $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects")(f)
 
 
 def open_history(history_root, db_path):
@@ -352,19 +428,22 @@ def open_history(history_root, db_path):
         return HistoryIndex(list(history_root) or None, db_path)
 
 
-@main.command()
+@main.command(short_help="Search past agent sessions (transcripts).")
 @click.argument("text", nargs=-1, required=True)
 @history_options
-@click.option("--project", help="Only this project: its folder name, or the working directory it is named after.")
+@click.option("--project", help="Only this project: its folder name, the working directory it is named after, or that"
+                                " directory's name (shop for /home/me/shop).")
 @click.option("--session", help="Only this session (its id, or the first characters of it).")
-@click.option("--role", type=click.Choice(("user", "assistant", "tool", "system", "summary")),
-              help="Only messages of this role (tool: tool calls and their results).")
+@click.option("--role", shell_complete=completer("transcripts", "ROLES"),
+              help="Only messages of this role: user, assistant, tool (tool calls and their results), system,"
+                   " summary.")
 @click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
 @click.option("--messages", is_flag=True, help="One hit per message instead of one per session.")
-@option("limit")  # these three as `memsearch query` has them
+@option("limit")  # these as `memsearch query` has them
 @option("no_floor")
 @option("as_json")
-def history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json):
+@option("color")
+def history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json, color):
     """Search past agent sessions (the transcripts) for TEXT; best sessions first.
 
     Each hit is a session, ranked over the session as a whole, with how many
@@ -388,21 +467,23 @@ def history(text, history_root, db_path, project, session, role, since, messages
     if as_json:
         click.echo(result_json(result))
     elif result.hits:
-        click.echo(format_hits(result, color=sys.stdout.isatty()))
+        shown = use_color(color)
+        click.echo(format_hits(result, color=shown), color=shown)
     else:
         click.echo("no matches", err=True)
     if not result.hits:
         sys.exit(1)
 
 
-@main.command("session-context")
+@main.command("session-context", short_help="Read a past session with a question.")
 @click.argument("session")
 @history_options
 @click.option("--query", "-q", default="", help="The question to read the session with (at most 4,000 characters).")
-@click.option("--strategy", type=click.Choice(("relevant", "handoff")), default="relevant", show_default=True,
+@click.option("--strategy", default="relevant", show_default=True,
+              shell_complete=completer("session_context", "STRATEGIES"),
               help="relevant: the messages that bear on the query; handoff: the end of the session.")
-@click.option("--max-tokens", type=int, default=None,
-              help="Budget in tokens (default 6000, at most 12000); 4 characters each, 4,000-48,000 characters.")
+@click.option("--max-tokens", type=int, default=None, show_default="6000",
+              help="Budget in tokens, at most 12000; 4 characters each, 4,000-48,000 characters.")
 @option("as_json")
 def session_context(session, history_root, db_path, query, strategy, max_tokens, as_json):
     """Read past session SESSION with a question (ReadSessionContext): its

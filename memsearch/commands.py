@@ -36,15 +36,15 @@ OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free 
                  " limit (ulimit -v) and run again")
 
 
-def echo(message: str, err: bool = False) -> None:
-    """click.echo(message, err=err), without importing click where click would
-    only write the line and flush: a text stream with a real encoding, and no
-    ANSI escape to strip off for a non-terminal."""
+def echo(message: str, err: bool = False, color: bool | None = None) -> None:
+    """click.echo(message, err=err, color=color), without importing click where
+    click would only write the line and flush: a text stream with a real
+    encoding, and no ANSI escape to strip off for a non-terminal."""
     stream = sys.stderr if err else sys.stdout
-    if not _writes_as_is(stream) or ("\x1b" in message and not _isatty(stream)):
+    if not _writes_as_is(stream) or ("\x1b" in message and not color and not _isatty(stream)):
         import click
 
-        click.echo(message, err=err)
+        click.echo(message, err=err, color=color)
         return
     try:
         stream.write(message + "\n")
@@ -92,14 +92,12 @@ def print_warning(message: str) -> None:
 
 
 def chosen_roots(root) -> list:
-    """The roots named with --root (or the environment), else the config file's."""
-    from .roots import Root, configured
+    """The roots named with --root (or the environment), else the config file's,
+    else the agents' memory at its default locations."""
+    from .roots import Root, configured, default_roots
 
     with one_line_errors():
-        roots = [Root.parse(spec) for spec in root] if root else configured()
-    if not roots:
-        raise CommandFailed("no memory root: pass --root DIR, set MEMSEARCH_ROOT or list roots in the config file")
-    return roots
+        return [Root.parse(spec) for spec in root] if root else configured() or default_roots()
 
 
 def open_index(root, db_path):
@@ -111,18 +109,55 @@ def open_index(root, db_path):
         return MemoryIndex(roots=roots, db_path=db_path)
 
 
-def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json) -> int:
+def use_color(choice: str | None) -> bool:
+    """--color: always, never, or auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)."""
+    if choice in ("always", "never"):
+        return choice == "always"
+    return not os.environ.get("NO_COLOR") and _isatty(sys.stdout)
+
+
+@contextmanager
+def progress_bar(threshold: int, label: str):
+    """A progress callback that draws a bar for long runs (a total of at
+    least ``threshold``), and only for a person watching. click is imported
+    only when a bar is drawn: a query's quick path does without it."""
+    bar = None
+
+    def progress(done, total):
+        nonlocal bar
+        if bar is None and total >= threshold and _isatty(sys.stderr):
+            import click
+
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+# `memsearch index` and a first query (which builds the index) show a bar from this many files.
+INDEX_BAR_FILES = 2000
+
+
+def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
+              color=None) -> int:
     """`memsearch query` with the click command's arguments: print the hits
     (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
-    with open_index(root, db_path) as index, one_line_errors():
+    with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
             " ".join(text), limit, scope, scope_id, type_,
-            reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None,
+            reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None, progress=bar,
         )
     if as_json:
         echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:
-        echo(fmt.format_hits(result, color=sys.stdout.isatty()))
+        shown = use_color(color)
+        echo(fmt.format_hits(result, color=shown), color=shown)
     else:
         echo("no matches", err=True)
     return 0 if result.hits else EXIT_NO_HITS

@@ -432,7 +432,8 @@ def _header_mark(path: str) -> bool:
 # by its migrations that lacks one (a development build, a hand edit) would
 # fail every query with "no such column"; as a cache it is rebuilt.
 COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "name", "description", "body",
-                     "frontmatter_error", "size", "mtime_ns", "ctime_ns", "device", "inode", "racy", "body_seg", "name_seg", "description_seg",
+                     "frontmatter_error", "size", "mtime_ns", "ctime_ns", "device", "inode", "racy", "body_seg",
+                     "name_seg", "description_seg",
                      "idx_body", "idx_name", "idx_description"))
 
 

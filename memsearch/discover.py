@@ -491,6 +491,12 @@ def reads(root: str, rel: str) -> bool:
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
+    if not _in_place(rel):  # a nested file: not where the deep walk saw a virtual environment
+        folder = root
+        for name in parts[:-1]:
+            folder = os.path.join(folder, name)
+            if os.path.lexists(os.path.join(folder, "pyvenv.cfg")):
+                return False
     return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
 
 
@@ -508,7 +514,8 @@ def is_memory_path(rel: str) -> bool:
             return not any(p[0] == "." for p in inside[len(prefix):].split("/"))
     # SKIP_DIRS are the source folders the deep walk never enters: not the
     # checkout itself (a checkout may be called build), not a memory place.
-    return parts[-1] in NESTED_NAMES and not any(p[0] == "." or p in SKIP_DIRS for p in parts[1:-1])
+    return (parts[-1] in NESTED_NAMES and len(parts) - 2 <= NESTED_DEPTH
+            and not any(p[0] == "." or p in SKIP_DIRS for p in parts[1:-1]))
 
 
 def is_relevant(rel: str, is_dir: bool) -> bool:

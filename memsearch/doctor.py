@@ -30,10 +30,11 @@ from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
-from .format import one_line, printable_path
+from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
 from .fingerprint import COLUMNS, make
+from .reconcile import hard_links
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -234,10 +235,13 @@ def _check_fts(conn) -> Check:
 
 
 def _check_files(index, conn, notes: list[str]) -> Check:
+    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     try:
-        seen = index.layout.walk(index.settings.max_file_bytes)
+        seen = index.layout.walk(index.settings.max_file_bytes, deep=True)  # as an index build walks
     except MemsearchError as ex:
         return Check("files", False, str(ex))
+    # Names of a file indexed under another name are left out, as reconcile leaves them.
+    hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
     # Not problems of the index, but files a search cannot show as written:
     # say which and why (as `memsearch index` does), never silently.
     plain = conn.execute("SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL"
@@ -245,10 +249,9 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for what, found in (("left out of the index", [(s.path, s.reason) for s in seen.skipped]),
                         ("indexed as plain text", plain)):
         if found:
-            shown = "; ".join(f"{printable_path(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
+            shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
     on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
-    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
     gone = sorted(stored.keys() - on_disk.keys())
     missing = sorted(on_disk.keys() - stored.keys())
     outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])
@@ -258,7 +261,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
                          ("rows out of date", outdated)):
         if paths:
-            shown = ", ".join(map(printable_path, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
+            shown = ", ".join(map(quoted, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
             parts.append(f"{len(paths)} {label} ({shown})")
     return Check("files", False, "; ".join(parts), "reconcile")
 

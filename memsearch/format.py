@@ -54,7 +54,7 @@ def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
     blocks = [_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and hint and result.hits:
-        command = open_hint(result.hits[0].session)  # folded only if it must be: a run of spaces is in the id
+        command = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -64,24 +64,24 @@ def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
 def _block(hit, color: bool) -> str:
     if hasattr(hit, "excerpts"):  # a session of the history
         many = "message" if hit.matched == 1 else "messages"
-        lines = [f"session {id_text(hit.session)}  [{id_text(hit.project)}]  score {hit.score:.2f}"
+        lines = [f"session {quoted(hit.session)}  [{quoted(hit.project)}]  score {hit.score:.2f}"
                  f"  {hit.matched} {many} matched"]
         lines += [f"    {e.at or '(no time)'}  {e.role}{' (sub-agent)' if e.sidechain else ''}:"
                   f" {snippet_line(e.snippet, color)}" for e in hit.excerpts]
         return "\n".join(lines)
     if hasattr(hit, "session"):  # a message of the history
         side = " (sub-agent)" if hit.sidechain else ""
-        return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {id_text(hit.session)}"
-                f"  [{id_text(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
-    return f"{hit_path(hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
+        return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {quoted(hit.session)}"
+                f"  [{quoted(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
+    return f"{quoted(hit.file or hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
 
 
-def open_hint(session: str) -> str:
-    """The command that reads a session found by a hit, quoted for a shell: a transcript's
-    sessionId "x; rm -rf ~" must not be a command someone pastes."""
+def open_hint(session: str, query: str) -> str:
+    """The command that reads a session found by a hit, with the query searched, quoted for a
+    shell: a transcript's sessionId "x; rm -rf ~" must not be a command someone pastes."""
     import shlex
 
-    return f"memsearch session-context {shlex.quote(session)} --query TEXT"
+    return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
 
 
 def unmatched_line(words, what: str = "memory file") -> str:
@@ -95,7 +95,7 @@ def result_json(result, encoding: str = "utf-8") -> str:
     """A memory or history result as JSON (a history hit with the command that opens its session)."""
     history = hasattr(result, "refresh")
     payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session)} if history else hit.to_dict()
+               "results": [{**hit.to_dict(), "open": open_hint(hit.session, result.query)} if history else hit.to_dict()
                            for hit in result.hits],
                "floored": result.floored, "unmatched": list(result.unmatched)}
     if history and result.refresh is not None:
@@ -137,55 +137,66 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
 
 def format_report(report: ReconcileReport) -> str:
     lines = [f"{report.summary()} in {report.seconds:.2f}s"]
-    lines += [f"skipped {printable_path(s.path)}: {one_line(s.reason)}" for s in report.skipped]
-    lines += [f"indexed as plain text {printable_path(s.path)}: {one_line(s.reason)}" for s in report.malformed]
+    lines += [f"skipped {quoted(s.path)}: {one_line(s.reason)}" for s in report.skipped]
+    lines += [f"indexed as plain text {quoted(s.path)}: {one_line(s.reason)}" for s in report.malformed]
     lines += [f"left out {one_line(x.describe())}" for x in report.left_out]
     return "\n".join(lines)
 
 
+# Units of the status fields that are numbers of something.
+STATUS_UNITS = {"watcher_heartbeat_age": " s", "cookie_ms": " ms", "database_bytes": " bytes"}
+
+
 def format_status(status: dict) -> str:
-    width = max(len(k) for k in status)
-    return "\n".join(
-        f"{k.replace('_', ' ') + ':':<{width + 2}}{'; '.join(v) if isinstance(v, list) else v}"
-        for k, v in status.items()
-    )
+    """One line a field; a field with nothing to say (None, an empty list) is left out."""
+    shown = {k.removesuffix("_ms").replace("_", " "): f"{'; '.join(v) if isinstance(v, list) else v}"
+             + STATUS_UNITS.get(k, "") for k, v in status.items()
+             if v is not None and v != [] and not (k == "root" and "roots" in status)}
+    width = max(len(k) for k in shown)
+    return "\n".join(f"{k + ':':<{width + 2}}{v}" for k, v in shown.items())
 
 
-def printable_path(path: str) -> str:
-    """A file name as a terminal or a model may see it: one with control characters or line
-    separators (which would drive a terminal, or start a line read as another hit) is shown as a
-    Python escape string, which :func:`unprintable_path` decodes (memory_read takes both)."""
-    return path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
+# Besides letters and digits, what a name may hold and still be shown as it is: the punctuation
+# of ordinary file names and ids, single spaces, and the backslash of printable_name's \xNN.
+# A bracket, '·', a quote, two spaces in a row or a control, and it is quoted.
+_PLAIN = frozenset("-_./:@+~,=#%&()! \\")
 
 
-def unprintable_path(shown: str) -> str | None:
-    """The path :func:`printable_path` showed as ``shown``, when it escaped one (else None)."""
-    import re
+def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
+    """Any name a file system gives (a path, a checkout or project folder, a session id) and any
+    value a caller passed, as a line shows it: as it is when plain, else repr(): escaped (no control,
+    line separator or bidi character reaches a terminal or a model) and in quotes, so brackets, '·',
+    double spaces or "score 99.00" in it read as one name, never as the line's own label or score.
+    Cut at ``limit`` characters (a caller's value may be 1 MB; a file system's names are bounded).
+    ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5).
+    :func:`unquoted` takes the quoted form back."""
+    if not isinstance(value, str):
+        if isinstance(value, int) and value.bit_length() > 64:  # repr() refuses past 4,300 digits
+            return f"a number of {value.bit_length()} bits"
+        import reprlib
 
-    # Only the escapes unicode_escape writes: another backslash is not ours (and makes the codec warn).
-    if "\\" not in shown or not shown.isascii() or not re.fullmatch(
-            r"(?:[^\\]|\\(?:[\\tnr]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}))*", shown):
-        return None
-    path = shown.encode("ascii").decode("unicode_escape")
-    return path if path != shown and printable_path(path) == shown else None
+        return reprlib.repr(value)  # a 1 MB list is cut
+    if limit is not None and len(value) > limit:
+        return repr(value[:limit]) + "..."
+    plain = not always and value and value.strip() == value and "  " not in value
+    return value if plain and all(c.isalnum() or c in _PLAIN for c in value) else repr(value)
 
 
-def hit_path(path: str) -> str:
-    """A hit's file as its line shows it (printable_path), quoted when it holds what the line's own
-    fields are made of: "b  [projects/x · user]  score 99.00 .md" read as the hit's label and score.
-    memory_read takes the quoted form back."""
-    shown = printable_path(path)
-    return repr(shown) if "[" in shown or "]" in shown or "  " in shown else shown
+def unquoted(value):
+    """A value as :func:`quoted` showed it, back to itself (a model copies the quotes too)."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+        import ast
 
-
-def id_text(value: str) -> str:
-    """A session id or project as a history hit shows it: quoted when it holds more than an id's
-    characters, as a transcript's name or sessionId may ("s-2 [other] 2025-06-01 assistant  score
-    99.00" read as the hit's own project, time, role and score)."""
-    return value if value and all(c.isalnum() or c in "-_.:@+" for c in value) else repr(value)
+        try:
+            inner = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+        if isinstance(inner, str) and repr(inner) == value:
+            return inner
+    return value
 
 
 def hit_label(hit) -> str:
-    """A hit's place and type, ``projects/shop · memory``; the scope id is escaped as a folder name."""
-    where = "/".join(p for p in (hit.scope, hit.scope_id) if p)
-    return f"{printable_path(where)} · {hit.type}" if where else hit.type
+    """A hit's place and type, ``projects/shop · memory``; the scope id, a folder's name, quoted."""
+    where = "/".join(p for p in (hit.scope, hit.scope_id and quoted(hit.scope_id)) if p)
+    return f"{where} · {hit.type}" if where else hit.type

@@ -29,6 +29,7 @@ from typing import Callable
 
 from .db import write_transaction
 from .errors import WatcherError
+from .format import quoted
 
 COOKIE_PREFIX = ".memsearch-cookie-"
 
@@ -170,6 +171,8 @@ class _Row:
     def __init__(self, *values):
         for name, value in zip(self.COLUMNS, values):
             setattr(self, name, value)
+        if isinstance(self.folder, bytes):  # written by _insert: any name, not UTF-8 ones only
+            self.folder = os.fsdecode(self.folder)
 
 
 def _rows(conn) -> dict[str, _Row]:
@@ -247,9 +250,10 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         if reason:
             shown = row
             break
+    state = _state_word(shown, now)
     info = {
-        "watcher": _state_word(shown, now),
-        "watcher_pid": shown.pid if shown else None,
+        "watcher": state,
+        "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
         "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
         "watcher_error": shown.error if shown else None,
         "watcher_overflows": shown.overflows if shown else 0,
@@ -317,7 +321,7 @@ class WatcherRows:
                 if row.host == HOST and pid_alive(row.pid) and (fresh or row.state in (STARTING, RESCANNING)) or (
                         row.host != HOST and fresh):  # (no heartbeat during a long first reconcile)
                     raise WatcherError(
-                        f"another watcher (pid {row.pid} on {row.host}) already follows {folder} for the index"
+                        f"another watcher (pid {row.pid} on {row.host}) already follows {quoted(folder)} for the index"
                         f" {self.db_path}; stop it first, or use another --db")
             self._insert(STARTING)
 
@@ -325,7 +329,8 @@ class WatcherRows:
         self.conn.executemany(
             "INSERT OR REPLACE INTO watcher (root_key, folder, pid, host, started_at, heartbeat_at, state)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(key, folder, self.pid, HOST, self.started_at, time.time(), state) for key, folder in self.roots])
+            [(key, os.fsencode(folder), self.pid, HOST, self.started_at, time.time(), state)
+             for key, folder in self.roots])
 
     def beat(self, state: str, error: str | None, error_at: float | None, overflows: int, restarts: int,
              cookies=()) -> bool:

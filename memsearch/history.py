@@ -21,7 +21,8 @@ from . import db, history_refresh
 from .cjk import unsegment_snippet
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
-from .history_sessions import Message, read_messages, resolve_session, session_files, shown
+from .format import quoted
+from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
                      text_snippet)
@@ -159,8 +160,9 @@ class HistoryIndex(db.Opened):
                       refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
         """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single
-        messages (:class:`HistoryHit`). ``project``: a project folder or the working directory it is
-        named after; ``session``: an id or its start; ``since``: an ISO date or time."""
+        messages (:class:`HistoryHit`). ``project``: a project folder, the working directory it is
+        named after, or its last part (``shop`` for ``-home-me-shop``); ``session``: an id or its
+        start; ``since``: an ISO date or time."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         if not isinstance(query, str):
@@ -169,15 +171,17 @@ class HistoryIndex(db.Opened):
             if value is not None and not isinstance(value, str):
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
         if session is not None and not encodable(session):  # no transcript's id holds a lone surrogate
-            raise InvalidArgument(f"session {shown(session)} is not valid text (it holds a lone surrogate)")
+            raise InvalidArgument(f"session {quoted(session, 80, always=True)} is not valid text"
+                                  " (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
-            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {shown(role)}")
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
         after = None
         if since is not None:
             moment = parse_time(since)
             after = None if moment is None else utc_text(moment)
             if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
-                raise InvalidArgument(f"since must be an ISO date or time such as 2025-01-31, got {shown(since)}")
+                raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
+                                      f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
@@ -251,9 +255,12 @@ class HistoryIndex(db.Opened):
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
-            where.append("m.project IN (?, ?)")
+            # The folder, the working directory it is named after, or that directory's last parts
+            # ("shop" is -home-me-shop); a slug holds no GLOB character.
+            where.append("(m.project IN (?, ?) OR m.project GLOB ?)")
             # A working directory that is not UTF-8 (a lone surrogate SQLite cannot bind) has a slug still.
-            params += [project if encodable(project) else slug(project), slug(project)]
+            params += [project if encodable(project) else slug(project), slug(project),
+                       slug(project) if project.startswith("/") else f"*-{slug(project)}"]
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]

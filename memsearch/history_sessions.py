@@ -10,7 +10,7 @@ import sqlite3
 from typing import Iterator, NamedTuple
 
 from .errors import AmbiguousSession, InvalidArgument, SessionNotFound
-from .format import one_line
+from .format import quoted
 from .settings import encodable
 
 
@@ -40,14 +40,17 @@ def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: s
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
     session = session.strip()
     if not encodable(session):  # as search_result refuses it
-        raise InvalidArgument(f"session id {shown(session)} is not valid text (it holds a lone surrogate)")
+        raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
+                              " (it holds a lone surrogate)")
     found = _sessions_from(conn, roots, session, 4)
     if len(found) == 1:
         return found[0]
     # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
     if not found:
-        raise SessionNotFound(f"no session {shown(session)} in the transcripts: use a session id from a history hit")
-    raise AmbiguousSession(f"{shown(session)} starts several session ids ({', '.join(map(shown, found[:3]))}"
+        raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
+                              " use a session id from a history hit")
+    candidates = ", ".join(quoted(f, 80, always=True) for f in found[:3])
+    raise AmbiguousSession(f"{quoted(session, 80, always=True)} starts several session ids ({candidates}"
                            f"{', ...' if len(found) > 3 else ''}): give more of it")
 
 
@@ -84,8 +87,9 @@ def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> st
         [p, *roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
          f"{p}/{session}/"]).fetchone()] or projects
     if len(owners) > 1:
-        raise AmbiguousSession(f"session {shown(session)} is in several project folders"
-                               f" ({', '.join(map(shown, owners[:3]))}): it cannot be told which is its own")
+        raise AmbiguousSession(f"session {quoted(session, 80, always=True)} is in several project folders"
+                               f" ({', '.join(quoted(o, 80, always=True) for o in owners[:3])}):"
+                               " it cannot be told which is its own")
     return owners[0]
 
 
@@ -112,9 +116,3 @@ def read_messages(conn: sqlite3.Connection, where: SessionFiles, newest_first: b
                 (fid, where.full, where.project, int(where.sidechains))):
             yield Message(role, at, body, bool(side))
 
-
-# -- formatting (pure: no printing) ------------------------------------------------
-def shown(value: str, chars: int = 80) -> str:
-    """A value from a caller or a transcript as a message may quote it: its start, on one line,
-    escaped (it must neither drive a terminal nor start a line of its own)."""
-    return repr(one_line(value[:chars]) + ("…" if len(value) > chars else ""))

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 from . import __version__, db, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter
+from .format import quoted
 from .query import plan, unmatched
 from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
 from .layout import Layout
+from .memory_file import printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, check_max_file_bytes, encodable,
@@ -33,24 +35,20 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
     scope, type = _folded(scope), _folded(type)
     for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
         if value is not None and value not in known:
-            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {_shown(value)}")
+            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {quoted(value, 100, always=True)}")
     if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
         raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
     # A lone surrogate (bytes that were not UTF-8, decoded with
     # surrogateescape) cannot be bound as SQLite text, and no scope id holds
     # one: the walk spells such folder names with \xNN.
     if isinstance(scope_id, str) and not encodable(scope_id):
-        raise UnknownFilter(f"scope_id {_shown(scope_id)} is not valid text: no scope id holds a lone surrogate")
+        raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
+                            " no scope id holds a lone surrogate")
     return scope, type
 
 
 def _folded(value):
     return value.lower() if isinstance(value, str) else value
-
-
-def _shown(value) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 100 else shown[:100] + "..."
 
 
 class SearchResult(NamedTuple):
@@ -86,7 +84,8 @@ class MemoryIndex(db.Opened):
     results are relative to it. ``roots``: several roots; paths are
     prefixed with the root's name (``cc:<project>/memory/x.md``). With
     neither, the roots come from MEMSEARCH_ROOTS / MEMSEARCH_ROOT, else from
-    the config file.
+    the config file, else every agent's memory found at its default location
+    (claude, zcode, mimo).
 
     ``db_path`` defaults to a file in the user's cache directory, one per
     root (or per set of roots). ``floor`` and ``reconcile`` default to the
@@ -109,11 +108,10 @@ class MemoryIndex(db.Opened):
             except TypeError:
                 raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
         else:
-            given = roots_mod.from_environment() or roots_mod.configured()
-            if not given:
-                raise InvalidArgument("no memory root: pass root=..., set MEMSEARCH_ROOT or list roots in the"
-                                      " config file")
-        self.roots: tuple[Root, ...] = roots_mod.resolve(given)
+            given = roots_mod.from_environment() or roots_mod.configured() or roots_mod.default_roots()
+        # Default locations that do not exist, left out (status names them).
+        self.skipped: list[str] = []
+        self.roots: tuple[Root, ...] = roots_mod.resolve(given, self.skipped)
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
@@ -190,7 +188,7 @@ class MemoryIndex(db.Opened):
         for path in paths:
             if not isinstance(path, str) or "\0" in path or not encodable(path):
                 raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
-                                      f" such names with \\xNN); got {_shown(path)}")
+                                      f" such names with \\xNN); got {quoted(path, 100, always=True)}")
         return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))
@@ -202,7 +200,7 @@ class MemoryIndex(db.Opened):
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
 
-    def refresh(self) -> ReconcileReport:
+    def refresh(self, progress: Progress | None = None) -> ReconcileReport:
         """Bring the index up to date with every change made to the files so
         far. While a healthy watcher follows the roots (``memsearch watch``,
         or a :class:`memsearch.watch.Watcher` in any process) that is a cookie
@@ -216,7 +214,7 @@ class MemoryIndex(db.Opened):
             self.freshness = Freshness("watcher", seconds=seconds)
             return ReconcileReport(seconds=seconds)
         # A query probes each checkout's known places only (memsearch.discover).
-        report = self._guarded(lambda: self._reconcile(deep=False), refill=False)
+        report = self._guarded(lambda: self._reconcile(progress, deep=False), refill=False)
         self.freshness = Freshness("walk", reason, time.perf_counter() - started)
         return report
 
@@ -228,13 +226,13 @@ class MemoryIndex(db.Opened):
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
-                      floor: float | None = None) -> SearchResult:
+                      floor: float | None = None, progress: Progress | None = None) -> SearchResult:
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile
-        report = self.refresh() if do_reconcile else None
+        report = self.refresh(progress) if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = list(self.layout.keys.values())
         counts: dict[str, int] = {}
@@ -242,6 +240,8 @@ class MemoryIndex(db.Opened):
             lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
                                    counts=counts)
         )
+        # The file as text: a root folder's name that is not UTF-8 is no JSON text.
+        hits = [hit._replace(file=printable_name(self.layout.locate(hit.path))) for hit in hits]
         return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
                             unmatched(query, counts))
 
@@ -253,11 +253,13 @@ class MemoryIndex(db.Opened):
         if scope is not None and scope not in scopes:
             given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
             choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
-            raise UnknownFilter(f"no root of this index has scope {_shown(scope)} (roots: {given}): {choice}")
+            raise UnknownFilter(f"no root of this index has scope {quoted(scope, 100, always=True)}"
+                                f" (roots: {given}): {choice}")
         type = check_filters(None, type, scope_id)[1]
         types = self.layout.types()
         if type is not None and types is not None and type not in types:
-            raise UnknownFilter(f"no file of a mimo tree has type {_shown(type)} (its path gives the type, not its"
+            raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)}"
+                                " (its path gives the type, not its"
                                 f" frontmatter): use one of {', '.join(types)}")
         return scope, type
 
@@ -299,7 +301,9 @@ class MemoryIndex(db.Opened):
         def read():
             files, plain = self.conn.execute(
                 "SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
-            where = {"root": self.root} if self.root is not None else {"roots": [r.describe() for r in self.roots]}
+            # "roots" names each root's kind (which agents' memory is searched); "root" as the core had it.
+            where = {"root": self.root} if self.root is not None else {}
+            where["roots"] = [r.describe() for r in self.roots]
             return {
                 **where,
                 "database": self._db_file,
@@ -308,6 +312,7 @@ class MemoryIndex(db.Opened):
                 "schema_version": migrate.current_version(self.conn),
                 "database_bytes": _size(self._db_file),
                 "left_out": [x.describe() for x in self.left_out()],
+                "skipped": self.skipped,
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
                 "version": __version__,  # of memsearch, for bug reports
             }

@@ -110,7 +110,9 @@ class Layout:
         if root.kind == "plain":
             return key, None, None, kind
         if root.kind == "repos":
-            if declared is None and discover.is_instructions(rel):
+            # A checkout is someone else's: its instruction files cannot type themselves as the
+            # user's memory. A frontmatter type counts only in its memory folders.
+            if discover.is_instructions(rel):
                 kind = discover.INSTRUCTIONS
             return key, discover.SCOPE, parts[0], kind
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind

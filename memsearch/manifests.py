@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from . import context, metadata
 from .errors import InvalidArgument
-from .format import one_line, printable_path
+from .format import one_line, quoted
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text
@@ -113,5 +113,5 @@ def format_manifest(entries: list[ManifestEntry]) -> str:
     for e in entries:
         tag = f"[{e.type}] " if e.type else ""
         tail = f": {one_line(e.description)}" if e.description else ""  # it goes into a model's context
-        lines.append(f"- {tag}{printable_path(e.path)} ({e.modified}){tail}")
+        lines.append(f"- {tag}{quoted(e.path)} ({e.modified}){tail}")
     return "\n".join(lines)

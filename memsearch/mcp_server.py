@@ -35,16 +35,22 @@ log = logging.getLogger("memsearch.mcp")
 
 
 class McpUnavailable(MemsearchError):
-    """The MCP SDK is not installed: pip install 'memsearch-fts[mcp]'."""
+    """The MCP SDK is not installed (the mcp extra)."""
 
 
 def require_sdk() -> None:
-    """Fail with one actionable line when the optional SDK is missing."""
+    """Fail with one actionable line when the optional SDK is missing: the
+    install command for this very interpreter (memsearch-fts is not on PyPI
+    yet, so naming its extra would fail)."""
     try:
         importlib.import_module("mcp.server.stdio")
     except ImportError as ex:
+        import shlex
+        import sys
+
         raise McpUnavailable(
-            f"memsearch mcp needs the MCP Python SDK ({ex}): install it with pip install 'memsearch-fts[mcp]'"
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
+            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
         ) from None
 
 
@@ -159,7 +165,56 @@ async def _serve(index: MemoryIndex) -> None:
 
     server = _build_server(call, specs)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(_Answering(read_stream, write_stream), write_stream, server.create_initialization_options())
+
+
+class _Answering:
+    """The transport's read stream, answering the lines it could not read as a message (not
+    JSON, a lone surrogate, 1,000 levels of nesting: the SDK passes them on as exceptions and
+    answers nothing) with a JSON-RPC error whose id is null; all else is the stream's own."""
+
+    def __init__(self, stream, write_stream):
+        self._stream, self._write = stream, write_stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    async def __aenter__(self):
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._stream.__aexit__(*exc)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        return await self._answered(self._stream.__anext__)
+
+    async def receive(self):
+        return await self._answered(self._stream.receive)
+
+    async def _answered(self, take):
+        while True:
+            item = await take()
+            if not isinstance(item, Exception):
+                return item
+            log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
+            await self._write.send(_error_reply(item))
+
+
+def _error_reply(ex: Exception):
+    """A JSON-RPC error (id null: no id could be read) for a line that is no message."""
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
+    errors = getattr(ex, "errors", None)
+    unparsed = callable(errors) and any(e.get("type") == "json_invalid" for e in errors())
+    code, text = (types.PARSE_ERROR, "Parse error") if unparsed else (types.INVALID_REQUEST, "Invalid Request")
+    error = types.JSONRPCError.model_construct(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text))
+    wrapper = getattr(types, "JSONRPCMessage", None)  # SDK 1.x wraps each message in a root model
+    return SessionMessage(wrapper(error) if hasattr(wrapper, "model_fields") else error)
 
 
 def _build_server(call, specs):

@@ -28,12 +28,11 @@ class Option(NamedTuple):
 
 OPTIONS = (
     # Several MEMSEARCH_ROOT(S) specs are separated by the path separator (':').
-    Option(("--root",), "root", "Memory root, repeatable: DIR (a mimo tree), claude, zcode, mimo (their default"
-           " locations) or KIND=DIR (KIND: mimo, claude, zcode, plain, repos). Default: the roots of the config"
-           " file. Env: MEMSEARCH_ROOT.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT")),
-    Option(("--db",), "db_path", "Index database file (default: one per root in the user cache dir)."
-           " Env: MEMSEARCH_DB.", envvars=("MEMSEARCH_DB",)),
-    Option(("--limit", "-n"), "limit", "Most hits to show."),
+    Option(("--root",), "root", "Memory root, repeatable: claude, zcode or mimo (that agent's memory at its"
+           " default location), DIR (a mimo tree) or KIND=DIR (KIND: mimo, claude, zcode, plain, repos)."
+           " MEMSEARCH_ROOTS takes several, separated by ':'.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT")),
+    Option(("--db",), "db_path", "Index database file.", envvars=("MEMSEARCH_DB",)),
+    Option(("--limit", "-n"), "limit", f"Most hits to show, 1 to {MAX_LIMIT}."),
     Option(("--scope",), "scope", "Only this scope (global, projects, sessions; cc, zcode; repo)."),
     Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a claude/zcode project"
            " folder; a checkout)."),
@@ -42,7 +41,10 @@ OPTIONS = (
     Option(("--no-reconcile",), "no_reconcile", "Query the index as it is, without walking the tree first.", True),
     Option(("--no-floor",), "no_floor", "Keep low-scoring hits the relative floor would drop.", True),
     Option(("--json",), "as_json", "Print one JSON object.", True),
+    Option(("--color",), "color", "Highlight matched words: auto (on a terminal, unless NO_COLOR is set),"
+           " always or never."),
 )
+COLORS = ("auto", "always", "never")
 BY_KEY = {o.key: o for o in OPTIONS}
 # Option spelling -> the keyword click passes it as.
 VALUE_OPTIONS = {name: o.key for o in OPTIONS if not o.flag for name in o.names}
@@ -82,15 +84,16 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
     roots = roots or _from_environment("root", environ, split=True)
     db_path = given["db_path"] if "db_path" in given else _from_environment("db_path", environ)
     limit = _limit(given.get("limit"))
-    if limit is None or not all(_usable_path(root, want_dir=True) for root in roots):
+    # A root is a spec (claude, KIND=DIR), checked by the library: a file named "claude" here is no matter.
+    if limit is None or given.get("color", "auto") not in COLORS:
         return None
-    if db_path is not None and not _usable_path(db_path, want_dir=False):
+    if db_path is not None and not _usable_path(db_path):
         return None
     return {
         "text": tuple(words), "root": tuple(roots), "db_path": db_path, "limit": limit,
         "scope": given.get("scope"), "scope_id": given.get("scope_id"), "type_": given.get("type_"),
         "no_reconcile": given.get("no_reconcile", False), "no_floor": given.get("no_floor", False),
-        "as_json": given.get("as_json", False),
+        "as_json": given.get("as_json", False), "color": given.get("color", "auto"),
     }
 
 
@@ -103,19 +106,17 @@ def _from_environment(key, environ, split=False):
 
 
 def _limit(value):
-    """click's IntRange(1, MAX_LIMIT) for plain decimals; None for anything else."""
+    """click's int for plain decimals (the library checks the range); None for anything else."""
     if value is None:
         return DEFAULT_LIMIT
     if not (value.isascii() and value.isdigit()) or len(value) > 9:
         return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
-    number = int(value)
-    return number if 1 <= number <= MAX_LIMIT else None
+    return int(value)
 
 
-def _usable_path(path, want_dir):
-    """What click.Path(file_okay=False) (a folder) or click.Path(dir_okay=False)
-    (a file) lets through: anything absent, else the right kind and readable.
-    An empty path is left to click too."""
+def _usable_path(path):
+    """What click.Path(dir_okay=False) lets through: anything absent, else a
+    readable file that is no folder. An empty path is left to click too."""
     if not path:
         return False
     try:
@@ -124,6 +125,4 @@ def _usable_path(path, want_dir):
         return True
     except ValueError:  # a NUL in the path
         return False
-    if stat.S_ISREG(mode) if want_dir else stat.S_ISDIR(mode):
-        return False
-    return os.access(path, os.R_OK)
+    return not stat.S_ISDIR(mode) and os.access(path, os.R_OK)

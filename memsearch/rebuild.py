@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
 from .errors import InvalidArgument, SessionNotFound
-from .format import id_text, printable_path
+from .format import quoted
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
@@ -141,7 +141,7 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
     real_root = real_folder(root.path)
     folder = os.path.realpath(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""
     if not os.path.isdir(folder) or link_target_refusal(real_root, folder, True):
-        raise SessionNotFound(f"no session folder sessions/{id_text(session)} in {printable_path(root.path)}:"
+        raise SessionNotFound(f"no session folder sessions/{quoted(session)} in {quoted(root.path)}:"
                               " give the id of a folder under sessions/")
     places = {name: where.format(session=session, project=project) for name, where, _, _ in SECTIONS
               if project is not None or "{project}" not in where}
@@ -182,12 +182,12 @@ def _project(value, kind: str) -> str | None:
         raise InvalidArgument(f"project must be a project id or a repository's path, got {type(value).__name__}")
     if "/" not in value and value[:1] != "~" and value not in (".", ".."):
         if not _is_name(value):
-            raise InvalidArgument(f"project {id_text(value)} is no project id (a folder's name): give the id,"
+            raise InvalidArgument(f"project {quoted(value, 200)} is no project id (a folder's name): give the id,"
                                   " or the repository's path with a /")
         return value
     path = os.path.abspath(os.path.expanduser(value))
     if not os.path.isdir(path):
-        raise InvalidArgument(f"project {printable_path(value)} is no folder: give a project id or a repository's path")
+        raise InvalidArgument(f"project {quoted(value, 200)} is no folder: give a project id or a repository's path")
     if kind == "mimo":
         from .identity import mimo_project_id
 
@@ -215,12 +215,12 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
         return None
     notice = None
     if file_bytes is not None:
-        notice = (f"only the start of {printable_path(path)} was read, a file of {file_bytes:,} bytes;"
+        notice = (f"only the start of {quoted(path)} was read, a file of {file_bytes:,} bytes;"
                   f" {len(kept):,} characters of it are shown")
     elif len(kept) < len(text):
-        notice = f"{printable_path(path)} is {len(text):,} characters; the first {len(kept):,} are shown"
+        notice = f"{quoted(path)} is {len(text):,} characters; the first {len(kept):,} are shown"
     if notice is not None:
-        notice = CUT.format(what=notice, budget=budget, file=printable_path(file))
+        notice = CUT.format(what=notice, budget=budget, file=quoted(file))
     return Section(name, heading, path, file, budget, len(kept), notice is not None, kept, notice)
 
 
@@ -228,7 +228,7 @@ def _keys(paths: list[str], limit: int) -> list[str]:
     """The first of ``paths`` whose lines, as shown, fit in ``limit`` characters."""
     listed, used = [], -1  # no line break before the first
     for path in paths:
-        used += len(printable_path(path)) + 1
+        used += len(quoted(path)) + 1
         if used > limit:
             break
         listed.append(path)
@@ -238,8 +238,8 @@ def _keys(paths: list[str], limit: int) -> list[str]:
 def _render(session: str, project: str | None, sections: list, keys: list, left_out: int, keys_budget: int) -> str:
     if not sections and not keys and not left_out:
         return ""
-    lines = [OPEN_MARK.format(session=id_text(session),
-                              project=id_text(project) if project is not None else "none (no id yet)")]
+    lines = [OPEN_MARK.format(session=quoted(session),
+                              project=quoted(project) if project is not None else "none (no id yet)")]
     for s in sections:
         lines.append(s.heading)
         lines.extend(INDENT + line if line else "" for line in s.text.split("\n"))
@@ -247,7 +247,7 @@ def _render(session: str, project: str | None, sections: list, keys: list, left_
             lines.append(s.notice)
     if keys or left_out:
         lines.append(KEYS_HEADING)
-        lines.extend(INDENT + printable_path(path) for path in keys)
+        lines.extend(INDENT + quoted(path) for path in keys)
         if left_out:
             lines.append(f"[{left_out:,} older keys not listed ({keys_budget:,}-token budget)]")
     lines.append(CLOSE_MARK)

@@ -19,6 +19,7 @@ from .freshness import disown
 from .layout import Layout
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, Fingerprint, make
+from .format import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A file modified this close to its read may change again within the same
@@ -160,6 +161,7 @@ def reconcile(
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
     seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)
+    hard_links(seen, known, layout.locate)
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
@@ -210,6 +212,11 @@ def reconcile_paths(
         seen.files.update((prefix + rel, info) for rel, info in found.files.items())
         seen.skipped.extend(s._replace(path=prefix + s.path) for s in found.skipped)
     seen.missing = [path for path in before[0] if path not in seen.files]
+    hard_links(seen, (known or KnownFingerprints()).get(conn)[0], layout.locate)
+    other_names = [path for path in seen.missing if path not in before[0]]  # rows of links elsewhere
+    if other_names:
+        tops += other_names
+        before = _stored_under(conn, tops)
     if not seen.missing and not _changed(seen, before):
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
@@ -273,6 +280,64 @@ def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[F
     stored, racy = now
     return [FileInfo(rel, abspath, fp) for rel, (abspath, fp) in seen.files.items()
             if stored.get(rel) != fp or rel in racy]
+
+
+def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str], str]) -> None:
+    """Hard links: an index reads and stores one (device, inode) once, under the first of its
+    present names in sorted order, with the symlinks to that name (reached through a link, a
+    file is the same name). The other names leave ``seen.files`` for ``seen.skipped``, their rows
+    for ``seen.missing``; when the first name goes, the next is read at the next reconcile. N
+    links cost N stats. ``stored``: the index's fingerprints; ``locate``: an index path's file."""
+    files = seen.files
+    if not files:
+        return
+    groups: dict[tuple[int, int], list[str]] = {}
+    for rel, (_, fp) in files.items():
+        groups.setdefault((fp.device, fp.inode), []).append(rel)
+    owners = _owners(stored) if stored else {}
+    missing = set(seen.missing)
+    for identity, names in groups.items():
+        real = {rel: files[rel][0] for rel in names}
+        for rel in owners.get(identity, ()):
+            if rel not in files and rel not in missing:  # found unchanged: is it still this file?
+                path = _real(locate, rel, identity)
+                if path is not None:
+                    real[rel] = path
+        if len(set(real.values())) < 2:
+            continue  # one name (or links to it): nothing to leave out
+        first = min(real)
+        for rel, path in real.items():
+            if path == real[first]:
+                continue
+            if files.pop(rel, None) is None:
+                seen.unchanged -= 1
+            if rel in stored:
+                seen.missing.append(rel)
+            seen.skipped.append(Skipped(rel, f"a hard link to {quoted(first)}, which is indexed"))
+
+
+def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> str | None:
+    """The real path of the file at index path ``rel`` if it is the file ``identity``."""
+    try:
+        path = os.path.realpath(locate(rel))
+        st = os.stat(path)
+    except (OSError, KeyError):
+        return None
+    return path if (st.st_dev, st.st_ino) == identity else None
+
+
+_owners_of: tuple = (None, {})  # (stored, its paths by (device, inode)): one dict per state of the index
+
+
+def _owners(stored: dict[str, Fingerprint]) -> dict[tuple[int, int], list[str]]:
+    global _owners_of
+    if _owners_of[0] is not stored:
+        owners: dict[tuple[int, int], list[str]] = {}
+        for path, fp in stored.items():
+            if fp.inode >= 0:  # -1: a row not read since migration 0008
+                owners.setdefault((fp.device, fp.inode), []).append(path)
+        _owners_of = (stored, owners)
+    return _owners_of[1]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from . import discover
 from .errors import InvalidArgument, MemsearchError, RootNotFound
-from .format import printable_path
+from .format import quoted
 from .memory_file import MIMO_SCOPES, printable_name
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
@@ -42,6 +42,9 @@ PROJECTS_BELOW = {
 }
 
 DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}  # else the folder's name
+
+# Searched when nothing is configured: the agents' memory found on this machine.
+AGENT_KINDS = ("claude", "zcode", "mimo")
 
 # The scope a claude / zcode hit gets; its scope id is the project folder.
 SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
@@ -134,10 +137,19 @@ def default_path(kind: str) -> str:
     raise InvalidArgument(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
 
 
-def resolve(roots) -> tuple[Root, ...]:
+def default_roots() -> list[Root]:
+    """Every agent's memory at its default location (those absent are skipped by :func:`resolve`)."""
+    return [Root(kind) for kind in AGENT_KINDS]
+
+
+def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
     """Roots with absolute folders and unique names, checked to exist, from
-    Root objects or folders (mimo trees). The same root given twice counts once."""
+    Root objects or folders (mimo trees). The same root given twice counts once.
+    A kind's default location that does not exist is no error while another
+    root remains: it is left out, with a note appended to ``skipped``; a
+    folder named that does not exist is RootNotFound."""
     resolved: dict[str, Root] = {}  # by key, the first of each
+    absent = []
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
         path = default_path(root.kind) if root.path is None else root.path
@@ -149,12 +161,20 @@ def resolve(roots) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
-            # printable_path: a folder name with a line break or an escape forged lines of the one-line error.
-            raise RootNotFound(f"memory root does not exist or is not a directory: {printable_path(path)}{where}")
+            # quoted: a folder name with a line break or an escape forged lines of the one-line error.
+            if root.path:
+                raise RootNotFound(f"memory root does not exist or is not a directory: {quoted(path)}{where}")
+            absent.append(f"{root.kind}: {quoted(path)} does not exist{where}")
+            continue
         root = root._replace(path=path)
         resolved.setdefault(root.key, root)  # the key is a realpath: computed once
     if not resolved:
+        if absent:
+            raise RootNotFound(f"no agent memory found on this machine ({'; '.join(absent)}): pass --root DIR,"
+                               " set MEMSEARCH_ROOTS or list roots in the config file")
         raise InvalidArgument("no memory root given")
+    if skipped is not None:
+        skipped.extend(absent)
     return _named(list(resolved.values()))
 
 

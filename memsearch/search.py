@@ -177,7 +177,8 @@ FILTERS = {"scope": "m.scope = ?", "scope_id": "m.scope_id = ?", "type": "m.type
 
 
 class Hit(NamedTuple):
-    """One file found: path as shown, place, score (higher is better), excerpt."""
+    """One file found: path as shown, place, score (higher is better), excerpt,
+    and the absolute file (what a shell or an editor opens)."""
 
     path: str
     scope: str | None
@@ -185,6 +186,7 @@ class Hit(NamedTuple):
     type: str
     score: float
     snippet: str
+    file: str = ""
 
     def to_dict(self) -> dict:
         return {**self._asdict(), "score": round(self.score, 4)}  # the fields' order kept

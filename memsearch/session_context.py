@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import heapq
 import re
-import reprlib
 from collections import deque
 from typing import Iterable, NamedTuple
 
 from .cjk import cjk_run
 from .errors import MemsearchError
-from .format import CONTROLS
+from .format import CONTROLS, quoted
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
@@ -98,7 +97,8 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
                                           " use a session id from a history hit")
     strategy = "relevant" if strategy is None else strategy
     if strategy not in STRATEGIES:
-        raise SessionContextArgumentError(f"strategy must be relevant or handoff, got {brief(strategy)}")
+        raise SessionContextArgumentError(
+            f"strategy must be relevant or handoff, got {quoted(strategy, 60, always=True)}")
     query = "" if query is None else query
     if not isinstance(query, str):
         raise SessionContextArgumentError("query must be a string: the question to read the session with")
@@ -117,16 +117,8 @@ def whole_number(value, name: str, most: int, error: type[Exception] = SessionCo
     if isinstance(value, float) and value.is_integer():  # False for inf and nan
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise error(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
+        raise error(f"{name} must be a whole number from 1 to {most}, got {quoted(value, 60, always=True)}")
     return value
-
-
-def brief(value) -> str:
-    """A model's argument as an error may echo it: a 1 MB string or list is cut
-    (reprlib), and an int repr() refuses past 4,300 digits is only sized."""
-    if isinstance(value, int) and value.bit_length() > 64:
-        return f"a number of {value.bit_length()} bits"
-    return reprlib.repr(value)
 
 
 # -- scoring -----------------------------------------------------------------

@@ -18,13 +18,13 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover
 from .errors import MemsearchError, NotAMemoryFile
-from .format import format_hits, hit_label, hit_path, one_line, printable_path, unmatched_line, unprintable_path
-from .index import SCOPES, MemoryIndex, SearchResult, check_filters
+from .format import format_hits, hit_label, one_line, quoted, unmatched_line, unquoted
+from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import TYPES
-from .search import Hit, short_repr
-from .session_context import MAX_SESSION_CHARS, brief, check_arguments, whole_number
+from .search import short_repr
+from .session_context import MAX_SESSION_CHARS, whole_number
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -101,7 +101,7 @@ SEARCH_SCHEMA = _schema({
         "description": "Only this layer: global, projects, sessions, cc (Claude Code), zcode (ZCode) or repo"
                        " (a checkout's memory and instruction files).",
     },
-    "scope_id": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
+    "scopeId": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
                  "description": "Only this project or session id (the folder name under its scope)."},
     "type": {"type": "string", "enum": list(TYPES), "description": f"Only this type: {', '.join(TYPES)}."},
     "limit": dict(_LIMIT_SCHEMA),
@@ -133,8 +133,8 @@ HISTORY_SCHEMA = _schema({
               "description": "One to three rare, specific words, e.g. 'pgbouncer 6432'."},
     "project": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
                 "description": "Only this project: its folder name or the working directory."},
-    "session": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
-                "description": "Only this session id (or its start)."},
+    "sessionId": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
+                  "description": "Only this session id (or its start)."},
     "role": {"type": "string", "enum": list(HISTORY_ROLES), "description": "Only messages of this role."},
     "since": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
               "description": "Only messages from this ISO date or time on."},
@@ -206,7 +206,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         words = ", ".join(_SCOPE_WORDS.get(s, s) for s in scopes)
         props["scope"]["enum"] = scopes
         props["scope"]["description"] = f"Only this layer: {words}."
-        filters = (f"scope = {words}; scope_id = a project, session or checkout id (see the scope_id parameter);"
+        filters = (f"scope = {words}; scopeId = a project, session or checkout id (see the scopeId parameter);"
                    f" {filters}")
         try:
             index.refresh()  # the ids present now, as a search would see them
@@ -215,10 +215,10 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             found = []
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
-            shown = [f"{printable_path(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            props["scope_id"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
+            shown = [f"{quoted(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
+            props["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
     else:
-        del props["scope"], props["scope_id"]  # plain roots: their hits have no scope
+        del props["scope"], props["scopeId"]  # plain roots: their hits have no scope
     how = SEARCH_DESCRIPTION.rsplit("\n\nFilters (optional):", 1)[0]
     return ToolSpec(SEARCH_TOOL_NAME, f"{how}\n\nFilters (optional): {filters}.", schema)
 
@@ -253,74 +253,88 @@ class SearchArgs(NamedTuple):
 
 
 # -- validation --------------------------------------------------------------
-def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
-    """Check memory_search arguments; ToolArgumentError says what to fix."""
-    args = _known(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
-    query = _query(args)
-    scope = _optional_text(args, "scope")
-    kind = _optional_text(args, "type")
-    scope_id = _optional_text(args, "scope_id")
-    try:
-        scope, kind = check_filters(scope, kind, scope_id)  # as the library checks them, with its message
-    except ValueError as ex:
-        raise ToolArgumentError(str(ex)) from None
-    return SearchArgs(query, scope, scope_id, kind, _limit(args.get("limit")))
+# What to do when a required argument is missing or empty.
+_FIX = {"query": "pass one to three rare words to search for", "path": "pass the path a memory_search hit gave",
+        "sessionId": "use a session id from a history_search hit"}
+# Why a value is too long, where "at most N" would not say it.
+_TOO_LONG = {"path": f"no memory file has a path longer than {PATH_MAX} bytes"}
 
 
-def _query(args: dict) -> str:
-    """The query of memory_search or history_search, checked alike."""
-    query = args.get("query")
-    if query is None:
-        raise ToolArgumentError("missing argument 'query': pass one to three rare words to search for")
-    if not isinstance(query, str):
-        raise ToolArgumentError(f"query must be a string of words, got {_kind(query)}")
-    query = query.strip()
-    if not query:
-        raise ToolArgumentError("query is empty: pass one to three rare words to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ToolArgumentError(
-            f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): search one to three rare words")
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:  # a "\udcff" escape: no file holds it, and the answer echoing it could not be sent
-        raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words") from None
-    return query
-
-
-def _known(arguments, schema: dict, tool: str) -> dict:
+def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str) -> dict:
+    """A call's arguments checked once, against the JSON Schema the tool declares (type, enum,
+    minLength, maxLength, minimum, maximum, required, additionalProperties): nulls dropped (models
+    send them), strings stripped, an enum value taken in any letter case, a whole float as an int.
+    ToolArgumentError says what to fix, with a "did you mean" for a misspelt name."""
     if arguments is None:
-        return {}
+        arguments = {}
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError(f"{tool} arguments must be a JSON object, got {_kind(arguments)}")
     expected = schema["properties"]
     unknown = sorted(str(k) for k in arguments if k not in expected)
     if unknown:
         shown = ", ".join(repr(k) if len(k) <= 100 else repr(k[:100]) + "..." for k in unknown[:5])
+        guess = _did_you_mean(unknown[0], expected)
         raise ToolArgumentError(
             f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
-            f" for {tool}; expected {', '.join(expected)}"
-        )
-    return {k: v for k, v in arguments.items() if v is not None}  # models often send nulls
+            f" for {tool}{guess}; expected {', '.join(expected)}")
+    out = {}
+    for name, value in arguments.items():
+        if value is not None:
+            out[name] = _checked_value(name, value, expected[name])
+    for name in schema["required"]:
+        if name not in out:
+            raise ToolArgumentError(f"missing argument {name!r}: {_FIX.get(name, 'it is required')}")
+    return out
 
 
-def _optional_text(args: dict, name: str) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
+def _checked_value(name: str, value, rule: dict):
+    if rule["type"] == "integer":
+        return whole_number(value, name, rule["maximum"], ToolArgumentError)
+    if rule["type"] == "boolean":
+        if not isinstance(value, bool):
+            raise ToolArgumentError(f"{name} must be true or false, got {_kind(value)}")
+        return value
     if not isinstance(value, str):
         raise ToolArgumentError(f"{name} must be a string, got {_kind(value)}")
-    if len(value) > MAX_NAME_CHARS:
-        raise ToolArgumentError(f"{name} is {len(value)} characters long (at most {MAX_NAME_CHARS})")
-    value = value.strip()
-    if not value:
-        raise ToolArgumentError(f"{name} is empty: leave it out to search everything")
+    value = value.strip()  # padding is no part of a word, an id or a path
+    if len(value) > rule.get("maxLength", len(value)):
+        why = f": {_TOO_LONG[name]}" if name in _TOO_LONG else f" (at most {rule['maxLength']})"
+        raise ToolArgumentError(f"{name} is {len(value)} characters long{why}")
+    if len(value) < rule.get("minLength", 0):
+        raise ToolArgumentError(f"{name} is empty: {_FIX.get(name, 'leave it out to search everything')}")
+    if "enum" in rule:
+        folded = {v.lower(): v for v in rule["enum"]}.get(value.lower())  # letter case is no typo
+        if folded is None:
+            raise ToolArgumentError(f"{name} must be one of {', '.join(rule['enum'])}; got {quoted(value, 80, always=True)}")
+        value = folded
     return value
 
 
-def _limit(value) -> int:
-    if value is None:
-        return TOOL_DEFAULT_LIMIT
-    return whole_number(value, "limit", TOOL_MAX_LIMIT, ToolArgumentError)
+def _did_you_mean(name: str, expected) -> str:
+    import difflib
+
+    flat = {k.lower(): k for k in expected}  # scope_id, scopeid, ScopeId: scopeId
+    found = flat.get(name.replace("_", "").replace("-", "").lower()[:100])
+    found = found or next(iter(difflib.get_close_matches(name[:100], list(expected), 1, 0.6)), None)
+    return f" (did you mean {found!r}?)" if found else ""
+
+
+def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
+    """Check memory_search arguments; ToolArgumentError says what to fix."""
+    args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+    return SearchArgs(_query(args), args.get("scope"), args.get("scopeId"), args.get("type"),
+                      args.get("limit", TOOL_DEFAULT_LIMIT))
+
+
+def _query(args: dict) -> str:
+    """The one rule of a search query no JSON Schema can say: valid text (a "\udcff" escape holds
+    no word, and the answer echoing it could not be sent)."""
+    query = args["query"]
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words") from None
+    return query
 
 
 def _kind(value) -> str:
@@ -345,11 +359,11 @@ def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
         return  # it exists: the words missed
     elsewhere = sorted({scope for scope, sid, _ in found if sid == args.scope_id})
     if elsewhere:  # the id exists, under another scope than the one asked for
-        raise ToolArgumentError(f"scope_id {printable_path(args.scope_id)!r} is a {' and '.join(elsewhere)} id,"
+        raise ToolArgumentError(f"scopeId {quoted(args.scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {args.scope} one: change the scope or leave it out")
-    known = _first_ids([printable_path(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+    known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
-        f"no indexed file has scope_id {args.scope_id!r}; scope ids indexed now: {known or 'none'}")
+        f"no indexed file has scopeId {quoted(args.scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
 
 def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
@@ -362,7 +376,7 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
         lines.insert(0, unmatched_line(result.unmatched))
     for n, hit in enumerate(result.hits, 1):
         # Escaped as the CLI escapes names: one with a newline must not start a line read as another hit.
-        lines.append(f"{n}. {hit_path(hit_file(index, hit))}  [{hit_label(hit)}]  score {hit.score:.2f}")
+        lines.append(f"{n}. {quoted(hit.file)}  [{hit_label(hit)}]  score {hit.score:.2f}")
         lines.append(f"   {one_line(hit.snippet)}")
     return "\n".join(lines)
 
@@ -377,8 +391,8 @@ def zero_hint(index: MemoryIndex) -> str:
 def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> dict:
     """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
     data = {"query": result.query, "fts_query": result.fts_query,
-            "filters": {"scope": args.scope, "scope_id": args.scope_id, "type": args.type, "limit": args.limit},
-            "results": [{**hit.to_dict(), "file": hit_file(index, hit)} for hit in result.hits],
+            "filters": {"scope": args.scope, "scopeId": args.scope_id, "type": args.type, "limit": args.limit},
+            "results": [hit.to_dict() for hit in result.hits],
             "floored": result.floored, "unmatched": list(result.unmatched)}
     if not result.hits:
         data["hint"] = zero_hint(index)
@@ -386,7 +400,7 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
 
 
 def _filters(args: SearchArgs) -> str:
-    given = [f"{k}={printable_path(v)}" for k, v in (("scope", args.scope), ("scope_id", args.scope_id),
+    given = [f"{k}={quoted(v, 200)}" for k, v in (("scope", args.scope), ("scopeId", args.scope_id),
                                                      ("type", args.type)) if v]
     return repr(args.query) + (f" ({', '.join(given)})" if given else "")
 
@@ -395,25 +409,14 @@ def _shell_word(path: str) -> str:
     return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
 
 
-def hit_file(index: MemoryIndex, hit: Hit) -> str:
-    """The absolute file behind a hit, as text (a root folder's name that is not UTF-8 is no JSON text)."""
-    return printable_name(index.locate(hit.path))
-
-
 # -- memory_read ---------------------------------------------------------------
 def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run memory_read; raises ToolArgumentError or NotAMemoryFile."""
-    path = _known(arguments, READ_SCHEMA, READ_TOOL_NAME).get("path")
-    if path is None:
-        raise ToolArgumentError("missing argument 'path': pass the path a memory_search hit gave")
-    if not isinstance(path, str) or not path.strip():
-        raise ToolArgumentError("path must be a non-empty string: the path a memory_search hit gave")
-    if len(path) > MAX_PATH_CHARS:  # before any work that grows with it: no file has such a path
-        raise ToolArgumentError(
-            f"path is {len(path)} characters long: no memory file has a path longer than {PATH_MAX} bytes")
-    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.hit_path quoted it.
+    checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
+    path = arguments["path"]  # as given: a hit's " notes.md" is tried unstripped too
+    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.quoted quoted it.
     first = None
-    for spelling in dict.fromkeys([path.strip(), path, _unquoted(path.strip())]):
+    for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
         try:
             fd, file = open_file(index, spelling)
             path = spelling
@@ -431,7 +434,8 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         os.close(fd)
     reason = not_text(raw)  # as the indexer judges it: no memory file, and no text for a model
     if reason is not None:
-        raise NotAMemoryFile(f"{_shown(path)} is not a memory file ({reason}): the memory index passes it over")
+        raise NotAMemoryFile(f"{quoted(path, 200, always=True)} is not a memory file ({reason}):"
+                             " the memory index passes it over")
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
@@ -441,41 +445,34 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
 
 
 def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
-    """A descriptor open on the memory file at ``path`` (as a hit gave it, maybe escaped by
-    printable_path), and its real path. Only what the index would index there can be opened
-    (memory_file.open_memory_file); anything else is refused with the reason, in one line."""
+    """A descriptor open on the memory file at ``path`` (as a hit gave it), and its real path.
+    Only what the index would index there can be opened (memory_file.open_memory_file);
+    anything else is refused with the reason, in one line."""
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
-    shown = _shown(path)
+    shown = quoted(path, 200, always=True)
     roots = ", ".join(r.path for r in index.roots)
     outside = ToolArgumentError(f"{shown} is outside the memory folder ({roots}): only memory files can be read")
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(
             f"only Markdown memory files (.md) can be read, not {shown}")
     first = None
-    for spelling in (path, unprintable_path(path)):
-        if spelling is None:
-            continue
-        found = _roots_of(index, spelling)
-        if not found:
-            first = first or outside
-        for root, rel in found:
-            try:
-                real_root = os.path.realpath(root.path)
-                place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
-                # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
-                return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
-                                        shown, index.settings.max_file_bytes, place)
-            except NotAMemoryFile as ex:
-                if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
-                    first = ex
+    found = _roots_of(index, path)
+    if not found:
+        first = outside
+    for root, rel in found:
+        try:
+            real_root = os.path.realpath(root.path)
+            place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
+            # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
+            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
+                                    shown, index.settings.max_file_bytes, place)
+        except NotAMemoryFile as ex:
+            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+                first = ex
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"
     raise first
-
-
-def _shown(path: str) -> str:
-    return repr(path) if len(path) <= 200 else repr(path[:200]) + "..."  # repr escapes control characters
 
 
 def _roots_of(index: MemoryIndex, path: str) -> list:
@@ -532,20 +529,13 @@ def close_history(index: MemoryIndex) -> None:
 
 def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run history_search; raises ToolArgumentError or MemsearchError."""
-    args = _known(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
-    query = _query(args)
-    role = _optional_text(args, "role")
-    if role is not None and role not in HISTORY_ROLES:
-        raise ToolArgumentError(f"role must be one of {', '.join(HISTORY_ROLES)}; got {role!r}")
     # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
-    limit = _limit(args.get("limit"))
-    project, session, since = (_optional_text(args, name) for name in ("project", "session", "since"))
-    project, session = _unquoted(project), _unquoted(session)
+    args = checked(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
     messages = args.get("messages", False)
-    if not isinstance(messages, bool):
-        raise ToolArgumentError(f"messages must be true or false; got {brief(messages)}")
-    result = history_for(index).search_result(query, limit, project=project, session=session, role=role,
-                                              since=since, messages=messages)
+    result = history_for(index).search_result(
+        _query(args), args.get("limit", TOOL_DEFAULT_LIMIT), project=unquoted(args.get("project")),
+        session=unquoted(args.get("sessionId")), role=args.get("role"), since=args.get("since"),
+        messages=messages)
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
             "unmatched": list(result.unmatched)}
     if not result.hits:
@@ -560,26 +550,11 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     return ToolResult("\n".join(lines), data)
 
 
-def _unquoted(value):
-    """A path or id as format quoted it (hit_path, id_text), back to itself: a model copies the quotes too."""
-    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
-        import ast
-
-        try:
-            inner = ast.literal_eval(value)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return value
-        if isinstance(inner, str) and repr(inner) == value:
-            return inner
-    return value
-
-
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
-    args = _known(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
-    checked = check_arguments(_unquoted(args.get("sessionId")), args.get("query"), args.get("strategy"),
-                              args.get("maxTokens"))
-    found = history_for(index).read_session_context(*checked)
+    args = checked(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
+    found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
+                                                    args.get("strategy", "relevant"), args.get("maxTokens"))
     return ToolResult(found.text, found.to_dict())
 
 
@@ -596,8 +571,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
     handler = HANDLERS.get(name) if isinstance(name, str) else None  # a list is no key: TypeError
     try:
         if handler is None:
-            # brief: a client's 1 MB name came back whole
-            raise ToolArgumentError(f"unknown tool {brief(name)}: this server has {', '.join(HANDLERS)}")
+            raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
+                                    f" this server has {', '.join(HANDLERS)}")
         return handler(index, arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from conftest import cli, write
 from memsearch import MemoryIndex, NoSearchableWords, build_query, cjk, migrate, reconcile as reconcile_mod
 from memsearch.cjk import SEPARATOR as S
+from memsearch.codewords import expand, folded
 from memsearch.cjk import has_cjk, query_terms, segment, segmented, unsegment_snippet
 from memsearch.query import STOP_WORDS, plan, quote, words
 
@@ -113,8 +114,8 @@ def test_has_cjk(text, expected):
         ("提交，推送", ['"提交"', '"推送"']),
         ("ブランチ削除", ['("ブラ" OR "ラン" OR "ンチ" OR "チ削" OR "削除")']),
         ("저장소", ['("저장" OR "장소")']),
-        ("２０２４年", ['("２０２４" OR "2024")', '"年"*']),
-        ("ｇｉｔ", ['("ｇｉｔ" OR "git")']),
+        ("２０２４年", ['"2024"', '"年"*']),  # full width folded, as the index's expansions (issue 33)
+        ("ｇｉｔ", ['"git"']),
     ],
 )
 def test_query_terms(text, expected):
@@ -156,7 +157,8 @@ def test_latin_text_is_untouched(text):
     remove_diacritics folds into it: "0" + U+0300, which NFC cannot compose.
     Underscores alone are no word (unicode61 reads "_" as a separator)."""
     assert segment(text) == text
-    assert query_terms(text) == [term for w in re.findall(r"_*[^\W_][\w\u0300-\u036f]*", text)
+    # folded(): accents unicode61 leaves (Greek, ı, ø...) fold as the index's expansions do (issue 33).
+    assert query_terms(text) == [term for w in map(folded, re.findall(r"_*[^\W_][\w\u0300-\u036f]*", text))
                                  for term in dict.fromkeys([f'"{w}"', f'"{w.casefold()}"'])
                                  if term == f'"{w}"' or w.casefold() != w.lower().replace("ς", "σ")]
 
@@ -281,7 +283,8 @@ DOCS = {
 
 
 def add(db, doc_id, body):
-    db.execute("INSERT INTO docs (id, body, body_seg) VALUES (?, ?, ?)", (doc_id, body, segment(body)))
+    # What the index holds: segmented, with code words' expansions (full-width ２０２４ also as 2024).
+    db.execute("INSERT INTO docs (id, body, body_seg) VALUES (?, ?, ?)", (doc_id, body, segmented(body) or body))
 
 
 @pytest.fixture
@@ -396,8 +399,10 @@ def test_snippets_show_original_text(words, query):
         (None, None),
         ("", None),
         ("plain ASCII", None),
-        ("café — naïve “quotes” Tiếng Việt ∑ 😀", None),  # not ASCII, not CJK
-        ("２０２４，。", None),  # full-width digits and punctuation are not CJK
+        ("café — naïve “quotes” Tiếng Việt ∑ 😀",  # not CJK; two marks on a letter: folded (issue 33)
+         "café — naïve “quotes” Tiếng\u2064Tieng\u2062 Việt\u2064Viet\u2062 ∑ 😀"),
+        ("café — naïve “quotes” ∑ 😀", None),  # not ASCII, nothing unicode61 does not fold itself
+        ("２０２４，。", "２０２４\u20642024\u2062，。"),  # full-width digits are folded, punctuation is not CJK
         ("提交", f"提交{S}交"),
         (f"a{S}b", f"a{S}{S}b"),  # the separator itself: kept reversible
     ],
@@ -408,8 +413,8 @@ def test_segmented(text, expected):
 
 @given(mixed_text)
 def test_segmented_is_segment_or_none(text):
-    composed = unicodedata.normalize("NFC", text)
-    assert segmented(text) == (None if segment(composed) == text else segment(composed))
+    shadow = segment(expand(unicodedata.normalize("NFC", text)))  # code words' expansions first (issue 33)
+    assert segmented(text) == (None if shadow == text else shadow)
 
 
 # --- the query builder ----------------------------------------------------------------
@@ -425,7 +430,7 @@ def test_segmented_is_segment_or_none(text):
         ("docker部署 部署", '"docker" OR "部署"'),  # the same fragment once
         ("提交，推送。", '"提交" OR "推送"'),
         ("「暂存」！", '"暂存"'),
-        ("２０２４年", '("２０２４" OR "2024") OR "年"*'),
+        ("２０２４年", '"2024" OR "年"*'),
         ("コミット", '("コミ" OR "ミッ" OR "ット")'),
         ("저장소 커밋", '("저장" OR "장소") OR "커밋"'),
     ],
@@ -446,7 +451,10 @@ def test_build_query_without_cjk_is_unchanged(text):
         # Each word quoted as before; stop words and word pairs are the
         # ranking's business (issue 8, tests/test_ranking.py).
         kept = [w for w in found if w.casefold() not in STOP_WORDS] or found
-        assert plan(text).terms == tuple(quote(w) for w in kept)
+        # Code words add forms (issue 33: an identifier's parts, a path as a
+        # phrase); a letter unicode61 does not fold is searched folded.
+        expected = list(dict.fromkeys(quote(folded(w)) for w in kept))
+        assert [t for t in plan(text).terms if t in expected] == expected
 
 
 # --- the engine: MemoryIndex, migration 0004 and the CLI ------------------------------
@@ -543,7 +551,7 @@ def test_only_text_with_cjk_stores_a_segmented_copy(cjk_index):
     assert rows["global/en/commit.md"] == (None, None, None)
     assert rows["projects/git/commit.md"][0] == segment(CJK_TREE["projects/git/commit.md"])
     assert rows["projects/db/port.md"] == (segment("连接经过 pgbouncer。\n"), segment("数据库端口"),
-                                           segment("开发环境的 PostgreSQL 监听 5433"))
+                                           segment(expand("开发环境的 PostgreSQL 监听 5433")))
 
 
 def test_edited_cjk_file_is_reindexed(cjk_index, cjk_tree):
@@ -649,7 +657,7 @@ def test_cli_query(cjk_tree, tmp_path):
     db = ["--root", str(cjk_tree), "--db", str(tmp_path / "db")]
     r = cli("query", "暂存", "提交", *db)
     assert r.exit_code == 0
-    assert r.output.splitlines()[0].startswith("projects/git/commit.md")
+    assert r.output.splitlines()[0].startswith(f"{cjk_tree}/projects/git/commit.md")
     assert "将<<暂存>>的文件<<提交>>到仓库" in r.output and S not in r.output
     r = cli("query", "コミット", *db, "--json")
     data = json.loads(r.output)

@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_query_human_output(tree, tmp_path):
     r = cli("query", "pgbouncer", "--root", str(tree), "--db", str(tmp_path / "db"))
     assert r.exit_code == 0
-    assert r.output.splitlines()[0].startswith("projects/shop/memory-db.md  [projects/shop · memory]  score ")
+    # The file a shell opens (issue 32), not the path below the root.
+    assert r.output.splitlines()[0].startswith(f"{tree}/projects/shop/memory-db.md  [projects/shop · memory]  score ")
     assert "<<pgbouncer>>" in r.output
 
 
@@ -26,7 +27,8 @@ def test_query_json(tree, tmp_path):
     assert data["query"] == "port 5433"
     assert data["fts_query"] == '"port" OR "5433" OR "port 5433"'
     assert len(data["results"]) == 1
-    assert set(data["results"][0]) == {"path", "scope", "scope_id", "type", "score", "snippet"}
+    assert set(data["results"][0]) == {"path", "scope", "scope_id", "type", "score", "snippet", "file"}
+    assert data["results"][0]["file"] == str(tree / data["results"][0]["path"])
 
 
 def test_env_vars_and_filters(tree, tmp_path):

@@ -149,7 +149,7 @@ def test_a_wal_deleted_under_an_index_kept_open_locks_no_other_process_out(tree,
         write(tree, "global/user/walrus.md", "a walrus note")
         assert [h.path for h in idx.search("walrus")] == ["global/user/walrus.md"]
         r = run_memsearch("query", "walrus", "--root", tree, "--db", db)
-        assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
+        assert r.returncode == 0 and r.stdout.startswith(f"{tree}/global/user/walrus.md"), r.stderr
 
 
 def _as_a_user() -> list:
@@ -176,7 +176,7 @@ def test_a_query_while_the_index_was_read_only_leaves_it_writable_after(tree, tm
     assert r.returncode == 2 and "readonly" in r.stderr, r.stderr
     db.chmod(0o644)
     r = subprocess.run(query, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.startswith("global/user/walrus.md"), r.stderr
+    assert r.returncode == 0 and r.stdout.startswith(f"{tree}/global/user/walrus.md"), r.stderr
 
 
 def _hammer(root, db, seconds, errors):

@@ -281,4 +281,4 @@ def test_file_names_in_the_report_cannot_drive_the_terminal_or_forge_a_line(tree
     assert r.exit_code == 1
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     assert not any(line.startswith("ok   all good") for line in r.stdout.splitlines())
-    assert "1 files missing from the index (evil\\x1b]0;pwned\\x07\\nok   all good.md)" in r.stdout
+    assert "1 files missing from the index ('evil\\x1b]0;pwned\\x07\\nok   all good.md')" in r.stdout

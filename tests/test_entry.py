@@ -59,6 +59,8 @@ TAKEN = [
     (["x", "--limit", "7", "--root", "{R}", "--limit=3"], {}),  # the last one counts
     (["x", "-n", "007", "--root", "{R}"], {}),
     (["x", "-n", str(MAX_LIMIT), "--root", "{R}"], {}),
+    (["x", "--limit", "0", "--root", "{R}"], {}),  # a number: its range is the library's to check
+    (["x", "-n", str(MAX_LIMIT + 1), "--root", "{R}"], {}),
     (["x", "--root", "{R}", "y", "--root", "{R2}"], {}),  # repeated --root: both
     (["x", "--root", "{R}", "--db", "{DB}", "--scope", "projects", "--scope-id", "shop", "--type", "memory",
       "--no-reconcile", "--no-floor", "--json"], {}),
@@ -67,6 +69,12 @@ TAKEN = [
     (["x", "--root", "{R}", "--db", "{ABSENT}"], {}),
     (["x", "--root", "claude", "--root", "plain={R}"], {}),
     (["x", "--root", "{ABSENT}"], {}),  # click leaves a missing root to the command
+    (["x", "--root", "{FILE}"], {}),  # a root is a spec: the library says a file is no folder
+    (["x", "--root="], {}),
+    (["x"], {"MEMSEARCH_ROOT": "{FILE}"}),
+    (["x", "--color", "never", "--root", "{R}"], {}),
+    (["x"], {"MEMSEARCH_ROOTS": "{R}%%{R2}"}),  # an empty item: the library's error
+    (["x"], {"MEMSEARCH_ROOTS": "{R}%"}),
     (["x"], {}),  # no root at all: the command says so
     (["x"], {"MEMSEARCH_ROOTS": "{R}%{R2}"}),
     (["x"], {"MEMSEARCH_ROOT": "{R}%{R2}"}),  # split too: one option, two variables
@@ -97,8 +105,6 @@ LEFT_TO_CLICK = [
     (["x", "--root", "--json"], {}),  # click takes "--json" as the root
     (["x", "--scope", "-n", "--root", "{R}"], {}),
     (["x", "--json=1", "--root", "{R}"], {}),
-    (["x", "--limit", "0", "--root", "{R}"], {}),
-    (["x", "-n", str(MAX_LIMIT + 1), "--root", "{R}"], {}),
     (["x", "-n", "+5", "--root", "{R}"], {}),
     (["x", "-n", " 5", "--root", "{R}"], {}),
     (["x", "-n", "5_0", "--root", "{R}"], {}),
@@ -106,13 +112,9 @@ LEFT_TO_CLICK = [
     (["x", "-n=5", "--root", "{R}"], {}),
     (["x", "-nx", "--root", "{R}"], {}),
     (["x", "--limit=", "--root", "{R}"], {}),
-    (["x", "--root", "{FILE}"], {}),
     (["x", "--root", "{R}", "--db", "{DIR}"], {}),
-    (["x", "--root="], {}),
+    (["x", "--root", "{R}", "--color", "sometimes"], {}),
     (["x", "--root", "{R}", "--db="], {}),
-    (["x"], {"MEMSEARCH_ROOTS": "{R}%%{R2}"}),  # an empty item
-    (["x"], {"MEMSEARCH_ROOTS": "{R}%"}),
-    (["x"], {"MEMSEARCH_ROOT": "{FILE}"}),
     (["x", "--root", "{R}"], {"MEMSEARCH_DB": "{DIR}"}),
 ]
 
@@ -157,8 +159,7 @@ def test_whatever_the_quick_parser_takes_click_reads_the_same(argv, env, places,
 def test_an_unreadable_root_or_index_is_left_to_click(places, monkeypatch):
     # Tests may run as root, who reads everything: make one path unreadable for both.
     real_access = os.access
-    for unreadable, argv in ((places["R"], ["x", "--root", places["R"]]),
-                             (places["FILE"], ["x", "--root", places["R"], "--db", places["FILE"]])):
+    for unreadable, argv in ((places["FILE"], ["x", "--root", places["R"], "--db", places["FILE"]]),):
         monkeypatch.setattr(os, "access", lambda path, mode: path != unreadable and real_access(path, mode))
         assert click_params(argv) is None and query_kwargs(argv) is None
         monkeypatch.setattr(os, "access", real_access)
@@ -183,13 +184,15 @@ def test_the_quick_parser_knows_every_option_of_the_click_command():
         assert param.multiple == (param.name == "root"), param.name
         if param.is_flag:
             assert param.is_bool_flag and not (param.count or param.secondary_opts), param.name
-        elif param.name == "limit":
-            assert (param.type.min, param.type.max, param.default) == (1, MAX_LIMIT, DEFAULT_LIMIT)
-            assert not (param.type.min_open or param.type.max_open or param.type.clamp)
-        elif param.name in ("root", "db_path"):
+        elif param.name == "limit":  # click reads a number; the library checks its range
+            assert (param.type, param.default) == (click.INT, DEFAULT_LIMIT)
+        elif param.name == "root":  # a spec, passed on as written (no click.Path check), split at ':'
+            assert type(param.type).convert is click.ParamType.convert and param.type.envvar_list_splitter == ":"
+        elif param.name == "color":
+            assert param.type.choices == query_args.COLORS and param.default == "auto"
+        elif param.name == "db_path":
             path = param.type
-            assert isinstance(path, click.Path) and (path.file_okay, path.dir_okay) == (
-                (False, True) if param.name == "root" else (True, False))
+            assert isinstance(path, click.Path) and (path.file_okay, path.dir_okay) == (True, False)
             assert path.readable and not (path.exists or path.writable or path.executable or path.resolve_path
                                           or path.allow_dash or path.type)
         else:
@@ -303,9 +306,13 @@ def test_help_and_usage_errors_still_go_through_click(tree):
     run, loaded = _imports_click("--help")
     assert run.returncode == 0 and run.stdout.startswith("Usage: memsearch query [OPTIONS] TEXT...")
     assert loaded == "CLICK=True"
-    for limit in ("0", "9" * 5000):  # the second past int()'s digit limit: once a traceback, exit 1
-        run, loaded = _imports_click("x", "--root", str(tree), "-n", limit)
-        assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr, run.stderr[-300:]
-        assert loaded == "CLICK=True"
+    # Past int()'s digit limit: once a traceback, exit 1.
+    run, loaded = _imports_click("x", "--root", str(tree), "-n", "9" * 5000)
+    assert run.returncode == 2 and "Error: Invalid value for '--limit' / '-n'" in run.stderr, run.stderr[-300:]
+    assert loaded == "CLICK=True"
+    # A number out of range is the library's one check, without click (issue 31: one check per argument).
+    run, loaded = _imports_click("x", "--root", str(tree), "-n", "0")
+    assert run.returncode == 2 and run.stderr.startswith("Error: limit must be a whole number from 1 to 1000, got 0\n")
+    assert loaded == "CLICK=False"
     script = run_memsearch("query", "--help", timeout=60)
     assert script.returncode == 0 and "--scope-id TEXT" in script.stdout

@@ -648,10 +648,10 @@ def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot
     transcript(hroot, [line("user", "the mango token", session=forged)], session="agent-2")  # a sub-agent's: its lines name the session
     done = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query TEXT"
+    assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query mango"
     text = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db").stdout
     assert f"session {forged!r}  [{PROJECT}]  score " in text
-    assert f"open a session: memsearch session-context '{forged}' --query TEXT" in text
+    assert f"open a session: memsearch session-context '{forged}' --query mango" in text
     found = run("session-context", forged, "--query", "mango", "--history-root", hroot, "--db", tmp_path / "db")
     assert found.returncode == 0 and "mango" in found.stdout, found.stderr
 

@@ -140,7 +140,7 @@ def test_session_ids_in_an_error_cannot_forge_lines(tree, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("name, arguments", [
-    ("history_search", {"query": "5544", "session": "cafe\udcff"}),
+    ("history_search", {"query": "5544", "sessionId": "cafe\udcff"}),
     ("read_session_context", {"sessionId": "cafe\ud800", "query": "port"}),
 ])
 def test_a_lone_surrogate_in_a_session_id_is_a_tool_error(index, name, arguments):
@@ -174,5 +174,5 @@ def test_a_session_id_or_project_cannot_pass_for_a_hits_other_fields(index, tmp_
     # the id as the hit quoted it reads the session, and filters by it
     quoted = {"sessionId": repr(forged), "query": "mango"}
     assert tool.call_tool(index, "read_session_context", quoted).data["fragments"][0]["text"] == "the mango token"
-    again = tool.call_tool(index, "history_search", {"query": "mango", "session": repr(forged)})
+    again = tool.call_tool(index, "history_search", {"query": "mango", "sessionId": repr(forged)})
     assert [h["session"] for h in again.data["results"]] == [forged]

@@ -70,11 +70,11 @@ def test_lists_tools_then_hits_zero_hits_and_filters(tree, tmp_path):
     search = tools["memory_search"]
     schema = search["inputSchema"]
     assert schema["required"] == ["query"]
-    assert set(schema["properties"]) == {"query", "scope", "scope_id", "type", "limit"}
+    assert set(schema["properties"]) == {"query", "scope", "scopeId", "type", "limit"}
     # Only the scopes of the roots served: a mimo tree has no cc or zcode hits.
     assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions"]
     assert schema["properties"]["type"]["enum"][:5] == ["memory", "checkpoint", "progress", "notes", "free"]
-    assert "shop (projects)" in schema["properties"]["scope_id"]["description"]
+    assert "shop (projects)" in schema["properties"]["scopeId"]["description"]
     assert (schema["properties"]["limit"]["minimum"], schema["properties"]["limit"]["maximum"]) == (1, 50)
     assert "one to three rare" in search["description"] and "check it answers the question" in search["description"]
     assert tools["memory_read"]["inputSchema"]["required"] == ["path"]

@@ -99,7 +99,8 @@ def install_targets(text: str) -> list[str]:
 
 
 def documents() -> list[Path]:
-    docs = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "bench").glob("*.md"))]
+    docs = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "bench").glob("*.md")),
+            *sorted((REPO / "docs").glob("*.md"))]
     return docs + sorted((REPO / "memsearch").glob("*.py")) + sorted((REPO / "bench").glob("*.py"))
 
 
@@ -172,3 +173,24 @@ def test_dependencies_are_what_the_package_imports():
         assert dists & declared, f"{module} (imported by {sorted(files)}) is not declared"
     used = set().union(*imported.values())
     assert runtime <= used, f"declared but never imported: {sorted(runtime - used)}"
+
+
+def test_the_license_ships_with_the_distribution():
+    """pyproject says MIT: the text is at the top of the repo, in the sdist's list and in the
+    installed distribution's metadata (.ci/run checks the built sdist and wheel themselves)."""
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in text
+    assert PYPROJECT["project"]["license"] == {"text": "MIT"}
+    assert "LICENSE" in PYPROJECT["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    files = [f.name for f in metadata.distribution(DIST).files]
+    assert "LICENSE" in files, files
+    assert "License :: OSI Approved :: MIT License" in metadata.metadata(DIST).get_all("Classifier")
+
+
+def test_classifiers_name_the_pythons_we_test():
+    """The Pythons in the classifiers are requires-python's floor up to what .ci/run runs."""
+    classifiers = PYPROJECT["project"]["classifiers"]
+    named = sorted(c.rsplit(" ", 1)[1] for c in classifiers
+                   if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    ci = re.search(r"^for minor in ([\d. ]+); do", (REPO / ".ci" / "run").read_text(), re.MULTILINE).group(1).split()
+    assert named == ci and PYPROJECT["project"]["requires-python"] == f">={ci[0]}"

@@ -13,11 +13,12 @@ from memsearch import NoSearchableWords, build_query
         # the rules: stop words are left out, a pair of two is never made).
         ("docker port", '"docker" OR "port" OR "docker port"'),
         ('say "hello"', '"say" OR "hello" OR "say hello"'),
+        # baz:qux is a dotted name (issue 33): searched as a phrase too, a string of its own.
         ("foo* -bar baz:qux ^start",
-         '"foo" OR "bar" OR "baz" OR "qux" OR "start" OR "foo bar" OR "bar baz" OR "baz qux" OR "qux start"'),
+         '"foo" OR "bar" OR "baz" OR "qux" OR "start" OR "baz qux" OR "foo bar" OR "bar baz" OR "qux start"'),
         ("a AND b OR NOT c", '"b" OR "c" OR "AND b" OR "b OR" OR "NOT c"'),
         ("NEAR(one two, 3)", '"NEAR" OR "one" OR "two" OR "3" OR "NEAR one" OR "one two" OR "two 3"'),
-        ("snake_case_name", '"snake_case_name"'),
+        ("snake_case_name", '"snake_case_name" OR "snakecasename"'),  # and joined, as snakeCaseName (issue 33)
         ("café naïve", '"café" OR "naïve" OR "café naïve"'),
         ("Port port PORT", '"Port"'),
         ("(((x)))", '"x"'),

@@ -236,7 +236,7 @@ def test_a_missing_root_is_named_on_one_line(tmp_path):
     missing = str(tmp_path / "no\nError: forged\x1b[2J")
     with pytest.raises(RootNotFound) as raised:
         MemoryIndex(missing, tmp_path / "db")
-    assert str(raised.value).endswith("no\\nError: forged\\x1b[2J") and str(raised.value).isprintable()
+    assert str(raised.value).endswith("no\\nError: forged\\x1b[2J'") and str(raised.value).isprintable()
     r = cli("query", "x", "--root", f"plain={missing}")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
 
@@ -291,7 +291,8 @@ def test_cli_with_several_roots(layouts, tmp_path):
     args = ["--root", f"claude={layouts['claude']}", "--root", f"zcode={layouts['zcode']}",
             "--root", f"plain={layouts['plain']}", "--root", str(layouts["mimo"]), "--db", str(tmp_path / "db")]
     r = cli("query", "zebra", *args)
-    assert r.output.startswith(f"zcode:{ZC_PROJECT}/memory/z.md  [zcode/{ZC_PROJECT} · feedback]")
+    zfile = layouts["zcode"] / "cli" / "memories" / "projects" / ZC_PROJECT / "memory" / "z.md"
+    assert r.output.startswith(f"{zfile}  [zcode/{ZC_PROJECT} · feedback]")
     r = cli("query", "walrus", *args, "--type", "user", "--json")
     assert [(h["path"], h["scope"], h["scope_id"]) for h in json.loads(r.output)["results"]] == [
         ("cc:-other/memory/user.md", "cc", "-other")]

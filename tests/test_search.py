@@ -25,7 +25,9 @@ def test_more_and_rarer_words_rank_first(index):
 
 def test_fts5_syntax_in_query_is_searched_as_words(index):
     for text in ['"pgbouncer', "pgbouncer*", "-pgbouncer", "body:pgbouncer", "^pgbouncer", "(pgbouncer",
-                 "pgbouncer NEAR x", "pgbouncer AND nothing", "NOT pgbouncer"]:
+                 # (not "nothing": the tree's README.md holds it, and the two files then tie
+                 # within a token of length; code words' expansions tipped that tie, issue 33)
+                 "pgbouncer NEAR x", "pgbouncer AND zilch", "NOT pgbouncer"]:
         assert paths(index.search(text))[0] == "projects/shop/memory-db.md", text
 
 
@@ -190,7 +192,7 @@ def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, lin
 
 def test_hit_to_dict(index):
     d = index.search("pgbouncer")[0].to_dict()
-    assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet"}
+    assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet", "file"}
 
 
 def test_diacritics_are_folded(root, tmp_path):

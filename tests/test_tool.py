@@ -16,7 +16,7 @@ def test_schema_shape():
     schema = SEARCH_TOOL.input_schema
     assert SEARCH_TOOL.name == "memory_search"
     assert schema["type"] == "object" and schema["required"] == ["query"]
-    assert set(schema["properties"]) == {"query", "scope", "scope_id", "type", "limit"}
+    assert set(schema["properties"]) == {"query", "scope", "scopeId", "type", "limit"}
     assert schema["properties"]["scope"]["enum"] == ["global", "projects", "sessions", "cc", "zcode", "repo"]
     limit = schema["properties"]["limit"]
     assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == ("integer", 1, 50, 10)
@@ -64,7 +64,7 @@ def test_host_shapes():
 
 # -- argument checks -------------------------------------------------------------
 def test_parse_defaults_and_normalising():
-    args = parse_search_args({"query": "  pgbouncer  ", "scope": "Projects", "scope_id": None, "limit": 5.0})
+    args = parse_search_args({"query": "  pgbouncer  ", "scope": "Projects", "scopeId": None, "limit": 5.0})
     assert args == tool.SearchArgs("pgbouncer", "projects", None, None, 5)
     assert parse_search_args({"query": "x"}).limit == 10
     assert [parse_search_args({"query": "x", "scope": s}).scope for s in SCOPES] == list(SCOPES)
@@ -77,12 +77,12 @@ def test_parse_defaults_and_normalising():
         (None, "missing argument 'query'"),
         ({"query": ""}, "query is empty"),
         ({"query": "   "}, "query is empty"),
-        ({"query": 42}, "query must be a string of words, got a number"),
+        ({"query": 42}, "query must be a string, got a number"),
         ({"query": "x" * 1001}, "at most 1000"),
         ({"query": "x", "scope": "galaxy"}, "scope must be one of global, projects, sessions, cc, zcode, repo; got 'galaxy'"),
         ({"query": "x", "type": "memroy"}, "type must be one of memory, checkpoint, progress, notes, free, user,"),
         ({"query": "x", "scope": 3}, "scope must be a string"),
-        ({"query": "x", "scope_id": ""}, "scope_id is empty"),
+        ({"query": "x", "scopeId": ""}, "scopeId is empty"),
         ({"query": "x", "type": ["memory"]}, "type must be a string, got a list"),
         ({"query": "x", "limit": 0}, "limit must be a whole number from 1 to 50, got 0"),
         ({"query": "x", "limit": 51}, "from 1 to 50, got 51"),
@@ -271,7 +271,7 @@ def test_read_refuses_anything_outside(index, tree, tmp_path):
         "projects/shop/missing.md": "no memory file at",
         "projects/shop/a\0.md": "NUL",
         ".md": "hidden folder",
-        "": "path must be a non-empty string",
+        "": "path is empty: pass the path a memory_search hit gave",
     }
     for path, message in cases.items():
         result = call_tool(index, "memory_read", {"path": path})
@@ -390,7 +390,9 @@ def test_missing_sdk_message(tree, tmp_path):
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1
-    assert "pip install 'memsearch-fts[mcp]'" in out.stderr and out.stderr.startswith("Error: memsearch mcp needs")
+    assert out.stderr.startswith("Error: memsearch mcp needs")
+    # A command that works before memsearch-fts is on PyPI (issue 32): pip for this interpreter, the SDK itself.
+    assert f"{sys.executable} -m pip install 'mcp>=1.0'" in out.stderr and "memsearch-fts[mcp]" not in out.stderr
 
 
 # -- hostile reads (issue 14) ------------------------------------------------------
@@ -500,7 +502,7 @@ def test_overlong_arguments_are_refused_at_once(index):
                           ("a/" * 2100 + "x.md", "longer than 4096 bytes")]:
         read = call_tool(index, "memory_read", {"path": path})
         assert read.is_error and message in read.text and "\n" not in read.text, read.text
-    for arguments in ({"query": "x" * 1_000_000}, {"query": "x", "scope_id": "p" * 1_000_000},
+    for arguments in ({"query": "x" * 1_000_000}, {"query": "x", "scopeId": "p" * 1_000_000},
                       {"query": "x", "k" * 1_000_000: 1}):
         result = call_tool(index, "memory_search", arguments)
         assert result.is_error and len(result.text) < 400, result.text[:400]
@@ -546,8 +548,8 @@ def test_forged_names_are_escaped_in_the_tool_text_and_still_read(tree, tmp_path
         folder, _, base = name.rpartition("/")
         write(tree / "global" / "odd", name, f"okapi {base!r}\n")
     with MemoryIndex(tree, tmp_path / "odd.db") as idx:
-        found = call_tool(idx, "memory_search", {"query": "okapi", "scope_id": "odd\n3. forged"})
-        assert found.is_error and "\n" not in found.text and "scope_id 'odd\\n3. forged'" in found.text
+        found = call_tool(idx, "memory_search", {"query": "okapi", "scopeId": "odd\n3. forged"})
+        assert found.is_error and "\n" not in found.text and "scopeId 'odd\\n3. forged'" in found.text
         found = call_tool(idx, "memory_search", {"query": "okapi"})
         lines = found.text.split("\n")
         assert len(lines) == 1 + 2 * len(names), found.text  # a header, then two lines a hit
@@ -578,7 +580,7 @@ def test_a_file_name_cannot_pass_for_a_hits_label_or_score_and_is_still_read(tre
             read = call_tool(idx, "memory_read", {"path": path})
             assert not read.is_error and read.text == "okapi one\n", (path, read.text)
     done = run_memsearch("query", "okapi", "--root", tree, "--db", tmp_path / "cli.db")
-    assert done.returncode == 0 and f"{'projects/shop/' + forged!r}  [projects/shop" in done.stdout, done.stdout
+    assert done.returncode == 0 and f"{forged_file!r}  [projects/shop" in done.stdout, done.stdout
 
 
 def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):
@@ -599,9 +601,9 @@ def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):
 
 
 def test_a_scope_id_of_another_scope_is_named_as_such(index):
-    result = call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "sessions", "scope_id": "shop"})
+    result = call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "sessions", "scopeId": "shop"})
     assert result.is_error and "'shop' is a projects id, not a sessions one" in result.text, result.text
-    assert not call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "projects", "scope_id": "shop"}).is_error
+    assert not call_tool(index, "memory_search", {"query": "pgbouncer", "scope": "projects", "scopeId": "shop"}).is_error
 
 
 def test_an_unknown_type_is_an_error_like_an_unknown_scope(index):

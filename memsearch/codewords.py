@@ -1,0 +1,304 @@
+"""Code words and folded letters for FTS5's ``unicode61`` tokenizer.
+
+``unicode61`` drops ``+``, ``#`` and ``.``, keeps ``getUserById`` as one
+token and folds accents of Latin letters only. So the indexed copy of a text
+(the shadow column memsearch.cjk fills) gets, right after each word that
+needs it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra
+tokens the word stands for::
+
+    expand("use C++ and getUserById in Αθηνά")
+      -> "use C++⁤cplusplus⁢ and getUserById⁤get User By Id⁢ in Αθηνά⁤Αθηνα⁢"
+
+- a symbol word, a letter run ending in ``++`` or ``#`` (``C++``, ``g++``,
+  ``C#``, ``F#``) or ``.NET``: its spelled name (``cplusplus``, ``csharp``,
+  ``dotnet``), so it is a word of its own and not the letter ``c``;
+- an identifier with case changes or digits (``getUserById``, ``utf8``):
+  its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
+  (``get_userById``), all of them joined (``getuserbyid``). ``user_id`` needs
+  nothing: unicode61 splits it, and a query for ``userId`` asks for the
+  phrase ``"user Id"`` as well as the token ``userid``;
+- a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
+  two marks as in Vietnamese, ``ı ø ł đ``, full-width letters): its folded
+  form (``Αθηνα``, ``tieng``, ``git``).
+
+The query side (memsearch.query) asks for the same forms, and excerpts map
+back to the text (:func:`unexpand_marked`): an expansion is dropped, and a
+match inside it marks the word it follows. Pure functions over ``str``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# Invisible format characters (Cf), never inside a unicode61 token: INVISIBLE
+# PLUS opens an expansion, INVISIBLE TIMES closes it. Two of a kind in a
+# row are the character itself (expand() doubles those the text holds).
+OPEN, CLOSE = "\u2064", "\u2062"
+
+# What a symbol's characters spell (a token is letters and digits only).
+SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
+# A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), and .NET
+# (also inside ASP.NET; lower-case .net only where no word precedes it, so
+# example.net stays a domain). Files are scanned from their ++, # and .NET (_symbols).
+SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
+
+# Files are scanned for identifiers in a copy of their text with one byte a
+# character, each spelled by its class (a: lower case, A: upper case, 0:
+# digit, _: _ or -, space: anything else): a regex over the text itself cost
+# ~300 ns a character, ten times what FTS5 takes to index it.
+_CLASSES = bytes.maketrans(
+    bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
+    b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
+_CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
+# The same for symbols: a for a letter or digit, # and + as themselves.
+_SYMBOL_CLASSES = bytes(97 if chr(c).isalnum() and c < 128 else c if c in b"#+" else 32 for c in range(256))
+
+# The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
+PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+JOINT = re.compile(r"[_-]+")
+# A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
+MAX_JOINED = 6
+
+# An identifier's parts follow its first occurrence in a text only: after
+# each, a page naming CreateThread fifty times counted "thread" fifty times
+# more, and outranked the page about threads (bench/README.md, issue 33).
+# The whole identifier keeps its count; a search for its parts finds the file.
+
+# Letters with no decomposition that are read as their plain letter.
+_PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
+                        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})  # full width
+_MARKS = re.compile("[\u0300-\u036f]+")
+
+
+def fold(word: str) -> str:
+    """``word`` without combining accents (U+0300-U+036F, after NFD), with
+    ``ı ø ł đ ħ`` as ``i o l d h`` and full-width ASCII as ASCII. Kana's
+    (han)dakuten and Hangul are untouched (their marks are outside that block)."""
+    if word.isascii():
+        return word
+    from unicodedata import normalize
+
+    return normalize("NFC", _MARKS.sub("", normalize("NFD", word.translate(_PLAIN))))
+
+
+def _unicode61_folds(char: str) -> bool:
+    """Whether ``remove_diacritics 1`` already folds ``char`` as fold() does:
+    a Latin letter with one mark over an ASCII letter (tests/test_code_words.py
+    checks this against FTS5 itself, letter by letter)."""
+    if not ("\u00c0" <= char <= "\u024f" or "\u1e00" <= char <= "\u1eff"):
+        return False
+    from unicodedata import normalize
+
+    spelled = normalize("NFD", char)
+    return len(spelled) == 2 and spelled[0].isascii() and char.translate(_PLAIN) == char
+
+
+@functools.cache
+def _foldable() -> re.Pattern[str]:
+    """A letter fold() changes and unicode61 does not fold."""
+    ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
+    # (A lone combining mark is no letter: unicode61 drops it itself.)
+    chars = [chr(c) for c in ranges if fold(chr(c)) not in (chr(c), "") and not _unicode61_folds(chr(c))]
+    chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
+    return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+
+
+# What ends a word to fold: no letter, digit or mark, or one of a script
+# fold() never changes (so a word stops at CJK, which memsearch.cjk spells
+# as bigrams).
+_NOT_IN_WORD = re.compile("[^\\w\u0300-\u036f]|[^\u0000-\u052f\u1e00-\u1fff\uff10-\uff5a]")
+
+
+def folded(word: str) -> str:
+    """fold(``word``) if it holds a letter the index folds by an expansion,
+    else ``word`` as typed (unicode61 folds the rest itself)."""
+    return word if word.isascii() or _foldable().search(word) is None else fold(word)
+
+
+def symbol_name(match: re.Match[str]) -> str:
+    """The token a SYMBOL match stands for: c++ -> cplusplus, .NET -> dotnet."""
+    if match.group(1) is None:
+        return "dotnet"
+    return (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
+
+
+@functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
+def identifier_forms(run: str) -> tuple[str, ...]:
+    """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
+    together, its parts joined where it splits them."""
+    forms = []
+    pieces = JOINT.split(run.strip("_-"))
+    parts = [p for piece in pieces for p in PART.findall(piece)]
+    if len(parts) > len(pieces):  # a case change or a digit split some piece
+        forms.append(" ".join(parts))
+    if 1 < len(pieces) <= MAX_JOINED and not all(p.isdigit() for p in pieces):
+        forms.append("".join(pieces).lower())
+    return tuple(forms)
+
+
+def expand(text: str) -> str:
+    """``text`` with each word's expansion after it (module docstring), and
+    any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
+    if OPEN in text or CLOSE in text:
+        pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
+        return "".join(p + p if i % 2 else _expand(p) for i, p in enumerate(pieces))
+    return _expand(text)
+
+
+def index_forms(run: str) -> tuple[str, ...]:
+    """What the index adds after the first ``run`` (ASCII letters, digits, _ and -) of a text."""
+    cls = run.encode("ascii", "replace").translate(_CLASSES)
+    return identifier_forms(run) if any(pair in cls for pair in _BOUNDARIES) else ()
+
+
+def _expand(text: str) -> str:
+    adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
+    ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
+    for end, name in _symbols(text, ascii_.translate(_SYMBOL_CLASSES)):
+        adds.setdefault(end, []).append(name)
+    seen = set()
+    for start, end in _runs(ascii_.translate(_CLASSES)):
+        run = text[start:end]
+        if run in seen:  # see ONCE
+            continue
+        seen.add(run)
+        forms = identifier_forms(run)
+        if forms:
+            adds.setdefault(end, []).extend(forms)
+    if not text.isascii():
+        for end, word in _foldable_words(text):
+            adds.setdefault(end, []).append(fold(word))
+    if not adds:
+        return text
+    out, at = [], 0
+    for end in sorted(adds):
+        out += [text[at:end], OPEN, " ".join(adds[end]), CLOSE]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
+    """(end, token) of each SYMBOL in ``text``, looked for from a letter or
+    digit before ``++`` or ``#`` in ``marks`` (_SYMBOL_CLASSES) and from ``.NET``."""
+    ends = []
+    for pair in (b"a#", b"a++"):
+        at = marks.find(pair)
+        while at >= 0:
+            ends.append(at + len(pair))
+            at = marks.find(pair, at + len(pair))
+    for spelling in (".NET", ".Net", ".net"):
+        at = text.find(spelling)
+        while at >= 0:
+            ends.append(at + 4)
+            at = text.find(spelling, at + 4)
+    found = []
+    for end in ends:
+        for s in SYMBOL.finditer(text, max(end - 42, 0), min(end + 1, len(text))):
+            if s.end() == end:
+                found.append((end, symbol_name(s)))
+                break
+    return found
+
+
+# Where a run needs parts: a case change, digits by letters. Looked for by
+# bytes.find, one pair at a time: an alternation of them in one regex cost ~7
+# times as much, tried at every position. A run joined by _ or - alone gets
+# nothing: unicode61 splits it, and a query joins it (memsearch.query).
+_BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
+
+
+def _runs(cls: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each run of ASCII letters, digits, _ and - holding a
+    boundary, in ``cls`` (the text spelled by _CLASSES)."""
+    spans: dict[int, int] = {}
+    for pair in _BOUNDARIES:
+        at = cls.find(pair)
+        while at >= 0:
+            start = cls.rfind(b" ", 0, at) + 1
+            end = cls.find(b" ", at)
+            end = len(cls) if end < 0 else end
+            spans[start] = end
+            at = cls.find(pair, end)
+    return sorted(spans.items())
+
+
+def _foldable_words(text: str) -> list[tuple[int, str]]:
+    """(end, word) of each word holding a letter to fold (_foldable); the word
+    stops at CJK, which memsearch.cjk spells as bigrams."""
+    found, end = [], 0
+    stop = _NOT_IN_WORD
+    for m in _foldable().finditer(text):
+        start = m.start()
+        if start < end:
+            continue  # inside the last word found
+        while start > 0 and stop.match(text, start - 1) is None:
+            start -= 1
+        end = m.end()
+        while end < len(text) and stop.match(text, end) is None:
+            end += 1
+        found.append((end, text[start:end]))
+    return found
+
+
+def _word_start(chars: list, end: int) -> int:
+    """Where the word ending at ``end`` in ``chars`` ([char, marked] items)
+    starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
+    i = end
+    while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#"):
+        i -= 1
+    if i > 0 and chars[i - 1][0] == "." and (i == 1 or not chars[i - 2][0].isalnum()):
+        i -= 1
+    return i
+
+
+def unexpand_marked(chars: list[list]) -> list[list]:
+    """[char, marked] items of an excerpt without the expansions; a marked
+    character inside one marks the word it follows. An excerpt may start or
+    end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
+    first = _first_marker(chars)
+    inside = first == CLOSE  # the excerpt starts inside an expansion
+    out: list[list] = []
+    lit = False
+    i, n = 0, len(chars)
+    while i < n:
+        char = chars[i][0]
+        if char in (OPEN, CLOSE):
+            if i + 1 < n and chars[i + 1][0] == char:  # an escaped marker of the text
+                if not inside:
+                    out.append([char, chars[i][1] or chars[i + 1][1]])
+                i += 2
+                continue
+            if char == OPEN:
+                inside, lit = True, False
+            elif inside:
+                if lit:
+                    for item in out[_word_start(out, len(out)):]:
+                        item[1] = True
+                inside = False
+            i += 1
+            continue
+        if inside:
+            lit = lit or chars[i][1]
+        else:
+            out.append(list(chars[i]))
+        i += 1
+    return out
+
+
+def _first_marker(chars: list) -> str | None:
+    i, n = 0, len(chars)
+    while i < n:
+        char = chars[i][0]
+        if char in (OPEN, CLOSE):
+            if i + 1 < n and chars[i + 1][0] == char:
+                i += 2
+                continue
+            return char
+        i += 1
+    return None
+
+
+def has_markers(text: str) -> bool:
+    return OPEN in text or CLOSE in text

@@ -1,0 +1,243 @@
+"""Search that reads code words (issue 33): symbol words, identifier parts
+across case styles, paths and dotted names, versions, and accents beyond
+Latin. Each case ranks its file first in one tree that also holds near
+misses, through the library's defaults; some run through the installed CLI.
+"""
+
+import json
+import sqlite3
+
+import pytest
+from conftest import run_memsearch, write
+
+from memsearch import MemoryIndex, codewords, migrate
+
+# One tree: every file is some other case's near miss.
+TREE = {
+    "lang/c.md": "Notes on C: pointers in C, the C standard library, malloc and free in plain C.\n",
+    "lang/cpp.md": "Notes on C++: templates in C++, RAII and the standard library.\n",
+    "lang/csharp.md": "Our tools are written in C# with LINQ queries.\n",
+    "lang/fsharp.md": "The pricing model is written in F# with discriminated unions.\n",
+    "lang/sharp.md": "Keep the knives sharp; C major is the key of the song.\n",
+    "net/layer.md": "The net layer retries when the net is down; the network stack drops packets.\n",
+    "net/dotnet.md": "The service targets .NET 8 and runs on Kestrel.\n",
+    "code/getuser.md": "Call getUserById to load a profile from the cache.\n",
+    "code/far.md": "We get the list of orders first. Much later the user signs in and picks a profile.\n",
+    "code/prose.md": "A helper to get user by id reads the table row by row.\n",
+    "code/snake.md": "The column user_id joins orders to accounts.\n",
+    "code/kebab.md": "The header x-request-id carries the request id.\n",
+    "code/camel.md": "The session keeps sessionToken in memory only.\n",
+    "code/invalidate.md": "invalidateUser drops the cached entry on logout.\n",
+    "code/users.md": "Invalidate the cache when a user changes roles.\n",
+    "code/http.md": "HTTPServer listens on port 8080 behind the proxy.\n",
+    "code/utf.md": "Files are decoded as utf8 unless a BOM says otherwise.\n",
+    "paths/query.md": "The planner lives in src/memsearch/query.py and builds FTS5 strings.\n",
+    "paths/scatter.md": "The query goes to src first; memsearch reads py files later.\n",
+    "paths/join.md": "Paths are built with os.path.join, never by hand.\n",
+    "paths/words.md": "Join the path of the os folder by hand when needed.\n",
+    "versions/v207.md": "Pin the parser to version 2.0.7 until the fix ships.\n",
+    "versions/v208.md": "Version 2.0.8 is out; 7 bugs fixed since 0.7 and 2.0 notes.\n",
+    "accents/greek.md": "The conference is held in Αθηνά in May.\n",
+    "accents/greek-other.md": "Θεσσαλονίκη hosts the second meeting.\n",
+    "accents/viet.md": "Giao diện hỗ trợ tiếng việt và tiếng anh.\n",
+    "accents/viet-other.md": "Tieng anh only: the manual is in English.\n",
+    "accents/turkish.md": "Kapı kilidi ve ısı sensörü bozuk.\n",
+    "accents/turkish-other.md": "Kapi means door in Malay, not the sensor.\n",
+    "accents/fullwidth.md": "コミット前に ｇｉｔ ｓｔａｔｕｓ を確認する。\n",
+    "accents/ascii-git.md": "Git stores objects by their hash.\n",
+}
+
+# (query, the file that must rank first, what its excerpt must mark)
+CASES = [
+    ("C++", "lang/cpp.md", "<<C++>>"),
+    ("C++ templates", "lang/cpp.md", "<<C++>>"),
+    ("c++", "lang/cpp.md", "<<C++>>"),
+    ("C", "lang/c.md", "<<C>>"),
+    ("C#", "lang/csharp.md", "<<C#>>"),
+    ("F#", "lang/fsharp.md", "<<F#>>"),
+    (".NET", "net/dotnet.md", "<<.NET>>"),
+    (".net 8", "net/dotnet.md", "<<.NET>>"),
+    ("net layer", "net/layer.md", "<<net>> <<layer>>"),
+    ("getUser", "code/getuser.md", "<<getUserById>>"),
+    ("getUserById", "code/getuser.md", "<<getUserById>>"),
+    ("get_user_by_id", "code/getuser.md", "<<getUserById>>"),
+    ("userId", "code/snake.md", "<<user_id>>"),
+    ("user_id", "code/snake.md", "<<user_id>>"),
+    ("user-id", "code/snake.md", "<<user>>_<<id>>"),
+    ("requestId", "code/kebab.md", "x-<<request-id>>"),
+    ("session_token", "code/camel.md", "<<sessionToken>>"),
+    ("session token", "code/camel.md", "<<sessionToken>>"),
+    ("invalidate user", "code/invalidate.md", "<<invalidateUser>>"),
+    ("http server", "code/http.md", "<<HTTPServer>>"),
+    ("UTF-8", "code/utf.md", "<<utf8>>"),
+    ("src/memsearch/query.py", "paths/query.md", "<<src/memsearch/query.py>>"),
+    ("memsearch/query.py", "paths/query.md", "<<memsearch/query.py>>"),
+    ("os.path.join", "paths/join.md", "<<os.path.join>>"),
+    ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
+    ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
+    ("Αθηνα", "accents/greek.md", "<<Αθηνά>>"),
+    ("ΑΘΗΝΑ", "accents/greek.md", "<<Αθηνά>>"),
+    ("Θεσσαλονικη", "accents/greek-other.md", "<<Θεσσαλονίκη>>"),
+    ("tieng viet", "accents/viet.md", "<<tiếng>> <<việt>>"),
+    ("tiếng việt", "accents/viet.md", "<<tiếng>> <<việt>>"),
+    ("isi sensoru", "accents/turkish.md", "<<ısı>> <<sensörü>>"),
+    ("kapı ısı", "accents/turkish.md", "<<Kapı>>"),
+    ("git status", "accents/fullwidth.md", "<<ｇｉｔ>> <<ｓｔａｔｕｓ>>"),
+    ("ｇｉｔ ｓｔａｔｕｓ", "accents/fullwidth.md", "<<ｇｉｔ>> <<ｓｔａｔｕｓ>>"),
+]
+
+
+@pytest.fixture(scope="module")
+def code_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("code") / "memory"
+    for rel, text in TREE.items():
+        write(root, rel, text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def code_index(code_tree, tmp_path_factory):
+    with MemoryIndex(code_tree, tmp_path_factory.mktemp("db") / "index.db") as idx:
+        yield idx
+
+
+@pytest.mark.parametrize("query,first,marked", CASES)
+def test_each_case_ranks_its_file_first(code_index, query, first, marked):
+    hits = code_index.search(query)
+    assert hits and hits[0].path == first, [(h.path, round(h.score, 2)) for h in hits[:4]]
+    assert marked in hits[0].snippet
+    assert codewords.OPEN not in hits[0].snippet and codewords.CLOSE not in hits[0].snippet
+
+
+def test_whole_identifier_ranks_above_its_parts(code_index):
+    """getUserById as written beats "get a user by id" in prose, and files
+    holding get and user far apart come after both. Spelled as words, the
+    query finds the identifier and the prose alike."""
+    ranked = [h.path for h in code_index.search("getUserById")]
+    assert ranked.index("code/getuser.md") < ranked.index("code/prose.md")
+    ranked = [h.path for h in code_index.search("get user by id")]
+    assert ranked[:2] == ["code/getuser.md", "code/prose.md"] or ranked[:2] == ["code/prose.md", "code/getuser.md"]
+    assert "code/far.md" not in ranked[:2]
+
+
+def test_symbol_words_do_not_match_their_letter(code_index):
+    """C++ and C# are words of their own: the file about plain C never ranks for them."""
+    assert "lang/c.md" not in [h.path for h in code_index.search("C++")]
+    assert "lang/c.md" not in [h.path for h in code_index.search("C#")]
+    assert "lang/sharp.md" not in [h.path for h in code_index.search("C#")]
+
+
+def test_three_spellings_meet(tmp_path):
+    """user_id, user-id and userId find each other, and prose with the two
+    words apart comes after all three."""
+    root = tmp_path / "m"
+    write(root, "a.md", "Store the user_id with the order.\n")
+    write(root, "b.md", "Send the user-id header with the order.\n")
+    write(root, "c.md", "Keep userId on the order.\n")
+    write(root, "d.md", "The user placed the order; the id comes from the shop.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        for query in ("user_id", "user-id", "userId", "UserID"):
+            ranked = [h.path for h in idx.search(query, floor=0)]
+            assert set(ranked[:3]) == {"a.md", "b.md", "c.md"}, (query, ranked)
+
+
+def test_expand_and_unexpand_round_trip():
+    text = "Use C++ and getUserById, user_id or .NET in Αθηνά; tiếng việt ｇｉｔ ısı x\u2064y\u2062z"
+    shown = codewords.expand(text)
+    assert "cplusplus" in shown and "get User By Id" in shown and "dotnet" in shown
+    assert "Αθηνα" in shown and "tieng" in shown and "git" in shown and "isi" in shown
+    chars = [[c, False] for c in shown]
+    assert "".join(c for c, _ in codewords.unexpand_marked(chars)) == text
+
+
+def test_an_excerpt_cut_inside_an_expansion_shows_no_part_of_it():
+    """FTS5 cuts excerpts by tokens, so one may start or end inside an expansion."""
+    def unexpand(text):
+        return "".join(c for c, _ in codewords.unexpand_marked([[c, False] for c in text]))
+
+    assert unexpand(f"User By Id{codewords.CLOSE} to load") == " to load"
+    assert unexpand(f"Call getUserById{codewords.OPEN}get User") == "Call getUserById"
+
+
+def test_unicode61_folds_what_fold_leaves_to_it():
+    """codewords expands every letter unicode61 (remove_diacritics 1) does
+    not fold as fold() does, and no Latin letter it folds (Latin text is
+    indexed as before): checked letter by letter against FTS5."""
+    letters = [chr(c) for c in [*range(0xC0, 0x530), *range(0x1E00, 0x2000)] if chr(c).isalpha()]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'unicode61 remove_diacritics 1')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(letters, 1))
+    token = dict(conn.execute("SELECT doc, term FROM v"))
+    conn.close()
+    for n, letter in enumerate(letters, 1):
+        want = codewords.fold(letter).lower()
+        if want == letter.lower():
+            continue
+        expanded = codewords.expand(letter) != letter
+        if token.get(n) != want:
+            assert expanded, (letter, hex(ord(letter)), token.get(n), want)
+        elif letter < "\u0250" or "\u1e00" <= letter <= "\u1eff":
+            assert not expanded, (letter, hex(ord(letter)))
+
+
+def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
+    """Through the installed script, as a user runs it."""
+    db = tmp_path / "cli.db"
+    for query, first, marked in [("C++", "lang/cpp.md", "<<C++>>"), (".NET", "net/dotnet.md", "<<.NET>>"),
+                                 ("getUser", "code/getuser.md", "<<getUserById>>"),
+                                 ("Αθηνα", "accents/greek.md", "<<Αθηνά>>")]:
+        r = run_memsearch("query", "--root", code_tree, "--db", db, "--json", "--", query)
+        assert r.returncode == 0, r.stderr
+        data = json.loads(r.stdout)
+        assert data["results"][0]["path"] == first
+        assert marked in data["results"][0]["snippet"]
+    r = run_memsearch("query", "--root", code_tree, "--db", db, "--", "user_id")
+    assert r.returncode == 0 and r.stdout.splitlines()[0].startswith(str(code_tree / "code/snake.md"))
+
+
+def test_an_index_from_before_0011_is_migrated(tmp_path):
+    """Rows written before migration 0011 hold no expansions: they answer as
+    before until the next reconcile, which reads every file again."""
+    root = tmp_path / "m"
+    write(root, "code.md", "Call getUserById and compile with C++.\n")
+    write(root, "other.md", "Notes on plain C and user ids.\n")
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT)")
+    for number, name, path in migrate.available():
+        if number < 11:
+            for statement in migrate.split_statements(path.read_text("utf-8")):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (number, name))
+            conn.execute(f"PRAGMA user_version = {number}")
+    key = MemoryIndex(root, tmp_path / "scratch.db").roots[0].key
+    conn.execute("INSERT INTO memory_roots (id, key) VALUES (1, ?)", (key,))
+    for rel in ("code.md", "other.md"):
+        st = (root / rel).stat()
+        # The fingerprint of the file as it is: without 0011, nothing would be read again.
+        conn.execute("INSERT INTO memory_fts (path, root, scope, type, body, size, mtime_ns, ctime_ns, device, inode)"
+                     " VALUES (?, 1, 'x', 'x', ?, ?, ?, ?, ?, ?)",
+                     (rel, (root / rel).read_text(), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino))
+    conn.execute("INSERT INTO history_files (root, path, project, size, mtime_ns, inode, consumed, head, tail)"
+                 " VALUES ('/r', 'p.jsonl', 'p', 1, 1, 42, 1, x'', x'')")
+    conn.close()
+    with MemoryIndex(root, db) as idx:
+        assert idx.status()["schema_version"] == migrate.latest_version()
+        # The history's transcripts will be read again from their start.
+        assert idx.conn.execute("SELECT inode FROM history_files").fetchall() == [(-1,)]
+        assert [h.path for h in idx.search("getUserById", reconcile=False)] == ["code.md"]
+        assert idx.search("getUser", reconcile=False) == []  # no parts yet
+        report = idx.reconcile()
+        assert set(report.updated) == {"code.md", "other.md"}
+        assert [h.path for h in idx.search("getUser")] == ["code.md"]
+        assert idx.search("C++")[0].path == "code.md"
+        assert idx.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_parts_follow_the_first_occurrence_only():
+    """A page naming CreateThread fifty times must not count "thread" fifty
+    times more; the whole identifier keeps its count."""
+    shown = codewords.expand("CreateThread starts it. CreateThread again, and CreateThread.")
+    assert shown.count("Create Thread") == 1 and shown.count("CreateThread") == 3
+    assert codewords.expand("C++ and C++").count("cplusplus") == 2  # symbol words: every time

@@ -1,0 +1,70 @@
+"""Hard links (issue 29 item 2): an index reads and stores one (device, inode)
+once, under the first of its names in sorted order, and reports the others;
+when that name goes, the next one answers at the next query."""
+
+import os
+
+from conftest import run_memsearch, write
+from memsearch import MemoryIndex, Root
+
+LINKS = 20
+
+
+def _linked_tree(tmp_path):
+    root = tmp_path / "notes"
+    first = write(root, "a/first.md", "The quokka enclosure opens at nine.\n")
+    for i in range(LINKS):
+        os.link(first, root / f"link{i:03d}.md")
+    write(root, "other.md", "Nothing about marsupials here.\n")
+    return root
+
+
+def _rows(idx):
+    return [p for (p,) in idx.conn.execute("SELECT path FROM memory_fts ORDER BY path")]
+
+
+def test_one_file_under_many_names_is_read_and_stored_once(tmp_path):
+    root = _linked_tree(tmp_path)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert sorted(report.added) == ["a/first.md", "other.md"]
+        linked = sorted(s.path for s in report.skipped if "hard link to a/first.md" in s.reason)
+        assert linked == [f"link{i:03d}.md" for i in range(LINKS)]
+        assert _rows(idx) == ["a/first.md", "other.md"]
+        assert [h.path for h in idx.search("quokka")] == ["a/first.md"]
+        again = idx.reconcile()  # the other names are stat'ed, not read, and not written
+        assert not again.changed and again.unchanged == 2 and len(again.skipped) == LINKS
+
+
+def test_the_next_name_takes_over_when_the_first_goes(tmp_path):
+    root = _linked_tree(tmp_path)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        (root / "a" / "first.md").unlink()
+        assert [h.path for h in idx.search("quokka")] == ["link000.md"]
+        assert _rows(idx) == ["link000.md", "other.md"]
+        os.link(root / "link005.md", root / "0-new.md")  # a name sorted first takes over
+        assert [h.path for h in idx.search("quokka")] == ["0-new.md"]
+        assert _rows(idx) == ["0-new.md", "other.md"]
+
+
+def test_a_link_made_while_watched_is_not_a_second_row(tmp_path):
+    root = _linked_tree(tmp_path)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        os.link(root / "a" / "first.md", root / "0-new.md")
+        idx.reconcile_paths(["0-new.md"])  # what the watcher does with the event of its name
+        assert _rows(idx) == ["0-new.md", "other.md"]
+        assert [h.path for h in idx.search("quokka", reconcile=False)] == ["0-new.md"]
+
+
+def test_doctor_finds_nothing_wrong_with_links_and_the_cli_lists_them(tmp_path):
+    root = _linked_tree(tmp_path)
+    db = tmp_path / "db"
+    built = run_memsearch("index", "--root", root, "--db", db)
+    assert built.returncode == 0, built.stderr
+    assert f"{LINKS} skipped" in built.stdout and "skipped link000.md: a hard link to a/first.md" in built.stdout
+    checked = run_memsearch("doctor", "--root", root, "--db", db)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    found = run_memsearch("query", "quokka", "--root", root, "--db", db)
+    assert found.returncode == 0 and found.stdout.count("quokka") == 1
