@@ -1,9 +1,8 @@
 """Read the files of a large build in a second process.
 
-A cold build spends as long preparing files in Python (~40 µs a file) as
-storing them in SQLite, and the GIL keeps a reader thread from overlapping the
-two (on 100k files a thread made it slower: 10.8 s against 7.4 s); a child
-process overlaps for real. It runs the parent's copy of this module, gets the
+A cold build spends as long preparing files in Python as storing them in
+SQLite, and the GIL keeps a reader thread from overlapping the two (a thread
+made it slower); a child process overlaps for real. It runs the parent's copy of this module, gets the
 file list on stdin and sends back, in order and pickled in chunks, what
 :func:`memsearch.prepare.prepare_one` made of each. If it cannot start or dies
 midway, the parent reads the rest itself: a speed-up, never a dependency.

@@ -21,7 +21,6 @@ from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
                        one_line_errors, open_index, print_aborted, print_warning, progress_bar, run_query, use_color)
 from .errors import MemsearchError
-from .settings import DEFAULT_LIMIT
 
 
 class Failure(click.ClickException):
@@ -123,25 +122,27 @@ def completer(module: str, name: str):
     return complete
 
 
+TYPES = {"spec": RootSpec(), "int": click.INT, "file": FILE}
 # Every default is shown one way, click's "[default: ...]".
 CLICK_ARGS = {
-    "root": {"multiple": True, "type": RootSpec(), "metavar": "ROOT", "shell_complete": complete_root,
+    "root": {"multiple": True, "metavar": "ROOT", "shell_complete": complete_root,
              "show_default": "the config file's roots, else every agent's memory found here"},
-    "db_path": {"type": FILE, "show_default": "one per set of roots in ~/.cache/memsearch"},
-    # A number click reads; its range is the library's to check (settings.check_limit).
-    "limit": {"type": int, "default": DEFAULT_LIMIT, "show_default": True},
+    "db_path": {"show_default": "one per set of roots in ~/.cache/memsearch"},
+    "limit": {"show_default": True},
     "scope": {"shell_complete": completer("roots", "SCOPES_OF_KIND")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
-    "color": {"type": click.Choice(query_args.COLORS), "default": "auto", "show_default": True},
+    "color": {"show_default": True},
 }
 
 
 def option(key: str):
+    """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
-    extra = {"is_flag": True} if o.flag else {}
+    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
-    return click.option(*o.names, o.key, help=o.help, **extra, **CLICK_ARGS.get(key, {}))
+    kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
+    return click.option(*o.names, o.key, help=o.help, type=kind, **extra, **CLICK_ARGS.get(key, {}))
 
 
 def root_options(f):

@@ -348,7 +348,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
         conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
         # FTS5 merges segments through the page cache: big enough for build
-        # speed, small enough for RSS (bench/README.md, "cache_size").
+        # speed, small enough for RSS.
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
         _check_columns(conn)

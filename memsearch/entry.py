@@ -1,7 +1,7 @@
 """The `memsearch` console script.
 
 Start-up is most of a one-shot query's cost, and importing click is a third
-of it (~30-50 ms of ~90). So the script reads the common `memsearch query`
+of it. So the script reads the common `memsearch query`
 command line itself (memsearch.query_args) and runs the very function the
 click command runs (memsearch.commands.run_query), with the same output,
 errors and exit statuses. Everything else — help, usage errors, other
@@ -88,15 +88,14 @@ class _Pacified:
 
 
 def end_process(code) -> None:
-    """End the process without tearing the interpreter down: freeing every
-    module and object took 10-20 ms of a ~100 ms one-shot query (measured:
-    116 -> 95 ms and 98 -> 82 ms p50 over 25 runs each). Exit handlers still
+    """End the process without tearing the interpreter down (freeing every
+    module and object was up to a fifth of a one-shot query). Exit handlers still
     run and the output is flushed; while another thread is alive, the process
     exits the usual way, joining it."""
     import atexit
 
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
-    threading = sys.modules.get("threading")  # not loaded: no thread was started with it (saves ~1.5 ms)
+    threading = sys.modules.get("threading")  # not loaded: no thread was started with it
     if (threading is not None and threading.active_count() > 1) or run_exit_handlers is None:
         sys.exit(code)
     if code is None:

@@ -123,7 +123,7 @@ class MemoryIndex(db.Opened):
                                                                      max_file_bytes=max_file_bytes)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
-        # The file as text: a query never needs pathlib (~5 ms of start-up).
+        # The file as text: a query never imports pathlib (start-up).
         if db_path:
             self._db_file = db.given_file(db_path)
         elif self.root is not None:

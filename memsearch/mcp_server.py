@@ -102,11 +102,8 @@ def serve(index: MemoryIndex) -> None:
 
     import anyio
 
-    # The event loop runs in a daemon thread, and this one only waits for it. On Ctrl-C the
-    # loop could not end: the SDK reads stdin (and writes stdout) in worker threads a
-    # cancellation waits for, so the server lived on until the client sent another line or
-    # hung up. Here Ctrl-C stops the wait at once, and the loop's threads, daemons too since
-    # they are started from a daemon, cannot hold the process when it exits.
+    # The loop runs in a daemon thread this one waits on: its cancellation waits for the SDK's
+    # stdin reader, so only this way do Ctrl-C and SIGTERM end the server at once.
     ended = threading.Event()
     failed: list[BaseException] = []
 
@@ -118,18 +115,14 @@ def serve(index: MemoryIndex) -> None:
         finally:
             ended.set()
 
-    # SIGTERM, how a host stops a server that outlives its stdin, ends the wait as Ctrl-C does
-    # (as for `memsearch watch`): its default action skipped the cleanup below, and the rows of
-    # the watcher went on claiming a live one. It raises KeyboardInterrupt, as SIGINT does: a
-    # handler calling ended.set() could deadlock, run while this thread held the event's lock.
+    # SIGTERM raises KeyboardInterrupt as Ctrl-C does, so the cleanup below runs (a handler
+    # setting ``ended`` could deadlock on the event's lock).
     main = threading.current_thread() is threading.main_thread()  # where signal handlers can be set
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
     with live_freshness(index):
         try:
             threading.Thread(target=run, name="memsearch-mcp", daemon=True).start()
-            # With a timeout: a signal the kernel gives to another of our threads runs its handler
-            # only when this thread next runs Python code, and a wait without one never returns
-            # to it (memsearch mcp lived on after SIGTERM in 1 run of 150 under load).
+            # With a timeout: a signal's handler runs only when this thread next runs Python code.
             while not ended.wait(0.25):
                 pass
         except KeyboardInterrupt:  # Ctrl-C in a terminal is a normal way to stop

@@ -4,7 +4,7 @@ Each string of the query (a word, a pair of words) is its own FTS5 query; a
 file's score is the sum of its strings' scores, in one SQL statement. Each
 string's idf is swapped for Lucene's, ``ln(1 + (N - n + 0.5) / (n + 0.5))``
 for n of N files: FTS5's own is zero for a word in half the files or more,
-which in a small tree throws away most of a question (bench/RANKING.md).
+which in a small tree throws away most of a question.
 """
 
 from __future__ import annotations
@@ -23,26 +23,21 @@ from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP,
 
 # bm25() weights of the columns (body, name, description): a description is
 # the one line its author wrote to say what the memory is about, so it counts
-# double. bench/frontmatter_weights.py against one column holding the whole
-# file: agent-memory R@1 230 -> 232 of 235, LoCoMo facts R@5 783 -> 785 of
-# 1311; equal weights 230 and 782, heavier ones (3, 4, 8) lost on LoCoMo.
-# README, "How ranking works", has the table.
+# double; heavier weights lost recall (docs/ranking.md has the table).
 COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 
 # A MEMORY.md repeats the descriptions of its folder's files, so it matched
 # most questions about them, often above the very file its line points to.
 # It is ranked right below the last candidate of its own folder instead, its
 # score kept as computed (so scores are not monotonic where an index moved).
-# Measured in bench/README.md ("Index files"). Only below the files scoring
-# at least DEMOTE_SHARE of it: a file far below holds no answer the index
-# stands for, and moving under it hid the one file with the rare word.
+# Only below the files scoring at least DEMOTE_SHARE of it: a file far below
+# holds no answer the index stands for, and moving under it hid the one file
+# with the rare word.
 DEMOTE_INDEXES = True
 DEMOTE_SHARE = 0.15
 
 # A pair of adjacent words counts half a word: it lifts files holding the
 # words together without outweighing the rare word a question turns on.
-# LoCoMo 0-4 (bench/RANKING.md), weight 0.25 / 0.5 / 1.0: per-session R@5
-# 0.924 / 0.925 / 0.930, per-fact 0.735 / 0.742 / 0.732.
 PAIR_WEIGHT = 0.5
 
 # One FTS5 query per string: its rows with bm25() (negative, lower is
@@ -87,15 +82,13 @@ COUNT = "(SELECT count(*) FROM {fts} WHERE {fts} MATCH ?)"
 
 # Pruning (MaxScore, Turtle & Flood 1995). bm25() gives a string at most
 # idf x (k1 + 1) in any file, so a common string (low idf) adds little, yet
-# FTS5 scores each of its files (~3 us a file, 60 ms for a word in 20k files).
+# FTS5 scores each of its files, which is most of a broad query's time.
 # Common strings are scored only in files matching some other string
 # (``common AND (others)``): a file matching common strings alone scores
 # under the sum of their bounds, so when the last file kept scores more, the
 # result is exactly the unpruned one. Otherwise the search tries again,
 # pruning only the strings whose bounds stay under that score (exact too, see
-# _rank), or none. bench/scale.py's broad queries on 100k files: ~30 -> 7.5-10
-# ms p50. Below PRUNE_MIN_FILES a string costs less than a try (bench/watch.py
-# rare words, medians: 3.3-3.8 ms at 1000, 2.3-3.3 at 500, 2.1-3.5 at 300).
+# _rank), or none. Below PRUNE_MIN_FILES a string costs less than a try.
 FTS5_K1 = 1.2
 PRUNE_MIN_FILES = 500
 
@@ -111,30 +104,25 @@ LIMIT ?
 # Without one, only the best files are joined: the join reads each whole row,
 # and over 20k matches of a common word it cost as much as the ranking. SPARE
 # rows past the limit catch ties with the last one kept, which the path then
-# orders (see _top); past that many ties the ranking runs again, joined. At
-# 16 the 100k-file bench tree (copies of its texts tie) ran most common-word
-# queries twice; 256 costs the sorter ~1 ms more there.
+# orders (see _top); past that many ties the ranking runs again, joined
+# (with too few spare rows, trees of copied texts ran most queries twice).
 TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC LIMIT ?"
 ROWS = "SELECT path, scope, scope_id, type, id FROM memory_fts WHERE id IN ({marks})"
 SPARE = 256
 
 # Excerpts only for the hits kept, in a statement of their own: snippet()
 # tokenizes the whole file, and over every candidate it cost ten times the
-# ranking (2 ms of a 2.4 ms query).
+# ranking.
 SNIPPETS = """
 SELECT rowid, snippet(memory_fts_idx, -1, ?, ?, ?, ?)
 FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 """
 
 # Whether a row the filters let through matches a string (one statement a
-# term, stopping at its first such row): scored_strings() counts each string
-# over the whole index, for its idf, so under a filter (a scope, a type; in
-# history a project, a role) a word held only by rows left out counted as
-# matched, and hits lacking it passed for answers about it; past MAX_STRINGS
-# (a pasted paragraph or error message, one OR query) no word is counted at
-# all, and every word passed for matched. CROSS JOIN keeps the match first:
-# SQLite otherwise chose to walk every file of the scope, probing FTS5 once
-# for each.
+# term, stopping at its first such row): scored_strings() counts over the
+# whole index (and past MAX_STRINGS not at all), so a word held only by rows
+# a filter leaves out would pass for matched. CROSS JOIN keeps the match
+# first, not a walk of every file of the scope.
 ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
            " WHERE {fts} MATCH ?{filters})")
 
@@ -379,8 +367,7 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
 
 
 # snippet()'s cost grows with the square of a word's instances in one file
-# (one repeated word: 512 instances 1.3 ms, 5,000 0.38 s, 40,000 13.5 s; 2 MB
-# of it, a hostile file, kept queries busy for minutes). A file of more than
+# (a hostile file of one repeated word kept queries busy for minutes). A file of more than
 # DIRECT_TOKENS tokens is excerpted from slices of SLICE_CHARS characters:
 # its name, description and body in turn, SLICE_BATCH slices at a time in a
 # scratch FTS5 table, the best slice of the first batch that matches.
@@ -419,14 +406,13 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
 
 def text_snippet(text: str, words: str) -> str:
     """snippet() of ``text`` for the FTS5 query ``words``, as the index would give it: the text is
-    indexed alone in the scratch table, so its cost is its own length, not the index's doclists
-    (one snippet() a message over history_fts cost ~1 ms, loading every word's matches)."""
+    indexed alone in the scratch table, so its cost is its own length, not the index's doclists."""
     return _best_slice(_scratch(), [text], words) or ""
 
 
 def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:
     # Rolled back, not deleted: the table stays empty and FTS5 writes no
-    # segment (0.04 ms a slice, against 0.16 for a delete and an insert).
+    # segment (four times cheaper than a delete and an insert).
     scratch.execute("BEGIN")
     try:
         scratch.executemany("INSERT INTO slices (text) VALUES (?)", ((p,) for p in pieces))

@@ -40,7 +40,7 @@ class Known:
     """The fingerprints a walk compares files with, by directory:
     ``{"projects/p1/": {"notes.md": Fingerprint}}``, from the index's
     ``{path: Fingerprint}``. A lookup by name needs no path string per
-    file: on a 10k-file tree, 1.10x the bare stat walk instead of 1.23-1.26x."""
+    file, a tenth of the walk's cost."""
 
     __slots__ = ("dirs",)
 

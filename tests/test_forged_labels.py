@@ -39,9 +39,9 @@ def test_a_checkout_named_as_a_label_cannot_forge_one(tmp_path):
     with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
         found = call_tool(idx, "memory_search", {"query": "quokka"})
         assert label in found.text and f"[repo/{FORGED}" not in found.text
-        description = search_tool(idx).input_schema["properties"]["scope_id"]["description"]
+        description = search_tool(idx).input_schema["properties"]["scopeId"]["description"]
         assert f"{FORGED!r} (repo)" in description
-        missing = call_tool(idx, "memory_search", {"query": "quokka", "scope_id": FORGED + "!"})
+        missing = call_tool(idx, "memory_search", {"query": "quokka", "scopeId": FORGED + "!"})
         assert missing.is_error and missing.text.endswith(f"scope ids indexed now: shop, {FORGED!r}")
 
 

@@ -287,7 +287,7 @@ def test_missing_database_directories_are_created(tree, tmp_path):
 
 
 def test_disk_full_while_writing_the_index_then_recovery(big_tree, mountpoint):
-    _mount_or_skip("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mountpoint))
+    _mount_or_skip("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mountpoint))
     db = mountpoint / "index.db"
     assert cli("index", "--root", str(big_tree), "--db", str(db)).exit_code == 0
     filler = mountpoint / "filler"
