@@ -455,7 +455,7 @@ def history(text, history_root, db_path, project, session, role, since, messages
     matched.
     """
     from .format import format_hits, result_json
-    from .history import REFRESH_SECONDS
+    from .history_refresh import REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():

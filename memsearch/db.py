@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 from _thread import RLock  # threading's own, without importing threading on the query path
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
@@ -125,6 +125,36 @@ def set_hash_size(conn: sqlite3.Connection, fts: str, size: int) -> None:
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('hashsize', ?)", (size,))
     except sqlite3.OperationalError:
         pass
+
+
+# FTS5's own hash size, put back after a bulk load: the setting is stored in the index, and later
+# small writes must not hold more.
+FTS5_HASH_BYTES = 1 << 20
+
+
+@contextmanager
+def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: int, added: str | None = None):
+    """Rows written inside go to table ``content`` alone, its sync triggers dropped; then one
+    statement indexes them into ``fts`` with an FTS5 hash of ``hash_bytes``, and the triggers are
+    restored. A trigger call per row costs about twice the CPU and flushes FTS5's pending terms as a
+    segment each. ``added``: rows are only inserted inside, and these columns of those past the
+    largest rowid before are indexed; None: the whole table is rebuilt. Inside the caller's write
+    transaction, so a rollback leaves all as it was."""
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
+                            (content,)).fetchall()
+    first = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {content}").fetchone()[0]
+    for name, _ in triggers:
+        conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
+    yield
+    set_hash_size(conn, fts, hash_bytes)
+    if added is None:
+        conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+    else:  # rowids only grow (INTEGER PRIMARY KEY above the largest): the rows written inside
+        conn.execute(f"INSERT INTO {fts} (rowid, {added}) SELECT rowid, {added} FROM {content} WHERE rowid > ?",
+                     (first,))
+    set_hash_size(conn, fts, FTS5_HASH_BYTES)
+    for _, sql in triggers:
+        conn.execute(sql)
 
 
 # -- opening it ----------------------------------------------------------------------

@@ -5,25 +5,24 @@ the conversation. The transcripts' cleaned messages (memsearch.transcripts) get
 tables of their own (migrations/0006_history.sql), searched with the memory
 search's query builder, ranking and floor; memory search never imports this.
 
-Every search first catches up with the files, at a cost in proportion to what
-changed: an unchanged transcript costs a stat(); one that grew with its
-earlier bytes unchanged (see _same_start) is read from its old end; any other
-change, from the start. Transcripts are only ever read.
+Every search first catches up with the files (memsearch.history_refresh), and
+shows a hit only once its bytes, read back from the transcript, still say what
+was indexed. Transcripts are only ever read.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from operator import itemgetter
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
-from . import db, fingerprint
-from .cjk import segmented, unsegment_snippet
-from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNotFound
-from .fingerprint import Fingerprint
+from . import db, history_refresh
+from .cjk import unsegment_snippet
+from .errors import InvalidArgument, MemsearchError
+from .history_refresh import HistoryReport, Progress
 from .format import quoted
+from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
                      text_snippet)
@@ -31,66 +30,7 @@ from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .memory_file import below
-from .pieces import add_pieces, drop_pieces, last_id
-from .transcripts import (ROLES, CountingReader, Refused, find, own_session, parse_line, parse_time, resolve_root,
-                          slug, utc_text)
-
-# Bytes kept of a transcript's start and of the end of what was read (see _same_start).
-CHECK_BYTES = 1024
-
-# A read writes its rows every COMMIT_BYTES read or COMMIT_SECONDS spent, whichever comes first, in
-# a transaction of their own: the write lock is held only while they are inserted (another process,
-# or the memory index sharing the database, waits that long at most), the WAL stays small, and an
-# interrupted read resumes from the last commit.
-COMMIT_BYTES = 8 << 20
-COMMIT_SECONDS = 0.25
-
-# A search's refresh reads for at most this long, smallest changed transcripts first: a search answers
-# within seconds with what was read, a file that grows as fast as it is read (or a first build of a
-# large history) is read on by the next searches, from where this one committed.
-REFRESH_SECONDS = 5.0
-DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
-
-# A commit of at least BULK_ROWS rows indexes them in one FTS5 statement, the insert trigger dropped
-# meanwhile (as reconcile does): a trigger call per row flushed FTS5's pending terms as a segment
-# each (see bench/README.md, issue 16). A live session's small appends keep the trigger.
-BULK_ROWS = 256
-BULK_HASH_BYTES = 8 << 20
-FTS5_HASH_BYTES = 1 << 20
-
-# Progress callback: (bytes read so far, bytes to read in all).
-Progress = Callable[[int, int], None]
-
-INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
-                  " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-
-
-class HistoryReport(NamedTuple):
-    """What a refresh did, per transcript (``grown``: read from its old end; ``reread``: from the
-    start) and in all; ``skipped``: (path, reason) of files that could not be read."""
-
-    new: int = 0
-    grown: int = 0
-    reread: int = 0
-    removed: int = 0
-    linked: int = 0
-    deferred: int = 0
-    unchanged: int = 0
-    messages: int = 0
-    bytes_read: int = 0
-    skipped_lines: int = 0
-    skipped: tuple[tuple[str, str], ...] = ()
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict:
-        return {**self._asdict(), "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-                "seconds": round(self.seconds, 4)}
-
-    def summary(self) -> str:
-        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
-                f" {self.unchanged} unchanged transcripts, {self.linked} other names of one, {self.deferred} left for"
-                f" the next search; {self.messages} messages added,"
-                f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
+from .transcripts import ROLES, CountingReader, parse_line, parse_time, resolve_root, slug, utc_text
 
 
 class HistoryHit(NamedTuple):
@@ -151,15 +91,6 @@ class HistoryResult(NamedTuple):
         return short_repr(self, 4)
 
 
-class Message(NamedTuple):
-    """One cleaned message of a session, in order (see :meth:`HistoryIndex.session_messages`)."""
-
-    role: str
-    at: str | None
-    text: str
-    sidechain: bool = False
-
-
 def configured_roots() -> list[str]:
     """Transcript folders from MEMSEARCH_HISTORY_ROOTS, else the config's ``history_roots``."""
     value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
@@ -213,173 +144,11 @@ class HistoryIndex(db.Opened):
 
     # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
-        """Bring the index in step with the transcripts (see the module's doc), reading for
+        """Bring the index in step with the transcripts (memsearch.history_refresh), reading for
         ``seconds`` at most (None: until done; a search reads for REFRESH_SECONDS)."""
         self._follow()
-        return self._guarded(lambda: self._refresh(progress, seconds), refill=False)
-
-    def _refresh(self, progress: Progress | None, seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
-        started = time.perf_counter()
-        conn = self.conn
-        stored = {(root, path): (fid, fingerprint.make(fp)) for fid, root, path, *fp in conn.execute(
-            f"SELECT id, root, path, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({self._marks})",
-            self.roots)}
-        counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-        skipped: list[tuple[str, str]] = []
-        todo, seen, files = [], set(), {}
-        found = [(n, root, t) for n, root in enumerate(self.roots) for t in find(root)]
-        # A file reached twice (a symlink, a hard link, roots nested in one another) is read and
-        # stored once: by its own path first, then the name already indexed, then the first in order.
-        found.sort(key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
-                                  (x[1], x[2].rel) not in stored, x[0], x[2].rel))
-        for _, root, t in found:
-            first = files.setdefault(t.fingerprint.identity, (root, t))
-            if first[1] is not t:
-                if first[1].real != t.real:  # another name of it, not a symlink to it: say so
-                    counts["linked"] += 1
-                    skipped.append((os.path.join(root, t.rel),
-                                    f"the same file as {os.path.join(first[0], first[1].rel)} (a hard link): read once"))
-                continue
-            seen.add((root, t.rel))
-            self._reals[(root, t.rel)] = t.real
-            row = stored.get((root, t.rel))
-            if row is not None and row[1] == t.fingerprint:
-                counts["unchanged"] += 1
-            else:
-                todo.append((root, t))
-        todo.sort(key=lambda item: item[1].fingerprint.size)
-        total = sum(t.fingerprint.size for _, t in todo)
-        done, deadline = 0, time.monotonic() + (float("inf") if seconds is None else seconds)
-        for root, t in todo:
-            if time.monotonic() >= deadline:
-                counts["deferred"] += 1
-                skipped.append((os.path.join(root, t.rel), DEFERRED))
-                continue
-            try:
-                outcome = self._ingest(root, t, deadline)
-            except sqlite3.Error:
-                raise  # the database's trouble, not this file's: _guarded reports it
-            except OSError as ex:  # vanished, unreadable, not a regular file, refused
-                skipped.append((os.path.join(root, t.rel), ex.strerror or str(ex)))
-                if isinstance(ex, Refused):  # its rows go: what it holds now was not read
-                    seen.discard((root, t.rel))
-                continue
-            except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
-                skipped.append((os.path.join(root, t.rel), f"could not be indexed ({type(ex).__name__})"))
-                continue
-            for name, value in outcome.items():
-                counts[name] += value
-            if outcome.get("deferred"):
-                skipped.append((os.path.join(root, t.rel), DEFERRED))
-            done += t.fingerprint.size
-            if progress is not None:
-                progress(done, total)
-        gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
-        for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
-            with db.write_transaction(conn):
-                drop_pieces(conn, fid)
-                conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
-                conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
-        counts["removed"] = len(gone)
-        if counts["messages"] or gone:
-            conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
-            conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('merge', 16)")
-        return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
-
-    def _ingest(self, root: str, t, deadline: float) -> dict:
-        """Read one transcript from where the index left it, up to its size when opened. The file is
-        read with no lock held; its rows are written in short transactions, one every COMMIT_BYTES
-        or COMMIT_SECONDS of reading, each recording how far the read got (so an interrupted read
-        resumes there) and each checking that no other process took these lines meanwhile."""
-        out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
-        with CountingReader(t.real) as reader:
-            start = self._start(root, t, reader, out)
-            if start is not None:
-                self._read_lines(reader, start[0], start[1], t, out, deadline)
-            out["bytes_read"] = reader.bytes_read
-        return out
-
-    def _start(self, root: str, t, reader: CountingReader, out: dict) -> tuple[int, int] | None:
-        """(file id, offset to read from), or None when there is nothing to read. Records the file
-        as being read: its size 0 until the read is done."""
-        conn, st = self.conn, reader.stat
-        with db.write_transaction(conn):
-            row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
-                               " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
-            start, now = 0, fingerprint.of(st)
-            if row is None:
-                fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
-                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
-                                   (root, t.rel, t.project)).lastrowid
-                out["new"] = 1
-            else:
-                fid, consumed, head, tail, *fp = row
-                was = fingerprint.make(fp)
-                # ctime -1: a row from before it was kept (migration 0009), vouched for as before.
-                if was == now or (was.ctime_ns == -1 and was._replace(ctime_ns=now.ctime_ns, device=now.device) == now):
-                    conn.execute("UPDATE history_files SET ctime_ns = ?, device = ? WHERE id = ?",
-                                 (now.ctime_ns, now.device, fid))
-                    out["unchanged"] = 1
-                    return None
-                if _same_start(reader, was, consumed, head, tail):
-                    start = consumed
-                    out["grown"] = 1
-                else:
-                    drop_pieces(conn, fid)
-                    conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
-                    out["reread"] = 1
-            if start == 0:
-                head = tail = b""
-            # Size 0 until the read is done: a read interrupted meanwhile is resumed (see _same_start).
-            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
-                         " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                         (t.project, *now[1:], start, head, tail, fid))
-        return fid, start
-
-    def _read_lines(self, reader: CountingReader, fid: int, start: int, t, out: dict, deadline: float) -> None:
-        """Store the parts of every complete line from ``start``, in bounded transactions, until
-        ``deadline`` (then the read stops at a commit, ``out["deferred"]`` set)."""
-        own = own_session(t.rel)
-        batch, at, read_from, clock = [], start, start, time.monotonic()
-        for offset, raw in reader.lines(start):
-            parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
-            if parts is None:  # overlong, not JSON, too deep, not an object
-                out["skipped_lines"] += 1
-            else:
-                batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
-                              int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
-            if reader.end - read_from >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
-                if not self._commit(reader, fid, at, reader.end, batch, out, done=False):
-                    return
-                at = read_from = reader.end
-                batch, clock = [], time.monotonic()
-                if clock >= deadline:
-                    out["deferred"] = 1
-                    return
-        self._commit(reader, fid, at, reader.end, batch, out, done=True)
-
-    def _commit(self, reader: CountingReader, fid: int, expected: int, end: int, batch: list, out: dict,
-                done: bool) -> bool:
-        """Write ``batch``, the lines up to ``end``, if the file's row still says the read got to
-        ``expected`` (else another process took them: False). ``done``: the file's size is recorded,
-        so the next refresh finds it unchanged."""
-        conn, st = self.conn, reader.stat
-        with db.write_transaction(conn):
-            row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                               (fid,)).fetchone()
-            if row != (expected, 0, *fingerprint.key(st)[1:]):
-                return False
-            bulk = _Bulk(conn) if len(batch) >= BULK_ROWS else None
-            after = last_id(conn)
-            conn.executemany(INSERT_MESSAGE, batch)
-            if bulk is not None:
-                bulk.finish()
-            add_pieces(conn, fid, after)
-            head, tail = _ends(reader, end)
-            conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                         (st.st_size if done else 0, end, head, tail, fid))
-        out["messages"] += len(batch)
-        return True
+        return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds),
+                             refill=False)
 
     # -- search --------------------------------------------------------------
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
@@ -414,7 +183,7 @@ class HistoryIndex(db.Opened):
                 raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                       f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
-        report = self.refresh(progress, REFRESH_SECONDS) if refresh else None
+        report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
@@ -425,7 +194,7 @@ class HistoryIndex(db.Opened):
                 break
             # Text the transcript no longer holds: read those files again, then search again.
             self._guarded(lambda: self._forget(stale), refill=False)
-            again = self.refresh(None, REFRESH_SECONDS)
+            again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else report._replace(
                 **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
                 skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
@@ -605,98 +374,27 @@ class HistoryIndex(db.Opened):
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
-        """The full id of a session given whole or by its first characters; AmbiguousSession when
-        they start more than one (the whole id of one included: a transcript must not take over the
-        short form of another's by naming itself so)."""
-        if not isinstance(session, str) or not session.strip():
-            raise InvalidArgument("session id is empty: pass a session id from a history hit")
-        session = session.strip()
-        if not encodable(session):  # as search_result refuses it
-            raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
-                                  " (it holds a lone surrogate)")
-        found = self._sessions_from(session, 4)
-        if len(found) == 1:
-            return found[0]
-        # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
-        if not found:
-            raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
-                                  " use a session id from a history hit")
-        candidates = ", ".join(quoted(f, 80, always=True) for f in found[:3])
-        raise AmbiguousSession(f"{quoted(session, 80, always=True)} starts several session ids ({candidates}"
-                               f"{', ...' if len(found) > 3 else ''}): give more of it")
-
-    def _sessions_from(self, start: str, most: int) -> list[str]:
-        """The first ``most`` session ids of these roots that begin with ``start``, in order: one
-        index seek each, whatever the number of messages."""
-        found, after = [], None
-        while len(found) < most:
-            row = self.conn.execute(
-                "SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
-                " ORDER BY session LIMIT 1", (start, "" if after is None else after, start + "\U0010ffff")).fetchone()
-            if row is None or not row[0].startswith(start):
-                return found
-            after = row[0]
-            if self.conn.execute(  # a database shared with other roots: theirs are not ours to name
-                    f"SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                    f" WHERE m.session = ? AND f.root IN ({self._marks}) LIMIT 1", [after, *self.roots]).fetchone():
-                found.append(after)
-        return found
-
-    def _owner(self, session: str) -> str:
-        """The project whose folder holds ``session``'s own transcript (``<session>.jsonl`` or a
-        ``<session>/`` folder): the only one its messages are read from. Lines in another project's
-        folder claiming the id are that project's, never shown as this session's."""
-        projects = [p for (p,) in self.conn.execute(
-            f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.session = ? AND f.root IN ({self._marks})", [session, *self.roots])]
-        owners = [p for p in projects if self.conn.execute(
-            f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({self._marks}) AND (path IN (?, ?)"
-            " OR substr(path, 1, ?) = ?) LIMIT 1",
-            [p, *self.roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
-             f"{p}/{session}/"]).fetchone()] or projects
-        if len(owners) > 1:
-            raise AmbiguousSession(f"session {quoted(session, 80, always=True)} is in several project folders"
-                                   f" ({', '.join(quoted(o, 80, always=True) for o in owners[:3])}): it cannot be told which is its own")
-        return owners[0]
+        """The full id of a session given whole or by its first characters (see
+        :func:`memsearch.history_sessions.resolve_session`)."""
+        return resolve_session(self.conn, self.roots, session)
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         if refresh:
-            self.refresh(seconds=REFRESH_SECONDS)
-        return self._guarded(lambda: list(self._messages(*self._session_files(session, sidechains))))
-
-    def _session_files(self, session: str, sidechains: bool):
-        """(The full id, the files of its messages in order with their numbers of them)."""
-        full = self.resolve_session(session)
-        project = self._owner(full)
-        # A file's lines in their order (a line may lack a time), files by their first time: the
-        # index history_messages_session answers it alone.
-        files = self.conn.execute(
-            "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain <= ?"
-            " GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains))).fetchall()
-        return full, project, sidechains, files
-
-    def _messages(self, full: str, project: str, sidechains: bool, files: list, newest_first: bool = False):
-        order = " DESC" if newest_first else ""
-        for fid, _ in reversed(files) if newest_first else files:
-            for role, at, body, side in self.conn.execute(
-                    # By the file's index in its order (+: not by the session's, which sorts them all first).
-                    "SELECT role, at, body, sidechain FROM history_messages WHERE file = ? AND +session = ?"
-                    f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
-                    (fid, full, project, int(sidechains))):
-                yield Message(role, at, body, bool(side))
+            self.refresh(seconds=history_refresh.REFRESH_SECONDS)
+        return self._guarded(
+            lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains))))
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
         args = check_arguments(session, query, strategy, max_tokens)
-        self.refresh(seconds=REFRESH_SECONDS)
+        self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
         def read():
-            full, project, sidechains, files = self._session_files(args.session, False)
-            where = (full, project, sidechains, files)
-            return select(full, self._messages(*where), args, total=sum(n for _, n in files),
-                          newest_first=self._messages(*where, newest_first=True))
+            where = session_files(self.conn, self.roots, args.session, False)
+            return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
+                          newest_first=read_messages(self.conn, where, newest_first=True))
 
         return self._guarded(read)
 
@@ -712,7 +410,7 @@ class HistoryIndex(db.Opened):
         return self._guarded(read)
 
     def _refill(self) -> None:
-        self._refresh(None, REFRESH_SECONDS)
+        history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
@@ -721,34 +419,6 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
-
-
-class _Bulk:
-    """Within one write transaction, rows go into history_messages alone; :meth:`finish` indexes
-    them in one FTS5 statement and restores the trigger (see BULK_ROWS). A rollback restores it too."""
-
-    TRIGGER = "history_messages_ai"
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-        row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-                           (self.TRIGGER,)).fetchone()
-        self.sql = row[0] if row else None
-        self.start()
-
-    def start(self) -> None:
-        self.first = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-        if self.sql is not None:
-            self.conn.execute(f"DROP TRIGGER {self.TRIGGER}")
-        db.set_hash_size(self.conn, MESSAGES, BULK_HASH_BYTES)
-
-    def finish(self) -> None:
-        # Ids only grow (INTEGER PRIMARY KEY above the largest): the rows of this transaction.
-        self.conn.execute("INSERT INTO history_fts (rowid, idx_body) SELECT id, idx_body FROM history_messages"
-                          " WHERE id > ?", (self.first,))
-        db.set_hash_size(self.conn, MESSAGES, FTS5_HASH_BYTES)  # stored in the index: live appends keep FTS5's default
-        if self.sql is not None:
-            self.conn.execute(self.sql)
 
 
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
@@ -781,23 +451,3 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     else:
         sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
     return conn.execute(sql, [*params, *filter_params, size]).fetchall()
-
-
-def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
-    """Whether a transcript still begins with the bytes read before, as far as a check in proportion
-    to an append can tell: the same file, longer (an append never leaves the size as it was nor
-    shrinks it) and not older (a restored copy can be), the same first and last kept bytes. A
-    rewrite of middle bytes alone goes unnoticed: catching it would mean reading all of it at every
-    append. ``was``: the Fingerprint of the last read, its size 0 while a long read is unfinished."""
-    st = reader.stat
-    if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
-        return False
-    if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
-        return False
-    return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
-
-
-def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
-    """The first and last CHECK_BYTES before ``end``, for :func:`_same_start`."""
-    size = min(CHECK_BYTES, end)
-    return reader.pread(size, 0), reader.pread(size, end - size)

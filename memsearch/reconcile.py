@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import set_hash_size, write_transaction
+from .db import bulk_indexing, write_transaction
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
@@ -29,7 +29,7 @@ from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 RACY_NS = 2_000_000_000
 
 # A batch this large (and at least half the index) is indexed by one FTS5
-# 'rebuild' (see _bulk_indexing).
+# 'rebuild' (see db.bulk_indexing).
 BULK_MIN = 1000
 
 # FTS5 writes a segment whenever it holds this much in memory. A 'rebuild'
@@ -37,7 +37,6 @@ BULK_MIN = 1000
 # 100k tree 5.0-7.0 s -> 3.3-4.7 s, peak RSS 104 -> ~130 MB. The setting is
 # stored in the index, so the default is put back after the build.
 BULK_HASH_BYTES = 16 << 20
-FTS5_HASH_BYTES = 1 << 20
 
 # FTS5 writes a segment at each statement's savepoint: a reconcile reading 30
 # files leaves 30 one-page segments, and a query looks every word up in each.
@@ -239,7 +238,7 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
     conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
     root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
-    with _bulk_indexing(conn) if bulk else nullcontext():
+    with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
         conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
                                             max_file_bytes))
         # Files gone or unreadable since the walk keep no old text searchable.
@@ -249,23 +248,6 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
     return ReconcileReport(tuple(out.added), tuple(out.updated), tuple(gone), plan.unchanged + out.rechecked,
                            tuple(skipped))
-
-
-@contextmanager
-def _bulk_indexing(conn):
-    """With the sync triggers dropped, rows go to the content table alone and
-    one 'rebuild' indexes it: about half the CPU of a trigger call per row (10k
-    files). Inside the caller's transaction, so a crash leaves all as it was."""
-    triggers = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memory_fts'").fetchall()
-    for name, _ in triggers:
-        conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
-    yield
-    set_hash_size(conn, "memory_fts_idx", BULK_HASH_BYTES)
-    conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx) VALUES ('rebuild')")
-    set_hash_size(conn, "memory_fts_idx", FTS5_HASH_BYTES)
-    for _, sql in triggers:
-        conn.execute(sql)
 
 
 def _outermost(paths: Iterable[str]) -> list[str]:

@@ -12,6 +12,7 @@ import pytest
 from conftest import write
 
 import memsearch.bulkread as bulkread
+import memsearch.db as db_mod
 import memsearch.reconcile as reconcile_mod
 from memsearch import MemoryIndex
 
@@ -117,10 +118,10 @@ def test_bulk_build_puts_fts5_hash_size_back(tmp_path, monkeypatch):
         write(root, f"n/{i}.md", f"note {i}")
     monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
     seen = []
-    real = reconcile_mod.set_hash_size
-    monkeypatch.setattr(reconcile_mod, "set_hash_size", lambda conn, fts, size: seen.append(size) or real(conn, fts, size))
+    real = db_mod.set_hash_size
+    monkeypatch.setattr(db_mod, "set_hash_size", lambda conn, fts, size: seen.append(size) or real(conn, fts, size))
     with MemoryIndex(root, tmp_path / "db") as idx:
         idx.reconcile()
         stored = dict(idx.conn.execute("SELECT k, v FROM memory_fts_idx_config"))
-    assert seen == [reconcile_mod.BULK_HASH_BYTES, reconcile_mod.FTS5_HASH_BYTES]
-    assert stored.get("hashsize") == reconcile_mod.FTS5_HASH_BYTES
+    assert seen == [reconcile_mod.BULK_HASH_BYTES, db_mod.FTS5_HASH_BYTES]
+    assert stored.get("hashsize") == db_mod.FTS5_HASH_BYTES

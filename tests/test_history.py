@@ -13,7 +13,7 @@ from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run,
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
-from memsearch.history import CHECK_BYTES
+from memsearch.history_refresh import CHECK_BYTES
 
 
 @pytest.fixture
@@ -250,18 +250,18 @@ def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
 
 
 def test_one_transcript_that_fails_to_index_costs_only_itself(history, hroot, monkeypatch):
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
     transcript(hroot, [line("user", "badword")], session="bad")
     transcript(hroot, [line("user", "goodword")], session="good")
-    real = history_mod.parse_line
+    real = refresh_mod.parse_line
 
     def parse(raw):
         if b"badword" in raw:
             raise KeyError("odd")
         return real(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", parse)
+    monkeypatch.setattr(refresh_mod, "parse_line", parse)
     report = history.refresh()
     assert report.skipped == ((str(hroot / PROJECT / "bad.jsonl"), "could not be indexed (KeyError)"),)
     assert texts(history, "goodword") == ["goodword"]
@@ -286,9 +286,9 @@ def test_an_overlong_or_unprintable_id_falls_back_to_the_file_name(history, hroo
 def _fail_at_line(monkeypatch, n: int):
     """The refresh's n-th parsed line raises, as a crash mid-read would;
     returns the real parse_line, to put back."""
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
-    real, seen = history_mod.parse_line, []
+    real, seen = refresh_mod.parse_line, []
 
     def failing(raw):
         seen.append(raw)
@@ -296,13 +296,13 @@ def _fail_at_line(monkeypatch, n: int):
             raise RuntimeError("killed")
         return real(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", failing)
+    monkeypatch.setattr(refresh_mod, "parse_line", failing)
     return real
 
 
 @pytest.mark.parametrize("swapped", ["link", "folder"])
 def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroot, tmp_path, monkeypatch, swapped):
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -312,7 +312,7 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
     link = hroot / PROJECT / "link.jsonl"
     if swapped == "link":
         os.symlink(inside, link)
-    real_find = history_mod.find
+    real_find = refresh_mod.find
 
     def find_then_swap(root):
         yield from real_find(root)  # checked here: all of it inside the root
@@ -323,7 +323,7 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
             os.replace(hroot / PROJECT, tmp_path / "moved")
             os.symlink(outside, hroot / PROJECT)
 
-    monkeypatch.setattr(history_mod, "find", find_then_swap)
+    monkeypatch.setattr(refresh_mod, "find", find_then_swap)
     report = history.refresh()
     assert history.search("outsideword", refresh=False, messages=True) == []
     if swapped == "folder":
@@ -332,13 +332,13 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
 
 
 def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, monkeypatch):
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
-    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
     real = _fail_at_line(monkeypatch, 150)
     assert len(history.refresh().skipped) == 1
-    monkeypatch.setattr(history_mod, "parse_line", real)
+    monkeypatch.setattr(refresh_mod, "parse_line", real)
     report = history.refresh()
     assert (report.new, report.grown, report.reread) == (0, 1, 0)
     assert report.bytes_read < path.stat().st_size // 2
@@ -474,15 +474,17 @@ def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot, monkeypatch
     the insert trigger dropped meanwhile; the trigger is back after it, and
     the index agrees with its rows (one row at a time, each row's statement
     wrote a segment of its own, and FTS5 merged them as they piled up)."""
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
-    monkeypatch.setattr(history_mod, "COMMIT_SECONDS", 3600)  # one commit, however loaded the machine
+    monkeypatch.setattr(refresh_mod, "COMMIT_SECONDS", 3600)  # one commit, however loaded the machine
     path = transcript(hroot, [line("user", f"kappa message {i} " + "words " * 20) for i in range(2000)])
-    assert 2000 >= history_mod.BULK_ROWS
+    assert 2000 >= refresh_mod.BULK_ROWS
     assert history.refresh().messages == 2000
     conn = history.conn
     assert conn.execute("SELECT count(DISTINCT segid) FROM history_fts_idx").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                        " AND tbl_name = 'history_messages'").fetchone()[0] == 3  # all put back
     conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
     assert len(history.search("kappa", limit=50, floor=0, messages=True)) == 50
     append(path, line("user", "kappa lambda appended"))  # a small read: through the trigger
@@ -493,7 +495,7 @@ def test_a_large_read_is_indexed_in_one_fts5_segment(history, hroot, monkeypatch
 
 
 def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypatch):
-    from memsearch import history as history_mod
+    from memsearch import history_refresh as refresh_mod
 
     transcript(hroot, [line("user", "mu kept")], session="small")
     history.refresh()
@@ -501,7 +503,7 @@ def test_a_failed_large_read_leaves_the_index_as_it_was(history, hroot, monkeypa
     real = _fail_at_line(monkeypatch, 1000)
     report = history.refresh()  # the failure costs that file only: reported, its read rolled back
     assert report.skipped == ((str(hroot / PROJECT / "big.jsonl"), "could not be indexed (RuntimeError)"),)
-    monkeypatch.setattr(history_mod, "parse_line", real)
+    monkeypatch.setattr(refresh_mod, "parse_line", real)
     conn = history.conn
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'history_messages_ai'").fetchone()[0] == 1
     assert texts(history, "mu") == ["mu kept"]

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import PROJECT, line, run_memsearch as run, transcript
 from memsearch import AmbiguousSession
-from memsearch import history as history_mod
+from memsearch import history_refresh as refresh_mod
 from memsearch import transcripts
 from memsearch.session_context import check_arguments, select
 from test_history import history, hroot, texts as found  # noqa: F401 (fixtures)
@@ -69,7 +69,7 @@ def test_a_newline_free_run_is_skipped_by_seeking_over_its_holes(history, hroot,
 def test_a_transcript_is_read_only_up_to_its_size_when_opened(history, hroot, monkeypatch):
     """A writer appending as fast as it is read kept one read going for ever."""
     path = transcript(hroot, [line("user", f"plover {i}") for i in range(3)])
-    real, appended = history_mod.parse_line, []
+    real, appended = refresh_mod.parse_line, []
 
     def parse_and_append(raw):
         if not appended:  # the writer appends while the reader reads
@@ -78,7 +78,7 @@ def test_a_transcript_is_read_only_up_to_its_size_when_opened(history, hroot, mo
             appended.append(1)
         return real(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", parse_and_append)
+    monkeypatch.setattr(refresh_mod, "parse_line", parse_and_append)
     first = history.refresh()
     assert first.messages == 3 and found(history, "meanwhile", refresh=False) == []
     second = history.refresh()
@@ -89,10 +89,10 @@ def test_a_transcript_is_read_only_up_to_its_size_when_opened(history, hroot, mo
 def test_no_write_lock_is_held_while_a_transcript_is_read(history, hroot, tmp_path, monkeypatch):
     """Another process (or the memory index sharing the database) can write while history reads:
     rows are written in short transactions, and the lock is never held across reading."""
-    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     transcript(hroot, [line("user", f"grebe {i} " + "words " * 20) for i in range(200)])
     other = sqlite3.connect(tmp_path / "index.db", timeout=0, isolation_level=None)
-    real, locked = history_mod.parse_line, []
+    real, locked = refresh_mod.parse_line, []
 
     def parse_and_write(raw):
         try:
@@ -102,20 +102,20 @@ def test_no_write_lock_is_held_while_a_transcript_is_read(history, hroot, tmp_pa
             locked.append(str(ex))
         return real(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", parse_and_write)
+    monkeypatch.setattr(refresh_mod, "parse_line", parse_and_write)
     try:
         assert history.refresh().messages == 200
     finally:
         other.close()
-        monkeypatch.setattr(history_mod, "parse_line", real)  # a search reads its hits back with it
+        monkeypatch.setattr(refresh_mod, "parse_line", real)  # a search reads its hits back with it
     assert locked == []
     assert len(history.search("grebe", limit=50, floor=0, refresh=False, messages=True)) == 50
 
 
 def test_an_interrupted_chunked_read_resumes_without_duplicates(history, hroot, monkeypatch):
-    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     path = transcript(hroot, [line("user", f"tern {i} " + "words " * 20) for i in range(200)])
-    real, seen = history_mod.parse_line, []
+    real, seen = refresh_mod.parse_line, []
 
     def failing(raw):
         seen.append(raw)
@@ -123,10 +123,10 @@ def test_an_interrupted_chunked_read_resumes_without_duplicates(history, hroot, 
             raise KeyboardInterrupt  # as Ctrl-C mid-read
         return real(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", failing)
+    monkeypatch.setattr(refresh_mod, "parse_line", failing)
     with pytest.raises(KeyboardInterrupt):
         history.refresh()
-    monkeypatch.setattr(history_mod, "parse_line", real)
+    monkeypatch.setattr(refresh_mod, "parse_line", real)
     report = history.refresh()
     assert report.grown == 1 and report.bytes_read < path.stat().st_size // 2
     assert history.conn.execute("SELECT count(*), count(DISTINCT line_at) FROM history_messages").fetchone() == (200, 200)
@@ -136,20 +136,20 @@ def test_a_refresh_reads_for_a_bounded_time_smallest_first_and_the_next_reads_on
     """A file that grows as fast as it is read (or a large first build) must not hold one call."""
     import time
 
-    monkeypatch.setattr(history_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     big = transcript(hroot, [line("user", f"shrike {i} " + "words " * 20) for i in range(300)], session="big")
     transcript(hroot, [line("user", "shrike small")], session="small")
-    real_parse, real_clock, lines = history_mod.parse_line, time.monotonic, []
+    real_parse, real_clock, lines = refresh_mod.parse_line, time.monotonic, []
 
     def parse(raw):
         lines.append(raw)
         return real_parse(raw)
 
-    monkeypatch.setattr(history_mod, "parse_line", parse)
+    monkeypatch.setattr(refresh_mod, "parse_line", parse)
     # The clock runs out once 100 lines were parsed: as if they had taken REFRESH_SECONDS.
     monkeypatch.setattr(time, "monotonic", lambda: real_clock() + (3600 if len(lines) > 100 else 0))
     first = history.search_result("shrike").refresh  # a search's refresh: bounded in time
-    assert first.deferred == 1 and first.skipped == ((str(big), history_mod.DEFERRED),)
+    assert first.deferred == 1 and first.skipped == ((str(big), refresh_mod.DEFERRED),)
     assert "shrike small" in found(history, "small", refresh=False)
     assert 100 < first.messages < 301
     monkeypatch.setattr(time, "monotonic", real_clock)
@@ -166,11 +166,11 @@ def test_the_command_says_when_a_search_left_transcripts_for_the_next(hroot, tmp
     from conftest import cli
 
     transcript(hroot, [line("user", "the wren sings")])
-    monkeypatch.setattr(history_mod, "REFRESH_SECONDS", 0)  # spent before the first file
+    monkeypatch.setattr(refresh_mod, "REFRESH_SECONDS", 0)  # spent before the first file
     first = cli("history", "wren", "--history-root", str(hroot), "--db", str(tmp_path / "db"))
     assert first.exit_code == 1 and first.stderr.startswith(
         "warning: 1 transcript(s) not read in full yet (a search reads for 0 s at most): search again for the rest\n")
-    monkeypatch.setattr(history_mod, "REFRESH_SECONDS", 10)
+    monkeypatch.setattr(refresh_mod, "REFRESH_SECONDS", 10)
     again = cli("history", "wren", "--history-root", str(hroot), "--db", str(tmp_path / "db"))
     assert again.exit_code == 0 and "warning" not in again.stderr and "<<wren>>" in again.stdout
 

@@ -26,7 +26,8 @@ NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importl
                    # ~0.8 ms, and the console script's quick exit looks for live threads when it is loaded
                    "threading",
                    # conversation history (issue 16) is its own command: memory never reads transcripts
-                   "memsearch.history", "memsearch.transcripts", "memsearch.session_context")
+                   "memsearch.history", "memsearch.history_refresh", "memsearch.history_sessions",
+                   "memsearch.transcripts", "memsearch.session_context")
 
 
 def _loaded_by_query(*args) -> tuple[list[str], str]:

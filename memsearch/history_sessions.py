@@ -1,0 +1,118 @@
+"""One session of the history index: its id resolved from a prefix, its owner, its messages in order.
+
+A session is owned by its own transcript's project folder (``<session>.jsonl`` or a ``<session>/``
+folder): lines elsewhere claiming its id are never shown as its own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterator, NamedTuple
+
+from .errors import AmbiguousSession, InvalidArgument, SessionNotFound
+from .format import quoted
+from .settings import encodable
+
+
+class Message(NamedTuple):
+    """One cleaned message of a session, in order (see :meth:`HistoryIndex.session_messages`)."""
+
+    role: str
+    at: str | None
+    text: str
+    sidechain: bool = False
+
+
+class SessionFiles(NamedTuple):
+    """A session's full id, its own project, sidechains or not, and its (file, messages) in order."""
+
+    full: str
+    project: str
+    sidechains: bool
+    files: list
+
+
+def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
+    """The full id of a session given whole or by its first characters; AmbiguousSession when
+    they start more than one (the whole id of one included: a transcript must not take over the
+    short form of another's by naming itself so)."""
+    if not isinstance(session, str) or not session.strip():
+        raise InvalidArgument("session id is empty: pass a session id from a history hit")
+    session = session.strip()
+    if not encodable(session):  # as search_result refuses it
+        raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
+                              " (it holds a lone surrogate)")
+    found = _sessions_from(conn, roots, session, 4)
+    if len(found) == 1:
+        return found[0]
+    # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
+    if not found:
+        raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
+                              " use a session id from a history hit")
+    candidates = ", ".join(quoted(f, 80, always=True) for f in found[:3])
+    raise AmbiguousSession(f"{quoted(session, 80, always=True)} starts several session ids ({candidates}"
+                           f"{', ...' if len(found) > 3 else ''}): give more of it")
+
+
+def _sessions_from(conn: sqlite3.Connection, roots: tuple[str, ...], start: str, most: int) -> list[str]:
+    """The first ``most`` session ids of ``roots`` that begin with ``start``, in order: one
+    index seek each, whatever the number of messages."""
+    found, after = [], None
+    while len(found) < most:
+        row = conn.execute(
+            "SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
+            " ORDER BY session LIMIT 1", (start, "" if after is None else after, start + "\U0010ffff")).fetchone()
+        if row is None or not row[0].startswith(start):
+            return found
+        after = row[0]
+        if conn.execute(  # a database shared with other roots: theirs are not ours to name
+                f"SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                f" WHERE m.session = ? AND f.root IN ({','.join('?' * len(roots))}) LIMIT 1",
+                [after, *roots]).fetchone():
+            found.append(after)
+    return found
+
+
+def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
+    """The project whose folder holds ``session``'s own transcript (``<session>.jsonl`` or a
+    ``<session>/`` folder): the only one its messages are read from. Lines in another project's
+    folder claiming the id are that project's, never shown as this session's."""
+    marks = ",".join("?" * len(roots))
+    projects = [p for (p,) in conn.execute(
+        f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+        f" WHERE m.session = ? AND f.root IN ({marks})", [session, *roots])]
+    owners = [p for p in projects if conn.execute(
+        f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({marks}) AND (path IN (?, ?)"
+        " OR substr(path, 1, ?) = ?) LIMIT 1",
+        [p, *roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
+         f"{p}/{session}/"]).fetchone()] or projects
+    if len(owners) > 1:
+        raise AmbiguousSession(f"session {quoted(session, 80, always=True)} is in several project folders"
+                               f" ({', '.join(quoted(o, 80, always=True) for o in owners[:3])}):"
+                               " it cannot be told which is its own")
+    return owners[0]
+
+
+def session_files(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, sidechains: bool) -> SessionFiles:
+    """The session ``session`` names (whole or its start) and the files of its messages."""
+    full = resolve_session(conn, roots, session)
+    project = _owner(conn, roots, full)
+    # A file's lines in their order (a line may lack a time), files by their first time: the
+    # index history_messages_session answers it alone.
+    files = conn.execute(
+        "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain <= ?"
+        " GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains))).fetchall()
+    return SessionFiles(full, project, sidechains, files)
+
+
+def read_messages(conn: sqlite3.Connection, where: SessionFiles, newest_first: bool = False) -> Iterator[Message]:
+    """The session's messages, streamed in order (or newest first)."""
+    order = " DESC" if newest_first else ""
+    for fid, _ in reversed(where.files) if newest_first else where.files:
+        for role, at, body, side in conn.execute(
+                # By the file's index in its order (+: not by the session's, which sorts them all first).
+                "SELECT role, at, body, sidechain FROM history_messages WHERE file = ? AND +session = ?"
+                f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
+                (fid, where.full, where.project, int(where.sidechains))):
+            yield Message(role, at, body, bool(side))
+
