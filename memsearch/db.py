@@ -280,6 +280,10 @@ class Opened:
             try:
                 return operation()
             except sqlite3.Error as ex:
+                # Python 3.10 reports SQLite's SQLITE_NOMEM while binding a value as a bind error; we
+                # bind only str, bytes, int and None, so it is memory, as 3.11+ says.
+                if isinstance(ex, sqlite3.InterfaceError) and str(ex).startswith("Error binding parameter"):
+                    raise MemoryError(str(ex)) from None
                 error = translate(ex, self._db_file)
                 # SQLite opens a file it cannot write read-only, silently, and
                 # that connection stays so: an index made writable again (its
