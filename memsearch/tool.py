@@ -327,7 +327,7 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
 
 
 def _query(args: dict) -> str:
-    """The one rule of a search query no JSON Schema can say: valid text (a "\udcff" escape holds
+    """The one rule of a search query no JSON Schema can say: valid text (a "\\udcff" escape holds
     no word, and the answer echoing it could not be sent)."""
     query = args["query"]
     try:
