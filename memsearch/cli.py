@@ -455,7 +455,7 @@ def history(text, history_root, db_path, project, session, role, since, messages
     matched.
     """
     from .format import format_hits, result_json
-    from .history_refresh import REFRESH_SECONDS
+    from .history_refresh import DEFERRED, REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():
@@ -465,6 +465,12 @@ def history(text, history_root, db_path, project, session, role, since, messages
     if result.refresh is not None and result.refresh.deferred:
         print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
                       f" {REFRESH_SECONDS:g} s at most): search again for the rest")
+    # A transcript skipped for good (too large, unreadable) is never searched: say so, in one line.
+    skipped = [s for s in (result.refresh.skipped if result.refresh else ()) if s[1] != DEFERRED]
+    if skipped and not as_json:  # --json lists them all in its report
+        path, reason = skipped[0]
+        more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
+        print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
     if as_json:
         click.echo(result_json(result))
     elif result.hits:

@@ -34,6 +34,21 @@ def test_a_sparse_or_oversized_transcript_is_skipped_unread_and_listed(history, 
     assert found(history, "heron", refresh=False) == ["the good heron"]
 
 
+def test_memsearch_history_names_a_skipped_transcript_in_one_line(hroot, tmp_path):
+    """A text-mode user is told a transcript is not searched; --json lists it in its report."""
+    transcript(hroot, [line("user", "the good heron")], session="good")
+    for name in ("big.jsonl", "bigger.jsonl"):
+        sparse(hroot / PROJECT / name, (2 << 30) + 1)
+    done = run("history", "heron", "--history-root", hroot, "--db", tmp_path / "db")
+    assert done.returncode == 0 and "the good <<heron>>" in done.stdout
+    warnings = [w for w in done.stderr.splitlines() if w.startswith("warning:")]
+    assert len(warnings) == 1 and str(hroot / PROJECT / "big.jsonl") in warnings[0], done.stderr
+    assert "too large" in warnings[0] and "1 more" in warnings[0]
+    done = run("history", "heron", "--history-root", hroot, "--db", tmp_path / "db", "--json")
+    assert "warning" not in done.stderr
+    assert len(json.loads(done.stdout)["refresh"]["skipped"]) == 2
+
+
 def test_an_indexed_transcript_that_turns_sparse_loses_its_rows(history, hroot):
     path = transcript(hroot, [line("user", "the early heron")])
     assert found(history, "heron") == ["the early heron"]
