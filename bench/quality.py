@@ -485,6 +485,11 @@ def main(argv=None) -> None:
         json.dumps({"environment": env, "split": args.split, "units": results}, indent=1) + "\n"
     )
     (args.out / "quality.md").write_text(report_markdown(results, env, args) + "\n")
+    try:
+        import matplotlib  # noqa: F401 (the bench extra has it; the figures above do not need it)
+    except ImportError:
+        print(f"wrote {args.out}/quality.md and quality.json; no charts: matplotlib is missing", file=sys.stderr)
+        return
     recall_chart(results, args.out / "recall_at_5.png")
     latency_chart(results, args.out / "latency.png")
     print(f"wrote {args.out}/quality.md, quality.json and charts", file=sys.stderr)
