@@ -351,6 +351,7 @@ def test_allowed_paths_obey_every_rule(target, agent, task_id, write_enabled):
 
 @settings(max_examples=1000, deadline=None)
 @given(IN_TREE, AGENTS, st.sampled_from([None, "T3"]), st.sampled_from([True, True, True, False]))
+@example(M + "sessions/s1/tasks/T4/notes.md", CW, None, True)  # found by hypothesis: the whitelist allows it
 def test_allowed_memory_paths_obey_every_rule(target, agent, task_id, write_enabled):
     """The same rules (_assert_obeys_rules) for paths inside the memory
     tree, the ones most often allowed."""
@@ -375,7 +376,9 @@ def _assert_obeys_rules(target, agent, task_id, write_enabled):
         assert write_enabled
         assert rel[0] in ("global", "projects", "sessions") and rel[-1].lower().endswith(".md")
         assert not any(p.startswith(".") for p in rel)  # the indexer would never read it
-        assert len(rel) == 3 or rel[:4] == ("sessions", "s1", "tasks", "T3")
+        # A task folder is the bound task's, or checkpoint-writer's whitelisted tasks/<TID>/<name>.md.
+        assert len(rel) == 3 or rel[:4] == ("sessions", "s1", "tasks", "T3") or (
+            agent == CW and rel[:3] == ("sessions", "s1", "tasks") and len(rel) == 5)
     base = ROOT if in_tree else SANDBOX if agent in ("dream", "distill") else WT
     judged = PurePosixPath(got).relative_to(base).parts if _inside(got, base) else parts
     assert not any(p.lower() in SENSITIVE_SEGMENTS for p in judged)
