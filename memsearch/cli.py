@@ -19,7 +19,7 @@ import click
 
 from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
-                       one_line_errors, open_index, print_aborted, print_warning, progress_bar, run_query, use_color)
+                       one_line_errors, open_index, print_aborted, print_result, print_warning, progress_bar, run_query)
 from .errors import MemsearchError
 
 
@@ -48,13 +48,15 @@ def one_line_usage():
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 
-class Command(click.Command):
-    """A command whose one-line errors (memsearch's own, and CommandFailed
-    from memsearch.commands) click reports as a Failure: exit 2."""
-
+class OneLineUsage:
     def make_context(self, *args, **kwargs):
         with one_line_usage():
             return super().make_context(*args, **kwargs)
+
+
+class Command(OneLineUsage, click.Command):
+    """A command whose one-line errors (memsearch's own, and CommandFailed
+    from memsearch.commands) click reports as a Failure: exit 2."""
 
     def invoke(self, ctx):
         try:
@@ -68,12 +70,8 @@ class Command(click.Command):
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
-class Group(click.Group):
+class Group(OneLineUsage, click.Group):
     command_class = Command
-
-    def make_context(self, *args, **kwargs):
-        with one_line_usage():
-            return super().make_context(*args, **kwargs)
 
     def resolve_command(self, ctx, args):
         with one_line_usage():
@@ -155,10 +153,6 @@ def query_options(f):
     return f
 
 
-def echo_json(value) -> None:
-    click.echo(fmt.json_text(value))
-
-
 def log_to_stderr() -> None:
     """Long-running commands (watch, mcp) report through logging: show its
     warnings as one line each. One-shot commands never import logging (see
@@ -225,10 +219,7 @@ def index(root, db_path, as_json):
     """Bring the index up to date with the files and report what changed."""
     with open_index(root, db_path) as idx, progress_bar(INDEX_BAR_FILES, "indexing") as progress:
         report = idx.reconcile(progress=progress)
-    if as_json:
-        echo_json(fmt.report_dict(report))
-    else:
-        click.echo(fmt.format_report(report))
+    click.echo(fmt.json_text(fmt.report_dict(report)) if as_json else fmt.format_report(report))
 
 
 @main.command(short_help="Show the roots, the index and the watcher.")
@@ -239,10 +230,7 @@ def status(root, db_path, as_json):
     database, its file count and schema version, and the watcher."""
     with open_index(root, db_path) as idx:
         info = idx.status()
-    if as_json:
-        echo_json(info)
-    else:
-        click.echo(fmt.format_status(info))
+    click.echo(fmt.json_text(info) if as_json else fmt.format_status(info))
 
 
 @main.command(short_help="List the memory files, newest first.")
@@ -266,7 +254,7 @@ def manifest(folder, root, limit, as_json):
     with one_line_errors():
         entries = list_files(roots, limit=load_settings().manifest_limit if limit is None else limit)
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        click.echo(fmt.json_text([e.to_dict() for e in entries]))
     elif entries:
         click.echo(format_manifest(entries))
 
@@ -314,7 +302,7 @@ def context(path, session, project, root_spec, budget, as_json):
                                          param_hint="--budget") from None
         found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
         if as_json:
-            echo_json(found.to_dict())
+            click.echo(fmt.json_text(found.to_dict()))
             return
         text = found.text
     if text:
@@ -401,10 +389,7 @@ def doctor(fix, as_json, **root_opts):
 
     with open_index(**root_opts) as idx:
         report = diagnose(idx, fix=fix)
-    if as_json:
-        echo_json(report.to_dict())
-    else:
-        click.echo(format_report(report))
+    click.echo(fmt.json_text(report.to_dict()) if as_json else format_report(report))
     if not report.ok:
         sys.exit(1)
 
@@ -454,7 +439,6 @@ def history(text, history_root, db_path, project, session, role, since, messages
     searched by `memsearch query`, never here. Exit status 1 when nothing
     matched.
     """
-    from .format import format_hits, result_json
     from .history_refresh import DEFERRED, REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
@@ -471,15 +455,9 @@ def history(text, history_root, db_path, project, session, role, since, messages
         path, reason = skipped[0]
         more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
         print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
-    if as_json:
-        click.echo(result_json(result))
-    elif result.hits:
-        shown = use_color(color)
-        click.echo(format_hits(result, color=shown), color=shown)
-    else:
-        click.echo("no matches", err=True)
-    if not result.hits:
-        sys.exit(1)
+    status = print_result(result, as_json, color)
+    if status:
+        sys.exit(status)
 
 
 @main.command("session-context", short_help="Read a past session with a question.")
@@ -499,10 +477,7 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
     """
     with open_history(history_root, db_path) as idx, one_line_errors():
         found = idx.read_session_context(session, query, strategy, max_tokens)
-    if as_json:
-        echo_json(found.to_dict())
-    else:
-        click.echo(found.text)
+    click.echo(fmt.json_text(found.to_dict()) if as_json else found.text)
 
 
 if __name__ == "__main__":

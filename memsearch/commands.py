@@ -146,13 +146,17 @@ INDEX_BAR_FILES = 2000
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
               color=None) -> int:
-    """`memsearch query` with the click command's arguments: print the hits
-    (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
+    """`memsearch query` with the click command's arguments (see print_result)."""
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
             " ".join(text), limit, scope, scope_id, type_,
             reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None, progress=bar,
         )
+    return print_result(result, as_json, color)
+
+
+def print_result(result, as_json: bool, color: str | None) -> int:
+    """Print a memory or history result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
     if as_json:
         echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:
