@@ -22,6 +22,7 @@ import stat
 from typing import Callable
 
 from .errors import NotAMemoryFile
+from .settings import encodable
 
 # Linux's limits (macOS has 1024 for the path): a longer name or path names
 # no file at all, so it is refused before any work that grows with its size.
@@ -58,11 +59,7 @@ def is_markdown(name: str) -> bool:
 def printable_name(name: str) -> str:
     """File names with bytes that are not UTF-8 can't be stored as text;
     spell those bytes as \\xNN so the path stays unique and readable."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name if encodable(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def below(path: str, folder: str) -> str | None:
