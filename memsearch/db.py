@@ -111,10 +111,8 @@ def _digest(text: str) -> str:
 
 def set_hash_size(conn: sqlite3.Connection, fts: str, size: int) -> None:
     """FTS5's 'hashsize' of table ``fts`` (an FTS5 too old to know it just builds slower)."""
-    try:
+    with suppress(sqlite3.OperationalError):
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('hashsize', ?)", (size,))
-    except sqlite3.OperationalError:
-        pass
 
 
 # FTS5's own hash size, put back after a bulk load: the setting is stored in the index, and later

@@ -15,6 +15,7 @@ import os
 import select
 import sys
 import threading
+from contextlib import suppress
 
 from . import discover
 from .errors import WatcherError
@@ -133,10 +134,8 @@ class EventSource:
             gone = [wd for wd, p in self._paths.items() if p == folder or p.startswith(head)]
             for wd in gone:
                 del self._paths[wd]
-                try:
+                with suppress(OSError):  # already gone with its folder
                     self._inotify.rm_watch(wd)
-                except OSError:
-                    pass  # already gone with its folder
         self._deep = {p for p in self._deep if p != folder and not p.startswith(head)}
 
     def _read(self) -> None:

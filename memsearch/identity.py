@@ -26,6 +26,7 @@ import posixpath
 import re
 import sys
 import uuid
+from contextlib import suppress
 from pathlib import Path
 
 from .errors import InvalidArgument, MemsearchError
@@ -153,10 +154,8 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
     except OSError as ex:
         raise MemsearchError(f"cannot write the project id {id_file}: {ex.strerror}") from None
     finally:
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
 
 
 def _read_id(path: Path) -> str | None:
