@@ -84,18 +84,6 @@ def roots_db_file(keys, kind: str = "roots") -> str:
     return os.path.join(cache_folder(), f"{kind}-{digest}.db")
 
 
-def default_db_path(root: str | os.PathLike) -> Path:
-    from pathlib import Path  # here only: a query uses default_db_file, and never imports pathlib
-
-    return Path(default_db_file(root))
-
-
-def roots_db_path(keys) -> Path:
-    from pathlib import Path
-
-    return Path(roots_db_file(keys))
-
-
 def _digest(text: str) -> str:
     """16 hex digits of SHA-256, without importing hashlib (which loads
     OpenSSL): CPython's own module loads far faster."""
