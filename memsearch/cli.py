@@ -1,12 +1,8 @@
-"""The memsearch command line: a thin click layer over MemoryIndex.
+"""The memsearch command line: a thin click layer over MemoryIndex (what the console script's
+quick path for `memsearch query` shares with it is in memsearch.commands, free of click).
 
-Exit codes (grep's convention): 0 hits found (or command succeeded),
-1 query ran and found nothing, 2 error (bad usage, bad query, unusable
-root or index), 130 interrupted (Ctrl-C).
-
-What the commands share with the console script's quick path for
-`memsearch query` (memsearch.entry) lives in memsearch.commands, free of
-click.
+Exit codes (grep's convention): 0 hits found (or command succeeded), 1 query ran and found
+nothing, 2 error (bad usage, bad query, unusable root or index), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -30,8 +26,7 @@ class Failure(click.ClickException):
 
 
 class UsageFailure(click.UsageError):
-    """A usage error on one line, as the README promises (click prints the usage and a hint
-    on three lines before it): exit 2."""
+    """A usage error on one line, as the README promises (not click's three): exit 2."""
 
     def show(self, file=None) -> None:
         hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
@@ -83,9 +78,8 @@ class Group(OneLineUsage, click.Group):
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
 
 class RootSpec(click.ParamType):
-    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a
-    path click checks (a file named "claude" here is no matter). In
-    MEMSEARCH_ROOTS, specs are separated by ':' as click.Path's are."""
+    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a path click checks;
+    in MEMSEARCH_ROOTS separated by ':' as click.Path's are."""
 
     name = "root"
     envvar_list_splitter = os.path.pathsep
@@ -106,9 +100,8 @@ def complete_root(ctx, param, incomplete: str):
 
 
 def completer(module: str, name: str):
-    """Complete from the values the library accepts, memsearch.<module>.<name>
-    (imported only when a shell asks). The library checks the value: the
-    shell only translates its error."""
+    """Complete from the values the library accepts, memsearch.<module>.<name> (imported only
+    when a shell asks)."""
     def complete(ctx, param, incomplete: str):
         import importlib
 
@@ -154,9 +147,7 @@ def query_options(f):
 
 
 def log_to_stderr() -> None:
-    """Long-running commands (watch, mcp) report through logging: show its
-    warnings as one line each. One-shot commands never import logging (see
-    memsearch.db.warn)."""
+    """Long-running commands (watch, mcp) report through logging: one stderr line a warning."""
     import logging
 
     class Stderr(logging.Handler):
@@ -327,9 +318,7 @@ def watch(**root_opts):
     from .watch import Watcher
 
     log_to_stderr()
-    # A plain list, not a threading.Event: the handler runs in this thread, and
-    # Event.set() there could wait forever for the lock this thread's own
-    # Event.wait() held when the signal came.
+    # A list, not a threading.Event: set() in the handler could wait for the lock wait() holds.
     stop: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _: stop.append(signum))
@@ -480,7 +469,5 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
     click.echo(fmt.json_text(found.to_dict()) if as_json else found.text)
 
 
-if __name__ == "__main__":
-    # `python -m memsearch.cli`: always through click, as this module is loaded
-    # anyway (the console script, memsearch.entry, tries the quick path first).
+if __name__ == "__main__":  # `python -m memsearch.cli`: always through click
     main()

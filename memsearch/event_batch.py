@@ -138,9 +138,7 @@ class Links:
     def scan(self) -> None:
         self.paths, self.hard = set(), set()
         for f in self._followed:
-            links, hard = _links_under(f.folder, f.label)
-            self.paths |= links
-            self.hard |= hard
+            _links_under(f.folder, f.label, self.paths, self.hard)
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
@@ -166,18 +164,16 @@ class Links:
             self.paths.discard(path)
             self.paths -= {p for p in self.paths if p.startswith(path + "/")}
             if st is not None and stat.S_ISDIR(st.st_mode):
-                links, hard = _links_under(file, path + "/")
-                self.paths |= links
-                self.hard |= hard
+                _links_under(file, path + "/", self.paths, self.hard)
             elif st is not None and _hard_linked(path, st):
                 self.hard.add(path)
 
 
-def _links_under(folder: str, prefix: str) -> tuple[set[str], set[str]]:
-    """Index paths (``prefix`` + relative path) of the symlinks below folder,
-    and of its Markdown files with more than one hard link, hidden folders
-    left out as the walk leaves them out."""
-    links, hard, stack = set(), set(), [(folder, prefix)]
+def _links_under(folder: str, prefix: str, links: set[str], hard: set[str]) -> None:
+    """Add to ``links`` the index paths (``prefix`` + relative path) of the symlinks below folder,
+    and to ``hard`` those of its Markdown files with more than one hard link, hidden folders left
+    out as the walk leaves them out."""
+    stack = [(folder, prefix)]
     while stack:
         here, rel = stack.pop()
         try:
@@ -196,7 +192,6 @@ def _links_under(folder: str, prefix: str) -> tuple[set[str], set[str]]:
                         continue  # gone since the listing
         except OSError:
             continue
-    return links, hard
 
 
 def _hard_linked(name: str, st: os.stat_result) -> bool:

@@ -102,7 +102,10 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
             sweep_cookies(row.folder, now)
     if reason:
         return reason
-    if not _one_watcher(rows, followed, {root.key for root in roots}):
+    # One watcher, following exactly these roots: the paths it writes are named as this query names them.
+    who = {(row.pid, row.host, row.started_at) for row in followed}
+    if len(who) != 1 or {k for k, row in rows.items() if (row.pid, row.host, row.started_at) in who} != {
+            root.key for root in roots}:
         return "the watcher follows another set of roots"
     created: list[str] = []
     try:
@@ -137,14 +140,6 @@ def disown(conn: sqlite3.Connection, keys) -> None:
         followed.setdefault(tuple(who), set()).add(key)
     others = [who for who, theirs in followed.items() if theirs != set(keys)]
     conn.executemany("DELETE FROM watcher WHERE pid = ? AND host = ? AND started_at = ?", others)
-
-
-def _one_watcher(rows: dict, followed: list, keys: set) -> bool:
-    """Whether one watcher follows exactly the roots ``keys``: the paths it
-    writes are named as a query of these roots names them."""
-    who = {(row.pid, row.host, row.started_at) for row in followed}
-    return len(who) == 1 and {k for k, row in rows.items()
-                              if (row.pid, row.host, row.started_at) in who} == keys
 
 
 def sweep_cookies(folder: str, now: float) -> None:

@@ -64,21 +64,14 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     if workspace is None:
         raise InvalidArgument("give a workspace path or a non-blank identity")
     windows = sys.platform == "win32" if windows is None else windows
-    absolute = node_resolve(given_path(workspace, "workspace must be a path"), windows=windows)
+    path = given_path(workspace, "workspace must be a path")
+    # Node's path.resolve, as ZCode makes it absolute: unlike abspath, leading slashes become one.
+    absolute = ntpath.abspath(path) if windows else "/" + posixpath.normpath(posixpath.join(os.getcwd(), path)).lstrip("/")
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     name = (ntpath if windows else posixpath).basename(absolute)  # none for a root ("/", "C:\\")
     slug = _NOT_SLUG.sub("-", name.lower())[:ZCODE_SLUG_MAX] or ZCODE_IDENTITY_SLUG
     return f"{slug}-{digest[:ZCODE_HASH_HEX]}"
-
-
-def node_resolve(path: str, *, windows: bool = False) -> str:
-    """``path`` made absolute as ZCode does, with Node's ``path.resolve``: unlike
-    posixpath.abspath, leading slashes become one (``//srv/x`` is ``/srv/x``)."""
-    if windows:
-        return ntpath.abspath(path)
-    absolute = posixpath.normpath(posixpath.join(os.getcwd(), path))
-    return "/" + absolute.lstrip("/")
 
 
 def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,

@@ -100,13 +100,8 @@ class MemoryIndex(db.Opened):
             raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
-        elif isinstance(roots, (str, os.PathLike, Root)):
-            given = [roots]
         elif roots is not None:
-            try:
-                given = list(roots)
-            except TypeError:
-                raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
+            given = roots_mod.as_list(roots)
         else:
             given = roots_mod.from_environment() or roots_mod.configured() or roots_mod.default_roots()
         # Default locations that do not exist, left out (status names them).

@@ -136,17 +136,10 @@ def home_folder() -> str:
     return home
 
 
-def _config_file() -> str:
-    given = os.environ.get("MEMSEARCH_CONFIG")
-    if given:
-        return path_text(given)
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config")
-    return path_text(os.path.join(base, "memsearch", "config.toml"))
-
-
 def read_config() -> dict:
     """The config file as a dict; {} when there is none."""
-    path = _config_file()
+    path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config"), "memsearch", "config.toml"))
     try:
         with open(path, "rb") as f:
             data = f.read()

@@ -381,7 +381,8 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
 
 def zero_hint(index: MemoryIndex) -> str:
     """What to do after an empty search, naming the folder to grep."""
-    roots = " ".join(_shell_word(r.path) for r in index.roots)
+    roots = " ".join(r.path if all(c.isalnum() or c in "/._-~" for c in r.path)
+                     else "'" + r.path.replace("'", "'\\''") + "'" for r in index.roots)  # shell words
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 
@@ -401,10 +402,6 @@ def _filters(args: SearchArgs) -> str:
     given = [f"{k}={quoted(v, 200)}" for k, v in (("scope", args.scope), ("scopeId", args.scope_id),
                                                      ("type", args.type)) if v]
     return repr(args.query) + (f" ({', '.join(given)})" if given else "")
-
-
-def _shell_word(path: str) -> str:
-    return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
 
 
 # -- memory_read ---------------------------------------------------------------
