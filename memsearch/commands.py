@@ -1,9 +1,6 @@
-"""What the CLI commands do, without click.
-
-The click commands in memsearch.cli and the console script's quick path for
-`memsearch query` (memsearch.entry) both run these, so a query behaves and
-prints the same whichever way it came in. A command that cannot go on
-raises CommandFailed; the CLI prints "Error: <message>" and exits 2.
+"""What the CLI commands do, without click: the click commands (memsearch.cli) and the quick path
+for `memsearch query` (memsearch.entry) both run these, so a query prints the same either way.
+A command that cannot go on raises CommandFailed; the CLI prints "Error: <message>", exit 2.
 """
 
 from __future__ import annotations
@@ -28,10 +25,8 @@ class CommandFailed(Exception):
     """A command cannot go on; its message is one line for the user."""
 
 
-# What a command that ran out of memory says (under a cap such as `ulimit -v`,
-# or on a full machine): SQLite reports SQLITE_NOMEM as a MemoryError, in the
-# middle of a build of large files. Its write transaction is rolled back, so the
-# index is left as its last commit had it, and a run with more memory goes on.
+# What a command that ran out of memory says (SQLite's SQLITE_NOMEM is a MemoryError): its write
+# transaction is rolled back, so a run with more memory goes on from the last commit.
 OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free some memory or raise the"
                  " limit (ulimit -v) and run again")
 

@@ -103,9 +103,8 @@ class Batch:
         if not discover.is_relevant(rel, is_dir):
             return None
         inside = rel.partition("/")[2]
-        # Only the deep walk finds a new checkout or nested file; a known nested
-        # file's edit or removal the plain walk sees (it stats them again), and
-        # the deep walk of a large tree outlasts a query's wait for the watcher.
+        # Only the deep walk finds a new checkout or nested file (a known one's change the plain walk
+        # sees), and it is slow: only then.
         if not inside or (not _in_a_place(inside) and (is_dir or kind == "created")):
             self.deep = True
         self.paths.add(f.label + rel)
@@ -127,9 +126,8 @@ class Links:
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
         self.paths: set[str] = set()
-        # Markdown files with more than one hard link: written through a link
-        # outside the roots, they change with no event under them at all, so
-        # the watcher rechecks them before it answers a cookie.
+        # Markdown files with more than one hard link, which change with no event when written
+        # through a link outside the roots: rechecked before a cookie is answered.
         self.hard: set[str] = set()
 
     def __bool__(self) -> bool:

@@ -38,10 +38,8 @@ COOKIE_PREFIX = ".memsearch-cookie-"
 HEARTBEAT_S = 1.0
 STALE_S = 5.0
 
-# A cookie this old was left by a query that died: a live one removes its
-# own as soon as it is acknowledged or its wait (sync_timeout) ends. Removing
-# one still waited on would do no harm either: the watcher acknowledges the
-# name its creation event carries, not the file.
+# A cookie this old was left by a query that died (a live one removes its own when its wait
+# ends; removing one still waited on is harmless: the watcher acknowledges the event's name).
 COOKIE_STALE_S = 60.0
 
 READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
@@ -95,9 +93,7 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
             followed.append(row)
             continue
         reason = reason or why
-        # No watcher will sweep this folder now: the cookies of queries that
-        # died in a handshake with it would stay for ever. Only the folder of
-        # this root (its real path), never one a row merely claims.
+        # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
         if row is not None and root.path and row.folder == os.path.realpath(root.path):
             sweep_cookies(row.folder, now)
     if reason:
@@ -112,9 +108,7 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
         for row in followed:
             path = os.path.join(row.folder, f"{COOKIE_PREFIX}{os.getpid()}-{next(_cookies)}-{os.urandom(3).hex()}")
             try:
-                # Read-only: closing it then raises no IN_CLOSE_WRITE, so the
-                # watcher's threads have one event to pass on, not two, while
-                # it acknowledges this one.
+                # Read-only: closing it raises no IN_CLOSE_WRITE, one event less for the watcher.
                 os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDONLY, 0o600))
             except OSError as ex:
                 return f"cannot create a cookie in {row.folder} ({ex.strerror})"
@@ -347,9 +341,8 @@ class WatcherRows:
             if cur.rowcount < len(self.roots) and state != STOPPED:
                 if any(key in _rows(conn) for key, _ in self.roots):
                     raise TakenOver("another watcher took over this index's roots")
-                # The database was rebuilt (set aside when damaged), or a
-                # reconcile of other roots rewrote it (disown): claim it
-                # again, and vouch for it only after reconciling everything.
+                # The database was rebuilt, or rewritten for other roots (disown): claim it again,
+                # and vouch for it only after reconciling everything.
                 self._insert(RESCANNING if state == READY else state)
                 self.lost = True
             elif cookies:

@@ -38,9 +38,7 @@ def check_filters(scope: str | None, type: str | None, scope_id: str | None = No
             raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {quoted(value, 100, always=True)}")
     if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
         raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
-    # A lone surrogate (bytes that were not UTF-8, decoded with
-    # surrogateescape) cannot be bound as SQLite text, and no scope id holds
-    # one: the walk spells such folder names with \xNN.
+    # A lone surrogate cannot be bound as SQLite text, and no scope id holds one (the walk spells \xNN).
     if isinstance(scope_id, str) and not encodable(scope_id):
         raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
                             " no scope id holds a lone surrogate")

@@ -73,13 +73,10 @@ def below(path: str, folder: str) -> str | None:
 
 
 def opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path
-    in the root): elsewhere, a folder was swapped for a link since the walk, and
-    the text could be from outside the root. A file deleted, or replaced by a
-    rename over it (as editors save), since it was opened is still the one that
-    was at ``abspath``: /proc names it so, with " (deleted)". Refused, a file
-    saved while the watcher read it lost its row and queries missed it. Without
-    /proc, abspath is stat()ed."""
+    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path in the root), not
+    one reached through a folder swapped for a link since the walk. One deleted or renamed over
+    since it was opened (as editors save) still counts ("(deleted)" in /proc); without /proc,
+    abspath is stat()ed."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}") in (abspath, abspath + " (deleted)")
     except OSError:
