@@ -123,12 +123,9 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
 
 
 def disown(conn: sqlite3.Connection, keys) -> None:
-    """Delete the rows of every watcher that follows another set of roots
-    than ``keys`` (root keys), inside the caller's write transaction: a
-    reconcile of these roots rewrites the index for them (the rows of other
-    roots dropped, paths named as this set names them), and such a watcher
-    could no longer vouch for its own. It finds its rows gone at its next
-    heartbeat and reconciles everything again (WatcherRows.beat)."""
+    """Delete the rows of every watcher that follows another set of roots than ``keys``, inside the
+    caller's write transaction: a reconcile of these roots rewrites the index for them, so such a
+    watcher can no longer vouch for it (it finds its rows gone and rescans: WatcherRows.beat)."""
     followed: dict[tuple, set[str]] = {}
     for key, *who in conn.execute("SELECT root_key, pid, host, started_at FROM watcher"):
         followed.setdefault(tuple(who), set()).add(key)
