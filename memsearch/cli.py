@@ -126,14 +126,15 @@ CLICK_ARGS = {
 }
 
 
-def option(key: str):
+def option(key: str, **overrides):
     """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
     extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
     kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
-    return click.option(*o.names, o.key, help=o.help, type=kind, **extra, **CLICK_ARGS.get(key, {}))
+    extra.update(CLICK_ARGS.get(key, {}), **overrides)
+    return click.option(*o.names, o.key, help=o.help, type=kind, **extra)
 
 
 def root_options(f):
@@ -385,9 +386,7 @@ def doctor(fix, as_json, **root_opts):
 
 # -- conversation history (issue 16): transcripts, never the memory ------------------
 def history_options(f):
-    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB", show_envvar=True,
-                     help="Index database file.",
-                     show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
+    f = option("db_path", show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
     return click.option(
         "--history-root", "history_root", multiple=True, type=FOLDER, envvar="MEMSEARCH_HISTORY_ROOTS",
         show_envvar=True, metavar="DIR",
