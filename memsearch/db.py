@@ -448,14 +448,19 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
     return target
 
 
+def copies_aside(path: str | os.PathLike) -> list[str]:
+    """The names of the copies of the index at ``path`` set aside (each with its -wal and -shm
+    files, not listed), oldest first: their names sort by time."""
+    folder, name = os.path.split(os.fspath(path))
+    with suppress(OSError), os.scandir(folder or ".") as entries:
+        return sorted(e.name for e in entries if e.name.startswith(f"{name}.bad-")
+                      and not e.name.endswith(("-wal", "-shm")))
+    return []
+
+
 def _drop_older_copies(path: Path, target: Path) -> None:
-    """Delete all but the newest KEEP_ASIDE copies set aside (names sort by time)."""
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    older = sorted(n for n in names if n.startswith(f"{path.name}.bad-") and n != target.name
-                   and not n.endswith(("-wal", "-shm")))
+    """Delete all but the newest KEEP_ASIDE copies set aside."""
+    older = [n for n in copies_aside(path) if n != target.name]
     for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):  # another process may delete it first

@@ -267,20 +267,16 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    folder = index.db_path.parent
-    kept, size = 0, 0
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.name.startswith(index.db_path.name + ".bad-"):
-                    try:
-                        size += entry.stat().st_size
-                    except FileNotFoundError:  # deleted since the listing: no longer kept
-                        continue
-                    if not entry.name.endswith(("-wal", "-shm")):  # a copy's WAL files are part of it
-                        kept += 1
-    except OSError:
-        return []
+    folder, kept, size = index.db_path.parent, 0, 0
+    for name in db_mod.copies_aside(index.db_file):
+        try:
+            size += os.stat(folder / name).st_size
+        except OSError:  # deleted since the listing: no longer kept
+            continue
+        kept += 1
+        for suffix in ("-wal", "-shm"):  # a copy's WAL files are part of it
+            with suppress(OSError):
+                size += os.stat(folder / f"{name}{suffix}").st_size
     if not kept:
         return []
     return [f"{kept} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
