@@ -1,23 +1,12 @@
 """``memsearch doctor``: check an index against SQLite, FTS5 and the files;
 with ``fix``, repair what was found.
 
-The checks, in order (each a :class:`Check`): ``database`` (a memsearch
-index, by its mark or its migrations, not from a newer memsearch); ``sqlite``
-(``PRAGMA integrity_check``); ``fts5`` (FTS5's ``integrity-check`` with rank 1,
-which also compares the full-text index with its content table: postings no
-SQLite check sees); ``files`` (rows gone, missing or out of date against the
-files); ``query`` (open, search and write, rolled back, as a query does, so
-that doctor never calls healthy an index every query fails on: a folder that
-cannot be written, a file SQLite can only read; an index not built yet is
-tried on a scratch file beside it, removed afterwards).
-
-Without ``fix`` nothing changes but what any query would change (pending
-migrations, the mark, WAL): no recovery sets a damaged cache aside. With
-``fix``: an unusable cache (in the cache folder, or carrying the mark) is set
-aside (kept) and rebuilt; an FTS5 index out of step with its content gets
-FTS5's ``rebuild``; rows out of step with the files are reconciled. A ``--db``
-file that is not a memsearch index, or is a newer memsearch's, is reported and
-never touched. The checks then run again: whatever they still find remains.
+The checks, in order (each a :class:`Check`): ``database`` (ours, not a newer memsearch's),
+``sqlite`` (integrity_check), ``fts5`` (integrity-check with rank 1: the full-text index against
+its content), ``files`` (rows against the files) and ``query`` (open, search and write, rolled
+back, as a query does: doctor never calls healthy an index every query fails on). Without ``fix``
+nothing changes but what any query would change; with it, each problem's remedy runs (a ``--db``
+file that is not ours is never touched) and the checks run again.
 """
 
 from __future__ import annotations

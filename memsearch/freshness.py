@@ -1,20 +1,10 @@
-"""Freshness without a walk, Watchman-style: both sides of the ``watcher``
-table, the querying side (:func:`sync`) light enough for every one-shot query
-(it never imports the event source), the watching side :class:`WatcherRows`.
+"""Freshness without a walk, Watchman-style: both sides of the ``watcher`` table, the querying
+side (:func:`sync`) light enough for every one-shot query, the watching side :class:`WatcherRows`.
 
-A query must reflect every change made before it was issued, even one the
-kernel queued and the watcher has not applied yet. So it checks that each
-root's watcher is ``ready``, alive and beating, creates a uniquely named
-cookie file in the watched folder (inotify queues one watcher's events in
-order: every earlier change is ahead of it), waits, bounded, until the
-watcher has committed those changes and acknowledged the cookie in
-``watcher_cookies``, removes the cookie and queries. Any doubt (no watcher,
-an old heartbeat, a dead pid, no acknowledgement in time) makes it walk the
-tree: slower, never stale.
-
-Cookies are hidden, so never indexed. Those of a query killed meanwhile are
-removed once older than COOKIE_STALE_S, by the watcher (at start and every
-ACK_KEEP_S/4) or a query that finds the folder's watcher gone.
+A query creates a cookie file in each watched folder (inotify queues one watcher's events in
+order: every earlier change is ahead of it) and waits, bounded, until the watcher has committed
+those changes and acknowledged it; any doubt makes it walk the tree: slower, never stale. The
+protocol and its fallbacks: docs/freshness.md.
 """
 
 from __future__ import annotations

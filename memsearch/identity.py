@@ -1,20 +1,6 @@
-"""Which memory folder belongs to a project, as the agents themselves decide.
-
-ZCode keeps a workspace's memory in
-``<storage>/cli/memories/projects/<slug>-<hash>/memory``::
-
-    hash = sha256(absolute workspace path, lower-cased on Windows)[:16]
-           or sha256(workspace identity, trimmed)[:16] when the workspace has a
-           non-blank one (slug "project")
-    slug = folder name, lower-cased, each character outside [a-z0-9._-]
-           replaced by "-", at most 48 characters; "project" for a root (/)
-
-The absolute path is Node's ``path.resolve`` of the workspace.
-
-MiMo Code names a project by a UUID kept in ``mimocode-project-id`` inside
-the repository's main ``.git`` folder (created on first use; a worktree's
-``.git`` file points into the main one); outside any git repository the
-project id is ``global``.
+"""Which memory folder belongs to a project, as the agents themselves decide: ZCode's
+``<slug>-<hash16>`` folder of a workspace, MiMo Code's project id kept in the repository's main
+``.git`` folder (``global`` outside any repository). The rules: docs/roots.md, "Project identity".
 """
 
 from __future__ import annotations

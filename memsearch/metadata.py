@@ -7,17 +7,11 @@
     ---
     body...
 
-PyYAML costs as much as indexing the file for a three-line block, even with
-libyaml, so the usual block (``key: plain text`` lines, one level of
-nesting) is read by :func:`_simple`, which accepts only what PyYAML reads as the
-same values (tests/test_metadata.py checks they agree); PyYAML is imported only
-for the rest. Unusable frontmatter (unclosed, invalid, not a mapping) never
-costs a file its place: it is indexed as plain text, the reason kept.
-
-A block may be hostile: nested thousands of levels deep (PyYAML's composer
-recurses) or an alias bomb (435 bytes of anchors naming each other nine times
-over: 9^8 strings). The MAX_* bounds limit the work before and during loading;
-a block past any bound is unusable frontmatter like any other.
+PyYAML costs as much as indexing the file for a three-line block, so the usual block (``key:
+plain text`` lines, one level of nesting) is read by :func:`_simple`, which accepts only what
+PyYAML reads as the same values (tests/test_metadata.py checks they agree). Unusable frontmatter
+(unclosed, invalid, not a mapping, past a MAX_* bound: a hostile block may nest thousands deep or
+be an alias bomb) never costs a file its place: it is indexed as plain text, the reason kept.
 """
 
 from __future__ import annotations

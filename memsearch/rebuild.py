@@ -1,23 +1,11 @@
 """The rebuild block: a session's memory put back into an agent's context, section by budget.
 
-When MiMo Code's context nears its limit (or on ``/rebuild``) it reads four files of a ``mimo``
-root, each up to a budget, and an index of memory keys, and keeps them as one block::
-
-    sessions/<sid>/checkpoint.md   11,000 tokens   # Session checkpoint
-    projects/<pid>/MEMORY.md       10,000 tokens   # Project durable knowledge
-    sessions/<sid>/notes.md         6,000 tokens   # Session notes
-    global/MEMORY.md                6,000 tokens   # Global memory
-    the other memory files of those places, paths only, newest first: 500 tokens   # Memory keys
-
-A ``claude`` or ``zcode`` root has only the project's pieces: its ``memory/MEMORY.md`` and its
-other memory files as the keys. A token is four characters, as session-context counts them, of
-the text as shown: cleaned as the index block is (memsearch.context) and controls spelled \\xNN.
-A section over budget is cut on a line boundary and one line says so and where the whole file is;
-a missing file leaves its section out. Files are found by the walk's rules (no link out of the
-root, no FIFO) and read confined and bounded, whatever their size.
-
-The block is marked as memory the agent wrote, not instructions from the user: every line of a
-file is indented, so only the block's own marks, headings and notices start a line.
+MiMo Code's sections (SECTIONS, each cut on a line boundary to its budget, a token being four
+characters of the text as shown) and the other memory keys, newest first; a ``claude`` or
+``zcode`` root has only the project's pieces. Files are found by the walk's rules and read
+confined and bounded. Every line of a file is indented, so only the block's own marks, headings
+and notices start a line: it reads as memory the agent wrote, not the user's instructions.
+The block and its budgets: docs/context.md.
 """
 
 from __future__ import annotations

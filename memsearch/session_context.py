@@ -1,19 +1,10 @@
 """ReadSessionContext: another session's raw course, read with a question.
 
-The local part of the source agents' rule (their model then distils the result; that needs an
-LLM and is left to the caller), its numbers in the constants below:
-
-* a character budget of ``maxTokens`` x 4, clamped, for the messages' text (and again for what
-  rendering adds to it);
-* a fragment (one cleaned message) scores for the whole query phrase, per query term it holds and
-  per further occurrence, up to a bound; CJK runs count as their two-character grams; at most
-  MAX_TERMS terms, the longest;
-* ``relevant`` keeps fragments scoring at least MIN_SCORE, best first until the budget is spent,
-  shown in the session's order (none: the last FALLBACK_FRAGMENTS); ``handoff`` takes fragments
-  from the end backwards until the budget is spent.
-
-The text is marked as untrusted background material, which a transcript cannot forge: every line
-of a fragment is indented, so only the headers start a line.
+The local part of the source agents' rule (their model then distils the result, left to the
+caller): a character budget, fragments scored against the query (``relevant``) or taken from the
+end (``handoff``), the numbers in the constants below and the rule in docs/history.md. The text is
+marked as untrusted background material, which a transcript cannot forge: every line of a fragment
+is indented, so only the headers start a line.
 """
 
 from __future__ import annotations

@@ -5,47 +5,7 @@ Hosts that let models write memory with ordinary Write/Edit tools call
 the host must write to, or raises ``WriteDenied`` with a message for the model
 that says what was refused, why, and what to write instead.
 
-Decisions a reviewer should know:
-
-* Pure and lexical: ``\\`` is a separator too, a relative target is joined
-  onto the worktree, ``.`` and ``..`` are collapsed. The host must write the
-  *returned* path (no ``..`` left for a symlinked directory to redirect), pass
-  roots resolved with ``os.path.realpath``, and open with ``O_NOFOLLOW``:
-  symlinks inside the tree are invisible to a pure function.
-* Refuse, never repair. A segment that hosts or file systems could read as a
-  different name is refused, with the plain name to use instead: control,
-  zero-width, bidirectional or unassigned characters; compatibility forms
-  (NFKC differs from NFC: full-width ``．．`` that a Windows "best fit"
-  conversion turns into ``..``); yen and won signs, which Japanese and
-  Korean code pages read as ``\\``; ``:`` (alternate data streams); a trailing
-  dot or space (Windows strips it); 8.3 short names (``GIT~1`` is ``.git``);
-  Windows device names; a leading ``~``; UNC and drive-relative paths; a
-  drive beside roots without one, or a path rooted without a drive beside
-  roots with one. So the returned path means the same file everywhere.
-  NFC/NFD differences pass (macOS folds them; a different name elsewhere,
-  never a trick).
-* Sensitive segments (rule 6) are compared after folding: NFKC, invisible
-  characters removed, cut at ``:``, trailing dots and spaces stripped, then
-  upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``: ``.gıt`` is
-  ``.git``). They are looked for below the memory root for memory files;
-  below ``<worktree>/.mimocode/`` for dream and distill writing their sandbox
-  (the sandbox itself is allowed, ``.mimocode/hooks/x`` is not); below the
-  worktree for other writes in it; in the whole path elsewhere
-  (``~/.ssh/authorized_keys`` is refused).
-* Memory-tree membership compares components case-sensitively; a path that
-  matches the root only after folding (``/MEM/...`` for ``/mem``) is refused:
-  on a case-insensitive file system it is the memory tree.
-* Writes off (rule 2) covers every path in, or folding into, the memory tree
-  and is checked first, so the model is told once that retrying won't help.
-* ``checkpoint-writer`` is held to its whitelist inside its own project and
-  session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
-  rule 5. Other agents may write any well-shaped memory file, other
-  sessions' and projects' included: the rules restrict only task folders.
-* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``;
-  a hidden name (``.x.md``, ``sessions/.s1/``) is refused in the memory tree,
-  which the indexer never reads there.
-* ``agent`` and ``task_id`` must come from the host, never from the model:
-  the gate cannot tell a model that lies about who it is.
+Every decision behind the rules is in docs/write-gate.md.
 """
 
 from __future__ import annotations
