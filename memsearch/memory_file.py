@@ -1,17 +1,10 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and
 how to open one without ever leaving its root.
 
-A memory file is a Markdown file (``.md``, any case) with no hidden part in
-its path below the root; in a claude or zcode root it lies in a project's
-memory folder, ``<project>/memory/**.md``. Symlinks are followed only while
-they stay inside the root (claude, zcode: inside the project's memory folder)
-and lead to a memory file's path: a link never shows what a plain path could
-not. :mod:`memsearch.walk` applies this rule while it walks.
-
-:func:`open_memory_file` opens one name at a time, each relative to the
-directory opened before it, never following a link (``O_NOFOLLOW``); a link
-is read and its target resolved the same way. So what was checked is what is
-read, even while another process swaps a directory for a link elsewhere.
+A memory file is a Markdown file (``.md``, any case) with no hidden part in its path below the
+root; in a claude or zcode root it lies in a project's ``<project>/memory/``. A symlink is followed
+only to a memory file's path inside the root. :func:`open_memory_file` opens one name at a time,
+never following a link (``O_NOFOLLOW``), so what was checked is what is read (docs/hostile-content.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""Tunable constants and the optional config file.
-
-Every constant a user may want to change can be set in the config file
-(``$XDG_CONFIG_HOME/memsearch/config.toml``, or the file named by
-``MEMSEARCH_CONFIG``)::
-
-    floor = 0.15          # relative score floor, 0 turns it off
-    reconcile = true      # walk the tree before every query
-    max_file_bytes = 2000000
-    manifest_limit = 200  # most files `memsearch manifest` lists
-    sync_timeout = 1.0    # seconds a query waits for a running watcher before walking
-    roots = ["claude", "zcode", "~/notes"]   # or [[roots]] tables, see roots.py
+"""Tunable constants and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml``, or
+the file named by ``MEMSEARCH_CONFIG``), which can set every constant a user may want to change:
+its keys are in the README, "Configuration".
 """
 
 from __future__ import annotations
