@@ -99,9 +99,8 @@ def open_index(root, db_path):
     """A MemoryIndex over the chosen roots (``root``: the --root values)."""
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
-    roots = chosen_roots(root)
-    with one_line_errors():
-        return MemoryIndex(roots=roots, db_path=db_path)
+    with one_line_errors():  # chosen_roots' CommandFailed is no ValueError: passed on as it is
+        return MemoryIndex(roots=chosen_roots(root), db_path=db_path)
 
 
 def use_color(choice: str | None) -> bool:

@@ -52,7 +52,8 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     windows = sys.platform == "win32" if windows is None else windows
     path = given_path(workspace, "workspace must be a path")
     # Node's path.resolve, as ZCode makes it absolute: unlike abspath, leading slashes become one.
-    absolute = ntpath.abspath(path) if windows else "/" + posixpath.normpath(posixpath.join(os.getcwd(), path)).lstrip("/")
+    absolute = (ntpath.abspath(path) if windows
+                else "/" + posixpath.normpath(posixpath.join(os.getcwd(), path)).lstrip("/"))
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     name = (ntpath if windows else posixpath).basename(absolute)  # none for a root ("/", "C:\\")

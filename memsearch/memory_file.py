@@ -150,7 +150,8 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
     Any refusal or OS error is one NotAMemoryFile naming ``shown`` (the path
     as given, quoted), ``missing`` set when nothing is there."""
     if ".." in parts:
-        raise NotAMemoryFile(f"{shown} climbs out of its folder ('..'): only memory files inside the memory folder can be read")
+        raise NotAMemoryFile(f"{shown} climbs out of its folder ('..'):"
+                             " only memory files inside the memory folder can be read")
     if not parts or not is_markdown(parts[-1]):
         raise NotAMemoryFile(f"only Markdown memory files (.md) can be read, not {shown}")
     if place is not None:
