@@ -19,6 +19,7 @@ from .format import quoted
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
+from .settings import given_path
 from .walk import real_folder, walk, walk_paths
 
 # name, where in a mimo root, heading, default budget in tokens: MiMo Code's own.
@@ -164,10 +165,7 @@ def _project(value, kind: str) -> str | None:
     """The project folder's name ``value`` gives: an id, or a repository's path named by the
     agent's rule (MiMo: the id in its .git, never created here; Claude: the path's slug; ZCode:
     ``<slug>-<hash16>``)."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise InvalidArgument(f"project must be a project id or a repository's path, got {type(value).__name__}")
+    value = given_path(value, "project must be a project id or a repository's path")
     if "/" not in value and value[:1] != "~" and value not in (".", ".."):
         if not _is_name(value):
             raise InvalidArgument(f"project {quoted(value, 200)} is no project id (a folder's name): give the id,"

@@ -17,6 +17,7 @@ import unicodedata
 
 from .errors import InvalidArgument, MemsearchError
 from .memory_file import MIMO_SCOPES, is_hidden
+from .settings import given_path
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
@@ -86,7 +87,7 @@ def check_write(
     """
     # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
     agent = "" if agent is None else unicodedata.normalize(
-        "NFKC", _text(agent, "agent")).strip().casefold()
+        "NFKC", given_path(agent, "agent must be a str or path")).strip().casefold()
     wt = _root(worktree, "worktree")
     root = _root(memory_root, "memory_root", base=wt)
     project_id = _id(project_id, "project_id")
@@ -345,16 +346,8 @@ def _show(value) -> str:
     return f"'{out}'"
 
 
-def _text(value, name) -> str:
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{name} must be a str or path, got {type(value).__name__}")
-    return value
-
-
 def _target_text(target) -> str:
-    raw = _text(target, "target")
+    raw = given_path(target, "target must be a str or path")
     if not raw.strip():
         _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
     if "\0" in raw:
@@ -364,7 +357,7 @@ def _target_text(target) -> str:
 
 
 def _root(value, name, base=None):
-    text = _text(value, name)
+    text = given_path(value, f"{name} must be a str or path")
     if "\0" in text:
         raise InvalidArgument(f"{name} contains a NUL byte")
     text = text.replace("\\", "/")
