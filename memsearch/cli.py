@@ -1,12 +1,8 @@
-"""The memsearch command line: a thin click layer over MemoryIndex.
+"""The memsearch command line: a thin click layer over MemoryIndex (what the console script's
+quick path for `memsearch query` shares with it is in memsearch.commands, free of click).
 
-Exit codes (grep's convention): 0 hits found (or command succeeded),
-1 query ran and found nothing, 2 error (bad usage, bad query, unusable
-root or index), 130 interrupted (Ctrl-C).
-
-What the commands share with the console script's quick path for
-`memsearch query` (memsearch.entry) lives in memsearch.commands, free of
-click.
+Exit codes (grep's convention): 0 hits found (or command succeeded), 1 query ran and found
+nothing, 2 error (bad usage, bad query, unusable root or index), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ import click
 
 from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
-                       one_line_errors, open_index, print_aborted, print_warning, progress_bar, run_query, use_color)
+                       one_line_errors, open_index, print_aborted, print_result, print_warning, progress_bar, run_query)
 from .errors import MemsearchError
 
 
@@ -30,8 +26,7 @@ class Failure(click.ClickException):
 
 
 class UsageFailure(click.UsageError):
-    """A usage error on one line, as the README promises (click prints the usage and a hint
-    on three lines before it): exit 2."""
+    """A usage error on one line, as the README promises (not click's three): exit 2."""
 
     def show(self, file=None) -> None:
         hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
@@ -48,13 +43,15 @@ def one_line_usage():
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 
-class Command(click.Command):
-    """A command whose one-line errors (memsearch's own, and CommandFailed
-    from memsearch.commands) click reports as a Failure: exit 2."""
-
+class OneLineUsage:
     def make_context(self, *args, **kwargs):
         with one_line_usage():
             return super().make_context(*args, **kwargs)
+
+
+class Command(OneLineUsage, click.Command):
+    """A command whose one-line errors (memsearch's own, and CommandFailed
+    from memsearch.commands) click reports as a Failure: exit 2."""
 
     def invoke(self, ctx):
         try:
@@ -68,12 +65,8 @@ class Command(click.Command):
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
-class Group(click.Group):
+class Group(OneLineUsage, click.Group):
     command_class = Command
-
-    def make_context(self, *args, **kwargs):
-        with one_line_usage():
-            return super().make_context(*args, **kwargs)
 
     def resolve_command(self, ctx, args):
         with one_line_usage():
@@ -85,9 +78,8 @@ class Group(click.Group):
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
 
 class RootSpec(click.ParamType):
-    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a
-    path click checks (a file named "claude" here is no matter). In
-    MEMSEARCH_ROOTS, specs are separated by ':' as click.Path's are."""
+    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a path click checks;
+    in MEMSEARCH_ROOTS separated by ':' as click.Path's are."""
 
     name = "root"
     envvar_list_splitter = os.path.pathsep
@@ -108,9 +100,8 @@ def complete_root(ctx, param, incomplete: str):
 
 
 def completer(module: str, name: str):
-    """Complete from the values the library accepts, memsearch.<module>.<name>
-    (imported only when a shell asks). The library checks the value: the
-    shell only translates its error."""
+    """Complete from the values the library accepts, memsearch.<module>.<name> (imported only
+    when a shell asks)."""
     def complete(ctx, param, incomplete: str):
         import importlib
 
@@ -135,14 +126,15 @@ CLICK_ARGS = {
 }
 
 
-def option(key: str):
+def option(key: str, **overrides):
     """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
     extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
     kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
-    return click.option(*o.names, o.key, help=o.help, type=kind, **extra, **CLICK_ARGS.get(key, {}))
+    extra.update(CLICK_ARGS.get(key, {}), **overrides)
+    return click.option(*o.names, o.key, help=o.help, type=kind, **extra)
 
 
 def root_options(f):
@@ -155,14 +147,8 @@ def query_options(f):
     return f
 
 
-def echo_json(value) -> None:
-    click.echo(fmt.json_text(value))
-
-
 def log_to_stderr() -> None:
-    """Long-running commands (watch, mcp) report through logging: show its
-    warnings as one line each. One-shot commands never import logging (see
-    memsearch.db.warn)."""
+    """Long-running commands (watch, mcp) report through logging: one stderr line a warning."""
     import logging
 
     class Stderr(logging.Handler):
@@ -225,10 +211,7 @@ def index(root, db_path, as_json):
     """Bring the index up to date with the files and report what changed."""
     with open_index(root, db_path) as idx, progress_bar(INDEX_BAR_FILES, "indexing") as progress:
         report = idx.reconcile(progress=progress)
-    if as_json:
-        echo_json(fmt.report_dict(report))
-    else:
-        click.echo(fmt.format_report(report))
+    click.echo(fmt.json_text(fmt.report_dict(report)) if as_json else fmt.format_report(report))
 
 
 @main.command(short_help="Show the roots, the index and the watcher.")
@@ -239,10 +222,7 @@ def status(root, db_path, as_json):
     database, its file count and schema version, and the watcher."""
     with open_index(root, db_path) as idx:
         info = idx.status()
-    if as_json:
-        echo_json(info)
-    else:
-        click.echo(fmt.format_status(info))
+    click.echo(fmt.json_text(info) if as_json else fmt.format_status(info))
 
 
 @main.command(short_help="List the memory files, newest first.")
@@ -266,7 +246,7 @@ def manifest(folder, root, limit, as_json):
     with one_line_errors():
         entries = list_files(roots, limit=load_settings().manifest_limit if limit is None else limit)
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        click.echo(fmt.json_text([e.to_dict() for e in entries]))
     elif entries:
         click.echo(format_manifest(entries))
 
@@ -314,7 +294,7 @@ def context(path, session, project, root_spec, budget, as_json):
                                          param_hint="--budget") from None
         found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
         if as_json:
-            echo_json(found.to_dict())
+            click.echo(fmt.json_text(found.to_dict()))
             return
         text = found.text
     if text:
@@ -339,9 +319,7 @@ def watch(**root_opts):
     from .watch import Watcher
 
     log_to_stderr()
-    # A plain list, not a threading.Event: the handler runs in this thread, and
-    # Event.set() there could wait forever for the lock this thread's own
-    # Event.wait() held when the signal came.
+    # A list, not a threading.Event: set() in the handler could wait for the lock wait() holds.
     stop: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _: stop.append(signum))
@@ -401,19 +379,14 @@ def doctor(fix, as_json, **root_opts):
 
     with open_index(**root_opts) as idx:
         report = diagnose(idx, fix=fix)
-    if as_json:
-        echo_json(report.to_dict())
-    else:
-        click.echo(format_report(report))
+    click.echo(fmt.json_text(report.to_dict()) if as_json else format_report(report))
     if not report.ok:
         sys.exit(1)
 
 
 # -- conversation history (issue 16): transcripts, never the memory ------------------
 def history_options(f):
-    f = click.option("--db", "db_path", type=FILE, envvar="MEMSEARCH_DB", show_envvar=True,
-                     help="Index database file.",
-                     show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
+    f = option("db_path", show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
     return click.option(
         "--history-root", "history_root", multiple=True, type=FOLDER, envvar="MEMSEARCH_HISTORY_ROOTS",
         show_envvar=True, metavar="DIR",
@@ -454,7 +427,6 @@ def history(text, history_root, db_path, project, session, role, since, messages
     searched by `memsearch query`, never here. Exit status 1 when nothing
     matched.
     """
-    from .format import format_hits, result_json
     from .history_refresh import DEFERRED, REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
@@ -471,15 +443,9 @@ def history(text, history_root, db_path, project, session, role, since, messages
         path, reason = skipped[0]
         more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
         print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
-    if as_json:
-        click.echo(result_json(result))
-    elif result.hits:
-        shown = use_color(color)
-        click.echo(format_hits(result, color=shown), color=shown)
-    else:
-        click.echo("no matches", err=True)
-    if not result.hits:
-        sys.exit(1)
+    status = print_result(result, as_json, color)
+    if status:
+        sys.exit(status)
 
 
 @main.command("session-context", short_help="Read a past session with a question.")
@@ -499,13 +465,8 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
     """
     with open_history(history_root, db_path) as idx, one_line_errors():
         found = idx.read_session_context(session, query, strategy, max_tokens)
-    if as_json:
-        echo_json(found.to_dict())
-    else:
-        click.echo(found.text)
+    click.echo(fmt.json_text(found.to_dict()) if as_json else found.text)
 
 
-if __name__ == "__main__":
-    # `python -m memsearch.cli`: always through click, as this module is loaded
-    # anyway (the console script, memsearch.entry, tries the quick path first).
+if __name__ == "__main__":  # `python -m memsearch.cli`: always through click
     main()

@@ -1,9 +1,6 @@
-"""What the CLI commands do, without click.
-
-The click commands in memsearch.cli and the console script's quick path for
-`memsearch query` (memsearch.entry) both run these, so a query behaves and
-prints the same whichever way it came in. A command that cannot go on
-raises CommandFailed; the CLI prints "Error: <message>" and exits 2.
+"""What the CLI commands do, without click: the click commands (memsearch.cli) and the quick path
+for `memsearch query` (memsearch.entry) both run these, so a query prints the same either way.
+A command that cannot go on raises CommandFailed; the CLI prints "Error: <message>", exit 2.
 """
 
 from __future__ import annotations
@@ -28,10 +25,8 @@ class CommandFailed(Exception):
     """A command cannot go on; its message is one line for the user."""
 
 
-# What a command that ran out of memory says (under a cap such as `ulimit -v`,
-# or on a full machine): SQLite reports SQLITE_NOMEM as a MemoryError, in the
-# middle of a build of large files. Its write transaction is rolled back, so the
-# index is left as its last commit had it, and a run with more memory goes on.
+# What a command that ran out of memory says (SQLite's SQLITE_NOMEM is a MemoryError): its write
+# transaction is rolled back, so a run with more memory goes on from the last commit.
 OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free some memory or raise the"
                  " limit (ulimit -v) and run again")
 
@@ -104,9 +99,8 @@ def open_index(root, db_path):
     """A MemoryIndex over the chosen roots (``root``: the --root values)."""
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
-    roots = chosen_roots(root)
-    with one_line_errors():
-        return MemoryIndex(roots=roots, db_path=db_path)
+    with one_line_errors():  # chosen_roots' CommandFailed is no ValueError: passed on as it is
+        return MemoryIndex(roots=chosen_roots(root), db_path=db_path)
 
 
 def use_color(choice: str | None) -> bool:
@@ -146,13 +140,17 @@ INDEX_BAR_FILES = 2000
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
               color=None) -> int:
-    """`memsearch query` with the click command's arguments: print the hits
-    (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
+    """`memsearch query` with the click command's arguments (see print_result)."""
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
             " ".join(text), limit, scope, scope_id, type_,
             reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None, progress=bar,
         )
+    return print_result(result, as_json, color)
+
+
+def print_result(result, as_json: bool, color: str | None) -> int:
+    """Print a memory or history result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
     if as_json:
         echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:

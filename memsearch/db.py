@@ -1,10 +1,7 @@
 """Open the index database: location, pragmas, schema, and recovery.
 
-The database is a cache of the Markdown files: a damaged one is moved aside
-(kept for a post-mortem) and rebuilt, never repaired. Whether a file is an
-index (it carries :data:`APPLICATION_ID`) is decided before anything writes to
-it (:func:`inspect`): a --db file that is not one, or that a newer memsearch
-wrote, is refused and left byte for byte as it was.
+The database is a cache of the Markdown files: a damaged one is set aside (kept) and rebuilt, never
+repaired. Whether a file is an index is decided before anything writes to it (:func:`inspect`).
 """
 
 from __future__ import annotations
@@ -27,10 +24,8 @@ if TYPE_CHECKING:
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 32768
 
-# Bytes of WAL left on disk once it is checkpointed and starts over (PRAGMA
-# journal_size_limit). SQLite otherwise keeps the file at its largest: after a
-# cold build, a watcher or MCP server held a WAL as large as the whole index
-# beside it for as long as it ran. About SQLite's autocheckpoint (1000 pages).
+# WAL bytes kept once checkpointed (journal_size_limit): else a long-lived process keeps a WAL as
+# large as its largest write, a cold build's whole index. About SQLite's autocheckpoint (1000 pages).
 WAL_LIMIT_BYTES = 4 << 20
 
 # Messages by which SQLite says the file is damaged or not a database at all.
@@ -46,10 +41,8 @@ def is_corruption(ex: sqlite3.Error) -> bool:
     return any(text in str(ex) for text in _CORRUPT)
 
 
-# PRAGMA application_id of every index memsearch creates ("mems", header
-# offset 68). A damaged file with it is set aside and rebuilt, even with --db;
-# a file without it is never written: refused (--db) or set aside intact.
-# Indexes from before the mark are recognised by their migrations table.
+# PRAGMA application_id of every index memsearch creates ("mems"): a damaged file with it is set
+# aside and rebuilt, even with --db; one without it is never written. Older indexes: see _premark.
 APPLICATION_ID = 0x6D656D73
 
 # Bytes 0-15 of every SQLite database file.
@@ -64,10 +57,8 @@ def cache_folder() -> str:
 
 
 def given_file(path: str | os.PathLike) -> str:
-    """The index file a caller named, as text, ``~`` expanded and a relative
-    name taken against the working folder now: a long-lived index keeps to its
-    file, and an os.chdir() later would have it build another one there.
-    InvalidArgument for what is not a path (bytes, a number)."""
+    """The index file a caller named, as text, ``~`` expanded and made absolute now (a later
+    os.chdir() must not move it); InvalidArgument for what is not a path."""
     path = os.path.expanduser(given_path(path, "db_path must be a file's path"))
     try:
         os.fsencode(path)
@@ -87,23 +78,10 @@ def default_db_file(root: str | os.PathLike) -> str:
 
 
 def roots_db_file(keys, kind: str = "roots") -> str:
-    """One database per set of roots, keyed by the sorted root keys (kind
-    and resolved folder): turning a root on or off picks another file.
-    ``kind``: "history" for transcript folders (memsearch.history)."""
+    """One database per set of roots (``kind`` "history": of transcript folders), keyed by the
+    sorted root keys: turning a root on or off picks another file."""
     digest = _digest("\n".join(sorted(keys)))
     return os.path.join(cache_folder(), f"{kind}-{digest}.db")
-
-
-def default_db_path(root: str | os.PathLike) -> Path:
-    from pathlib import Path  # here only: a query uses default_db_file, and never imports pathlib
-
-    return Path(default_db_file(root))
-
-
-def roots_db_path(keys) -> Path:
-    from pathlib import Path
-
-    return Path(roots_db_file(keys))
 
 
 def _digest(text: str) -> str:
@@ -121,10 +99,8 @@ def _digest(text: str) -> str:
 
 def set_hash_size(conn: sqlite3.Connection, fts: str, size: int) -> None:
     """FTS5's 'hashsize' of table ``fts`` (an FTS5 too old to know it just builds slower)."""
-    try:
+    with suppress(sqlite3.OperationalError):
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('hashsize', ?)", (size,))
-    except sqlite3.OperationalError:
-        pass
 
 
 # FTS5's own hash size, put back after a bulk load: the setting is stored in the index, and later
@@ -134,12 +110,10 @@ FTS5_HASH_BYTES = 1 << 20
 
 @contextmanager
 def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: int, added: str | None = None):
-    """Rows written inside go to table ``content`` alone, its sync triggers dropped; then one
-    statement indexes them into ``fts`` with an FTS5 hash of ``hash_bytes``, and the triggers are
-    restored. A trigger call per row costs about twice the CPU and flushes FTS5's pending terms as a
-    segment each. ``added``: rows are only inserted inside, and these columns of those past the
-    largest rowid before are indexed; None: the whole table is rebuilt. Inside the caller's write
-    transaction, so a rollback leaves all as it was."""
+    """Rows written inside go to table ``content`` alone, its sync triggers dropped (a trigger per
+    row doubles the CPU); then one statement indexes them into ``fts`` and the triggers come back.
+    ``added``: the columns to index of the rows inserted inside; None: rebuild the whole table.
+    Inside the caller's write transaction, so a rollback leaves all as it was."""
     triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
                             (content,)).fetchall()
     first = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {content}").fetchone()[0]
@@ -204,10 +178,8 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
 
 
 class Opened:
-    """What MemoryIndex and HistoryIndex share: an index file (``_db_file``,
-    ``explicit_db``) whose connection is opened at first use, closed by
-    close() or at the end of a ``with`` block. Threads may share one: its
-    operations run one at a time (see ``_lock``)."""
+    """What MemoryIndex and HistoryIndex share: an index file whose connection is opened at first
+    use, closed by close() or a ``with`` block; threads sharing it run one operation at a time."""
 
     _db_file: str
     explicit_db: bool
@@ -216,10 +188,7 @@ class Opened:
     _wal: tuple[int, int] | None = None  # and of its -wal file
 
     def __init__(self) -> None:
-        # Held by every operation, the opening and the closing of the
-        # connection: threads sharing an index share its one connection, on
-        # which their transactions interleaved ("cannot start a transaction
-        # within a transaction"), and a close() pulled it from under a query.
+        # Held by every operation and by opening and closing: threads share one connection.
         # Reentrant: an operation opens the connection, refresh() runs others.
         self._lock = RLock()
 
@@ -242,23 +211,16 @@ class Opened:
                 self._conn = None
 
     def replaced(self) -> bool:
-        """Whether the connection's file is no longer the one at the path
-        (deleted, or set aside by another process, which then builds a new
-        one there): the connection would go on reading and writing the old.
-        So too when its -wal file alone was deleted: the connection writes
-        on in the deleted one, and every other process's open failed ("disk
-        I/O error": the -shm they share counts frames the new -wal lacks) for
-        as long as this connection lived. Closing it checkpoints the deleted
-        WAL into the index and lets the others in."""
+        """Whether the connection's file, or its -wal file, is no longer the one at the path
+        (deleted, or set aside by another process): the connection would go on in the old one, and
+        a -wal deleted alone fails every other process's open until this one is closed."""
         if self._conn is None:
             return False
         return (identity(self._db_file), identity(f"{self._db_file}-wal")) != (self._opened, self._wal)
 
     def _follow(self) -> None:
-        """Before bringing the index in step with the files: drop a connection
-        to a file no longer at the path, so that the index at the path now (or
-        a new one, read from the files) is the one brought in step. A deleted
-        index is how a user forces a full re-read."""
+        """Drop a connection to a file no longer at the path, so that the index there now (or a
+        new one: deleting it is how a user forces a full re-read) is the one brought in step."""
         with self._lock:
             if self.replaced():
                 self.close()
@@ -285,10 +247,7 @@ class Opened:
                 if isinstance(ex, sqlite3.InterfaceError) and str(ex).startswith("Error binding parameter"):
                     raise MemoryError(str(ex)) from None
                 error = translate(ex, self._db_file)
-                # SQLite opens a file it cannot write read-only, silently, and
-                # that connection stays so: an index made writable again (its
-                # mode or owner fixed, its disk remounted) failed every write of
-                # a long-lived index. The next call opens the file as it is then.
+                # A connection SQLite opened read-only stays so: the next call opens the file as it is then.
                 if "readonly" in str(ex):
                     self.close()
             if not isinstance(error, DatabaseCorrupt):
@@ -324,12 +283,8 @@ def check_path(path: str) -> None:
 
 
 def _writable_side_files(path: str) -> None:
-    """Give the -wal and -shm files the index file's mode when we can write
-    the index but not them. SQLite creates them with the index's mode, so a
-    query while the index was read-only (r--r--r--) left them so, and its
-    read-only connection could not delete them: once the index was writable
-    again, SQLite opened them, hence the index, read-only, and every query
-    failed "attempt to write a readonly database" until they were deleted."""
+    """Give the -wal and -shm files the index file's mode when we can write the index but not
+    them (left read-only by a query while the index was): else SQLite opens it read-only."""
     if not os.access(path, os.W_OK):  # not there yet, or read-only: SQLite reads it as is
         return
     for suffix in ("-wal", "-shm"):
@@ -365,11 +320,10 @@ def _open_checked(path: str) -> sqlite3.Connection:
 
 
 def inspect(path: str, conn: sqlite3.Connection) -> bool:
-    """Decide, reading only, whether ``conn``'s file is a memsearch index.
-    True: ours but unmarked (empty, or from before the mark); False: marked.
-    Raises NotAnIndex, SchemaTooNew, or DatabaseCorrupt (damaged but marked).
-    The header is read directly only when SQLite cannot read it: opening and
-    closing the file would drop every other connection's POSIX locks on it."""
+    """Decide, reading only, whether ``conn``'s file is a memsearch index. True: ours but unmarked
+    (empty, or older); False: marked. Raises NotAnIndex, SchemaTooNew, or DatabaseCorrupt (damaged
+    but marked). The header is read directly only when SQLite cannot: closing a file opened again
+    drops every other connection's POSIX locks on it."""
     conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
         try:
@@ -464,18 +418,15 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
-# Copies set aside per index: the newest are enough for a post-mortem. An index
-# damaged again and again, or passed back and forth between an older and a
-# newer memsearch (each sets the other's aside), would otherwise fill the disk.
+# Copies set aside per index: the newest are enough for a post-mortem, and an index damaged again
+# and again (or passed between an older and a newer memsearch) must not fill the disk.
 KEEP_ASIDE = 3
 
 
 def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
-    """Move a bad database (and its WAL files) out of the way, keeping it and
-    the KEEP_ASIDE - 1 copies set aside before it. ``found``: the identity()
-    of the file found bad; when another file is at ``path`` now (another
-    process set the bad one aside and built a new index), nothing is moved
-    and None returned."""
+    """Move a bad database (and its WAL files) out of the way, keeping KEEP_ASIDE copies.
+    ``found``: the identity() of the file found bad; when another is at ``path`` now (another
+    process set it aside first), nothing is moved and None returned."""
     from pathlib import Path  # only on this rare path
 
     if found is not None and identity(path) != found:
@@ -497,23 +448,26 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
     return target
 
 
+def copies_aside(path: str | os.PathLike) -> list[str]:
+    """The names of the copies of the index at ``path`` set aside (each with its -wal and -shm
+    files, not listed), oldest first: their names sort by time."""
+    folder, name = os.path.split(os.fspath(path))
+    with suppress(OSError), os.scandir(folder or ".") as entries:
+        return sorted(e.name for e in entries if e.name.startswith(f"{name}.bad-")
+                      and not e.name.endswith(("-wal", "-shm")))
+    return []
+
+
 def _drop_older_copies(path: Path, target: Path) -> None:
-    """Delete all but the newest KEEP_ASIDE copies of ``path`` set aside
-    (``target`` the newest); their names sort by the time they were set aside."""
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    older = sorted(n for n in names if n.startswith(f"{path.name}.bad-") and n != target.name
-                   and not n.endswith(("-wal", "-shm")))
+    """Delete all but the newest KEEP_ASIDE copies set aside."""
+    older = [n for n in copies_aside(path) if n != target.name]
     for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):  # another process may delete it first
                 os.unlink(path.parent / f"{name}{suffix}")
 
 
-# Where warnings go: None means the "memsearch" logger (the CLI points it at
-# stderr for one command).
+# Where warnings go: None means the "memsearch" logger (the CLI sets it for one command).
 warning_sink = None
 
 

@@ -8,13 +8,11 @@ Copilot, Cursor, Windsurf, Cline, Kiro, Roo, Amazon Q and Junie); ``memory/``
 only when it holds a MEMORY.md, or Markdown alone. Only ``.md`` files are
 read: Cursor's ``.mdc`` rules are not.
 
-A fresh query must not walk the source trees: :func:`walk_checkouts` lists
-the root and each checkout's top level, and walks only the places above that
-exist. A process that queries again keeps, after two walks that changed
-nothing, the steady state: every folder that decided the walk and every
-file, which it only lstats while none changed. Nested instruction files (``src/api/AGENTS.md``)
-are found only by the deep walk (``memsearch index``, the watcher), at most
-NESTED_DEPTH folders down and never into SKIP_DIRS or a pyvenv.cfg folder.
+A fresh query never walks the source trees: :func:`walk_checkouts` lists the root and each
+checkout's top level and walks only the places that exist (a process that queries again only
+lstats them, memsearch.steady). Nested instruction files (``src/api/AGENTS.md``) are found only
+by the deep walk (``memsearch index``, the watcher), at most NESTED_DEPTH folders down and never
+into SKIP_DIRS or a pyvenv.cfg folder.
 """
 
 from __future__ import annotations
@@ -86,9 +84,7 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
     ``skipped`` gets those passed over."""
     entries = _scan(root)
     if entries is None:
-        if not os.path.isdir(root):
-            raise RootNotFound(f"memory root vanished: {root}")
-        raise RootNotFound(f"memory root cannot be read: {root}")
+        raise RootNotFound(f"memory root {'cannot be read' if os.path.isdir(root) else 'vanished'}: {root}")
     skipped = [] if skipped is None else skipped
     found = []
     for entry in entries:
@@ -355,10 +351,8 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
 
 
 def _one_hop(link: str) -> bool:
-    """Whether the link at ``link`` (in a real folder) reaches its file by
-    itself, through no other link: the probe keeps only this one, and another
-    one re-pointed (docs/x in CLAUDE.md -> docs/x -> ../AGENTS.md) would go
-    unseen. A ".." after a name is refused: it may climb back out of a link."""
+    """Whether the link at ``link`` (in a real folder) reaches its file through no other link,
+    which the probe would not see re-pointed (a ".." after a name may climb back out of one)."""
     try:
         target = os.readlink(link)
     except OSError:
@@ -469,9 +463,8 @@ def _in_place(rel: str) -> bool:
 
 
 def _nested(known: dict[str, Fingerprint], cache: RootCache) -> list[str]:
-    """The paths of ``known`` only the deep walk finds; cached while ``known``
-    is the same (one tuple swapped whole: a thread never pairs one known with
-    another's list)."""
+    """The paths of ``known`` only the deep walk finds; cached while ``known`` is the same (one
+    tuple swapped whole, so threads never mix two)."""
     cached = cache.flat
     if cached[0] is not known:
         cached = cache.flat = (known, [rel for rel in known if "/" in rel and not _in_place(rel)])

@@ -1,23 +1,12 @@
 """``memsearch doctor``: check an index against SQLite, FTS5 and the files;
 with ``fix``, repair what was found.
 
-The checks, in order (each a :class:`Check`): ``database`` (a memsearch
-index, by its mark or its migrations, not from a newer memsearch); ``sqlite``
-(``PRAGMA integrity_check``); ``fts5`` (FTS5's ``integrity-check`` with rank 1,
-which also compares the full-text index with its content table: postings no
-SQLite check sees); ``files`` (rows gone, missing or out of date against the
-files); ``query`` (open, search and write, rolled back, as a query does, so
-that doctor never calls healthy an index every query fails on: a folder that
-cannot be written, a file SQLite can only read; an index not built yet is
-tried on a scratch file beside it, removed afterwards).
-
-Without ``fix`` nothing changes but what any query would change (pending
-migrations, the mark, WAL): no recovery sets a damaged cache aside. With
-``fix``: an unusable cache (in the cache folder, or carrying the mark) is set
-aside (kept) and rebuilt; an FTS5 index out of step with its content gets
-FTS5's ``rebuild``; rows out of step with the files are reconciled. A ``--db``
-file that is not a memsearch index, or is a newer memsearch's, is reported and
-never touched. The checks then run again: whatever they still find remains.
+The checks, in order (each a :class:`Check`): ``database`` (ours, not a newer memsearch's),
+``sqlite`` (integrity_check), ``fts5`` (integrity-check with rank 1: the full-text index against
+its content), ``files`` (rows against the files) and ``query`` (open, search and write, rolled
+back, as a query does: doctor never calls healthy an index every query fails on). Without ``fix``
+nothing changes but what any query would change; with it, each problem's remedy runs (a ``--db``
+file that is not ours is never touched) and the checks run again.
 """
 
 from __future__ import annotations
@@ -267,20 +256,16 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    folder = index.db_path.parent
-    kept, size = 0, 0
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.name.startswith(index.db_path.name + ".bad-"):
-                    try:
-                        size += entry.stat().st_size
-                    except FileNotFoundError:  # deleted since the listing: no longer kept
-                        continue
-                    if not entry.name.endswith(("-wal", "-shm")):  # a copy's WAL files are part of it
-                        kept += 1
-    except OSError:
-        return []
+    folder, kept, size = index.db_path.parent, 0, 0
+    for name in db_mod.copies_aside(index.db_file):
+        try:
+            size += os.stat(folder / name).st_size
+        except OSError:  # deleted since the listing: no longer kept
+            continue
+        kept += 1
+        for suffix in ("-wal", "-shm"):  # a copy's WAL files are part of it
+            with suppress(OSError):
+                size += os.stat(folder / f"{name}{suffix}").st_size
     if not kept:
         return []
     return [f"{kept} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"

@@ -1,11 +1,9 @@
 """The `memsearch` console script.
 
-Start-up is most of a one-shot query's cost, and importing click is a third
-of it. So the script reads the common `memsearch query`
-command line itself (memsearch.query_args) and runs the very function the
-click command runs (memsearch.commands.run_query), with the same output,
-errors and exit statuses. Everything else — help, usage errors, other
-commands, anything query_args is not certain about — goes to click.
+Importing click is a third of a one-shot query's start-up, so the script reads the common
+`memsearch query` command line itself (memsearch.query_args) and runs the function the click
+command runs (memsearch.commands.run_query), with the same output, errors and exit statuses.
+Everything else (help, usage errors, other commands, anything uncertain) goes to click.
 """
 
 import errno
@@ -31,7 +29,9 @@ def entry() -> None:
 def quick_query(argv) -> int | None:
     """Run `memsearch query` as click would and return its exit status, or
     None, having done nothing, when click must read the command line."""
-    if not argv or argv[0] != "query" or os.name == "nt" or _completion_requested():
+    # _<PROG>_COMPLETE set: click answers shell completion (the name depends on how it was started).
+    if not argv or argv[0] != "query" or os.name == "nt" or any(
+            name.startswith("_") and name.endswith("_COMPLETE") and value for name, value in os.environ.items()):
         return None
     from .query_args import query_kwargs
 
@@ -60,13 +60,6 @@ def quick_query(argv) -> int | None:
         return 1
     finally:
         db.warning_sink = None
-
-
-def _completion_requested() -> bool:
-    # click answers shell completion when _<PROG>_COMPLETE is set; which
-    # name it reads depends on how the program was started.
-    return any(name.startswith("_") and name.endswith("_COMPLETE") and value
-               for name, value in os.environ.items())
 
 
 class _Pacified:

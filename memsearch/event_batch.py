@@ -103,9 +103,8 @@ class Batch:
         if not discover.is_relevant(rel, is_dir):
             return None
         inside = rel.partition("/")[2]
-        # Only the deep walk finds a new checkout or nested file; a known nested
-        # file's edit or removal the plain walk sees (it stats them again), and
-        # the deep walk of a large tree outlasts a query's wait for the watcher.
+        # Only the deep walk finds a new checkout or nested file (a known one's change the plain walk
+        # sees), and it is slow: only then.
         if not inside or (not _in_a_place(inside) and (is_dir or kind == "created")):
             self.deep = True
         self.paths.add(f.label + rel)
@@ -127,9 +126,8 @@ class Links:
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
         self.paths: set[str] = set()
-        # Markdown files with more than one hard link: written through a link
-        # outside the roots, they change with no event under them at all, so
-        # the watcher rechecks them before it answers a cookie.
+        # Markdown files with more than one hard link, which change with no event when written
+        # through a link outside the roots: rechecked before a cookie is answered.
         self.hard: set[str] = set()
 
     def __bool__(self) -> bool:
@@ -138,9 +136,7 @@ class Links:
     def scan(self) -> None:
         self.paths, self.hard = set(), set()
         for f in self._followed:
-            links, hard = _links_under(f.folder, f.label)
-            self.paths |= links
-            self.hard |= hard
+            _links_under(f.folder, f.label, self.paths, self.hard)
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
@@ -166,18 +162,16 @@ class Links:
             self.paths.discard(path)
             self.paths -= {p for p in self.paths if p.startswith(path + "/")}
             if st is not None and stat.S_ISDIR(st.st_mode):
-                links, hard = _links_under(file, path + "/")
-                self.paths |= links
-                self.hard |= hard
+                _links_under(file, path + "/", self.paths, self.hard)
             elif st is not None and _hard_linked(path, st):
                 self.hard.add(path)
 
 
-def _links_under(folder: str, prefix: str) -> tuple[set[str], set[str]]:
-    """Index paths (``prefix`` + relative path) of the symlinks below folder,
-    and of its Markdown files with more than one hard link, hidden folders
-    left out as the walk leaves them out."""
-    links, hard, stack = set(), set(), [(folder, prefix)]
+def _links_under(folder: str, prefix: str, links: set[str], hard: set[str]) -> None:
+    """Add to ``links`` the index paths (``prefix`` + relative path) of the symlinks below folder,
+    and to ``hard`` those of its Markdown files with more than one hard link, hidden folders left
+    out as the walk leaves them out."""
+    stack = [(folder, prefix)]
     while stack:
         here, rel = stack.pop()
         try:
@@ -196,7 +190,6 @@ def _links_under(folder: str, prefix: str) -> tuple[set[str], set[str]]:
                         continue  # gone since the listing
         except OSError:
             continue
-    return links, hard
 
 
 def _hard_linked(name: str, st: os.stat_result) -> bool:

@@ -15,6 +15,7 @@ import os
 import select
 import sys
 import threading
+from contextlib import suppress
 
 from . import discover
 from .errors import WatcherError
@@ -107,7 +108,11 @@ class EventSource:
                 wd = self._inotify.add_watch(path, MASK)
             except OSError as ex:
                 if ex.errno == errno.ENOSPC:
-                    raise WatcherError(limit_message(path)) from None
+                    limit = max_user_watches()
+                    raise WatcherError(
+                        f"inotify could not watch {path} (fs.inotify.max_user_watches = {limit}, shared by all of"
+                        f" this user's processes); raise it, e.g. sudo sysctl"
+                        f" fs.inotify.max_user_watches={_suggest((limit or 0) + 1)}") from None
                 continue  # gone, not a folder, or unreadable: not read by the index either
             with self._lock:
                 self._paths[wd] = path
@@ -129,10 +134,8 @@ class EventSource:
             gone = [wd for wd, p in self._paths.items() if p == folder or p.startswith(head)]
             for wd in gone:
                 del self._paths[wd]
-                try:
+                with suppress(OSError):  # already gone with its folder
                     self._inotify.rm_watch(wd)
-                except OSError:
-                    pass  # already gone with its folder
         self._deep = {p for p in self._deep if p != folder and not p.startswith(head)}
 
     def _read(self) -> None:
@@ -181,7 +184,8 @@ class EventSource:
                 if mask & flags:
                     if is_dir and kind == "created":
                         self._watch_new(folder, path)
-                    elif folder not in self._deep and self._is_memory_dir(folder):
+                    elif (self.repos and folder not in self._deep and os.path.basename(folder) == "memory"
+                          and os.path.dirname(os.path.dirname(folder)) == self.folder):  # a checkout's memory/
                         self._recheck_memory(folder, kind, os.path.basename(path).lower())
                     self._on_event(kind, path, is_dir)
                     break
@@ -204,11 +208,6 @@ class EventSource:
             if folder not in self._deep:  # a Markdown file in it, and still not memory
                 self._mixed.add(folder)
         # Otherwise an edit, a note gone, or a note made beside a known file not Markdown: no turn.
-
-    def _is_memory_dir(self, folder: str) -> bool:
-        """Whether ``folder`` is a checkout's ``memory/`` (memory or not)."""
-        checkout, name = os.path.split(folder)
-        return self.repos and name == "memory" and os.path.dirname(checkout) == self.folder
 
     def _watch_new(self, parent: str, path: str) -> None:
         """A folder made or moved in: below a folder watched whole it is
@@ -254,14 +253,5 @@ def check_watch_limit(watches: int) -> None:
             f" sudo sysctl fs.inotify.max_user_watches={_suggest(watches)}")
 
 
-def limit_message(path: str) -> str:
-    limit = max_user_watches()
-    return (f"inotify could not watch {path} (fs.inotify.max_user_watches = {limit}, shared by all of this"
-            f" user's processes); raise it, e.g. sudo sysctl fs.inotify.max_user_watches={_suggest((limit or 0) + 1)}")
-
-
 def _suggest(needed: int) -> int:
-    size = 65536
-    while size < 2 * needed:
-        size *= 2
-    return size
+    return 1 << max(16, (2 * needed - 1).bit_length())  # a power of two, at least twice what is needed

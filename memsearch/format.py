@@ -24,9 +24,7 @@ def snippet_line(snippet: str, color: bool) -> str:
     snippet = one_line(snippet)
     if not color:
         return snippet
-    # Only marks that pair up are highlights: a file's own unclosed "<<" (a
-    # heredoc, "cat <<EOF") turned the rest of the excerpt, and the terminal
-    # after the command, bold yellow. An unpaired mark stays text.
+    # Only marks that pair up are highlights: a file's own "<<" (a heredoc) stays text.
     pieces, paired = split_marks(snippet, MARK_OPEN, MARK_CLOSE)
     return "".join((HIGHLIGHT_ON if piece == MARK_OPEN else HIGHLIGHT_OFF) if i in paired else piece
                    for i, piece in enumerate(pieces))

@@ -1,20 +1,10 @@
-"""Freshness without a walk, Watchman-style: both sides of the ``watcher``
-table, the querying side (:func:`sync`) light enough for every one-shot query
-(it never imports the event source), the watching side :class:`WatcherRows`.
+"""Freshness without a walk, Watchman-style: both sides of the ``watcher`` table, the querying
+side (:func:`sync`) light enough for every one-shot query, the watching side :class:`WatcherRows`.
 
-A query must reflect every change made before it was issued, even one the
-kernel queued and the watcher has not applied yet. So it checks that each
-root's watcher is ``ready``, alive and beating, creates a uniquely named
-cookie file in the watched folder (inotify queues one watcher's events in
-order: every earlier change is ahead of it), waits, bounded, until the
-watcher has committed those changes and acknowledged the cookie in
-``watcher_cookies``, removes the cookie and queries. Any doubt (no watcher,
-an old heartbeat, a dead pid, no acknowledgement in time) makes it walk the
-tree: slower, never stale.
-
-Cookies are hidden, so never indexed. Those of a query killed meanwhile are
-removed once older than COOKIE_STALE_S, by the watcher (at start and every
-ACK_KEEP_S/4) or a query that finds the folder's watcher gone.
+A query creates a cookie file in each watched folder (inotify queues one watcher's events in
+order: every earlier change is ahead of it) and waits, bounded, until the watcher has committed
+those changes and acknowledged it; any doubt makes it walk the tree: slower, never stale. The
+protocol and its fallbacks: docs/freshness.md.
 """
 
 from __future__ import annotations
@@ -38,10 +28,8 @@ COOKIE_PREFIX = ".memsearch-cookie-"
 HEARTBEAT_S = 1.0
 STALE_S = 5.0
 
-# A cookie this old was left by a query that died: a live one removes its
-# own as soon as it is acknowledged or its wait (sync_timeout) ends. Removing
-# one still waited on would do no harm either: the watcher acknowledges the
-# name its creation event carries, not the file.
+# A cookie this old was left by a query that died (a live one removes its own when its wait
+# ends; removing one still waited on is harmless: the watcher acknowledges the event's name).
 COOKIE_STALE_S = 60.0
 
 READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
@@ -95,23 +83,22 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
             followed.append(row)
             continue
         reason = reason or why
-        # No watcher will sweep this folder now: the cookies of queries that
-        # died in a handshake with it would stay for ever. Only the folder of
-        # this root (its real path), never one a row merely claims.
+        # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
         if row is not None and root.path and row.folder == os.path.realpath(root.path):
             sweep_cookies(row.folder, now)
     if reason:
         return reason
-    if not _one_watcher(rows, followed, {root.key for root in roots}):
+    # One watcher, following exactly these roots: the paths it writes are named as this query names them.
+    who = {(row.pid, row.host, row.started_at) for row in followed}
+    if len(who) != 1 or {k for k, row in rows.items() if (row.pid, row.host, row.started_at) in who} != {
+            root.key for root in roots}:
         return "the watcher follows another set of roots"
     created: list[str] = []
     try:
         for row in followed:
             path = os.path.join(row.folder, f"{COOKIE_PREFIX}{os.getpid()}-{next(_cookies)}-{os.urandom(3).hex()}")
             try:
-                # Read-only: closing it then raises no IN_CLOSE_WRITE, so the
-                # watcher's threads have one event to pass on, not two, while
-                # it acknowledges this one.
+                # Read-only: closing it raises no IN_CLOSE_WRITE, one event less for the watcher.
                 os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDONLY, 0o600))
             except OSError as ex:
                 return f"cannot create a cookie in {row.folder} ({ex.strerror})"
@@ -126,25 +113,14 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
 
 
 def disown(conn: sqlite3.Connection, keys) -> None:
-    """Delete the rows of every watcher that follows another set of roots
-    than ``keys`` (root keys), inside the caller's write transaction: a
-    reconcile of these roots rewrites the index for them (the rows of other
-    roots dropped, paths named as this set names them), and such a watcher
-    could no longer vouch for its own. It finds its rows gone at its next
-    heartbeat and reconciles everything again (WatcherRows.beat)."""
+    """Delete the rows of every watcher that follows another set of roots than ``keys``, inside the
+    caller's write transaction: a reconcile of these roots rewrites the index for them, so such a
+    watcher can no longer vouch for it (it finds its rows gone and rescans: WatcherRows.beat)."""
     followed: dict[tuple, set[str]] = {}
     for key, *who in conn.execute("SELECT root_key, pid, host, started_at FROM watcher"):
         followed.setdefault(tuple(who), set()).add(key)
     others = [who for who, theirs in followed.items() if theirs != set(keys)]
     conn.executemany("DELETE FROM watcher WHERE pid = ? AND host = ? AND started_at = ?", others)
-
-
-def _one_watcher(rows: dict, followed: list, keys: set) -> bool:
-    """Whether one watcher follows exactly the roots ``keys``: the paths it
-    writes are named as a query of these roots names them."""
-    who = {(row.pid, row.host, row.started_at) for row in followed}
-    return len(who) == 1 and {k for k, row in rows.items()
-                              if (row.pid, row.host, row.started_at) in who} == keys
 
 
 def sweep_cookies(folder: str, now: float) -> None:
@@ -352,9 +328,8 @@ class WatcherRows:
             if cur.rowcount < len(self.roots) and state != STOPPED:
                 if any(key in _rows(conn) for key, _ in self.roots):
                     raise TakenOver("another watcher took over this index's roots")
-                # The database was rebuilt (set aside when damaged), or a
-                # reconcile of other roots rewrote it (disown): claim it
-                # again, and vouch for it only after reconciling everything.
+                # The database was rebuilt, or rewritten for other roots (disown): claim it again,
+                # and vouch for it only after reconciling everything.
                 self._insert(RESCANNING if state == READY else state)
                 self.lost = True
             elif cookies:

@@ -1,20 +1,6 @@
-"""Which memory folder belongs to a project, as the agents themselves decide.
-
-ZCode keeps a workspace's memory in
-``<storage>/cli/memories/projects/<slug>-<hash>/memory``::
-
-    hash = sha256(absolute workspace path, lower-cased on Windows)[:16]
-           or sha256(workspace identity, trimmed)[:16] when the workspace has a
-           non-blank one (slug "project")
-    slug = folder name, lower-cased, each character outside [a-z0-9._-]
-           replaced by "-", at most 48 characters; "project" for a root (/)
-
-The absolute path is Node's ``path.resolve`` of the workspace.
-
-MiMo Code names a project by a UUID kept in ``mimocode-project-id`` inside
-the repository's main ``.git`` folder (created on first use; a worktree's
-``.git`` file points into the main one); outside any git repository the
-project id is ``global``.
+"""Which memory folder belongs to a project, as the agents themselves decide: ZCode's
+``<slug>-<hash16>`` folder of a workspace, MiMo Code's project id kept in the repository's main
+``.git`` folder (``global`` outside any repository). The rules: docs/roots.md, "Project identity".
 """
 
 from __future__ import annotations
@@ -26,6 +12,7 @@ import posixpath
 import re
 import sys
 import uuid
+from contextlib import suppress
 from pathlib import Path
 
 from .errors import InvalidArgument, MemsearchError
@@ -63,21 +50,15 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
     if workspace is None:
         raise InvalidArgument("give a workspace path or a non-blank identity")
     windows = sys.platform == "win32" if windows is None else windows
-    absolute = node_resolve(given_path(workspace, "workspace must be a path"), windows=windows)
+    path = given_path(workspace, "workspace must be a path")
+    # Node's path.resolve, as ZCode makes it absolute: unlike abspath, leading slashes become one.
+    absolute = (ntpath.abspath(path) if windows
+                else "/" + posixpath.normpath(posixpath.join(os.getcwd(), path)).lstrip("/"))
     key = absolute.lower() if windows else absolute
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     name = (ntpath if windows else posixpath).basename(absolute)  # none for a root ("/", "C:\\")
     slug = _NOT_SLUG.sub("-", name.lower())[:ZCODE_SLUG_MAX] or ZCODE_IDENTITY_SLUG
     return f"{slug}-{digest[:ZCODE_HASH_HEX]}"
-
-
-def node_resolve(path: str, *, windows: bool = False) -> str:
-    """``path`` made absolute as ZCode does, with Node's ``path.resolve``: unlike
-    posixpath.abspath, leading slashes become one (``//srv/x`` is ``/srv/x``)."""
-    if windows:
-        return ntpath.abspath(path)
-    absolute = posixpath.normpath(posixpath.join(os.getcwd(), path))
-    return "/" + absolute.lstrip("/")
 
 
 def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
@@ -153,10 +134,8 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
     except OSError as ex:
         raise MemsearchError(f"cannot write the project id {id_file}: {ex.strerror}") from None
     finally:
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
 
 
 def _read_id(path: Path) -> str | None:

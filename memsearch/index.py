@@ -28,29 +28,6 @@ if TYPE_CHECKING:
 SCOPES = tuple(dict.fromkeys(s for scopes in SCOPES_OF_KIND.values() for s in scopes))
 
 
-def check_filters(scope: str | None, type: str | None, scope_id: str | None = None) -> tuple[str | None, str | None]:
-    """UnknownFilter when scope, type or scope id can match no file: a typo
-    to report, not an empty answer that reads as "never recorded". Returns
-    scope and type in lower case, as every file has them: letter case is no typo."""
-    scope, type = _folded(scope), _folded(type)
-    for name, value, known in (("scope", scope, SCOPES), ("type", type, TYPES)):
-        if value is not None and value not in known:
-            raise UnknownFilter(f"{name} must be one of {', '.join(known)}; got {quoted(value, 100, always=True)}")
-    if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
-        raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
-    # A lone surrogate (bytes that were not UTF-8, decoded with
-    # surrogateescape) cannot be bound as SQLite text, and no scope id holds
-    # one: the walk spells such folder names with \xNN.
-    if isinstance(scope_id, str) and not encodable(scope_id):
-        raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
-                            " no scope id holds a lone surrogate")
-    return scope, type
-
-
-def _folded(value):
-    return value.lower() if isinstance(value, str) else value
-
-
 class SearchResult(NamedTuple):
     """Hits plus what a caller may want to show about how they were found.
 
@@ -100,13 +77,8 @@ class MemoryIndex(db.Opened):
             raise InvalidArgument("pass root or roots, not both")
         if root is not None:
             given = [root]
-        elif isinstance(roots, (str, os.PathLike, Root)):
-            given = [roots]
         elif roots is not None:
-            try:
-                given = list(roots)
-            except TypeError:
-                raise InvalidArgument(f"roots must be a root or a list of them, got {type(roots).__name__}") from None
+            given = roots_mod.as_list(roots)
         else:
             given = roots_mod.from_environment() or roots_mod.configured() or roots_mod.default_roots()
         # Default locations that do not exist, left out (status names them).
@@ -246,16 +218,23 @@ class MemoryIndex(db.Opened):
                             unmatched(query, counts))
 
     def _check_filters(self, scope: str | None, type: str | None, scope_id: str | None) -> tuple:
-        """An unknown scope, type or scope id would silently find nothing: say
-        so. (scope, type) in lower case, as check_filters gives them."""
-        scope = _folded(scope)
+        """UnknownFilter when scope, type or scope id can match no file: a typo to report, not an
+        empty answer that reads as "never recorded". (scope, type) in lower case: case is no typo."""
+        scope, type = (v.lower() if isinstance(v, str) else v for v in (scope, type))
         scopes = self.layout.scopes()
         if scope is not None and scope not in scopes:
             given = ", ".join(f"{r.name} ({r.kind})" for r in self.roots)
             choice = f"use one of {', '.join(scopes)}" if scopes else "these roots give hits no scope; leave it out"
             raise UnknownFilter(f"no root of this index has scope {quoted(scope, 100, always=True)}"
                                 f" (roots: {given}): {choice}")
-        type = check_filters(None, type, scope_id)[1]
+        if type is not None and type not in TYPES:
+            raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}")
+        if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
+            raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
+        # A lone surrogate cannot be bound as SQLite text, and no scope id holds one (the walk spells \xNN).
+        if isinstance(scope_id, str) and not encodable(scope_id):
+            raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
+                                " no scope id holds a lone surrogate")
         types = self.layout.types()
         if type is not None and types is not None and type not in types:
             raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)}"

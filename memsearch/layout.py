@@ -192,15 +192,13 @@ class Layout:
         return indexed, gone
 
     def _prefix_of(self, path: str) -> str:
-        label = ""
-        rest = path
-        if self.labelled:
-            name, sep, rest = path.partition(LABEL_SEP)
-            label = name + sep
-            root = self.by_label.get(label)
-        else:
-            root = self.roots[0]
-        if root is None or root.kind not in SCOPE_OF_KIND:
+        try:
+            root, rest = self.owner(path)
+        except KeyError:  # no root of this index: matches no folder
+            name, sep, _ = path.partition(LABEL_SEP)
+            return name + sep
+        label = self.label(root)
+        if root.kind not in SCOPE_OF_KIND:
             return label
         parts = rest.split("/", 2)  # project, memory folder, the file below it
         if len(parts) < 3 or parts[1] != MEMORY_DIR:

@@ -11,7 +11,6 @@ first, at most 200::
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta, timezone
 from itertools import islice
 from typing import NamedTuple
@@ -22,7 +21,7 @@ from .format import one_line, quoted
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text
-from .roots import Root, resolve
+from .roots import as_list, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
 # The frontmatter must close within this many lines to be read, and within
@@ -65,8 +64,7 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r:.40}")
     if not isinstance(roots, Layout):
-        given = [roots] if isinstance(roots, (str, os.PathLike, Root)) else _listed(roots)
-        roots = Layout(resolve(given))
+        roots = Layout(resolve(as_list(roots)))
     found = roots.walk(max_file_bytes).files
     newest = sorted(
         ((fp.mtime_ns, path, abspath) for path, (abspath, fp) in found.items()
@@ -83,15 +81,6 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
         if len(entries) == limit:
             break
     return entries
-
-
-def _listed(roots) -> list:
-    try:
-        if not isinstance(roots, (bytes, bytearray)):  # a bytes path would be listed as numbers
-            return list(roots)
-    except TypeError:
-        pass
-    raise InvalidArgument(f"roots must be a folder, a Root or a list of them, got {type(roots).__name__}")
 
 
 def read_head(path: str) -> str | None:

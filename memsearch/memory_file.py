@@ -1,17 +1,10 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and
 how to open one without ever leaving its root.
 
-A memory file is a Markdown file (``.md``, any case) with no hidden part in
-its path below the root; in a claude or zcode root it lies in a project's
-memory folder, ``<project>/memory/**.md``. Symlinks are followed only while
-they stay inside the root (claude, zcode: inside the project's memory folder)
-and lead to a memory file's path: a link never shows what a plain path could
-not. :mod:`memsearch.walk` applies this rule while it walks.
-
-:func:`open_memory_file` opens one name at a time, each relative to the
-directory opened before it, never following a link (``O_NOFOLLOW``); a link
-is read and its target resolved the same way. So what was checked is what is
-read, even while another process swaps a directory for a link elsewhere.
+A memory file is a Markdown file (``.md``, any case) with no hidden part in its path below the
+root; in a claude or zcode root it lies in a project's ``<project>/memory/``. A symlink is followed
+only to a memory file's path inside the root. :func:`open_memory_file` opens one name at a time,
+never following a link (``O_NOFOLLOW``), so what was checked is what is read (docs/hostile-content.md).
 """
 
 from __future__ import annotations
@@ -22,6 +15,7 @@ import stat
 from typing import Callable
 
 from .errors import NotAMemoryFile
+from .settings import encodable
 
 # Linux's limits (macOS has 1024 for the path): a longer name or path names
 # no file at all, so it is refused before any work that grows with its size.
@@ -58,11 +52,7 @@ def is_markdown(name: str) -> bool:
 def printable_name(name: str) -> str:
     """File names with bytes that are not UTF-8 can't be stored as text;
     spell those bytes as \\xNN so the path stays unique and readable."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name if encodable(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def below(path: str, folder: str) -> str | None:
@@ -76,13 +66,10 @@ def below(path: str, folder: str) -> str | None:
 
 
 def opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path
-    in the root): elsewhere, a folder was swapped for a link since the walk, and
-    the text could be from outside the root. A file deleted, or replaced by a
-    rename over it (as editors save), since it was opened is still the one that
-    was at ``abspath``: /proc names it so, with " (deleted)". Refused, a file
-    saved while the watcher read it lost its row and queries missed it. Without
-    /proc, abspath is stat()ed."""
+    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path in the root), not
+    one reached through a folder swapped for a link since the walk. One deleted or renamed over
+    since it was opened (as editors save) still counts ("(deleted)" in /proc); without /proc,
+    abspath is stat()ed."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}") in (abspath, abspath + " (deleted)")
     except OSError:
@@ -142,20 +129,16 @@ def disk_name(shown: str) -> str | None:
     return name if name != shown and printable_name(name) == shown else None
 
 
-def _refused(message: str, missing: bool = False) -> NotAMemoryFile:
-    return NotAMemoryFile(message, missing=missing)
-
-
 def check_lengths(parts: list[str], shown: str) -> None:
     """A name beyond NAME_MAX or a path beyond PATH_MAX bytes is never a file."""
     try:
         sizes = [len(os.fsencode(part)) for part in parts]
     except UnicodeEncodeError:
-        raise _refused(f"{shown} is not valid text (a lone surrogate)") from None
+        raise NotAMemoryFile(f"{shown} is not valid text (a lone surrogate)") from None
     if any(size > NAME_MAX for size in sizes):
-        raise _refused(f"{shown} has a name longer than {NAME_MAX} bytes: no file has such a name")
+        raise NotAMemoryFile(f"{shown} has a name longer than {NAME_MAX} bytes: no file has such a name")
     if sum(sizes) + len(sizes) > PATH_MAX:
-        raise _refused(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
+        raise NotAMemoryFile(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
 
 
 def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
@@ -167,35 +150,36 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
     Any refusal or OS error is one NotAMemoryFile naming ``shown`` (the path
     as given, quoted), ``missing`` set when nothing is there."""
     if ".." in parts:
-        raise _refused(f"{shown} climbs out of its folder ('..'): only memory files inside the memory folder can be read")
+        raise NotAMemoryFile(f"{shown} climbs out of its folder ('..'):"
+                             " only memory files inside the memory folder can be read")
     if not parts or not is_markdown(parts[-1]):
-        raise _refused(f"only Markdown memory files (.md) can be read, not {shown}")
+        raise NotAMemoryFile(f"only Markdown memory files (.md) can be read, not {shown}")
     if place is not None:
         if not place("/".join(parts)):
-            raise _refused(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
+            raise NotAMemoryFile(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
     elif any(is_hidden(part) for part in parts):
-        raise _refused(f"{shown} is in a hidden folder the memory index does not cover")
+        raise NotAMemoryFile(f"{shown} is in a hidden folder the memory index does not cover")
     if kind in PROJECT_KINDS and (len(parts) < 3 or parts[1] != MEMORY_DIR):
-        raise _refused(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
+        raise NotAMemoryFile(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
                        missing=True)
     check_lengths(parts, shown)
     try:
         root_fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as ex:
-        raise _refused(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
+        raise NotAMemoryFile(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
     try:
         return _open_below(root_fd, real_root, kind, parts, shown, max_bytes, place)
     except OSError as ex:  # whatever the race did, one line
         missing = isinstance(ex, (FileNotFoundError, NotADirectoryError))
-        raise _refused(f"no memory file at {shown}: use a path from a memory_search hit" if missing
-                       else f"cannot read {shown}: {ex.strerror or type(ex).__name__}", missing) from None
+        raise NotAMemoryFile(f"no memory file at {shown}: use a path from a memory_search hit" if missing
+                       else f"cannot read {shown}: {ex.strerror or type(ex).__name__}", missing=missing) from None
     finally:
         os.close(root_fd)
 
 
 def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown: str,
                 max_bytes: int, place: Callable[[str], bool] | None) -> tuple[int, str]:
-    outside = _refused(f"{shown} leads outside the memory folder: only memory files can be read")
+    outside = NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
     done: list[str] = []  # their real names below the root, then the file's
     # Names to look up (last first), each with its index in ``parts`` if the
@@ -238,7 +222,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     links += 1
                     linked = True
                     if links > MAX_LINKS:
-                        raise _refused(f"{shown} goes through too many symlinks")
+                        raise NotAMemoryFile(f"{shown} goes through too many symlinks")
                     target = os.readlink(name, dir_fd=fds[-1])
                     if os.path.isabs(target):
                         rel = below(target, real_root)
@@ -261,7 +245,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     done.append(name)
                     file_st = st
                 else:
-                    raise _refused(f"{shown} is not a regular file")
+                    raise NotAMemoryFile(f"{shown} is not a regular file")
             if todo and todo[-1][1] is None:
                 continue
             # A name the caller gave is settled, links and all (it was checked up
@@ -271,25 +255,25 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                 if done[:len(base)] != base:
                     raise outside
                 if place is None and any(is_hidden(part) for part in done):
-                    raise _refused(f"{shown} is a link into a hidden folder the memory index does not cover")
+                    raise NotAMemoryFile(f"{shown} is a link into a hidden folder the memory index does not cover")
             if kind in PROJECT_KINDS and todo and todo[-1][1] == 2:
                 base = list(done)
         if file_st is None:
-            raise _refused(f"{shown} is not a regular file")
+            raise NotAMemoryFile(f"{shown} is not a regular file")
         if not is_markdown(done[-1]):
-            raise _refused(f"{shown} is a link to a file that is not Markdown")
+            raise NotAMemoryFile(f"{shown} is a link to a file that is not Markdown")
         if place is not None and not place("/".join(done)):
-            raise _refused(f"{shown} is a link to a file the discovery does not read")
+            raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
         real = os.path.join(real_root, *done)
         try:
             fd, opened = open_confined(real)
         except Unconfined:
-            raise _refused(f"{shown} changed while it was being opened: try again") from None
+            raise NotAMemoryFile(f"{shown} changed while it was being opened: try again") from None
         try:
             if (opened.st_dev, opened.st_ino) != (file_st.st_dev, file_st.st_ino):
-                raise _refused(f"{shown} changed while it was being opened: try again")
+                raise NotAMemoryFile(f"{shown} changed while it was being opened: try again")
             if opened.st_size > max_bytes:
-                raise _refused(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
+                raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
         except BaseException:
             os.close(fd)
             raise

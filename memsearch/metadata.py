@@ -7,17 +7,11 @@
     ---
     body...
 
-PyYAML costs as much as indexing the file for a three-line block, even with
-libyaml, so the usual block (``key: plain text`` lines, one level of
-nesting) is read by :func:`_simple`, which accepts only what PyYAML reads as the
-same values (tests/test_metadata.py checks they agree); PyYAML is imported only
-for the rest. Unusable frontmatter (unclosed, invalid, not a mapping) never
-costs a file its place: it is indexed as plain text, the reason kept.
-
-A block may be hostile: nested thousands of levels deep (PyYAML's composer
-recurses) or an alias bomb (435 bytes of anchors naming each other nine times
-over: 9^8 strings). The MAX_* bounds limit the work before and during loading;
-a block past any bound is unusable frontmatter like any other.
+PyYAML costs as much as indexing the file for a three-line block, so the usual block (``key:
+plain text`` lines, one level of nesting) is read by :func:`_simple`, which accepts only what
+PyYAML reads as the same values (tests/test_metadata.py checks they agree). Unusable frontmatter
+(unclosed, invalid, not a mapping, past a MAX_* bound: a hostile block may nest thousands deep or
+be an alias bomb) never costs a file its place: it is indexed as plain text, the reason kept.
 """
 
 from __future__ import annotations
@@ -33,10 +27,8 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 FENCE = "---"
 BOM = "\ufeff"
 
-# Bounds on the work one frontmatter block may cost. Real blocks are a few
-# lines: name, description, type, a date or two (the largest of the 281
-# agent-memory files in shared/corpora has 1.2 KB and depth 2), so each
-# bound is far above use and far below harm.
+# Bounds on the work one frontmatter block may cost: real blocks are a few lines (name,
+# description, type, a date), so each bound is far above use and far below harm.
 MAX_BLOCK = 64 * 1024  # characters of YAML handed to the parser
 MAX_EVENTS = 20_000  # YAML parse events (scalars, collections, aliases) in the block
 MAX_DEPTH = 32  # collections inside collections
@@ -198,8 +190,7 @@ def _handler_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is present
 
 
-# The most of a parser's message a reason quotes: it may quote the block (a
-# tag or alias name of 60,000 characters), and the reason is stored and shown.
+# The most of a parser's message a reason quotes: it may quote the block, and the reason is stored.
 MAX_PROBLEM = 200
 
 
@@ -221,16 +212,14 @@ class _NotSimple(Exception):
     """The block needs the real YAML parser."""
 
 
-# The fast reader's patterns, compiled on its first block: a process that
-# reads none (a query over unchanged files) never pays for them.
+# The fast reader's patterns, compiled on its first block: a query over unchanged files never is.
 _LINE = _QUOTED = _UNESCAPE = _FLOW_ITEM = _AWKWARD = None
 
 
 def _compile() -> None:
     global _LINE, _QUOTED, _UNESCAPE, _FLOW_ITEM, _AWKWARD
-    # key: value on one line; the value is read by _scalar(). The value runs
-    # from its first character that is not a space to its last: a lazy
-    # "(.*?) *" tried every end, quadratic in a run of spaces.
+    # key: value on one line, read by _scalar(). The value is anchored at non-spaces at both ends:
+    # a lazy "(.*?) *" is quadratic in a run of spaces.
     _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*):(?: +([^ ](?:.*[^ ])?))? *")
     # The inside of a double-quoted scalar whose only escapes are \" and \\.
     _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')

@@ -52,7 +52,6 @@ BY_KEY = {o.key: o for o in OPTIONS}
 # Option spelling -> the keyword click passes it as.
 VALUE_OPTIONS = {name: o.key for o in OPTIONS if not o.flag for name in o.names}
 FLAGS = {name: o.key for o in OPTIONS if o.flag for name in o.names}
-ENVVARS = {o.key: o.envvars for o in OPTIONS if o.envvars}
 SHORT = [name for name in VALUE_OPTIONS if not name.startswith("--")]
 
 

@@ -1,23 +1,11 @@
 """The rebuild block: a session's memory put back into an agent's context, section by budget.
 
-When MiMo Code's context nears its limit (or on ``/rebuild``) it reads four files of a ``mimo``
-root, each up to a budget, and an index of memory keys, and keeps them as one block::
-
-    sessions/<sid>/checkpoint.md   11,000 tokens   # Session checkpoint
-    projects/<pid>/MEMORY.md       10,000 tokens   # Project durable knowledge
-    sessions/<sid>/notes.md         6,000 tokens   # Session notes
-    global/MEMORY.md                6,000 tokens   # Global memory
-    the other memory files of those places, paths only, newest first: 500 tokens   # Memory keys
-
-A ``claude`` or ``zcode`` root has only the project's pieces: its ``memory/MEMORY.md`` and its
-other memory files as the keys. A token is four characters, as session-context counts them, of
-the text as shown: cleaned as the index block is (memsearch.context) and controls spelled \\xNN.
-A section over budget is cut on a line boundary and one line says so and where the whole file is;
-a missing file leaves its section out. Files are found by the walk's rules (no link out of the
-root, no FIFO) and read confined and bounded, whatever their size.
-
-The block is marked as memory the agent wrote, not instructions from the user: every line of a
-file is indented, so only the block's own marks, headings and notices start a line.
+MiMo Code's sections (SECTIONS, each cut on a line boundary to its budget, a token being four
+characters of the text as shown) and the other memory keys, newest first; a ``claude`` or
+``zcode`` root has only the project's pieces. Files are found by the walk's rules and read
+confined and bounded. Every line of a file is indented, so only the block's own marks, headings
+and notices start a line: it reads as memory the agent wrote, not the user's instructions.
+The block and its budgets: docs/context.md.
 """
 
 from __future__ import annotations
@@ -31,6 +19,7 @@ from .format import quoted
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
+from .settings import given_path
 from .walk import real_folder, walk, walk_paths
 
 # name, where in a mimo root, heading, default budget in tokens: MiMo Code's own.
@@ -176,10 +165,7 @@ def _project(value, kind: str) -> str | None:
     """The project folder's name ``value`` gives: an id, or a repository's path named by the
     agent's rule (MiMo: the id in its .git, never created here; Claude: the path's slug; ZCode:
     ``<slug>-<hash16>``)."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise InvalidArgument(f"project must be a project id or a repository's path, got {type(value).__name__}")
+    value = given_path(value, "project must be a project id or a repository's path")
     if "/" not in value and value[:1] != "~" and value not in (".", ".."):
         if not _is_name(value):
             raise InvalidArgument(f"project {quoted(value, 200)} is no project id (a folder's name): give the id,"

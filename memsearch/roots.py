@@ -18,6 +18,7 @@ root that is turned off loses its rows at the next reconcile.
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from typing import NamedTuple
 
 from . import discover
@@ -135,6 +136,16 @@ def default_path(kind: str) -> str:
     if kind == "zcode":
         return os.path.join(home, ZCODE_STORAGE, *ZCODE_PROJECTS.split("/"))
     raise InvalidArgument(f"a {kind} root has no default location: give its folder ({kind}=DIR)")
+
+
+def as_list(roots) -> list:
+    """A folder, a Root or a list of them, as a list; InvalidArgument for anything else."""
+    if isinstance(roots, (str, os.PathLike, Root)):
+        return [roots]
+    if not isinstance(roots, (bytes, bytearray)):  # a bytes path would be listed as numbers
+        with suppress(TypeError):
+            return list(roots)
+    raise InvalidArgument(f"roots must be a folder, a Root or a list of them, got {type(roots).__name__}")
 
 
 def default_roots() -> list[Root]:

@@ -1,15 +1,6 @@
-"""Tunable constants and the optional config file.
-
-Every constant a user may want to change can be set in the config file
-(``$XDG_CONFIG_HOME/memsearch/config.toml``, or the file named by
-``MEMSEARCH_CONFIG``)::
-
-    floor = 0.15          # relative score floor, 0 turns it off
-    reconcile = true      # walk the tree before every query
-    max_file_bytes = 2000000
-    manifest_limit = 200  # most files `memsearch manifest` lists
-    sync_timeout = 1.0    # seconds a query waits for a running watcher before walking
-    roots = ["claude", "zcode", "~/notes"]   # or [[roots]] tables, see roots.py
+"""Tunable constants and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml``, or
+the file named by ``MEMSEARCH_CONFIG``), which can set every constant a user may want to change:
+its keys are in the README, "Configuration".
 """
 
 from __future__ import annotations
@@ -136,17 +127,10 @@ def home_folder() -> str:
     return home
 
 
-def _config_file() -> str:
-    given = os.environ.get("MEMSEARCH_CONFIG")
-    if given:
-        return path_text(given)
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config")
-    return path_text(os.path.join(base, "memsearch", "config.toml"))
-
-
 def read_config() -> dict:
     """The config file as a dict; {} when there is none."""
-    path = _config_file()
+    path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config"), "memsearch", "config.toml"))
     try:
         with open(path, "rb") as f:
             data = f.read()

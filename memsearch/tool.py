@@ -25,6 +25,7 @@ from .prepare import not_text
 from .roots import TYPES
 from .search import short_repr
 from .session_context import MAX_SESSION_CHARS, whole_number
+from .settings import encodable
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
@@ -329,12 +330,9 @@ def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
 def _query(args: dict) -> str:
     """The one rule of a search query no JSON Schema can say: valid text (a "\\udcff" escape holds
     no word, and the answer echoing it could not be sent)."""
-    query = args["query"]
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words") from None
-    return query
+    if not encodable(args["query"]):
+        raise ToolArgumentError("query is not valid text (it holds a lone surrogate): pass plain words")
+    return args["query"]
 
 
 def _kind(value) -> str:
@@ -383,7 +381,8 @@ def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) ->
 
 def zero_hint(index: MemoryIndex) -> str:
     """What to do after an empty search, naming the folder to grep."""
-    roots = " ".join(_shell_word(r.path) for r in index.roots)
+    roots = " ".join(r.path if all(c.isalnum() or c in "/._-~" for c in r.path)
+                     else "'" + r.path.replace("'", "'\\''") + "'" for r in index.roots)  # shell words
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 
@@ -405,15 +404,11 @@ def _filters(args: SearchArgs) -> str:
     return repr(args.query) + (f" ({', '.join(given)})" if given else "")
 
 
-def _shell_word(path: str) -> str:
-    return path if all(c.isalnum() or c in "/._-~" for c in path) else "'" + path.replace("'", "'\\''") + "'"
-
-
 # -- memory_read ---------------------------------------------------------------
 def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run memory_read; raises ToolArgumentError or NotAMemoryFile."""
     checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
-    path = arguments["path"]  # as given: a hit's " notes.md" is tried unstripped too
+    path = arguments["path"]
     # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.quoted quoted it.
     first = None
     for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):

@@ -30,9 +30,8 @@ from .memory_file import below
 
 log = logging.getLogger("memsearch.watch")
 
-# A batch is written once events have paused this long, or this long after
-# its first event if they never pause. A cookie writes it at once, so these
-# only bound how stale the index may be for someone reading it directly.
+# A batch is written once events pause this long, or this long after its first event (a cookie
+# writes it at once: these bound only how stale the index is to someone reading it directly).
 DEBOUNCE_S = 0.1
 MAX_DELAY_S = 1.0
 

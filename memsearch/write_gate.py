@@ -5,47 +5,7 @@ Hosts that let models write memory with ordinary Write/Edit tools call
 the host must write to, or raises ``WriteDenied`` with a message for the model
 that says what was refused, why, and what to write instead.
 
-Decisions a reviewer should know:
-
-* Pure and lexical: ``\\`` is a separator too, a relative target is joined
-  onto the worktree, ``.`` and ``..`` are collapsed. The host must write the
-  *returned* path (no ``..`` left for a symlinked directory to redirect), pass
-  roots resolved with ``os.path.realpath``, and open with ``O_NOFOLLOW``:
-  symlinks inside the tree are invisible to a pure function.
-* Refuse, never repair. A segment that hosts or file systems could read as a
-  different name is refused, with the plain name to use instead: control,
-  zero-width, bidirectional or unassigned characters; compatibility forms
-  (NFKC differs from NFC: full-width ``．．`` that a Windows "best fit"
-  conversion turns into ``..``); yen and won signs, which Japanese and
-  Korean code pages read as ``\\``; ``:`` (alternate data streams); a trailing
-  dot or space (Windows strips it); 8.3 short names (``GIT~1`` is ``.git``);
-  Windows device names; a leading ``~``; UNC and drive-relative paths; a
-  drive beside roots without one, or a path rooted without a drive beside
-  roots with one. So the returned path means the same file everywhere.
-  NFC/NFD differences pass (macOS folds them; a different name elsewhere,
-  never a trick).
-* Sensitive segments (rule 6) are compared after folding: NFKC, invisible
-  characters removed, cut at ``:``, trailing dots and spaces stripped, then
-  upper- and lower-cased (NTFS upper-cases ``ı`` to ``I``: ``.gıt`` is
-  ``.git``). They are looked for below the memory root for memory files;
-  below ``<worktree>/.mimocode/`` for dream and distill writing their sandbox
-  (the sandbox itself is allowed, ``.mimocode/hooks/x`` is not); below the
-  worktree for other writes in it; in the whole path elsewhere
-  (``~/.ssh/authorized_keys`` is refused).
-* Memory-tree membership compares components case-sensitively; a path that
-  matches the root only after folding (``/MEM/...`` for ``/mem``) is refused:
-  on a case-insensitive file system it is the memory tree.
-* Writes off (rule 2) covers every path in, or folding into, the memory tree
-  and is checked first, so the model is told once that retrying won't help.
-* ``checkpoint-writer`` is held to its whitelist inside its own project and
-  session; the whitelist's ``tasks/<TID>/*.md`` is the one exception to
-  rule 5. Other agents may write any well-shaped memory file, other
-  sessions' and projects' included: the rules restrict only task folders.
-* ``.md`` is matched case-insensitively, like the indexer's ``is_markdown``;
-  a hidden name (``.x.md``, ``sessions/.s1/``) is refused in the memory tree,
-  which the indexer never reads there.
-* ``agent`` and ``task_id`` must come from the host, never from the model:
-  the gate cannot tell a model that lies about who it is.
+Every decision behind the rules is in docs/write-gate.md.
 """
 
 from __future__ import annotations
@@ -57,6 +17,7 @@ import unicodedata
 
 from .errors import InvalidArgument, MemsearchError
 from .memory_file import MIMO_SCOPES, is_hidden
+from .settings import given_path
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
@@ -126,7 +87,7 @@ def check_write(
     """
     # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
     agent = "" if agent is None else unicodedata.normalize(
-        "NFKC", _text(agent, "agent")).strip().casefold()
+        "NFKC", given_path(agent, "agent must be a str or path")).strip().casefold()
     wt = _root(worktree, "worktree")
     root = _root(memory_root, "memory_root", base=wt)
     project_id = _id(project_id, "project_id")
@@ -385,16 +346,8 @@ def _show(value) -> str:
     return f"'{out}'"
 
 
-def _text(value, name) -> str:
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{name} must be a str or path, got {type(value).__name__}")
-    return value
-
-
 def _target_text(target) -> str:
-    raw = _text(target, "target")
+    raw = given_path(target, "target must be a str or path")
     if not raw.strip():
         _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
     if "\0" in raw:
@@ -404,7 +357,7 @@ def _target_text(target) -> str:
 
 
 def _root(value, name, base=None):
-    text = _text(value, name)
+    text = given_path(value, f"{name} must be a str or path")
     if "\0" in text:
         raise InvalidArgument(f"{name} contains a NUL byte")
     text = text.replace("\\", "/")

@@ -5,12 +5,13 @@ import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from conftest import bad_copies, bump_mtime, cli, line, memsearch_exe, run_memsearch, transcript, unwritable, write
 from memsearch import DatabaseError, HistoryIndex, MemoryIndex
-from memsearch.db import default_db_path
+from memsearch.db import default_db_file
 
 
 def test_default_database_is_per_root_in_the_cache_dir(tmp_path, isolated_home):
@@ -22,7 +23,7 @@ def test_default_database_is_per_root_in_the_cache_dir(tmp_path, isolated_home):
         assert ia.db_path != ib.db_path
         assert str(ia.db_path).startswith(str(isolated_home / "cache" / "memsearch"))
         assert ia.search("alpha") and not ib.search("alpha")
-    assert default_db_path(a) == default_db_path(str(a) + "/")
+    assert Path(default_db_file(a)) == Path(default_db_file(str(a) + "/"))
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text"])
@@ -54,7 +55,7 @@ def test_copies_set_aside_are_bounded(tree):
     the second they were made)."""
     from memsearch.db import KEEP_ASIDE
 
-    db = default_db_path(tree)
+    db = Path(default_db_file(tree))
     kept = []
     for _ in range(KEEP_ASIDE + 2):
         r = run_memsearch("query", "pgbouncer", "--root", tree)  # a process each: each copy has its own name

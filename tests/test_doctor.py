@@ -2,13 +2,14 @@ import contextlib
 import json
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from conftest import bad_copies, cli, damage_pages, schema_one_index, unwritable, write
 from memsearch import MemoryIndex
 from memsearch.doctor import diagnose
-from memsearch.db import default_db_path
+from memsearch.db import default_db_file
 
 
 def doctor(*args):
@@ -193,7 +194,7 @@ def test_unusable_cache_is_set_aside_but_a_named_file_is_never_touched(tree, tmp
     assert named.read_bytes() == before and not bad_copies(named)
     r = doctor("--root", str(tree), "--fix")
     assert r.exit_code == 0 and len(bad_copies(cache)) == 1, r.stdout
-    assert cache == default_db_path(tree)
+    assert cache == Path(default_db_file(tree))
 
 
 def test_library_report(tree, tmp_path):

@@ -4,6 +4,7 @@ the click command does, and never import click."""
 
 import json
 import os
+from pathlib import Path
 from unittest import mock
 
 import click
@@ -15,7 +16,7 @@ from conftest import cli as invoke, imports_of, run_memsearch, write
 from memsearch import cli, db, query_args
 from memsearch.entry import quick_query
 from memsearch.query_args import query_kwargs
-from memsearch.db import default_db_path
+from memsearch.db import default_db_file
 from memsearch.settings import DEFAULT_LIMIT, MAX_LIMIT
 
 
@@ -180,7 +181,7 @@ def test_the_quick_parser_knows_every_option_of_the_click_command():
             assert names.get(opt) == param.name, opt
             declared[opt] = param.name
         envvars = (param.envvar,) if isinstance(param.envvar, str) else tuple(param.envvar or ())
-        assert query_args.ENVVARS.get(param.name, ()) == envvars, param.name
+        assert query_args.BY_KEY[param.name].envvars == envvars, param.name
         assert param.multiple == (param.name == "root"), param.name
         if param.is_flag:
             assert param.is_bool_flag and not (param.count or param.secondary_opts), param.name
@@ -236,7 +237,7 @@ def test_the_quick_path_prints_and_exits_as_the_click_command(argv, tree, tmp_pa
 
 def test_the_quick_path_reports_recovery_warnings(tree, capsys):
     # A damaged index in the cache (not one named with --db) is set aside and rebuilt, with a warning.
-    cached = default_db_path(tree)
+    cached = Path(default_db_file(tree))
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(b"not a database at all" * 100)
     code, out, err = _by_quick_path(["pgbouncer", "--root", str(tree)], capsys)

@@ -15,7 +15,7 @@ import pytest
 from conftest import imports_of
 from memsearch import MemoryIndex, Root, SearchResult, migrate
 from memsearch.query import Query, plan
-from memsearch.db import default_db_path, roots_db_path
+from memsearch.db import default_db_file, roots_db_file
 from memsearch.settings import path_text
 
 # Stdlib modules a query without --json has no use for (click itself loads
@@ -76,9 +76,9 @@ def test_index_file_names_keep_their_sha256_digest(tmp_path):
     # The digest names the cache file: computing it without hashlib must not move any index.
     resolved = str(tmp_path.resolve())
     digest = hashlib.sha256(resolved.encode()).hexdigest()[:16]
-    assert default_db_path(tmp_path).name == f"{tmp_path.name}-{digest}.db"
+    assert Path(default_db_file(tmp_path)).name == f"{tmp_path.name}-{digest}.db"
     keys = ["plain:/b", "mimo:/a"]
-    assert roots_db_path(keys).name == f"roots-{hashlib.sha256(b'mimo:/a' + bytes([10]) + b'plain:/b').hexdigest()[:16]}.db"
+    assert Path(roots_db_file(keys)).name == f"roots-{hashlib.sha256(b'mimo:/a' + bytes([10]) + b'plain:/b').hexdigest()[:16]}.db"
 
 
 def test_migrations_are_listed_once_and_handed_out_as_copies():
@@ -117,7 +117,7 @@ def test_the_index_path_is_a_path_as_it_was(tmp_path):
     assert idx.db_path == tmp_path / "db" / "x.db" and isinstance(idx.db_path, Path)
     idx.db_path = tmp_path / "y.db"
     assert idx.db_path == tmp_path / "y.db"
-    assert MemoryIndex(str(tmp_path / "root")).db_path == default_db_path(tmp_path / "root")
+    assert MemoryIndex(str(tmp_path / "root")).db_path == Path(default_db_file(tmp_path / "root"))
     assert all(isinstance(path, Path) and path.is_file() for _, _, path in migrate.available())
 
 

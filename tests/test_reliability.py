@@ -17,7 +17,7 @@ import pytest
 import memsearch.reconcile as reconcile_mod
 from conftest import bad_copies, bench, cli, damage_pages, write
 from memsearch import DatabaseError, MemoryIndex, RootNotFound
-from memsearch.db import default_db_path
+from memsearch.db import default_db_file
 
 
 def snapshot(root: Path) -> dict:
@@ -125,7 +125,7 @@ def query_json(*args):
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text", "newer-schema", "foreign", "zero-header"])
 def test_damaged_cache_database_one_warning_then_a_correct_result(big_tree, damage):
     assert cli("index", "--root", str(big_tree)).exit_code == 0
-    db = default_db_path(big_tree)
+    db = Path(default_db_file(big_tree))
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -226,7 +226,7 @@ def test_garbage_in_the_wal_file_is_ignored(big_tree, tmp_path):
 
 
 def test_a_database_path_that_is_a_directory_is_a_one_line_error(tree, tmp_path):
-    default_db_path(tree).mkdir(parents=True)
+    Path(default_db_file(tree)).mkdir(parents=True)
     r = cli("query", "pgbouncer", "--root", str(tree))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "directory" in r.stderr, r.stderr
     with pytest.raises(DatabaseError, match="directory"):
@@ -418,7 +418,7 @@ def test_no_operation_ever_writes_touches_or_creates_a_file_in_the_tree(tree, tm
     write(tree, "bin.md", b"\x00\x01binary")
     os.symlink("README.md", tree / "link.md")
     os.mkfifo(tree / "fifo.md")
-    cache = default_db_path(tree)
+    cache = Path(default_db_file(tree))
     before = snapshot(tree)
     db = ["--root", str(tree)]
     for args in (["index"], ["query", "pgbouncer"], ["query", "walrus", "--json"], ["status"], ["doctor"],

@@ -12,7 +12,7 @@ import pytest
 from conftest import NO_CORPORA, SHARED, cli, run_memsearch, write
 from memsearch import MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
-from memsearch.db import roots_db_path
+from memsearch.db import roots_db_file
 
 CC_PROJECT = "-home-me-code-shop"
 ZC_PROJECT = "shop-0123456789abcdef"
@@ -305,7 +305,7 @@ def test_default_database_is_keyed_by_the_set_of_roots(layouts):
     a = MemoryIndex(roots=[Root("claude", str(layouts["claude"])), Root("plain", str(layouts["plain"]))])
     b = MemoryIndex(roots=[Root("plain", str(layouts["plain"])), Root("claude", str(layouts["claude"]))])
     c = MemoryIndex(roots=[Root("plain", str(layouts["plain"]))])
-    assert a.db_path == b.db_path == roots_db_path(r.key for r in a.roots)
+    assert a.db_path == b.db_path == Path(roots_db_file(r.key for r in a.roots))
     assert c.db_path != a.db_path
 
 
