@@ -403,6 +403,45 @@ def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(hist
     (plan,) = history.conn.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
     assert "COVERING INDEX history_files_fingerprint" in plan[3]
 
+
+
+def fts5_segments(conn, table: str) -> int:
+    """The number of b-trees (segments) FTS5 table ``table`` holds: from its structure record
+    (rowid 10 of its _data table: a 4-byte cookie, an optional 4-byte version 2 mark, then the
+    varints nLevel and nSegment)."""
+    (record,) = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
+    at = 8 if record[4:8] == b"\xff\x00\x00\x01" else 4
+    values = []
+    while len(values) < 2:
+        value = 0
+        while True:
+            byte = record[at]
+            at += 1
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    return values[1]
+
+def test_appends_leave_the_index_merged_without_fts5_automerge(history, hroot):
+    """Issue 30: FTS5's automerge is off for history (one append in 64 paid for 64 pages a level of
+    merging at once); each commit merges in proportion to what it wrote instead. A live session's
+    appends, each read by a query, must still leave few b-trees to look every word up in."""
+    words = lambda n, k: " ".join(f"t{(n * 7 + j) % 3000}" for j in range(k))
+    paths = [transcript(hroot, [line("user", f"w{i} {words(i, 300)}") for i in range(300)], session=f"s-{k}")
+             for k in range(3)]
+    history.refresh()
+    conn = history.conn
+    assert {conn.execute(f"SELECT v FROM {t}_config WHERE k = 'automerge'").fetchone()[0]
+            for t in ("history_fts", "history_session_fts")} == {0}
+    for n in range(120):
+        append(paths[n % 3], line("user", f"heron {n} {words(n * 13, 60)}"))
+        assert history.search_result("heron").refresh.grown == 1
+    # Measured: 5 and 7 b-trees (FTS5's automerge on: 6 and 7; no merge at all: 30 and 21).
+    segments = {t: fts5_segments(conn, t) for t in ("history_fts", "history_session_fts")}
+    assert max(segments.values()) <= 10, segments
+
+
 def test_a_rewritten_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "alpha original words " + "x" * 3000)])
     assert len(history.search("alpha", messages=True)) == 1
