@@ -87,9 +87,8 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most
     (None: until done). ``reals``: (root, path) -> the file find() checked, filled in."""
     started = time.perf_counter()
-    # One query (history_files_fingerprint covers it), then one stat a transcript: an unchanged
-    # one costs no SQL, no transaction and no lock.
-    # (root, path) -> (id, *Fingerprint)
+    # (root, path) -> (id, *Fingerprint), in one query history_files_fingerprint covers; then one
+    # stat a transcript: an unchanged one costs no SQL, no transaction and no lock.
     stored = {row[:2]: row[2:] for row in conn.execute(
         f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files"
         f" WHERE root IN ({','.join('?' * len(roots))})", roots)}
