@@ -5,13 +5,14 @@ import json
 import os
 import subprocess
 import threading
+from itertools import islice
 from pathlib import Path
 
 import pytest
 
 from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
-from memsearch import fingerprint, transcripts
+from memsearch import fingerprint, search, transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history_refresh import CHECK_BYTES
 
@@ -181,13 +182,12 @@ def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
             assert [m.text for m in h.session_messages("s-1")] == ["the heron nests by the weir"]
 
 
-
 def test_transcripts_are_found_at_their_places_and_no_deeper(hroot, tmp_path):
     """find(): a project's sessions, a session's folder and its subagents/, one straight under the
     root (its project the root's name), a link inside the root; not a deeper one, another kind of
     file, a hidden folder or a link to a folder."""
-    places = {"top.jsonl": "projects", f"{PROJECT}/s-1.jsonl": PROJECT, f"{PROJECT}/s-1/subagents/agent-a.jsonl": PROJECT,
-              f"{PROJECT}/s-1/agent-b.jsonl": PROJECT}
+    places = {"top.jsonl": "projects", f"{PROJECT}/s-1.jsonl": PROJECT,
+              f"{PROJECT}/s-1/subagents/agent-a.jsonl": PROJECT, f"{PROJECT}/s-1/agent-b.jsonl": PROJECT}
     for rel in [*places, f"{PROJECT}/s-1/subagents/deeper/s-2.jsonl", f"{PROJECT}/notes.txt", ".hidden/s-3.jsonl"]:
         (hroot / rel).parent.mkdir(parents=True, exist_ok=True)
         (hroot / rel).write_text(json.dumps(line("user", "egret")) + "\n")
@@ -203,6 +203,7 @@ def test_transcripts_are_found_at_their_places_and_no_deeper(hroot, tmp_path):
         assert sorted(hit.project for hit in h.search("egret", messages=True)) == sorted(places.values())
         report = h.refresh()
         assert report.unchanged == len(places) and report.linked == 0
+
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00", "2025-13-45T99:99:99Z",
                                 "2025-02-30T10:00:00.5Z", "2025-01-01T10:00:00+05:00Z", "0000-01-01T00:00:00Z"])
@@ -384,7 +385,6 @@ def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     assert history.refresh().bytes_read == 0  # nothing changed: a stat, no read
 
 
-
 def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(history, hroot):
     """Issue 30: an unchanged transcript costs a stat. The stored fingerprints are read in one query,
     from an index that holds them (not from rows 2 KB long), and nothing is written: no transaction,
@@ -404,24 +404,15 @@ def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(hist
     assert "COVERING INDEX history_files_fingerprint" in plan[3]
 
 
-
 def fts5_segments(conn, table: str) -> int:
     """The number of b-trees (segments) FTS5 table ``table`` holds: from its structure record
     (rowid 10 of its _data table: a 4-byte cookie, an optional 4-byte version 2 mark, then the
     varints nLevel and nSegment)."""
     (record,) = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
-    at = 8 if record[4:8] == b"\xff\x00\x00\x01" else 4
-    values = []
-    while len(values) < 2:
-        value = 0
-        while True:
-            byte = record[at]
-            at += 1
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        values.append(value)
-    return values[1]
+    start = 8 if record[4:8] == b"\xff\x00\x00\x01" else 4
+    _, segments = islice(search._varints(record[start:]), 2)
+    return segments
+
 
 def test_appends_leave_the_index_merged_without_fts5_automerge(history, hroot):
     """Issue 30: FTS5's automerge is off for history (one append in 64 paid for 64 pages a level of
