@@ -41,6 +41,12 @@ DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most,
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
+# FTS5's automerge is off for history's tables (migrations/0013): every 64 pages written it merged
+# 64 pages per level at once, so one append in 64 paid ~500 pages (~40 ms CPU at 256 MB). Each commit
+# merges instead in proportion to what it wrote: MERGE_PAGES, plus MERGE_PAGES_PER_MESSAGE a message.
+MERGE_PAGES = 16
+MERGE_PAGES_PER_MESSAGE = 1
+
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
@@ -81,29 +87,20 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most
     (None: until done). ``reals``: (root, path) -> the file find() checked, filled in."""
     started = time.perf_counter()
-    stored = {(root, path): (fid, fingerprint.make(fp)) for fid, root, path, *fp in conn.execute(
-        f"SELECT id, root, path, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
-        roots)}
+    # (root, path) -> (id, *Fingerprint), in one query history_files_fingerprint covers; then one
+    # stat a transcript: an unchanged one costs no SQL, no transaction and no lock.
+    stored = {row[:2]: row[2:] for row in conn.execute(
+        f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files"
+        f" WHERE root IN ({','.join('?' * len(roots))})", roots)}
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped: list[tuple[str, str]] = []
-    todo, seen, files = [], set(), {}
+    todo, seen = [], set()
     found = [(n, root, t) for n, root in enumerate(roots) for t in find(root)]
-    # A file reached twice (a symlink, a hard link, roots nested in one another) is read and
-    # stored once: by its own path first, then the name already indexed, then the first in order.
-    found.sort(key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
-                              (x[1], x[2].rel) not in stored, x[0], x[2].rel))
-    for _, root, t in found:
-        first = files.setdefault(t.fingerprint.identity, (root, t))
-        if first[1] is not t:
-            if first[1].real != t.real:  # another name of it, not a symlink to it: say so
-                counts["linked"] += 1
-                skipped.append((os.path.join(root, t.rel),
-                                f"the same file as {os.path.join(first[0], first[1].rel)} (a hard link): read once"))
-            continue
-        seen.add((root, t.rel))
-        reals[(root, t.rel)] = t.real
-        row = stored.get((root, t.rel))
-        if row is not None and row[1] == t.fingerprint:
+    for root, t in _once(found, stored, counts, skipped):
+        seen.add(name := (root, t.rel))
+        reals[name] = t.real
+        row = stored.get(name)
+        if row is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
             todo.append((root, t))
@@ -134,17 +131,37 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
         done += t.fingerprint.size
         if progress is not None:
             progress(done, total)
-    gone = [fid for key, (fid, *_) in stored.items() if key not in seen]
+    gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
         with db.write_transaction(conn):
             drop_pieces(conn, fid)
             conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
             conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
     counts["removed"] = len(gone)
-    if counts["messages"] or gone:
-        conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('merge', 16)")
-        conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('merge', 16)")
+    if gone:
+        _merge(conn, MERGE_PAGES)
     return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
+
+
+def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
+    """(root, transcript) of each file of ``found`` ((root's number, root, Transcript)) once. A file
+    reached twice (a symlink, a hard link, roots nested in one another) is read and stored by its own
+    path first, then the name already indexed, then the first in order; other names of it that are
+    not symlinks to it are counted and listed. Only such files are sorted: most have one name."""
+    seen: dict[tuple[int, int], object] = {}
+    shared = {ident for _, _, t in found if seen.setdefault(ident := t.fingerprint.identity, t) is not t}
+    if not shared:
+        return [(root, t) for _, root, t in found]
+    chosen: dict[tuple[int, int], tuple] = {}
+    for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared),
+                             key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
+                                            (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
+        one = chosen.setdefault(t.fingerprint.identity, (root, t))
+        if one[1] is not t and one[1].real != t.real:  # another name of it, not a symlink to it: say so
+            counts["linked"] += 1
+            skipped.append((os.path.join(root, t.rel),
+                            f"the same file as {os.path.join(one[0], one[1].rel)} (a hard link): read once"))
+    return [(root, t) for _, root, t in found if chosen.get(t.fingerprint.identity, (root, t))[1] is t]
 
 
 def _ingest(conn: sqlite3.Connection, root: str, t, deadline: float) -> dict:
@@ -240,11 +257,18 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
               else nullcontext()):
             conn.executemany(INSERT_MESSAGE, batch)
         add_pieces(conn, fid, after)
+        _merge(conn, MERGE_PAGES + len(batch) * MERGE_PAGES_PER_MESSAGE)
         head, tail = _ends(reader, end)
         conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
                      (st.st_size if done else 0, end, head, tail, fid))
     out["messages"] += len(batch)
     return True
+
+
+def _merge(conn: sqlite3.Connection, pages: int) -> None:
+    """About ``pages`` pages of FTS5 merging in each history table (see MERGE_PAGES)."""
+    for fts in ("history_fts", "history_session_fts"):
+        conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('merge', ?)", (pages,))
 
 
 def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:

@@ -413,39 +413,48 @@ def find(root: str) -> Iterator[Transcript]:
     and symlinks leaving the root or leading into a hidden folder, skipped. The project is the
     first folder below the root (or its name)."""
     real_root = os.path.realpath(root)
-    stack = [("", 0)]
+    # What every file of a folder shares is worked out once a folder: a refresh of an unchanged
+    # history costs this walk, one stat a transcript and nothing for other names (issue 30).
+    # Folders: (path to scan, its real path and its shown path, each ending in "/", project, depth).
+    stack = [(root, real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
-        rel_dir, depth = stack.pop()
+        folder, real_dir, shown_dir, project, depth = stack.pop()
         try:
-            entries = list(os.scandir(os.path.join(root, rel_dir) if rel_dir else root))
+            entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("."):
+            name = entry.name
+            if name[0] == ".":
                 continue
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
-                if entry.is_symlink():
+                if entry.is_symlink():  # followed to a file only, never to a folder
+                    if not name.endswith(".jsonl"):
+                        continue
                     target = os.path.realpath(entry.path)
                     inside = below(target, real_root)
                     # Out of the root (or at it: a loop), or into what the scan never reads.
                     if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
                         continue
                     st = os.stat(target)
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH:
+                        shown = shown_dir + (name if name.isascii() else printable_name(name))
+                        stack.append((entry.path, f"{real_dir}{name}/", shown + "/", project if depth else shown,
+                                      depth + 1))
+                    continue
+                elif not name.endswith(".jsonl"):
+                    continue
                 else:
-                    target = os.path.join(real_root, rel)
+                    target = real_dir + name
                     st = entry.stat(follow_symlinks=False)
             except (OSError, ValueError):
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if depth < MAX_DEPTH and not entry.is_symlink():
-                    stack.append((rel, depth + 1))
+            if not stat.S_ISREG(st.st_mode):
                 continue
-            if not stat.S_ISREG(st.st_mode) or not entry.name.endswith(".jsonl"):
-                continue
-            shown = printable_name(rel)  # a name that is not UTF-8 is stored and shown as \xNN
-            project = shown.split("/", 1)[0] if "/" in shown else printable_name(os.path.basename(real_root))
-            yield Transcript(shown, project, shown.rsplit("/", 1)[-1][: -len(".jsonl")], fingerprint.of(st), target)
+            # A name that is not UTF-8 is stored and shown as \xNN.
+            shown = name if name.isascii() else printable_name(name)
+            yield Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st), target)
 
 
 def slug(path: str) -> str:

@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0012 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 12
+-- Generated from migrations/0001..0013 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 13
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -148,3 +148,5 @@ CREATE VIRTUAL TABLE history_session_fts USING fts5 (
 CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
     INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
 END;
+
+CREATE INDEX history_files_fingerprint ON history_files (root, path, size, mtime_ns, ctime_ns, device, inode);

@@ -5,13 +5,14 @@ import json
 import os
 import subprocess
 import threading
+from itertools import islice
 from pathlib import Path
 
 import pytest
 
 from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
-from memsearch import transcripts
+from memsearch import fingerprint, search, transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history_refresh import CHECK_BYTES
 
@@ -179,6 +180,29 @@ def test_a_transcript_reached_twice_is_one_hit(hroot, tmp_path):
             (hit,) = h.search("heron", messages=True)
             assert hit.file == str(path) and hit.project == PROJECT, roots  # its own path, not the link's
             assert [m.text for m in h.session_messages("s-1")] == ["the heron nests by the weir"]
+
+
+def test_transcripts_are_found_at_their_places_and_no_deeper(hroot, tmp_path):
+    """find(): a project's sessions, a session's folder and its subagents/, one straight under the
+    root (its project the root's name), a link inside the root; not a deeper one, another kind of
+    file, a hidden folder or a link to a folder."""
+    places = {"top.jsonl": "projects", f"{PROJECT}/s-1.jsonl": PROJECT,
+              f"{PROJECT}/s-1/subagents/agent-a.jsonl": PROJECT, f"{PROJECT}/s-1/agent-b.jsonl": PROJECT}
+    for rel in [*places, f"{PROJECT}/s-1/subagents/deeper/s-2.jsonl", f"{PROJECT}/notes.txt", ".hidden/s-3.jsonl"]:
+        (hroot / rel).parent.mkdir(parents=True, exist_ok=True)
+        (hroot / rel).write_text(json.dumps(line("user", "egret")) + "\n")
+    os.symlink(hroot / PROJECT / "s-1.jsonl", hroot / PROJECT / "again.jsonl")
+    os.symlink(hroot / PROJECT / "s-1", hroot / PROJECT / "folder.jsonl")
+    found = {t.rel: t for t in transcripts.find(str(hroot))}
+    assert {rel: t.project for rel, t in found.items()} == {**places, f"{PROJECT}/again.jsonl": PROJECT}
+    assert found[f"{PROJECT}/again.jsonl"].real == str(hroot / PROJECT / "s-1.jsonl")
+    assert found[f"{PROJECT}/s-1/subagents/agent-a.jsonl"].real == str(hroot / PROJECT / "s-1/subagents/agent-a.jsonl")
+    assert found[f"{PROJECT}/s-1/subagents/agent-a.jsonl"].session == "agent-a"
+    assert all(t.fingerprint == fingerprint.of(os.stat(t.real)) for t in found.values())
+    with HistoryIndex(hroot, tmp_path / "index.db") as h:
+        assert sorted(hit.project for hit in h.search("egret", messages=True)) == sorted(places.values())
+        report = h.refresh()
+        assert report.unchanged == len(places) and report.linked == 0
 
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:00:00-05:00", "2025-13-45T99:99:99Z",
@@ -359,6 +383,54 @@ def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     # the appended line, plus the kept head and tail checked and kept again
     assert added <= result.refresh.bytes_read <= added + 4 * CHECK_BYTES
     assert history.refresh().bytes_read == 0  # nothing changed: a stat, no read
+
+
+def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(history, hroot):
+    """Issue 30: an unchanged transcript costs a stat. The stored fingerprints are read in one query,
+    from an index that holds them (not from rows 2 KB long), and nothing is written: no transaction,
+    no lock, whatever the number of transcripts."""
+    for n in range(12):
+        transcript(hroot, [line("user", f"kappa {n}")], session=f"s-{n}", project=f"-home-p{n % 3}")
+    history.refresh()
+    statements = []
+    history.conn.set_trace_callback(statements.append)
+    try:
+        report = history.refresh()
+    finally:
+        history.conn.set_trace_callback(None)
+    assert (report.unchanged, report.bytes_read) == (12, 0)
+    (query,) = statements
+    (plan,) = history.conn.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+    assert "COVERING INDEX history_files_fingerprint" in plan[3]
+
+
+def fts5_segments(conn, table: str) -> int:
+    """The number of b-trees (segments) FTS5 table ``table`` holds: from its structure record
+    (rowid 10 of its _data table: a 4-byte cookie, an optional 4-byte version 2 mark, then the
+    varints nLevel and nSegment)."""
+    (record,) = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
+    start = 8 if record[4:8] == b"\xff\x00\x00\x01" else 4
+    _, segments = islice(search._varints(record[start:]), 2)
+    return segments
+
+
+def test_appends_leave_the_index_merged_without_fts5_automerge(history, hroot):
+    """Issue 30: FTS5's automerge is off for history (one append in 64 paid for 64 pages a level of
+    merging at once); each commit merges in proportion to what it wrote instead. A live session's
+    appends, each read by a query, must still leave few b-trees to look every word up in."""
+    words = lambda n, k: " ".join(f"t{(n * 7 + j) % 3000}" for j in range(k))
+    paths = [transcript(hroot, [line("user", f"w{i} {words(i, 300)}") for i in range(300)], session=f"s-{k}")
+             for k in range(3)]
+    history.refresh()
+    conn = history.conn
+    assert {conn.execute(f"SELECT v FROM {t}_config WHERE k = 'automerge'").fetchone()[0]
+            for t in ("history_fts", "history_session_fts")} == {0}
+    for n in range(120):
+        append(paths[n % 3], line("user", f"heron {n} {words(n * 13, 60)}"))
+        assert history.search_result("heron").refresh.grown == 1
+    # Measured: 5 and 7 b-trees (FTS5's automerge on: 6 and 7; no merge at all: 30 and 21).
+    segments = {t: fts5_segments(conn, t) for t in ("history_fts", "history_session_fts")}
+    assert max(segments.values()) <= 10, segments
 
 
 def test_a_rewritten_transcript_is_read_again(history, hroot):
