@@ -29,65 +29,78 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
     """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
-    done = 0
+    chunks = [infos[start:start + CHUNK] for start in range(0, len(infos), CHUNK)]
     proc = _start()
+    # The child prepares the odd chunks; this process, which would otherwise
+    # wait for them, the even ones (the first while the child starts).
+    child = None if proc is None else _Drained(proc, chunks[1::2], max_bytes)
     try:
-        if proc is not None:
-            for chunk in _received(proc, infos, max_bytes):
-                for item in chunk:
-                    yield infos[done], item
-                    done += 1
-        for info in infos[done:]:  # none, unless the child failed
-            yield info, prepare_one(info.relpath, info.abspath, max_bytes)
+        for i, chunk in enumerate(chunks):
+            got = child.take() if i % 2 and child is not None else None
+            if got is None or len(got) != len(chunk):  # ours, or the child failed
+                got = [prepare_one(info.relpath, info.abspath, max_bytes) for info in chunk]
+            yield from zip(chunk, got)
     finally:
-        if proc is not None:
-            _stop(proc)
+        if child is not None:
+            child.close()
 
 
-def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
+class _Drained:
     """The child's chunks, drained from its pipe by a thread as they come: a
     pipe holds 64 KB, so the child would stop after a few dozen files whenever
     the caller is busy in SQLite (whole seconds in a bulk build's indexing)."""
-    import queue
-    import threading
 
-    chunks: queue.Queue = queue.Queue(maxsize=QUEUED)
-    stop = threading.Event()
+    def __init__(self, proc: subprocess.Popen, work: list, max_bytes: int):
+        import queue
+        import threading
 
-    def offer(item) -> bool:
-        while not stop.is_set():  # the caller may stop taking at any time
+        self.proc, self.ended = proc, False
+        self.ready: queue.Queue = queue.Queue(maxsize=QUEUED)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drain, args=(work, max_bytes), name="memsearch-bulkread",
+                                       daemon=True)
+        self.thread.start()
+
+    def take(self) -> list | None:
+        """The child's next chunk; None once it has sent all (or failed)."""
+        if not self.ended:
+            chunk = self.ready.get()
+            self.ended = chunk is None
+            return chunk
+        return None
+
+    def close(self) -> None:
+        self.stop.set()
+        _stop(self.proc)  # unblocks a drain thread waiting on the pipe
+        self.thread.join()
+
+    def _offer(self, item) -> bool:
+        import queue
+
+        while not self.stop.is_set():  # the caller may stop taking at any time
             try:
-                chunks.put(item, timeout=0.1)
+                self.ready.put(item, timeout=0.1)
                 return True
             except queue.Full:
                 pass
         return False
 
-    def drain():
+    def _drain(self, work: list, max_bytes: int) -> None:
+        proc = self.proc
         try:
             # The child reads the whole list before it writes: no deadlock on full pipes.
             try:
-                pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin,
-                            pickle.HIGHEST_PROTOCOL)
+                pickle.dump([[(info.relpath, info.abspath, max_bytes) for info in chunk] for chunk in work],
+                            proc.stdin, pickle.HIGHEST_PROTOCOL)
             finally:
                 proc.stdin.close()
             while (chunk := pickle.load(proc.stdout)) is not None:
-                if not offer(chunk):
+                if not self._offer(chunk):
                     return
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
             pass  # the child failed: the caller reads what it did not send
         finally:
-            offer(None)
-
-    thread = threading.Thread(target=drain, name="memsearch-bulkread", daemon=True)
-    thread.start()
-    try:
-        while (chunk := chunks.get()) is not None:
-            yield chunk
-    finally:
-        stop.set()
-        _stop(proc)  # unblocks a drain thread waiting on the pipe
-        thread.join()
+            self._offer(None)
 
 
 def _start() -> subprocess.Popen | None:
@@ -113,9 +126,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def serve() -> None:
     """The child: prepare every file listed on stdin, answer on stdout."""
-    files = pickle.load(sys.stdin.buffer)  # (relpath, abspath, max_bytes) of each
+    chunks = pickle.load(sys.stdin.buffer)  # lists of (relpath, abspath, max_bytes)
     out = sys.stdout.buffer
-    for start in range(0, len(files), CHUNK):
-        pickle.dump([prepare_one(*file) for file in files[start:start + CHUNK]], out, pickle.HIGHEST_PROTOCOL)
+    for chunk in chunks:
+        pickle.dump([prepare_one(*file) for file in chunk], out, pickle.HIGHEST_PROTOCOL)
     pickle.dump(None, out)
     out.flush()

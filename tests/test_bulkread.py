@@ -15,6 +15,7 @@ import memsearch.bulkread as bulkread
 import memsearch.db as db_mod
 import memsearch.reconcile as reconcile_mod
 from memsearch import MemoryIndex
+from memsearch.prepare import prepare_one
 
 
 @pytest.fixture
@@ -82,16 +83,35 @@ def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, in
     "import sys, pickle; pickle.load(sys.stdin.buffer); sys.stdout.buffer.write(b'garbage')",  # sends junk
     # Sends one good chunk, then dies: the parent reads the rest itself.
     "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
-    " files = pickle.load(sys.stdin.buffer);"
-    " pickle.dump([prepare_one(*f) for f in files[:5]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    " chunks = pickle.load(sys.stdin.buffer);"
+    " pickle.dump([prepare_one(*f) for f in chunks[0]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    # Sends a chunk short of a file: not paired with the wrong files, read again.
+    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
+    " chunks = pickle.load(sys.stdin.buffer);"
+    " [pickle.dump([prepare_one(*f) for f in c[1:]], sys.stdout.buffer) for c in chunks];"
+    " pickle.dump(None, sys.stdout.buffer)",
 ])
 def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child):
     build(mixed_tree, tmp_path / "a.db")
     monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread, "CHUNK", 7)  # the child has several chunks to prepare
     monkeypatch.setattr(bulkread, "_CHILD", child)
     report, hits = build(mixed_tree, tmp_path / "b.db")
     assert len(report.added) == 83
     assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
+
+
+def test_the_parent_prepares_every_other_chunk(mixed_tree, monkeypatch):
+    from memsearch.walk import walk
+
+    seen = walk(str(mixed_tree), 1 << 20)
+    infos = [reconcile_mod.FileInfo(rel, *info) for rel, info in seen.files.items()]
+    monkeypatch.setattr(bulkread, "CHUNK", 7)
+    here = []  # the child's calls are in its own process
+    monkeypatch.setattr(bulkread, "prepare_one", lambda *file: here.append(file[0]) or prepare_one(*file))
+    results = list(bulkread.prepared(infos, 1 << 20))
+    assert here == [info.relpath for i, info in enumerate(infos) if i // 7 % 2 == 0]
+    assert results == [(info, prepare_one(info.relpath, info.abspath, 1 << 20)) for info in infos]
 
 
 def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):
