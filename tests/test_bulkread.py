@@ -83,13 +83,13 @@ def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, in
     "import sys, pickle; pickle.load(sys.stdin.buffer); sys.stdout.buffer.write(b'garbage')",  # sends junk
     # Sends one good chunk, then dies: the parent reads the rest itself.
     "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
-    " chunks = pickle.load(sys.stdin.buffer);"
-    " pickle.dump([prepare_one(*f) for f in chunks[0]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
-    # Sends a chunk short of a file: not paired with the wrong files, read again.
-    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
-    " chunks = pickle.load(sys.stdin.buffer);"
-    " [pickle.dump([prepare_one(*f) for f in c[1:]], sys.stdout.buffer) for c in chunks];"
-    " pickle.dump(None, sys.stdout.buffer)",
+    " chunk = pickle.load(sys.stdin.buffer);"
+    " pickle.dump([prepare_one(*f) for f in chunk], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    # Answers each chunk short of a file: not paired with the wrong files, read again.
+    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one\n"
+    "while True:\n"
+    " chunk = pickle.load(sys.stdin.buffer)\n"
+    " pickle.dump([prepare_one(*f) for f in chunk[1:]], sys.stdout.buffer); sys.stdout.flush()",
 ])
 def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child):
     build(mixed_tree, tmp_path / "a.db")
@@ -101,7 +101,7 @@ def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child)
     assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
 
 
-def test_the_parent_prepares_every_other_chunk(mixed_tree, monkeypatch):
+def test_the_child_and_the_parent_share_the_chunks(mixed_tree, monkeypatch):
     from memsearch.walk import walk
 
     seen = walk(str(mixed_tree), 1 << 20)
@@ -110,8 +110,10 @@ def test_the_parent_prepares_every_other_chunk(mixed_tree, monkeypatch):
     here = []  # the child's calls are in its own process
     monkeypatch.setattr(bulkread, "prepare_one", lambda *file: here.append(file[0]) or prepare_one(*file))
     results = list(bulkread.prepared(infos, 1 << 20))
-    assert here == [info.relpath for i, info in enumerate(infos) if i // 7 % 2 == 0]
     assert results == [(info, prepare_one(info.relpath, info.abspath, 1 << 20)) for info in infos]
+    # The first chunks go to the child at once; the parent prepares others while it starts.
+    assert here and len(here) == len(set(here))
+    assert not {info.relpath for info in infos[:7 * bulkread.AHEAD]} & set(here)
 
 
 def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):

@@ -65,7 +65,7 @@ def test_the_reader_child_loads_no_database_module(tmp_path):
     code = ("import sys; from memsearch.bulkread import serve; serve();"
             " print([m for m in ('sqlite3', 'memsearch.db', 'memsearch.roots', 'memsearch.layout',"
             " 'memsearch.reconcile') if m in sys.modules], file=sys.stderr)")
-    run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps([[("note.md", str(note), 1 << 20)]]),
+    run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps([("note.md", str(note), 1 << 20)]),
                          capture_output=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stderr.decode().strip() == "[]"
