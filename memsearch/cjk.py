@@ -89,8 +89,7 @@ _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 # Compiled on first use: it took ~7 ms of every `memsearch query`'s start-up,
 # and ASCII text never needs it. One pattern serves runs and single characters
-# (match one): each compile of the class costs ~10 ms in every process that
-# prepares files.
+# (match one), so every process that prepares files compiles the class once.
 @functools.cache
 def cjk_run() -> re.Pattern[str]:
     """A run of CJK letters (what segment() spells as bigrams)."""

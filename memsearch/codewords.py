@@ -103,8 +103,8 @@ def _foldable() -> re.Pattern[str]:
     from unicodedata import normalize
 
     ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
-    # fold() changes only a letter with a decomposition or in _PLAIN: fold()
-    # on those alone (~2 ms, not ~25 in every process that prepares files).
+    # fold() changes only a letter with a decomposition or in _PLAIN: folding
+    # those alone spares most of this in every process that prepares files.
     # (A lone combining mark is no letter: unicode61 drops it itself.)
     changing = [chr(c) for c in ranges if c in _PLAIN or normalize("NFD", chr(c)) != chr(c)]
     chars = [c for c in changing if fold(c) not in (c, "") and not _unicode61_folds(c)]
