@@ -13,7 +13,7 @@ from memsearch import MemoryIndex, NoSearchableWords, build_query, cjk, migrate,
 from memsearch.cjk import SEPARATOR as S
 from memsearch.codewords import expand, folded
 from memsearch.cjk import has_cjk, query_terms, segment, segmented, unsegment_snippet
-from memsearch.query import STOP_WORDS, plan, quote, words
+from memsearch.query import QUERY_SYMBOL, STOP_WORDS, plan, quote, words
 
 # --- segment ---------------------------------------------------------------------
 
@@ -444,6 +444,8 @@ def test_build_query_segments_cjk_words(text, expected):
 # CJK support (each word quoted).
 @given(st.text(st.characters(blacklist_categories=("Cs",))).filter(
     lambda t: not has_cjk(t) and not re.search("[\uff01-\uff5e]", t)
+    # A symbol word (A#, C++, .NET) is searched by its name alone (tests/test_code_words.py).
+    and not QUERY_SYMBOL.search(t)
     and all(c.casefold() in (c, c.lower().replace("ς", "σ")) for c in t)))
 def test_build_query_without_cjk_is_unchanged(text):
     found = words(text)
