@@ -1,11 +1,13 @@
-"""Read the files of a large build in a second process.
+"""Read the files of a large build in two processes.
 
 A cold build spends as long preparing files in Python as storing them in
 SQLite, and the GIL keeps a reader thread from overlapping the two (a thread
-made it slower); a child process overlaps for real. It runs the parent's copy of this module, gets the
-file list on stdin and sends back, in order and pickled in chunks, what
-:func:`memsearch.prepare.prepare_one` made of each. If it cannot start or dies
-midway, the parent reads the rest itself: a speed-up, never a dependency.
+made it slower); a child process overlaps for real. It runs the parent's copy
+of this module, gets chunks of the file list on stdin and sends back, pickled,
+what :func:`memsearch.prepare.prepare_one` made of each. The parent prepares
+chunks too, whenever the child's next one is not there yet: which process does
+more follows which one the machine gives time to. If the child cannot start or
+dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import pickle
 import subprocess
 import sys
+from collections import deque
 from typing import Iterator
 
 from .prepare import prepare_one
@@ -21,7 +24,13 @@ from .prepare import prepare_one
 # Files per pickled chunk: small pickling overhead, yet the parent writes at once.
 CHUNK = 256
 
-# Chunks received and not yet taken: up to ~16k files, ~20 MB of text.
+# Chunks sent to the child and not yet taken back: one to prepare and one
+# queued, so it never waits for this process; more would leave this one
+# waiting longer at the end for the child's last.
+AHEAD = 2
+
+# Chunks received, or prepared here ahead of their turn, and not yet taken:
+# up to ~16k files, ~20 MB of text.
 QUEUED = 64
 
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
@@ -29,65 +38,106 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
     """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
-    done = 0
+    chunks = [infos[start:start + CHUNK] for start in range(0, len(infos), CHUNK)]
     proc = _start()
+    child = None if proc is None else _Child(proc, max_bytes)
+    theirs: deque[int] = deque()  # the chunks sent to the child, in order
+    ours: dict[int, list] = {}  # chunks prepared here ahead of their turn
+    following = 0  # the first chunk neither sent nor prepared
     try:
-        if proc is not None:
-            for chunk in _received(proc, infos, max_bytes):
-                for item in chunk:
-                    yield infos[done], item
-                    done += 1
-        for info in infos[done:]:  # none, unless the child failed
-            yield info, prepare_one(info.relpath, info.abspath, max_bytes)
+        for i, chunk in enumerate(chunks):
+            while child is not None and len(theirs) < AHEAD and following < len(chunks):
+                if not child.send(chunks[following]):
+                    break
+                theirs.append(following)
+                following += 1
+            got = ours.pop(i, None)
+            if got is None and theirs and theirs[0] == i:
+                # Rather than wait for the child, prepare a chunk further on.
+                while not child.ready() and following < len(chunks) and len(ours) < QUEUED:
+                    ours[following] = _prepare(chunks[following], max_bytes)
+                    following += 1
+                theirs.popleft()
+                got = child.take()
+            if got is None or len(got) != len(chunk):  # not prepared yet, or the child failed
+                got = _prepare(chunk, max_bytes)
+                following = max(following, i + 1)
+            yield from zip(chunk, got)
     finally:
-        if proc is not None:
-            _stop(proc)
+        if child is not None:
+            child.close()
 
 
-def _received(proc: subprocess.Popen, infos: list, max_bytes: int) -> Iterator[list]:
-    """The child's chunks, drained from its pipe by a thread as they come: a
+def _prepare(chunk: list, max_bytes: int) -> list:
+    return [prepare_one(info.relpath, info.abspath, max_bytes) for info in chunk]
+
+
+class _Child:
+    """The child's answers, drained from its pipe by a thread as they come: a
     pipe holds 64 KB, so the child would stop after a few dozen files whenever
     the caller is busy in SQLite (whole seconds in a bulk build's indexing)."""
-    import queue
-    import threading
 
-    chunks: queue.Queue = queue.Queue(maxsize=QUEUED)
-    stop = threading.Event()
+    def __init__(self, proc: subprocess.Popen, max_bytes: int):
+        import queue
+        import threading
 
-    def offer(item) -> bool:
-        while not stop.is_set():  # the caller may stop taking at any time
+        self.proc, self.max_bytes, self.ended = proc, max_bytes, False
+        self.answers: queue.Queue = queue.Queue(maxsize=QUEUED)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drain, name="memsearch-bulkread", daemon=True)
+        self.thread.start()
+
+    def send(self, chunk: list) -> bool:
+        """Ask for ``chunk`` (FileInfos) to be prepared; False if the child is gone."""
+        if self.ended:
+            return False
+        try:
+            # A few KB, read as soon as the child is done with its current chunk.
+            pickle.dump([(info.relpath, info.abspath, self.max_bytes) for info in chunk], self.proc.stdin,
+                        pickle.HIGHEST_PROTOCOL)
+            self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            self.ended = True
+            return False
+
+    def ready(self) -> bool:
+        """Whether take() returns at once."""
+        return self.ended or not self.answers.empty()
+
+    def take(self) -> list | None:
+        """The child's next answer, in the order asked; None once it failed."""
+        if not self.ended:
+            answer = self.answers.get()
+            self.ended = answer is None
+            return answer
+        return None
+
+    def close(self) -> None:
+        self.stop.set()
+        _stop(self.proc)  # unblocks a drain thread waiting on the pipe
+        self.thread.join()
+
+    def _offer(self, item) -> bool:
+        import queue
+
+        while not self.stop.is_set():  # the caller may stop taking at any time
             try:
-                chunks.put(item, timeout=0.1)
+                self.answers.put(item, timeout=0.1)
                 return True
             except queue.Full:
                 pass
         return False
 
-    def drain():
+    def _drain(self) -> None:
         try:
-            # The child reads the whole list before it writes: no deadlock on full pipes.
-            try:
-                pickle.dump([(info.relpath, info.abspath, max_bytes) for info in infos], proc.stdin,
-                            pickle.HIGHEST_PROTOCOL)
-            finally:
-                proc.stdin.close()
-            while (chunk := pickle.load(proc.stdout)) is not None:
-                if not offer(chunk):
+            while (answer := pickle.load(self.proc.stdout)) is not None:
+                if not self._offer(answer):
                     return
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
             pass  # the child failed: the caller reads what it did not send
         finally:
-            offer(None)
-
-    thread = threading.Thread(target=drain, name="memsearch-bulkread", daemon=True)
-    thread.start()
-    try:
-        while (chunk := chunks.get()) is not None:
-            yield chunk
-    finally:
-        stop.set()
-        _stop(proc)  # unblocks a drain thread waiting on the pipe
-        thread.join()
+            self._offer(None)
 
 
 def _start() -> subprocess.Popen | None:
@@ -107,15 +157,21 @@ def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe:
+            try:
+                pipe.close()
+            except OSError:  # stdin's flush, to a child that is gone
+                pass
 
 
 def serve() -> None:
-    """The child: prepare every file listed on stdin, answer on stdout."""
-    files = pickle.load(sys.stdin.buffer)  # (relpath, abspath, max_bytes) of each
+    """The child: prepare each list of files read from stdin, answer each on stdout, until stdin ends."""
     out = sys.stdout.buffer
-    for start in range(0, len(files), CHUNK):
-        pickle.dump([prepare_one(*file) for file in files[start:start + CHUNK]], out, pickle.HIGHEST_PROTOCOL)
-    pickle.dump(None, out)
-    out.flush()
+    while True:
+        try:
+            chunk = pickle.load(sys.stdin.buffer)  # (relpath, abspath, max_bytes) of each file
+        except EOFError:
+            return
+        pickle.dump([prepare_one(*file) for file in chunk], out, pickle.HIGHEST_PROTOCOL)
+        out.flush()

@@ -83,28 +83,24 @@ DEFAULT_WORD_MODE = "or"
 
 # The UTF-8 lead bytes of _CJK_CLASS (U+1100-U+11FF: E1; U+3005-U+D7FB: E3-ED;
 # U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0): a bytes search for them is several
-# times faster than _cjk_char() over the str.
+# times faster than cjk_run() over the str.
 _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 
-# Compiled on first use: they took ~7 ms of every `memsearch query`'s start-up,
-# and ASCII text never needs them.
+# Compiled on first use: it took ~7 ms of every `memsearch query`'s start-up,
+# and ASCII text never needs it. One pattern serves runs and single characters
+# (match one), so every process that prepares files compiles the class once.
 @functools.cache
 def cjk_run() -> re.Pattern[str]:
     """A run of CJK letters (what segment() spells as bigrams)."""
     return re.compile(f"[{_CJK_CLASS}]+")
 
 
-@functools.cache
-def _cjk_char() -> re.Pattern[str]:
-    return re.compile(f"[{_CJK_CLASS}]")
-
-
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
     if text.isascii():
         return False
-    return _cjk_char().search(text) is not None
+    return cjk_run().search(text) is not None
 
 
 def nfc(text: str) -> str:
@@ -285,7 +281,7 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
             exact.update(text.split())
     if not prefixes:
         return
-    cjk_char = _cjk_char()
+    cjk_char = cjk_run()
     i = 0
     while i < len(chars) - 1:
         (a, a_lit), (b, b_lit) = chars[i], chars[i + 1]
@@ -328,7 +324,7 @@ def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query
 
 
 def _unsegmented(chars: list[tuple[str, bool]], query: str) -> list[list]:
-    cjk_char = _cjk_char()
+    cjk_char = cjk_run()
     if "*" in query:
         _unmark_prefix_matches(chars, query)
     out: list[list] = []  # [character, highlighted]

@@ -100,9 +100,14 @@ def _unicode61_folds(char: str) -> bool:
 @functools.cache
 def _foldable() -> re.Pattern[str]:
     """A letter fold() changes and unicode61 does not fold."""
+    from unicodedata import normalize
+
     ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
+    # fold() changes only a letter with a decomposition or in _PLAIN: folding
+    # those alone spares most of this in every process that prepares files.
     # (A lone combining mark is no letter: unicode61 drops it itself.)
-    chars = [chr(c) for c in ranges if fold(chr(c)) not in (chr(c), "") and not _unicode61_folds(chr(c))]
+    changing = [chr(c) for c in ranges if c in _PLAIN or normalize("NFD", chr(c)) != chr(c)]
+    chars = [c for c in changing if fold(c) not in (c, "") and not _unicode61_folds(c)]
     chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
     return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 

@@ -15,6 +15,7 @@ import memsearch.bulkread as bulkread
 import memsearch.db as db_mod
 import memsearch.reconcile as reconcile_mod
 from memsearch import MemoryIndex
+from memsearch.prepare import prepare_one
 
 
 @pytest.fixture
@@ -82,16 +83,38 @@ def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, in
     "import sys, pickle; pickle.load(sys.stdin.buffer); sys.stdout.buffer.write(b'garbage')",  # sends junk
     # Sends one good chunk, then dies: the parent reads the rest itself.
     "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one;"
-    " files = pickle.load(sys.stdin.buffer);"
-    " pickle.dump([prepare_one(*f) for f in files[:5]], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    " chunk = pickle.load(sys.stdin.buffer);"
+    " pickle.dump([prepare_one(*f) for f in chunk], sys.stdout.buffer); sys.stdout.flush(); sys.exit(1)",
+    # Answers each chunk short of a file: not paired with the wrong files, read again.
+    "import sys, pickle; sys.path.insert(0, sys.argv[1]); from memsearch.prepare import prepare_one\n"
+    "while True:\n"
+    " chunk = pickle.load(sys.stdin.buffer)\n"
+    " pickle.dump([prepare_one(*f) for f in chunk[1:]], sys.stdout.buffer); sys.stdout.flush()",
 ])
 def test_a_failing_child_loses_nothing(mixed_tree, tmp_path, monkeypatch, child):
     build(mixed_tree, tmp_path / "a.db")
     monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread, "CHUNK", 7)  # the child has several chunks to prepare
     monkeypatch.setattr(bulkread, "_CHILD", child)
     report, hits = build(mixed_tree, tmp_path / "b.db")
     assert len(report.added) == 83
     assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
+
+
+def test_the_child_and_the_parent_share_the_chunks(mixed_tree, monkeypatch):
+    from memsearch.walk import walk
+
+    seen = walk(str(mixed_tree), 1 << 20)
+    infos = [reconcile_mod.FileInfo(rel, *info) for rel, info in seen.files.items()]
+    monkeypatch.setattr(bulkread, "CHUNK", 7)
+    # A child slow to start: the parent prepares chunks further on meanwhile.
+    monkeypatch.setattr(bulkread, "_CHILD", "import time; time.sleep(0.5); " + bulkread._CHILD)
+    here = []  # the child's calls are in its own process
+    monkeypatch.setattr(bulkread, "prepare_one", lambda *file: here.append(file[0]) or prepare_one(*file))
+    results = list(bulkread.prepared(infos, 1 << 20))
+    assert results == [(info, prepare_one(info.relpath, info.abspath, 1 << 20)) for info in infos]
+    assert here and len(here) == len(set(here))
+    assert not {info.relpath for info in infos[:7 * bulkread.AHEAD]} & set(here)  # sent to the child first
 
 
 def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):
