@@ -531,17 +531,23 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
         _query(args), args.get("limit", TOOL_DEFAULT_LIMIT), project=unquoted(args.get("project")),
         session=unquoted(args.get("sessionId")), role=args.get("role"), since=args.get("since"),
         messages=messages)
+    # A search reads transcripts for a bounded time: the model is told when it saw only part of them.
+    deferred = result.refresh.deferred if result.refresh is not None else 0
     data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
-            "unmatched": list(result.unmatched)}
+            "unmatched": list(result.unmatched), "deferred": deferred}
+    partial = (f" {deferred} transcript(s) were not read in full yet: the same search again reads on."
+               if deferred else "")
     if not result.hits:
         return ToolResult(f"No conversation history matched {result.query!r}. Retry with fewer and rarer words,"
-                          " or drop the filters.", data)
+                          f" or drop the filters.{partial}", data)
     kind = "message" if messages else "session"
     lines = [f"{len(result.hits)} {kind}{'s' if len(result.hits) > 1 else ''} from past sessions for"
              f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):",
              format_hits(result._replace(unmatched=()), hint=False)]
     if result.unmatched:  # first, as memory_search says it
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
+    if partial:
+        lines.append(partial.strip())
     return ToolResult("\n".join(lines), data)
 
 

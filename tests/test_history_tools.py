@@ -56,6 +56,18 @@ def test_history_search_names_the_words_no_message_holds(index):
     assert tool.call_tool(index, "history_search", {"query": "staging"}).data["unmatched"] == []
 
 
+def test_history_search_tells_the_model_when_it_read_only_part_of_the_transcripts(index, monkeypatch):
+    from memsearch import history_refresh
+
+    monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 0)  # spent before the first transcript
+    partial = tool.call_tool(index, "history_search", {"query": "5544"})
+    assert partial.data["results"] == [] and partial.data["deferred"] == 1
+    assert partial.text.endswith("1 transcript(s) were not read in full yet: the same search again reads on.")
+    monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 10)
+    whole = tool.call_tool(index, "history_search", {"query": "5544"})
+    assert whole.data["deferred"] == 0 and "not read in full" not in whole.text and "<<5544>>" in whole.text
+
+
 @pytest.mark.parametrize("name, arguments, message", [
     ("history_search", {}, "missing argument 'query'"),
     ("history_search", {"query": 5}, "query must be a string"),
