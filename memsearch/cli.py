@@ -85,18 +85,17 @@ class RootSpec(click.ParamType):
     envvar_list_splitter = os.path.pathsep
 
 
-# What a shell completes for a root (click's completion: docs in the README).
-ROOT_WORDS = ("claude", "zcode", "mimo", "mimo=", "claude=", "zcode=", "plain=", "repos=")
-
-
 def complete_root(ctx, param, incomplete: str):
-    """Root kinds, then a folder after KIND=."""
+    """The agents' names and KIND= (memsearch.roots' tables), then a folder after KIND=."""
     from click.shell_completion import CompletionItem
+
+    from .roots import AGENT_KINDS, KINDS
 
     kind, sep, rest = incomplete.partition("=")
     if sep:
         return [CompletionItem(rest, type="dir")]  # the shell completes the folder
-    return [CompletionItem(w) for w in ROOT_WORDS if w.startswith(incomplete)] + [CompletionItem(incomplete, type="dir")]
+    words = (*AGENT_KINDS, *(k + "=" for k in KINDS))
+    return [CompletionItem(w) for w in words if w.startswith(incomplete)] + [CompletionItem(incomplete, type="dir")]
 
 
 def completer(module: str, name: str):
