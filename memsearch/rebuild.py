@@ -17,7 +17,7 @@ from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the 
 from .errors import InvalidArgument, SessionNotFound
 from .format import quoted
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
-from .roots import Root, resolve
+from .roots import AGENT_KINDS, Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
 from .settings import given_path
 from .walk import real_folder, walk, walk_paths
@@ -94,8 +94,8 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
     section (checkpoint, project, notes, global, keys), each 1 to MAX_TOKENS. A session with no
     folder in a mimo root raises SessionNotFound; claude and zcode roots keep none to check."""
     (root,) = resolve([root])
-    if root.kind not in ("mimo", "claude", "zcode"):
-        raise InvalidArgument(f"a {root.kind} root keeps no sessions: give a mimo, claude or zcode root")
+    if root.kind not in AGENT_KINDS:
+        raise InvalidArgument(f"a {root.kind} root keeps no sessions: give a root of kind {', '.join(AGENT_KINDS)}")
     budgets = _budgets(budgets)
     if not isinstance(session, str):
         raise InvalidArgument(f"session must be a session id, got {type(session).__name__}")
