@@ -14,6 +14,12 @@ PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FR
               " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
 
 
+# Pieces are merged up to this many messages (each capped, memsearch.transcripts): a merge
+# re-indexes its text in one piece, so an unbounded one made a long session's every append, and
+# its memory, grow with the whole session. A longer session is ranked by its pieces' sum.
+PIECE_MESSAGES = 1024
+
+
 def last_id(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
 
@@ -21,7 +27,8 @@ def last_id(conn: sqlite3.Connection) -> int:
 def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
     """Index the messages of file ``fid`` past id ``after`` as one piece per session, then merge
     each session's newest pieces while the last holds at least half the messages of the one before
-    (a binary counter: a session keeps about log2(reads) pieces, each message re-indexed as often)."""
+    and the two hold at most PIECE_MESSAGES (a binary counter: a session keeps about log2(reads)
+    pieces per PIECE_MESSAGES messages, each message re-indexed as often)."""
     top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
     conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
                  " SELECT file, session, max(project), min(id), max(id), count(*) FROM history_messages"
@@ -33,7 +40,8 @@ def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
         pieces = conn.execute("SELECT id, first, last, messages FROM history_pieces WHERE file = ? AND session = ?"
                               " ORDER BY id", (fid, session)).fetchall()
         gone = []
-        while len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]:
+        while (len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]
+               and pieces[-1][3] + pieces[-2][3] <= PIECE_MESSAGES):
             (one, first, _, n1), (two, _, last, n2) = pieces[-2], pieces[-1]
             gone += [i for i in (one, two) if i is not None]
             pieces[-2:] = [(None, first, last, n1 + n2)]

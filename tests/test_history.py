@@ -442,6 +442,29 @@ def test_a_rewritten_transcript_is_read_again(history, hroot):
     assert [h.snippet.split()[0] for h in result.hits] == ["<<beta>>"]
 
 
+def test_a_long_sessions_pieces_stay_bounded_as_it_grows(history, hroot, monkeypatch):
+    """A session is ranked as a whole through pieces merged as appends come: merged without a
+    bound, one piece came to hold the whole session, re-indexed (and held in memory) at a merge."""
+    from memsearch import pieces
+
+    monkeypatch.setattr(pieces, "PIECE_MESSAGES", 4)
+    path = transcript(hroot, [line("user", "kestrel 0")], session="long")
+    transcript(hroot, [line("user", "kestrel elsewhere")], session="short")
+    for n in range(1, 20):
+        append(path, line("user", f"kestrel {n}"))
+        history.refresh()
+    sizes = [n for n, in history.conn.execute(
+        "SELECT messages FROM history_pieces WHERE session = 'long' ORDER BY id")]
+    assert sum(sizes) == 20 and max(sizes) <= 4 and len(sizes) >= 5, sizes
+    hits = history.search("kestrel", floor=0.0)
+    assert [h.session for h in hits] == ["long", "short"] and hits[0].matched == 20
+    # The pieces still hold the text indexed: a rewrite drops them all, and the new text answers.
+    path.write_text(json.dumps(line("user", "osprey only", session="long")) + "\n")
+    assert [h.session for h in history.search("kestrel", floor=0.0)] == ["short"]
+    assert [h.session for h in history.search("osprey", floor=0.0)] == ["long"]
+    assert history.conn.execute("SELECT count(*) FROM history_pieces WHERE session = 'long'").fetchone() == (1,)
+
+
 def test_a_shrunk_or_replaced_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "gamma one"), line("user", "gamma two")])
     assert len(history.search("gamma", messages=True)) == 2
