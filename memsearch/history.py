@@ -244,7 +244,7 @@ class HistoryIndex(db.Opened):
     def _files(self, files: set[int]) -> set[str]:
         rows = self.conn.execute(f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(files))})",
                                  list(files))
-        return {os.path.join(root, *path.split("/")) for root, path in rows}
+        return {_file(root, path) for root, path in rows}
 
     def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
         """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
@@ -279,11 +279,7 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            scored = scored_strings(conn, query, SESSIONS)
-            counts.update((s.fts, s.files) for s in scored)
-            mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params,
-                           "history_session_fts", "history_pieces")
-            scored = [s for s in scored if s.files]
+            scored = self._scored(query, SESSIONS, "history_pieces", where, params, counts)
             if not scored:
                 return [], 0, []
             ranked = conn.execute(
@@ -320,32 +316,21 @@ class HistoryIndex(db.Opened):
             rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
             best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found = {row[0]: row[1:] for row in conn.execute(
-            f"SELECT m.id, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
-            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
-        snippets_ = self._snippets(query, ids)
+        found, snippets_ = self._found(ids), self._snippets(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
-            if not mids:
-                continue
-            excerpts = tuple(Excerpt(found[mid][2], found[mid][1], snippets_.get(mid, ""), found[mid][6],
-                                     bool(found[mid][5])) for mid in mids)
-            project_, _, _, root, path, *_ = found[mids[0]]
-            hits.append(SessionHit(session_, project_, excerpts[0].at, score, matched, excerpts,
-                                   os.path.join(root, *path.split("/"))))
+            if mids:
+                excerpts = tuple(Excerpt(found[m][3], found[m][2], snippets_.get(m, ""), found[m][6], found[m][5])
+                                 for m in mids)
+                first = found[mids[0]]
+                hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
         return hits, ids
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
         conn = self.conn
         where, params = self._where(project, session, role, after)
-        # The memory search's strings, idf and sum; one matching nothing adds nothing.
-        scored = scored_strings(conn, query, MESSAGES)
-        counts.update((s.fts, s.files) for s in scored)
-        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, "history_fts",
-                       "history_messages")
-        scored = [s for s in scored if s.files]
+        scored = self._scored(query, MESSAGES, "history_messages", where, params, counts)
         if not scored:
             return [], 0, []
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
@@ -353,17 +338,25 @@ class HistoryIndex(db.Opened):
         if not kept:
             return [], len(ranked), []
         ids = [mid for mid, _ in kept]
-        found = {row[0]: row[1:] for row in conn.execute(
+        found, excerpts = self._found(ids), self._snippets(query, ids)
+        hits = [HistoryHit(*found[mid][:4], score, excerpts.get(mid, ""), *found[mid][4:]) for mid, score in kept]
+        return hits, len(ranked) - len(kept), ids
+
+    def _scored(self, query: Query, fts: str, rows: str, where: list, params: list, counts: dict) -> list:
+        """The memory search's strings, idf and sum over ``fts``, ``counts`` filled; one matching
+        nothing adds nothing."""
+        scored = scored_strings(self.conn, query, fts)
+        counts.update((s.fts, s.files) for s in scored)
+        mark_unmatched(self.conn, query, counts, "".join(f" AND {w}" for w in where), params, fts, rows)
+        return [s for s in scored if s.files]
+
+    def _found(self, ids: list[int]) -> dict[int, tuple]:
+        """{id: (session, project, at, role, file, sidechain, uuid)} of messages ``ids``."""
+        rows = self.conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
             f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)}
-        excerpts = self._snippets(query, ids)
-        hits = []
-        for mid, score in kept:
-            session_, project_, at, role_, root, path, side, uuid = found[mid]
-            hits.append(HistoryHit(session_, project_, at, role_, score, excerpts.get(mid, ""),
-                                   os.path.join(root, *path.split("/")), bool(side), uuid))
-        return hits, len(ranked) - len(kept), ids
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids) if ids else ()
+        return {mid: (*row, _file(root, path), bool(side), uuid) for mid, *row, root, path, side, uuid in rows}
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         words = " OR ".join(query.terms)
@@ -419,6 +412,10 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
+
+
+def _file(root: str, path: str) -> str:
+    return os.path.join(root, *path.split("/"))
 
 
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
