@@ -13,12 +13,7 @@ from operator import attrgetter
 from stat import S_ISDIR, S_ISREG
 from typing import NamedTuple
 
-from .fingerprint import STAT_FIELDS, Fingerprint
-
-# A path changed less than this ago may change again within the same
-# timestamp tick (coarse or lazy timestamps): not trusted by mtime or ctime
-# alone (as memsearch.reconcile.RACY_NS for files).
-RACY_NS = 2_000_000_000
+from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
 
 # Roots kept in this process (a long-lived MemoryIndex); past it, start over.
 CACHED_ROOTS = 16
