@@ -54,7 +54,7 @@ class Query(NamedTuple):
     @property
     def fts(self) -> str:
         """Everything searched, as one FTS5 OR expression (past MAX_STRINGS the
-        words alone: the pairs are not searched, see memsearch.search.strings)."""
+        words alone: the pairs are not searched, see memsearch.search.scored_strings)."""
         return " OR ".join(self.terms + self.pairs if self.separate else self.terms)
 
     @property
