@@ -434,10 +434,9 @@ MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 
-# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so
-# the pruned ranking mostly failed its check and ran again. On 64 MB of bench/history.py's
-# transcripts (the 36 LongMemEval questions): p50 47 ms pruned, 24 ms without. What this saves is
-# the join: the best ids are picked by score alone and only they are read.
+# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
+# pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
+# are picked by score alone and only they are read.
 def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""

@@ -36,14 +36,14 @@ REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 
 # A commit of at least BULK_ROWS rows indexes them in one FTS5 statement (db.bulk_indexing), as
-# reconcile does: a trigger call per row flushed FTS5's pending terms as a segment each (see
-# bench/README.md, issue 16). A live session's small appends keep the trigger.
+# reconcile does: a trigger call per row flushed FTS5's pending terms as a segment each. A live
+# session's small appends keep the trigger.
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
-# FTS5's automerge is off for history's tables (migrations/0013): every 64 pages written it merged
-# 64 pages per level at once, so one append in 64 paid ~500 pages (~40 ms CPU at 256 MB). Each commit
-# merges instead in proportion to what it wrote: MERGE_PAGES, plus MERGE_PAGES_PER_MESSAGE a message.
+# FTS5's automerge is off for history's tables (migrations/0013): it made one append in 64 pay a
+# large merge. Each commit merges instead in proportion to what it wrote: MERGE_PAGES, plus
+# MERGE_PAGES_PER_MESSAGE a message.
 MERGE_PAGES = 16
 MERGE_PAGES_PER_MESSAGE = 1
 

@@ -38,8 +38,7 @@ TOOL_INPUT_CHARS = 900
 TOOL_OUTPUT_CHARS = 1600
 # And of one line's parts as a whole (text to TEXT_CHARS, tool calls and results to TOOL_CHARS):
 # a hostile line may hold thousands of blocks, and FTS5's snippet() costs the square of a word's
-# instances in one message. One 140 KB line of 100 blocks of "x x x..." kept a search for "x"
-# busy 101 s; capped, 12 ms.
+# instances in one message.
 TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 
 # A line longer than this is skipped without being held in memory. A pasted image is base64 in
@@ -78,8 +77,7 @@ class Part(NamedTuple):
 
 
 # -- one line ------------------------------------------------------------------
-# json.loads() of bytes first guesses their encoding (UTF-16, -32...):
-# transcripts are UTF-8, and skipping the guess is ~6% of a cold build.
+# json.loads() of bytes first guesses their encoding (UTF-16, -32...): transcripts are UTF-8.
 _decode = json.JSONDecoder().decode
 
 
@@ -137,7 +135,7 @@ def _claude(obj: dict, kind: str) -> list[Part]:
 
 def _plain(obj: dict) -> list[Part]:
     role = obj.get("role")
-    if role not in ("user", "assistant", "tool", "system"):
+    if role not in ROLES[:4]:  # no summary
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
