@@ -309,7 +309,3 @@ def _first_marker(chars: list) -> str | None:
             return char
         i += 1
     return None
-
-
-def has_markers(text: str) -> bool:
-    return OPEN in text or CLOSE in text

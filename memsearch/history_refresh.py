@@ -258,9 +258,9 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
             conn.executemany(INSERT_MESSAGE, batch)
         add_pieces(conn, fid, after)
         _merge(conn, MERGE_PAGES + len(batch) * MERGE_PAGES_PER_MESSAGE)
-        head, tail = _ends(reader, end)
+        size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
         conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                     (st.st_size if done else 0, end, head, tail, fid))
+                     (st.st_size if done else 0, end, reader.pread(size, 0), reader.pread(size, end - size), fid))
     out["messages"] += len(batch)
     return True
 
@@ -283,9 +283,3 @@ def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: b
     if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
         return False
     return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
-
-
-def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
-    """The first and last CHECK_BYTES before ``end``, for :func:`_same_start`."""
-    size = min(CHECK_BYTES, end)
-    return reader.pread(size, 0), reader.pread(size, end - size)

@@ -120,7 +120,8 @@ def _compound_terms(text: str) -> list[str]:
     for m in COMPOUND.finditer(text):
         run = m.group()
         if re.search(r"[./\\:@]", run):
-            terms.append(quote(" ".join(WORD.findall(_strip_markers(codewords.expand(run))))))
+            spelled = codewords.expand(run).replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
+            terms.append(quote(" ".join(WORD.findall(spelled))))
         else:
             terms += [quote(form) for form in codewords.identifier_forms(run)[-1:]
                       if " " not in form]
@@ -147,10 +148,6 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
             forms = codewords.index_forms(word) if word.isascii() else ()
             items.append((word.casefold(), word, " ".join((word, *forms))))
     return items
-
-
-def _strip_markers(text: str) -> str:
-    return text.replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
 
 
 def plan(text: str) -> Query:

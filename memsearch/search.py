@@ -191,11 +191,12 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     let through matches."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
-    if roots is not None and not _only_roots(conn, roots):
+    # No filter when the index holds rows of these roots alone (as after any reconcile).
+    if roots is not None and not {key for (key,) in conn.execute("SELECT key FROM memory_roots")} <= set(roots):
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
     else:
-        roots = None
-    params = [*active.values(), *(roots or ())]
+        roots = ()
+    params = [*active.values(), *roots]
     size = fetch_size(limit)
     scored = scored_strings(conn, query)
     if counts is not None:
@@ -322,13 +323,6 @@ def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:
     # order as code points), so this is ORDER BY score DESC, path.
     rows.sort(key=lambda r: (-scores[r[4]], r[0]))
     return [(path, scope, scope_id, kind, scores[i], i) for path, scope, scope_id, kind, i in rows[:size]]
-
-
-def _only_roots(conn: sqlite3.Connection, roots: list[str]) -> bool:
-    """Whether the index holds rows of these roots alone (as after any
-    reconcile): then the roots need no filter."""
-    keys = set(roots)
-    return all(key in keys for (key,) in conn.execute("SELECT key FROM memory_roots"))
 
 
 def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:

@@ -347,15 +347,11 @@ class CountingReader:
 
 
 # -- where transcripts are -----------------------------------------------------
-def default_root() -> str:
-    """Claude Code's transcripts: $CLAUDE_CONFIG_DIR (or ~/.claude)/projects."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return os.path.join(config, "projects")
-
-
 def resolve_root(folder: str | os.PathLike | None) -> str:
-    """The resolved folder of a transcript root, given as such or as the Claude config folder above it."""
-    given = default_root() if folder is None else os.path.expanduser(os.fspath(folder))
+    """The resolved folder of a transcript root, given as such or as the Claude config folder above
+    it; None: Claude Code's, $CLAUDE_CONFIG_DIR (or ~/.claude)/projects."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    given = os.path.join(config, "projects") if folder is None else os.path.expanduser(os.fspath(folder))
     try:
         path = os.path.realpath(given)
     except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no folder has that name
