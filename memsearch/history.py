@@ -30,7 +30,7 @@ from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .memory_file import below
-from .transcripts import ROLES, CountingReader, parse_line, parse_time, resolve_root, slug, utc_text
+from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 
 class HistoryHit(NamedTuple):
@@ -175,13 +175,10 @@ class HistoryIndex(db.Opened):
                                   " (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
             raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
-        after = None
-        if since is not None:
-            moment = parse_time(since)
-            after = None if moment is None else utc_text(moment)
-            if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
-                raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
-                                      f" got {quoted(since, 80, always=True)}")
+        after = None if since is None else timestamp(since)  # as a line's time is stored
+        if since is not None and after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
+            raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
+                                  f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
