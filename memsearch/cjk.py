@@ -89,9 +89,7 @@ def cjk_run() -> re.Pattern[str]:
 
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
-    if text.isascii():
-        return False
-    return cjk_run().search(text) is not None
+    return not text.isascii() and cjk_run().search(text) is not None
 
 
 def nfc(text: str) -> str:
@@ -193,11 +191,8 @@ def _cjk_word(run: str, mode: str) -> str:
     phrase = _quote(" ".join(bigrams))
     if mode == "phrase":
         return phrase
-    if mode == "and":
-        return "(" + " AND ".join(map(_quote, bigrams)) + ")"
-    if mode == "or":
-        return "(" + " OR ".join(map(_quote, bigrams)) + ")"
-    return "(" + " OR ".join([phrase, *map(_quote, bigrams)]) + ")"
+    strings = [phrase] * (mode == "hybrid") + list(map(_quote, bigrams))
+    return "(" + (" AND " if mode == "and" else " OR ").join(strings) + ")"
 
 
 def _other_words(word: str) -> list[str]:
