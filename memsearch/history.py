@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
@@ -192,9 +192,7 @@ class HistoryIndex(db.Opened):
             # Text the transcript no longer holds: read those files again, then search again.
             self._guarded(lambda: self._forget(stale), refill=False)
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
-            report = again if report is None else report._replace(
-                **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
-                skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
+            report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
             hits = [hit for hit in hits if hit.file not in self._files(stale)]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))

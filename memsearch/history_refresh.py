@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 from . import db, fingerprint
 from .cjk import segmented
 from .fingerprint import Fingerprint
-from .pieces import add_pieces, drop_pieces, last_id
+from .pieces import add_pieces, drop_pieces
 from .transcripts import CountingReader, Refused, find, own_session, parse_line
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -251,7 +251,7 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
                            (fid,)).fetchone()
         if row != (expected, 0, *fingerprint.key(st)[1:]):
             return False
-        after = last_id(conn)
+        after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
         bulk = len(batch) >= BULK_ROWS
         with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body") if bulk
               else nullcontext()):

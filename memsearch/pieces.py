@@ -14,10 +14,6 @@ PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FR
               " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
 
 
-def last_id(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-
-
 def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
     """Index the messages of file ``fid`` past id ``after`` as one piece per session, then merge
     each session's newest pieces while the last holds at least half the messages of the one before

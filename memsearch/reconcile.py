@@ -185,13 +185,9 @@ def reconcile_paths(
     before = _stored_under(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():
-        rels: list[str] | None = []
-        for path in tops:
-            if path.startswith(prefix):
-                rels.append(path[len(prefix):])
-            elif prefix.startswith(path + "/"):  # a folder above this one: all of it
-                rels = None
-                break
+        # A folder above this one: all of it; else the paths inside it.
+        rels = None if any(prefix.startswith(path + "/") for path in tops) else [
+            path[len(prefix):] for path in tops if path.startswith(prefix)]
         if rels == []:
             continue
         try:
