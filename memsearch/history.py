@@ -194,7 +194,9 @@ class HistoryIndex(db.Opened):
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
-            hits = [hit for hit in hits if hit.file not in self._files(stale)]
+            gone = {_file(*row) for row in self.conn.execute(
+                f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(stale))})", list(stale))}
+            hits = [hit for hit in hits if hit.file not in gone]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
@@ -235,11 +237,6 @@ class HistoryIndex(db.Opened):
         """Make the next refresh read ``files`` again from their start (an inode no file has)."""
         with db.write_transaction(self.conn):
             self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
-
-    def _files(self, files: set[int]) -> set[str]:
-        rows = self.conn.execute(f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(files))})",
-                                 list(files))
-        return {_file(root, path) for root, path in rows}
 
     def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
         """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""

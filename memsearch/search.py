@@ -365,16 +365,11 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     if row is None:
         return ""
     pieces = [piece for text in row for piece in _slices(text)]
-    scratch = _scratch()
-    likeliest = _likeliest(pieces, words)
+    scratch, likeliest = _scratch(), _likeliest(pieces, words)
     # The likeliest slice alone first: tokenizing a batch is most of the cost.
     batches = [[likeliest]] if likeliest is not None else []
     batches += (pieces[start:start + SLICE_BATCH] for start in range(0, len(pieces), SLICE_BATCH))
-    for batch in batches:
-        found = _best_slice(scratch, batch, words)
-        if found:
-            return found
-    return ""
+    return next(filter(None, (_best_slice(scratch, batch, words) for batch in batches)), "")
 
 
 def text_snippet(text: str, words: str) -> str:
