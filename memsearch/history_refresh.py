@@ -247,8 +247,7 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
     so the next refresh finds it unchanged."""
     st = reader.stat
     with db.write_transaction(conn):
-        row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                           (fid,)).fetchone()
+        row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
         if row != (expected, 0, *fingerprint.key(st)[1:]):
             return False
         after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]

@@ -123,8 +123,7 @@ def _compound_terms(text: str) -> list[str]:
             spelled = codewords.expand(run).replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
             terms.append(quote(" ".join(WORD.findall(spelled))))
         else:
-            terms += [quote(form) for form in codewords.identifier_forms(run)[-1:]
-                      if " " not in form]
+            terms += [quote(form) for form in codewords.identifier_forms(run)[-1:] if " " not in form]
     return terms
 
 

@@ -421,6 +421,7 @@ def find(root: str) -> Iterator[Transcript]:
             name = entry.name
             if name[0] == ".":
                 continue
+            shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
             try:
                 if entry.is_symlink():  # followed to a file only, never to a folder
                     if not name.endswith(".jsonl"):
@@ -433,9 +434,8 @@ def find(root: str) -> Iterator[Transcript]:
                     st = os.stat(target)
                 elif entry.is_dir(follow_symlinks=False):
                     if depth < MAX_DEPTH:
-                        shown = shown_dir + (name if name.isascii() else printable_name(name))
-                        stack.append((entry.path, f"{real_dir}{name}/", shown + "/", project if depth else shown,
-                                      depth + 1))
+                        stack.append((entry.path, f"{real_dir}{name}/", f"{shown_dir}{shown}/",
+                                      project if depth else shown, depth + 1))
                     continue
                 elif not name.endswith(".jsonl"):
                     continue
@@ -446,8 +446,6 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
-            # A name that is not UTF-8 is stored and shown as \xNN.
-            shown = name if name.isascii() else printable_name(name)
             yield Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st), target)
 
 
