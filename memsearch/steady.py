@@ -109,12 +109,10 @@ def snapshot(real_root: str, cache: RootCache, known: dict[str, Fingerprint], ma
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
         return None
-    for (_, mtime_ns, ino), key in zip(dirs, keys):
-        if (key[1], key[4]) != (mtime_ns, ino):
-            return None
-    for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):]):
-        if not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]:
-            return None
+    if any((key[1], key[4]) != (mtime_ns, ino) for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
+            not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]
+            for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):])):
+        return None
     before = time.time_ns() - RACY_NS
     settled, ctimes, racy, racy_keys = [], [], [], []
     for path, key in zip(paths, keys):
