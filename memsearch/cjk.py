@@ -57,15 +57,10 @@ _CJK_CLASS = (
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
 
-# A query's word, here and in memsearch.query, goes on through combining
-# diacritics (U+0300-U+036F) as unicode61 tokens do: a stressed Russian
-# "моло́ко" (no NFC form) is one token of the index, and \w alone split it
-# into "моло" and "ко", which no file holds.
-# Quoted, a mark unicode61 does not glue still splits the word into a phrase.
-# "_" joins a word's parts (snake_case, __init__) but is a separator to
-# unicode61, so a run of underscores alone is no word: searched, it was an
-# empty phrase named unmatched, and paired with a neighbour ("_ mean") it
-# scored that word a second time.
+# A query's word, here and in memsearch.query, goes on through combining diacritics
+# (U+0300-U+036F) as unicode61 tokens do: a stressed "моло́ко" (no NFC form) is one token.
+# "_" joins a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores
+# alone is no word.
 WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
@@ -73,11 +68,8 @@ WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 #   "and"     ("ab" AND "bc" AND "cd")        all its bigrams, anywhere
 #   "or"      ("ab" OR "bc" OR "cd")          any bigram; bm25 ranks
 #   "hybrid"  ("ab bc cd" OR "ab" OR "bc" OR "cd")
-# On the tldr zh and ja pages (bench/CJK.md), "or" wins: people type compounds
-# ("删除分支") that are not substrings of the page ("删除本地分支"), where
-# "phrase" and "and" find nothing (R@5 0.03 against 0.96). On verbatim words
-# "phrase" ranks a little better (zh R@1 0.67 against 0.65, ja 0.75 against
-# 0.66), R@5 within 0.01; "hybrid" is no better (zh spaced R@1 0.62).
+# "or" is the default: people type compounds ("删除分支") that are not substrings of the page
+# ("删除本地分支"), where "phrase" and "and" find nothing (bench/CJK.md).
 WORD_MODES = ("phrase", "and", "or", "hybrid")
 DEFAULT_WORD_MODE = "or"
 
@@ -87,9 +79,8 @@ DEFAULT_WORD_MODE = "or"
 _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 
-# Compiled on first use: it took ~7 ms of every `memsearch query`'s start-up,
-# and ASCII text never needs it. One pattern serves runs and single characters
-# (match one), so every process that prepares files compiles the class once.
+# Compiled on first use, off `memsearch query`'s start-up (ASCII text never needs it); one
+# pattern serves runs and single characters, so a process compiles the class once.
 @functools.cache
 def cjk_run() -> re.Pattern[str]:
     """A run of CJK letters (what segment() spells as bigrams)."""
@@ -98,9 +89,7 @@ def cjk_run() -> re.Pattern[str]:
 
 def has_cjk(text: str) -> bool:
     """True if ``text`` holds a Han, kana or Hangul character."""
-    if text.isascii():
-        return False
-    return cjk_run().search(text) is not None
+    return not text.isascii() and cjk_run().search(text) is not None
 
 
 def nfc(text: str) -> str:
@@ -152,9 +141,8 @@ def _bigrams(run: str) -> list[str]:
     return list(map(str.__add__, run, run[1:]))
 
 
-# segment() spells a long run a slice at a time: the bigrams of a whole run
-# as one list of 2-character strings (~60 bytes each) peaked at ~60 MB for a
-# 2 MB file of CJK without punctuation; slices keep that to a few hundred KB.
+# segment() spells a long run a slice at a time: the bigrams of a whole run as one list of
+# 2-character strings would hold ~60 bytes a character.
 _SLICE = 4096
 
 
@@ -203,11 +191,8 @@ def _cjk_word(run: str, mode: str) -> str:
     phrase = _quote(" ".join(bigrams))
     if mode == "phrase":
         return phrase
-    if mode == "and":
-        return "(" + " AND ".join(map(_quote, bigrams)) + ")"
-    if mode == "or":
-        return "(" + " OR ".join(map(_quote, bigrams)) + ")"
-    return "(" + " OR ".join([phrase, *map(_quote, bigrams)]) + ")"
+    strings = [phrase] * (mode == "hybrid") + list(map(_quote, bigrams))
+    return "(" + (" AND " if mode == "and" else " OR ").join(strings) + ")"
 
 
 def _other_words(word: str) -> list[str]:

@@ -126,9 +126,7 @@ def folded(word: str) -> str:
 
 def symbol_name(match: re.Match[str]) -> str:
     """The token a SYMBOL match stands for: c++ -> cplusplus, .NET -> dotnet."""
-    if match.group(1) is None:
-        return "dotnet"
-    return (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
+    return "dotnet" if match.group(1) is None else (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
 
 
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
@@ -309,7 +307,3 @@ def _first_marker(chars: list) -> str | None:
             return char
         i += 1
     return None
-
-
-def has_markers(text: str) -> bool:
-    return OPEN in text or CLOSE in text

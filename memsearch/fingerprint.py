@@ -35,6 +35,11 @@ STAT_FIELDS = ("st_size", "st_mtime_ns", "st_ctime_ns", "st_dev", "st_ino")
 key = attrgetter(*STAT_FIELDS)
 make = partial(tuple.__new__, Fingerprint)
 
+# A file modified this close to its read may change again within the same timestamp tick, its
+# fingerprint unchanged: not trusted by mtime or ctime alone. Two seconds covers coarse clocks
+# (FAT, some network file systems).
+RACY_NS = 2_000_000_000
+
 # The columns of memory_fts that hold a row's Fingerprint (migrations/0008).
 COLUMNS = "size, mtime_ns, ctime_ns, device, inode"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
@@ -30,7 +30,7 @@ from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
 from .memory_file import below
-from .transcripts import ROLES, CountingReader, parse_line, parse_time, resolve_root, slug, utc_text
+from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 
 class HistoryHit(NamedTuple):
@@ -175,13 +175,10 @@ class HistoryIndex(db.Opened):
                                   " (it holds a lone surrogate)")
         if role is not None and role not in ROLES:
             raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
-        after = None
-        if since is not None:
-            moment = parse_time(since)
-            after = None if moment is None else utc_text(moment)
-            if after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
-                raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
-                                      f" got {quoted(since, 80, always=True)}")
+        after = None if since is None else timestamp(since)  # as a line's time is stored
+        if since is not None and after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
+            raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
+                                  f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
@@ -195,11 +192,11 @@ class HistoryIndex(db.Opened):
             # Text the transcript no longer holds: read those files again, then search again.
             self._guarded(lambda: self._forget(stale), refill=False)
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
-            report = again if report is None else report._replace(
-                **{k: getattr(report, k) + getattr(again, k) for k in HistoryReport._fields[:-2]},
-                skipped=report.skipped + again.skipped, seconds=report.seconds + again.seconds)
+            report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
-            hits = [hit for hit in hits if hit.file not in self._files(stale)]
+            gone = {_file(*row) for row in self.conn.execute(
+                f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(stale))})", list(stale))}
+            hits = [hit for hit in hits if hit.file not in gone]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
@@ -241,11 +238,6 @@ class HistoryIndex(db.Opened):
         with db.write_transaction(self.conn):
             self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
 
-    def _files(self, files: set[int]) -> set[str]:
-        rows = self.conn.execute(f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(files))})",
-                                 list(files))
-        return {os.path.join(root, *path.split("/")) for root, path in rows}
-
     def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
         """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
         where, params = [], []
@@ -279,11 +271,7 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            scored = scored_strings(conn, query, SESSIONS)
-            counts.update((s.fts, s.files) for s in scored)
-            mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params,
-                           "history_session_fts", "history_pieces")
-            scored = [s for s in scored if s.files]
+            scored = self._scored(query, SESSIONS, "history_pieces", where, params, counts)
             if not scored:
                 return [], 0, []
             ranked = conn.execute(
@@ -320,32 +308,21 @@ class HistoryIndex(db.Opened):
             rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
             best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found = {row[0]: row[1:] for row in conn.execute(
-            f"SELECT m.id, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
-            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
-        snippets_ = self._snippets(query, ids)
+        found, snippets_ = self._found(ids), self._snippets(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
-            if not mids:
-                continue
-            excerpts = tuple(Excerpt(found[mid][2], found[mid][1], snippets_.get(mid, ""), found[mid][6],
-                                     bool(found[mid][5])) for mid in mids)
-            project_, _, _, root, path, *_ = found[mids[0]]
-            hits.append(SessionHit(session_, project_, excerpts[0].at, score, matched, excerpts,
-                                   os.path.join(root, *path.split("/"))))
+            if mids:
+                excerpts = tuple(Excerpt(found[m][3], found[m][2], snippets_.get(m, ""), found[m][6], found[m][5])
+                                 for m in mids)
+                first = found[mids[0]]
+                hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
         return hits, ids
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
         conn = self.conn
         where, params = self._where(project, session, role, after)
-        # The memory search's strings, idf and sum; one matching nothing adds nothing.
-        scored = scored_strings(conn, query, MESSAGES)
-        counts.update((s.fts, s.files) for s in scored)
-        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, "history_fts",
-                       "history_messages")
-        scored = [s for s in scored if s.files]
+        scored = self._scored(query, MESSAGES, "history_messages", where, params, counts)
         if not scored:
             return [], 0, []
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
@@ -353,17 +330,25 @@ class HistoryIndex(db.Opened):
         if not kept:
             return [], len(ranked), []
         ids = [mid for mid, _ in kept]
-        found = {row[0]: row[1:] for row in conn.execute(
+        found, excerpts = self._found(ids), self._snippets(query, ids)
+        hits = [HistoryHit(*found[mid][:4], score, excerpts.get(mid, ""), *found[mid][4:]) for mid, score in kept]
+        return hits, len(ranked) - len(kept), ids
+
+    def _scored(self, query: Query, fts: str, rows: str, where: list, params: list, counts: dict) -> list:
+        """The memory search's strings, idf and sum over ``fts``, ``counts`` filled; one matching
+        nothing adds nothing."""
+        scored = scored_strings(self.conn, query, fts)
+        counts.update((s.fts, s.files) for s in scored)
+        mark_unmatched(self.conn, query, counts, "".join(f" AND {w}" for w in where), params, fts, rows)
+        return [s for s in scored if s.files]
+
+    def _found(self, ids: list[int]) -> dict[int, tuple]:
+        """{id: (session, project, at, role, file, sidechain, uuid)} of messages ``ids``."""
+        rows = self.conn.execute(
             f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
             f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids)}
-        excerpts = self._snippets(query, ids)
-        hits = []
-        for mid, score in kept:
-            session_, project_, at, role_, root, path, side, uuid = found[mid]
-            hits.append(HistoryHit(session_, project_, at, role_, score, excerpts.get(mid, ""),
-                                   os.path.join(root, *path.split("/")), bool(side), uuid))
-        return hits, len(ranked) - len(kept), ids
+            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids) if ids else ()
+        return {mid: (*row, _file(root, path), bool(side), uuid) for mid, *row, root, path, side, uuid in rows}
 
     def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
         words = " OR ".join(query.terms)
@@ -421,6 +406,10 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
+def _file(root: str, path: str) -> str:
+    return os.path.join(root, *path.split("/"))
+
+
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
 
@@ -437,10 +426,9 @@ MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 
-# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so
-# the pruned ranking mostly failed its check and ran again. On 64 MB of bench/history.py's
-# transcripts (the 36 LongMemEval questions): p50 47 ms pruned, 24 ms without. What this saves is
-# the join: the best ids are picked by score alone and only they are read.
+# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
+# pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
+# are picked by score alone and only they are read.
 def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter, only the ranking is read: no row is joined."""

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 from . import db, fingerprint
 from .cjk import segmented
 from .fingerprint import Fingerprint
-from .pieces import add_pieces, drop_pieces, last_id
+from .pieces import add_pieces, drop_pieces
 from .transcripts import CountingReader, Refused, find, own_session, parse_line
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
@@ -36,14 +36,14 @@ REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 
 # A commit of at least BULK_ROWS rows indexes them in one FTS5 statement (db.bulk_indexing), as
-# reconcile does: a trigger call per row flushed FTS5's pending terms as a segment each (see
-# bench/README.md, issue 16). A live session's small appends keep the trigger.
+# reconcile does: a trigger call per row flushed FTS5's pending terms as a segment each. A live
+# session's small appends keep the trigger.
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
-# FTS5's automerge is off for history's tables (migrations/0013): every 64 pages written it merged
-# 64 pages per level at once, so one append in 64 paid ~500 pages (~40 ms CPU at 256 MB). Each commit
-# merges instead in proportion to what it wrote: MERGE_PAGES, plus MERGE_PAGES_PER_MESSAGE a message.
+# FTS5's automerge is off for history's tables (migrations/0013): it made one append in 64 pay a
+# large merge. Each commit merges instead in proportion to what it wrote: MERGE_PAGES, plus
+# MERGE_PAGES_PER_MESSAGE a message.
 MERGE_PAGES = 16
 MERGE_PAGES_PER_MESSAGE = 1
 
@@ -247,20 +247,19 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
     so the next refresh finds it unchanged."""
     st = reader.stat
     with db.write_transaction(conn):
-        row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                           (fid,)).fetchone()
+        row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
         if row != (expected, 0, *fingerprint.key(st)[1:]):
             return False
-        after = last_id(conn)
+        after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
         bulk = len(batch) >= BULK_ROWS
         with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body") if bulk
               else nullcontext()):
             conn.executemany(INSERT_MESSAGE, batch)
         add_pieces(conn, fid, after)
         _merge(conn, MERGE_PAGES + len(batch) * MERGE_PAGES_PER_MESSAGE)
-        head, tail = _ends(reader, end)
+        size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
         conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                     (st.st_size if done else 0, end, head, tail, fid))
+                     (st.st_size if done else 0, end, reader.pread(size, 0), reader.pread(size, end - size), fid))
     out["messages"] += len(batch)
     return True
 
@@ -283,9 +282,3 @@ def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: b
     if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
         return False
     return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail
-
-
-def _ends(reader: CountingReader, end: int) -> tuple[bytes, bytes]:
-    """The first and last CHECK_BYTES before ``end``, for :func:`_same_start`."""
-    size = min(CHECK_BYTES, end)
-    return reader.pread(size, 0), reader.pread(size, end - size)

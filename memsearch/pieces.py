@@ -13,15 +13,10 @@ import sqlite3
 PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages"
               " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
 
-
 # Pieces are merged up to this many messages (each capped, memsearch.transcripts): a merge
 # re-indexes its text in one piece, so an unbounded one made a long session's every append, and
 # its memory, grow with the whole session. A longer session is ranked by its pieces' sum.
 PIECE_MESSAGES = 1024
-
-
-def last_id(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
 
 
 def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:

@@ -20,11 +20,8 @@ from . import codewords
 from .cjk import WORD, has_cjk, nfc, query_terms
 from .errors import InvalidArgument, NoSearchableWords
 
-# NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS).
-# Left out of queries because on LoCoMo (bench/RANKING.md) they cost recall:
-# per-fact R@5 0.718 with every word searched, 0.731 with Lucene's 33-word
-# list, 0.742 with this one; per-session R@5 within 0.001 of each other.
-# Contractions are split at the apostrophe by \w+, hence "didn", "t", "ll".
+# NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS), left out of queries:
+# on LoCoMo they cost recall (bench/RANKING.md). \w+ splits contractions, hence "didn", "t", "ll".
 STOP_WORDS = frozenset(
     "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her "
     "hers herself it its itself they them their theirs themselves what which who whom this that these "
@@ -54,7 +51,7 @@ class Query(NamedTuple):
     @property
     def fts(self) -> str:
         """Everything searched, as one FTS5 OR expression (past MAX_STRINGS the
-        words alone: the pairs are not searched, see memsearch.search.strings)."""
+        words alone: the pairs are not searched, see memsearch.search.scored_strings)."""
         return " OR ".join(self.terms + self.pairs if self.separate else self.terms)
 
     @property
@@ -93,6 +90,14 @@ def _symbols(text: str) -> tuple[list[tuple[str, str]], str]:
     return found, QUERY_SYMBOL.sub(" ", text) if found else text
 
 
+def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:
+    """(symbols, ``text`` without them, its words, the words searched: stop words only when
+    nothing else is left)."""
+    symbols, rest = _symbols(text)
+    found = words(rest)
+    return symbols, rest, found, [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
+
+
 def _fragments(word: str) -> list[str]:
     """What one word is searched as: query_terms(), then, for an identifier
     with a case change, its parts as a phrase (getUserById: "get User By
@@ -104,8 +109,7 @@ def _fragments(word: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-# A word split at digits alone (8th, 5K, x86) is searched as typed: the
-# index holds it whole, so its parts searched it twice (LoCoMo's "8th").
+# A word split at digits alone (8th, 5K, x86) is searched as typed: the index holds it whole.
 CASE_OR_JOINT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_")
 
 
@@ -116,10 +120,10 @@ def _compound_terms(text: str) -> list[str]:
     for m in COMPOUND.finditer(text):
         run = m.group()
         if re.search(r"[./\\:@]", run):
-            terms.append(quote(" ".join(WORD.findall(_strip_markers(codewords.expand(run))))))
+            spelled = codewords.expand(run).replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
+            terms.append(quote(" ".join(WORD.findall(spelled))))
         else:
-            terms += [quote(form) for form in codewords.identifier_forms(run)[-1:]
-                      if " " not in form]
+            terms += [quote(form) for form in codewords.identifier_forms(run)[-1:] if " " not in form]
     return terms
 
 
@@ -131,8 +135,7 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
     in order, as the index spells them: a pair's phrase runs through the
     first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
     identifier's parts follow only its first occurrence in a file, as a rule
-    its title or heading (codewords.ONCE): docs-cpp's title queries, R@1
-    0.765 -> 0.775 (0.742 with the pair spelled without the parts)."""
+    its title or heading (codewords.ONCE)."""
     items = []
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
@@ -146,24 +149,18 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
     return items
 
 
-def _strip_markers(text: str) -> str:
-    return text.replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
-
-
 def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
     if not isinstance(text, str):
         raise InvalidArgument(f"the query must be a string of words, got {type(text).__name__}")
     text = nfc(text)
-    symbols, rest = _symbols(text)
-    found = words(rest)
+    symbols, rest, found, kept = _searched(text)
     if not found and not symbols:
         raise NoSearchableWords(
             f"no searchable words in {text.strip()[:40]!r}: type some letters or digits"
             if text.strip()
             else "empty query: type a word to search for"
         )
-    kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
     # query_terms() quotes a word without CJK exactly as quote() does; a
     # word with CJK (or full-width letters) becomes one or more fragments.
     # A pasted text (one OR query of its words, see MAX_STRINGS) gets no code-word forms.
@@ -191,9 +188,7 @@ def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
     """The searched words of ``text`` that no file holds, by ``counts`` (files
     each FTS5 string matched; one not counted is taken to match). Saying so
     keeps a model from reading a hit on "secret" as one on "stripe webhook secret"."""
-    symbols, rest = _symbols(nfc(text))
-    found = words(rest)
-    kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
+    symbols, _, _, kept = _searched(nfc(text))
     searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w)) for w in kept]
     return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 

@@ -18,36 +18,25 @@ from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
 from .prepare import Prepared, failed, prepare_one
-from .fingerprint import COLUMNS, Fingerprint, make
+from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make
 from .format import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
-
-# A file modified this close to its read may change again within the same
-# timestamp tick, its fingerprint unchanged: its row is marked racy and re-read
-# at each reconcile until the file is older than this when read. Two seconds
-# covers coarse clocks (FAT, some network file systems).
-RACY_NS = 2_000_000_000
 
 # A batch this large (and at least half the index) is indexed by one FTS5
 # 'rebuild' (see db.bulk_indexing).
 BULK_MIN = 1000
 
-# FTS5 writes a segment whenever it holds this much in memory. A 'rebuild'
-# with 16 MB instead of 1 MB writes a few large segments: on bench/scale.py's
-# 100k tree 5.0-7.0 s -> 3.3-4.7 s, peak RSS 104 -> ~130 MB. The setting is
-# stored in the index, so the default is put back after the build.
+# FTS5 writes a segment whenever it holds this much in memory: a 'rebuild' with 16 MB instead
+# of 1 MB writes a few large segments. Stored in the index, so the default is put back after.
 BULK_HASH_BYTES = 16 << 20
 
-# FTS5 writes a segment at each statement's savepoint: a reconcile reading 30
-# files leaves 30 one-page segments, and a query looks every word up in each.
-# So a reconcile that wrote rows ends with an FTS5 'merge' of at most this
-# many pages (30 segments into 2): ~25 ms on a 6k-file index, ~1 ms on a
-# LoCoMo tree, where it halved the query time (p50 6.5 -> 3.5 ms). A negative
-# count (merge even two segments) kept adding levels on the large index.
+# FTS5 writes a segment at each statement's savepoint, and a query looks every word up in each:
+# a reconcile that wrote rows ends with an FTS5 'merge' of at most this many pages. (A negative
+# count, merging even two segments, kept adding levels on a large index.)
 MERGE_PAGES = 500
 
-# From this many files to read, a second process reads them while this one
-# writes (memsearch.bulkread); starting it costs ~0.1 s.
+# From this many files to read, a second process reads them while this one writes
+# (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
 
 UPSERT = f"""
@@ -196,13 +185,9 @@ def reconcile_paths(
     before = _stored_under(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():
-        rels: list[str] | None = []
-        for path in tops:
-            if path.startswith(prefix):
-                rels.append(path[len(prefix):])
-            elif prefix.startswith(path + "/"):  # a folder above this one: all of it
-                rels = None
-                break
+        # A folder above this one: all of it; else the paths inside it.
+        rels = None if any(prefix.startswith(path + "/") for path in tops) else [
+            path[len(prefix):] for path in tops if path.startswith(prefix)]
         if rels == []:
             continue
         try:
@@ -450,6 +435,6 @@ def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]
     body, meta, body_seg, name_seg, description_seg = got
     root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
     name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
-    racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()
+    racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()  # re-read at each reconcile until it settles
     return (info.relpath, root_ids[root_key], scope, scope_id, kind, name, description, body, error,
             racy, body_seg, name_seg, description_seg, *info.fingerprint)

@@ -101,18 +101,14 @@ ORDER BY s.score DESC, m.path
 LIMIT ?
 """
 
-# Without one, only the best files are joined: the join reads each whole row,
-# and over 20k matches of a common word it cost as much as the ranking. SPARE
-# rows past the limit catch ties with the last one kept, which the path then
-# orders (see _top); past that many ties the ranking runs again, joined
-# (with too few spare rows, trees of copied texts ran most queries twice).
+# Without one, only the best files are joined: the join reads each whole row. SPARE rows past
+# the limit catch ties with the last one kept, which the path then orders (see _top); past that
+# many ties the ranking runs again, joined.
 TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC LIMIT ?"
 ROWS = "SELECT path, scope, scope_id, type, id FROM memory_fts WHERE id IN ({marks})"
 SPARE = 256
 
-# Excerpts only for the hits kept, in a statement of their own: snippet()
-# tokenizes the whole file, and over every candidate it cost ten times the
-# ranking.
+# Excerpts only for the hits kept, in a statement of their own: snippet() tokenizes the whole file.
 SNIPPETS = """
 SELECT rowid, snippet(memory_fts_idx, -1, ?, ?, ?, ?)
 FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
@@ -134,16 +130,12 @@ FILE_COUNT = "SELECT block FROM {fts}_data WHERE id = 1"
 def file_count(conn: sqlite3.Connection, fts: str = "memory_fts_idx") -> int:
     """The number of files FTS5 has indexed (its N in bm25())."""
     row = conn.execute(FILE_COUNT.format(fts=fts)).fetchone()
-    return _varint(row[0]) if row and row[0] else 0
-
-
-def _varint(data: bytes) -> int:
-    """SQLite's variable-length integer (FTS5 writes its counts with it)."""
-    return next(_varints(data), 0)
+    return next(_varints(row[0]), 0) if row and row[0] else 0
 
 
 def _varints(data: bytes) -> Iterator[int]:
-    """The varints one after the other (a docsize record: one a column)."""
+    """SQLite's variable-length integers (FTS5 writes its counts with them) one after the other
+    (a docsize record: one a column)."""
     value = length = 0
     for byte in data:
         length += 1
@@ -191,24 +183,6 @@ def fetch_size(limit: int) -> int:
     return max(limit, min(limit * OVERFETCH, OVERFETCH_CAP))
 
 
-def strings(query: Query) -> list[tuple[str, float, bool]]:
-    """(FTS5 expression, weight, Lucene idf?) of each query run."""
-    if not query.separate:  # a pasted paragraph: one OR query of the words
-        return [(" OR ".join(query.terms), 1.0, False)]
-    return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
-
-
-def lucene_idf(files: int, n: int) -> float:
-    """Lucene's idf of a string found in ``n`` of ``files`` files."""
-    return math.log(1 + (files - n + 0.5) / (n + 0.5))
-
-
-def idf_factor(files: int, n: int) -> float:
-    """What turns FTS5's idf into Lucene's; max() keeps the division finite
-    where FTS5 clamps its idf to 1e-6."""
-    return lucene_idf(files, n) / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
-
-
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
         roots: list[str] | None = None, counts: dict | None = None) -> tuple[list[Hit], int]:
     """Hits best first, and how many candidates the floor dropped. ``roots``:
@@ -217,11 +191,12 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     let through matches."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
-    if roots is not None and not _only_roots(conn, roots):
+    # No filter when the index holds rows of these roots alone (as after any reconcile).
+    if roots is not None and not {key for (key,) in conn.execute("SELECT key FROM memory_roots")} <= set(roots):
         where += " AND " + ROOTS_FILTER.format(marks=",".join("?" * len(roots)))
     else:
-        roots = None
-    params = [*active.values(), *(roots or ())]
+        roots = ()
+    params = [*active.values(), *roots]
     size = fetch_size(limit)
     scored = scored_strings(conn, query)
     if counts is not None:
@@ -263,16 +238,23 @@ class Scored(NamedTuple):
 
 def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_fts_idx") -> list[Scored]:
     """Each string of the query as the ranking needs it (``table``: the FTS5 table)."""
-    runs = strings(query)
+    if query.separate:  # (FTS5 expression, weight, Lucene idf?) of each
+        runs = [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
+    else:  # a pasted paragraph: one OR query of the words
+        runs = [(" OR ".join(query.terms), 1.0, False)]
     files = file_count(conn, table)
     count = COUNT.format(fts=table)
     counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
     out = []
     for (fts, weight, lucene), n in zip(runs, counts):
-        # Lucene's idf x (k1 + 1), with a hair for rounding; an OR of several
-        # phrases has no bound and is never pruned.
-        bound = weight * lucene_idf(files, n) * (FTS5_K1 + 1) * (1 + 1e-9)
-        out.append(Scored(fts, weight, idf_factor(files, n) if lucene else 1.0, n, bound if lucene else math.inf))
+        idf = math.log(1 + (files - n + 0.5) / (n + 0.5))  # Lucene's
+        # The bound: Lucene's idf x (k1 + 1), with a hair for rounding; an OR of several phrases has
+        # none and is never pruned. The factor: max() keeps it finite where FTS5 clamps its idf to 1e-6.
+        factor, bound = 1.0, math.inf
+        if lucene:
+            factor = idf / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
+            bound = weight * idf * (FTS5_K1 + 1) * (1 + 1e-9)
+        out.append(Scored(fts, weight, factor, n, bound))
     return out
 
 
@@ -343,17 +325,9 @@ def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:
     return [(path, scope, scope_id, kind, scores[i], i) for path, scope, scope_id, kind, i in rows[:size]]
 
 
-def _only_roots(conn: sqlite3.Connection, roots: list[str]) -> bool:
-    """Whether the index holds rows of these roots alone (as after any
-    reconcile): then the roots need no filter."""
-    keys = set(roots)
-    return all(key in keys for (key,) in conn.execute("SELECT key FROM memory_roots"))
-
-
 def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
-    """{rowid: excerpt} with the searched words highlighted. Pairs are left
-    out: their words are searched too, and a phrase in an OR query tripled
-    this statement's cost (FTS5 checks positions in every file)."""
+    """{rowid: excerpt} with the searched words highlighted. Pairs are left out: their words are
+    searched too, and a phrase in an OR query makes FTS5 check positions in every file."""
     if not ids:
         return {}
     words = " OR ".join(query.terms)
@@ -366,8 +340,7 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows if text}
 
 
-# snippet()'s cost grows with the square of a word's instances in one file
-# (a hostile file of one repeated word kept queries busy for minutes). A file of more than
+# snippet()'s cost grows with the square of a word's instances in one file. A file of more than
 # DIRECT_TOKENS tokens is excerpted from slices of SLICE_CHARS characters:
 # its name, description and body in turn, SLICE_BATCH slices at a time in a
 # scratch FTS5 table, the best slice of the first batch that matches.
@@ -392,16 +365,11 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     if row is None:
         return ""
     pieces = [piece for text in row for piece in _slices(text)]
-    scratch = _scratch()
-    likeliest = _likeliest(pieces, words)
+    scratch, likeliest = _scratch(), _likeliest(pieces, words)
     # The likeliest slice alone first: tokenizing a batch is most of the cost.
     batches = [[likeliest]] if likeliest is not None else []
     batches += (pieces[start:start + SLICE_BATCH] for start in range(0, len(pieces), SLICE_BATCH))
-    for batch in batches:
-        found = _best_slice(scratch, batch, words)
-        if found:
-            return found
-    return ""
+    return next(filter(None, (_best_slice(scratch, batch, words) for batch in batches)), "")
 
 
 def text_snippet(text: str, words: str) -> str:
@@ -411,8 +379,7 @@ def text_snippet(text: str, words: str) -> str:
 
 
 def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:
-    # Rolled back, not deleted: the table stays empty and FTS5 writes no
-    # segment (four times cheaper than a delete and an insert).
+    # Rolled back, not deleted: the table stays empty and FTS5 writes no segment.
     scratch.execute("BEGIN")
     try:
         scratch.executemany("INSERT INTO slices (text) VALUES (?)", ((p,) for p in pieces))
@@ -442,9 +409,9 @@ def _likeliest(pieces: list[str], words: str) -> str | None:
     return best
 
 
-# Each thread's in-memory FTS5 table for slices, by process and thread id: a
-# query never writes the index's connection, and one per excerpt cost 0.28
-# ms, most of an excerpt's. (_thread: threading stays off the query path.)
+# Each thread's in-memory FTS5 table for slices, by process and thread id: a query never writes
+# the index's connection, and one made per excerpt cost most of it. (_thread: threading stays off
+# the query path.)
 _scratches: dict[tuple[int, int], sqlite3.Connection] = {}
 SCRATCHES = 64  # past it, the databases of threads long gone are let go
 

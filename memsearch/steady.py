@@ -13,12 +13,7 @@ from operator import attrgetter
 from stat import S_ISDIR, S_ISREG
 from typing import NamedTuple
 
-from .fingerprint import STAT_FIELDS, Fingerprint
-
-# A path changed less than this ago may change again within the same
-# timestamp tick (coarse or lazy timestamps): not trusted by mtime or ctime
-# alone (as memsearch.reconcile.RACY_NS for files).
-RACY_NS = 2_000_000_000
+from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
 
 # Roots kept in this process (a long-lived MemoryIndex); past it, start over.
 CACHED_ROOTS = 16
@@ -114,12 +109,10 @@ def snapshot(real_root: str, cache: RootCache, known: dict[str, Fingerprint], ma
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
         return None
-    for (_, mtime_ns, ino), key in zip(dirs, keys):
-        if (key[1], key[4]) != (mtime_ns, ino):
-            return None
-    for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):]):
-        if not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]:
-            return None
+    if any((key[1], key[4]) != (mtime_ns, ino) for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
+            not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]
+            for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):])):
+        return None
     before = time.time_ns() - RACY_NS
     settled, ctimes, racy, racy_keys = [], [], [], []
     for path, key in zip(paths, keys):

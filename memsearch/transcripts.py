@@ -38,8 +38,7 @@ TOOL_INPUT_CHARS = 900
 TOOL_OUTPUT_CHARS = 1600
 # And of one line's parts as a whole (text to TEXT_CHARS, tool calls and results to TOOL_CHARS):
 # a hostile line may hold thousands of blocks, and FTS5's snippet() costs the square of a word's
-# instances in one message. One 140 KB line of 100 blocks of "x x x..." kept a search for "x"
-# busy 101 s; capped, 12 ms.
+# instances in one message.
 TOOL_CHARS = 4 * TOOL_OUTPUT_CHARS
 
 # A line longer than this is skipped without being held in memory. A pasted image is base64 in
@@ -78,8 +77,7 @@ class Part(NamedTuple):
 
 
 # -- one line ------------------------------------------------------------------
-# json.loads() of bytes first guesses their encoding (UTF-16, -32...):
-# transcripts are UTF-8, and skipping the guess is ~6% of a cold build.
+# json.loads() of bytes first guesses their encoding (UTF-16, -32...): transcripts are UTF-8.
 _decode = json.JSONDecoder().decode
 
 
@@ -137,7 +135,7 @@ def _claude(obj: dict, kind: str) -> list[Part]:
 
 def _plain(obj: dict) -> list[Part]:
     role = obj.get("role")
-    if role not in ("user", "assistant", "tool", "system"):
+    if role not in ROLES[:4]:  # no summary
         return []
     said, tools = _content(obj.get("content"))
     text = _cap("\n".join(said + tools), TOOL_CHARS)
@@ -349,15 +347,11 @@ class CountingReader:
 
 
 # -- where transcripts are -----------------------------------------------------
-def default_root() -> str:
-    """Claude Code's transcripts: $CLAUDE_CONFIG_DIR (or ~/.claude)/projects."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return os.path.join(config, "projects")
-
-
 def resolve_root(folder: str | os.PathLike | None) -> str:
-    """The resolved folder of a transcript root, given as such or as the Claude config folder above it."""
-    given = default_root() if folder is None else os.path.expanduser(os.fspath(folder))
+    """The resolved folder of a transcript root, given as such or as the Claude config folder above
+    it; None: Claude Code's, $CLAUDE_CONFIG_DIR (or ~/.claude)/projects."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    given = os.path.join(config, "projects") if folder is None else os.path.expanduser(os.fspath(folder))
     try:
         path = os.path.realpath(given)
     except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no folder has that name
@@ -427,6 +421,7 @@ def find(root: str) -> Iterator[Transcript]:
             name = entry.name
             if name[0] == ".":
                 continue
+            shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
             try:
                 if entry.is_symlink():  # followed to a file only, never to a folder
                     if not name.endswith(".jsonl"):
@@ -439,9 +434,8 @@ def find(root: str) -> Iterator[Transcript]:
                     st = os.stat(target)
                 elif entry.is_dir(follow_symlinks=False):
                     if depth < MAX_DEPTH:
-                        shown = shown_dir + (name if name.isascii() else printable_name(name))
-                        stack.append((entry.path, f"{real_dir}{name}/", shown + "/", project if depth else shown,
-                                      depth + 1))
+                        stack.append((entry.path, f"{real_dir}{name}/", f"{shown_dir}{shown}/",
+                                      project if depth else shown, depth + 1))
                     continue
                 elif not name.endswith(".jsonl"):
                     continue
@@ -452,8 +446,6 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
-            # A name that is not UTF-8 is stored and shown as \xNN.
-            shown = name if name.isascii() else printable_name(name)
             yield Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st), target)
 
 

@@ -257,7 +257,7 @@ def test_an_index_file_is_not_moved_below_files_far_weaker_than_it(src, tmp_path
 def settle(root):
     """Every file and folder under ``root`` last changed a minute ago: old
     enough for a folder's listing to be cached (memsearch.steady.RACY_NS)
-    and a file's fingerprint to be trusted (memsearch.reconcile.RACY_NS)."""
+    and a file's fingerprint to be trusted (memsearch.fingerprint.RACY_NS)."""
     for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
