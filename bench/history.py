@@ -60,6 +60,7 @@ sys.path.insert(0, str(HERE))
 from engines import Bm25sEngine, TantivyEngine  # noqa: E402
 
 from memsearch import HistoryIndex  # noqa: E402
+from memsearch.cjk import original  # noqa: E402
 
 # The shared corpora sit beside the checkout (/work/main) or two levels up (a worktree).
 CORPORA = next((p / "shared" / "corpora" for p in HERE.parents if (p / "shared" / "corpora").is_dir()),
@@ -158,8 +159,9 @@ def peer_trees(h: HistoryIndex, scratch: Path, project: str | None = None) -> tu
     tree, sessions = scratch / "tree", scratch / "sessions"
     where, params = ("WHERE project = ?", [project]) if project else ("", [])
     bodies: dict[str, list[str]] = {}
-    for session, uuid, body in h.conn.execute(
-            f"SELECT session, uuid, body FROM history_messages {where} ORDER BY file, line_at, part", params):
+    for session, uuid, body, body_seg in h.conn.execute(
+            f"SELECT session, uuid, body, body_seg FROM history_messages {where} ORDER BY file, line_at, part", params):
+        body = original(body, body_seg)
         path = tree / session / f"{uuid}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body, encoding="utf-8")

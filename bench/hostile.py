@@ -238,7 +238,7 @@ def index_swap_race(args) -> dict:
                         except Exception:  # noqa: BLE001 - counted; a failing reconcile is no leak
                             continue
                         outside += idx.conn.execute(
-                            "SELECT count(*) FROM memory_fts WHERE body LIKE '%OUTSIDE%'").fetchone()[0]
+                            "SELECT count(*) FROM memory_fts WHERE idx_body LIKE '%OUTSIDE%'").fetchone()[0]
                         outside += any("OUTSIDE" in h.snippet for h in idx.search("outside secret", reconcile=False))
             finally:
                 swapper.kill()

@@ -52,6 +52,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
 
+from memsearch.cjk import original  # noqa: E402
+
 # Filler words give bm25 something to rank; none can be mistaken for a token.
 VOCAB = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -442,8 +444,8 @@ def compare_index_with_files(root: Path, db: Path) -> list[str]:
             conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES('integrity-check', 1)")
         except sqlite3.Error as ex:
             problems.append(f"fts5 integrity-check: {ex}")
-        rows = {path: (body, tuple(fp)) for path, body, *fp in conn.execute(
-            "SELECT path, body, size, mtime_ns, ctime_ns, device, inode FROM memory_fts")}
+        rows = {path: (original(body, body_seg), tuple(fp)) for path, body, body_seg, *fp in conn.execute(
+            "SELECT path, body, body_seg, size, mtime_ns, ctime_ns, device, inode FROM memory_fts")}
     finally:
         conn.close()
     files = {}

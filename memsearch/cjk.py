@@ -19,11 +19,11 @@ from __future__ import annotations
 import functools
 import re
 
-from .codewords import CLOSE, OPEN, expand, folded, unexpand_marked
+from .codewords import CLOSE, OPEN, expand, folded, unexpand, unexpand_marked
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "query_terms",
-           "segment", "segmented", "unsegment_snippet"]
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "original",
+           "query_terms", "segment", "segmented", "stored", "unsegment_snippet"]
 
 # Joins the bigrams of a run and splits it from letters glued to it
 # ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
@@ -109,16 +109,56 @@ def segmented(text: str | None) -> str | None:
     remove_diacritics 1 folds to ``du`` where it keeps the composed form) is
     indexed composed too. Run on every file read, so text without CJK skips
     segment(): ASCII at once, else by its bytes."""
+    return _shadow(text)[0]
+
+
+def stored(text: str | None) -> tuple[str | None, str | None]:
+    """The two columns that hold ``text``: (text column, shadow column). With
+    a shadow, the text column is "" and :func:`original` derives the text from
+    the shadow, so the row holds it once; a text not in NFC keeps its copy (its
+    shadow spells the NFC form)."""
+    shadow, exact = _shadow(text)
+    return ("" if exact else text, shadow) if shadow is not None else (text, None)
+
+
+def original(text: str | None, shadow: str | None) -> str | None:
+    """The text a row's (text column, shadow column) hold, as :func:`stored`
+    wrote them: every reader of a text column goes through this."""
+    if text or shadow is None:
+        return text
+    if SEPARATOR in shadow:
+        shadow = _JOINS.sub(_unjoin, shadow)
+    return unexpand(shadow) if OPEN in shadow or CLOSE in shadow else shadow
+
+
+# What segment() put in: an escaped SEPARATOR of the text, or a separator with
+# the character after it (the repeat of a bigram's, or a neighbour's).
+_JOINS = re.compile(f"{SEPARATOR}(?:({SEPARATOR})|(.?))", re.DOTALL)
+
+
+def _unjoin(m: re.Match[str]) -> str:
+    if m.group(1):
+        return SEPARATOR
+    after = m.group(2)
+    # Only a bigram's second character repeats the one before the separator: a
+    # neighbour glued to a run is no CJK letter, else it would be in the run.
+    return "" if after and m.string[m.start() - 1] == after else after
+
+
+def _shadow(text: str | None) -> tuple[str | None, bool]:
+    """segmented(text), and whether original() gives ``text`` back from it."""
     if text is None:
-        return None
+        return None, True
     if text.isascii():
         spelled = expand(text)
-        return None if spelled is text or spelled == text else spelled
-    composed = expand(nfc(text))
+        return (None if spelled is text or spelled == text else spelled), True
+    composed = nfc(text)
+    exact = composed is text or composed == text
+    composed = expand(composed)
     if SEPARATOR not in composed and re.search(_MAYBE_CJK, composed.encode("utf-8", "surrogatepass")) is None:
-        return None if composed == text else composed
+        return (None if composed == text else composed), exact
     spelled = segment(composed)
-    return None if spelled == text else spelled
+    return (None if spelled == text else spelled), exact
 
 
 _category = None  # unicodedata.category, imported the first time CJK text needs it

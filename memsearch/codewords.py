@@ -148,8 +148,22 @@ def expand(text: str) -> str:
     any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
     if OPEN in text or CLOSE in text:
         pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
-        return "".join(p + p if i % 2 else _expand(p) for i, p in enumerate(pieces))
+        return "".join(_doubled(p) if i % 2 else _expand(p) for i, p in enumerate(pieces))
     return _expand(text)
+
+
+def _doubled(markers: str) -> str:
+    # Each character twice: "⁤⁢" as itself twice would read as an expansion.
+    return markers.replace(OPEN, OPEN * 2).replace(CLOSE, CLOSE * 2)
+
+
+# An escaped marker of the text, or an expansion (which holds no marker).
+_EXPANSION = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|{OPEN}[^{OPEN}{CLOSE}]*{CLOSE}")
+
+
+def unexpand(spelled: str) -> str:
+    """The text expand() made ``spelled`` from, exactly."""
+    return _EXPANSION.sub(lambda m: m[0][0] if m[0][0] == m[0][-1] else "", spelled)
 
 
 def index_forms(run: str) -> tuple[str, ...]:
@@ -274,7 +288,8 @@ def unexpand_marked(chars: list[list]) -> list[list]:
     while i < n:
         char = chars[i][0]
         if char in (OPEN, CLOSE):
-            if i + 1 < n and chars[i + 1][0] == char:  # an escaped marker of the text
+            # (Inside an expansion, which holds no marker, a CLOSE ends it, whatever follows.)
+            if i + 1 < n and chars[i + 1][0] == char and not (inside and char == CLOSE):  # an escaped marker
                 if not inside:
                     out.append([char, chars[i][1] or chars[i + 1][1]])
                 i += 2

@@ -18,7 +18,7 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
-from .cjk import unsegment_snippet
+from .cjk import original, unsegment_snippet
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
@@ -205,20 +205,20 @@ class HistoryIndex(db.Opened):
         if not ids:
             return set()
         rows = self.conn.execute(
-            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, f.root, f.path FROM history_messages AS m"
+            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path FROM history_messages AS m"
             f" JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)
         stale = set()
         for fid, messages in by_file.items():
-            root, rel = messages[0][5:7]
+            root, rel = messages[0][6:8]
             try:
                 with CountingReader(self._real(root, rel)) as reader:
-                    for _, at, size, part, body, _, _ in messages:
+                    for _, at, size, part, body, body_seg, _, _ in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
-                        if not parts or part >= len(parts) or parts[part].text != body:
+                        if not parts or part >= len(parts) or parts[part].text != original(body, body_seg):
                             stale.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it

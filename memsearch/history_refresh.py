@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from typing import Callable, NamedTuple
 
 from . import db, fingerprint
-from .cjk import segmented
+from .cjk import stored
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
 from .transcripts import CountingReader, Refused, find, own_session, parse_line
@@ -228,7 +228,7 @@ def _read_lines(conn: sqlite3.Connection, reader: CountingReader, fid: int, star
             out["skipped_lines"] += 1
         else:
             batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
-                          int(p.sidechain), p.text, segmented(p.text)) for n, p in enumerate(parts))
+                          int(p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
         if reader.end - read_from >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
             if not _commit(conn, reader, fid, at, reader.end, batch, out, done=False):
                 return

@@ -20,7 +20,9 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 class Prepared(NamedTuple):
     """A file ready to store: its body column, its frontmatter (or None), and
-    the segmented copies of body, name and description (None without CJK)."""
+    the shadow columns of body, name and description (None when there is
+    nothing to add). Texts are as cjk.stored() stores them: "" where the
+    shadow holds them (meta.name and meta.description too)."""
 
     body: str
     meta: metadata.Metadata | None
@@ -43,7 +45,7 @@ def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skippe
     if text is not None:
         try:
             meta = metadata.Metadata(error=f"{reason}: indexed as plain text")
-            return Prepared(text, meta, cjk.segmented(text), None, None)
+            return Prepared(*_body(text, meta), None, None)
         except Exception as ex:
             reason = failed(ex)
     return Skipped(relpath, reason)
@@ -51,12 +53,19 @@ def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skippe
 
 def _prepared(text: str) -> Prepared:
     if not metadata.starts_with_fence(text):
-        return Prepared(text, None, cjk.segmented(text), None, None)
+        return Prepared(*_body(text, None), None, None)
     meta = metadata.parse(text)
     body = indexed_body(text, meta)
+    name, name_seg = cjk.stored(meta.name)
+    description, description_seg = cjk.stored(meta.description)
     # The body travels as the first item: a copy in meta would double what a bulk build pickles.
-    meta = meta._replace(body="")
-    return Prepared(body, meta, cjk.segmented(body), cjk.segmented(meta.name), cjk.segmented(meta.description))
+    meta = meta._replace(body="", name=name, description=description)
+    return Prepared(*_body(body, meta), name_seg, description_seg)
+
+
+def _body(body: str, meta: metadata.Metadata | None) -> tuple:
+    body, body_seg = cjk.stored(body)
+    return body, meta, body_seg
 
 
 def failed(ex: Exception) -> str:

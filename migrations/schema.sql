@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0013 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 13
+-- Generated from migrations/0001..0014 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 14
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

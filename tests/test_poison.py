@@ -303,7 +303,7 @@ def test_no_outside_byte_reaches_the_index_while_a_folder_is_swapped_for_a_link(
                 report = idx.reconcile()
                 reads += len(report.updated) + len(report.added)
                 seen += any("OUTSIDE" in h.snippet for h in idx.search("outside secret", reconcile=False))
-                seen += idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body LIKE '%OUTSIDE%'").fetchone()[0]
+                seen += idx.conn.execute("SELECT count(*) FROM memory_fts WHERE idx_body LIKE '%OUTSIDE%'").fetchone()[0]
         finally:
             stop.set()
             swapper.join()
