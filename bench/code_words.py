@@ -14,6 +14,7 @@ import argparse
 import os
 import resource
 import shutil
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -58,10 +59,14 @@ def main() -> None:
                     idx.search(q, reconcile=reconcile)
             timings[label] = (time.perf_counter() - started) / (5 * len(QUERIES))
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+    conn = sqlite3.connect(db)
+    tables = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"))
+    conn.close()
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     print(f"{sys.modules['memsearch'].__file__}: build {build:.2f} s, fresh query {timings['fresh'] * 1e3:.1f} ms,"
           f" query without reconcile {timings['no reconcile'] * 1e3:.2f} ms, index {size / 1e6:.1f} MB,"
-          f" CPU {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.2f} s + reader {children:.2f} s")
+          f" CPU {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.2f} s + reader {children:.2f} s;"
+          f" content table {tables['memory_fts'] / 1e6:.2f} MB, FTS postings {tables['memory_fts_idx_data'] / 1e6:.2f} MB")
     for p in db.parent.glob(db.name + "*"):
         p.unlink()
 

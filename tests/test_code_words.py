@@ -8,9 +8,9 @@ import json
 import sqlite3
 
 import pytest
-from conftest import run_memsearch, write
+from conftest import line, run_memsearch, transcript, write
 
-from memsearch import MemoryIndex, codewords, migrate
+from memsearch import HistoryIndex, MemoryIndex, codewords, migrate
 
 # One tree: every file is some other case's near miss.
 TREE = {
@@ -241,3 +241,99 @@ def test_parts_follow_the_first_occurrence_only():
     shown = codewords.expand("CreateThread starts it. CreateThread again, and CreateThread.")
     assert shown.count("Create Thread") == 1 and shown.count("CreateThread") == 3
     assert codewords.expand("C++ and C++").count("cplusplus") == 2  # symbol words: every time
+
+
+# Texts whose shadow column differs from them: code words, folded letters,
+# CJK, and the markers and separator themselves (U+2062, U+2063, U+2064).
+ONCE = {
+    "cpp.md": "Build it with C++ and C# on .NET.\n",
+    "ident.md": "Call getUserById then get_userById.\n",
+    "accents.md": "Αθηνά, tiếng việt, kapı and ｇｉｔ.\n",
+    "cjk.md": "用 git 提交到仓库 docker部署。\n",
+    "marks.md": "okapi \u2062\u2064 and \u2063 x\u2064\u2064y\u2062 getUserById\u2062 提交\u2063部署\n",
+}
+ONCE_QUERIES = {"cpp.md": "C++", "ident.md": "getUserById", "accents.md": "Αθηνα", "cjk.md": "提交", "marks.md": "okapi"}
+
+
+def _unmarked(snippet: str) -> str:
+    return snippet.replace("<<", "").replace(">>", "")
+
+
+def test_a_text_is_stored_once_and_read_back_byte_for_byte(tmp_path):
+    """Where the shadow column holds a text (with its expansions or bigrams),
+    the text column is empty; excerpts, history verification and session
+    context still give the text exactly."""
+    root = tmp_path / "m"
+    for rel, text in ONCE.items():
+        write(root, rel, text)
+    write(root, "front.md", "---\nname: getUserById 提交\ndescription: Αθηνά C# \u2063\u2064\n---\nplain words\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        for rel, query in ONCE_QUERIES.items():
+            hit = next(h for h in idx.search(query) if h.path == rel)
+            assert _unmarked(hit.snippet) == ONCE[rel]
+        assert [h.path for h in idx.search("getUser")] == ["ident.md", "front.md", "marks.md"]
+        assert _unmarked(idx.search("Athina C#")[0].snippet) == "Αθηνά C# \u2063\u2064"
+    conn = sqlite3.connect(tmp_path / "db")
+    rows = conn.execute("SELECT path, body, body_seg, name, name_seg, description, description_seg FROM memory_fts"
+                        " WHERE body_seg IS NOT NULL OR name_seg IS NOT NULL").fetchall()
+    conn.close()
+    assert {r[0] for r in rows} == {*ONCE, "front.md"}
+    for path, *columns in rows:
+        for text, shadow in zip(columns[::2], columns[1::2]):
+            assert shadow is None or text == "", path  # held once, in the shadow
+
+    history = tmp_path / "projects"
+    said = [text.rstrip("\n") for text in ONCE.values()]  # (a transcript's message ends without one)
+    transcript(history, [line("user", text, session="once-1") for text in said]
+               + [line("assistant", "cafe\u0301 getUserById", session="once-1")], session="once-1")
+    with HistoryIndex(history, tmp_path / "db") as h:
+        h.refresh()
+        for rel, query in ONCE_QUERIES.items():
+            found = h.search_result(query, messages=True, refresh=False)
+            # Verified against the transcript's bytes: a mismatch would read it again (a report).
+            assert found.refresh is None and ONCE[rel].rstrip("\n") in {_unmarked(hit.snippet) for hit in found.hits}
+        context = h.read_session_context("once-1", "okapi getUserById C++ Αθηνα 提交", "handoff")
+        assert [f[3] for f in context.fragments] == [*said, "cafe\u0301 getUserById"]
+        stored = h.conn.execute("SELECT body, body_seg FROM history_messages ORDER BY id").fetchall()
+    # The text not in NFC keeps its copy (its shadow is of the NFC form).
+    assert stored[:-1] == [("", shadow) for _, shadow in stored[:-1]] and stored[-1][0] == "cafe\u0301 getUserById"
+
+
+def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
+    """Rows written before 0014 hold a text and its shadow: an ASCII text is
+    emptied by the migration, the others are read again (SQL cannot check that
+    their shadow gives them back), and every search answers throughout."""
+    root = tmp_path / "m"
+    for rel, text in ONCE.items():
+        write(root, rel, text)
+    history = tmp_path / "projects"
+    transcript(history, [line("user", "call getUserById", session="a-1")], session="a-1")
+    transcript(history, [line("user", "提交到仓库 getUserById", session="b-1")], session="b-1")
+    db = tmp_path / "db"
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+    with HistoryIndex(history, db) as h:
+        h.refresh()
+    conn = sqlite3.connect(db, isolation_level=None)  # as 0013 left them: both columns filled
+    for rel, text in ONCE.items():
+        conn.execute("UPDATE memory_fts SET body = ? WHERE path = ?", (text, rel))
+    for text in ("call getUserById", "提交到仓库 getUserById"):
+        conn.execute("UPDATE history_messages SET body = ? WHERE idx_body LIKE ?", (text, text[:2] + "%"))
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 14")
+    conn.execute("PRAGMA user_version = 13")
+    conn.close()
+    with MemoryIndex(root, db) as idx:
+        assert idx.status()["schema_version"] == migrate.latest_version()
+        kept = dict(idx.conn.execute("SELECT path, body FROM memory_fts WHERE body <> ''"))
+        assert kept == {rel: ONCE[rel] for rel in ("accents.md", "cjk.md", "marks.md")}
+        assert [h.path for h in idx.search("getUserById", reconcile=False)] == ["ident.md", "marks.md"]
+        assert sorted(idx.reconcile().updated) == sorted(kept)  # read again
+        assert idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body <> ''").fetchone() == (0,)
+        assert _unmarked(idx.search("提交")[0].snippet) == ONCE["cjk.md"]
+        idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/b-1.jsonl"] == -1 and inodes["-home-u-shop/a-1.jsonl"] > 0
+        assert len(h.search("getUserById", messages=True)) == 2
+        assert h.conn.execute("SELECT body FROM history_messages").fetchall() == [("",), ("",)]
+        h.conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
