@@ -12,7 +12,7 @@ from conftest import cli, write
 from memsearch import MemoryIndex, NoSearchableWords, build_query, cjk, migrate, reconcile as reconcile_mod
 from memsearch.cjk import SEPARATOR as S
 from memsearch.codewords import expand, folded
-from memsearch.cjk import has_cjk, query_terms, segment, segmented, unsegment_snippet
+from memsearch.cjk import has_cjk, original, query_terms, segment, segmented, stored, unsegment_snippet
 from memsearch.query import QUERY_SYMBOL, STOP_WORDS, plan, quote, words
 
 # --- segment ---------------------------------------------------------------------
@@ -409,6 +409,22 @@ def test_snippets_show_original_text(words, query):
 )
 def test_segmented(text, expected):
     assert segmented(text) == expected
+
+
+# Code words and folded letters too, and the markers of expansions (issue 33).
+stored_text = st.lists(st.sampled_from(
+    list("提交到仓库ひらがな한국어aAbZ09_-+#. \n") + ["C++", ".NET", "getUserById", "utf8", "Αθηνά", "tiếng", "ı",
+                                                 "ｇ", "e\u0301", "\u3099", "\u0000", "\u2062", "\u2064", S])).map("".join)
+
+
+@given(stored_text)
+@example("getUserById\u2062\u2062")  # an expansion, then the text's own CLOSE
+@example("a\u2062\u2064b")  # both markers in a row: each doubled, not the run
+def test_stored_text_is_given_back_exactly(text):
+    """What a row holds (a text column "" where the shadow holds the text) gives the text back, byte for byte."""
+    body, shadow = stored(text)
+    assert shadow == segmented(text) and original(body, shadow) == text
+    assert body == text if shadow is None or unicodedata.normalize("NFC", text) != text else body == ""
 
 
 @given(mixed_text)
