@@ -129,14 +129,14 @@ def test_a_failing_parse_costs_one_file_its_frontmatter(error, root, tmp_path, m
 def test_a_file_that_cannot_be_indexed_at_all_is_skipped_with_its_reason(root, tmp_path, monkeypatch):
     write(root, "projects/p/good.md", "PostgreSQL listens on 5433\n")
     write(root, "projects/p/bad.md", "badbody\n")
-    real = cjk.segmented
+    real = cjk.stored
 
-    def segmented(text):
+    def stored(text):
         if text and "badbody" in text:
             raise MemoryError
         return real(text)
 
-    monkeypatch.setattr(cjk, "segmented", segmented)
+    monkeypatch.setattr(cjk, "stored", stored)
     with MemoryIndex(root, tmp_path / "db") as idx:
         report = idx.reconcile()
         assert report.added == ("projects/p/good.md",)
