@@ -205,8 +205,8 @@ class HistoryIndex(db.Opened):
         if not ids:
             return set()
         rows = self.conn.execute(
-            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path FROM history_messages AS m"
-            f" JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path FROM history_messages"
+            f" AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)

@@ -45,7 +45,7 @@ def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skippe
     if text is not None:
         try:
             meta = metadata.Metadata(error=f"{reason}: indexed as plain text")
-            return Prepared(*_body(text, meta), None, None)
+            return _stored(text, meta)
         except Exception as ex:
             reason = failed(ex)
     return Skipped(relpath, reason)
@@ -53,19 +53,20 @@ def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skippe
 
 def _prepared(text: str) -> Prepared:
     if not metadata.starts_with_fence(text):
-        return Prepared(*_body(text, None), None, None)
+        return _stored(text, None)
     meta = metadata.parse(text)
     body = indexed_body(text, meta)
     name, name_seg = cjk.stored(meta.name)
     description, description_seg = cjk.stored(meta.description)
     # The body travels as the first item: a copy in meta would double what a bulk build pickles.
     meta = meta._replace(body="", name=name, description=description)
-    return Prepared(*_body(body, meta), name_seg, description_seg)
+    return _stored(body, meta, name_seg, description_seg)
 
 
-def _body(body: str, meta: metadata.Metadata | None) -> tuple:
+def _stored(body: str, meta: metadata.Metadata | None, name_seg: str | None = None,
+            description_seg: str | None = None) -> Prepared:
     body, body_seg = cjk.stored(body)
-    return body, meta, body_seg
+    return Prepared(body, meta, body_seg, name_seg, description_seg)
 
 
 def failed(ex: Exception) -> str:
