@@ -272,7 +272,7 @@ def test_a_text_is_stored_once_and_read_back_byte_for_byte(tmp_path):
             hit = next(h for h in idx.search(query) if h.path == rel)
             assert _unmarked(hit.snippet) == ONCE[rel]
         assert [h.path for h in idx.search("getUser")] == ["ident.md", "front.md", "marks.md"]
-        assert _unmarked(idx.search("Athina C#")[0].snippet) == "Αθηνά C# \u2063\u2064"
+        assert _unmarked(idx.search("Αθηνα C#")[0].snippet) == "Αθηνά C# \u2063\u2064"
     conn = sqlite3.connect(tmp_path / "db")
     rows = conn.execute("SELECT path, body, body_seg, name, name_seg, description, description_seg FROM memory_fts"
                         " WHERE body_seg IS NOT NULL OR name_seg IS NOT NULL").fetchall()
@@ -281,6 +281,11 @@ def test_a_text_is_stored_once_and_read_back_byte_for_byte(tmp_path):
     for path, *columns in rows:
         for text, shadow in zip(columns[::2], columns[1::2]):
             assert shadow is None or text == "", path  # held once, in the shadow
+    with MemoryIndex(root, tmp_path / "db") as idx:  # rewritten and removed: FTS5 drops what it had indexed
+        write(root, "ident.md", "Plain words now.\n")
+        (root / "cpp.md").unlink()
+        assert [h.path for h in idx.search("getUser")] == ["front.md", "marks.md"] and idx.search("C++") == []
+        idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
 
     history = tmp_path / "projects"
     said = [text.rstrip("\n") for text in ONCE.values()]  # (a transcript's message ends without one)
