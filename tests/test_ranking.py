@@ -70,12 +70,12 @@ def test_every_string_parses_alone_and_ored():
 def test_a_question_answered_outranks_a_file_repeating_its_question_words(root, tmp_path):
     """The file that answers a plain question ranks above one that only shares its opening
     words ("How long"), which a phrase of the question word and the next one used to lift."""
-    write(root, "expiry.md", "# Cache expiry\n\nCache entries expire after ten minutes.\n")
-    write(root, "riddles.md", "# Riddles\n\nHow long is a piece of string? Ask the cache.\n")
-    write(root, "walk.md", "A long walk in the park, entries free.\n")
-    write(root, "diary.md", "Diary entries.\n")
-    write(root, "road.md", "The long road home.\n")
-    write(root, "nights.md", "Long nights, long days.\n")
+    files = {"expiry.md": "# Cache expiry\n\nCache entries expire after ten minutes.\n",
+             "riddles.md": "# Riddles\n\nHow long is a piece of string? Ask the cache.\n",
+             "walk.md": "A long walk in the park, entries free.\n", "diary.md": "Diary entries.\n",
+             "road.md": "The long road home.\n", "nights.md": "Long nights, long days.\n"}
+    for name, text in files.items():
+        write(root, name, text)
     with MemoryIndex(root, tmp_path / "db") as idx:
         assert paths(idx.search("how long does the cache keep entries"))[:2] == ["expiry.md", "riddles.md"]
 
