@@ -6,7 +6,8 @@ FTS5 string, so FTS5 syntax in the input (``AND``, ``NEAR``, ``*``, ``-``,
 unmatched word never empties the result. :func:`plan` searches every word but
 English stop words (unless nothing else is left: they push files sharing only
 them above files sharing the one rare word), and every pair of adjacent words
-not both stop words, as a phrase, so files holding them together rank higher.
+not both stop words and neither a question word, as a phrase, so files holding
+them together rank higher.
 A CJK word is matched through the index's bigrams (``memsearch.cjk``):
 ``提交到`` asks for ``("提交" OR "交到")``, one character is a prefix (``"库"*``).
 """
@@ -32,6 +33,10 @@ STOP_WORDS = frozenset(
     "t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma "
     "mightn mustn needn shan shouldn wasn weren won wouldn".split()
 )
+
+# A question word says what kind of answer is wanted, not what it is about: paired with the
+# next word ("how much", "what format") it lifts files that merely say the same phrase.
+QUESTION_WORDS = frozenset("what which who whom how why where when".split())
 
 # One FTS5 query is run per searched string (memsearch.search); past this
 # many strings (a pasted paragraph, not a question) the words are searched
@@ -177,7 +182,8 @@ def plan(text: str) -> Query:
     sequence = _sequence(text) if symbols or short else [(w.casefold(), w, w) for w in WORD.findall(rest)]
     pairs = {}
     for (key_a, _, spelled_a), (key_b, head_b, _) in zip(sequence, sequence[1:]):
-        if key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain:
+        if (key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain
+                or key_a in QUESTION_WORDS or key_b in QUESTION_WORDS):
             continue
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{spelled_a} {head_b}"))
     single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words

@@ -31,6 +31,14 @@ def test_query_json(tree, tmp_path):
     assert data["results"][0]["file"] == str(tree / data["results"][0]["path"])
 
 
+def test_query_json_pairs_no_question_word(tree, tmp_path):
+    """A plain question searches its words and their pairs, none with its question word."""
+    r = cli("query", "how", "much", "memory", "does", "pgbouncer", "use", "--root", str(tree), "--db", str(tmp_path / "db"),
+            "--json")
+    assert json.loads(r.output)["fts_query"] == ('"much" OR "memory" OR "pgbouncer" OR "use" OR "much memory"'
+                                                 ' OR "memory does" OR "does pgbouncer" OR "pgbouncer use"')
+
+
 def test_env_vars_and_filters(tree, tmp_path):
     env = {"MEMSEARCH_ROOT": str(tree), "MEMSEARCH_DB": str(tmp_path / "db")}
     r = cli("query", "rounding", "--scope", "sessions", "--type", "progress", "--json", env=env)

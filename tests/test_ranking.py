@@ -28,6 +28,8 @@ from memsearch.query import MAX_STRINGS, STOP_WORDS, Query, is_phrase, plan
         ("a AND b OR NOT c", ['"b"', '"c"'], ['"AND b"', '"b OR"', '"NOT c"']),
         ("NEAR(one two, 3)", ['"NEAR"', '"one"', '"two"', '"3"'], ['"NEAR one"', '"one two"', '"two 3"']),
         ("when did it", ['"when"', '"did"', '"it"'], []),
+        # A question word is never paired: "how much" names no topic.
+        ("how much memory", ['"much"', '"memory"'], ['"much memory"']),
     ],
 )
 
@@ -63,6 +65,19 @@ def test_every_string_parses_alone_and_ored():
         db.execute("INSERT INTO t VALUES ('x')")
         for fts in (*q.terms, *q.pairs, q.fts):
             db.execute("SELECT * FROM t WHERE t MATCH ?", (fts,)).fetchall()
+
+
+def test_a_question_answered_outranks_a_file_repeating_its_question_words(root, tmp_path):
+    """The file that answers a plain question ranks above one that only shares its opening
+    words ("How long"), which a phrase of the question word and the next one used to lift."""
+    files = {"expiry.md": "# Cache expiry\n\nCache entries expire after ten minutes.\n",
+             "riddles.md": "# Riddles\n\nHow long is a piece of string? Ask the cache.\n",
+             "walk.md": "A long walk in the park, entries free.\n", "diary.md": "Diary entries.\n",
+             "road.md": "The long road home.\n", "nights.md": "Long nights, long days.\n"}
+    for name, text in files.items():
+        write(root, name, text)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert paths(idx.search("how long does the cache keep entries"))[:2] == ["expiry.md", "riddles.md"]
 
 
 # -- scores --------------------------------------------------------------------------
