@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from . import db, history_refresh
 from .cjk import original, unsegment_snippet
+from .dates import windows
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
@@ -182,10 +183,11 @@ class HistoryIndex(db.Opened):
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
+        held = _held(windows(query))
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
             hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
-                                                           counts))
+                                                           held, counts))
             stale = self._guarded(lambda: self._stale(ids))
             if not stale:
                 break
@@ -264,9 +266,11 @@ class HistoryIndex(db.Opened):
             params.append(after)
         return where, params
 
-    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
-        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed); under a role or
-        time filter, which pieces cannot apply, by their best message. Each with its best messages."""
+    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
+                      counts: dict):
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a
+        date the question names); under a role or time filter, which pieces cannot apply, by their best
+        message. Each with its best messages."""
         conn = self.conn
         where, params = self._where(project, session)
         size = fetch_size(limit)
@@ -274,14 +278,15 @@ class HistoryIndex(db.Opened):
             scored = self._scored(query, SESSIONS, "history_pieces", where, params, counts)
             if not scored:
                 return [], 0, []
+            factor, factor_params = _factor(held, "max({})", "m.first_at", "m.last_at")
             ranked = conn.execute(
-                f"SELECT m.session, sum(s.score) AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
+                f"SELECT m.session, sum(s.score){factor} AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
                 f" JOIN history_pieces AS m"
                 f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
                 f" ORDER BY score DESC, m.session LIMIT ?",
-                [*string_params(scored), *params, size]).fetchall()
+                [*factor_params, *string_params(scored), *params, size]).fetchall()
         else:
-            hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
+            hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, held, counts)
             best: dict[str, float] = {}
             for hit in hits:  # best first: a session's first hit is its best
                 best.setdefault(hit.session, hit.score)
@@ -319,13 +324,14 @@ class HistoryIndex(db.Opened):
                 hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
         return hits, ids
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, counts: dict):
+    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
+             counts: dict):
         conn = self.conn
         where, params = self._where(project, session, role, after)
         scored = self._scored(query, MESSAGES, "history_messages", where, params, counts)
         if not scored:
             return [], 0, []
-        ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit))
+        ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit), held)
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked), []
@@ -426,16 +432,49 @@ MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
 
+# A session (or message) held at a date the question names (memsearch.dates) counts double: the
+# question asks about what was said then, though the text rarely says the date.
+HELD_FACTOR = 2.0
+
+
+def _held(named: tuple) -> tuple[str, list]:
+    """SQL, over the columns ``{first}`` and ``{last}`` of a span of times, true where it meets a
+    window of ``named`` (memsearch.dates.Window), and its parameters; ("", []) for none."""
+    terms, params = [], []
+    for w in named:
+        if w.month:  # that month of any year, within a span that may cross a new year
+            terms.append("(CASE WHEN substr({first}, 1, 4) = substr({last}, 1, 4)"
+                         " THEN ? BETWEEN substr({first}, 6, 2) AND substr({last}, 6, 2)"
+                         " ELSE ? >= substr({first}, 6, 2) OR ? <= substr({last}, 6, 2) END)")
+            params += [w.month] * 3
+        else:
+            terms.append("({last} >= ? AND {first} <= ?)")
+            params += [w.start, w.end]
+    return " OR ".join(terms), params
+
+
+def _factor(held: tuple, outer: str, first: str, last: str) -> tuple[str, list]:
+    """`` * <HELD_FACTOR where held, else 1>`` for a score's SQL (``outer``: around the test, such as
+    ``max({})`` over a session's pieces), and its parameters; ("", []) when no date was named."""
+    test, params = held
+    if not test:
+        return "", []
+    test = outer.format(test.format(first=first, last=last))
+    return f" * (CASE WHEN {test} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params
+
+
 # Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
 # pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
 # are picked by score alone and only they are read.
-def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int) -> list[tuple]:
+def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int,
+            held: tuple) -> list[tuple]:
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
-    message. Without a filter, only the ranking is read: no row is joined."""
+    message. Without a filter or a date, only the ranking is read: no row is joined."""
     ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
-    if where:
-        sql = (f"SELECT s.id, s.score FROM ({ranked}) AS s JOIN history_messages AS m ON m.id = s.id"
-               f" WHERE {where} ORDER BY s.score DESC, s.id DESC LIMIT ?")
+    factor, factor_params = _factor(held, "{}", "m.at", "m.at")
+    if where or factor:
+        sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
+               f" ON m.id = s.id WHERE 1{f' AND {where}' if where else ''} ORDER BY score DESC, s.id DESC LIMIT ?")
     else:
         sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
-    return conn.execute(sql, [*params, *filter_params, size]).fetchall()
+    return conn.execute(sql, [*factor_params, *params, *filter_params, size]).fetchall()

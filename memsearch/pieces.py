@@ -25,29 +25,34 @@ def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
     and the two hold at most PIECE_MESSAGES (a binary counter: a session keeps about log2(reads)
     pieces per PIECE_MESSAGES messages, each message re-indexed as often)."""
     top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
-    conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
-                 " SELECT file, session, max(project), min(id), max(id), count(*) FROM history_messages"
-                 " WHERE file = ? AND id > ? GROUP BY session", (fid, after))
+    conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at, last_at)"
+                 " SELECT file, session, max(project), min(id), max(id), count(*), min(at), max(at)"
+                 " FROM history_messages WHERE file = ? AND id > ? GROUP BY session", (fid, after))
     added = conn.execute("SELECT id, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
     conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
                  " FROM history_pieces AS p WHERE p.id > ?", (top,))
     for _, session in added:
-        pieces = conn.execute("SELECT id, first, last, messages FROM history_pieces WHERE file = ? AND session = ?"
-                              " ORDER BY id", (fid, session)).fetchall()
+        pieces = conn.execute("SELECT id, first, last, messages, first_at, last_at FROM history_pieces"
+                              " WHERE file = ? AND session = ? ORDER BY id", (fid, session)).fetchall()
         gone = []
         while (len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]
                and pieces[-1][3] + pieces[-2][3] <= PIECE_MESSAGES):
-            (one, first, _, n1), (two, _, last, n2) = pieces[-2], pieces[-1]
+            (one, first, _, n1, a1, b1), (two, _, last, n2, a2, b2) = pieces[-2], pieces[-1]
             gone += [i for i in (one, two) if i is not None]
-            pieces[-2:] = [(None, first, last, n1 + n2)]
+            pieces[-2:] = [(None, first, last, n1 + n2, _least(a1, a2), _least(b1, b2, max))]
         if gone:
             _delete_pieces(conn, f"p.id IN ({','.join('?' * len(gone))})", gone)
-            _, first, last, n = pieces[-1]
-            pid = conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages)"
-                               " SELECT file, session, project, ?, ?, ? FROM history_messages WHERE id = ?",
-                               (first, last, n, last)).lastrowid
+            _, first, last, n, first_at, last_at = pieces[-1]
+            pid = conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at,"
+                               " last_at) SELECT file, session, project, ?, ?, ?, ?, ? FROM history_messages WHERE id = ?",
+                               (first, last, n, first_at, last_at, last)).lastrowid
             conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
                          " FROM history_pieces AS p WHERE p.id = ?", (pid,))
+
+
+def _least(a, b, pick=min):
+    """``pick`` of two times, either of which may be None (no message had one)."""
+    return b if a is None else a if b is None else pick(a, b)
 
 
 def _delete_pieces(conn: sqlite3.Connection, where: str, params) -> None:

@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0014 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 14
+-- Generated from migrations/0001..0015 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 15
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -133,7 +133,7 @@ CREATE TABLE history_pieces (
     first INTEGER NOT NULL,         -- history_messages.id of its first message
     last INTEGER NOT NULL,          -- and of its last
     messages INTEGER NOT NULL
-);
+, first_at TEXT, last_at TEXT);
 
 CREATE INDEX history_pieces_file ON history_pieces (file, session);
 

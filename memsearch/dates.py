@@ -1,0 +1,72 @@
+"""The dates a question names, as the times a session it asks about was held.
+
+"What did Evan share on 9th December 2023?", "where did we deploy in July
+2022?", "the 2024-03-05 outage": the session was held then, though its text
+rarely says the date. memsearch.history ranks the sessions held at a named
+date higher (a factor, not a filter: ``--since`` filters). Pure functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import NamedTuple
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_NAME = {**{m: i for i, m in enumerate(MONTHS, 1)}, **{m[:3]: i for i, m in enumerate(MONTHS, 1)}, "sept": 9}
+_MONTH = "|".join(sorted(_NAME, key=len, reverse=True))
+_YEAR = r"(?:19|20)\d\d"
+# 9 December 2023, 9th of December, December 9th, 2023, December 2023, 2023-12-09, 2023-12.
+_DATE = re.compile(
+    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\.?"
+    rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"|(?P<m3>{_MONTH})\.?(?=,?\s+{_YEAR}\b)"
+    rf"|(?P<iy>{_YEAR})-(?P<im>[01]\d)(?:-(?P<id>[0-3]\d))?\b"
+    rf"|(?P<m4>{'|'.join(MONTHS)}))(?:,?\s+(?P<y>{_YEAR})\b)?", re.I)
+# Month names that are also words ("it may", "march on") count alone only capitalised, mid-sentence.
+_ALSO_WORDS = ("may", "march")
+
+# Days either side of a named day: "the week before August 3" and a session held the day after
+# still meet it.
+SLACK_DAYS = 3
+
+
+class Window(NamedTuple):
+    """A time a session was held: ``start`` to ``end`` ('YYYY-MM-DDTHH:MM:SSZ', as messages'
+    times are stored), or, for a month named without a year, that month of every year
+    (``start`` and ``end`` empty, ``month`` 'MM')."""
+
+    start: str
+    end: str
+    month: str = ""
+
+
+def windows(text: str) -> tuple[Window, ...]:
+    """The dates ``text`` names, each as a :class:`Window`."""
+    out = []
+    for m in _DATE.finditer(text):
+        if m["iy"]:
+            year, month, day = int(m["iy"]), int(m["im"]), int(m["id"]) if m["id"] else None
+        else:
+            name = m["m1"] or m["m2"] or m["m3"] or m["m4"]
+            if m["m4"] and not m["y"] and (name.lower() in _ALSO_WORDS and (name.islower() or m.start() == 0)):
+                continue
+            year, month = int(m["y"]) if m["y"] else None, _NAME[name.lower()]
+            day = int(m["d1"] or m["d2"] or 0) or None
+        if not 1 <= month <= 12:
+            continue
+        if year is None:
+            out.append(Window("", "", f"{month:02d}"))
+            continue
+        try:
+            if day:
+                first = last = dt.date(year, month, day)
+                first, last = first - dt.timedelta(SLACK_DAYS), last + dt.timedelta(SLACK_DAYS)
+            else:
+                first = dt.date(year, month, 1)
+                last = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(1)
+        except ValueError:  # 31 February
+            continue
+        out.append(Window(f"{first.isoformat()}T00:00:00Z", f"{last.isoformat()}T23:59:59Z"))
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,102 @@
+"""A question naming a date ranks the sessions held then higher (issue 30;
+memsearch/dates.py): "what did we decide on 9 December 2023?" asks about that
+day's session, though its text rarely says the date."""
+
+import json
+import sqlite3
+
+import pytest
+
+from conftest import line, run_memsearch, transcript
+from memsearch import HistoryIndex, migrate
+from memsearch.dates import Window, windows
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("what did Evan share on 9th December 2023?", [("2023-12-06", "2023-12-12")]),
+    ("December 9, 2023", [("2023-12-06", "2023-12-12")]),
+    ("the 9th of Dec 2023 outage", [("2023-12-06", "2023-12-12")]),
+    ("where did we deploy in July 2022", [("2022-07-01", "2022-07-31")]),
+    ("Sept 2021 notes", [("2021-09-01", "2021-09-30")]),
+    ("the 2024-03-05 outage", [("2024-03-02", "2024-03-08")]),
+    ("the 2024-02 release", [("2024-02-01", "2024-02-29")]),
+    ("camping in June", ["06"]),
+    ("In May we met", ["05"]),
+    ("what may have caused it", []),  # a verb, not the month
+    ("May I ask about the cache", []),  # capitalised, but the first word
+    ("march on with the migration", []),
+    ("the 31 February 2023 report", []),  # no such day
+    ("the token moved to vault", []),
+    ("june and June 2020 and june", ["06", ("2020-06-01", "2020-06-30")]),
+])
+def test_the_dates_a_question_names(text, expected):
+    want = tuple(Window("", "", w) if isinstance(w, str) else Window(f"{w[0]}T00:00:00Z", f"{w[1]}T23:59:59Z")
+                 for w in expected)
+    assert windows(text) == want
+
+
+def held(hroot, session: str, when: str, text: str, until: str | None = None) -> None:
+    lines = [line("user", text, at=f"{when}T10:00:00Z"), line("assistant", "Noted, thanks.", at=f"{when}T10:01:00Z")]
+    if until:
+        lines.append(line("user", "and one more thing", at=f"{until}T09:00:00Z"))
+    transcript(hroot, lines, session=session)
+
+
+@pytest.fixture
+def three(tmp_path):
+    """Three sessions about the same thing; the two not held on the named dates say it more."""
+    root = tmp_path / "projects"
+    held(root, "a-dec", "2023-12-09", "the deploy token moved to vault")
+    held(root, "b-jul", "2022-07-15", "the deploy token moved to vault; deploy token rotated, the deploy token")
+    held(root, "c-mar", "2024-03-01", "the deploy token moved to vault and the deploy token expired")
+    held(root, "d-new", "2023-12-30", "the deploy token moved to vault; deploy token notes", until="2024-01-02")
+    with HistoryIndex(root, tmp_path / "index.db") as h:
+        yield h
+
+
+@pytest.mark.parametrize("messages", [False, True])
+@pytest.mark.parametrize("question, first", [
+    ("deploy token vault", "b-jul"),  # no date: the text alone
+    ("what happened to the deploy token on 9 December 2023?", "a-dec"),
+    ("deploy token in July 2022", "b-jul"),
+    ("deploy token in March", "c-mar"),  # any year
+])
+def test_a_named_date_ranks_the_session_held_then_first(three, question, first, messages):
+    hits = three.search(question, messages=messages)
+    assert hits[0].session == first
+    assert len({h.session for h in hits}) == 4  # a factor, not a filter
+
+
+def test_a_session_over_a_new_year_is_held_in_both_months(three):
+    assert three.search("deploy token in January")[0].session == "d-new"
+    assert three.search("deploy token in December")[0].session in ("a-dec", "d-new")
+    assert three.search("deploy token in January 2024")[0].session == "d-new"
+    # The message-level factor goes by each message's own time: January's message says "one more thing".
+    assert three.search("deploy token in January", messages=True)[0].session == "b-jul"
+
+
+def test_the_cli_ranks_by_the_named_date(three, tmp_path):
+    r = run_memsearch("history", "deploy", "token", "on", "2023-12-09", "--history-root", tmp_path / "projects",
+                      "--db", tmp_path / "index.db", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["session"] == "a-dec"
+
+
+def test_an_index_from_before_0015_gets_its_pieces_times(three, tmp_path):
+    """Pieces written before migration 0015 have no times: it fills them from their messages."""
+    db = tmp_path / "index.db"
+    three.refresh()
+    three.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    before = conn.execute("SELECT session, first_at, last_at FROM history_pieces ORDER BY session").fetchall()
+    assert ("d-new", "2023-12-30T10:00:00Z", "2024-01-02T09:00:00Z") in before
+    conn.execute("ALTER TABLE history_pieces DROP COLUMN first_at")
+    conn.execute("ALTER TABLE history_pieces DROP COLUMN last_at")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 15")
+    conn.execute("PRAGMA user_version = 14")
+    conn.close()
+    with HistoryIndex(tmp_path / "projects", db) as h:
+        assert h.conn.execute("PRAGMA user_version").fetchone() == (migrate.latest_version(),)
+        after = h.conn.execute("SELECT session, first_at, last_at FROM history_pieces ORDER BY session").fetchall()
+        assert after == before
+        assert h.search("deploy token on 9 December 2023", refresh=False)[0].session == "a-dec"
