@@ -324,6 +324,8 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         conn.execute("UPDATE memory_fts SET body = ? WHERE path = ?", (text, rel))
     for text in ("call getUserById", "提交到仓库 getUserById"):
         conn.execute("UPDATE history_messages SET body = ? WHERE idx_body LIKE ?", (text, text[:2] + "%"))
+    for column in ("first_at", "last_at"):  # nor 0015's piece times
+        conn.execute(f"ALTER TABLE history_pieces DROP COLUMN {column}")
     conn.execute("DELETE FROM schema_migrations WHERE version >= 14")
     conn.execute("PRAGMA user_version = 13")
     conn.close()
