@@ -140,33 +140,44 @@ def test_cli(tmp_path):
 # the child gets a hang guard (a timeout far beyond any real run) and an
 # address-space cap.
 
+# The peak RSS of `memsearch context` alone: a child's ru_maxrss starts from its parent's RSS at
+# fork (exec keeps the high-water mark), so the test process, tens of MB into a full run, would count.
+# A small go-between starts memsearch and reports the peak of that child of its own.
+PEAK = ("import os, resource, sys; limit = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_AS, (limit, limit));"
+        " pid = os.posix_spawn(sys.argv[3], sys.argv[3:], os.environ); _, status, usage = os.wait4(pid, 0);"
+        " open(sys.argv[2], 'w').write(f'{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}')")
+
+
 def _run_context(path, limit_bytes=2 << 30):
     """Exit status, stdout, stderr and peak RSS (KiB) of `memsearch context PATH`."""
-    import resource
+    import signal
     import subprocess
+    import sys
+    import tempfile
     import threading
 
-    def cap():
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
-
-    proc = subprocess.Popen([memsearch_exe(), "context", str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=cap)
-    guard = threading.Timer(120, proc.kill)  # hang guard only: a real run takes well under a second
-    guard.start()
-    try:
-        err = []
-        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))
-        reader.start()
-        out = proc.stdout.read()
-        reader.join()
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the largest of all children
-    finally:
-        guard.cancel()
-        proc.stdout.close()
-        proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode != -9, f"memsearch context {path} never returned"
-    return proc.returncode, out.decode(), err[0].decode(), usage.ru_maxrss
+    with tempfile.TemporaryDirectory() as scratch:
+        report = os.path.join(scratch, "peak")
+        proc = subprocess.Popen([sys.executable, "-c", PEAK, str(limit_bytes), report, memsearch_exe(), "context",
+                                 str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        # Hang guard only: a real run takes well under a second.
+        guard = threading.Timer(120, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        guard.start()
+        try:
+            err = []
+            reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))
+            reader.start()
+            out = proc.stdout.read()
+            reader.join()
+            proc.wait()
+        finally:
+            guard.cancel()
+            proc.stdout.close()
+            proc.stderr.close()
+        assert proc.returncode == 0 and os.path.exists(report), f"memsearch context {path} never returned"
+        with open(report) as f:
+            status, peak = map(int, f.read().split())
+    return status, out.decode(), err[0].decode(), peak
 
 
 def _context(path):
