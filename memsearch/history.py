@@ -12,6 +12,8 @@ was indexed. Transcripts are only ever read.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sqlite3
 from operator import add, itemgetter
@@ -24,8 +26,8 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
-                     text_snippet)
+from .search import (FTS5_K1, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor, mark_unmatched, ranking,
+                     scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
@@ -271,33 +273,57 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            scored = self._scored(query, SESSIONS, "history_pieces", where, params, counts)
-            if not scored:
-                return [], 0, []
-            ranked = conn.execute(
-                f"SELECT m.session, sum(s.score) AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
-                f" JOIN history_pieces AS m"
-                f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
-                f" ORDER BY score DESC, m.session LIMIT ?",
-                [*string_params(scored), *params, size]).fetchall()
+            ranked = self._ranked_sessions(query, where, params, counts, size)
+            table = SESSIONS
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
             for hit in hits:  # best first: a session's first hit is its best
                 best.setdefault(hit.session, hit.score)
             ranked = list(best.items())[:size]
+            table = MESSAGES
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         where, params = self._where(project, session, role, after)  # the excerpts' filters
-        hits, ids = self._session_hits(query, kept, where, params)
+        hits, ids = self._session_hits(query, kept, where, params, _idfs(conn, table, query, counts))
         return hits, len(ranked) - len(kept), ids
 
-    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
-        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
-        one FTS5 query a session, its words ORed (bm25() sums their scores), over its ids alone."""
+    def _ranked_sessions(self, query: Query, where: list, params: list, counts: dict, size: int) -> list:
+        """The ``size`` best (session, score): what ranking() gives, summed by session, but each string
+        read once, its rows counted as they come (a count(*) beforehand read its postings again)."""
         conn = self.conn
-        sql = (f"SELECT s.id FROM ({EXCERPT_RANKING}) AS s JOIN history_messages AS m ON m.id = s.id"
-               f" WHERE m.session = ?{''.join(f' AND {w}' for w in where)} ORDER BY s.raw, s.id DESC")
-        words = " OR ".join(query.terms)
+        pieces = file_count(conn, SESSIONS)
+        scores: dict[int, float] = {}
+        get = scores.get
+        for fts, weight, lucene in string_runs(query):
+            rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
+            factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
+            counts[fts] = len(rows)
+            scale = -weight * factor
+            for pid, raw in rows:  # the strings in one order for every piece: equal pieces score equal
+                scores[pid] = get(pid, 0.0) + raw * scale
+        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, SESSIONS, "history_pieces")
+        if not scores:
+            return []
+        by_session: dict[str, list[float]] = {}
+        for pid, session_ in conn.execute(
+                f"SELECT m.id, m.session FROM history_pieces AS m WHERE m.id IN (SELECT value FROM json_each(?))"
+                f"{''.join(f' AND {w}' for w in where)}", [json.dumps(list(scores)), *params]):
+            by_session.setdefault(session_, []).append(scores[pid])
+        # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
+        # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
+        ranked = sorted(((s, math.fsum(v)) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
+        return ranked[:size]
+
+    def _session_hits(self, query: Query, kept: list, where: list, params: list, idfs: dict) -> list:
+        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
+        Each word's messages are sought within the session's ids (no bm25(): it counted each word's
+        messages over the whole index again for every session); a message scores BM25 as if each
+        word it holds were there once: the words' idf (``idfs``), its length against the average."""
+        conn = self.conn
+        avgdl = _average_length(conn)
+        filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
+                    f" WHERE m.id IN (SELECT value FROM json_each(?)) AND m.session = ?"
+                    f"{''.join(f' AND {w}' for w in where)}")
         best: dict[str, tuple[int, list[int]]] = {}
         for session_, _ in kept:
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
@@ -305,8 +331,15 @@ class HistoryIndex(db.Opened):
             if low is None:  # ranked by messages: a session read before its pieces existed has none
                 low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
                                          (session_,)).fetchone()
-            rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
-            best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
+            weights: dict[int, float] = {}
+            for term in query.terms:
+                idf = idfs.get(term, 1.0)
+                for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
+                    weights[mid] = weights.get(mid, 0.0) + idf
+            rows = conn.execute(filtered, [json.dumps(list(weights)), session_, *params]).fetchall() if weights else []
+            scored = sorted(((weights[mid] / (1 + FTS5_K1 * (1 - BM25_B + BM25_B * _length(sz) / avgdl)), mid)
+                             for mid, sz in rows), key=lambda r: (-r[0], -r[1]))
+            best[session_] = (len(rows), [mid for _, mid in scored[:EXCERPTS]])
         ids = [mid for _, mids in best.values() for mid in mids]
         found, snippets_ = self._found(ids), self._snippets(query, ids)
         hits = []
@@ -406,6 +439,24 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
+def _idfs(conn: sqlite3.Connection, table: str, query: Query, counts: dict) -> dict[str, float]:
+    """{term: Lucene idf} of the words of ``query`` from the ranking's counts over ``table`` (a pasted
+    paragraph's words, counted as one string, weigh 1 each)."""
+    rows = file_count(conn, table)
+    return {t: math.log(1 + (rows - n + 0.5) / (n + 0.5)) for t in query.terms if (n := counts.get(t)) is not None}
+
+
+def _average_length(conn: sqlite3.Connection) -> float:
+    """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
+    row = conn.execute(f"SELECT block FROM {MESSAGES}_data WHERE id = 1").fetchone()
+    rows, tokens = (list(_varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
+    return max(tokens / rows, 1.0) if rows else 1.0
+
+
+def _length(size: bytes) -> int:
+    return next(_varints(size), 0)
+
+
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -422,8 +473,14 @@ SESSION_MESSAGES = 200
 # The FTS5 tables ranked: messages, and sessions' pieces.
 MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 
-# A session's messages for its excerpts: its ids between two bounds, which FTS5 seeks to.
-EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
+# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
+EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
+
+# One string's pieces and their bm25().
+PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+
+# FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
+BM25_B = 0.75
 
 
 # Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
