@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 from operator import add, itemgetter
 from typing import NamedTuple
@@ -26,7 +27,7 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FTS5_K1, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor, mark_unmatched, ranking,
+from .search import (FTS5_K1, _QUOTED, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor, mark_unmatched, ranking,
                      scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
@@ -274,17 +275,15 @@ class HistoryIndex(db.Opened):
         size = fetch_size(limit)
         if role is None and after is None:
             ranked = self._ranked_sessions(query, where, params, counts, size)
-            table = SESSIONS
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, counts)
             best: dict[str, float] = {}
             for hit in hits:  # best first: a session's first hit is its best
                 best.setdefault(hit.session, hit.score)
             ranked = list(best.items())[:size]
-            table = MESSAGES
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         where, params = self._where(project, session, role, after)  # the excerpts' filters
-        hits, ids = self._session_hits(query, kept, where, params, _idfs(conn, table, query, counts))
+        hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
 
     def _ranked_sessions(self, query: Query, where: list, params: list, counts: dict, size: int) -> list:
@@ -314,41 +313,65 @@ class HistoryIndex(db.Opened):
         ranked = sorted(((s, math.fsum(v)) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
         return ranked[:size]
 
-    def _session_hits(self, query: Query, kept: list, where: list, params: list, idfs: dict) -> list:
+    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
-        Each word's messages are sought within the session's ids (no bm25(): it counted each word's
-        messages over the whole index again for every session); a message scores BM25 as if each
-        word it holds were there once: the words' idf (``idfs``), its length against the average."""
+
+        No bm25() query a session: each counted every word's messages over the whole index again.
+        Each word's messages are sought within the session's ids instead, and scored as BM25 would
+        with two stand-ins: a word's idf is taken over the kept sessions' messages, and its count in
+        a message, for the REFINED likeliest of each session alone, from the message's text (see
+        _word_counts; the others count each word once)."""
         conn = self.conn
         avgdl = _average_length(conn)
         filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
                     f" WHERE m.id IN (SELECT value FROM json_each(?)) AND m.session = ?"
                     f"{''.join(f' AND {w}' for w in where)}")
-        best: dict[str, tuple[int, list[int]]] = {}
+        found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
+        span = 0
+        seen = dict.fromkeys(query.terms, 0)
         for session_, _ in kept:
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session_,)).fetchone()
             if low is None:  # ranked by messages: a session read before its pieces existed has none
                 low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
                                          (session_,)).fetchone()
-            weights: dict[int, float] = {}
-            for term in query.terms:
-                idf = idfs.get(term, 1.0)
-                for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
-                    weights[mid] = weights.get(mid, 0.0) + idf
-            rows = conn.execute(filtered, [json.dumps(list(weights)), session_, *params]).fetchall() if weights else []
-            scored = sorted(((weights[mid] / (1 + FTS5_K1 * (1 - BM25_B + BM25_B * _length(sz) / avgdl)), mid)
-                             for mid, sz in rows), key=lambda r: (-r[0], -r[1]))
-            best[session_] = (len(rows), [mid for _, mid in scored[:EXCERPTS]])
+            holds: dict[int, list[str]] = {}
+            if low is not None:
+                span += high - low + 1
+                for term in query.terms:
+                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
+                        holds.setdefault(mid, []).append(term)
+                        seen[term] += 1
+            found.append((session_, holds))
+        idf = {t: math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
+        best: dict[str, tuple[int, list[int]]] = {}
+        lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
+        likeliest: list[int] = []
+        for session_, holds in found:
+            rows = conn.execute(filtered, [json.dumps(list(holds)), session_, *params]).fetchall() if holds else []
+            for mid, size in rows:
+                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * _length(size) / avgdl)
+            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
+                          key=lambda r: (-r[0], -r[1]))
+            # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
+            reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
+            best[session_] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
+            likeliest += best[session_][1]
+        counts = _word_counts(conn, likeliest, query.terms)
+        for session_, holds in found:
+            matched, mids = best[session_]
+            score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
+                              for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
+            best[session_] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found, snippets_ = self._found(ids), self._snippets(query, ids)
+        found_, snippets_ = self._found(ids), self._snippets(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
             if mids:
-                excerpts = tuple(Excerpt(found[m][3], found[m][2], snippets_.get(m, ""), found[m][6], found[m][5])
+                excerpts = tuple(Excerpt(found_[m][3], found_[m][2], snippets_.get(m, ""), found_[m][6], found_[m][5])
                                  for m in mids)
-                first = found[mids[0]]
+                first = found_[mids[0]]
                 hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
         return hits, ids
 
@@ -439,11 +462,23 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
-def _idfs(conn: sqlite3.Connection, table: str, query: Query, counts: dict) -> dict[str, float]:
-    """{term: Lucene idf} of the words of ``query`` from the ranking's counts over ``table`` (a pasted
-    paragraph's words, counted as one string, weigh 1 each)."""
-    rows = file_count(conn, table)
-    return {t: math.log(1 + (rows - n + 0.5) / (n + 0.5)) for t in query.terms if (n := counts.get(t)) is not None}
+def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
+    """{(message, term): how often the message's text holds the term}: each of the term's words'
+    start (about its stem: search._likeliest's needles) counted after a space or a line end (a
+    regular expression's \\b cost ten times as much). A term none of whose words is found so (a
+    CJK bigram inside a word) is left out: it counts once."""
+    needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
+               for word in (w.replace('""', '"').lower() for w in _QUOTED.findall(term)) if word]
+    out: dict[tuple[int, str], int] = {}
+    rows = conn.execute("SELECT id, body FROM history_messages WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(ids),)) if ids and needles else ()
+    for mid, body in rows:
+        text = "\n" + body.lower()
+        for term, needle in needles:
+            found = text.count(" " + needle) + text.count("\n" + needle)
+            if found:
+                out[mid, term] = out.get((mid, term), 0) + found
+    return out
 
 
 def _average_length(conn: sqlite3.Connection) -> float:
@@ -478,6 +513,9 @@ EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid
 
 # One string's pieces and their bm25().
 PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+
+# A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
+REFINED = 30
 
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75
