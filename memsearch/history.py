@@ -12,10 +12,8 @@ was indexed. Transcripts are only ever read.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 import sqlite3
 from operator import add, itemgetter
 from typing import NamedTuple
@@ -27,8 +25,8 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FTS5_K1, _QUOTED, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor, mark_unmatched, ranking,
-                     scored_strings, short_repr, string_params, string_runs, text_snippet)
+from .search import (FTS5_K1, _QUOTED, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor,
+                     mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
@@ -304,9 +302,8 @@ class HistoryIndex(db.Opened):
         if not scores:
             return []
         by_session: dict[str, list[float]] = {}
-        for pid, session_ in conn.execute(
-                f"SELECT m.id, m.session FROM history_pieces AS m WHERE m.id IN (SELECT value FROM json_each(?))"
-                f"{''.join(f' AND {w}' for w in where)}", [json.dumps(list(scores)), *params]):
+        for pid, session_ in _rows_of(conn, "SELECT m.id, m.session FROM history_pieces AS m WHERE m.id IN ({marks})"
+                                      f"{''.join(f' AND {w}' for w in where)}", list(scores), params):
             by_session.setdefault(session_, []).append(scores[pid])
         # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
         # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
@@ -324,8 +321,7 @@ class HistoryIndex(db.Opened):
         conn = self.conn
         avgdl = _average_length(conn)
         filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
-                    f" WHERE m.id IN (SELECT value FROM json_each(?)) AND m.session = ?"
-                    f"{''.join(f' AND {w}' for w in where)}")
+                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{''.join(f' AND {w}' for w in where)}")
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span = 0
         seen = dict.fromkeys(query.terms, 0)
@@ -348,7 +344,7 @@ class HistoryIndex(db.Opened):
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         likeliest: list[int] = []
         for session_, holds in found:
-            rows = conn.execute(filtered, [json.dumps(list(holds)), session_, *params]).fetchall() if holds else []
+            rows = _rows_of(conn, filtered, list(holds), [session_, *params])
             for mid, size in rows:
                 lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * _length(size) / avgdl)
             once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
@@ -465,19 +461,28 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
     """{(message, term): how often the message's text holds the term}: each of the term's words'
     start (about its stem: search._likeliest's needles) counted after a space or a line end (a
-    regular expression's \\b cost ten times as much). A term none of whose words is found so (a
-    CJK bigram inside a word) is left out: it counts once."""
+    regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
+    inside a word) is left out: it counts once."""
     needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
                for word in (w.replace('""', '"').lower() for w in _QUOTED.findall(term)) if word]
     out: dict[tuple[int, str], int] = {}
-    rows = conn.execute("SELECT id, body FROM history_messages WHERE id IN (SELECT value FROM json_each(?))",
-                        (json.dumps(ids),)) if ids and needles else ()
+    rows = _rows_of(conn, "SELECT id, body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
     for mid, body in rows:
         text = "\n" + body.lower()
         for term, needle in needles:
             found = text.count(" " + needle) + text.count("\n" + needle)
             if found:
                 out[mid, term] = out.get((mid, term), 0) + found
+    return out
+
+
+def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=()) -> list[tuple]:
+    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, IDS_AT_ONCE at a time (SQLite's
+    bound on parameters), then ``params``."""
+    out = []
+    for start in range(0, len(ids), IDS_AT_ONCE):
+        chunk = ids[start:start + IDS_AT_ONCE]
+        out += conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*chunk, *params]).fetchall()
     return out
 
 
@@ -489,6 +494,7 @@ def _average_length(conn: sqlite3.Connection) -> float:
 
 
 def _length(size: bytes) -> int:
+    """A message's length in tokens, from its FTS5 docsize record."""
     return next(_varints(size), 0)
 
 
@@ -516,6 +522,9 @@ PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS}
 
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
 REFINED = 30
+
+# Ids bound in one statement: under SQLite's oldest bound on parameters (999).
+IDS_AT_ONCE = 900
 
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75
