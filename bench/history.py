@@ -30,8 +30,10 @@ their results.
   24,000 characters.
 * scale: a synthetic history of about --scale-mb built from the corpus:
   cold build throughput and peak RSS (a child process), database size,
-  query p50 (and its refresh and search apart), and the next query after
-  an append to the largest transcript (its bytes read and time).
+  query p50 and p90 (and the refresh and search p50 apart), the next query
+  after an append to the largest transcript (its bytes read and time), and
+  each question as a whole process, `memsearch history` against `rg -i -F
+  -c` of its rarest word (rg on PATH).
 
 Results go to bench/results/history.md (and .json: a part not run keeps
 its last results).
@@ -468,6 +470,7 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
                 t0 = time.perf_counter()
                 call()
                 times[name].append(time.perf_counter() - t0)
+        versus_grep = grep_race(h, root, db, queries)
         path, _ = largest
         line = {"type": "user", "sessionId": path.stem, "timestamp": "2026-01-01T00:00:00Z",
                 "message": {"role": "user", "content": "the zyxwvut deploy token moved to vault"}}
@@ -483,10 +486,44 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
             "build_mb_s": written / 2**20 / build["seconds"], "messages": build["messages"],
             "peak_rss_mb": build["rss_mb"], "db_mb": db_bytes / 2**20,
             "query_p50_ms": statistics.median(times["with refresh"]) * 1000,
+            "query_p90_ms": percentile(times["with refresh"], 0.9) * 1000, **versus_grep,
             "refresh_p50_ms": statistics.median(times["refresh"]) * 1000,
             "search_p50_ms": statistics.median(times["search"]) * 1000, "largest_mb": largest[1] / 2**20,
             "append_bytes": len(data), "append_bytes_read": result.refresh.bytes_read,
             "append_query_ms": after * 1000}
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The value ``share`` of the way up ``values`` sorted (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+def grep_race(h: HistoryIndex, root: Path, db: Path, queries: list[str]) -> dict:
+    """Each question as a whole process, `memsearch history` (its refresh included) against
+    `rg -i -F -c` of the question's rarest word (the word the fewest messages hold) over the
+    transcripts: wall times, and for how many questions memsearch answered first."""
+    from memsearch.query import plan
+
+    rg = shutil.which("rg")
+    if rg is None:
+        return {"grep": None}
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    cli, grep = [], []
+    for query in queries:
+        terms = [t for t in plan(query).terms if t.startswith('"') and '" ' not in t]  # single words
+        counts = {t: h.conn.execute("SELECT count(*) FROM history_fts WHERE history_fts MATCH ?", (t,)).fetchone()[0]
+                  for t in terms}
+        rarest = min(counts, key=counts.get).strip('"').replace('""', '"') if counts else query.split()[0]
+        for out, command in ((cli, [sys.executable, "-m", "memsearch", "history", query, "--history-root", str(root),
+                                    "--db", str(db)]),
+                             (grep, [rg, "-i", "-F", "-c", rarest, str(root)])):
+            t0 = time.perf_counter()
+            subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            out.append(time.perf_counter() - t0)
+    return {"grep": {"questions": len(queries), "memsearch_faster": sum(c < g for c, g in zip(cli, grep)),
+                     "cli_p50_ms": statistics.median(cli) * 1000, "cli_p90_ms": percentile(cli, 0.9) * 1000,
+                     "rg_p50_ms": statistics.median(grep) * 1000, "rg_p90_ms": percentile(grep, 0.9) * 1000}}
 
 
 def table(retrieval: dict) -> list[str]:
@@ -539,10 +576,23 @@ def report(results: dict) -> str:
                   f"| cold build | {s['build_s']:.1f} s, {s['build_mb_s']:.1f} MB/s |",
                   f"| peak RSS of the build | {s['peak_rss_mb']:.0f} MB |",
                   f"| database size | {s['db_mb']:.0f} MB |",
+                  f"| query p50 / p90, refresh included | {s['query_p50_ms']:.1f} ms /"
+                  f" {s['query_p90_ms']:.1f} ms |" if "query_p90_ms" in s else
                   f"| query p50, refresh included | {s['query_p50_ms']:.1f} ms |",
                   f"| of which refresh (p50) / search (p50) | {s['refresh_p50_ms']:.1f} ms / {s['search_p50_ms']:.1f} ms |",
                   f"| next query after a {s['append_bytes']}-byte append to a {s['largest_mb']:.1f} MB transcript"
                   f" | {s['append_query_ms']:.1f} ms, {s['append_bytes_read']} bytes read |"]
+        g = s.get("grep", "absent")
+        if g is None:
+            lines += ["", "Against grep: rg is not on PATH, not measured."]
+        elif g != "absent":
+            lines += ["", "Against grep, each question as a whole process: `memsearch history QUESTION --history-root"
+                      " ROOT --db DB` (its refresh included) against `rg -i -F -c WORD ROOT`, WORD the question's"
+                      " word the fewest messages hold:", "",
+                      "| process | p50 | p90 |", "|---|---|---|",
+                      f"| memsearch history | {g['cli_p50_ms']:.0f} ms | {g['cli_p90_ms']:.0f} ms |",
+                      f"| rg -i -F -c | {g['rg_p50_ms']:.0f} ms | {g['rg_p90_ms']:.0f} ms |", "",
+                      f"memsearch answered first for {g['memsearch_faster']} of {g['questions']} questions."]
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ was indexed. Transcripts are only ever read.
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 from operator import add, itemgetter
@@ -25,8 +26,8 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (apply_floor, cap, fetch_size, mark_unmatched, ranking, scored_strings, short_repr, string_params,
-                     text_snippet)
+from .search import (FTS5_K1, _QUOTED, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor,
+                     mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
                        check_floor, check_limit, encodable, given_path, load_settings, read_config)
@@ -275,16 +276,7 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            scored = self._scored(query, SESSIONS, "history_pieces", where, params, counts)
-            if not scored:
-                return [], 0, []
-            factor, factor_params = _factor(held, "max({})", "m.first_at", "m.last_at")
-            ranked = conn.execute(
-                f"SELECT m.session, sum(s.score){factor} AS score FROM ({ranking(len(scored), SESSIONS, ())}) AS s"
-                f" JOIN history_pieces AS m"
-                f" ON m.id = s.id WHERE 1{''.join(f' AND {w}' for w in where)} GROUP BY m.session"
-                f" ORDER BY score DESC, m.session LIMIT ?",
-                [*factor_params, *string_params(scored), *params, size]).fetchall()
+            ranked = self._ranked_sessions(query, where, params, counts, size, held)
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, held, counts)
             best: dict[str, float] = {}
@@ -296,31 +288,96 @@ class HistoryIndex(db.Opened):
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
 
-    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
-        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched:
-        one FTS5 query a session, its words ORed (bm25() sums their scores), over its ids alone."""
+    def _ranked_sessions(self, query: Query, where: list, params: list, counts: dict, size: int,
+                         held: tuple) -> list:
+        """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
+        at a date the question names), but each string read once, its rows counted as they come (a
+        count(*) beforehand read its postings again)."""
         conn = self.conn
-        sql = (f"SELECT s.id FROM ({EXCERPT_RANKING}) AS s JOIN history_messages AS m ON m.id = s.id"
-               f" WHERE m.session = ?{''.join(f' AND {w}' for w in where)} ORDER BY s.raw, s.id DESC")
-        words = " OR ".join(query.terms)
-        best: dict[str, tuple[int, list[int]]] = {}
+        pieces = file_count(conn, SESSIONS)
+        scores: dict[int, float] = {}
+        get = scores.get
+        for fts, weight, lucene in string_runs(query):
+            rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
+            factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
+            counts[fts] = len(rows)
+            scale = -weight * factor
+            for pid, raw in rows:  # the strings in one order for every piece: equal pieces score equal
+                scores[pid] = get(pid, 0.0) + raw * scale
+        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, SESSIONS, "history_pieces")
+        if not scores:
+            return []
+        by_session: dict[str, list[float]] = {}
+        factors: dict[str, float] = {}
+        factor, factor_params = _factor(held, "{}", "m.first_at", "m.last_at")
+        for pid, session_, times in _rows_of(
+                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}})"
+                f"{''.join(f' AND {w}' for w in where)}", list(scores), params, factor_params):
+            by_session.setdefault(session_, []).append(scores[pid])
+            factors[session_] = max(factors.get(session_, 1.0), times)
+        # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
+        # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
+        ranked = sorted(((s, math.fsum(v) * factors[s]) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
+        return ranked[:size]
+
+    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
+        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
+
+        No bm25() query a session: each counted every word's messages over the whole index again.
+        Each word's messages are sought within the session's ids instead, and scored as BM25 would
+        with two stand-ins: a word's idf is taken over the kept sessions' messages, and its count in
+        a message, for the REFINED likeliest of each session alone, from the message's text (see
+        _word_counts; the others count each word once)."""
+        conn = self.conn
+        avgdl = _average_length(conn)
+        filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
+                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{''.join(f' AND {w}' for w in where)}")
+        found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
+        span = 0
+        seen = dict.fromkeys(query.terms, 0)
         for session_, _ in kept:
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session_,)).fetchone()
             if low is None:  # ranked by messages: a session read before its pieces existed has none
                 low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
                                          (session_,)).fetchone()
-            rows = conn.execute(sql, [words, low, high, session_, *params]).fetchall()
-            best[session_] = (len(rows), [mid for mid, in rows[:EXCERPTS]])
+            holds: dict[int, list[str]] = {}
+            if low is not None:
+                span += high - low + 1
+                for term in query.terms:
+                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
+                        holds.setdefault(mid, []).append(term)
+                        seen[term] += 1
+            found.append((session_, holds))
+        idf = {t: math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
+        best: dict[str, tuple[int, list[int]]] = {}
+        lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
+        likeliest: list[int] = []
+        for session_, holds in found:
+            rows = _rows_of(conn, filtered, list(holds), [session_, *params])
+            for mid, size in rows:
+                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * _length(size) / avgdl)
+            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
+                          key=lambda r: (-r[0], -r[1]))
+            # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
+            reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
+            best[session_] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
+            likeliest += best[session_][1]
+        counts = _word_counts(conn, likeliest, query.terms)
+        for session_, holds in found:
+            matched, mids = best[session_]
+            score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
+                              for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
+            best[session_] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found, snippets_ = self._found(ids), self._snippets(query, ids)
+        found_, snippets_ = self._found(ids), self._snippets(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
             if mids:
-                excerpts = tuple(Excerpt(found[m][3], found[m][2], snippets_.get(m, ""), found[m][6], found[m][5])
+                excerpts = tuple(Excerpt(found_[m][3], found_[m][2], snippets_.get(m, ""), found_[m][6], found_[m][5])
                                  for m in mids)
-                first = found[mids[0]]
+                first = found_[mids[0]]
                 hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
         return hits, ids
 
@@ -412,6 +469,47 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
+def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
+    """{(message, term): how often the message's text holds the term}: each of the term's words'
+    start (about its stem: search._likeliest's needles) counted after a space or a line end (a
+    regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
+    inside a word) is left out: it counts once."""
+    needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
+               for word in (w.replace('""', '"').lower() for w in _QUOTED.findall(term)) if word]
+    out: dict[tuple[int, str], int] = {}
+    # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
+    rows = _rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
+    for mid, body in rows:
+        text = "\n" + body.lower()
+        for term, needle in needles:
+            found = text.count(" " + needle) + text.count("\n" + needle)
+            if found:
+                out[mid, term] = out.get((mid, term), 0) + found
+    return out
+
+
+def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), before=()) -> list[tuple]:
+    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, IDS_AT_ONCE at a time (SQLite's
+    bound on parameters), after ``before`` and then ``params``."""
+    out = []
+    for start in range(0, len(ids), IDS_AT_ONCE):
+        chunk = ids[start:start + IDS_AT_ONCE]
+        out += conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk, *params]).fetchall()
+    return out
+
+
+def _average_length(conn: sqlite3.Connection) -> float:
+    """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
+    row = conn.execute(f"SELECT block FROM {MESSAGES}_data WHERE id = 1").fetchone()
+    rows, tokens = (list(_varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
+    return max(tokens / rows, 1.0) if rows else 1.0
+
+
+def _length(size: bytes) -> int:
+    """A message's length in tokens, from its FTS5 docsize record."""
+    return next(_varints(size), 0)
+
+
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -428,8 +526,20 @@ SESSION_MESSAGES = 200
 # The FTS5 tables ranked: messages, and sessions' pieces.
 MESSAGES, SESSIONS = "history_fts", "history_session_fts"
 
-# A session's messages for its excerpts: its ids between two bounds, which FTS5 seeks to.
-EXCERPT_RANKING = "SELECT rowid AS id, bm25(history_fts) AS raw FROM history_fts WHERE history_fts MATCH ? AND rowid BETWEEN ? AND ?"
+# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
+EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
+
+# One string's pieces and their bm25().
+PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+
+# A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
+REFINED = 30
+
+# Ids bound in one statement: under SQLite's oldest bound on parameters (999).
+IDS_AT_ONCE = 900
+
+# FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
+BM25_B = 0.75
 
 
 # A session (or message) held at a date the question names (memsearch.dates) counts double: the

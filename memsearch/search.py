@@ -238,24 +238,32 @@ class Scored(NamedTuple):
 
 def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_fts_idx") -> list[Scored]:
     """Each string of the query as the ranking needs it (``table``: the FTS5 table)."""
-    if query.separate:  # (FTS5 expression, weight, Lucene idf?) of each
-        runs = [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
-    else:  # a pasted paragraph: one OR query of the words
-        runs = [(" OR ".join(query.terms), 1.0, False)]
+    runs = string_runs(query)
     files = file_count(conn, table)
     count = COUNT.format(fts=table)
     counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
     out = []
-    for (fts, weight, lucene), n in zip(runs, counts):
-        idf = math.log(1 + (files - n + 0.5) / (n + 0.5))  # Lucene's
-        # The bound: Lucene's idf x (k1 + 1), with a hair for rounding; an OR of several phrases has
-        # none and is never pruned. The factor: max() keeps it finite where FTS5 clamps its idf to 1e-6.
-        factor, bound = 1.0, math.inf
-        if lucene:
-            factor = idf / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6)
-            bound = weight * idf * (FTS5_K1 + 1) * (1 + 1e-9)
+    for (fts, weight, is_lucene), n in zip(runs, counts):
+        factor, bound = lucene_factor(files, n, weight, is_lucene)
         out.append(Scored(fts, weight, factor, n, bound))
     return out
+
+
+def string_runs(query: Query) -> list[tuple[str, float, bool]]:
+    """(FTS5 expression, weight, Lucene idf?) of each string of ``query``."""
+    if query.separate:
+        return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
+    return [(" OR ".join(query.terms), 1.0, False)]  # a pasted paragraph: one OR query of the words
+
+
+def lucene_factor(files: int, n: int, weight: float, lucene: bool) -> tuple[float, float]:
+    """(factor, bound) of a string matching ``n`` of ``files`` rows: the factor turns FTS5's idf into
+    Lucene's, the bound is the most it adds to a row's score (see Pruning)."""
+    if not lucene:  # an OR of several phrases has no bound and is never pruned
+        return 1.0, math.inf
+    idf = math.log(1 + (files - n + 0.5) / (n + 0.5))  # Lucene's
+    # A hair for rounding on the bound; max() keeps the factor finite where FTS5 clamps its idf to 1e-6.
+    return idf / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6), weight * idf * (FTS5_K1 + 1) * (1 + 1e-9)
 
 
 def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list) -> list[tuple]:

@@ -776,3 +776,51 @@ def test_history_command_exit_codes_and_output(hroot, tmp_path):
     env = run("history", "vault", "--db", str(tmp_path / "db"), env={"MEMSEARCH_HISTORY_ROOTS": str(hroot)})
     assert env.returncode == 0 and env.stdout.count("session 0f1e2d3c-aaaa") == 1  # one hit a session
     assert "2 messages matched" in env.stdout
+
+
+# -- session hits: ranking read once, excerpts without bm25() a session ---------------------
+def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives_them(history, hroot, monkeypatch):
+    """Each string is read once, its rows counted as they come: the sessions, their order and
+    scores are what search.ranking() over the pieces, summed by session, gives."""
+    from memsearch import pieces
+    from memsearch.query import plan
+
+    monkeypatch.setattr(pieces, "PIECE_MESSAGES", 2)  # sessions of several pieces
+    words = ["pgbouncer port", "the port moved", "pgbouncer listens on the port", "nothing here", "port port"]
+    for n in range(6):
+        path = transcript(hroot, [line("user", words[n % 5])], session=f"s{n}")
+        for k in range(n):
+            append(path, line("assistant", words[(n + k) % 5]))
+            history.refresh()
+    query = "pgbouncer port moved"
+    scored = [s for s in search.scored_strings(history.conn, plan(query), "history_session_fts") if s.files]
+    expected = history.conn.execute(
+        f"SELECT p.session, sum(s.score) AS score FROM ({search.ranking(len(scored), 'history_session_fts', ())}) AS s"
+        " JOIN history_pieces AS p ON p.id = s.id GROUP BY p.session ORDER BY score DESC, p.session",
+        search.string_params(scored)).fetchall()
+    assert history.conn.execute("SELECT count(*) > count(DISTINCT session) FROM history_pieces").fetchone() == (1,)
+    hits = history.search(query, floor=0.0, limit=20)
+    assert [h.session for h in hits] == [s for s, _ in expected]
+    assert [h.score for h in hits] == pytest.approx([score for _, score in expected], rel=1e-12)
+
+
+def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
+    """Without bm25() a session, a message still ranks by its rarer words, by how often it holds
+    them and by its length."""
+    filler = [line("user", f"ordinary chatter number {n} about the weather") for n in range(30)]
+    transcript(hroot, [*filler, line("user", "the zephyr deploy failed"),
+                       line("assistant", "zephyr zephyr zephyr: the zephyr deploy needs the zephyr key"),
+                       line("user", "deploy again tomorrow")], session="rare")
+    transcript(hroot, [line("user", f"a deploy note {n}") for n in range(5)], session="other")
+    hit = history.search("zephyr deploy", floor=0.0)[0]
+    assert hit.session == "rare" and hit.matched == 3
+    assert [e.role for e in hit.excerpts] == ["assistant", "user", "user"]
+    assert "zephyr zephyr" in hit.excerpts[0].snippet.replace("<<", "").replace(">>", "")
+    # a short message with both words beats a long one holding them once each
+    transcript(hroot, [line("user", "kestrel nest " + "padding words here " * 60),
+                       line("assistant", "kestrel nest")], session="lengths")
+    hit = history.search("kestrel nest", floor=0.0)[0]
+    assert hit.session == "lengths" and [e.role for e in hit.excerpts] == ["assistant", "user"]
+    # the excerpts keep to a role filter, and count only what it lets through
+    hit = history.search("zephyr deploy", role="user", floor=0.0)[0]
+    assert hit.session == "rare" and hit.matched == 2 and {e.role for e in hit.excerpts} == {"user"}
