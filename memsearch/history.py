@@ -26,7 +26,7 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FTS5_K1, _QUOTED, _varints, apply_floor, cap, fetch_size, file_count, lucene_factor,
+from .search import (FTS5_K1, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
                      mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
@@ -475,7 +475,7 @@ def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...
     regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
     inside a word) is left out: it counts once."""
     needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
-               for word in (w.replace('""', '"').lower() for w in _QUOTED.findall(term)) if word]
+               for word in (w.replace('""', '"').lower() for w in QUOTED.findall(term)) if word]
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     rows = _rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
@@ -501,13 +501,13 @@ def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), befo
 def _average_length(conn: sqlite3.Connection) -> float:
     """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
     row = conn.execute(f"SELECT block FROM {MESSAGES}_data WHERE id = 1").fetchone()
-    rows, tokens = (list(_varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
+    rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
     return max(tokens / rows, 1.0) if rows else 1.0
 
 
 def _length(size: bytes) -> int:
     """A message's length in tokens, from its FTS5 docsize record."""
-    return next(_varints(size), 0)
+    return next(varints(size), 0)
 
 
 def _file(root: str, path: str) -> str:

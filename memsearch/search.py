@@ -130,10 +130,10 @@ FILE_COUNT = "SELECT block FROM {fts}_data WHERE id = 1"
 def file_count(conn: sqlite3.Connection, fts: str = "memory_fts_idx") -> int:
     """The number of files FTS5 has indexed (its N in bm25())."""
     row = conn.execute(FILE_COUNT.format(fts=fts)).fetchone()
-    return next(_varints(row[0]), 0) if row and row[0] else 0
+    return next(varints(row[0]), 0) if row and row[0] else 0
 
 
-def _varints(data: bytes) -> Iterator[int]:
+def varints(data: bytes) -> Iterator[int]:
     """SQLite's variable-length integers (FTS5 writes its counts with them) one after the other
     (a docsize record: one a column)."""
     value = length = 0
@@ -365,7 +365,7 @@ SLICE_SNIPPET = "SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices 
 def _long(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
     """The files among ``ids`` too long for snippet() itself."""
     rows = conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
-    return {i for i, sizes in rows if sum(_varints(sizes)) > DIRECT_TOKENS}  # tokens in each column
+    return {i for i, sizes in rows if sum(varints(sizes)) > DIRECT_TOKENS}  # tokens in each column
 
 
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
@@ -398,14 +398,14 @@ def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> s
     return found[0] if found else None
 
 
-_QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # a string of an FTS5 query as memsearch.query writes it
+QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # a string of an FTS5 query as memsearch.query writes it
 
 
 def _likeliest(pieces: list[str], words: str) -> str | None:
     """A guess at the slice holding the most distinct words, then most words,
     by a prefix of each (a Porter stem keeps all but the last few letters);
     None when no slice holds any."""
-    needles = {w.replace('""', '"').lower() for w in _QUOTED.findall(words)}  # CJK pairs, prefixes: each string
+    needles = {w.replace('""', '"').lower() for w in QUOTED.findall(words)}  # CJK pairs, prefixes: each string
     needles = {w[:max(3, len(w) - 4)] for w in needles if w}
     best, best_key = None, (0, 0)
     for piece in pieces:

@@ -410,7 +410,7 @@ def fts5_segments(conn, table: str) -> int:
     varints nLevel and nSegment)."""
     (record,) = conn.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()
     start = 8 if record[4:8] == b"\xff\x00\x00\x01" else 4
-    _, segments = islice(search._varints(record[start:]), 2)
+    _, segments = islice(search.varints(record[start:]), 2)
     return segments
 
 

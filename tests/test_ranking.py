@@ -186,7 +186,7 @@ def test_file_count_of_an_empty_index(root, tmp_path):
 
 
 def test_varint(value, encoded):
-    assert next(search_mod._varints(encoded + b"\x05\x07")) == value
+    assert next(search_mod.varints(encoded + b"\x05\x07")) == value
 
 
 # -- snippets ------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def fts5_segments(conn) -> int:
     """Segments in FTS5's structure record: a 4-byte cookie, then varints
     nLevel and nSegment."""
     block = conn.execute("SELECT block FROM memory_fts_idx_data WHERE id = 10").fetchone()[0]
-    return next(search_mod._varints(block[4 + len(_varint_bytes(block[4:])):]))
+    return next(search_mod.varints(block[4 + len(_varint_bytes(block[4:])):]))
 
 
 def _varint_bytes(data: bytes) -> bytes:
