@@ -26,7 +26,7 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FTS5_K1, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
+from .search import (FILE_COUNT, FTS5_K1, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
                      mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
@@ -309,7 +309,7 @@ class HistoryIndex(db.Opened):
             return []
         by_session: dict[str, list[float]] = {}
         factors: dict[str, float] = {}
-        factor, factor_params = _factor(held, "{}", "m.first_at", "m.last_at")
+        factor, factor_params = _factor(held, "m.first_at", "m.last_at")
         for pid, session_, times in _rows_of(
                 conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}})"
                 f"{''.join(f' AND {w}' for w in where)}", list(scores), params, factor_params):
@@ -500,7 +500,7 @@ def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), befo
 
 def _average_length(conn: sqlite3.Connection) -> float:
     """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
-    row = conn.execute(f"SELECT block FROM {MESSAGES}_data WHERE id = 1").fetchone()
+    row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
     rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
     return max(tokens / rows, 1.0) if rows else 1.0
 
@@ -563,13 +563,13 @@ def _held(named: tuple) -> tuple[str, list]:
     return " OR ".join(terms), params
 
 
-def _factor(held: tuple, outer: str, first: str, last: str) -> tuple[str, list]:
-    """`` * <HELD_FACTOR where held, else 1>`` for a score's SQL (``outer``: around the test, such as
-    ``max({})`` over a session's pieces), and its parameters; ("", []) when no date was named."""
+def _factor(held: tuple, first: str, last: str) -> tuple[str, list]:
+    """`` * <HELD_FACTOR where held, else 1>`` for a score's SQL, and its parameters; ("", []) when
+    no date was named."""
     test, params = held
     if not test:
         return "", []
-    test = outer.format(test.format(first=first, last=last))
+    test = test.format(first=first, last=last)
     return f" * (CASE WHEN {test} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params
 
 
@@ -581,7 +581,7 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter or a date, only the ranking is read: no row is joined."""
     ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
-    factor, factor_params = _factor(held, "{}", "m.at", "m.at")
+    factor, factor_params = _factor(held, "m.at", "m.at")
     if where or factor:
         sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
                f" ON m.id = s.id WHERE 1{f' AND {where}' if where else ''} ORDER BY score DESC, s.id DESC LIMIT ?")
