@@ -63,10 +63,8 @@ def live_freshness(index: MemoryIndex) -> Iterator[None]:
     watcher = Watcher(index)
     try:
         watcher.start(wait=False)  # the first searches walk while it reconciles
-    except MemsearchError as ex:
+    except MemsearchError as ex:  # stop() is then a no-op
         log.warning("memsearch mcp: no in-process watcher (%s); searches stay fresh by walking the tree", ex)
-        yield
-        return
     try:
         yield
     finally:
