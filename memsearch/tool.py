@@ -190,8 +190,8 @@ HISTORY_TOOL = ToolSpec(HISTORY_TOOL_NAME, HISTORY_DESCRIPTION, HISTORY_SCHEMA)
 CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, CONTEXT_SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL, HISTORY_TOOL, CONTEXT_TOOL)
 
-_SCOPE_WORDS = {"global": "global", "projects": "projects", "sessions": "sessions", "cc": "cc (Claude Code)",
-                "zcode": "zcode (ZCode)", "repo": "repo (a checkout's memory and instruction files)"}
+_SCOPE_WORDS = {"cc": "cc (Claude Code)", "zcode": "zcode (ZCode)",
+                "repo": "repo (a checkout's memory and instruction files)"}
 
 
 def search_tool(index: MemoryIndex) -> ToolSpec:
@@ -435,10 +435,8 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(
             f"only Markdown memory files (.md) can be read, not {shown}")
-    first = None
     found = _roots_of(index, path)
-    if not found:
-        first = outside
+    first = None if found else outside
     for root, rel in found:
         try:
             real_root = os.path.realpath(root.path)
