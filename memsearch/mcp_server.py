@@ -152,7 +152,7 @@ async def _serve(index: MemoryIndex) -> None:
 
     async def specs() -> list[types.Tool]:
         found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
-        return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in found]
+        return [types.Tool(**t.mcp()) for t in found]
 
     server = _build_server(call, specs)
     async with stdio_server() as (read_stream, write_stream):
