@@ -143,14 +143,13 @@ def check_write(
 
 def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
     """Rules 3, 4, 5 and 7 for a path relative to the memory root."""
-    name = rel[-1] if rel else ""
+    name, instead = rel[-1] if rel else "", _canonical(root, project_id, session_id)
     if not name.lower().endswith(".md") or len(name) <= 3:
-        _deny(target, "only Markdown files (<key>.md) may be written in the memory tree", "extension",
-              _canonical(root, project_id, session_id))
+        _deny(target, "only Markdown files (<key>.md) may be written in the memory tree", "extension", instead)
     hidden = next((seg for seg in rel if is_hidden(seg)), None)
     if hidden is not None:  # the indexer passes it over: a note no search would find
         _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden files or folders",
-              "shape", _canonical(root, project_id, session_id))
+              "shape", instead)
     if agent == CHECKPOINT_WRITER:
         if not _checkpoint_allowed(rel, project_id, session_id):
             _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/MEMORY.md or memory-*.md,"
@@ -159,7 +158,7 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
         return
     if len(rel) < 3 or rel[0] not in MIMO_SCOPES:
         _deny(target, "memory files live at <scope>/<scope_id>/<key>.md with scope global, projects or sessions",
-              "shape", _canonical(root, project_id, session_id))
+              "shape", instead)
     if rel[0] == "sessions" and len(rel) > 3 and rel[2] == TASKS_DIR:
         own = ("sessions", session_id, TASKS_DIR, task_id)
         if task_id is None or rel[:4] != own or len(rel) < 5:
@@ -169,8 +168,7 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
                   "task-folder", _canonical(root, project_id, session_id, task_id))
         return
     if len(rel) != 3:
-        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md, not deeper", "shape",
-              _canonical(root, project_id, session_id))
+        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md, not deeper", "shape", instead)
 
 
 def _checkpoint_allowed(rel, project_id, session_id) -> bool:
