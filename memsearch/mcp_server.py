@@ -87,7 +87,7 @@ def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
 def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
     """The index's own tool list; the generic one if the index cannot be read now."""
     try:
-        return tool.tools(index)
+        return (tool.search_tool(index), *tool.TOOLS[1:])
     except Exception as ex:  # listing tools must never fail the session
         log.warning("memsearch mcp: listing the generic tools (%s: %s)", type(ex).__name__, ex)
         return tool.TOOLS

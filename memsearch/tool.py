@@ -224,11 +224,6 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
     return ToolSpec(SEARCH_TOOL_NAME, f"{how}\n\nFilters (optional): {filters}.", schema)
 
 
-def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
-    """The tools for this index (what ``memsearch mcp`` lists)."""
-    return (search_tool(index), *TOOLS[1:])
-
-
 def _first_ids(shown: list[str], found: int) -> str:
     return ", ".join(shown) + (", ..." if found > SCOPE_IDS_SHOWN else "")
 
