@@ -43,34 +43,25 @@ def one_line_usage():
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 
-class OneLineUsage:
+class Group(click.Group):
+    """Every command's errors on one line: usage errors, memsearch's own (and CommandFailed from
+    memsearch.commands) as a Failure (exit 2), Ctrl-C as click says it, exit EXIT_INTERRUPTED."""
+
     def make_context(self, *args, **kwargs):
         with one_line_usage():
             return super().make_context(*args, **kwargs)
 
-
-class Command(OneLineUsage, click.Command):
-    """A command whose one-line errors (memsearch's own, and CommandFailed
-    from memsearch.commands) click reports as a Failure: exit 2."""
-
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with one_line_usage():
+                return super().invoke(ctx)
         except (CommandFailed, MemsearchError) as ex:
             raise Failure(str(ex)) from None
         except MemoryError:
             raise Failure(OUT_OF_MEMORY) from None
-        except KeyboardInterrupt:  # what click prints for it, with EXIT_INTERRUPTED for its status
+        except KeyboardInterrupt:
             print_aborted()
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-
-
-class Group(OneLineUsage, click.Group):
-    command_class = Command
-
-    def resolve_command(self, ctx, args):
-        with one_line_usage():
-            return super().resolve_command(ctx, args)
 
 
 # Made once and shared by every command: each click.Path() asks gettext for

@@ -50,8 +50,7 @@ def echo(message: str, err: bool = False, color: bool | None = None) -> None:
 
 def print_aborted() -> None:
     """What click prints for Ctrl-C: a line break closing the terminal's ^C line, then Aborted!."""
-    echo("", err=True)
-    echo("Aborted!", err=True)
+    echo("\nAborted!", err=True)
 
 
 def _writes_as_is(stream) -> bool:

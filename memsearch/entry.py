@@ -1,9 +1,6 @@
-"""The `memsearch` console script.
-
-Importing click is a third of a one-shot query's start-up, so the script reads the common
-`memsearch query` command line itself (memsearch.query_args) and runs the function the click
-command runs (memsearch.commands.run_query), with the same output, errors and exit statuses.
-Everything else (help, usage errors, other commands, anything uncertain) goes to click.
+"""The `memsearch` console script. Importing click is a third of a one-shot query's start-up, so a
+plain `memsearch query` is read from the query_args table and run as the click command runs it
+(memsearch.commands); help, usage errors and every other command go to click.
 """
 
 import errno
@@ -12,8 +9,6 @@ import sys
 
 
 def entry() -> None:
-    """The console script: a plain `memsearch query` without click, anything
-    else through the click group, then :func:`end_process`."""
     code = quick_query(sys.argv[1:])
     if code is None:
         from .cli import main
@@ -29,7 +24,7 @@ def entry() -> None:
 def quick_query(argv) -> int | None:
     """Run `memsearch query` as click would and return its exit status, or
     None, having done nothing, when click must read the command line."""
-    # _<PROG>_COMPLETE set: click answers shell completion (the name depends on how it was started).
+    # _<PROG>_COMPLETE set: click answers shell completion.
     if not argv or argv[0] != "query" or os.name == "nt" or any(
             name.startswith("_") and name.endswith("_COMPLETE") and value for name, value in os.environ.items()):
         return None
@@ -40,15 +35,12 @@ def quick_query(argv) -> int | None:
         return None
     from . import commands, db
 
-    # What click.main() does around the command, in the same order.
+    # What the click group and click.main() do around the command, in the same order.
     try:
-        db.warning_sink = commands.print_warning  # as the group callback sets it
+        db.warning_sink = commands.print_warning
         return commands.run_query(**kwargs)
-    except commands.CommandFailed as ex:
-        commands.echo(f"Error: {ex}", err=True)
-        return commands.EXIT_ERROR
-    except MemoryError:
-        commands.echo(f"Error: {commands.OUT_OF_MEMORY}", err=True)
+    except (commands.CommandFailed, MemoryError) as ex:
+        commands.echo(f"Error: {commands.OUT_OF_MEMORY if isinstance(ex, MemoryError) else ex}", err=True)
         return commands.EXIT_ERROR
     except (EOFError, KeyboardInterrupt) as ex:
         commands.print_aborted()
@@ -56,28 +48,11 @@ def quick_query(argv) -> int | None:
     except OSError as ex:
         if ex.errno != errno.EPIPE:
             raise
-        sys.stdout, sys.stderr = _Pacified(sys.stdout), _Pacified(sys.stderr)
+        # The reader is gone (`| head`): what is left to flush goes nowhere, without an error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
         db.warning_sink = None
-
-
-class _Pacified:
-    """click's PacifyFlushWrapper: a reader gone (`| head`) is no error when
-    the interpreter flushes the streams at exit."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def flush(self) -> None:
-        try:
-            self.stream.flush()
-        except OSError as ex:
-            if ex.errno != errno.EPIPE:
-                raise
-
-    def __getattr__(self, name):
-        return getattr(self.stream, name)
 
 
 def end_process(code) -> None:

@@ -63,10 +63,8 @@ def live_freshness(index: MemoryIndex) -> Iterator[None]:
     watcher = Watcher(index)
     try:
         watcher.start(wait=False)  # the first searches walk while it reconciles
-    except MemsearchError as ex:
+    except MemsearchError as ex:  # stop() is then a no-op
         log.warning("memsearch mcp: no in-process watcher (%s); searches stay fresh by walking the tree", ex)
-        yield
-        return
     try:
         yield
     finally:
@@ -89,7 +87,7 @@ def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
 def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
     """The index's own tool list; the generic one if the index cannot be read now."""
     try:
-        return tool.tools(index)
+        return (tool.search_tool(index), *tool.TOOLS[1:])
     except Exception as ex:  # listing tools must never fail the session
         log.warning("memsearch mcp: listing the generic tools (%s: %s)", type(ex).__name__, ex)
         return tool.TOOLS
@@ -154,7 +152,7 @@ async def _serve(index: MemoryIndex) -> None:
 
     async def specs() -> list[types.Tool]:
         found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
-        return [types.Tool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in found]
+        return [types.Tool(**t.mcp()) for t in found]
 
     server = _build_server(call, specs)
     async with stdio_server() as (read_stream, write_stream):

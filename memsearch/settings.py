@@ -151,14 +151,12 @@ def read_config() -> dict:
 def load_settings() -> Settings:
     conf = read_config()
     values = {}
-    if "floor" in conf:
-        values["floor"] = _number(conf["floor"], "floor", 0.0, 1.0)
     if "reconcile" in conf:
         if not isinstance(conf["reconcile"], bool):
             raise MemsearchError("config: reconcile must be true or false")
         values["reconcile"] = conf["reconcile"]
-    for name, low, high, cast in (("max_file_bytes", 1, 1 << 34, int), ("manifest_limit", 1, 1 << 31, int),
-                                  ("sync_timeout", 0.0, 600.0, float)):
+    for name, low, high, cast in (("floor", 0.0, 1.0, float), ("max_file_bytes", 1, 1 << 34, int),
+                                  ("manifest_limit", 1, 1 << 31, int), ("sync_timeout", 0.0, 600.0, float)):
         if name in conf:
             values[name] = cast(_number(conf[name], name, low, high))
     return Settings(**values)

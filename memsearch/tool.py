@@ -190,8 +190,8 @@ HISTORY_TOOL = ToolSpec(HISTORY_TOOL_NAME, HISTORY_DESCRIPTION, HISTORY_SCHEMA)
 CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, CONTEXT_SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL, HISTORY_TOOL, CONTEXT_TOOL)
 
-_SCOPE_WORDS = {"global": "global", "projects": "projects", "sessions": "sessions", "cc": "cc (Claude Code)",
-                "zcode": "zcode (ZCode)", "repo": "repo (a checkout's memory and instruction files)"}
+_SCOPE_WORDS = {"cc": "cc (Claude Code)", "zcode": "zcode (ZCode)",
+                "repo": "repo (a checkout's memory and instruction files)"}
 
 
 def search_tool(index: MemoryIndex) -> ToolSpec:
@@ -224,11 +224,6 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
     return ToolSpec(SEARCH_TOOL_NAME, f"{how}\n\nFilters (optional): {filters}.", schema)
 
 
-def tools(index: MemoryIndex) -> tuple[ToolSpec, ...]:
-    """The tools for this index (what ``memsearch mcp`` lists)."""
-    return (search_tool(index), *TOOLS[1:])
-
-
 def _first_ids(shown: list[str], found: int) -> str:
     return ", ".join(shown) + (", ..." if found > SCOPE_IDS_SHOWN else "")
 
@@ -245,14 +240,6 @@ class ToolResult(NamedTuple):
     is_error: bool = False
 
 
-class SearchArgs(NamedTuple):
-    query: str
-    scope: str | None = None
-    scope_id: str | None = None
-    type: str | None = None
-    limit: int = TOOL_DEFAULT_LIMIT
-
-
 # -- validation --------------------------------------------------------------
 # What to do when a required argument is missing or empty.
 _FIX = {"query": "pass one to three rare words to search for", "path": "pass the path a memory_search hit gave",
@@ -263,9 +250,9 @@ _TOO_LONG = {"path": f"no memory file has a path longer than {PATH_MAX} bytes"}
 
 def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str) -> dict:
     """A call's arguments checked once, against the JSON Schema the tool declares (type, enum,
-    minLength, maxLength, minimum, maximum, required, additionalProperties): nulls dropped (models
-    send them), strings stripped, an enum value taken in any letter case, a whole float as an int.
-    ToolArgumentError says what to fix, with a "did you mean" for a misspelt name."""
+    minLength, maxLength, minimum, maximum, required, additionalProperties, default): nulls dropped
+    (models send them), strings stripped, an enum value taken in any letter case, a whole float as an
+    int. ToolArgumentError says what to fix, with a "did you mean" for a misspelt name."""
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
@@ -278,7 +265,7 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str) -> dic
         raise ToolArgumentError(
             f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
             f" for {tool}{guess}; expected {', '.join(expected)}")
-    out = {}
+    out = {name: rule["default"] for name, rule in expected.items() if "default" in rule}
     for name, value in arguments.items():
         if value is not None:
             out[name] = _checked_value(name, value, expected[name])
@@ -320,13 +307,6 @@ def _did_you_mean(name: str, expected) -> str:
     return f" (did you mean {found!r}?)" if found else ""
 
 
-def parse_search_args(arguments: Mapping[str, Any] | None) -> SearchArgs:
-    """Check memory_search arguments; ToolArgumentError says what to fix."""
-    args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
-    return SearchArgs(_query(args), args.get("scope"), args.get("scopeId"), args.get("type"),
-                      args.get("limit", TOOL_DEFAULT_LIMIT))
-
-
 def _query(args: dict) -> str:
     """The one rule of a search query no JSON Schema can say: valid text (a "\\udcff" escape holds
     no word, and the answer echoing it could not be sent)."""
@@ -343,28 +323,28 @@ def _kind(value) -> str:
 # -- memory_search -----------------------------------------------------------
 def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     """Run memory_search; raises ToolArgumentError or MemsearchError (caught by :func:`call_tool`)."""
-    args = parse_search_args(arguments)
-    result = index.search_result(args.query, args.limit, args.scope, args.scope_id, args.type)
-    if args.scope_id is not None and not result.hits:
-        _check_scope_id(index, args)
+    args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+    result = index.search_result(_query(args), args["limit"], args.get("scope"), args.get("scopeId"), args.get("type"))
+    if "scopeId" in args and not result.hits:
+        _check_scope_id(index, args["scopeId"], args.get("scope"))
     return ToolResult(format_search(index, args, result), search_data(index, args, result))
 
 
-def _check_scope_id(index: MemoryIndex, args: SearchArgs) -> None:
+def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> None:
     """A scope id no file has found nothing for that reason: say which exist."""
     found = index.scope_ids(1_000_000)
-    if any(sid == args.scope_id and (args.scope is None or scope == args.scope) for scope, sid, _ in found):
+    if any(sid == scope_id and scope in (None, s) for s, sid, _ in found):
         return  # it exists: the words missed
-    elsewhere = sorted({scope for scope, sid, _ in found if sid == args.scope_id})
+    elsewhere = sorted({s for s, sid, _ in found if sid == scope_id})
     if elsewhere:  # the id exists, under another scope than the one asked for
-        raise ToolArgumentError(f"scopeId {quoted(args.scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
-                                f" not a {args.scope} one: change the scope or leave it out")
+        raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
+                                f" not a {scope} one: change the scope or leave it out")
     known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
-        f"no indexed file has scopeId {quoted(args.scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
+        f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
 
-def format_search(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> str:
+def format_search(index: MemoryIndex, args: dict, result: SearchResult) -> str:
     """Compact text for the model: one block per hit, or what to try next."""
     if not result.hits:
         return f"No memory matched {_filters(args)}.\n{zero_hint(index)}"
@@ -387,10 +367,10 @@ def zero_hint(index: MemoryIndex) -> str:
             + ESCALATION.format(roots=roots))
 
 
-def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> dict:
+def search_data(index: MemoryIndex, args: dict, result: SearchResult) -> dict:
     """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
     data = {"query": result.query, "fts_query": result.fts_query,
-            "filters": {"scope": args.scope, "scopeId": args.scope_id, "type": args.type, "limit": args.limit},
+            "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")},
             "results": [hit.to_dict() for hit in result.hits],
             "floored": result.floored, "unmatched": list(result.unmatched)}
     if not result.hits:
@@ -398,10 +378,9 @@ def search_data(index: MemoryIndex, args: SearchArgs, result: SearchResult) -> d
     return data
 
 
-def _filters(args: SearchArgs) -> str:
-    given = [f"{k}={quoted(v, 200)}" for k, v in (("scope", args.scope), ("scopeId", args.scope_id),
-                                                     ("type", args.type)) if v]
-    return repr(args.query) + (f" ({', '.join(given)})" if given else "")
+def _filters(args: dict) -> str:
+    given = [f"{k}={quoted(args[k], 200)}" for k in ("scope", "scopeId", "type") if args.get(k)]
+    return repr(args["query"]) + (f" ({', '.join(given)})" if given else "")
 
 
 # -- memory_read ---------------------------------------------------------------
@@ -451,10 +430,8 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(
             f"only Markdown memory files (.md) can be read, not {shown}")
-    first = None
     found = _roots_of(index, path)
-    if not found:
-        first = outside
+    first = None if found else outside
     for root, rel in found:
         try:
             real_root = os.path.realpath(root.path)
@@ -528,7 +505,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     args = checked(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
     messages = args.get("messages", False)
     result = history_for(index).search_result(
-        _query(args), args.get("limit", TOOL_DEFAULT_LIMIT), project=unquoted(args.get("project")),
+        _query(args), args["limit"], project=unquoted(args.get("project")),
         session=unquoted(args.get("sessionId")), role=args.get("role"), since=args.get("since"),
         messages=messages)
     # A search reads transcripts for a bounded time: the model is told when it saw only part of them.
@@ -555,7 +532,7 @@ def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] |
     """Run read_session_context; raises ToolArgumentError or MemsearchError."""
     args = checked(arguments, CONTEXT_SCHEMA, CONTEXT_TOOL_NAME)
     found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
-                                                    args.get("strategy", "relevant"), args.get("maxTokens"))
+                                                    args["strategy"], args["maxTokens"])
     return ToolResult(found.text, found.to_dict())
 
 

@@ -23,11 +23,9 @@ __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
 
 # Names that run code or hold secrets when planted: VCS internals and hooks,
 # editor and agent configuration, package trees, credentials.
-SENSITIVE_SEGMENTS = frozenset({
-    ".git", "hooks", ".husky", "node_modules", ".vscode", ".idea", ".zcode",
-    ".claude", ".mimocode", "skills", "commands", "agents", "plugins",
-    ".github", ".gitlab", ".env", ".ssh", ".aws", ".config",
-})
+SENSITIVE_SEGMENTS = frozenset({".git", "hooks", ".husky", "node_modules", ".vscode", ".idea", ".zcode", ".claude",
+                                ".mimocode", "skills", "commands", "agents", "plugins", ".github", ".gitlab", ".env",
+                                ".ssh", ".aws", ".config"})
 
 CHECKPOINT_WRITER = "checkpoint-writer"
 SANDBOXED_AGENTS = frozenset({"dream", "distill"})
@@ -38,16 +36,12 @@ TASK_ID = re.compile(r"T[0-9]+(?:\.[0-9]+)*", re.ASCII)
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 _SHORT_NAME = re.compile(r"~[0-9]")
-_WINDOWS_DEVICES = frozenset(
-    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
-    | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)}
-)
+_WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+                             | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)})
 # Default-ignorable code points outside the C* categories: they render as
 # nothing, and some file systems (HFS+) drop them from names.
-_IGNORABLE_RANGES = (
-    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
-    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF),
-)
+_IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+                     (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
 # NFKC-stable characters that Windows "best fit" conversion to an ANSI code
 # page turns into a separator: yen and won are the backslash of Japanese and
@@ -100,20 +94,19 @@ def check_write(
     raw = _target_text(target)
     given_anchor, given = _split_target(raw, target)
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
-        _deny(target, "on Windows a path rooted without a drive letter depends on the "
-              "current drive", "ambiguous", f"Include the drive, as in {_join(wt)}.")
+        _deny(target, "on Windows a path rooted without a drive letter depends on the current drive",
+              "ambiguous", f"Include the drive, as in {_join(wt)}.")
     # The mirror case: beside roots without a drive, "C:/x" is no absolute path
     # (POSIX reads it as the folder "C:" of the current one) and no place the
     # roots can be compared with (Git Bash's /c/... is C:/... too).
     if given_anchor not in (None, "/") and root[0] == wt[0] == "/":
-        _deny(target, "a path with a drive letter cannot be judged beside memory and "
-              f"worktree folders without one ({_join(root)}, {_join(wt)})", "ambiguous",
+        _deny(target, "a path with a drive letter cannot be judged beside memory and worktree folders without one"
+              f" ({_join(root)}, {_join(wt)})", "ambiguous",
               f"Spell it as the worktree is spelled, as in {_join(wt)}/..., or relative to it.")
     path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
     segs = path[1]
     if not segs:
-        _deny(target, "it names a file system root, not a file", "invalid",
-              "Name the Markdown file to write.")
+        _deny(target, "it names a file system root, not a file", "invalid", "Name the Markdown file to write.")
     resolved = _join(path)
 
     rel = _below(path, root)
@@ -123,9 +116,8 @@ def check_write(
               "Retrying with another memory path will not help; existing memory can still be searched.")
     _check_ambiguity(target, given, given_anchor, (root, wt))
     if folds_into_root:
-        _deny(target, f"it differs from the memory root {_join(root)} only in "
-              "letter case or invisible characters", "ambiguous",
-              f"Spell the memory root exactly as {_join(root)}.")
+        _deny(target, f"it differs from the memory root {_join(root)} only in letter case or invisible characters",
+              "ambiguous", f"Spell the memory root exactly as {_join(root)}.")
 
     if rel is not None:
         _check_sensitive(target, rel, _canonical(root, project_id, session_id))
@@ -134,14 +126,13 @@ def check_write(
 
     sandbox = (wt[0], wt[1] + (SANDBOX_DIR,))
     if agent == CHECKPOINT_WRITER:
-        _deny(target, f"{CHECKPOINT_WRITER} may write only inside the memory root "
-              f"{_join(root)}", "sandbox", _canonical(root, project_id, session_id))
+        _deny(target, f"{CHECKPOINT_WRITER} may write only inside the memory root {_join(root)}", "sandbox",
+              _canonical(root, project_id, session_id))
     if agent in SANDBOXED_AGENTS:
         part = _below(path, sandbox)
         if not part:
-            _deny(target, f"{agent} may write only inside the memory root "
-                  f"{_join(root)} or {_join(sandbox)}/", "sandbox",
-                  "Write there instead.")
+            _deny(target, f"{agent} may write only inside the memory root {_join(root)} or {_join(sandbox)}/",
+                  "sandbox", "Write there instead.")
     else:
         part = _below(path, wt)
         if part is None:
@@ -152,67 +143,59 @@ def check_write(
 
 def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
     """Rules 3, 4, 5 and 7 for a path relative to the memory root."""
-    name = rel[-1] if rel else ""
+    name, instead = rel[-1] if rel else "", _canonical(root, project_id, session_id)
     if not name.lower().endswith(".md") or len(name) <= 3:
-        _deny(target, "only Markdown files (<key>.md) may be written in the memory tree",
-              "extension", _canonical(root, project_id, session_id))
+        _deny(target, "only Markdown files (<key>.md) may be written in the memory tree", "extension", instead)
     hidden = next((seg for seg in rel if is_hidden(seg)), None)
     if hidden is not None:  # the indexer passes it over: a note no search would find
-        _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden "
-              "files or folders", "shape", _canonical(root, project_id, session_id))
+        _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden files or folders",
+              "shape", instead)
     if agent == CHECKPOINT_WRITER:
         if not _checkpoint_allowed(rel, project_id, session_id):
-            _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/"
-                  f"MEMORY.md or memory-*.md, sessions/{session_id}/checkpoint.md, "
-                  "checkpoint-*.md or notes.md, and "
-                  f"sessions/{session_id}/tasks/<TID>/<name>.md", "checkpoint-whitelist",
-                  "Write one of those files.")
+            _deny(target, f"{CHECKPOINT_WRITER} may write only projects/{project_id}/MEMORY.md or memory-*.md,"
+                  f" sessions/{session_id}/checkpoint.md, checkpoint-*.md or notes.md, and"
+                  f" sessions/{session_id}/tasks/<TID>/<name>.md", "checkpoint-whitelist", "Write one of those files.")
         return
     if len(rel) < 3 or rel[0] not in MIMO_SCOPES:
-        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md with scope "
-              "global, projects or sessions", "shape", _canonical(root, project_id, session_id))
+        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md with scope global, projects or sessions",
+              "shape", instead)
     if rel[0] == "sessions" and len(rel) > 3 and rel[2] == TASKS_DIR:
         own = ("sessions", session_id, TASKS_DIR, task_id)
         if task_id is None or rel[:4] != own or len(rel) < 5:
             where = (f"only inside your own task folder {_join(root)}/{'/'.join(own)}/"
                      if task_id else "only by the sub-agent bound to that task")
-            _deny(target, f"task folders under sessions/<session_id>/{TASKS_DIR}/ "
-                  f"may be written {where}", "task-folder",
-                  _canonical(root, project_id, session_id, task_id))
+            _deny(target, f"task folders under sessions/<session_id>/{TASKS_DIR}/ may be written {where}",
+                  "task-folder", _canonical(root, project_id, session_id, task_id))
         return
     if len(rel) != 3:
-        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md, not deeper",
-              "shape", _canonical(root, project_id, session_id))
+        _deny(target, "memory files live at <scope>/<scope_id>/<key>.md, not deeper", "shape", instead)
 
 
 def _checkpoint_allowed(rel, project_id, session_id) -> bool:
     match rel:
         case ("projects", pid, name):
-            return pid == project_id and (
-                name == "MEMORY.md" or fnmatch.fnmatchcase(name, "memory-*.md"))
+            return pid == project_id and (name == "MEMORY.md" or fnmatch.fnmatchcase(name, "memory-*.md"))
         case ("sessions", sid, name):
-            return sid == session_id and (
-                name in ("checkpoint.md", "notes.md")
-                or fnmatch.fnmatchcase(name, "checkpoint-*.md"))
+            return sid == session_id and (name in ("checkpoint.md", "notes.md")
+                                          or fnmatch.fnmatchcase(name, "checkpoint-*.md"))
         case ("sessions", sid, "tasks", tid, name):
-            return (sid == session_id and TASK_ID.fullmatch(tid) is not None
-                    and name.lower().endswith(".md"))
+            return sid == session_id and TASK_ID.fullmatch(tid) is not None and name.lower().endswith(".md")
     return False
 
 
 def _check_sensitive(target, part, instead):
     for seg in part:
         if _fold(seg) in SENSITIVE_SEGMENTS:
-            _deny(target, f"{_show(seg)} is a protected name ({_fold(seg)}): files "
-                  "there may be executed or hold configuration", "sensitive", instead)
+            _deny(target, f"{_show(seg)} is a protected name ({_fold(seg)}): files there may be executed or hold"
+                  " configuration", "sensitive", instead)
 
 
 def _check_ambiguity(target, given, anchor, roots):
     """Refuse any segment the host or file system could read as another name
     (but those spelling out a root exactly: they are the host's own)."""
     if anchor is None and given[0].startswith("~"):
-        _deny(target, "a leading '~' may be expanded to a home directory",
-              "ambiguous", "Pass an absolute path or one relative to the worktree.")
+        _deny(target, "a leading '~' may be expanded to a home directory", "ambiguous",
+              "Pass an absolute path or one relative to the worktree.")
     skip = 0
     for r_anchor, r_segs in roots:
         if anchor == r_anchor and given[:len(r_segs)] == r_segs:
@@ -223,8 +206,7 @@ def _check_ambiguity(target, given, anchor, roots):
         reason = _ambiguity(seg)
         if reason:
             plain = _plain(seg)
-            usable = (plain and plain != seg and _ambiguity(plain) is None
-                      and _fold(plain) not in SENSITIVE_SEGMENTS)
+            usable = plain and plain != seg and _ambiguity(plain) is None and _fold(plain) not in SENSITIVE_SEGMENTS
             hint = (f"Use the plain name {_show(plain)}." if usable else
                     "Use a plain name of letters, digits, '-', '_' and '.'.")
             _deny(target, f"path segment {_show(seg)} {reason}", "ambiguous", hint)
@@ -281,21 +263,19 @@ def _split_target(raw, target):
     """(anchor or None when relative, segments as given)."""
     text = raw.replace("\\", "/")
     if text.startswith("//"):
-        _deny(target, "UNC and device paths (//server/share, \\\\?\\) are not allowed",
-              "invalid", "Pass a local path.")
+        _deny(target, "UNC and device paths (//server/share, \\\\?\\) are not allowed", "invalid", "Pass a local path.")
     if text.startswith("/"):
         anchor, text = "/", text[1:]
     elif _DRIVE.match(text):
         if text[2:3] != "/":
-            _deny(target, "a drive-relative path (C:name) depends on the current directory",
-                  "invalid", "Pass an absolute path or one relative to the worktree.")
+            _deny(target, "a drive-relative path (C:name) depends on the current directory", "invalid",
+                  "Pass an absolute path or one relative to the worktree.")
         anchor, text = text[0].upper() + ":/", text[3:]
     else:
         anchor = None
     given = tuple(text.split("/"))
     if given[-1] in ("", ".", ".."):
-        _deny(target, "it names a directory, not a file", "invalid",
-              "Name the Markdown file to write.")
+        _deny(target, "it names a directory, not a file", "invalid", "Name the Markdown file to write.")
     return anchor, given
 
 
@@ -319,8 +299,7 @@ def _join(path) -> str:
 
 def _canonical(root, project_id, session_id, task_id=None) -> str:
     base = _join(root)
-    paths = [f"{base}/projects/{project_id}/MEMORY.md",
-             f"{base}/sessions/{session_id}/notes.md"]
+    paths = [f"{base}/projects/{project_id}/MEMORY.md", f"{base}/sessions/{session_id}/notes.md"]
     if task_id:
         paths.append(f"{base}/sessions/{session_id}/{TASKS_DIR}/{task_id}/notes.md")
     return "Write to " + " or ".join(paths) + " instead."
@@ -339,10 +318,8 @@ def _show(value) -> str:
     text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
     if len(text) > SHOWN_CHARS:  # a model's 1 MB target is not echoed whole: its start and its file name
         text = f"{text[:SHOWN_CHARS * 2 // 3]}...{text[-SHOWN_CHARS // 3:]}"
-    out = "".join(
-        c if c.isprintable() and not _invisible(c) else
-        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
-        for c in text)
+    out = "".join(c if c.isprintable() and not _invisible(c) else
+                  (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") for c in text)
     return f"'{out}'"
 
 
@@ -351,8 +328,7 @@ def _target_text(target) -> str:
     if not raw.strip():
         _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
     if "\0" in raw:
-        _deny(target, "the target path contains a NUL byte", "invalid",
-              "Pass the path without it.")
+        _deny(target, "the target path contains a NUL byte", "invalid", "Pass the path without it.")
     return raw
 
 
@@ -373,7 +349,6 @@ def _root(value, name, base=None):
 
 
 def _id(value, name) -> str:
-    if not isinstance(value, str) or value in ("", ".", "..") or any(
-            c in value for c in "/\\\0") or _ambiguity(value):
+    if not isinstance(value, str) or value in ("", ".", "..") or any(c in value for c in "/\\\0") or _ambiguity(value):
         raise InvalidArgument(f"{name} must be a single plain path segment, got {value!r}")
     return value

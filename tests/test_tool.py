@@ -8,7 +8,12 @@ import pytest
 
 from conftest import bump_mtime, imports_of, run_memsearch, write
 from memsearch import MemoryIndex, Root, tool
-from memsearch.tool import READ_TOOL, SEARCH_TOOL, SCOPES, ToolArgumentError, call_tool, parse_search_args
+from memsearch.tool import READ_TOOL, SEARCH_SCHEMA, SEARCH_TOOL, SCOPES, ToolArgumentError, call_tool, checked
+
+
+def parse_search_args(arguments):
+    """memory_search's arguments as its handler checks them."""
+    return checked(arguments, SEARCH_SCHEMA, "memory_search")
 
 
 # -- the definition ------------------------------------------------------------
@@ -65,9 +70,16 @@ def test_host_shapes():
 # -- argument checks -------------------------------------------------------------
 def test_parse_defaults_and_normalising():
     args = parse_search_args({"query": "  pgbouncer  ", "scope": "Projects", "scopeId": None, "limit": 5.0})
-    assert args == tool.SearchArgs("pgbouncer", "projects", None, None, 5)
-    assert parse_search_args({"query": "x"}).limit == 10
-    assert [parse_search_args({"query": "x", "scope": s}).scope for s in SCOPES] == list(SCOPES)
+    assert args == {"query": "pgbouncer", "scope": "projects", "limit": 5}
+    assert parse_search_args({"query": "x"})["limit"] == 10
+    assert [parse_search_args({"query": "x", "scope": s})["scope"] for s in SCOPES] == list(SCOPES)
+
+
+def test_search_answers_with_the_checked_arguments(index):
+    arguments = {"query": "  pgbouncer  ", "scope": "Projects", "scopeId": None, "limit": 5.0}
+    data = call_tool(index, "memory_search", arguments).data
+    assert data["filters"] == {"scope": "projects", "scopeId": None, "type": None, "limit": 5}
+    assert data["query"] == "pgbouncer" and data["results"]
 
 
 @pytest.mark.parametrize(
