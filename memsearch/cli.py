@@ -40,6 +40,8 @@ def one_line_usage():
     except UsageFailure:
         raise
     except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
+        if isinstance(ex, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+            raise  # a bare `memsearch` (click >= 8.2): the help, as click prints it, not an error line
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 

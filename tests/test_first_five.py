@@ -126,6 +126,9 @@ def test_help_says_what_the_commands_do():
                                                          "read_session_context"))
     query = run_memsearch("query", "--help").stdout
     assert "MEMSEARCH_ROOTS" in query and "DIRECTORY" not in query and "--root ROOT" in query
+    bare = run_memsearch()  # the help, not an "Error: Usage: ..." line wrapping it
+    assert bare.returncode in (0, 2) and "Error" not in bare.stdout + bare.stderr
+    assert (bare.stdout + bare.stderr).startswith("Usage: memsearch") and "Commands:" in bare.stdout + bare.stderr
 
 
 @pytest.mark.parametrize("command", ["query", "index", "status", "manifest", "context", "mcp", "watch", "doctor",
