@@ -377,7 +377,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     if not deep and not recheck and is_steady(cache, known):
         result.unchanged = len(known)
         return result
-    nested = _nested(known, cache)
+    nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds, stat'ed again
     unchanged = known_seen = 0
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
@@ -394,22 +394,8 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     cache.probes = probes
     checked: dict[str, tuple[str, Fingerprint]] = {}
     if not deep:
-        # Nested files found by an earlier deep walk: still there? (Resolved
-        # paths: an lstat is their stat; a link there now takes _stat_nested.)
         for rel in nested:
-            if rel in found:
-                continue
-            seen = cache.nested.get(rel)
-            if seen is not None:
-                try:
-                    st = os.lstat(seen[0])
-                except OSError:
-                    st = None
-                if (st is not None and fp_key(st) == seen[1]
-                        and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes):
-                    found[rel] = checked[rel] = seen
-                    continue
-            if _stat_nested(rel, real_root, max_file_bytes, found, skipped):
+            if rel not in found and _stat_nested(rel, real_root, max_file_bytes, found, skipped):
                 checked[rel] = found[rel]
         cache.nested = checked
     result.skipped = skipped
@@ -460,15 +446,6 @@ def _in_place(rel: str) -> bool:
     """Whether ``<checkout>/...`` lies in a place the probe reads, not a nested find."""
     inside = rel.partition("/")[2]
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
-
-
-def _nested(known: dict[str, Fingerprint], cache: RootCache) -> list[str]:
-    """The paths of ``known`` only the deep walk finds; cached while ``known`` is the same (one
-    tuple swapped whole, so threads never mix two)."""
-    cached = cache.flat
-    if cached[0] is not known:
-        cached = cache.flat = (known, [rel for rel in known if "/" in rel and not _in_place(rel)])
-    return cached[1]
 
 
 def is_instructions(rel: str) -> bool:

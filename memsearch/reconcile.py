@@ -279,15 +279,13 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
     groups: dict[tuple[int, int], list[str]] = {}
     for rel, (_, fp) in files.items():
         groups.setdefault((fp.device, fp.inode), []).append(rel)
-    owners = _owners(stored) if stored else {}
     missing = set(seen.missing)
+    for path, fp in stored.items():
+        if fp.identity in groups and path not in files and path not in missing:  # found unchanged: still this file?
+            groups[fp.identity].append(path)
     for identity, names in groups.items():
-        real = {rel: files[rel][0] for rel in names}
-        for rel in owners.get(identity, ()):
-            if rel not in files and rel not in missing:  # found unchanged: is it still this file?
-                path = _real(locate, rel, identity)
-                if path is not None:
-                    real[rel] = path
+        real = {rel: files[rel][0] if rel in files else _real(locate, rel, identity) for rel in names}
+        real = {rel: path for rel, path in real.items() if path is not None}
         if len(set(real.values())) < 2:
             continue  # one name (or links to it): nothing to leave out
         first = min(real)
@@ -309,20 +307,6 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
     except (OSError, KeyError):
         return None
     return path if (st.st_dev, st.st_ino) == identity else None
-
-
-_owners_of: tuple = (None, {})  # (stored, its paths by (device, inode)): one dict per state of the index
-
-
-def _owners(stored: dict[str, Fingerprint]) -> dict[tuple[int, int], list[str]]:
-    global _owners_of
-    if _owners_of[0] is not stored:
-        owners: dict[tuple[int, int], list[str]] = {}
-        for path, fp in stored.items():
-            if fp.inode >= 0:  # -1: a row not read since migration 0008
-                owners.setdefault((fp.device, fp.inode), []).append(path)
-        _owners_of = (stored, owners)
-    return _owners_of[1]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:

@@ -37,17 +37,14 @@ class Probe(NamedTuple):
 class RootCache:
     """One repos root's walk, as this process last saw it."""
 
-    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat")
+    __slots__ = ("listing", "probes", "nested", "calm", "steady")
 
     def __init__(self):
         self.listing: tuple[int, int, int] | None = None  # the root's (mtime, inode, checkouts); None: racy
         self.probes: dict[str, Probe] = {}
-        # Nested files reached through no link, by shown path: (absolute path,
-        # Fingerprint); the same inode and ctime need no lstat of the folders on the way.
-        self.nested: dict[str, tuple[str, Fingerprint]] = {}
+        self.nested: dict[str, tuple[str, Fingerprint]] = {}  # nested files reached through no link, by shown path
         self.calm: dict | None = None  # the known dict of the last walk that changed nothing
         self.steady: tuple | None = None  # (known, settled paths, their ctimes, racy paths, their _KEYs)
-        self.flat: tuple = (None, [])  # see discover._nested
 
 
 _caches: dict[tuple[str, int], RootCache] = {}
