@@ -395,8 +395,11 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     checked: dict[str, tuple[str, Fingerprint]] = {}
     if not deep:
         for rel in nested:
-            if rel not in found and _stat_nested(rel, real_root, max_file_bytes, found, skipped):
-                checked[rel] = found[rel]
+            if rel not in found:
+                path = os.path.join(real_root, *rel.split("/"))
+                _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
+                if rel in found and found[rel][0] == path:  # reached through no link: what the steady state lstats
+                    checked[rel] = found[rel]
         cache.nested = checked
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
@@ -415,31 +418,6 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
             cache.steady = snapshot(real_root, cache, known, max_file_bytes)
         cache.calm = known
     return result
-
-
-def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> bool:
-    """_stat_file for a nested file, at less cost: an lstat of each
-    folder below the (resolved) root stands in for realpath; a link anywhere
-    takes the careful way. True when found reached through no link."""
-    path = real_root
-    parts = rel.split("/")
-    try:
-        for part in parts[:-1]:
-            path = f"{path}{os.sep}{part}"
-            if not S_ISDIR(os.lstat(path).st_mode):
-                break
-        else:
-            path = f"{path}{os.sep}{parts[-1]}"
-            st = os.lstat(path)
-            if S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                found[rel] = (path, make(fp_key(st)))
-                return True
-    except FileNotFoundError:
-        return False
-    except OSError:
-        pass
-    _stat_file(os.path.join(real_root, *parts), rel, real_root, max_file_bytes, found, skipped)
-    return False
 
 
 def _in_place(rel: str) -> bool:
