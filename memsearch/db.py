@@ -14,6 +14,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
+from .fingerprint import COLUMNS as FINGERPRINT
+from .metadata import FIELDS
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
@@ -389,10 +391,9 @@ def _header_mark(path: str) -> bool:
 # Columns of memory_fts that reconcile and search use. A database said current
 # by its migrations that lacks one (a development build, a hand edit) would
 # fail every query with "no such column"; as a cache it is rebuilt.
-COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "name", "description", "body",
-                     "frontmatter_error", "size", "mtime_ns", "ctime_ns", "device", "inode", "racy", "body_seg",
-                     "name_seg", "description_seg",
-                     "idx_body", "idx_name", "idx_description"))
+COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "frontmatter_error", "racy",
+                     *FINGERPRINT.split(", "), *(f"{kind}{text}{seg}" for text in ("body", *FIELDS)
+                                                 for kind, seg in (("", ""), ("", "_seg"), ("idx_", "")))))
 
 
 def _check_columns(conn: sqlite3.Connection) -> None:

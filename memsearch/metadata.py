@@ -24,6 +24,10 @@ from typing import NamedTuple
 # frontmatter is not a type memsearch can filter on.
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 
+# The frontmatter fields indexed in columns of their own and ranked (each a Metadata field): a new one
+# is a name here, a migration adding its columns (``x``, ``x_seg``, ``idx_x``) and its weight in search.py.
+FIELDS = ("name", "description")
+
 FENCE = "---"
 BOM = "\ufeff"
 
@@ -85,10 +89,10 @@ def _parse(text: str) -> Metadata:
     if not isinstance(data, dict):
         return Metadata(body=text, error=f"frontmatter is a YAML {type(data).__name__}, not a mapping")
     try:
-        name, description = _text(data.get("name")), _text(data.get("description"))
+        fields = {field: _text(data.get(field)) for field in FIELDS}
     except TooComplex as ex:
         return Metadata(body=text, error=f"frontmatter is too complex ({ex})")
-    return Metadata(name=name, description=description, type=memory_type(data), body=body.lstrip("\r\n"))
+    return Metadata(**fields, type=memory_type(data), body=body.lstrip("\r\n"))
 
 
 class TooComplex(ValueError):

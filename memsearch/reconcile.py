@@ -17,6 +17,7 @@ from .db import bulk_indexing, write_transaction
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
+from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make
 from .format import quoted
@@ -39,18 +40,10 @@ MERGE_PAGES = 500
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
 
-UPSERT = f"""
-INSERT INTO memory_fts (path, root, scope, scope_id, type, name, description, body, frontmatter_error,
-                        racy, body_seg, name_seg, description_seg, {COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (path) DO UPDATE SET
-    root = excluded.root, scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
-    name = excluded.name, description = excluded.description, body = excluded.body,
-    frontmatter_error = excluded.frontmatter_error, racy = excluded.racy,
-    body_seg = excluded.body_seg, name_seg = excluded.name_seg, description_seg = excluded.description_seg,
-    size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
-    device = excluded.device, inode = excluded.inode
-"""
+_WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
+            *(f"{text}_seg" for text in ("body", *FIELDS)), *COLUMNS.split(", "))
+UPSERT = (f"INSERT INTO memory_fts ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
+          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _WRITTEN[1:])}")
 
 
 class ReconcileReport(NamedTuple):
@@ -416,9 +409,8 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
 
 
 def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]) -> tuple:
-    body, meta, body_seg, name_seg, description_seg = got
-    root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
-    name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
+    root_key, scope, scope_id, kind = layout.describe(info.relpath, got.meta)
+    fields = [getattr(got.meta, field, None) for field in FIELDS]
     racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()  # re-read at each reconcile until it settles
-    return (info.relpath, root_ids[root_key], scope, scope_id, kind, name, description, body, error,
-            racy, body_seg, name_seg, description_seg, *info.fingerprint)
+    return (info.relpath, root_ids[root_key], scope, scope_id, kind, *fields, got.body,
+            getattr(got.meta, "error", None), racy, *got.segs, *info.fingerprint)
