@@ -23,6 +23,8 @@ def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None
     """An entry's name as the index shows it (printable_name); None, passed
     over, when it is not UTF-8 and its \\xNN spelling is another entry's real
     name: two files for one path. The real name keeps it."""
+    if name.isascii():  # almost every one
+        return name
     shown = printable_name(name)
     if shown != name and os.path.lexists(os.path.join(folder, shown)):
         skipped.append(Skipped(prefix + shown, "name is not UTF-8 and its escaped form names another file"))
