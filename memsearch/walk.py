@@ -72,6 +72,13 @@ class Walk:
         self.unchanged = 0  # known files whose fingerprint matched (every known path not in files or missing)
         self.missing: list[str] = []  # known paths not found on disk
 
+    def add(self, other: "Walk", prefix: str = "") -> None:
+        """Take in the walk of a folder whose paths are shown with ``prefix``."""
+        self.unchanged += other.unchanged
+        self.files.update((prefix + rel, info) for rel, info in other.files.items())
+        self.skipped.extend(s._replace(path=prefix + s.path) for s in other.skipped)
+        self.missing.extend(prefix + rel for rel in other.missing)
+
 
 def real_folder(root: str) -> str:
     """The real path of a root, which must be a folder (else RootNotFound)."""
@@ -239,9 +246,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
             skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
             continue
         for start in stack:
-            found = walk(real_root, max_file_bytes, start=start)
-            files.update(found.files)
-            skipped.extend(found.skipped)
+            result.add(walk(real_root, max_file_bytes, start=start))
     return result
 
 
