@@ -301,9 +301,10 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
     mine: dict = {}
     passed_over = len(skipped)
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
+        if top not in names:
+            continue
         path = os.path.join(checkout, *rel.split("/"))
-        if (top not in names or not os.path.isdir(path) or os.path.islink(path)
-                or (rel == "memory" and not _holds_memory(path))):
+        if not os.path.isdir(path) or os.path.islink(path) or (rel == "memory" and not _holds_memory(path)):
             continue
         walked: list = []
         # A checkout is no link (see checkouts()), a plain top neither, nor this place (just checked).
