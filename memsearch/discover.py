@@ -187,7 +187,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-                 walked: list | None = None, resolved: bool = False) -> None:
+                 walked: list, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
     ``walked`` gets every folder listed. ``resolved``: no folder on the way
     is a link (realpath would lstat each again)."""
@@ -198,8 +198,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
-        if walked is not None:
-            walked.append(path)
+        walked.append(path)
         entries = _scan(path)
         if entries is None:
             if os.path.isdir(path):
@@ -501,7 +500,7 @@ def hidden_memory(folder: str, limit: int = 100_000) -> int:
             if not os.path.isdir(path):
                 continue
             found: dict = {}
-            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [])
+            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [], [])
             count += len(found)
             if count >= limit:
                 return count

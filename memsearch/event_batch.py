@@ -149,13 +149,11 @@ class Links:
                 st = os.lstat(file)
             except OSError:
                 st = None
-            self.hard.discard(path)
-            self.hard -= {p for p in self.hard if p.startswith(path + "/")}
+            self.hard = {p for p in self.hard if p != path and not p.startswith(path + "/")}
             if st is not None and stat.S_ISLNK(st.st_mode):
                 self.paths.add(path)
                 continue
-            self.paths.discard(path)
-            self.paths -= {p for p in self.paths if p.startswith(path + "/")}
+            self.paths = {p for p in self.paths if p != path and not p.startswith(path + "/")}
             if st is not None and stat.S_ISDIR(st.st_mode):
                 _links_under(file, path + "/", self.paths, self.hard)
             elif st is not None and _hard_linked(path, st):

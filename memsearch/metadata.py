@@ -143,17 +143,9 @@ def _text(value) -> str | None:
 
 
 def _load(raw: str):
-    """The block as PyYAML's safe loader reads it, within the bounds."""
-    import yaml
-
-    _check_shape(raw)
-    return yaml.load(raw, Loader=_bounded_loader())
-
-
-def _check_shape(raw: str) -> None:
-    """Count the block's parse events, depth and aliases before anything is
-    built: the event parser does not recurse, so a block nested 30,000 deep
-    costs one linear pass, where PyYAML's composer would recurse once a level."""
+    """The block as PyYAML's safe loader reads it, within the bounds: its parse events, depth and
+    aliases are counted first, as the event parser does not recurse (a block nested 30,000 deep
+    costs one linear pass, where PyYAML's composer would recurse once a level)."""
     import yaml
 
     events = depth = aliases = 0
@@ -171,6 +163,7 @@ def _check_shape(raw: str) -> None:
             aliases += 1
             if aliases > MAX_ALIASES:
                 raise TooComplex(f"over {MAX_ALIASES} aliases")
+    return yaml.load(raw, Loader=_bounded_loader())
 
 
 @functools.cache

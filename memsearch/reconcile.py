@@ -161,7 +161,12 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    tops = _outermost(paths)
+    kept: set[str] = set()  # the paths without those inside another one of them
+    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
+        parts = path.split("/")
+        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
+            kept.add(path)
+    tops = sorted(kept)
     repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
     if repos and any(path.startswith(repos) for path in tops):
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
@@ -215,16 +220,6 @@ def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress 
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
     return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged,
                            tuple(skipped))
-
-
-def _outermost(paths: Iterable[str]) -> list[str]:
-    """The paths without those inside another one of them."""
-    kept: set[str] = set()
-    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
-        parts = path.split("/")
-        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
-            kept.add(path)
-    return sorted(kept)
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
