@@ -307,7 +307,8 @@ def _open_checked(path: str) -> sqlite3.Connection:
         migrate.migrate(conn)
         missing = COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
         if missing:
-            raise DatabaseCorrupt(f"its schema does not match its recorded migrations (no column {', '.join(sorted(missing))})")
+            raise DatabaseCorrupt("its schema does not match its recorded migrations"
+                                  f" (no column {', '.join(sorted(missing))})")
         return conn
     except BaseException as ex:
         conn.close()

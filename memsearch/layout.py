@@ -132,14 +132,14 @@ class Layout:
         return out
 
     def walk(self, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
-             recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
-        """walk.walk over every root, as one walk of one tree of shown paths.
+             recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
+        """``walker`` (walk.walk) over every root, as one walk of one tree of shown paths.
         ``deep``: for repos roots, see discover.walk_checkouts."""
 
         def walk_one(folder, indexed, again, prefix):
             if prefix in self.repos:
                 return discover.walk_checkouts(folder, max_file_bytes, indexed, again, deep=deep)
-            return walk(folder, max_file_bytes, indexed, again)
+            return walker(folder, max_file_bytes, indexed, again)
 
         starts = self.starts()
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
