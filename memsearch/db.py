@@ -14,6 +14,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from . import migrate
+from .fingerprint import COLUMNS as FINGERPRINT
+from .metadata import FIELDS
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
@@ -146,7 +148,12 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
     check_path(path)
-    _writable_side_files(path)
+    # The -wal and -shm files left read-only by a query while the index was: given the index's
+    # mode when we can write it, else SQLite opens it read-only.
+    for side in (f"{path}-wal", f"{path}-shm") if os.access(path, os.W_OK) else ():
+        if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
+            with suppress(OSError):  # another owner's: SQLite's error says the rest
+                os.chmod(side, os.stat(path).st_mode & 0o7777)
     # Which file this open finds bad: another process may set it aside and
     # build a new one meanwhile, and that one is neither bad nor to be moved.
     found = identity(path)
@@ -282,18 +289,6 @@ def check_path(path: str) -> None:
         raise DatabaseError(f"the index path {path} is not a regular file; use --db to name an index file")
 
 
-def _writable_side_files(path: str) -> None:
-    """Give the -wal and -shm files the index file's mode when we can write the index but not
-    them (left read-only by a query while the index was): else SQLite opens it read-only."""
-    if not os.access(path, os.W_OK):  # not there yet, or read-only: SQLite reads it as is
-        return
-    for suffix in ("-wal", "-shm"):
-        side = f"{path}{suffix}"
-        if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
-            with suppress(OSError):  # another owner's: SQLite's error says the rest
-                os.chmod(side, os.stat(path).st_mode & 0o7777)
-
-
 def _open_checked(path: str) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
@@ -310,7 +305,10 @@ def _open_checked(path: str) -> sqlite3.Connection:
         # speed, small enough for RSS.
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         migrate.migrate(conn)
-        _check_columns(conn)
+        missing = COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
+        if missing:
+            raise DatabaseCorrupt("its schema does not match its recorded migrations"
+                                  f" (no column {', '.join(sorted(missing))})")
         return conn
     except BaseException as ex:
         conn.close()
@@ -389,17 +387,9 @@ def _header_mark(path: str) -> bool:
 # Columns of memory_fts that reconcile and search use. A database said current
 # by its migrations that lacks one (a development build, a hand edit) would
 # fail every query with "no such column"; as a cache it is rebuilt.
-COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "name", "description", "body",
-                     "frontmatter_error", "size", "mtime_ns", "ctime_ns", "device", "inode", "racy", "body_seg",
-                     "name_seg", "description_seg",
-                     "idx_body", "idx_name", "idx_description"))
-
-
-def _check_columns(conn: sqlite3.Connection) -> None:
-    have = {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
-    if not COLUMNS <= have:
-        missing = ", ".join(sorted(COLUMNS - have))
-        raise DatabaseCorrupt(f"its schema does not match its recorded migrations (no column {missing})")
+COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "frontmatter_error", "racy",
+                     *FINGERPRINT.split(", "), *(f"{kind}{text}{seg}" for text in ("body", *FIELDS)
+                                                 for kind, seg in (("", ""), ("", "_seg"), ("idx_", "")))))
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:
@@ -443,8 +433,18 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
         pass  # another process set it aside first
     except OSError as ex:
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
-    _drop_older_copies(path, target)
-    warn(f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files")
+    older = [n for n in copies_aside(path) if n != target.name]
+    for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):  # another process may delete it first
+                os.unlink(path.parent / f"{name}{suffix}")
+    message = f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files"
+    if warning_sink is not None:
+        warning_sink(message)
+    else:
+        import logging
+
+        logging.getLogger("memsearch").warning("%s", message)
     return target
 
 
@@ -458,27 +458,8 @@ def copies_aside(path: str | os.PathLike) -> list[str]:
     return []
 
 
-def _drop_older_copies(path: Path, target: Path) -> None:
-    """Delete all but the newest KEEP_ASIDE copies set aside."""
-    older = [n for n in copies_aside(path) if n != target.name]
-    for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
-        for suffix in ("", "-wal", "-shm"):
-            with suppress(OSError):  # another process may delete it first
-                os.unlink(path.parent / f"{name}{suffix}")
-
-
 # Where warnings go: None means the "memsearch" logger (the CLI sets it for one command).
 warning_sink = None
-
-
-def warn(message: str) -> None:
-    """Report a problem memsearch recovered from (logging only imported here)."""
-    if warning_sink is not None:
-        warning_sink(message)
-        return
-    import logging
-
-    logging.getLogger("memsearch").warning("%s", message)
 
 
 write_transaction = migrate.write_transaction  # every writer's, the migrations' first

@@ -25,7 +25,7 @@ from .errors import RootNotFound
 from .fingerprint import Fingerprint, make
 from .fingerprint import key as fp_key
 from .memory_file import below
-from .steady import Probe, RootCache, cache_of, dir_key, is_steady, settled, snapshot
+from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
@@ -74,11 +74,6 @@ def _scan(path: str) -> list[os.DirEntry] | None:
         return None
 
 
-def _shown(folder: str, name: str, rel: str, skipped: list) -> str | None:
-    """walk.shown_name, with an ASCII name (almost every one) taken as it is."""
-    return name if name.isascii() else shown_name(folder, name, rel, skipped)
-
-
 def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
     """(name as shown, folder) of every non-hidden folder under ``root``;
     ``skipped`` gets those passed over."""
@@ -89,7 +84,7 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
     found = []
     for entry in entries:
         if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
-            shown = _shown(root, entry.name, "", skipped)
+            shown = shown_name(root, entry.name, "", skipped)
             if shown is not None:
                 found.append((shown, entry.path))
     return found
@@ -192,7 +187,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-                 walked: list | None = None, resolved: bool = False) -> None:
+                 walked: list, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder (hidden entries passed over);
     ``walked`` gets every folder listed. ``resolved``: no folder on the way
     is a link (realpath would lstat each again)."""
@@ -203,8 +198,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
-        if walked is not None:
-            walked.append(path)
+        walked.append(path)
         entries = _scan(path)
         if entries is None:
             if os.path.isdir(path):
@@ -214,7 +208,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             name = entry.name
             if name[0] == ".":
                 continue
-            shown = _shown(path, name, rel, skipped)
+            shown = shown_name(path, name, rel, skipped)
             if shown is None:
                 continue
             shown = rel + shown
@@ -259,7 +253,7 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if name not in SKIP_DIRS and not (depth == 0 and name == "memory"):
-                        shown = _shown(path, name, rel, skipped)
+                        shown = shown_name(path, name, rel, skipped)
                         if shown is not None:
                             dirs.append((entry.path, rel + shown + "/"))
                     continue
@@ -281,17 +275,17 @@ _PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
 _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
-def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-           now: int) -> Probe | None:
-    """Probe one checkout's known places into ``found``; the probe to cache,
-    or None when it must be done again next time (a folder changed a moment
-    ago, a link, a file passed over)."""
+def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict,
+           skipped: list) -> tuple[list, list] | None:
+    """Probe one checkout's places into ``found``; what a steady state would rely on (memsearch.steady:
+    folders and single-file links, files reached through no link), or None when it cannot (a link
+    on the way, a file passed over)."""
     key = dir_key(checkout)
     entries = _scan(checkout)
     if entries is None:
         skipped.append(Skipped(name, "unreadable directory"))
         return None
-    cacheable = key is not None and settled(key[0], now)
+    cacheable = key is not None
     dirs = [(checkout, *key)] if key is not None else []
     names = {e.name for e in entries}
     plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
@@ -303,24 +297,28 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             else:
                 plain_tops.add(top)
                 dirs.append((os.path.join(checkout, top), *top_key))
-                cacheable = cacheable and settled(top_key[0], now)
     mine: dict = {}
     passed_over = len(skipped)
-    folders, files = places(checkout, entries)
-    for rel in folders:
+    for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
+        if top not in names:
+            continue
+        path = os.path.join(checkout, *rel.split("/"))
+        if not os.path.isdir(path) or os.path.islink(path) or (rel == "memory" and not _holds_memory(path)):
+            continue
         walked: list = []
-        # A checkout is no link (see checkouts()), a plain top neither, and
-        # places() passes over a place that is one.
-        _walk_folder(os.path.join(checkout, *rel.split("/")), f"{name}/{rel}/", real_root, max_file_bytes, mine,
-                     skipped, walked, resolved=rel.split("/")[0] in plain_tops)
-        for path in walked:
-            folder_key = dir_key(path)
-            if folder_key is None or not settled(folder_key[0], now):
+        # A checkout is no link (see checkouts()), a plain top neither, nor this place (just checked).
+        _walk_folder(path, f"{name}/{rel}/", real_root, max_file_bytes, mine, skipped, walked,
+                     resolved=top in plain_tops)
+        for folder in walked:
+            folder_key = dir_key(folder)
+            if folder_key is None:
                 cacheable = False
-            elif path != os.path.join(checkout, rel.split("/")[0]):  # memory/ is a top already
-                dirs.append((path, *folder_key))
+            elif folder != os.path.join(checkout, top):  # memory/ is a top already
+                dirs.append((folder, *folder_key))
     links = []  # single files that are a link themselves (CLAUDE.md -> AGENTS.md): kept like folders
-    for rel in files:
+    for rel in MEMORY_FILES:
+        if rel.split("/", 1)[0] not in names:
+            continue
         path = os.path.join(checkout, *rel.split("/"))
         if rel.rpartition("/")[0] in plain_tops:  # no link on the way: an lstat says it all, no realpath
             try:
@@ -332,22 +330,22 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
                 mine[f"{name}/{rel}"] = (path, make(fp_key(st)))
                 continue
-            if st is not None and S_ISLNK(st.st_mode) and settled(st.st_mtime_ns, now) and _one_hop(path):
+            if st is not None and S_ISLNK(st.st_mode) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
     found.update(mine)
     if not cacheable or len(skipped) != passed_over:
         return None
-    files_found = []
+    files = []
     base = real_root.rstrip(os.sep) + os.sep
     linked = {path for path, _, _ in links}
     for rel, (abspath, _) in mine.items():
         shown = base + rel.replace("/", os.sep)
         if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
             return None
-        files_found.append((rel, abspath))
-    return Probe(dirs + links, files_found)
+        files.append((rel, abspath))
+    return dirs + links, files
 
 
 def _one_hop(link: str) -> bool:
@@ -377,41 +375,30 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     if not deep and not recheck and is_steady(cache, known):
         result.unchanged = len(known)
         return result
-    nested = _nested(known, cache)
+    nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds
     unchanged = known_seen = 0
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
-    probes: dict[str, Probe] = {}
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
-    listed = checkouts(real_root, skipped)
-    for name, checkout in listed:
-        probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped, now)
-        if probe is not None:
-            probes[checkout] = probe
+    # What a steady state would rely on: every folder listed (path, mtime, inode), every file (shown,
+    # absolute path); whole: all of it reached through no link.
+    dirs, files, whole = [(real_root, *key)] if key else [], [], key is not None
+    for name, checkout in checkouts(real_root, skipped):
+        probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped)
+        if probe is None:
+            whole = False
+        else:
+            dirs += probe[0]
+            files += probe[1]
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
-    cache.listing = (*key, len(listed)) if key is not None and settled(key[0], now) else None
-    cache.probes = probes
-    checked: dict[str, tuple[str, Fingerprint]] = {}
-    if not deep:
-        # Nested files found by an earlier deep walk: still there? (Resolved
-        # paths: an lstat is their stat; a link there now takes _stat_nested.)
-        for rel in nested:
-            if rel in found:
-                continue
-            seen = cache.nested.get(rel)
-            if seen is not None:
-                try:
-                    st = os.lstat(seen[0])
-                except OSError:
-                    st = None
-                if (st is not None and fp_key(st) == seen[1]
-                        and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes):
-                    found[rel] = checked[rel] = seen
-                    continue
-            if _stat_nested(rel, real_root, max_file_bytes, found, skipped):
-                checked[rel] = found[rel]
-        cache.nested = checked
+    for rel in nested:
+        path = os.path.join(real_root, *rel.split("/"))
+        _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
+        if rel in found and found[rel][0] == path:
+            files.append((rel, path))
+        else:
+            whole = False
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
     for rel, info in found.items():
@@ -424,51 +411,17 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     result.unchanged = unchanged
     if known_seen != len(known):  # some known file was not found: which
         result.missing = [rel for rel in known if rel not in found]
-    elif not (deep or recheck or skipped or result.files) and len(checked) == len(nested):
-        if calm is known:  # taken at the second calm walk: a one-shot query never pays for it
-            cache.steady = snapshot(real_root, cache, known, max_file_bytes)
+    elif not (deep or recheck or skipped or result.files):
+        if calm is known and whole:  # taken at the second calm walk: a one-shot query never pays for it
+            cache.steady = snapshot(dirs, files, known, max_file_bytes, now)
         cache.calm = known
     return result
-
-
-def _stat_nested(rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> bool:
-    """_stat_file for a nested file, at less cost: an lstat of each
-    folder below the (resolved) root stands in for realpath; a link anywhere
-    takes the careful way. True when found reached through no link."""
-    path = real_root
-    parts = rel.split("/")
-    try:
-        for part in parts[:-1]:
-            path = f"{path}{os.sep}{part}"
-            if not S_ISDIR(os.lstat(path).st_mode):
-                break
-        else:
-            path = f"{path}{os.sep}{parts[-1]}"
-            st = os.lstat(path)
-            if S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                found[rel] = (path, make(fp_key(st)))
-                return True
-    except FileNotFoundError:
-        return False
-    except OSError:
-        pass
-    _stat_file(os.path.join(real_root, *parts), rel, real_root, max_file_bytes, found, skipped)
-    return False
 
 
 def _in_place(rel: str) -> bool:
     """Whether ``<checkout>/...`` lies in a place the probe reads, not a nested find."""
     inside = rel.partition("/")[2]
     return inside in MEMORY_FILES or inside.startswith(_PLACE_PREFIXES)
-
-
-def _nested(known: dict[str, Fingerprint], cache: RootCache) -> list[str]:
-    """The paths of ``known`` only the deep walk finds; cached while ``known`` is the same (one
-    tuple swapped whole, so threads never mix two)."""
-    cached = cache.flat
-    if cached[0] is not known:
-        cached = cache.flat = (known, [rel for rel in known if "/" in rel and not _in_place(rel)])
-    return cached[1]
 
 
 def is_instructions(rel: str) -> bool:
@@ -547,7 +500,7 @@ def hidden_memory(folder: str, limit: int = 100_000) -> int:
             if not os.path.isdir(path):
                 continue
             found: dict = {}
-            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [])
+            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [], [])
             count += len(found)
             if count >= limit:
                 return count

@@ -105,16 +105,11 @@ class Batch:
         inside = rel.partition("/")[2]
         # Only the deep walk finds a new checkout or nested file (a known one's change the plain walk
         # sees), and it is slow: only then.
-        if not inside or (not _in_a_place(inside) and (is_dir or kind == "created")):
+        in_a_place = inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
+        if not inside or (not in_a_place and (is_dir or kind == "created")):
             self.deep = True
         self.paths.add(f.label + rel)
         return "event"
-
-
-def _in_a_place(inside: str) -> bool:
-    """Whether a path inside a checkout is one of its top-level places, or
-    a folder on the way to one (what a query's walk of it finds)."""
-    return inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
 
 
 class Links:
@@ -154,13 +149,11 @@ class Links:
                 st = os.lstat(file)
             except OSError:
                 st = None
-            self.hard.discard(path)
-            self.hard -= {p for p in self.hard if p.startswith(path + "/")}
+            self.hard = {p for p in self.hard if p != path and not p.startswith(path + "/")}
             if st is not None and stat.S_ISLNK(st.st_mode):
                 self.paths.add(path)
                 continue
-            self.paths.discard(path)
-            self.paths -= {p for p in self.paths if p.startswith(path + "/")}
+            self.paths = {p for p in self.paths if p != path and not p.startswith(path + "/")}
             if st is not None and stat.S_ISDIR(st.st_mode):
                 _links_under(file, path + "/", self.paths, self.hard)
             elif st is not None and _hard_linked(path, st):

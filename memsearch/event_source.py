@@ -67,7 +67,12 @@ class EventSource:
             if self.repos:
                 for _, checkout in discover.checkouts(self.folder):
                     self.follow(checkout)
-            check_watch_limit(self.watches)
+            limit = max_user_watches()
+            if limit is not None and self.watches > limit:
+                raise WatcherError(
+                    f"the roots need {self.watches} inotify watches, more than inotify may watch"
+                    f" (fs.inotify.max_user_watches = {limit}); raise the limit, e.g."
+                    f" sudo sysctl fs.inotify.max_user_watches={_suggest(self.watches)}")
         except BaseException:
             self.stop()
             raise
@@ -242,15 +247,6 @@ def max_user_watches() -> int | None:
             return int(f.read())
     except (OSError, ValueError):
         return None
-
-
-def check_watch_limit(watches: int) -> None:
-    limit = max_user_watches()
-    if limit is not None and watches > limit:
-        raise WatcherError(
-            f"the roots need {watches} inotify watches, more than inotify may watch"
-            f" (fs.inotify.max_user_watches = {limit}); raise the limit, e.g."
-            f" sudo sysctl fs.inotify.max_user_watches={_suggest(watches)}")
 
 
 def _suggest(needed: int) -> int:

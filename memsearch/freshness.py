@@ -226,7 +226,16 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         if reason:
             shown = row
             break
-    state = _state_word(shown, now)
+    if shown is None:
+        state = "none"
+    elif shown.state != STOPPED and shown.host == HOST and not pid_alive(shown.pid):
+        state = "dead"
+    # A first reconcile or a rescan beats no heartbeat (see WatcherRows.claim);
+    # in any other state an old heartbeat means the watcher is hung or paused.
+    elif shown.state not in (STOPPED, STARTING, RESCANNING) and now - shown.heartbeat_at > STALE_S:
+        state = "not answering"
+    else:
+        state = shown.state
     info = {
         "watcher": state,
         "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
@@ -243,18 +252,6 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
     if not reason:  # the handshake ran and succeeded
         info["cookie_ms"] = round(elapsed * 1000, 2)
     return info
-
-
-def _state_word(row: _Row | None, now: float) -> str:
-    if row is None:
-        return "none"
-    if row.state != STOPPED and row.host == HOST and not pid_alive(row.pid):
-        return "dead"
-    # A first reconcile or a rescan beats no heartbeat (see WatcherRows.claim);
-    # in any other state an old heartbeat means the watcher is hung or paused.
-    if row.state not in (STOPPED, STARTING, RESCANNING) and now - row.heartbeat_at > STALE_S:
-        return "not answering"
-    return row.state
 
 
 # -- the watching side --------------------------------------------------------------

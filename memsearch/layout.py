@@ -133,34 +133,29 @@ class Layout:
 
     def walk(self, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
              recheck: set[str] | frozenset = frozenset(), walker=walk, *, deep: bool = False) -> Walk:
-        """walk.walk over every root, as one walk of one tree of shown paths.
+        """``walker`` (walk.walk) over every root, as one walk of one tree of shown paths.
         ``deep``: for repos roots, see discover.walk_checkouts."""
 
-        def walk_one(folder, max_bytes, indexed, again, prefix):
+        def walk_one(folder, indexed, again, prefix):
             if prefix in self.repos:
-                return discover.walk_checkouts(folder, max_bytes, indexed, again, deep=deep)
-            return walker(folder, max_bytes, indexed, again)
+                return discover.walk_checkouts(folder, max_file_bytes, indexed, again, deep=deep)
+            return walker(folder, max_file_bytes, indexed, again)
 
         starts = self.starts()
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
         parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
         if whole:
-            return walk_one(starts[0][0], max_file_bytes, parts[""][1], recheck, "")
+            return walk_one(starts[0][0], parts[""][1], recheck, "")
         total = Walk()
         for folder, prefix, required in starts:
             mine, indexed = parts.get(prefix, ({}, None))
             again = {p[len(prefix):] for p in recheck if p.startswith(prefix)} if recheck else frozenset()
             try:
-                seen = walk_one(folder, max_file_bytes, indexed, again, prefix)
+                total.add(walk_one(folder, indexed, again, prefix), prefix)
             except RootNotFound:
                 if required:
                     raise
                 total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
-                continue
-            total.unchanged += seen.unchanged
-            total.files.update((prefix + rel, info) for rel, info in seen.files.items())
-            total.skipped.extend(s._replace(path=prefix + s.path) for s in seen.skipped)
-            total.missing.extend(prefix + rel for rel in seen.missing)
         total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
         return total
 

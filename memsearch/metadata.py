@@ -24,6 +24,10 @@ from typing import NamedTuple
 # frontmatter is not a type memsearch can filter on.
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 
+# The frontmatter fields indexed in columns of their own and ranked (each a Metadata field): a new one
+# is a name here, a migration adding its columns (``x``, ``x_seg``, ``idx_x``) and its weight in search.py.
+FIELDS = ("name", "description")
+
 FENCE = "---"
 BOM = "\ufeff"
 
@@ -85,10 +89,10 @@ def _parse(text: str) -> Metadata:
     if not isinstance(data, dict):
         return Metadata(body=text, error=f"frontmatter is a YAML {type(data).__name__}, not a mapping")
     try:
-        name, description = _text(data.get("name")), _text(data.get("description"))
+        fields = {field: _text(data.get(field)) for field in FIELDS}
     except TooComplex as ex:
         return Metadata(body=text, error=f"frontmatter is too complex ({ex})")
-    return Metadata(name=name, description=description, type=memory_type(data), body=body.lstrip("\r\n"))
+    return Metadata(**fields, type=memory_type(data), body=body.lstrip("\r\n"))
 
 
 class TooComplex(ValueError):
@@ -139,17 +143,9 @@ def _text(value) -> str | None:
 
 
 def _load(raw: str):
-    """The block as PyYAML's safe loader reads it, within the bounds."""
-    import yaml
-
-    _check_shape(raw)
-    return yaml.load(raw, Loader=_bounded_loader())
-
-
-def _check_shape(raw: str) -> None:
-    """Count the block's parse events, depth and aliases before anything is
-    built: the event parser does not recurse, so a block nested 30,000 deep
-    costs one linear pass, where PyYAML's composer would recurse once a level."""
+    """The block as PyYAML's safe loader reads it, within the bounds: its parse events, depth and
+    aliases are counted first, as the event parser does not recurse (a block nested 30,000 deep
+    costs one linear pass, where PyYAML's composer would recurse once a level)."""
     import yaml
 
     events = depth = aliases = 0
@@ -167,6 +163,7 @@ def _check_shape(raw: str) -> None:
             aliases += 1
             if aliases > MAX_ALIASES:
                 raise TooComplex(f"over {MAX_ALIASES} aliases")
+    return yaml.load(raw, Loader=_bounded_loader())
 
 
 @functools.cache

@@ -19,16 +19,13 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 class Prepared(NamedTuple):
-    """A file ready to store: its body column, its frontmatter (or None), and
-    the shadow columns of body, name and description (None when there is
-    nothing to add). Texts are as cjk.stored() stores them: "" where the
-    shadow holds them (meta.name and meta.description too)."""
+    """A file ready to store: its body column, its frontmatter (or None), and the shadow columns
+    (cjk.stored) of the body and of each metadata.FIELDS (None when there is nothing to add).
+    Texts are as cjk.stored() stores them: "" where the shadow holds them (the fields too)."""
 
     body: str
     meta: metadata.Metadata | None
-    body_seg: str | None
-    name_seg: str | None
-    description_seg: str | None
+    segs: tuple[str | None, ...]
 
 
 def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skipped | None:
@@ -39,45 +36,32 @@ def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skippe
     text = None
     try:
         text = read_text(relpath, abspath, max_bytes)
-        return _prepared(text) if isinstance(text, str) else text
+        if not isinstance(text, str):
+            return text
+        return _prepared(text, metadata.parse(text) if metadata.starts_with_fence(text) else None)
     except Exception as ex:
         reason = failed(ex)
     if text is not None:
         try:
-            meta = metadata.Metadata(error=f"{reason}: indexed as plain text")
-            return _stored(text, meta)
+            return _prepared(text, metadata.Metadata(error=f"{reason}: indexed as plain text"))
         except Exception as ex:
             reason = failed(ex)
     return Skipped(relpath, reason)
 
 
-def _prepared(text: str) -> Prepared:
-    if not metadata.starts_with_fence(text):
-        return _stored(text, None)
-    meta = metadata.parse(text)
-    body = indexed_body(text, meta)
-    name, name_seg = cjk.stored(meta.name)
-    description, description_seg = cjk.stored(meta.description)
-    # The body travels as the first item: a copy in meta would double what a bulk build pickles.
-    meta = meta._replace(body="", name=name, description=description)
-    return _stored(body, meta, name_seg, description_seg)
-
-
-def _stored(body: str, meta: metadata.Metadata | None, name_seg: str | None = None,
-            description_seg: str | None = None) -> Prepared:
-    body, body_seg = cjk.stored(body)
-    return Prepared(body, meta, body_seg, name_seg, description_seg)
+def _prepared(text: str, meta: metadata.Metadata | None) -> Prepared:
+    # With usable frontmatter, the body alone: name and description have columns, the other keys
+    # are bookkeeping that would add noise.
+    body, body_seg = cjk.stored(text if meta is None or meta.error else meta.body)
+    fields = {field: cjk.stored(getattr(meta, field, None)) for field in metadata.FIELDS}
+    if meta is not None:  # the body travels as the first item: a copy in meta would double what a bulk build pickles
+        meta = meta._replace(body="", **{field: kept for field, (kept, _) in fields.items()})
+    return Prepared(body, meta, (body_seg, *(seg for _, seg in fields.values())))
 
 
 def failed(ex: Exception) -> str:
     """The reason shown for a file whose indexing raised ``ex``."""
     return f"could not be indexed ({type(ex).__name__})"
-
-
-def indexed_body(text: str, meta: metadata.Metadata) -> str:
-    """With usable frontmatter, the body alone (name and description have
-    columns; the other keys are bookkeeping that would add noise)."""
-    return text if meta.error else meta.body
 
 
 def not_text(data: bytes) -> str | None:

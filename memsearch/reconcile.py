@@ -17,6 +17,7 @@ from .db import bulk_indexing, write_transaction
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
+from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make
 from .format import quoted
@@ -39,18 +40,10 @@ MERGE_PAGES = 500
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
 
-UPSERT = f"""
-INSERT INTO memory_fts (path, root, scope, scope_id, type, name, description, body, frontmatter_error,
-                        racy, body_seg, name_seg, description_seg, {COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (path) DO UPDATE SET
-    root = excluded.root, scope = excluded.scope, scope_id = excluded.scope_id, type = excluded.type,
-    name = excluded.name, description = excluded.description, body = excluded.body,
-    frontmatter_error = excluded.frontmatter_error, racy = excluded.racy,
-    body_seg = excluded.body_seg, name_seg = excluded.name_seg, description_seg = excluded.description_seg,
-    size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
-    device = excluded.device, inode = excluded.inode
-"""
+_WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
+            *(f"{text}_seg" for text in ("body", *FIELDS)), *COLUMNS.split(", "))
+UPSERT = (f"INSERT INTO memory_fts ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
+          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _WRITTEN[1:])}")
 
 
 class ReconcileReport(NamedTuple):
@@ -96,21 +89,13 @@ class LeftOut(NamedTuple):
 
 
 class _Plan:
-    __slots__ = ("stored", "to_read", "removed", "unchanged")
+    """What a reconcile writes (files to read, rows to remove), then what it wrote."""
+
+    __slots__ = ("stored", "to_read", "removed", "unchanged", "added", "updated", "unreadable")
 
     def __init__(self, stored: dict[str, Fingerprint], to_read: list[FileInfo], unchanged: int):
-        self.stored, self.to_read, self.unchanged = stored, to_read, unchanged
-        self.removed: list[str] = []
-
-
-class _Outcome:
-    __slots__ = ("added", "updated", "unreadable", "rechecked")
-
-    def __init__(self):
-        self.added: list[str] = []
-        self.updated: list[str] = []
-        self.unreadable: list[str] = []
-        self.rechecked = 0  # racy rows re-read with an unchanged fingerprint
+        self.stored, self.to_read, self.unchanged = stored, to_read, unchanged  # unchanged: racy rows re-read too
+        self.removed, self.added, self.updated, self.unreadable = [], [], [], []
 
 
 Progress = Callable[[int, int], None]
@@ -149,7 +134,7 @@ def reconcile(
     cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout, cache)
     known, racy = cache.get(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)
+    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
     hard_links(seen, known, layout.locate)
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
@@ -176,13 +161,18 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    tops = _outermost(paths)
+    kept: set[str] = set()  # the paths without those inside another one of them
+    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
+        parts = path.split("/")
+        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
+            kept.add(path)
+    tops = sorted(kept)
     repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
     if repos and any(path.startswith(repos) for path in tops):
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
     if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=True)
-    before = _stored_under(conn, tops)  # what the walk below is compared with
+    before = _stored(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():
         # A folder above this one: all of it; else the paths inside it.
@@ -194,14 +184,13 @@ def reconcile_paths(
             found = walk(folder, max_file_bytes) if rels is None else walk_paths(folder, rels, max_file_bytes)
         except RootNotFound:
             continue  # a project folder that went away: its rows go below
-        seen.files.update((prefix + rel, info) for rel, info in found.files.items())
-        seen.skipped.extend(s._replace(path=prefix + s.path) for s in found.skipped)
+        seen.add(found, prefix)
     seen.missing = [path for path in before[0] if path not in seen.files]
     hard_links(seen, (known or KnownFingerprints()).get(conn)[0], layout.locate)
     other_names = [path for path in seen.missing if path not in before[0]]  # rows of links elsewhere
     if other_names:
         tops += other_names
-        before = _stored_under(conn, tops)
+        before = _stored(conn, tops)
     if not seen.missing and not _changed(seen, before):
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
@@ -209,7 +198,7 @@ def reconcile_paths(
     if known is not None:
         known.forget()  # this connection is about to write
     with write_transaction(conn):
-        plan = _plan(layout, seen, before[0], _stored_under(conn, tops), max_file_bytes)
+        plan = _plan(layout, seen, before[0], _stored(conn, tops), max_file_bytes)
         # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
         # of paths is a small part of it.
         report = _write(conn, layout, plan, seen.skipped, None, max_file_bytes, bulk_ok=False)
@@ -219,45 +208,18 @@ def reconcile_paths(
 def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
            bulk_ok: bool) -> ReconcileReport:
     """Carry out a plan inside the caller's write transaction."""
-    out = _Outcome()
     conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
     root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
     bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
     with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-        conn.executemany(UPSERT, _read_rows(plan.to_read, plan.stored, out, skipped, progress, layout, root_ids,
-                                            max_file_bytes))
+        conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
         # Files gone or unreadable since the walk keep no old text searchable.
-        gone = plan.removed + [p for p in out.unreadable if p in plan.stored]
+        gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
         conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-    if not bulk and (out.added or out.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
+    if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
         conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-    return ReconcileReport(tuple(out.added), tuple(out.updated), tuple(gone), plan.unchanged + out.rechecked,
+    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged,
                            tuple(skipped))
-
-
-def _outermost(paths: Iterable[str]) -> list[str]:
-    """The paths without those inside another one of them."""
-    kept: set[str] = set()
-    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
-        parts = path.split("/")
-        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
-            kept.add(path)
-    return sorted(kept)
-
-
-def _stored_under(conn, paths: list[str]) -> tuple[dict[str, Fingerprint], set[str]]:
-    """Stored fingerprints (and racy paths) of the rows at or under paths."""
-    fingerprints: dict[str, Fingerprint] = {}
-    racy: set[str] = set()
-    for path in paths:
-        # '0' follows '/': [p/, p0) is every path below p, on the path index.
-        for row, is_racy, *fp in conn.execute(
-                f"SELECT path, racy, {COLUMNS} FROM memory_fts WHERE path = ? OR (path >= ? AND path < ?)",
-                (path, path + "/", path + "0")):
-            fingerprints[row] = make(fp)
-            if is_racy:
-                racy.add(row)
-    return fingerprints, racy
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
@@ -279,15 +241,13 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
     groups: dict[tuple[int, int], list[str]] = {}
     for rel, (_, fp) in files.items():
         groups.setdefault((fp.device, fp.inode), []).append(rel)
-    owners = _owners(stored) if stored else {}
     missing = set(seen.missing)
+    for path, fp in stored.items():
+        if fp.identity in groups and path not in files and path not in missing:  # found unchanged: still this file?
+            groups[fp.identity].append(path)
     for identity, names in groups.items():
-        real = {rel: files[rel][0] for rel in names}
-        for rel in owners.get(identity, ()):
-            if rel not in files and rel not in missing:  # found unchanged: is it still this file?
-                path = _real(locate, rel, identity)
-                if path is not None:
-                    real[rel] = path
+        real = {rel: files[rel][0] if rel in files else _real(locate, rel, identity) for rel in names}
+        real = {rel: path for rel, path in real.items() if path is not None}
         if len(set(real.values())) < 2:
             continue  # one name (or links to it): nothing to leave out
         first = min(real)
@@ -309,20 +269,6 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
     except (OSError, KeyError):
         return None
     return path if (st.st_dev, st.st_ino) == identity else None
-
-
-_owners_of: tuple = (None, {})  # (stored, its paths by (device, inode)): one dict per state of the index
-
-
-def _owners(stored: dict[str, Fingerprint]) -> dict[tuple[int, int], list[str]]:
-    global _owners_of
-    if _owners_of[0] is not stored:
-        owners: dict[tuple[int, int], list[str]] = {}
-        for path, fp in stored.items():
-            if fp.inode >= 0:  # -1: a row not read since migration 0008
-                owners.setdefault((fp.device, fp.inode), []).append(path)
-        _owners_of = (stored, owners)
-    return _owners_of[1]
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
@@ -347,11 +293,16 @@ def _malformed(conn) -> tuple[Skipped, ...]:
         "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
 
 
-def _stored(conn) -> tuple[dict[str, Fingerprint], set[str]]:
-    """Stored fingerprints by path, and the paths marked racy."""
-    rows = conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts").fetchall()  # no Python call a row
-    fingerprints = dict(zip(map(itemgetter(0), rows), map(make, map(itemgetter(slice(1, None)), rows))))
-    racy = {path for (path,) in conn.execute("SELECT path FROM memory_fts WHERE racy")}
+def _stored(conn, paths: list[str] | None = None) -> tuple[dict[str, Fingerprint], set[str]]:
+    """Stored fingerprints by path, and the paths marked racy: of every row, or of the rows at or
+    under ``paths`` ('0' follows '/': [p/, p0) is every path below p, on the path index)."""
+    fingerprints: dict[str, Fingerprint] = {}
+    racy: set[str] = set()
+    where = "" if paths is None else " WHERE path = ? OR (path >= ? AND path < ?)"
+    for args in [()] if paths is None else [(path, path + "/", path + "0") for path in paths]:
+        rows = conn.execute(f"SELECT path, racy, {COLUMNS} FROM memory_fts{where}", args).fetchall()
+        fingerprints.update(zip(map(itemgetter(0), rows), map(make, map(itemgetter(slice(2, None)), rows))))
+        racy.update(row[0] for row in rows if row[1])
     return fingerprints, racy
 
 
@@ -397,11 +348,11 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
     return []  # gone: the row goes with plan.removed
 
 
-def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, progress: Progress | None,
-               layout: Layout, root_ids: dict[str, int], max_file_bytes: int) -> Iterator[tuple]:
+def _read_rows(plan: _Plan, skipped: list, progress: Progress | None, layout: Layout, root_ids: dict[str, int],
+               max_file_bytes: int) -> Iterator[tuple]:
     """Rows to upsert, read lazily so a cold build streams; a large batch is
     read by a second process while this one writes (memsearch.bulkread)."""
-    total = len(infos)
+    infos, total = plan.to_read, len(plan.to_read)
     if total >= BULK_READ_MIN:
         from .bulkread import prepared
 
@@ -419,22 +370,21 @@ def _read_rows(infos: list[FileInfo], stored, out: _Outcome, skipped: list, prog
         if isinstance(got, Skipped):
             skipped.append(got)
         if not isinstance(got, Prepared):
-            out.unreadable.append(info.relpath)
+            plan.unreadable.append(info.relpath)
             continue
-        before = stored.get(info.relpath)
+        before = plan.stored.get(info.relpath)
         if before is None:
-            out.added.append(info.relpath)
+            plan.added.append(info.relpath)
         elif before == info.fingerprint:
-            out.rechecked += 1
+            plan.unchanged += 1
         else:
-            out.updated.append(info.relpath)
+            plan.updated.append(info.relpath)
         yield row
 
 
 def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]) -> tuple:
-    body, meta, body_seg, name_seg, description_seg = got
-    root_key, scope, scope_id, kind = layout.describe(info.relpath, meta)
-    name, description, error = (None, None, None) if meta is None else (meta.name, meta.description, meta.error)
+    root_key, scope, scope_id, kind = layout.describe(info.relpath, got.meta)
+    fields = [getattr(got.meta, field, None) for field in FIELDS]
     racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()  # re-read at each reconcile until it settles
-    return (info.relpath, root_ids[root_key], scope, scope_id, kind, name, description, body, error,
-            racy, body_seg, name_seg, description_seg, *info.fingerprint)
+    return (info.relpath, root_ids[root_key], scope, scope_id, kind, *fields, got.body,
+            getattr(got.meta, "error", None), racy, *got.segs, *info.fingerprint)

@@ -11,7 +11,6 @@ import os
 import time
 from operator import attrgetter
 from stat import S_ISDIR, S_ISREG
-from typing import NamedTuple
 
 from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
 
@@ -27,27 +26,14 @@ _KEY = attrgetter(*_KEY_FIELDS)
 _CTIME = attrgetter("st_ctime_ns")
 
 
-class Probe(NamedTuple):
-    """What probing one checkout relied on: what a steady state checks."""
-
-    dirs: list[tuple[str, int, int]]  # (path, st_mtime_ns, st_ino) of every folder listed, and single-file links
-    files: list[tuple[str, str]]  # (shown, absolute path) of regular files reached through no link
-
-
 class RootCache:
-    """One repos root's walk, as this process last saw it."""
+    """One repos root's walks, as this process last saw them."""
 
-    __slots__ = ("listing", "probes", "nested", "calm", "steady", "flat")
+    __slots__ = ("calm", "steady")
 
     def __init__(self):
-        self.listing: tuple[int, int, int] | None = None  # the root's (mtime, inode, checkouts); None: racy
-        self.probes: dict[str, Probe] = {}
-        # Nested files reached through no link, by shown path: (absolute path,
-        # Fingerprint); the same inode and ctime need no lstat of the folders on the way.
-        self.nested: dict[str, tuple[str, Fingerprint]] = {}
         self.calm: dict | None = None  # the known dict of the last walk that changed nothing
         self.steady: tuple | None = None  # (known, settled paths, their ctimes, racy paths, their _KEYs)
-        self.flat: tuple = (None, [])  # see discover._nested
 
 
 _caches: dict[tuple[str, int], RootCache] = {}
@@ -60,10 +46,6 @@ def cache_of(real_root: str, max_file_bytes: int) -> RootCache:
             _caches.clear()
         cache = _caches[(real_root, max_file_bytes)] = RootCache()
     return cache
-
-
-def settled(mtime_ns: int, now: int) -> bool:
-    return mtime_ns + RACY_NS < now
 
 
 def dir_key(path: str) -> tuple[int, int] | None:
@@ -89,29 +71,24 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
     return same
 
 
-def snapshot(real_root: str, cache: RootCache, known: dict[str, Fingerprint], max_file_bytes: int) -> tuple | None:
-    """The steady state after a walk that found every known file unchanged,
-    nothing new and nothing passed over, from lstats taken again now and
-    checked against what the walk relied on (a change in between must not
-    become the new normal): None when any differs."""
-    listing, probes, nested = cache.listing, cache.probes, cache.nested  # read once: threads replace them
-    if listing is None or len(probes) != listing[2]:
+def snapshot(dirs: list[tuple[str, int, int]], files: list[tuple[str, str]], known: dict[str, Fingerprint],
+             max_file_bytes: int, now: int) -> tuple | None:
+    """The steady state after a walk (begun at ``now``) that found every known file unchanged,
+    nothing new and nothing passed over: ``dirs`` (path, mtime, inode) of every folder it listed
+    and single-file link, ``files`` (shown, absolute path) of every file. From lstats taken again
+    now and checked against what the walk relied on (a change in between must not become the new
+    normal): None when any differs, or a folder had changed a moment before the walk listed it."""
+    if len(files) != len(known):
         return None
-    dirs = [(real_root, listing[0], listing[1])]
-    files = []
-    for probe in probes.values():
-        dirs += probe.dirs
-        files += probe.files
-    if len(files) + len(nested) != len(known):
-        return None
-    paths = [d[0] for d in dirs] + [abspath for _, abspath in files] + [seen[0] for seen in nested.values()]
+    paths = [d[0] for d in dirs] + [abspath for _, abspath in files]
     try:
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
         return None
-    if any((key[1], key[4]) != (mtime_ns, ino) for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
+    if any((key[1], key[4]) != (mtime_ns, ino) or mtime_ns + RACY_NS >= now
+           for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
             not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]
-            for rel, key in zip([rel for rel, _ in files] + list(nested), keys[len(dirs):])):
+            for (rel, _), key in zip(files, keys[len(dirs):])):
         return None
     before = time.time_ns() - RACY_NS
     settled, ctimes, racy, racy_keys = [], [], [], []

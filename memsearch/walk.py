@@ -23,6 +23,8 @@ def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None
     """An entry's name as the index shows it (printable_name); None, passed
     over, when it is not UTF-8 and its \\xNN spelling is another entry's real
     name: two files for one path. The real name keeps it."""
+    if name.isascii():  # almost every one
+        return name
     shown = printable_name(name)
     if shown != name and os.path.lexists(os.path.join(folder, shown)):
         skipped.append(Skipped(prefix + shown, "name is not UTF-8 and its escaped form names another file"))
@@ -69,6 +71,13 @@ class Walk:
         self.skipped: list[Skipped] = []
         self.unchanged = 0  # known files whose fingerprint matched (every known path not in files or missing)
         self.missing: list[str] = []  # known paths not found on disk
+
+    def add(self, other: "Walk", prefix: str = "") -> None:
+        """Take in the walk of a folder whose paths are shown with ``prefix``."""
+        self.unchanged += other.unchanged
+        self.files.update((prefix + rel, info) for rel, info in other.files.items())
+        self.skipped.extend(s._replace(path=prefix + s.path) for s in other.skipped)
+        self.missing.extend(prefix + rel for rel in other.missing)
 
 
 def real_folder(root: str) -> str:
@@ -237,9 +246,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
             skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
             continue
         for start in stack:
-            found = walk(real_root, max_file_bytes, start=start)
-            files.update(found.files)
-            skipped.extend(found.skipped)
+            result.add(walk(real_root, max_file_bytes, start=start))
     return result
 
 

@@ -265,8 +265,10 @@ class Watcher:
             self._apply(batch)
         if self._state != FAILED and not all(s.alive() for s in self._sources):
             self._trouble("the file system event source stopped")
-        elif self._state != FAILED and (moved := _moved(self._followed, self._root_ids)):
-            self._trouble(moved)
+        elif self._state != FAILED and (moved := [f.folder for f, was in zip(self._followed, self._root_ids)
+                                                  if identity(f.folder) != was]):
+            # A root folder replaced reports no event: a cookie made in the folder now there is never answered.
+            self._trouble(f"memory root moved or replaced: {moved[0]}")
         if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
             self._index.close()
         self._beat(batch.cookies if self._state == READY else ())
@@ -350,15 +352,6 @@ class Watcher:
         sources, self._sources = self._sources, []
         for source in sources:
             source.stop()
-
-
-def _moved(followed: list[Followed], root_ids: list) -> str | None:
-    """A root folder replaced reports no event: cookies made in the folder
-    now at its path would never be answered (each query waited, then walked)."""
-    for f, was in zip(followed, root_ids):
-        if identity(f.folder) != was:
-            return f"memory root moved or replaced: {f.folder}"
-    return None
 
 
 def _sweep(followed: list[Followed]) -> None:
