@@ -19,14 +19,14 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
-from .cjk import original, unsegment_snippet
+from .cjk import WORD, original, unsegment_snippet
 from .dates import windows
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
-from .query import Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
+from .query import STOP_WORDS, Query, plan, unmatched
+from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
                      mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
 from .session_context import SessionContext, check_arguments, select
 from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
@@ -298,6 +298,8 @@ class HistoryIndex(db.Opened):
         scores: dict[int, float] = {}
         get = scores.get
         for fts, weight, lucene in string_runs(query):
+            if weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces):
+                continue
             rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
             factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
             counts[fts] = len(rows)
@@ -486,6 +488,22 @@ def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...
             if found:
                 out[mid, term] = out.get((mid, term), 0) + found
     return out
+
+
+# A pair holding a stop word whose other words are each in at least this share of the sessions'
+# pieces is left out of session ranking: over long sessions such a pair is in most of them too
+# (its idf near nothing), and matching it reads the stop word's every position in them.
+COMMON_SHARE = 0.5
+
+
+def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
+    """Whether ``pair`` (an FTS5 phrase) holds a stop word and words that ``counts`` (pieces a
+    string matched) says are common; a word not counted as a term of its own is not."""
+    words = [w.casefold() for w in WORD.findall(pair)]
+    if not STOP_WORDS.intersection(words):
+        return False
+    common = {term[1:-1].casefold() for term, n in counts.items() if n >= COMMON_SHARE * pieces}
+    return all(w in common for w in words if w not in STOP_WORDS)
 
 
 def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), before=()) -> list[tuple]:

@@ -804,6 +804,19 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected], rel=1e-12)
 
 
+def test_a_pair_of_a_stop_word_and_a_common_word_is_left_out_of_session_ranking(history, hroot):
+    """Where most sessions hold its other word, such a pair is in most of them too and matching it
+    reads the stop word's every position: it is not searched. Where that word is rare, it is."""
+    transcript(hroot, [line("user", "wanted to zebra")], session="adjacent")
+    transcript(hroot, [line("user", "to wanted zebra")], session="apart")
+    scores = {h.session: h.score for h in history.search("wanted to", floor=0.0)}
+    assert scores["adjacent"] == scores["apart"]  # "wanted" in 2 sessions of 2
+    for n in range(3):
+        transcript(hroot, [line("user", f"other chatter {n} to zebra")], session=f"other{n}")
+    scores = {h.session: h.score for h in history.search("wanted to", floor=0.0)}
+    assert scores["adjacent"] > scores["apart"]  # in 2 of 5: the pair ranks them
+
+
 def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
     """Without bm25() a session, a message still ranks by its rarer words, by how often it holds
     them and by its length."""
