@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from . import db, history_refresh
 from .cjk import WORD, original, unsegment_snippet
-from .dates import windows
+from .dates import held_factor, windows
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
@@ -184,7 +184,7 @@ class HistoryIndex(db.Opened):
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
-        held = _held(windows(query))
+        held = windows(query)
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
             hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
@@ -311,7 +311,7 @@ class HistoryIndex(db.Opened):
             return []
         by_session: dict[str, list[float]] = {}
         factors: dict[str, float] = {}
-        factor, factor_params = _factor(held, "m.first_at", "m.last_at")
+        factor, factor_params = held_factor(held, "m.first_at", "m.last_at")
         for pid, session_, times in _rows_of(
                 conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}})"
                 f"{''.join(f' AND {w}' for w in where)}", list(scores), params, factor_params):
@@ -358,7 +358,7 @@ class HistoryIndex(db.Opened):
         for session_, holds in found:
             rows = _rows_of(conn, filtered, list(holds), [session_, *params])
             for mid, size in rows:
-                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * _length(size) / avgdl)
+                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
             once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
                           key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
@@ -387,7 +387,10 @@ class HistoryIndex(db.Opened):
              counts: dict):
         conn = self.conn
         where, params = self._where(project, session, role, after)
-        scored = self._scored(query, MESSAGES, "history_messages", where, params, counts)
+        scored = scored_strings(conn, query, MESSAGES)
+        counts.update((s.fts, s.files) for s in scored)
+        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, MESSAGES, "history_messages")
+        scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [], 0, []
         ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit), held)
@@ -398,14 +401,6 @@ class HistoryIndex(db.Opened):
         found, excerpts = self._found(ids), self._snippets(query, ids)
         hits = [HistoryHit(*found[mid][:4], score, excerpts.get(mid, ""), *found[mid][4:]) for mid, score in kept]
         return hits, len(ranked) - len(kept), ids
-
-    def _scored(self, query: Query, fts: str, rows: str, where: list, params: list, counts: dict) -> list:
-        """The memory search's strings, idf and sum over ``fts``, ``counts`` filled; one matching
-        nothing adds nothing."""
-        scored = scored_strings(self.conn, query, fts)
-        counts.update((s.fts, s.files) for s in scored)
-        mark_unmatched(self.conn, query, counts, "".join(f" AND {w}" for w in where), params, fts, rows)
-        return [s for s in scored if s.files]
 
     def _found(self, ids: list[int]) -> dict[int, tuple]:
         """{id: (session, project, at, role, file, sidechain, uuid)} of messages ``ids``."""
@@ -523,11 +518,6 @@ def _average_length(conn: sqlite3.Connection) -> float:
     return max(tokens / rows, 1.0) if rows else 1.0
 
 
-def _length(size: bytes) -> int:
-    """A message's length in tokens, from its FTS5 docsize record."""
-    return next(varints(size), 0)
-
-
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -560,37 +550,6 @@ IDS_AT_ONCE = 900
 BM25_B = 0.75
 
 
-# A session (or message) held at a date the question names (memsearch.dates) counts double: the
-# question asks about what was said then, though the text rarely says the date.
-HELD_FACTOR = 2.0
-
-
-def _held(named: tuple) -> tuple[str, list]:
-    """SQL, over the columns ``{first}`` and ``{last}`` of a span of times, true where it meets a
-    window of ``named`` (memsearch.dates.Window), and its parameters; ("", []) for none."""
-    terms, params = [], []
-    for w in named:
-        if w.month:  # that month of any year, within a span that may cross a new year
-            terms.append("(CASE WHEN substr({first}, 1, 4) = substr({last}, 1, 4)"
-                         " THEN ? BETWEEN substr({first}, 6, 2) AND substr({last}, 6, 2)"
-                         " ELSE ? >= substr({first}, 6, 2) OR ? <= substr({last}, 6, 2) END)")
-            params += [w.month] * 3
-        else:
-            terms.append("({last} >= ? AND {first} <= ?)")
-            params += [w.start, w.end]
-    return " OR ".join(terms), params
-
-
-def _factor(held: tuple, first: str, last: str) -> tuple[str, list]:
-    """`` * <HELD_FACTOR where held, else 1>`` for a score's SQL, and its parameters; ("", []) when
-    no date was named."""
-    test, params = held
-    if not test:
-        return "", []
-    test = test.format(first=first, last=last)
-    return f" * (CASE WHEN {test} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params
-
-
 # Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
 # pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
 # are picked by score alone and only they are read.
@@ -599,7 +558,7 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
     message. Without a filter or a date, only the ranking is read: no row is joined."""
     ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
-    factor, factor_params = _factor(held, "m.at", "m.at")
+    factor, factor_params = held_factor(held, "m.at", "m.at")
     if where or factor:
         sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
                f" ON m.id = s.id WHERE 1{f' AND {where}' if where else ''} ORDER BY score DESC, s.id DESC LIMIT ?")
