@@ -18,7 +18,7 @@ import re
 from typing import NamedTuple
 
 from . import codewords
-from .cjk import WORD, has_cjk, nfc, query_terms
+from .cjk import WORD, has_cjk, nfc, query_terms, quote
 from .errors import InvalidArgument, NoSearchableWords
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS), left out of queries:
@@ -76,10 +76,6 @@ def words(text: str) -> list[str]:
     for word in WORD.findall(nfc(text)):
         first.setdefault(word.casefold(), word)
     return list(first.values())
-
-
-def quote(word: str) -> str:
-    return '"' + word.replace('"', "") + '"'
 
 
 # A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
