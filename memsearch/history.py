@@ -19,18 +19,19 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
-from .cjk import WORD, original, unsegment_snippet
+from .cjk import WORD, original
 from .dates import held_factor, windows
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
-                     mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
+from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, apply_floor, fetch_size, file_count, lucene_factor,
+                     mark_unmatched, ranking, scored_strings, short_repr, stems, string_params, string_runs,
+                     text_snippet, varints)
 from .session_context import SessionContext, check_arguments, select
-from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
-                       check_floor, check_limit, encodable, given_path, load_settings, read_config)
+from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
+                       read_config)
 from .memory_file import below
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
@@ -241,8 +242,8 @@ class HistoryIndex(db.Opened):
         with db.write_transaction(self.conn):
             self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
 
-    def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
-        """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
+    def _where(self, project, session, role=None, after=None) -> tuple[str, list]:
+        """`` AND <condition>`` on ``m`` each (a message, or a piece for the first two), and their parameters."""
         where, params = [], []
         # Rows of other roots sharing the database are never shown; when there are none, no join.
         marks = self._marks
@@ -265,7 +266,7 @@ class HistoryIndex(db.Opened):
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
-        return where, params
+        return "".join(f" AND {w}" for w in where), params
 
     def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
                       counts: dict):
@@ -288,7 +289,7 @@ class HistoryIndex(db.Opened):
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
 
-    def _ranked_sessions(self, query: Query, where: list, params: list, counts: dict, size: int,
+    def _ranked_sessions(self, query: Query, where: str, params: list, counts: dict, size: int,
                          held: tuple) -> list:
         """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
         at a date the question names), but each string read once, its rows counted as they come (a
@@ -306,15 +307,15 @@ class HistoryIndex(db.Opened):
             scale = -weight * factor
             for pid, raw in rows:  # the strings in one order for every piece: equal pieces score equal
                 scores[pid] = get(pid, 0.0) + raw * scale
-        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, SESSIONS, "history_pieces")
+        mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
         if not scores:
             return []
         by_session: dict[str, list[float]] = {}
         factors: dict[str, float] = {}
         factor, factor_params = held_factor(held, "m.first_at", "m.last_at")
         for pid, session_, times in _rows_of(
-                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}})"
-                f"{''.join(f' AND {w}' for w in where)}", list(scores), params, factor_params):
+                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}",
+                list(scores), params, factor_params):
             by_session.setdefault(session_, []).append(scores[pid])
             factors[session_] = max(factors.get(session_, 1.0), times)
         # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
@@ -322,7 +323,7 @@ class HistoryIndex(db.Opened):
         ranked = sorted(((s, math.fsum(v) * factors[s]) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
         return ranked[:size]
 
-    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
+    def _session_hits(self, query: Query, kept: list, where: str, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
 
         No bm25() query a session: each counted every word's messages over the whole index again.
@@ -333,7 +334,7 @@ class HistoryIndex(db.Opened):
         conn = self.conn
         avgdl = _average_length(conn)
         filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
-                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{''.join(f' AND {w}' for w in where)}")
+                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{where}")
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span = 0
         seen = dict.fromkeys(query.terms, 0)
@@ -389,11 +390,11 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session, role, after)
         scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
-        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, MESSAGES, "history_messages")
+        mark_unmatched(conn, query, counts, where, params, MESSAGES, "history_messages")
         scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [], 0, []
-        ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit), held)
+        ranked = _ranked(conn, scored, where, params, fetch_size(limit), held)
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked), []
@@ -414,8 +415,7 @@ class HistoryIndex(db.Opened):
         words = " OR ".join(query.terms)
         rows = self.conn.execute(f"SELECT id, idx_body FROM history_messages WHERE id IN ({','.join('?' * len(ids))})",
                                  ids) if ids else ()
-        return {mid: cap(unsegment_snippet(text_snippet(text, words), MARK_OPEN, MARK_CLOSE, query=words))
-                for mid, text in rows}
+        return {mid: text_snippet(text, words) for mid, text in rows}
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
@@ -468,11 +468,10 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 
 def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
     """{(message, term): how often the message's text holds the term}: each of the term's words'
-    start (about its stem: search._likeliest's needles) counted after a space or a line end (a
+    start (about its stem: search.stems) counted after a space or a line end (a
     regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
     inside a word) is left out: it counts once."""
-    needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
-               for word in (w.replace('""', '"').lower() for w in QUOTED.findall(term)) if word]
+    needles = [(term, stem) for term in terms for stem in stems(term)]
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     rows = _rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
@@ -561,7 +560,7 @@ def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: l
     factor, factor_params = held_factor(held, "m.at", "m.at")
     if where or factor:
         sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
-               f" ON m.id = s.id WHERE 1{f' AND {where}' if where else ''} ORDER BY score DESC, s.id DESC LIMIT ?")
+               f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
     else:
         sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
     return conn.execute(sql, [*factor_params, *params, *filter_params, size]).fetchall()
