@@ -373,15 +373,15 @@ class HistoryIndex(db.Opened):
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session_] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found_, snippets_ = self._found(ids), self._snippets(query, ids)
+        found_ = self._found(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
             if mids:
-                excerpts = tuple(Excerpt(found_[m][3], found_[m][2], snippets_.get(m, ""), found_[m][6], found_[m][5])
-                                 for m in mids)
-                first = found_[mids[0]]
-                hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
+                shown = [found_[m] for m in mids]
+                excerpts = tuple(Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in shown)
+                first = shown[0]
+                hits.append(SessionHit(session_, first.project, first.at, score, matched, excerpts, first.file))
         return hits, ids
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
@@ -399,23 +399,18 @@ class HistoryIndex(db.Opened):
         if not kept:
             return [], len(ranked), []
         ids = [mid for mid, _ in kept]
-        found, excerpts = self._found(ids), self._snippets(query, ids)
-        hits = [HistoryHit(*found[mid][:4], score, excerpts.get(mid, ""), *found[mid][4:]) for mid, score in kept]
-        return hits, len(ranked) - len(kept), ids
+        found = self._found(query, ids)
+        return [found[mid]._replace(score=score) for mid, score in kept], len(ranked) - len(kept), ids
 
-    def _found(self, ids: list[int]) -> dict[int, tuple]:
-        """{id: (session, project, at, role, file, sidechain, uuid)} of messages ``ids``."""
+    def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
+        """{id: message ``id`` as a hit, its excerpt for ``query``, score 0} of messages ``ids``."""
+        words = " OR ".join(query.terms)
         rows = self.conn.execute(
-            f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
+            f"SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path, m.sidechain, m.uuid"
             f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
             f" WHERE m.id IN ({','.join('?' * len(ids))})", ids) if ids else ()
-        return {mid: (*row, _file(root, path), bool(side), uuid) for mid, *row, root, path, side, uuid in rows}
-
-    def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
-        words = " OR ".join(query.terms)
-        rows = self.conn.execute(f"SELECT id, idx_body FROM history_messages WHERE id IN ({','.join('?' * len(ids))})",
-                                 ids) if ids else ()
-        return {mid: text_snippet(text, words) for mid, text in rows}
+        return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
+                for mid, *row, body, root, path, side, uuid in rows}
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
