@@ -202,13 +202,6 @@ def runs(word: str):
 _SLICE = 4096
 
 
-def _spell_run(run: str) -> str:
-    if len(run) == 1:
-        return run
-    slices = (SEPARATOR.join(bigrams(run[i:i + _SLICE + 1])) for i in range(0, len(run) - 1, _SLICE))
-    return SEPARATOR.join(slices) + SEPARATOR + run[-1]
-
-
 def segment(text: str) -> str:
     """The text to index: a CJK run of one character stays; a longer one is its
     bigrams plus its last character, joined by and split from glued letters by
@@ -219,8 +212,10 @@ def segment(text: str) -> str:
         return text
 
     def spell(m: re.Match[str]) -> str:
-        run = m.group()
-        spelled = _spell_run(run)
+        spelled = run = m.group()
+        if len(run) > 1:
+            slices = (SEPARATOR.join(bigrams(run[i:i + _SLICE + 1])) for i in range(0, len(run) - 1, _SLICE))
+            spelled = SEPARATOR.join(slices) + SEPARATOR + run[-1]
         start, end = m.span()
         if start and _glues(text[start - 1]):
             spelled = SEPARATOR + spelled

@@ -148,13 +148,10 @@ def expand(text: str) -> str:
     any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
     if OPEN in text or CLOSE in text:
         pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
-        return "".join(_doubled(p) if i % 2 else _expand(p) for i, p in enumerate(pieces))
+        # Each marker twice, not the run twice: "⁤⁢" as itself twice would read as an expansion.
+        return "".join(p.replace(OPEN, OPEN * 2).replace(CLOSE, CLOSE * 2) if i % 2 else _expand(p)
+                       for i, p in enumerate(pieces))
     return _expand(text)
-
-
-def _doubled(markers: str) -> str:
-    # Each character twice: "⁤⁢" as itself twice would read as an expansion.
-    return markers.replace(OPEN, OPEN * 2).replace(CLOSE, CLOSE * 2)
 
 
 # An escaped marker of the text, or an expansion (which holds no marker).

@@ -339,7 +339,9 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     if not ids:
         return {}
     words = " OR ".join(query.terms)
-    long = _long(conn, ids)
+    # Too long for snippet() itself, by their tokens in each column.
+    long = {i for i, sizes in conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
+            if sum(varints(sizes)) > DIRECT_TOKENS}
     direct = [i for i in ids if i not in long]
     sql = SNIPPETS.format(marks=",".join("?" * len(direct)))
     rows = list(conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *direct))) if direct else []
@@ -364,12 +366,6 @@ DOCSIZE = "SELECT id, sz FROM memory_fts_idx_docsize WHERE id IN ({marks})"
 TOKENIZE = "porter unicode61 remove_diacritics 1"
 SLICE_TEXT = "SELECT coalesce(idx_name, ''), coalesce(idx_description, ''), coalesce(idx_body, '') FROM memory_fts WHERE id = ?"
 SLICE_SNIPPET = "SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ? {order} LIMIT 1"
-
-
-def _long(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The files among ``ids`` too long for snippet() itself."""
-    rows = conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
-    return {i for i, sizes in rows if sum(varints(sizes)) > DIRECT_TOKENS}  # tokens in each column
 
 
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:

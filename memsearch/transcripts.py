@@ -165,17 +165,12 @@ def _content(content) -> tuple[list[str], list[str]]:
             except (ValueError, TypeError, RecursionError):
                 args = ""
             tools.append(_cap(f"{name}: {args}", TOOL_INPUT_CHARS))
-        elif kind == "tool_result":
-            tools.append(_cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS))
+        elif kind == "tool_result":  # content: a string or text blocks
+            given = block.get("content")
+            if isinstance(given, list):
+                given = "\n".join(_str(b.get("text")) for b in given if isinstance(b, dict) and b.get("type") == "text")
+            tools.append(_cap(_clean(_str(given)), TOOL_OUTPUT_CHARS))
     return [t for t in said if t], [t for t in tools if t]
-
-
-def _result_text(content) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 def _clean(text: str) -> str:
