@@ -198,19 +198,17 @@ class HistoryIndex(db.Opened):
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
-            gone = {_file(*row) for row in self.conn.execute(
-                f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(stale))})", list(stale))}
+            gone = {_file(*row) for row in _rows_of(
+                self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
             hits = [hit for hit in hits if hit.file not in gone]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
         """The files among those of messages ``ids`` whose bytes at a message's place no longer
         parse to the text indexed: a pread a message, a file opened once."""
-        if not ids:
-            return set()
-        rows = self.conn.execute(
-            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path FROM history_messages"
-            f" AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        rows = _rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path"
+                        " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                        " WHERE m.id IN ({marks})", ids)
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)
@@ -405,10 +403,9 @@ class HistoryIndex(db.Opened):
     def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
         """{id: message ``id`` as a hit, its excerpt for ``query``, score 0} of messages ``ids``."""
         words = " OR ".join(query.terms)
-        rows = self.conn.execute(
-            f"SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path, m.sidechain, m.uuid"
-            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids) if ids else ()
+        rows = _rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
+                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                        " WHERE m.id IN ({marks})", ids)
         return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
                 for mid, *row, body, root, path, side, uuid in rows}
 
