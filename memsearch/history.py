@@ -330,7 +330,10 @@ class HistoryIndex(db.Opened):
         a message, for the REFINED likeliest of each session alone, from the message's text (see
         _word_counts; the others count each word once)."""
         conn = self.conn
-        avgdl = _average_length(conn)
+        # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
+        row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
+        rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
+        avgdl = max(tokens / rows, 1.0) if rows else 1.0
         filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
                     f" WHERE m.id IN ({{marks}}) AND m.session = ?{where}")
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
@@ -392,7 +395,16 @@ class HistoryIndex(db.Opened):
         scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [], 0, []
-        ranked = _ranked(conn, scored, where, params, fetch_size(limit), held)
+        # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore):
+        # a question's words are common in conversation, so the pruned ranking mostly failed its check
+        # and ran again. What this saves is the join: without a filter or a date, no row is joined.
+        sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
+        if where or factor:
+            sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
+                   f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+        else:
+            sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
+        ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked), []
@@ -502,13 +514,6 @@ def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), befo
     return out
 
 
-def _average_length(conn: sqlite3.Connection) -> float:
-    """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
-    row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
-    rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
-    return max(tokens / rows, 1.0) if rows else 1.0
-
-
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -539,20 +544,3 @@ IDS_AT_ONCE = 900
 
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75
-
-
-# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
-# pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
-# are picked by score alone and only they are read.
-def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int,
-            held: tuple) -> list[tuple]:
-    """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
-    message. Without a filter or a date, only the ranking is read: no row is joined."""
-    ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
-    factor, factor_params = held_factor(held, "m.at", "m.at")
-    if where or factor:
-        sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
-               f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
-    else:
-        sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
-    return conn.execute(sql, [*factor_params, *params, *filter_params, size]).fetchall()
