@@ -85,16 +85,11 @@ QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|
 COMPOUND = re.compile(r"_*[^\W_][\w\u0300-\u036f]*(?:[./\\:@-]+_*[^\W_][\w\u0300-\u036f]*)+")
 
 
-def _symbols(text: str) -> tuple[list[tuple[str, str]], str]:
-    """(symbol as typed, its token) of each symbol word, and ``text`` without them."""
-    found = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
-    return found, QUERY_SYMBOL.sub(" ", text) if found else text
-
-
 def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:
-    """(symbols, ``text`` without them, its words, the words searched: stop words only when
-    nothing else is left)."""
-    symbols, rest = _symbols(text)
+    """((symbol as typed, its token) of each symbol word, ``text`` without them, its words, the
+    words searched: stop words only when nothing else is left)."""
+    symbols = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
+    rest = QUERY_SYMBOL.sub(" ", text) if symbols else text
     found = words(rest)
     return symbols, rest, found, [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
 
