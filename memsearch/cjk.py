@@ -22,8 +22,8 @@ import re
 from .codewords import CLOSE, OPEN, expand, folded, unexpand, unexpand_marked
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "cjk_run", "has_cjk", "nfc", "original",
-           "query_terms", "segment", "segmented", "stored", "unsegment_snippet"]
+__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "bigrams", "cjk_run", "has_cjk", "nfc", "original",
+           "query_terms", "quote", "runs", "segment", "segmented", "stored", "unsegment_snippet"]
 
 # Joins the bigrams of a run and splits it from letters glued to it
 # ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
@@ -177,20 +177,29 @@ def _glues(char: str) -> bool:
     return category[0] == "M" or category == "Co"
 
 
-def _bigrams(run: str) -> list[str]:
+def bigrams(run: str) -> list[str]:
+    """The overlapping pairs of characters of ``run``: ``提交到`` gives ``提交``, ``交到``."""
     return list(map(str.__add__, run, run[1:]))
+
+
+def runs(word: str):
+    """(part, CJK?) of each CJK run of ``word`` and of the text between them, in order."""
+    if word.isascii():
+        yield word, False
+        return
+    last = 0
+    for m in cjk_run().finditer(word):
+        if m.start() > last:
+            yield word[last:m.start()], False
+        yield m.group(), True
+        last = m.end()
+    if last < len(word):
+        yield word[last:], False
 
 
 # segment() spells a long run a slice at a time: the bigrams of a whole run as one list of
 # 2-character strings would hold ~60 bytes a character.
 _SLICE = 4096
-
-
-def _spell_run(run: str) -> str:
-    if len(run) == 1:
-        return run
-    slices = (SEPARATOR.join(_bigrams(run[i:i + _SLICE + 1])) for i in range(0, len(run) - 1, _SLICE))
-    return SEPARATOR.join(slices) + SEPARATOR + run[-1]
 
 
 def segment(text: str) -> str:
@@ -203,8 +212,10 @@ def segment(text: str) -> str:
         return text
 
     def spell(m: re.Match[str]) -> str:
-        run = m.group()
-        spelled = _spell_run(run)
+        spelled = run = m.group()
+        if len(run) > 1:
+            slices = (SEPARATOR.join(bigrams(run[i:i + _SLICE + 1])) for i in range(0, len(run) - 1, _SLICE))
+            spelled = SEPARATOR.join(slices) + SEPARATOR + run[-1]
         start, end = m.span()
         if start and _glues(text[start - 1]):
             spelled = SEPARATOR + spelled
@@ -215,23 +226,23 @@ def segment(text: str) -> str:
     return cjk_run().sub(spell, text)
 
 
-def _quote(token: str) -> str:
-    # Tokens come from \w+ runs, so they never hold a double quote.
-    return f'"{token}"'
+def quote(words: str) -> str:
+    """``words`` as one FTS5 string (a phrase of several), any double quote dropped."""
+    return '"' + words.replace('"', "") + '"'
 
 
 def _cjk_word(run: str, mode: str) -> str:
     if len(run) == 1:
         # Matches the unigram of a one-character run and every bigram that
         # starts with the character: together, every occurrence of it.
-        return f"{_quote(run)}*"
-    bigrams = _bigrams(run)
-    if len(bigrams) == 1:
-        return _quote(bigrams[0])
-    phrase = _quote(" ".join(bigrams))
+        return f"{quote(run)}*"
+    pairs = bigrams(run)
+    if len(pairs) == 1:
+        return quote(pairs[0])
+    phrase = quote(" ".join(pairs))
     if mode == "phrase":
         return phrase
-    strings = [phrase] * (mode == "hybrid") + list(map(_quote, bigrams))
+    strings = [phrase] * (mode == "hybrid") + list(map(quote, pairs))
     return "(" + (" AND " if mode == "and" else " OR ").join(strings) + ")"
 
 
@@ -247,7 +258,7 @@ def _other_words(word: str) -> list[str]:
         return []
     word = folded(word)
     cased = word.casefold()
-    return [_quote(word)] if cased in (word, word.lower().replace("ς", "σ")) else [_quote(word), _quote(cased)]
+    return [quote(word)] if cased in (word, word.lower().replace("ς", "σ")) else [quote(word), quote(cased)]
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
@@ -263,16 +274,10 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
     terms: list[str] = []
     for word in WORD.findall(text):
         if word.isascii():  # no CJK, no full-width letters: one quoted token
-            terms.append(_quote(word))
+            terms.append(quote(word))
             continue
-        pos = 0
-        for m in cjk_run().finditer(word):
-            if m.start() > pos:
-                terms.extend(_other_words(word[pos : m.start()]))
-            terms.append(_cjk_word(m.group(), mode))
-            pos = m.end()
-        if pos < len(word):
-            terms.extend(_other_words(word[pos:]))
+        for part, cjk in runs(word):
+            terms.extend([_cjk_word(part, mode)] if cjk else _other_words(part))
     return terms
 
 

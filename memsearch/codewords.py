@@ -45,8 +45,7 @@ SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|(?<![\
 
 # Files are scanned for identifiers in a copy of their text with one byte a
 # character, each spelled by its class (a: lower case, A: upper case, 0:
-# digit, _: _ or -, space: anything else): a regex over the text itself cost
-# ~300 ns a character, ten times what FTS5 takes to index it.
+# digit, _: _ or -, space: anything else): far cheaper than a regex over the text.
 _CLASSES = bytes.maketrans(
     bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
     b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
@@ -148,13 +147,10 @@ def expand(text: str) -> str:
     any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
     if OPEN in text or CLOSE in text:
         pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
-        return "".join(_doubled(p) if i % 2 else _expand(p) for i, p in enumerate(pieces))
+        # Each marker twice, not the run twice: "⁤⁢" as itself twice would read as an expansion.
+        return "".join(p.replace(OPEN, OPEN * 2).replace(CLOSE, CLOSE * 2) if i % 2 else _expand(p)
+                       for i, p in enumerate(pieces))
     return _expand(text)
-
-
-def _doubled(markers: str) -> str:
-    # Each character twice: "⁤⁢" as itself twice would read as an expansion.
-    return markers.replace(OPEN, OPEN * 2).replace(CLOSE, CLOSE * 2)
 
 
 # An escaped marker of the text, or an expansion (which holds no marker).
@@ -196,8 +192,7 @@ def _expand(text: str) -> str:
 
 
 # Where a symbol ends: ++ or # after a letter or digit (in _CASELESS),
-# .NET. Each regex starts with a literal, so re skips ahead to it: ~2.5 times
-# less than a bytes.find a spelling.
+# .NET. Each regex starts with a literal, so re skips ahead to it.
 _AFTER_LETTERS = (re.compile(rb"#(?<=[a0]#)"), re.compile(rb"\+\+(?<=[a0]\+\+)"))
 _DOTNET = re.compile(r"\.(?:NET|Net|net)")
 
@@ -205,8 +200,8 @@ _DOTNET = re.compile(r"\.(?:NET|Net|net)")
 def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
     """(end, token) of each SYMBOL in ``text``, looked for from a letter or
     digit before ``++`` or ``#`` in ``marks`` (_CASELESS) and from ``.NET``.
-    SYMBOL is tried once, where the letters before the symbol start: tried at
-    each position of a window, it was a third of what expand() cost."""
+    SYMBOL is tried once, where the letters before the symbol start, not at
+    each position of a window."""
     found: list[tuple[int, str]] = []
     for symbol in _AFTER_LETTERS:
         for m in symbol.finditer(marks):
@@ -229,8 +224,7 @@ def _symbol_at(text: str, start: int, end: int, found: list) -> None:
 # alone gets nothing: unicode61 splits it, and a query joins it
 # (memsearch.query). Each regex starts with a literal, the rarer letter of its
 # pairs, so re skips ahead to it as bytes.find does, and runs on to the end of
-# the run. (An alternation of the pairs, tried at every position, cost ~7
-# times as much; a bytes.find a pair, ~1.5 times.)
+# the run.
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")

@@ -48,10 +48,7 @@ def index_for_context(path: str | os.PathLike) -> str:
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
     read = read_text(path, READ_BYTES)
-    if read is None:
-        return ""
-    text, file_bytes = read
-    return format_index_for_context(text, name=os.path.basename(path), file_bytes=file_bytes)
+    return "" if read is None else format_index_for_context(read[0], name=os.path.basename(path), file_bytes=read[1])
 
 
 def read_text(path: str, limit: int, *, confined: bool = False) -> tuple[str, int | None] | None:
@@ -104,16 +101,10 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
 def clean(text: str) -> str:
     """``text`` without a byte-order mark, leading frontmatter, top-level HTML comments and the
     blank lines around them, its line ends made LF (controls are left for the caller to spell)."""
-    text = strip_comments(strip_frontmatter(text.replace("\r\n", "\n").lstrip(BOM)))
-    return _LEADING_BLANK_LINES.sub("", text).rstrip()
-
-
-def strip_frontmatter(text: str) -> str:
-    """The text after a leading ``---`` block; unchanged if it never closes."""
-    if not FENCE_LINE.match(text):
-        return text
-    parts = FENCE_LINE.split(text, 2)
-    return parts[2] if len(parts) == 3 else text
+    text = text.replace("\r\n", "\n").lstrip(BOM)
+    parts = FENCE_LINE.split(text, 2) if FENCE_LINE.match(text) else ()
+    text = parts[2] if len(parts) == 3 else text  # a leading ``---`` block that never closes stays
+    return _LEADING_BLANK_LINES.sub("", strip_comments(text)).rstrip()
 
 
 def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
@@ -148,7 +139,11 @@ def strip_comments(text: str) -> str:
     if "<!--" not in text:
         return text
     lines = text.split("\n")
-    closes = _next_close(lines)
+    # For each line, the first line at or after it holding "-->", in one pass from the end: many
+    # unclosed "<!--" lines cost linear time, not a scan to the end each.
+    closes: list[int | None] = [None] * (len(lines) + 1)
+    for j in range(len(lines) - 1, -1, -1):
+        closes[j] = j if "-->" in lines[j] else closes[j + 1]
     out: list[str] = []
     fence: tuple[str, int] | None = None  # the open code fence's character and length
     list_indent: int | None = None  # content column of the list being read
@@ -196,12 +191,3 @@ def strip_comments(text: str) -> str:
         out.append(line)
         blank_before = False
     return "\n".join(out)
-
-
-def _next_close(lines: list[str]) -> list[int | None]:
-    """For each line, the first line at or after it holding "-->", in one pass from the end: many
-    unclosed "<!--" lines cost linear time, not a scan to the end each (quadratic in a hostile file)."""
-    closes: list[int | None] = [None] * (len(lines) + 1)
-    for j in range(len(lines) - 1, -1, -1):
-        closes[j] = j if "-->" in lines[j] else closes[j + 1]
-    return closes

@@ -3,7 +3,7 @@
 "What did Evan share on 9th December 2023?", "where did we deploy in July
 2022?", "the 2024-03-05 outage": the session was held then, though its text
 rarely says the date. memsearch.history ranks the sessions held at a named
-date higher (a factor, not a filter: ``--since`` filters). Pure functions.
+date higher (a factor, not a filter: ``--since`` filters). Pure functions; SQL as text.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ _ALSO_WORDS = ("may", "march")
 # Days either side of a named day: "the week before August 3" and a session held the day after
 # still meet it.
 SLACK_DAYS = 3
+
+# A session (or message) held at a date the question names counts this much more: the question
+# asks about what was said then, though the text rarely says the date.
+HELD_FACTOR = 2.0
 
 
 class Window(NamedTuple):
@@ -70,3 +74,21 @@ def windows(text: str) -> tuple[Window, ...]:
             continue
         out.append(Window(f"{first.isoformat()}T00:00:00Z", f"{last.isoformat()}T23:59:59Z"))
     return tuple(dict.fromkeys(out))
+
+
+def held_factor(named: tuple[Window, ...], first: str, last: str) -> tuple[str, list]:
+    """`` * <HELD_FACTOR where the span of times in the columns ``first`` to ``last`` meets a window
+    of ``named``, else 1>`` for a score's SQL, and its parameters; ("", []) for no window."""
+    terms, params = [], []
+    for w in named:
+        if w.month:  # that month of any year, within a span that may cross a new year
+            terms.append(f"(CASE WHEN substr({first}, 1, 4) = substr({last}, 1, 4)"
+                         f" THEN ? BETWEEN substr({first}, 6, 2) AND substr({last}, 6, 2)"
+                         f" ELSE ? >= substr({first}, 6, 2) OR ? <= substr({last}, 6, 2) END)")
+            params += [w.month] * 3
+        else:
+            terms.append(f"({last} >= ? AND {first} <= ?)")
+            params += [w.start, w.end]
+    if not terms:
+        return "", []
+    return f" * (CASE WHEN {' OR '.join(terms)} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params

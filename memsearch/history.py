@@ -19,18 +19,19 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
-from .cjk import WORD, original, unsegment_snippet
-from .dates import windows
+from .cjk import WORD, original
+from .dates import held_factor, windows
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, QUOTED, apply_floor, cap, fetch_size, file_count, lucene_factor, varints,
-                     mark_unmatched, ranking, scored_strings, short_repr, string_params, string_runs, text_snippet)
+from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, apply_floor, fetch_size, file_count, lucene_factor,
+                     mark_unmatched, ranking, scored_strings, short_repr, stems, string_params, string_runs,
+                     text_snippet, varints)
 from .session_context import SessionContext, check_arguments, select
-from .settings import (DEFAULT_LIMIT, MARK_CLOSE, MARK_OPEN, Settings,
-                       check_floor, check_limit, encodable, given_path, load_settings, read_config)
+from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
+                       read_config)
 from .memory_file import below
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
@@ -184,7 +185,7 @@ class HistoryIndex(db.Opened):
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         run = self._run if messages else self._run_sessions
-        held = _held(windows(query))
+        held = windows(query)
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
             hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
@@ -197,19 +198,17 @@ class HistoryIndex(db.Opened):
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
-            gone = {_file(*row) for row in self.conn.execute(
-                f"SELECT root, path FROM history_files WHERE id IN ({','.join('?' * len(stale))})", list(stale))}
+            gone = {_file(*row) for row in _rows_of(
+                self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
             hits = [hit for hit in hits if hit.file not in gone]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
         """The files among those of messages ``ids`` whose bytes at a message's place no longer
         parse to the text indexed: a pread a message, a file opened once."""
-        if not ids:
-            return set()
-        rows = self.conn.execute(
-            f"SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path FROM history_messages"
-            f" AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        rows = _rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path"
+                        " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                        " WHERE m.id IN ({marks})", ids)
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)
@@ -241,8 +240,8 @@ class HistoryIndex(db.Opened):
         with db.write_transaction(self.conn):
             self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
 
-    def _where(self, project, session, role=None, after=None) -> tuple[list[str], list]:
-        """Conditions (and their parameters) on ``m``: a message, or a piece for the first two."""
+    def _where(self, project, session, role=None, after=None) -> tuple[str, list]:
+        """`` AND <condition>`` on ``m`` each (a message, or a piece for the first two), and their parameters."""
         where, params = [], []
         # Rows of other roots sharing the database are never shown; when there are none, no join.
         marks = self._marks
@@ -265,7 +264,7 @@ class HistoryIndex(db.Opened):
         if after is not None:
             where.append("m.at >= ?")
             params.append(after)
-        return where, params
+        return "".join(f" AND {w}" for w in where), params
 
     def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
                       counts: dict):
@@ -288,7 +287,7 @@ class HistoryIndex(db.Opened):
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
 
-    def _ranked_sessions(self, query: Query, where: list, params: list, counts: dict, size: int,
+    def _ranked_sessions(self, query: Query, where: str, params: list, counts: dict, size: int,
                          held: tuple) -> list:
         """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
         at a date the question names), but each string read once, its rows counted as they come (a
@@ -306,15 +305,15 @@ class HistoryIndex(db.Opened):
             scale = -weight * factor
             for pid, raw in rows:  # the strings in one order for every piece: equal pieces score equal
                 scores[pid] = get(pid, 0.0) + raw * scale
-        mark_unmatched(conn, query, counts, "".join(f" AND {w}" for w in where), params, SESSIONS, "history_pieces")
+        mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
         if not scores:
             return []
         by_session: dict[str, list[float]] = {}
         factors: dict[str, float] = {}
-        factor, factor_params = _factor(held, "m.first_at", "m.last_at")
+        factor, factor_params = held_factor(held, "m.first_at", "m.last_at")
         for pid, session_, times in _rows_of(
-                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}})"
-                f"{''.join(f' AND {w}' for w in where)}", list(scores), params, factor_params):
+                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}",
+                list(scores), params, factor_params):
             by_session.setdefault(session_, []).append(scores[pid])
             factors[session_] = max(factors.get(session_, 1.0), times)
         # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
@@ -322,7 +321,7 @@ class HistoryIndex(db.Opened):
         ranked = sorted(((s, math.fsum(v) * factors[s]) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
         return ranked[:size]
 
-    def _session_hits(self, query: Query, kept: list, where: list, params: list) -> list:
+    def _session_hits(self, query: Query, kept: list, where: str, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
 
         No bm25() query a session: each counted every word's messages over the whole index again.
@@ -331,9 +330,12 @@ class HistoryIndex(db.Opened):
         a message, for the REFINED likeliest of each session alone, from the message's text (see
         _word_counts; the others count each word once)."""
         conn = self.conn
-        avgdl = _average_length(conn)
+        # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
+        row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
+        rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
+        avgdl = max(tokens / rows, 1.0) if rows else 1.0
         filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
-                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{''.join(f' AND {w}' for w in where)}")
+                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{where}")
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span = 0
         seen = dict.fromkeys(query.terms, 0)
@@ -358,7 +360,7 @@ class HistoryIndex(db.Opened):
         for session_, holds in found:
             rows = _rows_of(conn, filtered, list(holds), [session_, *params])
             for mid, size in rows:
-                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * _length(size) / avgdl)
+                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
             once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
                           key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
@@ -372,55 +374,52 @@ class HistoryIndex(db.Opened):
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session_] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found_, snippets_ = self._found(ids), self._snippets(query, ids)
+        found_ = self._found(query, ids)
         hits = []
         for session_, score in kept:
             matched, mids = best[session_]
             if mids:
-                excerpts = tuple(Excerpt(found_[m][3], found_[m][2], snippets_.get(m, ""), found_[m][6], found_[m][5])
-                                 for m in mids)
-                first = found_[mids[0]]
-                hits.append(SessionHit(session_, first[1], first[2], score, matched, excerpts, first[4]))
+                shown = [found_[m] for m in mids]
+                excerpts = tuple(Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in shown)
+                first = shown[0]
+                hits.append(SessionHit(session_, first.project, first.at, score, matched, excerpts, first.file))
         return hits, ids
 
     def _run(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
              counts: dict):
         conn = self.conn
         where, params = self._where(project, session, role, after)
-        scored = self._scored(query, MESSAGES, "history_messages", where, params, counts)
+        scored = scored_strings(conn, query, MESSAGES)
+        counts.update((s.fts, s.files) for s in scored)
+        mark_unmatched(conn, query, counts, where, params, MESSAGES, "history_messages")
+        scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [], 0, []
-        ranked = _ranked(conn, scored, " AND ".join(where), params, fetch_size(limit), held)
+        # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore):
+        # a question's words are common in conversation, so the pruned ranking mostly failed its check
+        # and ran again. What this saves is the join: without a filter or a date, no row is joined.
+        sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
+        if where or factor:
+            sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
+                   f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+        else:
+            sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
+        ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         if not kept:
             return [], len(ranked), []
         ids = [mid for mid, _ in kept]
-        found, excerpts = self._found(ids), self._snippets(query, ids)
-        hits = [HistoryHit(*found[mid][:4], score, excerpts.get(mid, ""), *found[mid][4:]) for mid, score in kept]
-        return hits, len(ranked) - len(kept), ids
+        found = self._found(query, ids)
+        return [found[mid]._replace(score=score) for mid, score in kept], len(ranked) - len(kept), ids
 
-    def _scored(self, query: Query, fts: str, rows: str, where: list, params: list, counts: dict) -> list:
-        """The memory search's strings, idf and sum over ``fts``, ``counts`` filled; one matching
-        nothing adds nothing."""
-        scored = scored_strings(self.conn, query, fts)
-        counts.update((s.fts, s.files) for s in scored)
-        mark_unmatched(self.conn, query, counts, "".join(f" AND {w}" for w in where), params, fts, rows)
-        return [s for s in scored if s.files]
-
-    def _found(self, ids: list[int]) -> dict[int, tuple]:
-        """{id: (session, project, at, role, file, sidechain, uuid)} of messages ``ids``."""
-        rows = self.conn.execute(
-            f"SELECT m.id, m.session, m.project, m.at, m.role, f.root, f.path, m.sidechain, m.uuid"
-            f" FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-            f" WHERE m.id IN ({','.join('?' * len(ids))})", ids) if ids else ()
-        return {mid: (*row, _file(root, path), bool(side), uuid) for mid, *row, root, path, side, uuid in rows}
-
-    def _snippets(self, query: Query, ids: list[int]) -> dict[int, str]:
+    def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
+        """{id: message ``id`` as a hit, its excerpt for ``query``, score 0} of messages ``ids``."""
         words = " OR ".join(query.terms)
-        rows = self.conn.execute(f"SELECT id, idx_body FROM history_messages WHERE id IN ({','.join('?' * len(ids))})",
-                                 ids) if ids else ()
-        return {mid: cap(unsegment_snippet(text_snippet(text, words), MARK_OPEN, MARK_CLOSE, query=words))
-                for mid, text in rows}
+        rows = _rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
+                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                        " WHERE m.id IN ({marks})", ids)
+        return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
+                for mid, *row, body, root, path, side, uuid in rows}
 
     # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
@@ -473,11 +472,10 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 
 def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
     """{(message, term): how often the message's text holds the term}: each of the term's words'
-    start (about its stem: search._likeliest's needles) counted after a space or a line end (a
+    start (about its stem: search.stems) counted after a space or a line end (a
     regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
     inside a word) is left out: it counts once."""
-    needles = [(term, word[:max(3, len(word) - 4)]) for term in terms
-               for word in (w.replace('""', '"').lower() for w in QUOTED.findall(term)) if word]
+    needles = [(term, stem) for term in terms for stem in stems(term)]
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     rows = _rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
@@ -516,18 +514,6 @@ def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), befo
     return out
 
 
-def _average_length(conn: sqlite3.Connection) -> float:
-    """The messages' average length in tokens, from FTS5's own totals (row count, then tokens)."""
-    row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
-    rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
-    return max(tokens / rows, 1.0) if rows else 1.0
-
-
-def _length(size: bytes) -> int:
-    """A message's length in tokens, from its FTS5 docsize record."""
-    return next(varints(size), 0)
-
-
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -558,51 +544,3 @@ IDS_AT_ONCE = 900
 
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75
-
-
-# A session (or message) held at a date the question names (memsearch.dates) counts double: the
-# question asks about what was said then, though the text rarely says the date.
-HELD_FACTOR = 2.0
-
-
-def _held(named: tuple) -> tuple[str, list]:
-    """SQL, over the columns ``{first}`` and ``{last}`` of a span of times, true where it meets a
-    window of ``named`` (memsearch.dates.Window), and its parameters; ("", []) for none."""
-    terms, params = [], []
-    for w in named:
-        if w.month:  # that month of any year, within a span that may cross a new year
-            terms.append("(CASE WHEN substr({first}, 1, 4) = substr({last}, 1, 4)"
-                         " THEN ? BETWEEN substr({first}, 6, 2) AND substr({last}, 6, 2)"
-                         " ELSE ? >= substr({first}, 6, 2) OR ? <= substr({last}, 6, 2) END)")
-            params += [w.month] * 3
-        else:
-            terms.append("({last} >= ? AND {first} <= ?)")
-            params += [w.start, w.end]
-    return " OR ".join(terms), params
-
-
-def _factor(held: tuple, first: str, last: str) -> tuple[str, list]:
-    """`` * <HELD_FACTOR where held, else 1>`` for a score's SQL, and its parameters; ("", []) when
-    no date was named."""
-    test, params = held
-    if not test:
-        return "", []
-    test = test.format(first=first, last=last)
-    return f" * (CASE WHEN {test} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params
-
-
-# Not memsearch.search's pruning (MaxScore): a question's words are common in conversation, so the
-# pruned ranking mostly failed its check and ran again. What this saves is the join: the best ids
-# are picked by score alone and only they are read.
-def _ranked(conn: sqlite3.Connection, scored: list, where: str, filter_params: list, size: int,
-            held: tuple) -> list[tuple]:
-    """The ``size`` best (message id, score) rows for the strings ``scored``; ties go to the later
-    message. Without a filter or a date, only the ranking is read: no row is joined."""
-    ranked, params = ranking(len(scored), MESSAGES, ()), string_params(scored)
-    factor, factor_params = _factor(held, "m.at", "m.at")
-    if where or factor:
-        sql = (f"SELECT s.id, s.score{factor} AS score FROM ({ranked}) AS s JOIN history_messages AS m"
-               f" ON m.id = s.id WHERE 1{f' AND {where}' if where else ''} ORDER BY score DESC, s.id DESC LIMIT ?")
-    else:
-        sql = f"SELECT id, score FROM ({ranked}) ORDER BY score DESC, id DESC LIMIT ?"
-    return conn.execute(sql, [*factor_params, *params, *filter_params, size]).fetchall()

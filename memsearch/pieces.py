@@ -29,8 +29,7 @@ def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
                  " SELECT file, session, max(project), min(id), max(id), count(*), min(at), max(at)"
                  " FROM history_messages WHERE file = ? AND id > ? GROUP BY session", (fid, after))
     added = conn.execute("SELECT id, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
-    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
-                 " FROM history_pieces AS p WHERE p.id > ?", (top,))
+    _index_pieces(conn, "p.id > ?", (top,))
     for _, session in added:
         pieces = conn.execute("SELECT id, first, last, messages, first_at, last_at FROM history_pieces"
                               " WHERE file = ? AND session = ? ORDER BY id", (fid, session)).fetchall()
@@ -46,13 +45,17 @@ def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
             pid = conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at,"
                                " last_at) SELECT file, session, project, ?, ?, ?, ?, ? FROM history_messages WHERE id = ?",
                                (first, last, n, first_at, last_at, last)).lastrowid
-            conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
-                         " FROM history_pieces AS p WHERE p.id = ?", (pid,))
+            _index_pieces(conn, "p.id = ?", (pid,))
 
 
 def _least(a, b, pick=min):
     """``pick`` of two times, either of which may be None (no message had one)."""
     return b if a is None else a if b is None else pick(a, b)
+
+
+def _index_pieces(conn: sqlite3.Connection, where: str, params) -> None:
+    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
+                 f" FROM history_pieces AS p WHERE {where}", params)
 
 
 def _delete_pieces(conn: sqlite3.Connection, where: str, params) -> None:

@@ -18,7 +18,7 @@ import re
 from typing import NamedTuple
 
 from . import codewords
-from .cjk import WORD, has_cjk, nfc, query_terms
+from .cjk import WORD, has_cjk, nfc, query_terms, quote
 from .errors import InvalidArgument, NoSearchableWords
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS), left out of queries:
@@ -78,10 +78,6 @@ def words(text: str) -> list[str]:
     return list(first.values())
 
 
-def quote(word: str) -> str:
-    return '"' + word.replace('"', "") + '"'
-
-
 # A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
 QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|\.(?:net|NET|Net)\b")
 # Words joined without spaces by . / \ : @ (a path, a dotted name, a
@@ -89,16 +85,11 @@ QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|
 COMPOUND = re.compile(r"_*[^\W_][\w\u0300-\u036f]*(?:[./\\:@-]+_*[^\W_][\w\u0300-\u036f]*)+")
 
 
-def _symbols(text: str) -> tuple[list[tuple[str, str]], str]:
-    """(symbol as typed, its token) of each symbol word, and ``text`` without them."""
-    found = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
-    return found, QUERY_SYMBOL.sub(" ", text) if found else text
-
-
 def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:
-    """(symbols, ``text`` without them, its words, the words searched: stop words only when
-    nothing else is left)."""
-    symbols, rest = _symbols(text)
+    """((symbol as typed, its token) of each symbol word, ``text`` without them, its words, the
+    words searched: stop words only when nothing else is left)."""
+    symbols = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
+    rest = QUERY_SYMBOL.sub(" ", text) if symbols else text
     found = words(rest)
     return symbols, rest, found, [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
 

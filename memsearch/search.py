@@ -339,13 +339,19 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     if not ids:
         return {}
     words = " OR ".join(query.terms)
-    long = _long(conn, ids)
+    # Too long for snippet() itself, by their tokens in each column.
+    long = {i for i, sizes in conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
+            if sum(varints(sizes)) > DIRECT_TOKENS}
     direct = [i for i in ids if i not in long]
     sql = SNIPPETS.format(marks=",".join("?" * len(direct)))
     rows = list(conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *direct))) if direct else []
     rows += [(i, _sliced_snippet(conn, words, i)) for i in ids if i in long]
+    return {rowid: _shown(text, words) for rowid, text in rows if text}
+
+
+def _shown(excerpt: str, words: str) -> str:
     # snippet() reads the indexed text: map CJK segmenting back.
-    return {rowid: cap(unsegment_snippet(text, MARK_OPEN, MARK_CLOSE, query=words)) for rowid, text in rows if text}
+    return cap(unsegment_snippet(excerpt, MARK_OPEN, MARK_CLOSE, query=words))
 
 
 # snippet()'s cost grows with the square of a word's instances in one file. A file of more than
@@ -362,12 +368,6 @@ SLICE_TEXT = "SELECT coalesce(idx_name, ''), coalesce(idx_description, ''), coal
 SLICE_SNIPPET = "SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ? {order} LIMIT 1"
 
 
-def _long(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The files among ``ids`` too long for snippet() itself."""
-    rows = conn.execute(DOCSIZE.format(marks=",".join("?" * len(ids))), ids)
-    return {i for i, sizes in rows if sum(varints(sizes)) > DIRECT_TOKENS}  # tokens in each column
-
-
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     row = conn.execute(SLICE_TEXT, (rowid,)).fetchone()
     if row is None:
@@ -381,9 +381,11 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
 
 
 def text_snippet(text: str, words: str) -> str:
-    """snippet() of ``text`` for the FTS5 query ``words``, as the index would give it: the text is
-    indexed alone in the scratch table, so its cost is its own length, not the index's doclists."""
-    return _best_slice(_scratch(), [text], words) or ""
+    """The excerpt of the indexed ``text`` for the FTS5 query ``words``, as :func:`snippets` gives
+    it: the text is indexed alone in the scratch table, so its cost is its own length, not the
+    index's doclists."""
+    excerpt = _best_slice(_scratch(), [text], words)
+    return _shown(excerpt, words) if excerpt else ""
 
 
 def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:
@@ -401,12 +403,18 @@ def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> s
 QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # a string of an FTS5 query as memsearch.query writes it
 
 
+def stems(fts: str) -> list[str]:
+    """The start of each string of the FTS5 query ``fts`` (a word, a CJK pair, a prefix), lowercased:
+    all but its last few letters, which a Porter stem may change."""
+    words = (w.replace('""', '"').lower() for w in QUOTED.findall(fts))
+    return [w[:max(3, len(w) - 4)] for w in words if w]
+
+
 def _likeliest(pieces: list[str], words: str) -> str | None:
     """A guess at the slice holding the most distinct words, then most words,
     by a prefix of each (a Porter stem keeps all but the last few letters);
     None when no slice holds any."""
-    needles = {w.replace('""', '"').lower() for w in QUOTED.findall(words)}  # CJK pairs, prefixes: each string
-    needles = {w[:max(3, len(w) - 4)] for w in needles if w}
+    needles = set(stems(words))
     best, best_key = None, (0, 0)
     for piece in pieces:
         lower = piece.lower()

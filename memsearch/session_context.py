@@ -14,7 +14,7 @@ import re
 from collections import deque
 from typing import Iterable, NamedTuple
 
-from .cjk import cjk_run
+from .cjk import bigrams, runs
 from .errors import MemsearchError
 from .format import CONTROLS, quoted
 
@@ -130,19 +130,8 @@ def terms(query: str) -> list[str]:
     At most MAX_TERMS, the longest kept (ties: the first in the query)."""
     out: dict[str, None] = {}
     for word in _WORD.findall(_folded(query)):
-        if word.isascii():
-            out[word] = None
-            continue
-        last = 0
-        for m in cjk_run().finditer(word):
-            if m.start() > last:
-                out[word[last:m.start()]] = None
-            run = m.group()
-            for gram in ([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]):
-                out[gram] = None
-            last = m.end()
-        if last < len(word):
-            out[word[last:]] = None
+        for part, cjk in runs(word):
+            out.update(dict.fromkeys(bigrams(part) if cjk and len(part) > 1 else [part]))
     found = list(out)
     if len(found) > MAX_TERMS:
         kept = set(sorted(found, key=len, reverse=True)[:MAX_TERMS])  # sorted() is stable

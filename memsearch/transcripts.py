@@ -165,17 +165,12 @@ def _content(content) -> tuple[list[str], list[str]]:
             except (ValueError, TypeError, RecursionError):
                 args = ""
             tools.append(_cap(f"{name}: {args}", TOOL_INPUT_CHARS))
-        elif kind == "tool_result":
-            tools.append(_cap(_clean(_result_text(block.get("content"))), TOOL_OUTPUT_CHARS))
+        elif kind == "tool_result":  # content: a string or text blocks
+            given = block.get("content")
+            if isinstance(given, list):
+                given = "\n".join(_str(b.get("text")) for b in given if isinstance(b, dict) and b.get("type") == "text")
+            tools.append(_cap(_clean(_str(given)), TOOL_OUTPUT_CHARS))
     return [t for t in said if t], [t for t in tools if t]
-
-
-def _result_text(content) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 def _clean(text: str) -> str:
@@ -205,47 +200,24 @@ _ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
 
 
 def timestamp(value) -> str | None:
-    """A line's time (ISO 8601, Unix seconds or milliseconds) as UTC 'YYYY-MM-DDTHH:MM:SSZ', text
-    that sorts as time; else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        try:
-            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            return None
-    elif isinstance(value, str) and value:
-        if _ISO_Z.fullmatch(value):  # Claude Code's form, the common case: no time zone to apply
-            try:
-                datetime.fromisoformat(value[:19])  # a real date and time: a hostile line's 2025-13-45 is not
-            except ValueError:
-                return None
-            return value[:19] + "Z"
-        moment = parse_time(value)
-    else:
-        return None
-    return None if moment is None else utc_text(moment)
-
-
-def utc_text(moment: datetime) -> str | None:
-    """``moment`` as UTC 'YYYY-MM-DDTHH:MM:SSZ', or None when UTC has no such year
+    """A line's time (ISO 8601, naive = UTC; Unix seconds or milliseconds) as UTC
+    'YYYY-MM-DDTHH:MM:SSZ', text that sorts as time; else None, as where UTC has no such year
     (0001-01-01T00:00+14:00 is in year 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or value == "":
+        return None
     try:
+        if isinstance(value, str):
+            if _ISO_Z.fullmatch(value):  # Claude Code's form, the common case: no time zone to apply
+                datetime.fromisoformat(value[:19])  # a real date and time: a hostile line's 2025-13-45 is not
+                return value[:19] + "Z"
+            text = value.strip()
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)  # Z: 3.11
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        else:
+            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, timezone.utc)
         return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, ValueError):
+    except (OverflowError, OSError, ValueError):
         return None
-
-
-def parse_time(text: str) -> datetime | None:
-    """ISO 8601 date or time (naive = UTC), or None."""
-    text = text.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"  # fromisoformat() takes Z only from 3.11
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 # -- reading a file ------------------------------------------------------------
