@@ -61,7 +61,7 @@ sys.path.insert(0, str(HERE))
 
 from engines import Bm25sEngine, TantivyEngine  # noqa: E402
 
-from memsearch import HistoryIndex  # noqa: E402
+from memsearch import HistoryIndex, session_rank  # noqa: E402
 from memsearch.cjk import original  # noqa: E402
 
 # The shared corpora sit beside the checkout (/work/main) or two levels up (a worktree).
@@ -459,14 +459,23 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
                          check=True, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
     build = json.loads(out.stdout)
     queries = [q["question"] for q in questions]
-    times = {"with refresh": [], "refresh": [], "search": []}
+    times = {"with refresh": [], "refresh": [], "search": [], "unpruned": []}
+
+    def unpruned(query):  # session ranking with its common words scored in every piece
+        saved, session_rank.PRUNE_MIN_FILES = session_rank.PRUNE_MIN_FILES, 10**12
+        try:
+            h.search(query, refresh=False)
+        finally:
+            session_rank.PRUNE_MIN_FILES = saved
+
     with HistoryIndex(root, db) as h:
         h.refresh()
         for query in queries:  # warm the page cache, as a live session's queries find it
             h.search(query, refresh=False)
         for query in queries:
             for name, call in (("with refresh", lambda: h.search(query)), ("refresh", h.refresh),
-                               ("search", lambda: h.search(query, refresh=False))):
+                               ("search", lambda: h.search(query, refresh=False)),
+                               ("unpruned", lambda: unpruned(query))):
                 t0 = time.perf_counter()
                 call()
                 times[name].append(time.perf_counter() - t0)
@@ -488,7 +497,10 @@ def scale(questions: list, scratch: Path, megabytes: int) -> dict:
             "query_p50_ms": statistics.median(times["with refresh"]) * 1000,
             "query_p90_ms": percentile(times["with refresh"], 0.9) * 1000, **versus_grep,
             "refresh_p50_ms": statistics.median(times["refresh"]) * 1000,
-            "search_p50_ms": statistics.median(times["search"]) * 1000, "largest_mb": largest[1] / 2**20,
+            "search_p50_ms": statistics.median(times["search"]) * 1000,
+            "search_p90_ms": percentile(times["search"], 0.9) * 1000,
+            "unpruned_p50_ms": statistics.median(times["unpruned"]) * 1000,
+            "unpruned_p90_ms": percentile(times["unpruned"], 0.9) * 1000, "largest_mb": largest[1] / 2**20,
             "append_bytes": len(data), "append_bytes_read": result.refresh.bytes_read,
             "append_query_ms": after * 1000}
 
@@ -580,6 +592,9 @@ def report(results: dict) -> str:
                   f" {s['query_p90_ms']:.1f} ms |" if "query_p90_ms" in s else
                   f"| query p50, refresh included | {s['query_p50_ms']:.1f} ms |",
                   f"| of which refresh (p50) / search (p50) | {s['refresh_p50_ms']:.1f} ms / {s['search_p50_ms']:.1f} ms |",
+                  *([f"| search alone p50 / p90, pruned (as shipped) / common words scored everywhere |"
+                     f" {s['search_p50_ms']:.1f} / {s['search_p90_ms']:.1f} ms,"
+                     f" {s['unpruned_p50_ms']:.1f} / {s['unpruned_p90_ms']:.1f} ms |"] if "unpruned_p50_ms" in s else []),
                   f"| next query after a {s['append_bytes']}-byte append to a {s['largest_mb']:.1f} MB transcript"
                   f" | {s['append_query_ms']:.1f} ms, {s['append_bytes_read']} bytes read |"]
         g = s.get("grep", "absent")

@@ -463,3 +463,17 @@ warning_sink = None
 
 
 write_transaction = migrate.write_transaction  # every writer's, the migrations' first
+
+
+# Ids bound in one statement: under SQLite's oldest bound on parameters (999).
+IDS_AT_ONCE = 900
+
+
+def rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), before=()) -> list[tuple]:
+    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, IDS_AT_ONCE at a time (SQLite's
+    bound on parameters), after ``before`` and then ``params``."""
+    out = []
+    for start in range(0, len(ids), IDS_AT_ONCE):
+        chunk = ids[start:start + IDS_AT_ONCE]
+        out += conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk, *params]).fetchall()
+    return out

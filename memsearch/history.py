@@ -19,17 +19,18 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from . import db, history_refresh
-from .cjk import WORD, original
+from .cjk import original
 from .dates import held_factor, windows
+from .db import rows_of
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, read_messages, resolve_session, session_files
-from .query import STOP_WORDS, Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, PAIR_WEIGHT, apply_floor, fetch_size, file_count, lucene_factor,
-                     mark_unmatched, ranking, scored_strings, short_repr, stems, string_params, string_runs,
-                     text_snippet, varints)
+from .query import Query, plan, unmatched
+from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
+                     short_repr, stems, string_params, text_snippet, varints)
 from .session_context import SessionContext, check_arguments, select
+from .session_rank import rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
 from .memory_file import below
@@ -198,7 +199,7 @@ class HistoryIndex(db.Opened):
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
-            gone = {_file(*row) for row in _rows_of(
+            gone = {_file(*row) for row in rows_of(
                 self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
             hits = [hit for hit in hits if hit.file not in gone]
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
@@ -206,9 +207,9 @@ class HistoryIndex(db.Opened):
     def _stale(self, ids: list[int]) -> set[int]:
         """The files among those of messages ``ids`` whose bytes at a message's place no longer
         parse to the text indexed: a pread a message, a file opened once."""
-        rows = _rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path"
-                        " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                        " WHERE m.id IN ({marks})", ids)
+        rows = rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path"
+                       " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                       " WHERE m.id IN ({marks})", ids)
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)
@@ -271,11 +272,10 @@ class HistoryIndex(db.Opened):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a
         date the question names); under a role or time filter, which pieces cannot apply, by their best
         message. Each with its best messages."""
-        conn = self.conn
         where, params = self._where(project, session)
         size = fetch_size(limit)
         if role is None and after is None:
-            ranked = self._ranked_sessions(query, where, params, counts, size, held)
+            ranked = rank_sessions(self.conn, query, where, params, counts, size, held)
         else:
             hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, held, counts)
             best: dict[str, float] = {}
@@ -286,40 +286,6 @@ class HistoryIndex(db.Opened):
         where, params = self._where(project, session, role, after)  # the excerpts' filters
         hits, ids = self._session_hits(query, kept, where, params)
         return hits, len(ranked) - len(kept), ids
-
-    def _ranked_sessions(self, query: Query, where: str, params: list, counts: dict, size: int,
-                         held: tuple) -> list:
-        """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
-        at a date the question names), but each string read once, its rows counted as they come (a
-        count(*) beforehand read its postings again)."""
-        conn = self.conn
-        pieces = file_count(conn, SESSIONS)
-        scores: dict[int, float] = {}
-        get = scores.get
-        for fts, weight, lucene in string_runs(query):
-            if weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces):
-                continue
-            rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
-            factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
-            counts[fts] = len(rows)
-            scale = -weight * factor
-            for pid, raw in rows:  # the strings in one order for every piece: equal pieces score equal
-                scores[pid] = get(pid, 0.0) + raw * scale
-        mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
-        if not scores:
-            return []
-        by_session: dict[str, list[float]] = {}
-        factors: dict[str, float] = {}
-        factor, factor_params = held_factor(held, "m.first_at", "m.last_at")
-        for pid, session_, times in _rows_of(
-                conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}",
-                list(scores), params, factor_params):
-            by_session.setdefault(session_, []).append(scores[pid])
-            factors[session_] = max(factors.get(session_, 1.0), times)
-        # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
-        # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
-        ranked = sorted(((s, math.fsum(v) * factors[s]) for s, v in by_session.items()), key=lambda r: (-r[1], r[0]))
-        return ranked[:size]
 
     def _session_hits(self, query: Query, kept: list, where: str, params: list) -> list:
         """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
@@ -358,7 +324,7 @@ class HistoryIndex(db.Opened):
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         likeliest: list[int] = []
         for session_, holds in found:
-            rows = _rows_of(conn, filtered, list(holds), [session_, *params])
+            rows = rows_of(conn, filtered, list(holds), [session_, *params])
             for mid, size in rows:
                 lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
             once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
@@ -415,9 +381,9 @@ class HistoryIndex(db.Opened):
     def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
         """{id: message ``id`` as a hit, its excerpt for ``query``, score 0} of messages ``ids``."""
         words = " OR ".join(query.terms)
-        rows = _rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
-                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                        " WHERE m.id IN ({marks})", ids)
+        rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
+                       " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                       " WHERE m.id IN ({marks})", ids)
         return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
                 for mid, *row, body, root, path, side, uuid in rows}
 
@@ -478,39 +444,13 @@ def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...
     needles = [(term, stem) for term in terms for stem in stems(term)]
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
-    rows = _rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
+    rows = rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
     for mid, body in rows:
         text = "\n" + body.lower()
         for term, needle in needles:
             found = text.count(" " + needle) + text.count("\n" + needle)
             if found:
                 out[mid, term] = out.get((mid, term), 0) + found
-    return out
-
-
-# A pair holding a stop word whose other words are each in at least this share of the sessions'
-# pieces is left out of session ranking: over long sessions such a pair is in most of them too
-# (its idf near nothing), and matching it reads the stop word's every position in them.
-COMMON_SHARE = 0.5
-
-
-def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
-    """Whether ``pair`` (an FTS5 phrase) holds a stop word and words that ``counts`` (pieces a
-    string matched) says are common; a word not counted as a term of its own is not."""
-    words = [w.casefold() for w in WORD.findall(pair)]
-    if not STOP_WORDS.intersection(words):
-        return False
-    common = {term[1:-1].casefold() for term, n in counts.items() if n >= COMMON_SHARE * pieces}
-    return all(w in common for w in words if w not in STOP_WORDS)
-
-
-def _rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), before=()) -> list[tuple]:
-    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, IDS_AT_ONCE at a time (SQLite's
-    bound on parameters), after ``before`` and then ``params``."""
-    out = []
-    for start in range(0, len(ids), IDS_AT_ONCE):
-        chunk = ids[start:start + IDS_AT_ONCE]
-        out += conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk, *params]).fetchall()
     return out
 
 
@@ -527,20 +467,14 @@ EXCERPTS = 3
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 
-# The FTS5 tables ranked: messages, and sessions' pieces.
-MESSAGES, SESSIONS = "history_fts", "history_session_fts"
+# The messages' FTS5 table.
+MESSAGES = "history_fts"
 
 # A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
 EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 
-# One string's pieces and their bm25().
-PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
-
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
 REFINED = 30
-
-# Ids bound in one statement: under SQLite's oldest bound on parameters (999).
-IDS_AT_ONCE = 900
 
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75

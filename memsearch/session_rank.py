@@ -1,0 +1,140 @@
+"""Sessions ranked as wholes: BM25 over the sessions' pieces (memsearch.pieces), summed by session.
+
+What memsearch.search.ranking() gives over the pieces' FTS5 table, but each string read once, and
+the words most pieces hold scored first only in the pieces holding a rarer word (MaxScore, as
+memsearch.search prunes), which is kept when it provably orders the same sessions.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+from .cjk import WORD
+from .dates import HELD_FACTOR, held_factor
+from .db import rows_of
+from .query import STOP_WORDS, Query
+from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
+
+# The sessions' pieces' FTS5 table; one string's pieces and their bm25(), and how many there are.
+SESSIONS = "history_session_fts"
+PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+
+
+def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
+                  held: tuple) -> list:
+    """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
+    at a date the question names), but each string read once, its rows counted as they come (a
+    count(*) beforehand read its postings again). The words most pieces hold are scored first only
+    in the pieces holding a rarer word, which is enough when it provably orders the same sessions
+    (MaxScore, as memsearch.search prunes: bm25() over every piece of a common word was most of
+    a long history's query)."""
+    pieces = file_count(conn, SESSIONS)
+    runs = string_runs(query)
+    common = _common_words(conn, runs, counts, pieces)
+    scores: dict[int, float] = {}
+    rare: dict[int, float] = {}  # a piece's raw bm25() summed over the words scored in full
+    for fts, weight, lucene in runs:
+        if fts in common or (weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces)):
+            continue
+        rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
+        factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
+        counts[fts] = len(rows)
+        _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
+        if common and weight == 1.0:
+            _add(rare, rows, 1.0)
+    mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
+    factor_sql = held_factor(held, "m.first_at", "m.last_at")
+    if common:
+        # In ``common AND (rarer words)`` a piece's bm25() is the common word's plus the rarer words'.
+        rest = " OR ".join(f"({fts})" for fts, weight, _ in runs if weight == 1.0 and fts not in common)
+        partial, bound = dict(scores), 0.0
+        for fts, n in common.items():
+            factor, most = lucene_factor(pieces, n, 1.0, True)
+            bound += most * (HELD_FACTOR if held else 1.0)
+            for pid, raw in conn.execute(PIECE_STRING, (f"{fts} AND ({rest})",)):
+                partial[pid] = partial.get(pid, 0.0) - (raw - rare[pid]) * factor
+        ranked, members = _by_session(conn, partial, where, params, factor_sql)
+        if _exact(conn, ranked, members, rare, bound, size):
+            return ranked[:size]
+        for fts, n in common.items():  # not provably the same order: scored in every piece after all
+            _add(scores, conn.execute(PIECE_STRING, (fts,)).fetchall(), -lucene_factor(pieces, n, 1.0, True)[0])
+    return _by_session(conn, scores, where, params, factor_sql)[0][:size]
+
+
+# A pair holding a stop word whose other words are each in at least this share of the sessions'
+# pieces is left out of session ranking: over long sessions such a pair is in most of them too
+# (its idf near nothing), and matching it reads the stop word's every position in them.
+COMMON_SHARE = 0.5
+
+
+def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
+    """Whether ``pair`` (an FTS5 phrase) holds a stop word and words that ``counts`` (pieces a
+    string matched) says are common; a word not counted as a term of its own is not."""
+    words = [w.casefold() for w in WORD.findall(pair)]
+    if not STOP_WORDS.intersection(words):
+        return False
+    common = {term[1:-1].casefold() for term, n in counts.items() if n >= COMMON_SHARE * pieces}
+    return all(w in common for w in words if w not in STOP_WORDS)
+
+
+def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int) -> dict[str, int]:
+    """{word: pieces holding it} of the single words in COMMON_SHARE of the pieces and PRUNE_MIN_FILES or
+    more, if a rarer word remains to find the pieces they are scored in (a count(*) reads no position)."""
+    if pieces < PRUNE_MIN_FILES:
+        return {}
+    common = {}
+    for fts, weight, lucene in runs:
+        if weight == 1.0 and lucene:
+            n = conn.execute(PIECE_COUNT, (fts,)).fetchone()[0]
+            if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces):
+                common[fts] = n
+    if len(common) == sum(weight == 1.0 for _, weight, _ in runs):
+        return {}
+    counts.update(common)
+    return common
+
+
+def _add(scores: dict[int, float], rows, scale: float) -> None:
+    get = scores.get
+    for pid, raw in rows:
+        scores[pid] = get(pid, 0.0) + raw * scale
+
+
+def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
+                factor_sql: tuple) -> tuple[list, dict]:
+    """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces}."""
+    members: dict[str, list[int]] = {}
+    factors: dict[str, float] = {}
+    factor, factor_params = factor_sql
+    for pid, session_, times in rows_of(
+            conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}",
+            list(scores), params, factor_params):
+        members.setdefault(session_, []).append(pid)
+        factors[session_] = max(factors.get(session_, 1.0), times)
+    # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
+    # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
+    ranked = sorted(((s, math.fsum(scores[p] for p in v) * factors[s]) for s, v in members.items()),
+                    key=lambda r: (-r[1], r[0]))
+    return ranked, members
+
+
+def _exact(conn: sqlite3.Connection, ranked: list, members: dict, rare: dict, bound: float, size: int) -> bool:
+    """Whether ``ranked``, its common words counted only in the pieces holding a rarer word (``rare``),
+    has its first ``size`` sessions exactly: none of them has another piece, and no other session
+    reaches the last of them with ``bound`` (the common words' most in a piece) for each it has."""
+    if len(ranked) < size:  # sessions of common words alone would be ranked too
+        return False
+    reach = ranked[size - 1][1]
+    most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM history_pieces GROUP BY session)").fetchone()[0]
+    if bound * most >= reach:  # a session none of whose pieces holds a rarer word might
+        return False
+    near = [(s, score) for s, score in ranked if score + bound * most >= reach]
+    held = dict(rows_of(conn, "SELECT session, count(*) FROM history_pieces WHERE session IN ({marks})"
+                        " GROUP BY session", [s for s, _ in near]))
+    for n, (s, score) in enumerate(near):
+        missing = held[s] - sum(p in rare for p in members[s])
+        if missing and (n < size or score + bound * missing >= reach):
+            return False
+    return True

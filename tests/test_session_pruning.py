@@ -1,0 +1,78 @@
+"""Session ranking's pruning of common words (memsearch.session_rank): the sessions, scores,
+excerpts and floor counts are those of the unpruned ranking, whichever way the search went
+(kept as pruned, or scored in full after all)."""
+
+import random
+from collections import Counter
+
+import pytest
+
+from conftest import append, line, transcript
+from memsearch import HistoryIndex
+from memsearch import session_rank
+
+# Words from common to rare: a message draws from them with Zipf-like odds.
+VOCAB = [f"w{i}" for i in range(60)]
+QUERIES = [
+    "w0 w30", "w0 w1 w45", "w1 w2 w3 w50", "w0 w59", "w0 w1 w2", "w5 w40 w0", "w0 w1 w2 w3 w4 w55",
+    "w0 w1 rare", "what did w0 say about w33 in March 2025", "w2 w0 w1 w20 w21",
+]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pruning-history")
+    db = root.parent / f"{root.name}.db"
+    rng = random.Random(11)
+    weights = [1 / (i + 1) for i in range(len(VOCAB))]
+
+    def said(n, month):
+        return [line(("user", "assistant")[k % 2], " ".join(rng.choices(VOCAB, weights, k=rng.randint(2, 30))),
+                     at=f"2025-{month:02d}-{1 + k % 28:02d}T10:00:00Z") for k in range(n)]
+
+    paths = []
+    for i in range(160):
+        lines = said(rng.randint(2, 12), 1 + i % 6)
+        if i % 40 == 0:  # long messages holding the rare word: they score low on it
+            lines.append(line("user", "rare " + " ".join(rng.choices(VOCAB, k=300))))
+        paths.append(transcript(root, lines, session=f"s{i:03}", project=f"-home-u-p{i % 2}"))
+    with HistoryIndex(root, db) as idx:
+        idx.refresh()
+    for path in paths[::5]:  # a session read twice has two pieces
+        append(path, *said(rng.randint(1, 6), 3))
+    with HistoryIndex(root, db) as idx:
+        idx.refresh()
+    return root, db
+
+
+def results(idx, query, limit, floor, project):
+    result = idx.search_result(query, limit, project=project, floor=floor, refresh=False)
+    return ([(h.session, h.score, h.matched, [e.snippet for e in h.excerpts]) for h in result.hits],
+            result.floored)
+
+
+def test_pruned_session_ranking_equals_the_unpruned_one(history, monkeypatch):
+    root, db = history
+    ways = Counter()
+    real = session_rank._exact
+
+    def spy(*args):
+        exact = real(*args)
+        ways["kept" if exact else "scored again"] += 1
+        return exact
+
+    cases = [(q, limit, floor, project) for q in QUERIES for limit in (1, 3, 10)
+             for floor in (0.0, 0.3) for project in (None, "p1")]
+    with HistoryIndex(root, db) as idx:
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 10**9)
+        expected = [results(idx, *case) for case in cases]
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 1)
+        monkeypatch.setattr(session_rank, "_exact", spy)
+        for case, (want, floored) in zip(cases, expected):
+            got, got_floored = results(idx, *case)
+            assert [h[0] for h in got] == [h[0] for h in want], case
+            assert [h[1] for h in got] == pytest.approx([h[1] for h in want], rel=1e-9), case
+            assert [h[2:] for h in got] == [h[2:] for h in want], case
+            assert got_floored == floored, case
+    # Both ways were taken: the pruned ranking kept, and common words scored everywhere after all.
+    assert ways["kept"] > 0 and ways["scored again"] > 0, ways
