@@ -60,6 +60,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from engines import Bm25sEngine, TantivyEngine  # noqa: E402
+from scale import bytecode_env, memsearch_exe  # noqa: E402
 
 from memsearch import HistoryIndex, session_rank  # noqa: E402
 from memsearch.cjk import original  # noqa: E402
@@ -520,15 +521,16 @@ def grep_race(h: HistoryIndex, root: Path, db: Path, queries: list[str]) -> dict
     rg = shutil.which("rg")
     if rg is None:
         return {"grep": None}
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    # The installed command with a bytecode cache, as a user runs it (see scale.bytecode_env).
+    env = {**bytecode_env(db.parent / "pycache"), "PYTHONPATH": str(HERE.parent)}
+    subprocess.run([*memsearch_exe(), "--version"], env=env, stdout=subprocess.DEVNULL, check=False)  # fills it
     cli, grep = [], []
     for query in queries:
         terms = [t for t in plan(query).terms if t.startswith('"') and '" ' not in t]  # single words
         counts = {t: h.conn.execute("SELECT count(*) FROM history_fts WHERE history_fts MATCH ?", (t,)).fetchone()[0]
                   for t in terms}
         rarest = min(counts, key=counts.get).strip('"').replace('""', '"') if counts else query.split()[0]
-        for out, command in ((cli, [sys.executable, "-m", "memsearch", "history", query, "--history-root", str(root),
-                                    "--db", str(db)]),
+        for out, command in ((cli, [*memsearch_exe(), "history", query, "--history-root", str(root), "--db", str(db)]),
                              (grep, [rg, "-i", "-F", "-c", rarest, str(root)])):
             t0 = time.perf_counter()
             subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
