@@ -129,7 +129,10 @@ def _exact(conn: sqlite3.Connection, ranked: list, members: dict, rare: dict, bo
     reach = ranked[size - 1][1]
     # The sessions of several pieces (a long session, one read in several goes); any other has one.
     pieces = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
+    most = max(pieces.values(), default=1)
     for n, (s, score) in enumerate(ranked):
+        if n >= size and score + bound * most < reach:  # best first: no later session reaches either
+            break
         missing = pieces.get(s, 1) - sum(p in rare for p in members[s])
         if missing and (n < size or score + bound * missing >= reach):
             return False
