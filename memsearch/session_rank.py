@@ -123,18 +123,17 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
 def _exact(conn: sqlite3.Connection, ranked: list, members: dict, rare: dict, bound: float, size: int) -> bool:
     """Whether ``ranked``, its common words counted only in the pieces holding a rarer word (``rare``),
     has its first ``size`` sessions exactly: none of them has another piece, and no other session
-    reaches the last of them with ``bound`` (the common words' most in a piece) for each it has."""
-    if len(ranked) < size:  # sessions of common words alone would be ranked too
+    reaches the last of them with ``bound`` (the common words' most in a piece) for each other piece."""
+    if len(ranked) < size or bound >= ranked[size - 1][1]:  # a session of common words alone might
         return False
     reach = ranked[size - 1][1]
-    most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM history_pieces GROUP BY session)").fetchone()[0]
-    if bound * most >= reach:  # a session none of whose pieces holds a rarer word might
-        return False
-    near = [(s, score) for s, score in ranked if score + bound * most >= reach]
-    held = dict(rows_of(conn, "SELECT session, count(*) FROM history_pieces WHERE session IN ({marks})"
-                        " GROUP BY session", [s for s, _ in near]))
-    for n, (s, score) in enumerate(near):
-        missing = held[s] - sum(p in rare for p in members[s])
+    # The sessions of several pieces (a long session, one read in several goes); any other has one.
+    pieces = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
+    most = max(pieces.values(), default=1)
+    for n, (s, score) in enumerate(ranked):
+        if n >= size and score + bound * most < reach:  # best first: no later session reaches either
+            break
+        missing = pieces.get(s, 1) - sum(p in rare for p in members[s])
         if missing and (n < size or score + bound * missing >= reach):
             return False
-    return True
+    return all(bound * count < reach for s, count in pieces.items() if s not in members)

@@ -27,7 +27,7 @@ NOT_FOR_A_QUERY = ("json", "hashlib", "_hashlib", "logging", "tomllib", "importl
                    "threading",
                    # conversation history (issue 16) is its own command: memory never reads transcripts
                    "memsearch.history", "memsearch.history_refresh", "memsearch.history_sessions",
-                   "memsearch.transcripts", "memsearch.session_context")
+                   "memsearch.transcripts", "memsearch.session_context", "memsearch.session_rank")
 
 
 def _loaded_by_query(*args) -> tuple[list[str], str]:

@@ -15,7 +15,7 @@ from memsearch import session_rank
 VOCAB = [f"w{i}" for i in range(60)]
 QUERIES = [
     "w0 w30", "w0 w1 w45", "w1 w2 w3 w50", "w0 w59", "w0 w1 w2", "w5 w40 w0", "w0 w1 w2 w3 w4 w55",
-    "w0 w1 rare", "what did w0 say about w33 in March 2025", "w2 w0 w1 w20 w21",
+    "w0 w1 rare", "what did w0 say about w33 in March 2025", "w2 w0 w1 w20 w21", "often w58", "w57 often w1", "often w0 rare",
 ]
 
 
@@ -35,13 +35,23 @@ def history(tmp_path_factory):
         lines = said(rng.randint(2, 12), 1 + i % 6)
         if i % 40 == 0:  # long messages holding the rare word: they score low on it
             lines.append(line("user", "rare " + " ".join(rng.choices(VOCAB, k=300))))
+        if i % 9 < 7:  # in most sessions, not in nearly all: its bound is worth a few pieces
+            lines.append(line("assistant", "often w3"))
         paths.append(transcript(root, lines, session=f"s{i:03}", project=f"-home-u-p{i % 2}"))
+    # A session of common words alone, read in five goes: five pieces, none holding a rarer word.
+    common = transcript(root, [line("user", "often w1 often") for _ in range(40)], session="s-common",
+                        project="-home-u-p0")
     with HistoryIndex(root, db) as idx:
         idx.refresh()
+        for n in (19, 9, 4, 1):  # each under half the one before: not merged into it
+            append(common, *[line("user", "often w1 often") for _ in range(n)])
+            idx.refresh()
     for path in paths[::5]:  # a session read twice has two pieces
         append(path, *said(rng.randint(1, 6), 3))
     with HistoryIndex(root, db) as idx:
         idx.refresh()
+        pieces = idx.conn.execute("SELECT count(*) FROM history_pieces WHERE session = 's-common'").fetchone()[0]
+    assert pieces == 5
     return root, db
 
 
@@ -76,3 +86,28 @@ def test_pruned_session_ranking_equals_the_unpruned_one(history, monkeypatch):
             assert got_floored == floored, case
     # Both ways were taken: the pruned ranking kept, and common words scored everywhere after all.
     assert ways["kept"] > 0 and ways["scored again"] > 0, ways
+
+
+def test_a_session_of_common_words_alone_read_in_several_goes_still_ranks_first(tmp_path, monkeypatch):
+    # Each piece of "s-common" scores under the rare word's sessions; its five pieces together do not.
+    root, db = tmp_path / "projects", tmp_path / "db"
+    for i in range(14):
+        transcript(root, [line("user", "often filler")], session=f"often{i:02}")
+    for i in range(10):
+        transcript(root, [line("user", "plain filler")], session=f"plain{i:02}")
+    for i in range(4):
+        transcript(root, [line("user", "rare words here often")], session=f"rare{i}")
+    common = transcript(root, [line("user", "often often often")] * 40, session="s-common")
+    with HistoryIndex(root, db) as idx:
+        idx.refresh()
+        for n in (19, 9, 4, 1):  # a piece a read, each under half the one before: never merged
+            append(common, *[line("user", "often often often") for _ in range(n)])
+            idx.refresh()
+        assert idx.conn.execute("SELECT count(*) FROM history_pieces WHERE session = 's-common'").fetchone()[0] == 5
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 10**9)
+        unpruned = [(h.session, h.score) for h in idx.search("often rare", 1, floor=0.0, refresh=False)]
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 1)
+        pruned = [(h.session, h.score) for h in idx.search("often rare", 1, floor=0.0, refresh=False)]
+    assert unpruned[0][0] == "s-common"
+    assert [s for s, _ in pruned] == [s for s, _ in unpruned]
+    assert [x for _, x in pruned] == pytest.approx([x for _, x in unpruned], rel=1e-9)
