@@ -15,7 +15,8 @@ from memsearch import session_rank
 VOCAB = [f"w{i}" for i in range(60)]
 QUERIES = [
     "w0 w30", "w0 w1 w45", "w1 w2 w3 w50", "w0 w59", "w0 w1 w2", "w5 w40 w0", "w0 w1 w2 w3 w4 w55",
-    "w0 w1 rare", "what did w0 say about w33 in March 2025", "w2 w0 w1 w20 w21", "often w58", "w57 often w1", "often w0 rare",
+    "w0 w1 rare", "what did w0 say about w33 in March 2025", "w2 w0 w1 w20 w21", "often w58", "w57 often w1",
+    "often w0 rare",
 ]
 
 
