@@ -59,15 +59,9 @@ class DoctorReport(NamedTuple):
         return not self.problems
 
     def to_dict(self) -> dict:
-        return {
-            "database": self.database,
-            "ok": self.ok,
-            "found": [c.to_dict() for c in self.found],
-            "fixed": list(self.fixed),
-            "fix_failed": self.failed,
-            "problems": [c.to_dict() for c in self.problems],
-            "notes": list(self.notes),
-        }
+        return {"database": self.database, "ok": self.ok, "found": [c.to_dict() for c in self.found],
+                "fixed": list(self.fixed), "fix_failed": self.failed,
+                "problems": [c.to_dict() for c in self.problems], "notes": list(self.notes)}
 
 
 def diagnose(index, *, fix: bool = False) -> DoctorReport:
@@ -163,22 +157,20 @@ def _check_query(index) -> Check:
             made.append(folder)
             folder = os.path.dirname(folder)
     try:
-        conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
-        try:
-            # Any word does: the point is the code path.
-            search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
-                           roots=list(index.layout.keys.values()))
-            # A write rolled back: the lock alone succeeds on a file SQLite
-            # could only open read-only, and a page write is what fails there.
-            conn.execute("BEGIN IMMEDIATE")
+        with closing(db_mod.open_database(target, explicit=index.explicit_db, recover=False)) as conn:
             try:
-                conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
-            finally:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error as ex:
-            raise db_mod.translate(ex, index.db_file) from None
-        finally:
-            conn.close()
+                # Any word does: the point is the code path.
+                search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
+                               roots=list(index.layout.keys.values()))
+                # A write rolled back: the lock alone succeeds on a file SQLite
+                # could only open read-only, and a page write is what fails there.
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
+                finally:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error as ex:
+                raise db_mod.translate(ex, index.db_file) from None
     except MemsearchError as ex:
         if scratch:
             return Check("query", False, f"the index cannot be created: {str(ex).replace(target, index.db_file)}")
@@ -240,10 +232,9 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         if found:
             shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
-    on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
-    gone = sorted(stored.keys() - on_disk.keys())
-    missing = sorted(on_disk.keys() - stored.keys())
-    outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])
+    gone = sorted(stored.keys() - seen.files.keys())
+    missing = sorted(seen.files.keys() - stored.keys())
+    outdated = sorted(p for p in stored.keys() & seen.files.keys() if stored[p] != seen.files[p][1])
     if not (gone or missing or outdated):
         return Check("files", True, f"{len(stored)} rows match the files")
     parts = []
@@ -289,8 +280,7 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
                          f" ({len(report.added)} files)")
         return
     if "fts-rebuild" in remedies:
-        conn = index.conn
-        with db_mod.write_transaction(conn):
+        with db_mod.write_transaction(index.conn) as conn:
             conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES('rebuild')")
         fixed.append("rebuilt the full-text index from the content table (FTS5 'rebuild')")
     if "reconcile" in remedies:
@@ -300,13 +290,12 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
 def format_report(report: DoctorReport) -> str:
     """The report for a person: one line per check, then fixes, notes, verdict."""
     lines = [f"index {report.database}"]
-    checks = report.remaining  # what the verdict counts (found, when nothing was fixed)
     if report.fixed or report.failed:
         lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
         lines += [f"fixed   {what}" for what in report.fixed]
     if report.failed:
         lines.append(f"failed  a fix: {report.failed}")
-    lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in checks]
+    lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in report.remaining]
     lines += [f"note    {n}" for n in report.notes]
     if report.ok:
         lines.append("healthy" + (" after the fixes above" if report.fixed else ""))
