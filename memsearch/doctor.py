@@ -99,7 +99,7 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as ex:
         return [Check("database", False, f"cannot open {path}: {ex}")], notes
-    try:
+    with closing(conn):
         database = _check_database(index, conn, notes)
         if not database.ok:
             return [database], notes
@@ -112,8 +112,6 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
             if not query.ok:
                 return [database, integrity, query], notes
         checks = [database, integrity, _check_fts(conn), _check_files(index, conn, notes)]
-    finally:
-        conn.close()
     return [*checks, _check_query(index)], notes
 
 
