@@ -70,16 +70,14 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
     index.close()  # our own connections only; an open one would keep a set-aside file alive
     checked = db_mod.identity(index.db_file)  # the file judged: another process may replace it meanwhile
     found, notes = _run_checks(index)
-    if not fix or all(c.ok for c in found):
-        return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
-    fixed: list[str] = []
-    failed = None
-    try:
-        _fix(index, found, checked, fixed)
-    except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
-        failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
-    index.close()
-    remaining, notes = _run_checks(index)
+    fixed, failed, remaining = [], None, found  # remaining: found, unless fixes are tried
+    if fix and not all(c.ok for c in found):
+        try:
+            _fix(index, found, checked, fixed)
+        except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
+            failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
+        index.close()
+        remaining, notes = _run_checks(index)
     return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
 
 
