@@ -150,9 +150,8 @@ def _budgets(given) -> dict:
     unknown = [name for name in given if name not in DEFAULT_BUDGETS]
     if unknown:
         raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
-    return {**DEFAULT_BUDGETS,
-            **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
-               for name, tokens in given.items()}}
+    return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
+                                  for name, tokens in given.items()}}
 
 
 def _is_name(value: str) -> bool:
