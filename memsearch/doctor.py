@@ -59,15 +59,9 @@ class DoctorReport(NamedTuple):
         return not self.problems
 
     def to_dict(self) -> dict:
-        return {
-            "database": self.database,
-            "ok": self.ok,
-            "found": [c.to_dict() for c in self.found],
-            "fixed": list(self.fixed),
-            "fix_failed": self.failed,
-            "problems": [c.to_dict() for c in self.problems],
-            "notes": list(self.notes),
-        }
+        return {"database": self.database, "ok": self.ok, "found": [c.to_dict() for c in self.found],
+                "fixed": list(self.fixed), "fix_failed": self.failed,
+                "problems": [c.to_dict() for c in self.problems], "notes": list(self.notes)}
 
 
 def diagnose(index, *, fix: bool = False) -> DoctorReport:
@@ -76,16 +70,14 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
     index.close()  # our own connections only; an open one would keep a set-aside file alive
     checked = db_mod.identity(index.db_file)  # the file judged: another process may replace it meanwhile
     found, notes = _run_checks(index)
-    if not fix or all(c.ok for c in found):
-        return DoctorReport(str(index.db_path), tuple(found), remaining=tuple(found), notes=tuple(notes))
-    fixed: list[str] = []
-    failed = None
-    try:
-        _fix(index, found, checked, fixed)
-    except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
-        failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
-    index.close()
-    remaining, notes = _run_checks(index)
+    fixed, failed, remaining = [], None, found  # remaining: found, unless fixes are tried
+    if fix and not all(c.ok for c in found):
+        try:
+            _fix(index, found, checked, fixed)
+        except Exception as ex:  # noqa: BLE001 - doctor reports; the checks below say what is left
+            failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
+        index.close()
+        remaining, notes = _run_checks(index)
     return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
 
 
@@ -105,7 +97,7 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as ex:
         return [Check("database", False, f"cannot open {path}: {ex}")], notes
-    try:
+    with closing(conn):
         database = _check_database(index, conn, notes)
         if not database.ok:
             return [database], notes
@@ -118,8 +110,6 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
             if not query.ok:
                 return [database, integrity, query], notes
         checks = [database, integrity, _check_fts(conn), _check_files(index, conn, notes)]
-    finally:
-        conn.close()
     return [*checks, _check_query(index)], notes
 
 
@@ -163,22 +153,20 @@ def _check_query(index) -> Check:
             made.append(folder)
             folder = os.path.dirname(folder)
     try:
-        conn = db_mod.open_database(target, explicit=index.explicit_db, recover=False)
-        try:
-            # Any word does: the point is the code path.
-            search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
-                           roots=list(index.layout.keys.values()))
-            # A write rolled back: the lock alone succeeds on a file SQLite
-            # could only open read-only, and a page write is what fails there.
-            conn.execute("BEGIN IMMEDIATE")
+        with closing(db_mod.open_database(target, explicit=index.explicit_db, recover=False)) as conn:
             try:
-                conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
-            finally:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error as ex:
-            raise db_mod.translate(ex, index.db_file) from None
-        finally:
-            conn.close()
+                # Any word does: the point is the code path.
+                search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
+                               roots=list(index.layout.keys.values()))
+                # A write rolled back: the lock alone succeeds on a file SQLite
+                # could only open read-only, and a page write is what fails there.
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
+                finally:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error as ex:
+                raise db_mod.translate(ex, index.db_file) from None
     except MemsearchError as ex:
         if scratch:
             return Check("query", False, f"the index cannot be created: {str(ex).replace(target, index.db_file)}")
@@ -240,10 +228,9 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         if found:
             shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
-    on_disk = {rel: fp for rel, (_, fp) in seen.files.items()}
-    gone = sorted(stored.keys() - on_disk.keys())
-    missing = sorted(on_disk.keys() - stored.keys())
-    outdated = sorted(p for p in stored.keys() & on_disk.keys() if stored[p] != on_disk[p])
+    gone = sorted(stored.keys() - seen.files.keys())
+    missing = sorted(seen.files.keys() - stored.keys())
+    outdated = sorted(p for p in stored.keys() & seen.files.keys() if stored[p] != seen.files[p][1])
     if not (gone or missing or outdated):
         return Check("files", True, f"{len(stored)} rows match the files")
     parts = []
@@ -289,8 +276,7 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
                          f" ({len(report.added)} files)")
         return
     if "fts-rebuild" in remedies:
-        conn = index.conn
-        with db_mod.write_transaction(conn):
+        with db_mod.write_transaction(index.conn) as conn:
             conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx) VALUES('rebuild')")
         fixed.append("rebuilt the full-text index from the content table (FTS5 'rebuild')")
     if "reconcile" in remedies:
@@ -300,13 +286,12 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
 def format_report(report: DoctorReport) -> str:
     """The report for a person: one line per check, then fixes, notes, verdict."""
     lines = [f"index {report.database}"]
-    checks = report.remaining  # what the verdict counts (found, when nothing was fixed)
     if report.fixed or report.failed:
         lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
         lines += [f"fixed   {what}" for what in report.fixed]
     if report.failed:
         lines.append(f"failed  a fix: {report.failed}")
-    lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in checks]
+    lines += [f"{'ok' if c.ok else 'PROBLEM':<7} {c.name}: {c.detail}" for c in report.remaining]
     lines += [f"note    {n}" for n in report.notes]
     if report.ok:
         lines.append("healthy" + (" after the fixes above" if report.fixed else ""))

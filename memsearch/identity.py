@@ -65,9 +65,8 @@ def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: st
                      storage: str | os.PathLike | None = None, windows: bool | None = None) -> Path:
     """``<storage>/cli/memories/projects/<slug>-<hash16>/memory`` (not created)."""
     given = given_path(storage, "storage must be a path") if storage is not None else f"~/{ZCODE_STORAGE}"
-    base = Path(os.path.expanduser(given))
     folder = zcode_project_folder(workspace, identity=identity, windows=windows)
-    return base.joinpath(*ZCODE_PROJECTS.split("/"), folder, MEMORY_DIR)
+    return Path(os.path.expanduser(given)).joinpath(*ZCODE_PROJECTS.split("/"), folder, MEMORY_DIR)
 
 
 # -- MiMo ---------------------------------------------------------------------------
@@ -81,10 +80,7 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
         if dot_git.is_dir():
             return _common_dir(dot_git)
         if dot_git.is_file():
-            try:
-                line = dot_git.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
+            line = _read_stripped(dot_git)
             if not line.startswith("gitdir:"):
                 return None
             git_dir = folder / line[len("gitdir:"):].strip()  # an absolute gitdir replaces folder
@@ -93,13 +89,16 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
 
 
 def _common_dir(git_dir: Path) -> Path:
+    common = _read_stripped(git_dir / "commondir")
+    return Path(os.path.normpath(git_dir / common)) if common else git_dir  # an absolute commondir replaces git_dir
+
+
+def _read_stripped(path: Path) -> str:
+    """The file's text stripped, or "" if it cannot be read as UTF-8."""
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        return path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        return git_dir
-    if not common:
-        return git_dir
-    return Path(os.path.normpath(git_dir / common))  # an absolute commondir replaces git_dir
+        return ""
 
 
 def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> str | None:
@@ -121,13 +120,7 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
             # processes creating it at once, one wins and both use its id.
             os.link(tmp, id_file)
             return new
-        except FileExistsError:
-            found = _read_id(id_file)
-            if found:
-                return found
-            os.replace(tmp, id_file)  # there, but not a UUID
-            return new
-        except OSError:  # a file system without hard links
+        except OSError:  # already there (another process's id, or not a UUID), or no hard links here
             if _read_id(id_file) is None:
                 os.replace(tmp, id_file)
             return _read_id(id_file) or new
@@ -139,9 +132,9 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
 
 
 def _read_id(path: Path) -> str | None:
+    text = _read_stripped(path)
     try:
-        text = path.read_text(encoding="utf-8").strip()
         uuid.UUID(text)
-    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError), or not a UUID
+    except ValueError:  # not a UUID (nor "": unreadable)
         return None
     return text

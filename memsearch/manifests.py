@@ -66,11 +66,9 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
     if not isinstance(roots, Layout):
         roots = Layout(resolve(as_list(roots)))
     found = roots.walk(max_file_bytes).files
-    newest = sorted(
-        ((fp.mtime_ns, path, abspath) for path, (abspath, fp) in found.items()
-         if roots.owner(path)[1].rsplit("/", 1)[-1] != INDEX_NAME),  # indexes list memories
-        key=lambda item: (-item[0], item[1]),
-    )
+    newest = sorted(((fp.mtime_ns, path, abspath) for path, (abspath, fp) in found.items()
+                     if roots.owner(path)[1].rsplit("/", 1)[-1] != INDEX_NAME),  # indexes list memories
+                    key=lambda item: (-item[0], item[1]))
     entries = []
     for mtime_ns, path, abspath in newest:
         head = read_head(abspath)

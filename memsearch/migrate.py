@@ -14,7 +14,7 @@ import functools
 import os
 import re
 import sqlite3
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import TYPE_CHECKING
 
 from .errors import DatabaseError, SchemaTooNew
@@ -79,13 +79,10 @@ def migrate(conn: sqlite3.Connection) -> int:
         with write_transaction(conn):
             if current_version(conn) >= number:  # another process applied it while we waited for the lock
                 continue
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
-            )
-            script = _read(_text, path)
-            for statement in split_statements(script):
+            # Its text, spaces included, is what every index stores and schema.sql shows.
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ( version INTEGER PRIMARY KEY,"
+                         " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')))")
+            for statement in split_statements(_read(_text, path)):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name))
             conn.execute(f"PRAGMA user_version = {int(number)}")  # PRAGMA takes no parameters
@@ -112,16 +109,12 @@ def schema() -> str:
     """The whole schema the migrations build, as SQL, in SQLite's order (FTS5's
     shadow tables left out): migrations/schema.sql, which tests/test_migrate.py
     keeps equal and says how to write again."""
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        migrate(conn)
+    with closing(sqlite3.connect(":memory:", isolation_level=None)) as conn:
+        version = migrate(conn)
         shadows = {f"{name}_{part}" for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")
             for part in ("data", "idx", "content", "docsize", "config")}
         rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
-        version = current_version(conn)
-    finally:
-        conn.close()
     head = (f"-- Generated from migrations/0001..{version:04d} by memsearch.migrate.schema(): do not edit.\n"
             f"-- PRAGMA user_version = {version}\n")
     return head + "".join(f"\n{sql};\n" for name, sql in rows if name not in shadows)

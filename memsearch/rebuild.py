@@ -16,10 +16,12 @@ from typing import NamedTuple
 from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
 from .errors import InvalidArgument, SessionNotFound
 from .format import quoted
+from .identity import mimo_project_id, zcode_project_folder
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import AGENT_KINDS, Root, resolve
 from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
 from .settings import given_path
+from .transcripts import slug
 from .walk import real_folder, walk, walk_paths
 
 # name, where in a mimo root, heading, default budget in tokens: MiMo Code's own.
@@ -101,20 +103,22 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
         raise InvalidArgument(f"session must be a session id, got {type(session).__name__}")
     project = _project(project, root.kind)
     places, prefix, found = _places(root, session, project)
-    sections = []
-    for name, _, heading, _ in SECTIONS:
-        rel = places.get(name)
-        if rel in found:
-            section = _section(name, heading, prefix + rel, found[rel][0], budgets[name])
-            if section is not None:
-                sections.append(section)
+    sections = [_section(name, heading, prefix + places[name], found[places[name]][0], budgets[name])
+                for name, _, heading, _ in SECTIONS if places.get(name) in found]
+    sections = [s for s in sections if s is not None]  # None: unreadable, or nothing to show
     shown = set(places.values())
     keys = [prefix + rel for _, rel in sorted((-fp.mtime_ns, rel) for rel, (_, fp) in found.items()
                                               if rel not in shown)]
-    listed = _keys(keys, budgets[KEYS] * CHARS_PER_TOKEN)
-    text = _render(session, project, sections, listed, len(keys) - len(listed), budgets[KEYS])
+    listed, used = [], -1  # the newest keys whose lines fit the budget; no line break before the first
+    for path in keys:
+        used += len(quoted(path)) + 1
+        if used > budgets[KEYS] * CHARS_PER_TOKEN:
+            break
+        listed.append(path)
+    left_out = len(keys) - len(listed)
+    text = _render(session, project, sections, listed, left_out, budgets[KEYS])
     return RebuildContext(root.path, root.kind, session, project, tuple(sections), tuple(listed),
-                          len(keys) - len(listed), budgets[KEYS], text)
+                          left_out, budgets[KEYS], text)
 
 
 def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, str], str, dict]:
@@ -146,9 +150,8 @@ def _budgets(given) -> dict:
     unknown = [name for name in given if name not in DEFAULT_BUDGETS]
     if unknown:
         raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
-    return {**DEFAULT_BUDGETS,
-            **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
-               for name, tokens in given.items()}}
+    return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
+                                  for name, tokens in given.items()}}
 
 
 def _is_name(value: str) -> bool:
@@ -175,16 +178,8 @@ def _project(value, kind: str) -> str | None:
     if not os.path.isdir(path):
         raise InvalidArgument(f"project {quoted(value, 200)} is no folder: give a project id or a repository's path")
     if kind == "mimo":
-        from .identity import mimo_project_id
-
         return mimo_project_id(path, create=False)
-    if kind == "claude":
-        from .transcripts import slug
-
-        return slug(path)
-    from .identity import zcode_project_folder
-
-    return zcode_project_folder(path)
+    return slug(path) if kind == "claude" else zcode_project_folder(path)
 
 
 def _section(name: str, heading: str, path: str, file: str, budget: int) -> Section | None:
@@ -208,17 +203,6 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
     if notice is not None:
         notice = CUT.format(what=notice, budget=budget, file=quoted(file))
     return Section(name, heading, path, file, budget, len(kept), notice is not None, kept, notice)
-
-
-def _keys(paths: list[str], limit: int) -> list[str]:
-    """The first of ``paths`` whose lines, as shown, fit in ``limit`` characters."""
-    listed, used = [], -1  # no line break before the first
-    for path in paths:
-        used += len(quoted(path)) + 1
-        if used > limit:
-            break
-        listed.append(path)
-    return listed
 
 
 def _render(session: str, project: str | None, sections: list, keys: list, left_out: int, keys_budget: int) -> str:
