@@ -270,9 +270,8 @@ class Watcher:
         """Watch the folders where a deep walk found nested instruction files in a repos root (no
         source folder is watched otherwise). A change made before the watch came is read by a walk right after."""
         added = False
-        for source in self._sources:
-            if source.repos:
-                f = next(f for f in self._followed if f.folder == source.folder)
+        for f, source in zip(self._followed, self._sources):  # in the same order
+            if f.repos:
                 for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
                     before = source.watches
                     source.watch_folder(folder)
