@@ -295,8 +295,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # FTS5 merges through it: build speed against RSS
         migrate.migrate(conn)
-        missing = COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
-        if missing:
+        if missing := COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}:
             raise DatabaseCorrupt("its schema does not match its recorded migrations"
                                   f" (no column {', '.join(sorted(missing))})")
         return conn

@@ -62,8 +62,7 @@ class Batch:
                 return "cookie"  # as urgent
             self.paths.add(f.label)  # the root's own attributes: reconcile it whole
             return "event"
-        rel = below(path, f.folder)
-        if rel is None:
+        if (rel := below(path, f.folder)) is None:
             return None
         if os.sep != "/":
             rel = rel.replace(os.sep, "/")

@@ -60,8 +60,7 @@ class Settings(NamedTuple):
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None; TypeError for an unknown name."""
-        unknown = sorted(values.keys() - set(self._fields))
-        if unknown:
+        if unknown := sorted(values.keys() - set(self._fields)):
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
         return self._replace(**{k: v for k, v in values.items() if v is not None})
 

@@ -184,8 +184,7 @@ def _check_ambiguity(target, given, anchor, roots):
     for seg in given[skip:]:
         if seg in ("", ".", ".."):
             continue
-        reason = _ambiguity(seg)
-        if reason:
+        if reason := _ambiguity(seg):
             plain = _plain(seg)
             usable = plain and plain != seg and _ambiguity(plain) is None and _fold(plain) not in SENSITIVE_SEGMENTS
             hint = (f"Use the plain name {_show(plain)}." if usable else
