@@ -48,11 +48,8 @@ class EventSource:
         return len(self._paths)
 
     def start(self) -> None:
-        require()
-        from inotify_simple import INotify
-
         try:
-            self._inotify = INotify(nonblocking=True)
+            self._inotify = require().INotify(nonblocking=True)
         except OSError as ex:
             raise WatcherError(f"cannot start watching: {ex.strerror} (fs.inotify.max_user_instances?)") from None
         self._wake = os.pipe()
@@ -213,14 +210,15 @@ class EventSource:
             self.follow(path)
 
 
-def require() -> None:
-    """WatcherError, in one line, where there is no inotify to watch with."""
+def require():
+    """The inotify_simple module; WatcherError, in one line, where there is no inotify to watch with."""
     if not sys.platform.startswith("linux"):
         raise WatcherError("the watcher needs Linux's inotify; here queries walk the tree, as without a watcher")
     try:
-        import inotify_simple  # noqa: F401
+        import inotify_simple
     except ImportError as ex:
         raise WatcherError(f"the watcher needs inotify_simple ({ex}): pip install inotify_simple") from None
+    return inotify_simple
 
 
 def max_user_watches() -> int | None:
