@@ -1,13 +1,13 @@
-"""Open the index database: location, pragmas, schema, and recovery.
-
-The database is a cache of the Markdown files: a damaged one is set aside (kept) and rebuilt, never
-repaired. Whether a file is an index is decided before anything writes to it (:func:`inspect`).
+"""Open the index database: location, pragmas, schema, and recovery. The database is a cache of
+the files: a damaged one is set aside (kept) and rebuilt, never repaired. Whether a file is an
+index is decided before anything writes to it (:func:`inspect`).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from _thread import RLock  # threading's own, without importing threading on the query path
 from contextlib import contextmanager, suppress
@@ -51,7 +51,6 @@ APPLICATION_ID = 0x6D656D73
 SQLITE_HEADER = b"SQLite format 3\0"
 
 
-# -- where the index lives ----------------------------------------------------------
 def cache_folder() -> str:
     """Where memsearch keeps its indexes: ``$XDG_CACHE_HOME/memsearch``."""
     return path_text(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home_folder(), ".cache"),
@@ -82,13 +81,11 @@ def default_db_file(root: str | os.PathLike) -> str:
 def roots_db_file(keys, kind: str = "roots") -> str:
     """One database per set of roots (``kind`` "history": of transcript folders), keyed by the
     sorted root keys: turning a root on or off picks another file."""
-    digest = _digest("\n".join(sorted(keys)))
-    return os.path.join(cache_folder(), f"{kind}-{digest}.db")
+    return os.path.join(cache_folder(), f"{kind}-{_digest(chr(10).join(sorted(keys)))}.db")
 
 
 def _digest(text: str) -> str:
-    """16 hex digits of SHA-256, without importing hashlib (which loads
-    OpenSSL): CPython's own module loads far faster."""
+    """16 hex digits of SHA-256, without importing hashlib (which loads OpenSSL)."""
     try:
         from _sha256 import sha256  # CPython 3.10, 3.11
     except ImportError:
@@ -133,13 +130,11 @@ def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: 
         conn.execute(sql)
 
 
-# -- opening it ----------------------------------------------------------------------
 def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = True) -> sqlite3.Connection:
     """Connect, check and migrate. ``explicit``: the user named this file.
     ``recover``: set a damaged cache aside and rebuild it (False: raise)."""
     path = path_text(path)  # what a Path would print, without importing pathlib
-    if "\0" in path:  # every os call would raise ValueError
-        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
+    _no_nul(path)  # else every os call would raise ValueError
     parent = os.path.dirname(path) or "."
     try:
         os.makedirs(parent, exist_ok=True)
@@ -154,8 +149,7 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
             with suppress(OSError):  # another owner's: SQLite's error says the rest
                 os.chmod(side, os.stat(path).st_mode & 0o7777)
-    # Which file this open finds bad: another process may set it aside and
-    # build a new one meanwhile, and that one is neither bad nor to be moved.
+    # Which file this open finds bad: another process may set it aside and build a new one meanwhile.
     found = identity(path)
     try:
         return _open_checked(path)
@@ -203,7 +197,7 @@ class Opened:
     def db_file(self) -> str:
         return self._db_file
 
-    @property
+    @property  # opened at first use
     def conn(self) -> sqlite3.Connection:
         with self._lock:
             if self._conn is None:
@@ -238,13 +232,9 @@ class Opened:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _refill(self) -> None:
-        """Fill a new, empty index from the files it caches."""
-        raise NotImplementedError
-
     def _guarded(self, operation, *, refill: bool = True):
-        """Run an operation; SQLite errors become memsearch errors, and a
-        damaged index is set aside and rebuilt from its files, once."""
+        """Run an operation; SQLite errors become memsearch errors, and a damaged index is set
+        aside and filled again from its files (the subclass's ``_refill``), once."""
         with self._lock:
             try:
                 return operation()
@@ -273,10 +263,7 @@ class Opened:
 def check_path(path: str) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
     SQLite would read /dev/null as empty and fail on its first write."""
-    import stat
-
-    if "\0" in path:
-        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
+    _no_nul(path)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -287,6 +274,11 @@ def check_path(path: str) -> None:
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     if not stat.S_ISREG(mode):
         raise DatabaseError(f"the index path {path} is not a regular file; use --db to name an index file")
+
+
+def _no_nul(path: str) -> None:
+    if "\0" in path:
+        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
 
 
 def _open_checked(path: str) -> sqlite3.Connection:
@@ -301,12 +293,9 @@ def _open_checked(path: str) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
         conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
-        # FTS5 merges segments through the page cache: big enough for build
-        # speed, small enough for RSS.
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # FTS5 merges through it: build speed against RSS
         migrate.migrate(conn)
-        missing = COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}
-        if missing:
+        if missing := COLUMNS - {row[1] for row in conn.execute("PRAGMA table_xinfo(memory_fts)")}:
             raise DatabaseCorrupt("its schema does not match its recorded migrations"
                                   f" (no column {', '.join(sorted(missing))})")
         return conn
@@ -324,23 +313,18 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
     drops every other connection's POSIX locks on it."""
     conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
+        version = None
         try:
             mark = conn.execute("PRAGMA application_id").fetchone()[0]
             version = migrate.current_version(conn)
+            objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
         except sqlite3.DatabaseError as ex:
             if not is_corruption(ex):  # e.g. cannot create the -shm file: not a verdict on the file
                 raise
-            if _header_mark(path):
+            if _header_mark(path) if version is None else mark == APPLICATION_ID:
                 raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
-            raise NotAnIndex(f"{path} is not a memsearch index (not an SQLite database)") from None
-        try:
-            objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
-        except sqlite3.DatabaseError as ex:
-            if not is_corruption(ex):
-                raise
-            if mark == APPLICATION_ID:
-                raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
-            raise NotAnIndex(f"{path} is not a memsearch index (its schema cannot be read: {ex})") from None
+            why = "not an SQLite database" if version is None else f"its schema cannot be read: {ex}"
+            raise NotAnIndex(f"{path} is not a memsearch index ({why})") from None
         if mark == APPLICATION_ID or (not mark and _premark(conn, objects, version)):
             latest = migrate.latest_version()
             if version > latest:
@@ -398,9 +382,7 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     if is_corruption(ex):
         return DatabaseCorrupt(f"the index {path} is damaged ({text})")
     if "locked" in text or "busy" in text:
-        return DatabaseLocked(
-            f"the index {path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f}s; try again"
-        )
+        return DatabaseLocked(f"the index {path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f}s; try again")
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return DatabaseError(f"cannot write the index {path} ({text}); use --db to put it elsewhere")
     if "disk is full" in text or "disk I/O" in text:
@@ -439,12 +421,12 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
             with suppress(OSError):  # another process may delete it first
                 os.unlink(path.parent / f"{name}{suffix}")
     message = f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files"
-    if warning_sink is not None:
-        warning_sink(message)
-    else:
+    if warning_sink is None:
         import logging
 
         logging.getLogger("memsearch").warning("%s", message)
+    else:
+        warning_sink(message)
     return target
 
 

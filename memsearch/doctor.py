@@ -1,12 +1,8 @@
-"""``memsearch doctor``: check an index against SQLite, FTS5 and the files;
-with ``fix``, repair what was found.
-
-The checks, in order (each a :class:`Check`): ``database`` (ours, not a newer memsearch's),
-``sqlite`` (integrity_check), ``fts5`` (integrity-check with rank 1: the full-text index against
-its content), ``files`` (rows against the files) and ``query`` (open, search and write, rolled
-back, as a query does: doctor never calls healthy an index every query fails on). Without ``fix``
-nothing changes but what any query would change; with it, each problem's remedy runs (a ``--db``
-file that is not ours is never touched) and the checks run again.
+"""``memsearch doctor``: check an index against SQLite, FTS5 and the files; with ``fix``, repair
+what was found. The checks, in order: ``database`` (ours, not a newer memsearch's), ``sqlite``,
+``fts5`` (the full-text index against its content), ``files`` (rows against the files) and
+``query`` (open, search and write, rolled back, as a query does). Without ``fix`` nothing changes
+but what any query would change; with it each problem's remedy runs, then the checks again.
 """
 
 from __future__ import annotations
@@ -33,9 +29,7 @@ class Check(NamedTuple):
     name: str  # database | sqlite | fts5 | files | query
     ok: bool
     detail: str
-    # What a fix would do: "set-aside", "fts-rebuild", "reconcile", or None
-    # when memsearch cannot or will not fix it.
-    remedy: str | None = None
+    remedy: str | None = None  # "set-aside", "fts-rebuild", "reconcile", or None: memsearch cannot or will not fix it
 
     def to_dict(self) -> dict:
         return {"name": self.name, "ok": self.ok, "detail": self.detail}
@@ -65,8 +59,7 @@ class DoctorReport(NamedTuple):
 
 
 def diagnose(index, *, fix: bool = False) -> DoctorReport:
-    """Run every check on ``index`` (a :class:`memsearch.MemoryIndex`); with
-    ``fix``, repair what can be repaired and check again."""
+    """Run every check on ``index`` (a MemoryIndex); with ``fix``, repair what can be and check again."""
     index.close()  # our own connections only; an open one would keep a set-aside file alive
     checked = db_mod.identity(index.db_file)  # the file judged: another process may replace it meanwhile
     found, notes = _run_checks(index)
@@ -80,8 +73,6 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
         remaining, notes = _run_checks(index)
     return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
 
-
-# -- checks ---------------------------------------------------------------------------
 
 def _run_checks(index) -> tuple[list[Check], list[str]]:
     path = index.db_path
@@ -135,8 +126,7 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     if version < latest:
         return Check("database", True, f"schema version {version}; migrated to {latest}, as any query does")
     have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
-    lost = sorted(_expected_schema() - have)
-    if lost:  # e.g. a trigger dropped by hand: the index would silently drift from its content
+    if lost := sorted(_expected_schema() - have):  # e.g. a trigger dropped by hand: the index would silently drift from its content
         return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
                      "set-aside")
     return Check("database", True, f"memsearch index, schema version {version}")
@@ -154,12 +144,10 @@ def _check_query(index) -> Check:
             folder = os.path.dirname(folder)
     try:
         with closing(db_mod.open_database(target, explicit=index.explicit_db, recover=False)) as conn:
-            try:
-                # Any word does: the point is the code path.
+            try:  # any word does: the point is the code path
                 search_mod.run(conn, plan("memsearch"), limit=1, floor=0.0, filters={},
                                roots=list(index.layout.keys.values()))
-                # A write rolled back: the lock alone succeeds on a file SQLite
-                # could only open read-only, and a page write is what fails there.
+                # A write rolled back: the lock alone succeeds on a file SQLite could only open read-only.
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.execute(f"PRAGMA user_version = {migrate.current_version(conn)}")
@@ -219,8 +207,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         return Check("files", False, str(ex))
     # Names of a file indexed under another name are left out, as reconcile leaves them.
     hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
-    # Not problems of the index, but files a search cannot show as written:
-    # say which and why (as `memsearch index` does), never silently.
+    # Not problems of the index, but files a search cannot show as written: said, never silently.
     plain = conn.execute("SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL"
                          " ORDER BY path").fetchall()
     for what, found in (("left out of the index", [(s.path, s.reason) for s in seen.skipped]),
@@ -259,11 +246,8 @@ def _notes(index) -> list[str]:
             " delete them once no longer needed"]
 
 
-# -- fixes ------------------------------------------------------------------------------
-
 def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list[str]) -> None:
-    """Repair what ``found`` says can be, adding to ``fixed`` what was done
-    (kept if a later step raises)."""
+    """Repair what ``found`` says can be, adding to ``fixed`` what was done (kept if a later step raises)."""
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")

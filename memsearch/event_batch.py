@@ -1,8 +1,6 @@
-"""What file system events ask of the index, gathered into a :class:`Batch`
-(paths to reconcile, cookies to acknowledge, a rescan or restart to make):
-plain data and rules, no threads and no event source, so that each can be
-tested alone. :class:`Links` keeps the symlinks under the roots, which
-inotify never reports on (a change happens under the link's target).
+"""What file system events ask of the index, gathered into a :class:`Batch` (paths to reconcile,
+cookies to acknowledge, a rescan or restart to make): plain data and rules, testable alone.
+:class:`Links` keeps the symlinks under the roots, on which inotify never reports.
 """
 
 from __future__ import annotations
@@ -38,10 +36,8 @@ class Batch:
     def __init__(self):
         self.paths: set[str] = set()
         self.cookies: set[str] = set()
-        self.rescan: str | None = None
-        self.restart: str | None = None
-        self.links = False  # only the symlinks need a look
-        self.deep = False  # a repos root may hold new nested instruction files
+        self.rescan = self.restart = None  # why, when asked for
+        self.links = self.deep = False  # only the symlinks need a look; a repos root may hold new nested files
         self.first = self.last = 0.0  # monotonic times of the first and the last event
 
     def urgent(self) -> bool:
@@ -49,36 +45,32 @@ class Batch:
         return bool(self.cookies or self.rescan or self.restart)
 
     def due(self, debounce: float, max_delay: float) -> float | None:
-        """When its paths are to be written: once events pause ``debounce``,
-        or ``max_delay`` after the first if they never do (None: nothing to write)."""
-        if not (self.paths or self.links):
-            return None
-        return min(self.last + debounce, self.first + max_delay)
+        """When its paths are to be written: once events pause ``debounce``, or ``max_delay`` after
+        the first if they never do (None: nothing to write)."""
+        return min(self.last + debounce, self.first + max_delay) if self.paths or self.links else None
 
     def touched(self, now: float) -> None:
         self.first = self.first or now
         self.last = now
 
     def note(self, f: Followed, path: str, kind: str, is_dir: bool, *, links: bool) -> str | None:
-        """Add what one event says. ``links``: symlinks lie under the roots.
-        Returns "event" when it added work, "cookie" when a query waits on
-        it, None when it changes nothing."""
+        """Add what one event says (``links``: symlinks lie under the roots). "event" when it added
+        work, "cookie" when a query waits on it, None when it changes nothing."""
         if path == f.folder:
             if kind == "deleted":
                 self.restart = self.restart or f"memory root vanished: {f.folder}"
                 return "cookie"  # as urgent
             self.paths.add(f.label)  # the root's own attributes: reconcile it whole
             return "event"
-        rel = below(path, f.folder)
-        if rel is None:
+        if (rel := below(path, f.folder)) is None:
             return None
         if os.sep != "/":
             rel = rel.replace(os.sep, "/")
         if rel.startswith(COOKIE_PREFIX) and "/" not in rel:
-            if kind == "created":
-                self.cookies.add(rel)
-                return "cookie"
-            return None
+            if kind != "created":
+                return None
+            self.cookies.add(rel)
+            return "cookie"
         if f.repos:
             return self._note_repos(f, rel, kind, is_dir)
         parts = rel.split("/")
@@ -96,10 +88,8 @@ class Batch:
         return "event"
 
     def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:
-        """A folder of checkouts is discovered, not walked: a change to a
-        place discovery reads (or a checkout coming or going) is passed on
-        as its path; source edits are passed over. Only a new checkout, or
-        a nested instruction file, may need the deep walk."""
+        """A folder of checkouts is discovered, not walked: a change to a place discovery reads (or a
+        checkout coming or going) is passed on as its path; source edits are passed over."""
         if not discover.is_relevant(rel, is_dir):
             return None
         inside = rel.partition("/")[2]
@@ -113,17 +103,15 @@ class Batch:
 
 
 class Links:
-    """Index paths of the symlinks under the walked roots. inotify reports a
-    change under a link's target, never under the link, so these are
-    rechecked with every batch. (A repos root's links are rechecked by its
-    own walk, which every change there runs.)"""
+    """Index paths of the symlinks under the walked roots, rechecked with every batch: inotify
+    reports a change under a link's target, never under the link. (A repos root's links are
+    rechecked by its own walk, which every change there runs.)"""
 
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
-        self.paths: set[str] = set()
-        # Markdown files with more than one hard link, which change with no event when written
+        # hard: Markdown files with more than one hard link, which change with no event when written
         # through a link outside the roots: rechecked before a cookie is answered.
-        self.hard: set[str] = set()
+        self.paths, self.hard = set(), set()
 
     def __bool__(self) -> bool:
         return bool(self.paths)

@@ -1,11 +1,8 @@
-"""The watcher's event source: Linux inotify, through inotify_simple, one
-descriptor and one thread per root.
-
-A walked root is watched whole (every folder). A repos root is watched where
-discovery reads: the root, each checkout's top level, the folders on the way
-to its memory places, the memory folders whole, and the folders of nested
-finds, so a source tree costs no watch. A watch that cannot be added is known
-at once, and the kernel's queue overflow is an event like any other.
+"""The watcher's event source: Linux inotify, through inotify_simple, one descriptor and one
+thread per root. A walked root is watched whole; a repos root where discovery reads (the root,
+each checkout's top level, the way to its memory places, the memory folders whole, the folders of
+nested finds), so a source tree costs no watch. A watch that cannot be added is known at once,
+and the kernel's queue overflow is an event like any other.
 """
 
 from __future__ import annotations
@@ -39,24 +36,20 @@ class EventSource:
     def __init__(self, folder: str, on_event, on_overflow, on_trouble, *, repos: bool = False):
         self.folder, self.repos = folder, repos
         self._on_event, self._on_overflow, self._on_trouble = on_event, on_overflow, on_trouble
-        self._inotify = None
-        self._wake = (-1, -1)
+        self._inotify, self._wake = None, (-1, -1)
         self._paths: dict[int, str] = {}  # watch descriptor -> folder
         self._deep: set[str] = set()  # folders whose subfolders get watches too
         self._mixed: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # _paths: this source's thread and the watcher's
 
     @property
     def watches(self) -> int:
         return len(self._paths)
 
     def start(self) -> None:
-        require()
-        from inotify_simple import INotify
-
         try:
-            self._inotify = INotify(nonblocking=True)
+            self._inotify = require().INotify(nonblocking=True)
         except OSError as ex:
             raise WatcherError(f"cannot start watching: {ex.strerror} (fs.inotify.max_user_instances?)") from None
         self._wake = os.pipe()
@@ -84,13 +77,12 @@ class EventSource:
             os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join(10)
-            self._thread = None
         for fd in self._wake:
             if fd >= 0:
                 os.close(fd)
         if self._inotify is not None:
             self._inotify.close()
-        self._inotify, self._wake = None, (-1, -1)
+        self._inotify, self._wake, self._thread = None, (-1, -1), None
         self._paths.clear()
 
     def alive(self) -> bool:
@@ -130,7 +122,6 @@ class EventSource:
             except OSError:
                 continue
 
-    # -- inside --------------------------------------------------------------------
     def _forget_below(self, folder: str) -> None:
         """Drop the watches at and under a folder moved away: their events
         would carry its old path."""
@@ -154,14 +145,12 @@ class EventSource:
             try:
                 events = self._inotify.read(timeout=0)
             except OSError as ex:
-                self._on_trouble(f"reading inotify events: {ex.strerror}")
-                return
+                return self._on_trouble(f"reading inotify events: {ex.strerror}")
             try:
                 self._dispatch(events)
-            except WatcherError as ex:
-                self._on_trouble(str(ex))
             except Exception as ex:  # this thread must live on: the watcher restarts the source
-                self._on_trouble(f"could not handle a file system event: {type(ex).__name__}: {ex}")
+                self._on_trouble(str(ex) if isinstance(ex, WatcherError) else
+                                 f"could not handle a file system event: {type(ex).__name__}: {ex}")
 
     def _dispatch(self, events) -> None:
         """Hand on inotify_simple's events (wd, mask, cookie, name)."""
@@ -177,10 +166,8 @@ class EventSource:
                 continue
             is_dir = bool(mask & IN_ISDIR)
             if not name:  # the watched folder itself
-                if folder == self.folder and mask & (IN_DELETE_SELF | IN_MOVE_SELF):
-                    self._on_event("deleted", folder, True)
-                elif folder == self.folder and mask & IN_ATTRIB:
-                    self._on_event("attrib", folder, True)
+                if folder == self.folder and mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB):
+                    self._on_event("deleted" if mask & (IN_DELETE_SELF | IN_MOVE_SELF) else "attrib", folder, True)
                 continue
             path = os.path.join(folder, name)
             if is_dir and mask & IN_MOVED_FROM:
@@ -196,11 +183,9 @@ class EventSource:
                     break
 
     def _recheck_memory(self, folder: str, kind: str, name: str) -> None:
-        """A checkout's memory/ of source code turns into memory by its names
-        (discover._holds_memory), then watched whole. Re-decided, at a listing,
-        only by a change that can turn it, and not by a Markdown file made
-        while a file that is not Markdown is known to be there: a burst of
-        notes would cost a listing each."""
+        """A checkout's memory/ of source code turns into memory by its names (discover._holds_memory),
+        then watched whole. Re-decided (a listing) only by a change that can turn it: not by a note
+        made beside a known file that is not Markdown, or a burst of notes costs a listing each."""
         if name.startswith("."):  # discovery passes hidden files over (.DS_Store): they turn nothing
             return
         markdown = name.endswith(".md")
@@ -215,31 +200,26 @@ class EventSource:
         # Otherwise an edit, a note gone, or a note made beside a known file not Markdown: no turn.
 
     def _watch_new(self, parent: str, path: str) -> None:
-        """A folder made or moved in: below a folder watched whole it is
-        watched whole; elsewhere it may be a new checkout or a new memory
-        place. Files made in it before its watch are read by the reconcile
-        of its path, which comes after."""
+        """A folder made or moved in: watched whole below a folder watched whole; elsewhere maybe a
+        new checkout or memory place. Files made before its watch are read by its reconcile, after."""
         if parent in self._deep:
             self.watch_folder(path, deep=True)
-        elif parent == self.folder:
-            if not os.path.basename(path).startswith("."):
-                self.follow(path)
-        else:
-            checkout = os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0])
-            self.follow(checkout)
+        elif parent != self.folder:
+            self.follow(os.path.join(self.folder, os.path.relpath(path, self.folder).split(os.sep)[0]))
+        elif not os.path.basename(path).startswith("."):
+            self.follow(path)
 
 
-def require() -> None:
-    """WatcherError, in one line, where there is no inotify to watch with."""
+def require():
+    """The inotify_simple module; WatcherError, in one line, where there is no inotify to watch with."""
     if not sys.platform.startswith("linux"):
         raise WatcherError("the watcher needs Linux's inotify; here queries walk the tree, as without a watcher")
     try:
-        import inotify_simple  # noqa: F401
+        import inotify_simple
     except ImportError as ex:
         raise WatcherError(f"the watcher needs inotify_simple ({ex}): pip install inotify_simple") from None
+    return inotify_simple
 
-
-# -- inotify's limits -------------------------------------------------------------------
 
 def max_user_watches() -> int | None:
     try:

@@ -1,10 +1,7 @@
-"""Freshness without a walk, Watchman-style: both sides of the ``watcher`` table, the querying
-side (:func:`sync`) light enough for every one-shot query, the watching side :class:`WatcherRows`.
-
-A query creates a cookie file in each watched folder (inotify queues one watcher's events in
-order: every earlier change is ahead of it) and waits, bounded, until the watcher has committed
-those changes and acknowledged it; any doubt makes it walk the tree: slower, never stale. The
-protocol and its fallbacks: docs/freshness.md.
+"""Freshness without a walk, Watchman-style: the querying side (:func:`sync`, light enough for
+every one-shot query) and the watching side (:class:`WatcherRows`) of the ``watcher`` table.
+A query makes a cookie file in each watched folder and waits, bounded, for the watcher to
+acknowledge it; any doubt makes it walk the tree. The protocol: docs/freshness.md.
 """
 
 from __future__ import annotations
@@ -34,22 +31,12 @@ COOKIE_STALE_S = 60.0
 
 READY, STARTING, RESCANNING, FAILED, STOPPED = "ready", "starting", "rescanning", "failed", "stopped"
 
-if hasattr(os, "uname"):
-    HOST = os.uname().nodename
-else:
-    import platform  # not at the top: every query imports this module
+HOST = os.uname().nodename if hasattr(os, "uname") else __import__("platform").node()  # platform: not on the query path
 
-    HOST = platform.node()
-
-
-# -- the querying side -------------------------------------------------------------
 
 class Freshness:
-    """How a query's index was made fresh: ``via`` is "watcher" (cookie
-    handshake, no walk) or "walk" (reconcile), ``reason`` why it walked.
-
-    (Plain classes in this module, no dataclasses: every `memsearch query`
-    imports it, and process start-up is most of a query's cost.)"""
+    """How a query's index was made fresh: ``via`` "watcher" (cookie handshake) or "walk",
+    ``reason`` why it walked. (A plain class: dataclasses would slow every query's start.)"""
 
     __slots__ = ("via", "reason", "seconds")
 
@@ -70,9 +57,8 @@ _cookies = itertools.count()
 
 
 def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
-    """Wait until a healthy watcher has applied every change made to the
-    files of ``roots`` (Root objects) before this call. None when it
-    has: the index is fresh without a walk; otherwise why not: walk the tree."""
+    """Wait until a healthy watcher has applied every change made to the files of ``roots``
+    before this call. None when it has; otherwise why not: walk the tree."""
     rows = _rows(conn)
     now = time.time()
     followed, reason = [], None
@@ -113,9 +99,9 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
 
 
 def disown(conn: sqlite3.Connection, keys) -> None:
-    """Delete the rows of every watcher that follows another set of roots than ``keys``, inside the
-    caller's write transaction: a reconcile of these roots rewrites the index for them, so such a
-    watcher can no longer vouch for it (it finds its rows gone and rescans: WatcherRows.beat)."""
+    """Delete the rows of every watcher that follows another set of roots than ``keys`` (in the
+    caller's transaction): a reconcile rewrites the index for these roots, so such a watcher can
+    no longer vouch for it (it finds its rows gone and rescans: WatcherRows.beat)."""
     followed: dict[tuple, set[str]] = {}
     for key, *who in conn.execute("SELECT root_key, pid, host, started_at FROM watcher"):
         followed.setdefault(tuple(who), set()).add(key)
@@ -124,8 +110,7 @@ def disown(conn: sqlite3.Connection, keys) -> None:
 
 
 def sweep_cookies(folder: str, now: float) -> None:
-    """Remove the cookies in ``folder`` older than COOKIE_STALE_S (files of
-    our own naming only; a link or folder so named is left alone)."""
+    """Remove the cookie files in ``folder`` older than COOKIE_STALE_S (a link or folder so named stays)."""
     try:
         with os.scandir(folder) as entries:
             stale = [e.path for e in entries if e.name.startswith(COOKIE_PREFIX)
@@ -171,9 +156,8 @@ def unusable(row: _Row | None, now: float) -> str | None:
     return None
 
 
-# How a query polls for the acknowledgement: as often as sleep allows while
-# the answer usually comes, then every millisecond (a watcher with a long
-# batch ahead of the cookie is not spun on).
+# A query polls for the acknowledgement as often as sleep allows while the answer usually
+# comes, then every millisecond (a watcher with a long batch ahead is not spun on).
 FAST_POLL_S = 0.0001
 FAST_POLL_FOR_S = 0.005
 SLOW_POLL_S = 0.001
@@ -192,8 +176,7 @@ def _acknowledged(conn, names: list[str], timeout: float) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process of this host runs under ``pid`` (a zombie, killed
-    but not yet reaped by its parent, does not count)."""
+    """Whether a process of this host runs under ``pid`` (a zombie does not count)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read()
@@ -213,9 +196,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
-    """The watcher part of ``memsearch status``: its state, and whether a
-    query would now skip the walk (found out with a real cookie handshake)
-    or why it would walk."""
+    """The watcher part of ``memsearch status``: its state, and whether a query would now skip
+    the walk (found out with a real cookie handshake) or why it would walk."""
     rows = _rows(conn)
     now = time.time()
     shown, reason = None, None
@@ -236,25 +218,18 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         state = "not answering"
     else:
         state = shown.state
-    info = {
-        "watcher": state,
-        "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
-        "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
-        "watcher_error": shown.error if shown else None,
-        "watcher_overflows": shown.overflows if shown else 0,
-        "watcher_restarts": shown.restarts if shown else 0,
-    }
-    if reason is None:
-        started = time.perf_counter()
-        reason = sync(conn, roots, timeout)
-        elapsed = time.perf_counter() - started
+    info = {"watcher": state,
+            "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
+            "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
+            "watcher_error": shown.error if shown else None,
+            "watcher_overflows": shown.overflows if shown else 0, "watcher_restarts": shown.restarts if shown else 0}
+    started = time.perf_counter()
+    reason = reason or sync(conn, roots, timeout)
     info.update(freshness="walk" if reason else "watcher", fallback_reason=reason)
     if not reason:  # the handshake ran and succeeded
-        info["cookie_ms"] = round(elapsed * 1000, 2)
+        info["cookie_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return info
 
-
-# -- the watching side --------------------------------------------------------------
 
 # Acknowledgements are kept this long, then deleted by the watcher.
 ACK_KEEP_S = 60.0
@@ -265,9 +240,10 @@ class TakenOver(Exception):
 
 
 class WatcherRows:
-    """The rows a watcher holds in the ``watcher`` table, one per root
-    (``roots``: (root key, folder) pairs), and the acknowledgements it writes
-    to ``watcher_cookies``. Every method writes in a transaction of its own."""
+    """The rows a watcher holds in the ``watcher`` table, one per root (``roots``: (root key,
+    folder) pairs), and the acknowledgements it writes to ``watcher_cookies``, each method in a
+    transaction of its own. ``connect()``: the index's connection now (a damaged index rebuilt
+    comes with a new one, and the rows follow it)."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], roots: list[tuple[str, str]], db_path: str):
         self.connect, self.roots, self.db_path = connect, roots, db_path
@@ -275,17 +251,11 @@ class WatcherRows:
         self._next_cleanup = 0.0
         self.lost = False  # our rows were found gone: the watcher must reconcile everything
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The index's connection now (``connect()``): a damaged index set
-        aside and rebuilt comes with a new one, and the rows follow it."""
-        return self.connect()
-
     def claim(self) -> None:
         """Take the rows of our roots, unless a live watcher holds one."""
         now = time.time()
-        with write_transaction(self.conn):
-            rows = _rows(self.conn)
+        with write_transaction(self.connect()) as conn:
+            rows = _rows(conn)
             for key, folder in self.roots:
                 row = rows.get(key)
                 if row is None or row.state == STOPPED:
@@ -296,10 +266,10 @@ class WatcherRows:
                     raise WatcherError(
                         f"another watcher (pid {row.pid} on {row.host}) already follows {quoted(folder)} for the index"
                         f" {self.db_path}; stop it first, or use another --db")
-            self._insert(STARTING)
+            self._insert(conn, STARTING)
 
-    def _insert(self, state: str) -> None:
-        self.conn.executemany(
+    def _insert(self, conn, state: str) -> None:
+        conn.executemany(
             "INSERT OR REPLACE INTO watcher (root_key, folder, pid, host, started_at, heartbeat_at, state)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(key, os.fsencode(folder), self.pid, HOST, self.started_at, time.time(), state)
@@ -307,12 +277,11 @@ class WatcherRows:
 
     def beat(self, state: str, error: str | None, error_at: float | None, overflows: int, restarts: int,
              cookies=()) -> bool:
-        """Write our state and heartbeat, acknowledging ``cookies`` in the
-        same transaction. True when the old acknowledgements were swept (the
-        caller then sweeps the cookie files too). TakenOver when another
-        watcher holds our rows: this one must stop."""
+        """Write our state and heartbeat, acknowledging ``cookies``. True when the old
+        acknowledgements were swept (the caller then sweeps the cookie files too). TakenOver when
+        another watcher holds our rows: this one must stop."""
         now = time.time()
-        with write_transaction(self.conn) as conn:
+        with write_transaction(self.connect()) as conn:
             sweep = now >= self._next_cleanup
             if sweep:
                 conn.execute("DELETE FROM watcher_cookies WHERE acked_at < ?", (now - ACK_KEEP_S,))
@@ -327,7 +296,7 @@ class WatcherRows:
                     raise TakenOver("another watcher took over this index's roots")
                 # The database was rebuilt, or rewritten for other roots (disown): claim it again,
                 # and vouch for it only after reconciling everything.
-                self._insert(RESCANNING if state == READY else state)
+                self._insert(conn, RESCANNING if state == READY else state)
                 self.lost = True
             elif cookies:
                 conn.executemany("INSERT OR REPLACE INTO watcher_cookies (name, acked_at) VALUES (?, ?)",

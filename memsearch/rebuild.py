@@ -1,10 +1,7 @@
-"""The rebuild block: a session's memory put back into an agent's context, section by budget.
-
-MiMo Code's sections (SECTIONS, each cut on a line boundary to its budget, a token being four
-characters of the text as shown) and the other memory keys, newest first; a ``claude`` or
-``zcode`` root has only the project's pieces. Files are found by the walk's rules and read
-confined and bounded. Every line of a file is indented, so only the block's own marks, headings
-and notices start a line: it reads as memory the agent wrote, not the user's instructions.
+"""The rebuild block: a session's memory put back into an agent's context, MiMo Code's sections
+(each cut on a line boundary to its budget) and the other memory keys, newest first; a ``claude``
+or ``zcode`` root has only the project's pieces. Every line of a file is indented, so only the
+block's own marks start a line: it reads as memory the agent wrote, not the user's instructions.
 The block and its budgets: docs/context.md.
 """
 
@@ -69,9 +66,8 @@ class Section(NamedTuple):
 
 
 class RebuildContext(NamedTuple):
-    """What rebuild_context returns: the sections found (in the block's order), the memory keys
-    listed (newest first) and how many the budget left out, and ``text``, the marked block ("" when
-    there is nothing to show). ``project`` is None for a repository MiMo gave no id yet."""
+    """The sections found, the memory keys listed (newest first) and how many the budget left out,
+    and ``text``, the marked block ("" when empty). ``project``: None for a repository with no id yet."""
 
     root: str
     kind: str
@@ -122,9 +118,9 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
 
 
 def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, str], str, dict]:
-    """(The section files' paths by section, the prefix that makes a path as search shows it, and
-    what the walk finds in the session's, project's and global places: {path: (real path,
-    Fingerprint)}); SessionNotFound for a mimo root with no folder for ``session``."""
+    """(The section files' paths by section, the prefix of a path as search shows it, and what the
+    walk finds in the session's, project's and global places); SessionNotFound for a mimo root
+    with no folder for ``session``."""
     if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
         folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
         found = {}
@@ -147,8 +143,7 @@ def _budgets(given) -> dict:
         return dict(DEFAULT_BUDGETS)
     if not isinstance(given, dict):
         raise InvalidArgument(f"budgets must be a dict of tokens by section, got {type(given).__name__}")
-    unknown = [name for name in given if name not in DEFAULT_BUDGETS]
-    if unknown:
+    if unknown := [name for name in given if name not in DEFAULT_BUDGETS]:
         raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
     return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
                                   for name, tokens in given.items()}}
@@ -186,8 +181,7 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
     """The file at ``file`` (a resolved path the walk found) as a section, or None if it cannot be
     read or shows nothing. At most its budget in characters at UTF-8's widest is read."""
     limit = budget * CHARS_PER_TOKEN
-    read = read_text(file, limit * UTF8_MAX + READ_MARGIN, confined=True)
-    if read is None:
+    if (read := read_text(file, limit * UTF8_MAX + READ_MARGIN, confined=True)) is None:
         return None
     raw, file_bytes = read
     text = clean(raw).translate(_CONTROLS)

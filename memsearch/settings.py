@@ -1,6 +1,5 @@
-"""Tunable constants and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml``, or
-the file named by ``MEMSEARCH_CONFIG``), which can set every constant a user may want to change:
-its keys are in the README, "Configuration".
+"""Tunable constants, and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml`` or
+``$MEMSEARCH_CONFIG``) that sets those a user may want to change (README, "Configuration").
 """
 
 from __future__ import annotations
@@ -60,10 +59,8 @@ class Settings(NamedTuple):
     sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
-        """A copy with the values given that are not None. An unknown name is a
-        TypeError, as a misspelt keyword is (_replace's error varies by version)."""
-        unknown = sorted(values.keys() - set(self._fields))
-        if unknown:
+        """A copy with the values given that are not None; TypeError for an unknown name."""
+        if unknown := sorted(values.keys() - set(self._fields)):
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
         return self._replace(**{k: v for k, v in values.items() if v is not None})
 
@@ -104,9 +101,8 @@ def encodable(text: str) -> bool:
 
 
 def path_text(path: str | os.PathLike) -> str:
-    """``str(pathlib.Path(path))`` without importing pathlib (a one-shot
-    query never does): ``.`` parts and repeated or trailing separators go,
-    ``..`` stays, and so do exactly two leading slashes (POSIX's own meaning)."""
+    """``str(pathlib.Path(path))`` without importing pathlib (a one-shot query never does): ``.``
+    parts and repeated or trailing separators go; ``..`` and exactly two leading slashes stay."""
     path = os.fspath(path)
     if os.name != "posix" or not isinstance(path, str):
         from pathlib import Path  # its own rules (drives, UNC), or its TypeError for bytes
@@ -157,12 +153,10 @@ def load_settings() -> Settings:
         values["reconcile"] = conf["reconcile"]
     for name, low, high, cast in (("floor", 0.0, 1.0, float), ("max_file_bytes", 1, 1 << 34, int),
                                   ("manifest_limit", 1, 1 << 31, int), ("sync_timeout", 0.0, 600.0, float)):
-        if name in conf:
-            values[name] = cast(_number(conf[name], name, low, high))
+        if name not in conf:
+            continue
+        value = conf[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise MemsearchError(f"config: {name} must be a number from {low} to {high}, got {value!r}")
+        values[name] = cast(value)
     return Settings(**values)
-
-
-def _number(value, name, low, high):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise MemsearchError(f"config: {name} must be a number from {low} to {high}, got {value!r}")
-    return value

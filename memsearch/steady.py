@@ -1,8 +1,7 @@
-"""What a process that queries a repos root again keeps of its walks: the
-steady state, every folder whose listing decided the last walk and every
-file, which a query only lstats (in C, one list compared whole) while none
-changed. Taken at the second walk in a row that changed nothing; any
-difference sends the query back to :func:`memsearch.discover.walk_checkouts`.
+"""What a process that queries a repos root again keeps of its walks: the steady state (every
+folder whose listing decided the last walk, and every file), which a query only lstats while none
+changed. Taken at the second walk in a row that changed nothing; any difference sends the query
+back to :func:`memsearch.discover.walk_checkouts`.
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
 # Roots kept in this process (a long-lived MemoryIndex); past it, start over.
 CACHED_ROOTS = 16
 
-# What the snapshot checks of each lstat (key[:5] is the Fingerprint, key[5]
-# the file type; a folder: key[1], key[4]).
-_KEY_FIELDS = STAT_FIELDS + ("st_mode",)
-_KEY = attrgetter(*_KEY_FIELDS)
-# A settled path is compared by ctime alone: every change sets it to now,
-# which no one can set back (a folder's covers its entries).
+# What the snapshot checks of each lstat (key[:5] is the Fingerprint, key[5] the file type).
+_KEY = attrgetter(*STAT_FIELDS, "st_mode")
+# A settled path is compared by ctime alone: every change sets it to now, which no one can set
+# back (a folder's covers its entries).
 _CTIME = attrgetter("st_ctime_ns")
 
 
@@ -40,12 +37,9 @@ _caches: dict[tuple[str, int], RootCache] = {}
 
 
 def cache_of(real_root: str, max_file_bytes: int) -> RootCache:
-    cache = _caches.get((real_root, max_file_bytes))
-    if cache is None:
-        if len(_caches) >= CACHED_ROOTS:
-            _caches.clear()
-        cache = _caches[(real_root, max_file_bytes)] = RootCache()
-    return cache
+    if (real_root, max_file_bytes) not in _caches and len(_caches) >= CACHED_ROOTS:
+        _caches.clear()
+    return _caches.setdefault((real_root, max_file_bytes), RootCache())
 
 
 def dir_key(path: str) -> tuple[int, int] | None:
@@ -73,11 +67,11 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
 
 def snapshot(dirs: list[tuple[str, int, int]], files: list[tuple[str, str]], known: dict[str, Fingerprint],
              max_file_bytes: int, now: int) -> tuple | None:
-    """The steady state after a walk (begun at ``now``) that found every known file unchanged,
-    nothing new and nothing passed over: ``dirs`` (path, mtime, inode) of every folder it listed
-    and single-file link, ``files`` (shown, absolute path) of every file. From lstats taken again
-    now and checked against what the walk relied on (a change in between must not become the new
-    normal): None when any differs, or a folder had changed a moment before the walk listed it."""
+    """The steady state after a walk (begun at ``now``) that found every known file unchanged and
+    nothing new or passed over: ``dirs`` (path, mtime, inode) of every folder it listed and
+    single-file link, ``files`` (shown, absolute path) of every file. From lstats taken again now
+    and checked against what the walk relied on: None when any differs, or a folder had changed a
+    moment before the walk listed it."""
     if len(files) != len(known):
         return None
     paths = [d[0] for d in dirs] + [abspath for _, abspath in files]

@@ -1,14 +1,7 @@
-"""The live index: a :class:`Watcher` (``memsearch watch``, or in a host's
-process) follows the roots and keeps the index fresh, so that queries skip the
-tree walk without ever reading a stale index. It reconciles the roots once,
-then re-reads just the paths each batch of file system events names
-(:meth:`memsearch.MemoryIndex.reconcile_paths`), debounced so that a burst of
-writes costs one transaction.
-
-Its parts: :mod:`memsearch.freshness` (the watcher table, both sides),
-:mod:`memsearch.event_batch` (what events ask of the index),
-:mod:`memsearch.event_source` (inotify, one source per root), and here the watcher's thread, which applies batches when due and restarts and
-retries, with a backoff, after a failure.
+"""The live index: a :class:`Watcher` follows the roots and keeps the index fresh, so that queries
+skip the tree walk without ever reading a stale index. It reconciles the roots once, then re-reads
+the paths each debounced batch of events names. Its parts: :mod:`memsearch.freshness` (the watcher
+table), :mod:`memsearch.event_batch` (what events ask), :mod:`memsearch.event_source` (inotify).
 """
 
 from __future__ import annotations
@@ -41,62 +34,41 @@ RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 
 
 class Watcher:
-    """Keep an index fresh as its files change, so that queries from any
-    process skip the tree walk.
+    """Keep an index fresh as its files change, so that queries from any process skip the walk.
 
     >>> with MemoryIndex("~/memory") as idx, Watcher(idx):
     ...     idx.search("docker port")      # a cookie handshake, no walk
 
-    :meth:`start` follows the index's roots, reconciles them once and
-    returns when the watcher is ready (``wait=False``: at once; queries walk
-    until it is ready). :meth:`stop`, or leaving the ``with`` block, stops
-    it. The watcher works on a database connection and threads of its own.
-    After a successful start it never raises: a failure puts it in the
-    "failed" state, in which queries walk the tree, and it retries.
+    After a successful start it never raises: a failure puts it in the "failed" state, in which
+    queries walk the tree, and it retries.
     """
 
     def __init__(self, index, *, debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S,
                  heartbeat: float = HEARTBEAT_S):
-        self._given = index  # the caller's index, copied by start() into _index
-        self.db_path = index.db_path
+        self._given, self.db_path = index, index.db_path  # start() copies the index: a connection of its own
         self.debounce, self.max_delay, self.heartbeat = debounce, max_delay, heartbeat
         self._followed = [Followed(r, os.path.realpath(r.path), index.layout.label(r)) for r in index.roots]
-        self._index = None  # the watcher's own MemoryIndex (own connection), made by start()
-        self._rows: WatcherRows | None = None
+        self._index = self._rows = self._thread = None
         self._sources: list[EventSource] = []  # one per root, while running
-        self._thread: threading.Thread | None = None
         self._cv = threading.Condition()
         self._pending = Batch()
         self._stopping = False
-        self._ready = threading.Event()
-        self._done = threading.Event()
-        self._state = STARTING
-        self._error: str | None = None
-        self._error_at: float | None = None
-        self._retry_at = 0.0
+        self._ready, self._done = threading.Event(), threading.Event()
+        self.state, self.error = STARTING, None
+        self._error_at = None
+        self._retry_at = self._next_beat = 0.0
         self._failures = 0
         self._links = Links(self._followed)
-        self._root_ids: list = []  # db.identity() of each root folder, as the event sources watch it
-        self._next_beat = 0.0
+        self._root_ids: list = []  # identity() of each root folder, as the event sources watch it
         self.events = self.batches = self.rescans = self.overflows = self.restarts = 0  # for status and tests
-
-    # -- lifecycle ------------------------------------------------------------------
-    @property
-    def state(self) -> str:
-        return self._state
-
-    @property
-    def error(self) -> str | None:
-        return self._error
 
     @property
     def running(self) -> bool:
         return self._thread is not None and not self._done.is_set()
 
     def start(self, *, wait: bool = True, timeout: float | None = None) -> "Watcher":
-        """Start following the roots. ``wait``: return once the whole tree
-        is reconciled and queries can rely on the watcher, raising
-        WatcherError when it cannot start."""
+        """Start following the roots. ``wait``: return once the whole tree is reconciled,
+        raising WatcherError when it cannot start."""
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
         from .index import MemoryIndex
@@ -122,15 +94,14 @@ class Watcher:
         self._thread.start()
         if wait:
             self._ready.wait(timeout)
-            if self._state != READY:
-                error = self._error or f"the watcher is still {self._state}"
+            if self.state != READY:
+                error = self.error or f"the watcher is still {self.state}"
                 self.stop()
                 raise WatcherError(error)
         return self
 
     def stop(self) -> None:
-        """Stop watching; queries walk the tree again (at once: the row says
-        "stopped")."""
+        """Stop watching; queries walk the tree again (at once: the row says "stopped")."""
         if self._thread is None:
             return
         with self._cv:
@@ -139,46 +110,41 @@ class Watcher:
         self._thread.join()
         self._stop_sources()
         try:
-            self._rows.beat(STOPPED, self._error, self._error_at, self.overflows, self.restarts)
+            self._rows.beat(STOPPED, self.error, self._error_at, self.overflows, self.restarts)
         except (sqlite3.Error, MemsearchError) as ex:
             log.warning("could not mark the watcher stopped in %s: %s", self.db_path, ex)
         self._index.close()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the watcher thread ends: on stop(), when another
-        watcher takes its roots over, or when the thread itself fails."""
+        """Block until the watcher thread ends: on stop(), a takeover by another watcher, or a failure."""
         return self._done.wait(timeout)
 
     def __enter__(self) -> "Watcher":
-        if self._thread is None:
-            self.start()
-        return self
+        return self if self._thread is not None else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    # -- the row ----------------------------------------------------------------------
     def _beat(self, cookies=()) -> None:
-        """Heartbeat, acknowledging ``cookies`` in the same transaction. The
-        next is due a heartbeat later even if this write fails: else the loop
-        would find it overdue at once, and spin."""
+        """Heartbeat, acknowledging ``cookies``. The next is due a heartbeat later even if this
+        write fails: else the loop would find it overdue at once, and spin."""
         self._next_beat = time.monotonic() + self.heartbeat
-        if self._rows.beat(self._state, self._error, self._error_at, self.overflows, self.restarts, cookies):
-            _sweep(self._followed)
+        if self._rows.beat(self.state, self.error, self._error_at, self.overflows, self.restarts, cookies):
+            for f in self._followed:  # the cookies of queries that died before removing them
+                sweep_cookies(f.folder, time.time())
         if self._rows.lost:  # a new index at the path, or a reconcile of other roots (freshness.disown)
             self._rows.lost = False
-            if self._state == READY:
-                self._state = RESCANNING
-            with self._cv:
-                self._pending.rescan = self._pending.rescan or "its rows were gone (index deleted or rewritten)"
+            if self.state == READY:
+                self.state = RESCANNING
+            self._ask("rescan", "its rows were gone (index deleted or rewritten)")
 
     def _set_state(self, state: str, error: str | None = None) -> None:
         if error is not None:
-            self._error, self._error_at = error, time.time()
-        self._state = state
+            self.error, self._error_at = error, time.time()
+        self.state = state
         self._beat()
 
-    # -- events (the event sources' threads) --------------------------------------------
+    # -- the event sources' threads
     def _on_event(self, followed: Followed, kind: str, path: str, is_dir: bool) -> None:
         try:
             with self._cv:
@@ -189,21 +155,20 @@ class Watcher:
                 if what:
                     self._cv.notify_all()  # a cookie is answered at once
         except Exception as ex:  # an exception here would kill the source's thread
-            self._trouble(f"could not handle a file system event: {type(ex).__name__}: {ex}")
+            self._ask("restart", f"could not handle a file system event: {type(ex).__name__}: {ex}")
 
-    def _trouble(self, reason: str) -> None:
-        """The event source is broken: restart it (and reconcile everything)."""
+    def _ask(self, what: str, reason: str) -> None:
+        """Ask the watcher thread for a "rescan" or a "restart" (of the event sources, then a rescan)."""
         with self._cv:
-            self._pending.restart = self._pending.restart or reason
+            setattr(self._pending, what, getattr(self._pending, what) or reason)
             self._cv.notify_all()
 
     def _overflowed(self) -> None:
         with self._cv:
             self.overflows += 1
-            self._pending.rescan = self._pending.rescan or "the event queue overflowed"
-            self._cv.notify_all()
+        self._ask("rescan", "the event queue overflowed")
 
-    # -- the watcher thread ---------------------------------------------------------
+    # -- the watcher thread
     def _run(self) -> None:
         try:
             try:
@@ -219,7 +184,7 @@ class Watcher:
                     self._process(batch)
                 except TakenOver as ex:
                     log.warning("watcher: %s; stopping", ex)
-                    self._state = STOPPED
+                    self.state = STOPPED
                     return
                 except _Stopping:
                     return
@@ -227,60 +192,52 @@ class Watcher:
                     self._fail(ex)
         except BaseException as ex:  # never leak out of a thread: record it
             log.error("memsearch watcher stopped: %s: %s", type(ex).__name__, ex)
-            self._state, self._error = FAILED, f"watcher thread ended: {type(ex).__name__}: {ex}"
+            self.state, self.error = FAILED, f"watcher thread ended: {type(ex).__name__}: {ex}"
         finally:
             self._done.set()
 
     def _take(self) -> Batch | None:
-        """Wait for work (a batch due, a cookie, a rescan, a heartbeat or a
-        retry due) and take it."""
+        """Wait for work (a batch due, a cookie, a rescan, a heartbeat or a retry due) and take it."""
         with self._cv:
-            while True:
-                if self._stopping:
-                    return None
+            while not self._stopping:
                 p = self._pending
-                if p.urgent():
-                    break
                 due = [self._next_beat, p.due(self.debounce, self.max_delay)]
-                if self._state == FAILED:
+                if self.state == FAILED:
                     due.append(self._retry_at)
                 wait = min(d for d in due if d is not None) - time.monotonic()
-                if wait <= 0:
-                    break
+                if p.urgent() or wait <= 0:
+                    batch, self._pending = p, Batch()
+                    return batch
                 self._cv.wait(wait)
-            batch, self._pending = self._pending, Batch()
-            return batch
+            return None
 
     def _process(self, batch: Batch) -> None:
-        if batch.restart or (self._state == FAILED and time.monotonic() >= self._retry_at):
+        if batch.restart or (self.state == FAILED and time.monotonic() >= self._retry_at):
             # A restart reconciles everything, which covers this batch's paths.
-            self._restart(batch.restart or f"retrying after: {self._error}")
-        elif self._state == FAILED:
+            self._restart(batch.restart or f"retrying after: {self.error}")
+        elif self.state == FAILED:
             pass  # the retry's full reconcile will cover these paths
         elif batch.rescan:  # events were lost: reconcile the whole tree
             log.warning("watcher: %s; reconciling the whole tree", batch.rescan)
             self._set_state(RESCANNING, batch.rescan)
             self._reconcile_all()
         elif batch.paths or batch.links or (batch.cookies and self._links.hard):
-            self._apply(batch)
-        if self._state != FAILED and not all(s.alive() for s in self._sources):
-            self._trouble("the file system event source stopped")
-        elif self._state != FAILED and (moved := [f.folder for f, was in zip(self._followed, self._root_ids)
-                                                  if identity(f.folder) != was]):
+            report = self._index.reconcile_paths(batch.paths | self._links.paths | self._links.hard, deep=batch.deep)
+            self.batches += 1
+            self._links.track(batch.paths, self._index.locate)
+            if batch.deep:
+                self._watch_nested()
+            if report.changed:
+                log.debug("watcher: %s", report.summary())
+        if self.state != FAILED and not all(s.alive() for s in self._sources):
+            self._ask("restart", "the file system event source stopped")
+        elif self.state != FAILED and (moved := [f.folder for f, was in zip(self._followed, self._root_ids)
+                                                 if identity(f.folder) != was]):
             # A root folder replaced reports no event: a cookie made in the folder now there is never answered.
-            self._trouble(f"memory root moved or replaced: {moved[0]}")
+            self._ask("restart", f"memory root moved or replaced: {moved[0]}")
         if self._index.replaced():  # deleted, or rebuilt by another process: the rows follow (beat)
             self._index.close()
-        self._beat(batch.cookies if self._state == READY else ())
-
-    def _apply(self, batch: Batch) -> None:
-        report = self._index.reconcile_paths(batch.paths | self._links.paths | self._links.hard, deep=batch.deep)
-        self.batches += 1
-        self._links.track(batch.paths, self._index.locate)
-        if batch.deep:
-            self._watch_nested()
-        if report.changed:
-            log.debug("watcher: %s", report.summary())
+        self._beat(batch.cookies if self.state == READY else ())
 
     def _restart(self, reason: str | None) -> None:
         """(Re)start the event sources, then reconcile the whole tree."""
@@ -292,39 +249,33 @@ class Watcher:
             self._beat()
         self._stop_sources()
         self._root_ids = [identity(f.folder) for f in self._followed]
-        sources = []
-        try:
-            for f in self._followed:
-                source = EventSource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
-                                     self._trouble, repos=f.repos)
-                source.start()
-                sources.append(source)
-        finally:
-            self._sources = sources  # stopped by the next restart or stop() whatever happens
+        for f in self._followed:  # each started one is stopped by the next restart or stop(), whatever happens
+            source = EventSource(f.folder, lambda *e, f=f: self._on_event(f, *e), self._overflowed,
+                                 lambda reason: self._ask("restart", reason), repos=f.repos)
+            source.start()
+            self._sources.append(source)
         self._reconcile_all()
         self._watch_nested()
 
     def _reconcile_all(self) -> None:
         self._links.scan()
-        _sweep(self._followed)
+        for f in self._followed:
+            sweep_cookies(f.folder, time.time())
         self._index.reconcile(progress=self._stop_requested)
         self.rescans += 1
         self._failures = 0
         self._set_state(READY)
 
     def _watch_nested(self) -> None:
-        """Watch the folders where a deep walk found nested instruction files
-        in a repos root (no source folder is watched otherwise). A change
-        made before the watch came is read by a walk right after."""
+        """Watch the folders where a deep walk found nested instruction files in a repos root (no
+        source folder is watched otherwise). A change made before the watch came is read by a walk right after."""
         added = False
-        for source in self._sources:
-            if not source.repos:
-                continue
-            f = next(f for f in self._followed if f.folder == source.folder)
-            for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
-                before = source.watches
-                source.watch_folder(folder)
-                added = added or source.watches > before
+        for f, source in zip(self._followed, self._sources):  # in the same order
+            if f.repos:
+                for folder in nested_folders(f.folder, [p[len(f.label):] for p in self._index.paths(f.root)]):
+                    before = source.watches
+                    source.watch_folder(folder)
+                    added = added or source.watches > before
         if added:
             self._index.reconcile_paths([f.label for f in self._followed if f.repos])
 
@@ -335,9 +286,8 @@ class Watcher:
 
     def _fail(self, ex: BaseException) -> None:
         text = str(ex) if isinstance(ex, MemsearchError) else f"{type(ex).__name__}: {ex}"
-        if self._state == FAILED and time.monotonic() < self._retry_at:
-            # Failing again while it waits to retry (a heartbeat's write on a
-            # full disk): the retry stays when it was, or it would never come.
+        if self.state == FAILED and time.monotonic() < self._retry_at:
+            # Failing again while it waits to retry (a heartbeat's write on a full disk): the retry stays put.
             log.debug("watcher still failing (%s)", text)
             return
         pause = RETRY_S[min(self._failures, len(RETRY_S) - 1)]
@@ -352,13 +302,6 @@ class Watcher:
         sources, self._sources = self._sources, []
         for source in sources:
             source.stop()
-
-
-def _sweep(followed: list[Followed]) -> None:
-    """Remove the cookies of queries that died before removing them."""
-    now = time.time()
-    for f in followed:
-        sweep_cookies(f.folder, now)
 
 
 class _Stopping(Exception):

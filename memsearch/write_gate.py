@@ -1,11 +1,6 @@
-"""Memory write gate: may this agent write this file? Decided without I/O.
-
-Hosts that let models write memory with ordinary Write/Edit tools call
-``check_write`` before every write. It returns the normalized absolute path
-the host must write to, or raises ``WriteDenied`` with a message for the model
-that says what was refused, why, and what to write instead.
-
-Every decision behind the rules is in docs/write-gate.md.
+"""Memory write gate: may this agent write this file? Decided without I/O. Hosts that let models
+write memory with ordinary Write/Edit tools call ``check_write`` before every write; the rules and
+their reasons: docs/write-gate.md.
 """
 
 from __future__ import annotations
@@ -57,42 +52,30 @@ class WriteDenied(MemsearchError):
         self.rule = rule  # short reason code for hosts and tests
 
 
-def check_write(
-    target: str | os.PathLike,
-    *,
-    agent: str,
-    memory_root: str | os.PathLike,
-    worktree: str | os.PathLike,
-    project_id: str,
-    session_id: str,
-    task_id: str | None = None,
-    write_enabled: bool = True,
-) -> str:
-    """Return the normalized absolute path to write, or raise WriteDenied.
+def check_write(target: str | os.PathLike, *, agent: str, memory_root: str | os.PathLike,
+                worktree: str | os.PathLike, project_id: str, session_id: str, task_id: str | None = None,
+                write_enabled: bool = True) -> str:
+    """The normalized absolute path to write ('/'-separated, ``C:/...`` on Windows, no ``.`` or
+    ``..``: the host must write exactly that path), or WriteDenied with a message for the model:
+    what was refused, why, and what to write instead.
 
-    The path is absolute and '/'-separated (``C:/...`` on Windows), with no
-    ``.`` or ``..`` left; the host must write exactly that path.
-
-    ``agent`` is the writer's name (``checkpoint-writer``, ``dream``,
-    ``distill``; anything else, or None, is the main agent); ``task_id`` is
-    set for a sub-agent bound to that task. ``worktree`` must be absolute; a
-    relative ``memory_root`` or target is taken relative to it. Bad host
-    arguments raise InvalidArgument (a ValueError); a refused target raises WriteDenied.
+    ``agent``: the writer (``checkpoint-writer``, ``dream``, ``distill``; anything else, or None,
+    is the main agent); ``task_id``: set for a sub-agent bound to that task. ``worktree`` must be
+    absolute; a relative ``memory_root`` or target is taken relative to it. Bad host arguments
+    raise InvalidArgument (a ValueError).
     """
     # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
     agent = "" if agent is None else unicodedata.normalize(
         "NFKC", given_path(agent, "agent must be a str or path")).strip().casefold()
     wt = _root(worktree, "worktree")
     root = _root(memory_root, "memory_root", base=wt)
-    project_id = _id(project_id, "project_id")
-    session_id = _id(session_id, "session_id")
+    project_id, session_id = _id(project_id, "project_id"), _id(session_id, "session_id")
     if task_id is not None and not (isinstance(task_id, str) and TASK_ID.fullmatch(task_id)):
         raise InvalidArgument(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
     if not isinstance(write_enabled, bool):
         raise InvalidArgument("write_enabled must be True or False")
 
-    raw = _target_text(target)
-    given_anchor, given = _split_target(raw, target)
+    given_anchor, given = _split_target(target)
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
         _deny(target, "on Windows a path rooted without a drive letter depends on the current drive",
               "ambiguous", f"Include the drive, as in {_join(wt)}.")
@@ -104,8 +87,7 @@ def check_write(
               f" ({_join(root)}, {_join(wt)})", "ambiguous",
               f"Spell it as the worktree is spelled, as in {_join(wt)}/..., or relative to it.")
     path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
-    segs = path[1]
-    if not segs:
+    if not path[1]:
         _deny(target, "it names a file system root, not a file", "invalid", "Name the Markdown file to write.")
     resolved = _join(path)
 
@@ -135,8 +117,7 @@ def check_write(
                   "sandbox", "Write there instead.")
     else:
         part = _below(path, wt)
-        if part is None:
-            part = segs
+        part = path[1] if part is None else part
     _check_sensitive(target, part, "Choose a path that does not go through it.")
     return resolved
 
@@ -203,8 +184,7 @@ def _check_ambiguity(target, given, anchor, roots):
     for seg in given[skip:]:
         if seg in ("", ".", ".."):
             continue
-        reason = _ambiguity(seg)
-        if reason:
+        if reason := _ambiguity(seg):
             plain = _plain(seg)
             usable = plain and plain != seg and _ambiguity(plain) is None and _fold(plain) not in SENSITIVE_SEGMENTS
             hint = (f"Use the plain name {_show(plain)}." if usable else
@@ -231,17 +211,12 @@ def _ambiguity(seg: str) -> str | None:
 
 
 def _invisible(c: str) -> bool:
-    if unicodedata.category(c) in _INVISIBLE_CATEGORIES:
-        return True
-    cp = ord(c)
-    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
+    return unicodedata.category(c) in _INVISIBLE_CATEGORIES or any(lo <= ord(c) <= hi for lo, hi in _IGNORABLE_RANGES)
 
 
 def _plain(seg: str) -> str:
     """The name a tolerant host would make of seg (rule 6's normalization)."""
-    seg = unicodedata.normalize("NFKC", seg)
-    seg = "".join(c for c in seg if not _invisible(c))
-    return seg.split(":", 1)[0].rstrip(". ")
+    return "".join(c for c in unicodedata.normalize("NFKC", seg) if not _invisible(c)).split(":", 1)[0].rstrip(". ")
 
 
 def _fold(seg: str) -> str:
@@ -259,9 +234,14 @@ def _below(path, base, *, fold=False):
     return segs[len(b_segs):] if same else None
 
 
-def _split_target(raw, target):
+def _split_target(target):
     """(anchor or None when relative, segments as given)."""
-    text = raw.replace("\\", "/")
+    text = given_path(target, "target must be a str or path")
+    if not text.strip():
+        _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
+    if "\0" in text:
+        _deny(target, "the target path contains a NUL byte", "invalid", "Pass the path without it.")
+    text = text.replace("\\", "/")
     if text.startswith("//"):
         _deny(target, "UNC and device paths (//server/share, \\\\?\\) are not allowed", "invalid", "Pass a local path.")
     if text.startswith("/"):
@@ -282,19 +262,15 @@ def _split_target(raw, target):
 def _collapse(segs) -> tuple[str, ...]:
     out: list[str] = []
     for seg in segs:
-        if seg in ("", "."):
-            continue
         if seg == "..":
-            if out:
-                out.pop()  # ".." at the root stays at the root, as in POSIX
-            continue
-        out.append(seg)
+            out = out[:-1]  # ".." at the root stays at the root, as in POSIX
+        elif seg not in ("", "."):
+            out.append(seg)
     return tuple(out)
 
 
 def _join(path) -> str:
-    anchor, segs = path
-    return anchor + "/".join(segs)
+    return path[0] + "/".join(path[1])
 
 
 def _canonical(root, project_id, session_id, task_id=None) -> str:
@@ -321,15 +297,6 @@ def _show(value) -> str:
     out = "".join(c if c.isprintable() and not _invisible(c) else
                   (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") for c in text)
     return f"'{out}'"
-
-
-def _target_text(target) -> str:
-    raw = given_path(target, "target must be a str or path")
-    if not raw.strip():
-        _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
-    if "\0" in raw:
-        _deny(target, "the target path contains a NUL byte", "invalid", "Pass the path without it.")
-    return raw
 
 
 def _root(value, name, base=None):
