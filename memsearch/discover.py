@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from itertools import dropwhile
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
@@ -81,13 +82,9 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
     if entries is None:
         raise RootNotFound(f"memory root {'cannot be read' if os.path.isdir(root) else 'vanished'}: {root}")
     skipped = [] if skipped is None else skipped
-    found = []
-    for entry in entries:
-        if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
-            shown = shown_name(root, entry.name, "", skipped)
-            if shown is not None:
-                found.append((shown, entry.path))
-    return found
+    found = [(shown_name(root, e.name, "", skipped), e.path) for e in entries
+             if e.name[0] != "." and e.is_dir(follow_symlinks=False)]
+    return [(shown, path) for shown, path in found if shown is not None]
 
 
 def _holds_memory(folder: str) -> bool:
@@ -98,10 +95,8 @@ def _holds_memory(folder: str) -> bool:
         name = entry.name
         if name.lower() == "memory.md":
             return True
-        if name[0] == ".":
-            continue
         try:
-            if entry.is_dir(follow_symlinks=False):
+            if name[0] == "." or entry.is_dir(follow_symlinks=False):
                 continue
         except OSError:
             continue
@@ -109,20 +104,6 @@ def _holds_memory(folder: str) -> bool:
             return False
         markdown = True
     return markdown
-
-
-def places(checkout: str, entries: list[os.DirEntry]) -> tuple[list[str], list[str]]:
-    """(memory folders, memory files) that exist now in one checkout, relative
-    to it: from the ``entries`` of its top level, and a stat per candidate."""
-    names = {e.name for e in entries}
-    folders = []
-    for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
-        if top not in names:
-            continue
-        path = os.path.join(checkout, *rel.split("/"))
-        if os.path.isdir(path) and not os.path.islink(path) and (rel != "memory" or _holds_memory(path)):
-            folders.append(rel)
-    return folders, [rel for rel in MEMORY_FILES if rel.split("/", 1)[0] in names]
 
 
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
@@ -275,28 +256,31 @@ _PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
 _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
-def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict,
-           skipped: list) -> tuple[list, list] | None:
-    """Probe one checkout's places into ``found``; what a steady state would rely on (memsearch.steady:
-    folders and single-file links, files reached through no link), or None when it cannot (a link
-    on the way, a file passed over)."""
-    key = dir_key(checkout)
+def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+           dirs: list, files: list) -> bool:
+    """Probe one checkout's places into ``found``, and what a steady state would rely on into ``dirs``
+    (folders and single-file links) and ``files`` (memsearch.steady); False when it cannot rely on
+    them (a link on the way, a file passed over)."""
+
+    def keep(folder: str) -> bool:  # False: a file, or a link: nothing to keep it by
+        key = dir_key(folder)
+        if key is not None:
+            dirs.append((folder, *key))
+        return key is not None
+
+    cacheable = keep(checkout)  # before the listing: a change while it lists is seen next time
     entries = _scan(checkout)
     if entries is None:
         skipped.append(Skipped(name, "unreadable directory"))
-        return None
-    cacheable = key is not None
-    dirs = [(checkout, *key)] if key is not None else []
+        return False
     names = {e.name for e in entries}
     plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
     for top in TOPS:
         if top in names:
-            top_key = dir_key(os.path.join(checkout, top))
-            if top_key is None:  # a file, or a link: nothing to cache it by
-                cacheable = False
-            else:
+            if keep(os.path.join(checkout, top)):
                 plain_tops.add(top)
-                dirs.append((os.path.join(checkout, top), *top_key))
+            else:
+                cacheable = False
     mine: dict = {}
     passed_over = len(skipped)
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
@@ -310,11 +294,8 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         _walk_folder(path, f"{name}/{rel}/", real_root, max_file_bytes, mine, skipped, walked,
                      resolved=top in plain_tops)
         for folder in walked:
-            folder_key = dir_key(folder)
-            if folder_key is None:
+            if folder != os.path.join(checkout, top) and not keep(folder):  # memory/ is a top already
                 cacheable = False
-            elif folder != os.path.join(checkout, top):  # memory/ is a top already
-                dirs.append((folder, *folder_key))
     links = []  # single files that are a link themselves (CLAUDE.md -> AGENTS.md): kept like folders
     for rel in MEMORY_FILES:
         if rel.split("/", 1)[0] not in names:
@@ -335,17 +316,12 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
     found.update(mine)
-    if not cacheable or len(skipped) != passed_over:
-        return None
-    files = []
-    base = real_root.rstrip(os.sep) + os.sep
-    linked = {path for path, _, _ in links}
-    for rel, (abspath, _) in mine.items():
-        shown = base + rel.replace("/", os.sep)
-        if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
-            return None
-        files.append((rel, abspath))
-    return dirs + links, files
+    dirs += links
+    files += [(rel, abspath) for rel, (abspath, _) in mine.items()]
+    base, linked = real_root.rstrip(os.sep) + os.sep, {path for path, _, _ in links}
+    # Each file at its shown path, unless a link on the way (or a name shown escaped).
+    return cacheable and len(skipped) == passed_over and all(
+        abspath == (shown := base + rel.replace("/", os.sep)) or shown in linked for rel, (abspath, _) in mine.items())
 
 
 def _one_hop(link: str) -> bool:
@@ -355,10 +331,8 @@ def _one_hop(link: str) -> bool:
         target = os.readlink(link)
     except OSError:
         return False
-    parts = target.split(os.sep)
-    while parts and parts[0] == "..":
-        del parts[0]
-    return ".." not in parts and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
+    climbs_back = ".." in dropwhile("..".__eq__, target.split(os.sep))
+    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
 
 
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
@@ -384,12 +358,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     # absolute path); whole: all of it reached through no link.
     dirs, files, whole = [(real_root, *key)] if key else [], [], key is not None
     for name, checkout in checkouts(real_root, skipped):
-        probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped)
-        if probe is None:
-            whole = False
-        else:
-            dirs += probe[0]
-            files += probe[1]
+        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs, files) and whole
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     for rel in nested:

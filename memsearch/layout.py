@@ -28,10 +28,9 @@ from .walk import Known, Walk, printable_name, walk
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
     """(scope, scope_id, type) of a '/'-separated path relative to the root."""
     parts = relpath.split("/")
-    scope = scope_id = None
     if len(parts) >= 3 and parts[0] in MIMO_SCOPES:
-        scope, scope_id = parts[0], parts[1]
-    return scope, scope_id, file_type(parts)
+        return parts[0], parts[1], file_type(parts)
+    return None, None, file_type(parts)
 
 
 # The types a path gives (file_type): all a mimo file can have, since its
@@ -105,16 +104,13 @@ class Layout:
         if root.kind == "mimo":
             return (key, *classify(rel))
         parts = rel.split("/")
-        declared = meta.type if meta is not None else None
-        kind = declared or file_type(parts[-1:])
+        kind = getattr(meta, "type", None) or file_type(parts[-1:])
         if root.kind == "plain":
             return key, None, None, kind
         if root.kind == "repos":
             # A checkout is someone else's: its instruction files cannot type themselves as the
             # user's memory. A frontmatter type counts only in its memory folders.
-            if discover.is_instructions(rel):
-                kind = discover.INSTRUCTIONS
-            return key, discover.SCOPE, parts[0], kind
+            return key, discover.SCOPE, parts[0], discover.INSTRUCTIONS if discover.is_instructions(rel) else kind
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
@@ -168,12 +164,10 @@ class Layout:
         cached = self._split_for
         if cached is not None and cached[0] is known and cached[1] == prefixes:
             return cached[2], cached[3]
-        if whole:
-            parts: dict[str, dict[str, Fingerprint]] = {"": known}
-            gone: list[str] = []
-        else:
+        parts: dict[str, dict[str, Fingerprint]] = {"": known} if whole else {}
+        gone: list[str] = []
+        if not whole:
             wanted = set(prefixes)
-            parts, gone = {}, []
             for path, fp in known.items():
                 prefix = self._prefix_of(path)
                 if prefix in wanted:

@@ -38,20 +38,15 @@ class FileInfo(NamedTuple):
     fingerprint: Fingerprint
 
 
-class Known:
-    """The fingerprints a walk compares files with, by directory:
-    ``{"projects/p1/": {"notes.md": Fingerprint}}``, from the index's
-    ``{path: Fingerprint}``. A lookup by name needs no path string per
-    file, a tenth of the walk's cost."""
-
-    __slots__ = ("dirs",)
+class Known(dict):
+    """The index's ``{path: Fingerprint}`` by directory, as a walk looks them up:
+    ``{"projects/p1/": {"notes.md": Fingerprint}}`` (no path string per file)."""
 
     def __init__(self, fingerprints: Mapping[str, Fingerprint]):
-        dirs: dict[str, dict[str, Fingerprint]] = {}
+        super().__init__()
         for rel, fp in fingerprints.items():
             folder, name = _split(rel)
-            dirs.setdefault(folder, {})[name] = fp
-        self.dirs = dirs
+            self.setdefault(folder, {})[name] = fp
 
 
 def _split(rel: str) -> tuple[str, str]:
@@ -61,8 +56,7 @@ def _split(rel: str) -> tuple[str, str]:
 
 
 class Walk:
-    """What a walk found: files to (re)read, and how the rest compared with
-    the fingerprints the caller already knew."""
+    """What a walk found: files to (re)read, and how the rest compared with the known fingerprints."""
 
     __slots__ = ("files", "skipped", "unchanged", "missing")
 
@@ -81,11 +75,9 @@ class Walk:
 
 
 def real_folder(root: str) -> str:
-    """The real path of a root, which must be a folder (else RootNotFound)."""
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
-        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
-        raise RootNotFound(f"memory root {what}: {root}")
+        raise RootNotFound(f"memory root {'is not a directory' if os.path.lexists(real_root) else 'does not exist'}: {root}")
     return real_root
 
 
@@ -104,7 +96,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
     result = Walk()
     files, skipped = result.files, result.skipped
     unchanged = 0
-    pending = dict(known.dirs) if known else {}  # directories not walked (yet)
+    pending = dict(known) if known else {}  # directories not walked (yet)
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
     again: dict[str, set[str]] = {}  # recheck, by directory
     for rel in recheck:
