@@ -1,13 +1,8 @@
-"""Read the files of a large build in two processes.
-
-A cold build spends as long preparing files in Python as storing them in
-SQLite, and the GIL keeps a reader thread from overlapping the two (a thread
-made it slower); a child process overlaps for real. It runs the parent's copy
-of this module, gets chunks of the file list on stdin and sends back, pickled,
-what :func:`memsearch.prepare.prepare_one` made of each. The parent prepares
-chunks too, whenever the child's next one is not there yet: which process does
-more follows which one the machine gives time to. If the child cannot start or
-dies midway, the parent reads the rest itself: a speed-up, never a dependency.
+"""Read the files of a large build in two processes: the GIL keeps a reader thread from
+overlapping preparing and storing, a child process overlaps for real. The child gets chunks of
+the file list on stdin and sends back, pickled, what prepare_one made of each; the parent
+prepares chunks too whenever the child's next one is not there yet. If the child cannot start
+or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -17,6 +12,7 @@ import pickle
 import subprocess
 import sys
 from collections import deque
+from contextlib import suppress
 from typing import Iterator
 
 from .prepare import prepare_one
@@ -115,7 +111,12 @@ class _Child:
 
     def close(self) -> None:
         self.stop.set()
-        _stop(self.proc)  # unblocks a drain thread waiting on the pipe
+        if self.proc.poll() is None:
+            self.proc.kill()  # unblocks a drain thread waiting on the pipe
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with suppress(OSError):  # stdin's flush, to a child that is gone
+                pipe.close()
         self.thread.join()
 
     def _offer(self, item) -> bool:
@@ -151,18 +152,6 @@ def _start() -> subprocess.Popen | None:
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe:
-            try:
-                pipe.close()
-            except OSError:  # stdin's flush, to a child that is gone
-                pass
 
 
 def serve() -> None:

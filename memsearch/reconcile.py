@@ -102,10 +102,8 @@ Progress = Callable[[int, int], None]
 
 
 class KnownFingerprints:
-    """The stored fingerprints, kept between reconciles of one connection and
-    re-read only when another connection has committed (PRAGMA data_version
-    changes) or this one wrote. A long-lived MemoryIndex then pays for the
-    walk alone on an unchanged tree."""
+    """The stored fingerprints, kept between reconciles of one connection and re-read only when
+    another connection has committed (PRAGMA data_version changes) or this one wrote."""
 
     def __init__(self):
         self._version = None
@@ -161,6 +159,7 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
+    known = known or KnownFingerprints()
     kept: set[str] = set()  # the paths without those inside another one of them
     for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
         parts = path.split("/")
@@ -186,7 +185,7 @@ def reconcile_paths(
             continue  # a project folder that went away: its rows go below
         seen.add(found, prefix)
     seen.missing = [path for path in before[0] if path not in seen.files]
-    hard_links(seen, (known or KnownFingerprints()).get(conn)[0], layout.locate)
+    hard_links(seen, known.get(conn)[0], layout.locate)
     other_names = [path for path in seen.missing if path not in before[0]]  # rows of links elsewhere
     if other_names:
         tops += other_names
@@ -195,8 +194,7 @@ def reconcile_paths(
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
 
-    if known is not None:
-        known.forget()  # this connection is about to write
+    known.forget()  # this connection is about to write
     with write_transaction(conn):
         plan = _plan(layout, seen, before[0], _stored(conn, tops), max_file_bytes)
         # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
@@ -272,8 +270,7 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
-    """Delete the rows of roots not in ``layout`` (turned off, or their kind or
-    folder changed); their paths, for the report."""
+    """Delete the rows of roots not in ``layout`` (turned off, or kind or folder changed): their paths."""
     active = set(layout.keys.values())
     if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
         return []
@@ -336,8 +333,7 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, Fingerprint], now: tuple[
 
 
 def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
-    """A file the walk found unchanged, looked at again by the walk's rules
-    (rare: another process rewrote its row meanwhile)."""
+    """A file the walk found unchanged, looked at again (another process rewrote its row meanwhile)."""
     for folder, prefix, _ in layout.starts():
         if rel.startswith(prefix):
             try:
@@ -350,8 +346,7 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
 
 def _read_rows(plan: _Plan, skipped: list, progress: Progress | None, layout: Layout, root_ids: dict[str, int],
                max_file_bytes: int) -> Iterator[tuple]:
-    """Rows to upsert, read lazily so a cold build streams; a large batch is
-    read by a second process while this one writes (memsearch.bulkread)."""
+    """Rows to upsert, read lazily so a cold build streams (a large batch by a second process)."""
     infos, total = plan.to_read, len(plan.to_read)
     if total >= BULK_READ_MIN:
         from .bulkread import prepared
