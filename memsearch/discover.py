@@ -1,18 +1,9 @@
-"""Agent memory inside a folder of checkouts (the ``repos`` root kind).
-
-``--root repos=~/src``: every folder directly under ``~/src`` is a checkout,
-its name the scope id of its hits (scope ``repo``). In each checkout the
-memory sits where agents keep it, MEMORY_FOLDERS and MEMORY_FILES below (the
-documented places of Claude Code, Codex and the AGENTS.md family, Gemini CLI,
-Copilot, Cursor, Windsurf, Cline, Kiro, Roo, Amazon Q and Junie); ``memory/``
-only when it holds a MEMORY.md, or Markdown alone. Only ``.md`` files are
-read: Cursor's ``.mdc`` rules are not.
-
-A fresh query never walks the source trees: :func:`walk_checkouts` lists the root and each
-checkout's top level and walks only the places that exist (a process that queries again only
-lstats them, memsearch.steady). Nested instruction files (``src/api/AGENTS.md``) are found only
-by the deep walk (``memsearch index``, the watcher), at most NESTED_DEPTH folders down and never
-into SKIP_DIRS or a pyvenv.cfg folder.
+"""Agent memory inside a folder of checkouts (the ``repos`` root kind, scope ``repo``): every
+folder directly under the root is a checkout, its name the scope id. The memory sits where the
+agents document it (MEMORY_FOLDERS, MEMORY_FILES; ``memory/`` only when it holds a MEMORY.md or
+Markdown alone; ``.md`` only). A fresh query lists the root and each checkout's top level and
+walks only the places that exist; nested instruction files (``src/api/AGENTS.md``) are found by
+the deep walk (``memsearch index``, the watcher), never in SKIP_DIRS or a pyvenv.cfg folder.
 """
 
 from __future__ import annotations
@@ -23,8 +14,7 @@ from itertools import dropwhile
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .fingerprint import Fingerprint, make
-from .fingerprint import key as fp_key
+from .fingerprint import Fingerprint, key as fp_key, make
 from .memory_file import below
 from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name
@@ -42,22 +32,19 @@ MEMORY_FILES = (
     ".github/copilot-instructions.md", ".junie/guidelines.md",
 )
 
-# Found anywhere in a checkout by the deep walk (Claude Code and the
-# AGENTS.md agents read them in subfolders too).
+# Found anywhere in a checkout by the deep walk (agents read them in subfolders too).
 NESTED_NAMES = frozenset({"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.local.md"})
 
 # Instruction files, as opposed to memories: typed "instructions".
 _INSTRUCTION_PREFIXES = tuple(f"{f}/" for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
 INSTRUCTIONS = "instructions"
 
-# The deep walk goes this many folders below a checkout, and no further
-# inside a memory folder. Monorepos nest packages 3-4 deep; past that a
-# CLAUDE.md is more likely vendored than someone's memory.
+# How deep the deep walk goes below a checkout, and a walk inside a memory folder: monorepos
+# nest packages 3-4 deep; past that a CLAUDE.md is more likely vendored than memory.
 NESTED_DEPTH = 6
 FOLDER_DEPTH = 6
 
-# Never entered: version control, dependencies, virtual environments, caches
-# and build output. (Hidden folders are never entered by the deep walk.)
+# Never entered by the deep walk (nor hidden folders): dependencies, environments, caches, builds.
 SKIP_DIRS = frozenset({
     "node_modules", "bower_components", "vendor", "venv", "env", "virtualenv", "site-packages",
     "build", "dist", "target", "out", "bin", "obj", "__pycache__", "coverage", "htmlcov", "_build",
@@ -76,8 +63,7 @@ def _scan(path: str) -> list[os.DirEntry] | None:
 
 
 def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
-    """(name as shown, folder) of every non-hidden folder under ``root``;
-    ``skipped`` gets those passed over."""
+    """(name as shown, folder) of every non-hidden folder under ``root``; ``skipped``: those passed over."""
     entries = _scan(root)
     if entries is None:
         raise RootNotFound(f"memory root {'cannot be read' if os.path.isdir(root) else 'vanished'}: {root}")
@@ -88,8 +74,7 @@ def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
 
 
 def _holds_memory(folder: str) -> bool:
-    """Whether a checkout's ``memory/`` is agent memory, not source code: it has
-    a MEMORY.md index, or only Markdown files (and folders)."""
+    """Whether a checkout's ``memory/`` is agent memory, not source: a MEMORY.md, or Markdown only."""
     markdown = False
     for entry in _scan(folder) or []:
         name = entry.name
@@ -107,10 +92,8 @@ def _holds_memory(folder: str) -> bool:
 
 
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
-    """(folder, whole) for the live watcher: the folders of one checkout
-    whose changes can change what :func:`places` finds, or what is in them.
-    ``whole``: a memory folder, its subfolders watched too; otherwise the
-    folder's own entries only (``.claude``, to see ``.claude/memory`` come)."""
+    """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
+    the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
     entries = _scan(checkout) or []
     names = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
     out: dict[str, bool] = {}
@@ -132,8 +115,7 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 
 def nested_folders(root: str, rels) -> set[str]:
-    """The folders (absolute) holding the deep walk's finds among the indexed
-    paths ``rels`` (relative to the repos root ``root``)."""
+    """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
     folders = set()
     for rel in rels:
         checkout, _, inside = rel.partition("/")
@@ -143,8 +125,7 @@ def nested_folders(root: str, rels) -> set[str]:
 
 
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
-    """Add one file to ``found`` (or ``skipped``, with the reason). A symlink
-    counts only while its target stays inside the root."""
+    """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root."""
     try:
         st = os.lstat(abspath)
         real = os.path.realpath(abspath)
@@ -169,9 +150,8 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
                  walked: list, resolved: bool = False) -> None:
-    """Every Markdown file of a memory folder (hidden entries passed over);
-    ``walked`` gets every folder listed. ``resolved``: no folder on the way
-    is a link (realpath would lstat each again)."""
+    """Every Markdown file of a memory folder; ``walked`` gets every folder listed. ``resolved``:
+    no folder on the way is a link (no realpath)."""
     real = folder if resolved else os.path.realpath(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -337,10 +317,8 @@ def _one_hop(link: str) -> bool:
 
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
                    recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
-    """walk.walk() for a folder of checkouts: the memory files found (paths
-    ``<checkout>/<place>/...``) compared with ``known``. Without ``deep``,
-    nested files found before are stat'ed again and no new ones looked for.
-    In a steady state (memsearch.steady) nothing is listed."""
+    """walk.walk() for a folder of checkouts (paths ``<checkout>/<place>/...``). Without ``deep``,
+    nested files found before are stat'ed again, no new ones looked for; steady: nothing listed."""
     real_root = real_folder(root)
     now = time.time_ns()
     cache = cache_of(real_root, max_file_bytes)
@@ -401,8 +379,7 @@ def is_instructions(rel: str) -> bool:
 
 
 def reads(root: str, rel: str) -> bool:
-    """Whether discovery under the repos root ``root`` reads the file at ``rel``
-    (a ``memory/`` folder only when it holds agent memory)."""
+    """Whether discovery under the repos root ``root`` reads the file at ``rel``."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
@@ -416,8 +393,7 @@ def reads(root: str, rel: str) -> bool:
 
 
 def is_memory_path(rel: str) -> bool:
-    """Whether ``rel`` (relative to a repos root) is a place the discovery
-    reads: memory_read accepts these, hidden folders included."""
+    """Whether ``rel`` (below a repos root) is a place discovery reads, hidden folders included."""
     parts = rel.split("/")
     if len(parts) < 2 or any(not p or p in (".", "..") for p in parts) or parts[0][0] == ".":
         return False
@@ -434,9 +410,7 @@ def is_memory_path(rel: str) -> bool:
 
 
 def is_relevant(rel: str, is_dir: bool) -> bool:
-    """Whether a change at ``rel`` (relative to a repos root) can change
-    what discovery finds: a checkout itself, a place it reads or a folder
-    on the way to one, a nested instruction file."""
+    """Whether a change at ``rel`` (below a repos root) can change what discovery finds."""
     parts = rel.split("/")
     if parts[0][:1] == ".":
         return False
@@ -451,9 +425,8 @@ HIDDEN_FILES = tuple(f for f in MEMORY_FILES if f[0] == ".")
 
 
 def hidden_memory(folder: str, limit: int = 100_000) -> int:
-    """How many Markdown files sit in hidden memory folders (.claude/memory...)
-    of ``folder`` or its children: what a plain or mimo root on a folder of
-    checkouts never indexes (for `index` and `status`)."""
+    """How many Markdown files sit in hidden memory folders (.claude/memory...) of ``folder`` or
+    its children: what a plain or mimo root never indexes (for `index` and `status`)."""
     count = 0
     candidates = [folder]
     for entry in _scan(folder) or []:

@@ -137,14 +137,7 @@ def reconcile(
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
-
-    cache.forget()  # this connection is about to write
-    with write_transaction(conn):
-        disown(conn, layout.keys.values())
-        # Another process may have changed the index while we walked or
-        # waited for the lock: plan again against what is stored now.
-        plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
-        report = _write(conn, layout, plan, seen.skipped, progress, max_file_bytes, bulk_ok=True)
+    report = _write(conn, layout, seen, known, cache, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=_malformed(conn))
 
@@ -193,31 +186,32 @@ def reconcile_paths(
     if not seen.missing and not _changed(seen, before):
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
+    return _write(conn, layout, seen, before[0], known, tops, None, max_file_bytes)._replace(
+        seconds=time.perf_counter() - started)
 
-    known.forget()  # this connection is about to write
+
+def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint], cache: KnownFingerprints,
+           paths: list[str] | None, progress: Progress | None, max_file_bytes: int) -> ReconcileReport:
+    """Plan again against what is stored now (another process may have written since the walk) and
+    carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
+    'rebuild' (it re-indexes the whole table)."""
+    cache.forget()  # this connection is about to write
+    skipped = seen.skipped
     with write_transaction(conn):
-        plan = _plan(layout, seen, before[0], _stored(conn, tops), max_file_bytes)
-        # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
-        # of paths is a small part of it.
-        report = _write(conn, layout, plan, seen.skipped, None, max_file_bytes, bulk_ok=False)
-    return report._replace(seconds=time.perf_counter() - started)
-
-
-def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
-           bulk_ok: bool) -> ReconcileReport:
-    """Carry out a plan inside the caller's write transaction."""
-    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
-    root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
-    bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
-    with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-        conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
-        # Files gone or unreadable since the walk keep no old text searchable.
-        gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
-        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-    if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
-        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged,
-                           tuple(skipped))
+        if paths is None:
+            disown(conn, layout.keys.values())
+        plan = _plan(layout, seen, known, _stored(conn, paths), max_file_bytes)
+        conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((k,) for k in layout.keys.values()))
+        root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
+        bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
+        with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
+            conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
+            # Files gone or unreadable since the walk keep no old text searchable.
+            gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
+            conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+        if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
+            conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(skipped))
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:

@@ -1,7 +1,5 @@
-"""Walk a memory root: every Markdown file with its Fingerprint, and every
-file passed over with the reason. The walk is the floor under every fresh
-query: one scandir per directory, one stat and one tuple per Markdown file.
-"""
+"""Walk a memory root: every Markdown file with its Fingerprint, every file passed over with the
+reason. The floor under every fresh query: one scandir a folder, one stat a Markdown file."""
 
 from __future__ import annotations
 
@@ -20,9 +18,8 @@ class Skipped(NamedTuple):
 
 
 def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None:
-    """An entry's name as the index shows it (printable_name); None, passed
-    over, when it is not UTF-8 and its \\xNN spelling is another entry's real
-    name: two files for one path. The real name keeps it."""
+    """An entry's name as the index shows it (printable_name); None, passed over, when its \\xNN
+    spelling is another entry's real name (which keeps the path)."""
     if name.isascii():  # almost every one
         return name
     shown = printable_name(name)
@@ -83,13 +80,10 @@ def real_folder(root: str) -> str:
 
 def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint] | None = None,
          recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
-    """Every Markdown file under root: one whose fingerprint is in ``known``
-    (and not in ``recheck``) is only counted as unchanged, any other lands in
-    ``files``. Hidden entries (``.git``, swap files, watcher cookies) are
-    passed over. Symlinks are followed only while they stay inside the root,
-    and never again to an ancestor or a directory already entered through one.
-    ``start``: (a directory, the relpath prefix of its files, ending in "/")
-    to walk instead of the whole root; links are still judged by the root."""
+    """Every Markdown file under root: one whose fingerprint is in ``known`` (and not in
+    ``recheck``) is counted unchanged, any other lands in ``files``. Hidden entries are passed
+    over; symlinks followed only inside the root, never to an ancestor or a folder already entered
+    through one. ``start``: (folder, its files' relpath prefix ending in "/") to walk instead."""
     real_root = real_folder(root)
     if known is not None and not isinstance(known, Known):
         known = Known(known)
@@ -194,8 +188,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
 
 
 def add_file(rel, abspath, st, files, skipped, max_file_bytes):
-    """Add a file to ``files`` by its stat if a regular file under the cap,
-    else to ``skipped`` with the reason."""
+    """Add a file to ``files`` if a regular file under the cap, else to ``skipped``."""
     if not S_ISREG(st.st_mode):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
@@ -209,9 +202,7 @@ def _reason(ex: OSError) -> str:
 
 
 def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
-    """What walk() would find at just these paths (files, or directories walked
-    whole), '/'-separated and relative to the root. A path that is gone,
-    hidden, or not Markdown finds nothing."""
+    """What walk() would find at just these paths ('/'-separated, files or folders walked whole)."""
     real_root = os.path.realpath(root)
     result = Walk()
     files, skipped = result.files, result.skipped
@@ -244,8 +235,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
 
 def _entered(real_root: str, folders: list[str]) -> str | None:
     """The resolved folder walk() reaches through ``folders`` from the root, or None where it
-    would not follow a link on the way (reconcile reads resolved paths only): out of the root,
-    into a hidden folder, or back to a folder it is in."""
+    would not follow a link on the way (out of the root, hidden, or back to a folder it is in)."""
     here = real_root
     for name in folders:
         path = os.path.join(here, name)
