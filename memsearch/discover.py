@@ -202,8 +202,7 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
         entries = _scan(path)
         if entries is None:
             continue
-        dirs = []
-        files = []
+        dirs, files = [], []
         for entry in entries:
             name = entry.name
             if name[0] == ".":
@@ -383,12 +382,10 @@ def reads(root: str, rel: str) -> bool:
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
-    if not _in_place(rel):  # a nested file: not where the deep walk saw a virtual environment
-        folder = root
-        for name in parts[:-1]:
-            folder = os.path.join(folder, name)
-            if os.path.lexists(os.path.join(folder, "pyvenv.cfg")):
-                return False
+    # A nested file: not where the deep walk saw a virtual environment.
+    if not _in_place(rel) and any(os.path.lexists(os.path.join(root, *parts[:i], "pyvenv.cfg"))
+                                  for i in range(1, len(parts))):
+        return False
     return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
 
 

@@ -41,3 +41,8 @@ COLUMNS = "size, mtime_ns, ctime_ns, device, inode"
 def of(st) -> Fingerprint:
     """The Fingerprint of an os.stat_result."""
     return make(key(st))
+
+
+def same_file(a, b) -> bool:
+    """Whether two os.stat_results are of one file (device, inode), whatever its name."""
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

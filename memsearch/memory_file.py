@@ -12,6 +12,7 @@ import stat
 from typing import Callable
 
 from .errors import NotAMemoryFile
+from .fingerprint import same_file
 from .settings import encodable
 
 # Linux's limits (macOS has 1024 for the path): a longer name or path names
@@ -74,7 +75,7 @@ def opened_at(fd: int, abspath: str) -> bool:
             now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
         except OSError:
             return False
-        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+        return same_file(now, opened)
 
 
 class Unconfined(OSError):
@@ -257,7 +258,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
             fd, opened = open_confined(real)
         except Unconfined:
             raise changed from None
-        same = (opened.st_dev, opened.st_ino) == (file_st.st_dev, file_st.st_ino)
+        same = same_file(opened, file_st)
         if not same or opened.st_size > max_bytes:
             os.close(fd)
             raise changed if not same else NotAMemoryFile(

@@ -19,7 +19,7 @@ from .freshness import disown
 from .layout import Layout
 from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
-from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make
+from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
 from .format import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
@@ -232,7 +232,7 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
         return
     groups: dict[tuple[int, int], list[str]] = {}
     for rel, (_, fp) in files.items():
-        groups.setdefault((fp.device, fp.inode), []).append(rel)
+        groups.setdefault(fp.identity, []).append(rel)
     missing = set(seen.missing)
     for path, fp in stored.items():
         if fp.identity in groups and path not in files and path not in missing:  # found unchanged: still this file?
@@ -260,7 +260,7 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
         st = os.stat(path)
     except (OSError, KeyError):
         return None
-    return path if (st.st_dev, st.st_ino) == identity else None
+    return path if of(st).identity == identity else None
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
