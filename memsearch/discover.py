@@ -17,7 +17,7 @@ from .errors import RootNotFound
 from .fingerprint import Fingerprint, key as fp_key, make
 from .memory_file import below
 from .steady import cache_of, dir_key, is_steady, snapshot
-from .walk import Skipped, Walk, add_file, real_folder, shown_name
+from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -142,7 +142,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
     except FileNotFoundError:
         return
     except OSError as ex:
-        skipped.append(Skipped(rel, f"unreadable ({ex.strerror or type(ex).__name__})"))
+        skipped.append(Skipped(rel, unreadable(ex)))
         return
     if not S_ISDIR(st.st_mode):
         add_file(rel, abspath, st, found, skipped, max_file_bytes)

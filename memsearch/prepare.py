@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from . import cjk, metadata
 from .memory_file import Unconfined, open_confined
-from .walk import Skipped
+from .walk import Skipped, unreadable
 
 # Files whose first bytes contain NUL are binary, whatever their name.
 BINARY_PROBE = 8192
@@ -86,7 +86,7 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
     except FileNotFoundError:
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
-        return Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})")
+        return Skipped(relpath, unreadable(ex))
     reason = not_text(data)
     if reason is not None:
         return Skipped(relpath, reason)

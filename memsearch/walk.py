@@ -109,11 +109,11 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
         except OSError as ex:
             if prefix:
                 if not isinstance(ex, FileNotFoundError):  # vanished mid-walk: nothing to index
-                    skipped.append(Skipped(prefix.rstrip("/"), f"unreadable directory ({_reason(ex)})"))
+                    skipped.append(Skipped(prefix.rstrip("/"), unreadable(ex, "unreadable directory")))
                 continue
             if not os.path.isdir(real_root):
                 raise RootNotFound(f"memory root vanished: {root}") from None
-            raise RootNotFound(f"memory root cannot be read: {root} ({_reason(ex)})") from None
+            raise RootNotFound(unreadable(ex, f"memory root cannot be read: {root}")) from None
         with entries:
             for entry in entries:
                 name = entry.name
@@ -146,7 +146,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
                                  stack, files, skipped, max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
-                        skipped.append(Skipped(prefix + name, f"unreadable ({_reason(ex)})"))
+                        skipped.append(Skipped(prefix + name, unreadable(ex)))
     if not os.path.isdir(real_root):
         # Gone mid-walk: what was seen is no picture of the tree, and
         # reconciling with it would empty the index.
@@ -197,8 +197,8 @@ def add_file(rel, abspath, st, files, skipped, max_file_bytes):
         files[rel] = (abspath, make(key(st)))
 
 
-def _reason(ex: OSError) -> str:
-    return ex.strerror or type(ex).__name__
+def unreadable(ex: OSError, what: str = "unreadable") -> str:
+    return f"{what} ({ex.strerror or type(ex).__name__})"
 
 
 def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
@@ -226,7 +226,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as ex:
-            skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
+            skipped.append(Skipped(rel, unreadable(ex)))
             continue
         for start in stack:
             result.add(walk(real_root, max_file_bytes, start=start))
