@@ -143,18 +143,14 @@ def _load(raw: str):
     events = depth = aliases = 0
     for event in yaml.parse(raw, Loader=_handler_loader()):
         events += 1
+        depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+        aliases += isinstance(event, yaml.AliasEvent)
         if events > MAX_EVENTS:
             raise TooComplex(f"over {MAX_EVENTS} YAML nodes")
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise TooComplex(f"nested over {MAX_DEPTH} levels deep")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-        elif isinstance(event, yaml.AliasEvent):
-            aliases += 1
-            if aliases > MAX_ALIASES:
-                raise TooComplex(f"over {MAX_ALIASES} aliases")
+        if depth > MAX_DEPTH:
+            raise TooComplex(f"nested over {MAX_DEPTH} levels deep")
+        if aliases > MAX_ALIASES:
+            raise TooComplex(f"over {MAX_ALIASES} aliases")
     return yaml.load(raw, Loader=_bounded_loader())
 
 
