@@ -25,8 +25,7 @@ CHUNK = 256
 # waiting longer at the end for the child's last.
 AHEAD = 2
 
-# Chunks received, or prepared here ahead of their turn, and not yet taken:
-# up to ~16k files, ~20 MB of text.
+# Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
 QUEUED = 64
 
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
@@ -69,17 +68,16 @@ def _prepare(chunk: list, max_bytes: int) -> list:
 
 
 class _Child:
-    """The child's answers, drained from its pipe by a thread as they come: a
-    pipe holds 64 KB, so the child would stop after a few dozen files whenever
-    the caller is busy in SQLite (whole seconds in a bulk build's indexing)."""
+    """The child's answers, drained from its pipe by a thread as they come: a pipe holds 64 KB, so
+    the child would stop whenever the caller is busy in SQLite. At most AHEAD answers are queued
+    (no more are asked for before one is taken), and the end (None)."""
 
     def __init__(self, proc: subprocess.Popen, max_bytes: int):
         import queue
         import threading
 
         self.proc, self.max_bytes, self.ended = proc, max_bytes, False
-        self.answers: queue.Queue = queue.Queue(maxsize=QUEUED)
-        self.stop = threading.Event()
+        self.answers: queue.SimpleQueue = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._drain, name="memsearch-bulkread", daemon=True)
         self.thread.start()
 
@@ -110,7 +108,6 @@ class _Child:
         return None
 
     def close(self) -> None:
-        self.stop.set()
         if self.proc.poll() is None:
             self.proc.kill()  # unblocks a drain thread waiting on the pipe
         self.proc.wait()
@@ -119,26 +116,14 @@ class _Child:
                 pipe.close()
         self.thread.join()
 
-    def _offer(self, item) -> bool:
-        import queue
-
-        while not self.stop.is_set():  # the caller may stop taking at any time
-            try:
-                self.answers.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                pass
-        return False
-
     def _drain(self) -> None:
         try:
-            while (answer := pickle.load(self.proc.stdout)) is not None:
-                if not self._offer(answer):
-                    return
+            while True:
+                self.answers.put(pickle.load(self.proc.stdout))
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
             pass  # the child failed: the caller reads what it did not send
         finally:
-            self._offer(None)
+            self.answers.put(None)
 
 
 def _start() -> subprocess.Popen | None:
