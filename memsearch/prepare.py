@@ -87,9 +87,6 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
         return Skipped(relpath, unreadable(ex))
-    reason = not_text(data)
-    if reason is not None:
+    if (reason := not_text(data)) is not None:
         return Skipped(relpath, reason)
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    return data.decode("utf-8", "replace")
+    return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
