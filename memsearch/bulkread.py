@@ -1,13 +1,8 @@
-"""Read the files of a large build in two processes.
-
-A cold build spends as long preparing files in Python as storing them in
-SQLite, and the GIL keeps a reader thread from overlapping the two (a thread
-made it slower); a child process overlaps for real. It runs the parent's copy
-of this module, gets chunks of the file list on stdin and sends back, pickled,
-what :func:`memsearch.prepare.prepare_one` made of each. The parent prepares
-chunks too, whenever the child's next one is not there yet: which process does
-more follows which one the machine gives time to. If the child cannot start or
-dies midway, the parent reads the rest itself: a speed-up, never a dependency.
+"""Read the files of a large build in two processes: the GIL keeps a reader thread from
+overlapping preparing and storing, a child process overlaps for real. The child gets chunks of
+the file list on stdin and sends back, pickled, what prepare_one made of each; the parent
+prepares chunks too whenever the child's next one is not there yet. If the child cannot start
+or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -17,6 +12,7 @@ import pickle
 import subprocess
 import sys
 from collections import deque
+from contextlib import suppress
 from typing import Iterator
 
 from .prepare import prepare_one
@@ -29,8 +25,7 @@ CHUNK = 256
 # waiting longer at the end for the child's last.
 AHEAD = 2
 
-# Chunks received, or prepared here ahead of their turn, and not yet taken:
-# up to ~16k files, ~20 MB of text.
+# Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
 QUEUED = 64
 
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
@@ -73,17 +68,16 @@ def _prepare(chunk: list, max_bytes: int) -> list:
 
 
 class _Child:
-    """The child's answers, drained from its pipe by a thread as they come: a
-    pipe holds 64 KB, so the child would stop after a few dozen files whenever
-    the caller is busy in SQLite (whole seconds in a bulk build's indexing)."""
+    """The child's answers, drained from its pipe by a thread as they come: a pipe holds 64 KB, so
+    the child would stop whenever the caller is busy in SQLite. At most AHEAD answers are queued
+    (no more are asked for before one is taken), and the end (None)."""
 
     def __init__(self, proc: subprocess.Popen, max_bytes: int):
         import queue
         import threading
 
         self.proc, self.max_bytes, self.ended = proc, max_bytes, False
-        self.answers: queue.Queue = queue.Queue(maxsize=QUEUED)
-        self.stop = threading.Event()
+        self.answers: queue.SimpleQueue = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._drain, name="memsearch-bulkread", daemon=True)
         self.thread.start()
 
@@ -114,30 +108,22 @@ class _Child:
         return None
 
     def close(self) -> None:
-        self.stop.set()
-        _stop(self.proc)  # unblocks a drain thread waiting on the pipe
+        if self.proc.poll() is None:
+            self.proc.kill()  # unblocks a drain thread waiting on the pipe
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with suppress(OSError):  # stdin's flush, to a child that is gone
+                pipe.close()
         self.thread.join()
-
-    def _offer(self, item) -> bool:
-        import queue
-
-        while not self.stop.is_set():  # the caller may stop taking at any time
-            try:
-                self.answers.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                pass
-        return False
 
     def _drain(self) -> None:
         try:
-            while (answer := pickle.load(self.proc.stdout)) is not None:
-                if not self._offer(answer):
-                    return
+            while True:
+                self.answers.put(pickle.load(self.proc.stdout))
         except (OSError, EOFError, ValueError, pickle.UnpicklingError):
             pass  # the child failed: the caller reads what it did not send
         finally:
-            self._offer(None)
+            self.answers.put(None)
 
 
 def _start() -> subprocess.Popen | None:
@@ -151,18 +137,6 @@ def _start() -> subprocess.Popen | None:
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe:
-            try:
-                pipe.close()
-            except OSError:  # stdin's flush, to a child that is gone
-                pass
 
 
 def serve() -> None:

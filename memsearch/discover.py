@@ -1,32 +1,23 @@
-"""Agent memory inside a folder of checkouts (the ``repos`` root kind).
-
-``--root repos=~/src``: every folder directly under ``~/src`` is a checkout,
-its name the scope id of its hits (scope ``repo``). In each checkout the
-memory sits where agents keep it, MEMORY_FOLDERS and MEMORY_FILES below (the
-documented places of Claude Code, Codex and the AGENTS.md family, Gemini CLI,
-Copilot, Cursor, Windsurf, Cline, Kiro, Roo, Amazon Q and Junie); ``memory/``
-only when it holds a MEMORY.md, or Markdown alone. Only ``.md`` files are
-read: Cursor's ``.mdc`` rules are not.
-
-A fresh query never walks the source trees: :func:`walk_checkouts` lists the root and each
-checkout's top level and walks only the places that exist (a process that queries again only
-lstats them, memsearch.steady). Nested instruction files (``src/api/AGENTS.md``) are found only
-by the deep walk (``memsearch index``, the watcher), at most NESTED_DEPTH folders down and never
-into SKIP_DIRS or a pyvenv.cfg folder.
+"""Agent memory inside a folder of checkouts (the ``repos`` root kind, scope ``repo``): every
+folder directly under the root is a checkout, its name the scope id. The memory sits where the
+agents document it (MEMORY_FOLDERS, MEMORY_FILES; ``memory/`` only when it holds a MEMORY.md or
+Markdown alone; ``.md`` only). A fresh query lists the root and each checkout's top level and
+walks only the places that exist; nested instruction files (``src/api/AGENTS.md``) are found by
+the deep walk (``memsearch index``, the watcher), never in SKIP_DIRS or a pyvenv.cfg folder.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from itertools import dropwhile
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .fingerprint import Fingerprint, make
-from .fingerprint import key as fp_key
+from .fingerprint import Fingerprint, key as fp_key, make
 from .memory_file import below
 from .steady import cache_of, dir_key, is_steady, snapshot
-from .walk import Skipped, Walk, add_file, real_folder, shown_name
+from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -41,22 +32,19 @@ MEMORY_FILES = (
     ".github/copilot-instructions.md", ".junie/guidelines.md",
 )
 
-# Found anywhere in a checkout by the deep walk (Claude Code and the
-# AGENTS.md agents read them in subfolders too).
+# Found anywhere in a checkout by the deep walk (agents read them in subfolders too).
 NESTED_NAMES = frozenset({"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.local.md"})
 
 # Instruction files, as opposed to memories: typed "instructions".
 _INSTRUCTION_PREFIXES = tuple(f"{f}/" for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
 INSTRUCTIONS = "instructions"
 
-# The deep walk goes this many folders below a checkout, and no further
-# inside a memory folder. Monorepos nest packages 3-4 deep; past that a
-# CLAUDE.md is more likely vendored than someone's memory.
+# How deep the deep walk goes below a checkout, and a walk inside a memory folder: monorepos
+# nest packages 3-4 deep; past that a CLAUDE.md is more likely vendored than memory.
 NESTED_DEPTH = 6
 FOLDER_DEPTH = 6
 
-# Never entered: version control, dependencies, virtual environments, caches
-# and build output. (Hidden folders are never entered by the deep walk.)
+# Never entered by the deep walk (nor hidden folders): dependencies, environments, caches, builds.
 SKIP_DIRS = frozenset({
     "node_modules", "bower_components", "vendor", "venv", "env", "virtualenv", "site-packages",
     "build", "dist", "target", "out", "bin", "obj", "__pycache__", "coverage", "htmlcov", "_build",
@@ -75,33 +63,25 @@ def _scan(path: str) -> list[os.DirEntry] | None:
 
 
 def checkouts(root: str, skipped: list | None = None) -> list[tuple[str, str]]:
-    """(name as shown, folder) of every non-hidden folder under ``root``;
-    ``skipped`` gets those passed over."""
+    """(name as shown, folder) of every non-hidden folder under ``root``; ``skipped``: those passed over."""
     entries = _scan(root)
     if entries is None:
         raise RootNotFound(f"memory root {'cannot be read' if os.path.isdir(root) else 'vanished'}: {root}")
     skipped = [] if skipped is None else skipped
-    found = []
-    for entry in entries:
-        if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
-            shown = shown_name(root, entry.name, "", skipped)
-            if shown is not None:
-                found.append((shown, entry.path))
-    return found
+    found = [(shown_name(root, e.name, "", skipped), e.path) for e in entries
+             if e.name[0] != "." and e.is_dir(follow_symlinks=False)]
+    return [(shown, path) for shown, path in found if shown is not None]
 
 
 def _holds_memory(folder: str) -> bool:
-    """Whether a checkout's ``memory/`` is agent memory, not source code: it has
-    a MEMORY.md index, or only Markdown files (and folders)."""
+    """Whether a checkout's ``memory/`` is agent memory, not source: a MEMORY.md, or Markdown only."""
     markdown = False
     for entry in _scan(folder) or []:
         name = entry.name
         if name.lower() == "memory.md":
             return True
-        if name[0] == ".":
-            continue
         try:
-            if entry.is_dir(follow_symlinks=False):
+            if name[0] == "." or entry.is_dir(follow_symlinks=False):
                 continue
         except OSError:
             continue
@@ -111,25 +91,9 @@ def _holds_memory(folder: str) -> bool:
     return markdown
 
 
-def places(checkout: str, entries: list[os.DirEntry]) -> tuple[list[str], list[str]]:
-    """(memory folders, memory files) that exist now in one checkout, relative
-    to it: from the ``entries`` of its top level, and a stat per candidate."""
-    names = {e.name for e in entries}
-    folders = []
-    for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
-        if top not in names:
-            continue
-        path = os.path.join(checkout, *rel.split("/"))
-        if os.path.isdir(path) and not os.path.islink(path) and (rel != "memory" or _holds_memory(path)):
-            folders.append(rel)
-    return folders, [rel for rel in MEMORY_FILES if rel.split("/", 1)[0] in names]
-
-
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
-    """(folder, whole) for the live watcher: the folders of one checkout
-    whose changes can change what :func:`places` finds, or what is in them.
-    ``whole``: a memory folder, its subfolders watched too; otherwise the
-    folder's own entries only (``.claude``, to see ``.claude/memory`` come)."""
+    """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
+    the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
     entries = _scan(checkout) or []
     names = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
     out: dict[str, bool] = {}
@@ -151,8 +115,7 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 
 def nested_folders(root: str, rels) -> set[str]:
-    """The folders (absolute) holding the deep walk's finds among the indexed
-    paths ``rels`` (relative to the repos root ``root``)."""
+    """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
     folders = set()
     for rel in rels:
         checkout, _, inside = rel.partition("/")
@@ -162,8 +125,7 @@ def nested_folders(root: str, rels) -> set[str]:
 
 
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
-    """Add one file to ``found`` (or ``skipped``, with the reason). A symlink
-    counts only while its target stays inside the root."""
+    """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root."""
     try:
         st = os.lstat(abspath)
         real = os.path.realpath(abspath)
@@ -180,7 +142,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
     except FileNotFoundError:
         return
     except OSError as ex:
-        skipped.append(Skipped(rel, f"unreadable ({ex.strerror or type(ex).__name__})"))
+        skipped.append(Skipped(rel, unreadable(ex)))
         return
     if not S_ISDIR(st.st_mode):
         add_file(rel, abspath, st, found, skipped, max_file_bytes)
@@ -188,9 +150,8 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
                  walked: list, resolved: bool = False) -> None:
-    """Every Markdown file of a memory folder (hidden entries passed over);
-    ``walked`` gets every folder listed. ``resolved``: no folder on the way
-    is a link (realpath would lstat each again)."""
+    """Every Markdown file of a memory folder; ``walked`` gets every folder listed. ``resolved``:
+    no folder on the way is a link (no realpath)."""
     real = folder if resolved else os.path.realpath(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -241,8 +202,7 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
         entries = _scan(path)
         if entries is None:
             continue
-        dirs = []
-        files = []
+        dirs, files = [], []
         for entry in entries:
             name = entry.name
             if name[0] == ".":
@@ -275,28 +235,31 @@ _PLACE_PREFIXES = tuple(f"{folder}/" for folder in _FOLDERS)
 _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_FILES))
 
 
-def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict,
-           skipped: list) -> tuple[list, list] | None:
-    """Probe one checkout's places into ``found``; what a steady state would rely on (memsearch.steady:
-    folders and single-file links, files reached through no link), or None when it cannot (a link
-    on the way, a file passed over)."""
-    key = dir_key(checkout)
+def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+           dirs: list, files: list) -> bool:
+    """Probe one checkout's places into ``found``, and what a steady state would rely on into ``dirs``
+    (folders and single-file links) and ``files`` (memsearch.steady); False when it cannot rely on
+    them (a link on the way, a file passed over)."""
+
+    def keep(folder: str) -> bool:  # False: a file, or a link: nothing to keep it by
+        key = dir_key(folder)
+        if key is not None:
+            dirs.append((folder, *key))
+        return key is not None
+
+    cacheable = keep(checkout)  # before the listing: a change while it lists is seen next time
     entries = _scan(checkout)
     if entries is None:
         skipped.append(Skipped(name, "unreadable directory"))
-        return None
-    cacheable = key is not None
-    dirs = [(checkout, *key)] if key is not None else []
+        return False
     names = {e.name for e in entries}
     plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
     for top in TOPS:
         if top in names:
-            top_key = dir_key(os.path.join(checkout, top))
-            if top_key is None:  # a file, or a link: nothing to cache it by
-                cacheable = False
-            else:
+            if keep(os.path.join(checkout, top)):
                 plain_tops.add(top)
-                dirs.append((os.path.join(checkout, top), *top_key))
+            else:
+                cacheable = False
     mine: dict = {}
     passed_over = len(skipped)
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
@@ -310,11 +273,8 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         _walk_folder(path, f"{name}/{rel}/", real_root, max_file_bytes, mine, skipped, walked,
                      resolved=top in plain_tops)
         for folder in walked:
-            folder_key = dir_key(folder)
-            if folder_key is None:
+            if folder != os.path.join(checkout, top) and not keep(folder):  # memory/ is a top already
                 cacheable = False
-            elif folder != os.path.join(checkout, top):  # memory/ is a top already
-                dirs.append((folder, *folder_key))
     links = []  # single files that are a link themselves (CLAUDE.md -> AGENTS.md): kept like folders
     for rel in MEMORY_FILES:
         if rel.split("/", 1)[0] not in names:
@@ -335,17 +295,12 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
                 links.append((path, st.st_mtime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
     found.update(mine)
-    if not cacheable or len(skipped) != passed_over:
-        return None
-    files = []
-    base = real_root.rstrip(os.sep) + os.sep
-    linked = {path for path, _, _ in links}
-    for rel, (abspath, _) in mine.items():
-        shown = base + rel.replace("/", os.sep)
-        if abspath != shown and shown not in linked:  # a link on the way (or a name shown escaped)
-            return None
-        files.append((rel, abspath))
-    return dirs + links, files
+    dirs += links
+    files += [(rel, abspath) for rel, (abspath, _) in mine.items()]
+    base, linked = real_root.rstrip(os.sep) + os.sep, {path for path, _, _ in links}
+    # Each file at its shown path, unless a link on the way (or a name shown escaped).
+    return cacheable and len(skipped) == passed_over and all(
+        abspath == (shown := base + rel.replace("/", os.sep)) or shown in linked for rel, (abspath, _) in mine.items())
 
 
 def _one_hop(link: str) -> bool:
@@ -355,18 +310,14 @@ def _one_hop(link: str) -> bool:
         target = os.readlink(link)
     except OSError:
         return False
-    parts = target.split(os.sep)
-    while parts and parts[0] == "..":
-        del parts[0]
-    return ".." not in parts and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
+    climbs_back = ".." in dropwhile("..".__eq__, target.split(os.sep))
+    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
 
 
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
                    recheck: set[str] | frozenset = frozenset(), *, deep: bool = False) -> Walk:
-    """walk.walk() for a folder of checkouts: the memory files found (paths
-    ``<checkout>/<place>/...``) compared with ``known``. Without ``deep``,
-    nested files found before are stat'ed again and no new ones looked for.
-    In a steady state (memsearch.steady) nothing is listed."""
+    """walk.walk() for a folder of checkouts (paths ``<checkout>/<place>/...``). Without ``deep``,
+    nested files found before are stat'ed again, no new ones looked for; steady: nothing listed."""
     real_root = real_folder(root)
     now = time.time_ns()
     cache = cache_of(real_root, max_file_bytes)
@@ -384,12 +335,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     # absolute path); whole: all of it reached through no link.
     dirs, files, whole = [(real_root, *key)] if key else [], [], key is not None
     for name, checkout in checkouts(real_root, skipped):
-        probe = _probe(name, checkout, real_root, max_file_bytes, found, skipped)
-        if probe is None:
-            whole = False
-        else:
-            dirs += probe[0]
-            files += probe[1]
+        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs, files) and whole
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     for rel in nested:
@@ -432,23 +378,19 @@ def is_instructions(rel: str) -> bool:
 
 
 def reads(root: str, rel: str) -> bool:
-    """Whether discovery under the repos root ``root`` reads the file at ``rel``
-    (a ``memory/`` folder only when it holds agent memory)."""
+    """Whether discovery under the repos root ``root`` reads the file at ``rel``."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
-    if not _in_place(rel):  # a nested file: not where the deep walk saw a virtual environment
-        folder = root
-        for name in parts[:-1]:
-            folder = os.path.join(folder, name)
-            if os.path.lexists(os.path.join(folder, "pyvenv.cfg")):
-                return False
+    # A nested file: not where the deep walk saw a virtual environment.
+    if not _in_place(rel) and any(os.path.lexists(os.path.join(root, *parts[:i], "pyvenv.cfg"))
+                                  for i in range(1, len(parts))):
+        return False
     return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
 
 
 def is_memory_path(rel: str) -> bool:
-    """Whether ``rel`` (relative to a repos root) is a place the discovery
-    reads: memory_read accepts these, hidden folders included."""
+    """Whether ``rel`` (below a repos root) is a place discovery reads, hidden folders included."""
     parts = rel.split("/")
     if len(parts) < 2 or any(not p or p in (".", "..") for p in parts) or parts[0][0] == ".":
         return False
@@ -465,9 +407,7 @@ def is_memory_path(rel: str) -> bool:
 
 
 def is_relevant(rel: str, is_dir: bool) -> bool:
-    """Whether a change at ``rel`` (relative to a repos root) can change
-    what discovery finds: a checkout itself, a place it reads or a folder
-    on the way to one, a nested instruction file."""
+    """Whether a change at ``rel`` (below a repos root) can change what discovery finds."""
     parts = rel.split("/")
     if parts[0][:1] == ".":
         return False
@@ -482,9 +422,8 @@ HIDDEN_FILES = tuple(f for f in MEMORY_FILES if f[0] == ".")
 
 
 def hidden_memory(folder: str, limit: int = 100_000) -> int:
-    """How many Markdown files sit in hidden memory folders (.claude/memory...)
-    of ``folder`` or its children: what a plain or mimo root on a folder of
-    checkouts never indexes (for `index` and `status`)."""
+    """How many Markdown files sit in hidden memory folders (.claude/memory...) of ``folder`` or
+    its children: what a plain or mimo root never indexes (for `index` and `status`)."""
     count = 0
     candidates = [folder]
     for entry in _scan(folder) or []:

@@ -1,11 +1,7 @@
-"""Whether a file is unchanged since it was read: the one rule every walk,
-reconcile and check uses, kept here so that changing it touches one module.
-
-A file is unchanged while its size, mtime, ctime, device and inode are all as
-they were. The ctime because a rewrite can put the size and the mtime back
-(``touch -d``), and nothing can set the ctime back; the device and inode
-because they name the file itself: several names of one (device, inode) are
-hard links to one file, which an index holds once (memsearch.reconcile).
+"""Whether a file is unchanged since it was read: the one rule every walk, reconcile and check
+uses. Unchanged while size, mtime, ctime, device and inode are as they were: the ctime because a
+rewrite can put size and mtime back (``touch -d``) but nothing sets the ctime back; device and
+inode name the file itself (hard links to one are indexed once, memsearch.reconcile).
 """
 
 from __future__ import annotations
@@ -28,16 +24,14 @@ class Fingerprint(NamedTuple):
         return self.device, self.inode
 
 
-# The stat fields of a Fingerprint, in its order. key(st) is a plain tuple
-# made in C, equal to the Fingerprint of that stat: hot loops compare it with
-# a stored Fingerprint and make one (make(key)) only for a file that changed.
+# key(st): a plain tuple made in C, equal to the stat's Fingerprint: hot loops compare it with a
+# stored one and make a Fingerprint (make(key)) only for a file that changed.
 STAT_FIELDS = ("st_size", "st_mtime_ns", "st_ctime_ns", "st_dev", "st_ino")
 key = attrgetter(*STAT_FIELDS)
 make = partial(tuple.__new__, Fingerprint)
 
-# A file modified this close to its read may change again within the same timestamp tick, its
-# fingerprint unchanged: not trusted by mtime or ctime alone. Two seconds covers coarse clocks
-# (FAT, some network file systems).
+# A file modified this close to its read may change again within one timestamp tick, its
+# fingerprint unchanged. Two seconds covers coarse clocks (FAT, some network file systems).
 RACY_NS = 2_000_000_000
 
 # The columns of memory_fts that hold a row's Fingerprint (migrations/0008).
@@ -47,3 +41,8 @@ COLUMNS = "size, mtime_ns, ctime_ns, device, inode"
 def of(st) -> Fingerprint:
     """The Fingerprint of an os.stat_result."""
     return make(key(st))
+
+
+def same_file(a, b) -> bool:
+    """Whether two os.stat_results are of one file (device, inode), whatever its name."""
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

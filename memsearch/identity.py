@@ -27,9 +27,7 @@ ZCODE_IDENTITY_SLUG = "project"
 MIMO_ID_FILE = "mimocode-project-id"
 MIMO_GLOBAL = "global"
 
-# What JavaScript's String.prototype.trim() removes (WhiteSpace and
-# LineTerminator): not str.strip()'s set, which also takes U+001C-U+001F
-# and U+0085 but leaves the BOM.
+# What JavaScript's trim() removes: not str.strip()'s set (U+001C-U+001F, U+0085, but no BOM).
 JS_WHITESPACE = ("\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
                  + "\u2028\u2029\u202f\u205f\u3000\ufeff")
 
@@ -38,9 +36,8 @@ _NOT_SLUG = re.compile(r"[^a-z0-9._-]")
 
 def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity: str | None = None,
                          windows: bool | None = None) -> str:
-    """``<slug>-<hash16>``: the name of a workspace's ZCode project folder.
-    ``identity``: the workspace's identity string, if any (a blank one is none).
-    ``windows``: apply Windows path rules (default: when running on Windows)."""
+    """``<slug>-<hash16>``: a workspace's ZCode project folder. ``identity``: its identity string,
+    if any (blank: none); ``windows``: Windows path rules (default: when running on Windows)."""
     if identity is not None and not isinstance(identity, str):
         raise InvalidArgument(f"identity must be a string, got {type(identity).__name__}")
     identity = identity.strip(JS_WHITESPACE) if identity is not None else ""
@@ -71,9 +68,8 @@ def zcode_memory_dir(workspace: str | os.PathLike | None = None, *, identity: st
 
 # -- MiMo ---------------------------------------------------------------------------
 def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
-    """The main ``.git`` folder of the repository holding ``path``, or None. In
-    a linked worktree ``.git`` is a file (``gitdir: <main>/.git/worktrees/<name>``)
-    whose folder's ``commondir`` names the main one; a submodule's has none."""
+    """The main ``.git`` folder of the repository holding ``path``, or None. A linked worktree's
+    ``.git`` is a file (``gitdir: ...``) whose folder's ``commondir`` names the main one."""
     here = Path(os.path.abspath(given_path(path, "path must be a path")))
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
@@ -102,8 +98,8 @@ def _read_stripped(path: Path) -> str:
 
 
 def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> str | None:
-    """The MiMo project id of the repository holding ``path`` (see above). ``create=False``: a
-    reader's question, which writes nothing; None when the repository has no id yet."""
+    """The MiMo project id of the repository holding ``path``; ``create=False`` writes nothing
+    (None when the repository has no id yet)."""
     git_dir = main_git_dir(path)
     if git_dir is None:
         return MIMO_GLOBAL

@@ -29,12 +29,9 @@ SCOPES = tuple(dict.fromkeys(s for scopes in SCOPES_OF_KIND.values() for s in sc
 
 
 class SearchResult(NamedTuple):
-    """Hits plus what a caller may want to show about how they were found.
-
-    ``floored``: candidates the relative floor dropped; ``freshness``: the
-    watcher handshake, or the walk and why (both None without a refresh);
-    ``unmatched``: the searched words no file holds (the hits match the
-    others only)."""
+    """Hits plus how they were found. ``floored``: candidates the relative floor dropped;
+    ``freshness``: the watcher handshake, or the walk and why (None without a refresh);
+    ``unmatched``: the searched words no file holds (the hits match the others only)."""
 
     query: str
     fts_query: str
@@ -57,16 +54,11 @@ class MemoryIndex(db.Opened):
 
     >>> MemoryIndex(roots=[Root("claude"), Root("zcode"), Root("plain", "~/notes")])
 
-    ``root``: one folder, read as a mimo tree (or a :class:`Root`); paths in
-    results are relative to it. ``roots``: several roots; paths are
-    prefixed with the root's name (``cc:<project>/memory/x.md``). With
-    neither, the roots come from MEMSEARCH_ROOTS / MEMSEARCH_ROOT, else from
-    the config file, else every agent's memory found at its default location
-    (claude, zcode, mimo).
-
-    ``db_path`` defaults to a file in the user's cache directory, one per
-    root (or per set of roots). ``floor`` and ``reconcile`` default to the
-    config file's values.
+    ``root``: one folder, read as a mimo tree (or a :class:`Root`); paths in results are relative
+    to it. ``roots``: several, paths prefixed with the root's name (``cc:<project>/memory/x.md``).
+    With neither: MEMSEARCH_ROOTS / MEMSEARCH_ROOT, else the config file, else every agent's memory
+    at its default location. ``db_path``: default one file per set of roots in the user's cache;
+    ``floor`` and ``reconcile``: default the config file's values.
     """
 
     def __init__(self, root=None, db_path=None, *, roots=None, floor: float | None = None,
@@ -124,18 +116,15 @@ class MemoryIndex(db.Opened):
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
-        """Walk the root and bring the index in step with the files (in a
-        repos root, nested instruction files are looked for too). The report
-        counts what the roots leave out (see :meth:`left_out`)."""
+        """Walk the roots and bring the index in step with the files (nested instruction files
+        too); the report counts what the roots leave out (:meth:`left_out`)."""
         self._follow()
         report = self._guarded(lambda: self._reconcile(progress), refill=False)
         return report._replace(left_out=tuple(self.left_out()))
 
     def left_out(self) -> list:
-        """What the roots never index though it is agent memory: Markdown in
-        hidden memory folders (``.claude/memory`` and the like) of a plain or
-        mimo root or of the folders just below it, with the root kind that
-        indexes them. A bounded probe (memsearch.discover.hidden_memory)."""
+        """What the roots never index though it is agent memory: Markdown in hidden memory folders
+        (``.claude/memory``...) of a plain or mimo root or its folders, and the kind that indexes it."""
         from .discover import HIDDEN_PLACES, hidden_memory
 
         out = []
@@ -150,9 +139,8 @@ class MemoryIndex(db.Opened):
         return out
 
     def reconcile_paths(self, paths: Iterable[str], *, deep: bool = False) -> ReconcileReport:
-        """Bring just ``paths`` (index paths: files, folders, or a root's label
-        for all of it) in step with the files (memsearch.reconcile.reconcile_paths;
-        ``deep``: in a repos root, look for nested instruction files too)."""
+        """Bring just ``paths`` (index paths: files, folders, or a root's label) in step with the
+        files (``deep``: in a repos root, look for nested instruction files too)."""
         try:
             paths = {paths} if isinstance(paths, str) else set(paths)  # one path, not its characters
         except TypeError:
@@ -173,11 +161,8 @@ class MemoryIndex(db.Opened):
     freshness: Freshness | None = None
 
     def refresh(self, progress: Progress | None = None) -> ReconcileReport:
-        """Bring the index up to date with every change made to the files so
-        far. While a healthy watcher follows the roots (``memsearch watch``,
-        or a :class:`memsearch.watch.Watcher` in any process) that is a cookie
-        handshake with it, at a cost that does not grow with the tree;
-        otherwise a :meth:`reconcile`. ``self.freshness`` says which and why."""
+        """Bring the index up to date with every change made so far: a cookie handshake with a
+        healthy watcher of the roots, else a :meth:`reconcile`; ``self.freshness`` says which."""
         started = time.perf_counter()
         self._follow()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
@@ -243,15 +228,13 @@ class MemoryIndex(db.Opened):
         return scope, type
 
     def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
-        """(scope, scope id, files) of the projects and sessions indexed now,
-        most files first: the values ``scope_id`` can take."""
+        """(scope, scope id, files) indexed now, most files first: the values ``scope_id`` can take."""
         sql = ("SELECT scope, scope_id, count(*) AS n FROM memory_fts WHERE scope_id IS NOT NULL"
                " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
         return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
     def paths(self, root: Root) -> list[str]:
-        """The index paths (as hits show them) of the files indexed now under
-        one root of this index (KeyError for another)."""
+        """The index paths of the files indexed now under one root of this index (else KeyError)."""
         sql = "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)"
         key = self.layout.keys.get(root)
         if key is None:  # a Root as the caller built it (no folder, or no name): resolved, it may be ours
@@ -261,8 +244,7 @@ class MemoryIndex(db.Opened):
         return self._guarded(lambda: [path for (path,) in self.conn.execute(sql, (key,))])
 
     def locate(self, path: str) -> str:
-        """The absolute file behind a path from a hit (KeyError if it names
-        no root of this index)."""
+        """The absolute file behind a path from a hit (KeyError for no root of this index)."""
         if not isinstance(path, str):
             raise InvalidArgument(f"path must be a path from a hit, got {type(path).__name__}")
         return self.layout.locate(path)

@@ -28,14 +28,12 @@ from .walk import Known, Walk, printable_name, walk
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
     """(scope, scope_id, type) of a '/'-separated path relative to the root."""
     parts = relpath.split("/")
-    scope = scope_id = None
     if len(parts) >= 3 and parts[0] in MIMO_SCOPES:
-        scope, scope_id = parts[0], parts[1]
-    return scope, scope_id, file_type(parts)
+        return parts[0], parts[1], file_type(parts)
+    return None, None, file_type(parts)
 
 
-# The types a path gives (file_type): all a mimo file can have, since its
-# frontmatter's type is not read; other kinds take the one declared too.
+# The types a path gives: all a mimo file can have (other kinds take the one declared too).
 PATH_TYPES = ("memory", "checkpoint", "progress", "notes", "free")
 
 
@@ -52,8 +50,7 @@ def file_type(parts: list[str]) -> str:
 
 
 class Layout:
-    """The roots of one index: how to walk them, how their paths are shown,
-    and what a path says about a file."""
+    """The roots of one index: how to walk them, how their paths are shown, what a path says."""
 
     def __init__(self, roots: tuple[Root, ...]):
         self.roots = roots
@@ -85,9 +82,8 @@ class Layout:
         return root, rel
 
     def locate(self, path: str) -> str:
-        """The file behind a shown path. A name the walk spelled with \\xNN for
-        bytes that are not UTF-8 is the real name again, unless that spelling
-        is itself a name there (the walk then passed the other one over)."""
+        """The file behind a shown path; a name the walk spelled \\xNN is the real name again, unless
+        that spelling is itself a name there."""
         root, rel = self.owner(path)
         found = root.path
         for part in rel.split("/"):
@@ -98,23 +94,19 @@ class Layout:
         return found
 
     def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
-        """(root key, scope, scope id, type) of a file, from where it is and
-        what its frontmatter declares (``meta``: metadata.Metadata or None)."""
+        """(root key, scope, scope id, type) of a file, from its path and ``meta`` (Metadata or None)."""
         root, rel = self.owner(path)
         key = self.keys[root]
         if root.kind == "mimo":
             return (key, *classify(rel))
         parts = rel.split("/")
-        declared = meta.type if meta is not None else None
-        kind = declared or file_type(parts[-1:])
+        kind = getattr(meta, "type", None) or file_type(parts[-1:])
         if root.kind == "plain":
             return key, None, None, kind
         if root.kind == "repos":
             # A checkout is someone else's: its instruction files cannot type themselves as the
             # user's memory. A frontmatter type counts only in its memory folders.
-            if discover.is_instructions(rel):
-                kind = discover.INSTRUCTIONS
-            return key, discover.SCOPE, parts[0], kind
+            return key, discover.SCOPE, parts[0], discover.INSTRUCTIONS if discover.is_instructions(rel) else kind
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
@@ -161,19 +153,15 @@ class Layout:
 
     def _partition(self, known: dict[str, Fingerprint], prefixes: list[str], whole: bool = False
                    ) -> tuple[dict[str, tuple[dict[str, Fingerprint], Known]], list[str]]:
-        """The known fingerprints split by the folder they belong to (keyed
-        relative to it, and as the walk looks them up), and the paths that
-        belong to none. ``whole``: one folder holds them all. Kept while
-        ``known`` is the same object (the index's, until the database changes)."""
+        """The known fingerprints split by folder (keyed relative to it, and as the walk looks them
+        up), and the paths under none; kept while ``known`` is the same object."""
         cached = self._split_for
         if cached is not None and cached[0] is known and cached[1] == prefixes:
             return cached[2], cached[3]
-        if whole:
-            parts: dict[str, dict[str, Fingerprint]] = {"": known}
-            gone: list[str] = []
-        else:
+        parts: dict[str, dict[str, Fingerprint]] = {"": known} if whole else {}
+        gone: list[str] = []
+        if not whole:
             wanted = set(prefixes)
-            parts, gone = {}, []
             for path, fp in known.items():
                 prefix = self._prefix_of(path)
                 if prefix in wanted:
@@ -209,9 +197,7 @@ def _project_folders(path: str) -> list[str]:
         raise RootNotFound(f"memory root vanished: {path}") from None
     except OSError as ex:
         raise RootNotFound(f"memory root cannot be read: {path} ({ex.strerror})") from None
-    # The walk starts at each <project>/memory and follows links inside it
-    # only; a project or memory folder that is itself a link must lead to a
-    # folder inside the root (as memory_file.open_memory_file reads them).
+    # A project or memory folder that is a link must lead inside the root (as open_memory_file).
     real_root = os.path.realpath(path)
     memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}

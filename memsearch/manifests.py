@@ -1,10 +1,6 @@
-"""The manifest of a memory root: its memory files, newest first, each with
-the description and type its frontmatter declares.
-
-What an agent reads to decide which memory files to open, so it follows
-Claude Code's memory scan: every ``.md`` file but the ``MEMORY.md`` indexes (and the
-binary files search skips), frontmatter looked for in the first 30 lines only, newest
-first, at most 200::
+"""The manifest of a memory root, as Claude Code's memory scan makes it: every ``.md`` file but
+the ``MEMORY.md`` indexes (and binary files), newest first, at most 200, with the description
+and type its frontmatter declares in the first 30 lines::
 
     - [feedback] cc:-home-me-shop/memory/testing.md (2026-05-01T09:12:44.120Z): run the whole suite before a commit
 """
@@ -42,10 +38,8 @@ class ManifestEntry(NamedTuple):
 
     @property
     def modified(self) -> str:
-        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString(), for any mtime: a
-        file system may hold one past datetime's years 1-9999 (touch -d 'year 20000' on tmpfs).
-        The Gregorian calendar repeats every 400 years (146,097 days): the day is placed in
-        the 400 years from 1970 and the year moved back."""
+        """ISO 8601 UTC with milliseconds, as JavaScript's toISOString(), for any mtime (a file may
+        hold one past years 1-9999): the Gregorian calendar repeats every 400 years (146,097 days)."""
         days, ms = divmod(self.mtime_ns // 1_000_000, 86_400_000)
         cycles, days = divmod(days, 146_097)
         moment = _EPOCH + timedelta(days=days, milliseconds=ms)
@@ -59,8 +53,7 @@ class ManifestEntry(NamedTuple):
 
 
 def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FILE_BYTES) -> list[ManifestEntry]:
-    """The memory files of ``roots`` (a folder, a Root, a list of them, or a
-    MemoryIndex's layout), newest first, at most ``limit``."""
+    """The memory files of ``roots`` (folders, Roots or a Layout), newest first, at most ``limit``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r:.40}")
     if not isinstance(roots, Layout):
@@ -82,10 +75,8 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
 
 
 def read_head(path: str) -> str | None:
-    """The first HEAD_LINES lines of the first HEAD_BYTES ("" if the file cannot be read
-    or is not a regular file: a FIFO swapped in since the walk must not block, nor a file
-    or folder swapped for a link since the walk lend its description from outside the root).
-    None for a binary or UTF-16 file, which search skips and memory_read refuses."""
+    """The first HEAD_LINES lines of the first HEAD_BYTES; "" if it cannot be read confined (a FIFO
+    or a link swapped in since the walk), None for a binary or UTF-16 file (search skips those)."""
     head = context.read_head(path, HEAD_BYTES, confined=True)
     if head is None:
         return ""

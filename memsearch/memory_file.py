@@ -1,10 +1,7 @@
-"""What a memory file is, one rule for the indexer and ``memory_read``, and
-how to open one without ever leaving its root.
-
-A memory file is a Markdown file (``.md``, any case) with no hidden part in its path below the
-root; in a claude or zcode root it lies in a project's ``<project>/memory/``. A symlink is followed
-only to a memory file's path inside the root. :func:`open_memory_file` opens one name at a time,
-never following a link (``O_NOFOLLOW``), so what was checked is what is read (docs/hostile-content.md).
+"""What a memory file is, one rule for the indexer and ``memory_read``, and how to open one
+without ever leaving its root: a Markdown file (``.md``, any case) with no hidden part in its path,
+in a claude or zcode root in ``<project>/memory/``; a symlink is followed only to such a path inside
+the root. Opened one name at a time with ``O_NOFOLLOW`` (docs/hostile-content.md).
 """
 
 from __future__ import annotations
@@ -15,6 +12,7 @@ import stat
 from typing import Callable
 
 from .errors import NotAMemoryFile
+from .fingerprint import same_file
 from .settings import encodable
 
 # Linux's limits (macOS has 1024 for the path): a longer name or path names
@@ -77,7 +75,7 @@ def opened_at(fd: int, abspath: str) -> bool:
             now, opened = os.stat(abspath, follow_symlinks=False), os.fstat(fd)
         except OSError:
             return False
-        return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+        return same_file(now, opened)
 
 
 class Unconfined(OSError):
@@ -129,18 +127,6 @@ def disk_name(shown: str) -> str | None:
     return name if name != shown and printable_name(name) == shown else None
 
 
-def check_lengths(parts: list[str], shown: str) -> None:
-    """A name beyond NAME_MAX or a path beyond PATH_MAX bytes is never a file."""
-    try:
-        sizes = [len(os.fsencode(part)) for part in parts]
-    except UnicodeEncodeError:
-        raise NotAMemoryFile(f"{shown} is not valid text (a lone surrogate)") from None
-    if any(size > NAME_MAX for size in sizes):
-        raise NotAMemoryFile(f"{shown} has a name longer than {NAME_MAX} bytes: no file has such a name")
-    if sum(sizes) + len(sizes) > PATH_MAX:
-        raise NotAMemoryFile(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
-
-
 def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
     """(A descriptor open for reading, the real path) of the memory file at
@@ -154,15 +140,21 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
                              " only memory files inside the memory folder can be read")
     if not parts or not is_markdown(parts[-1]):
         raise NotAMemoryFile(f"only Markdown memory files (.md) can be read, not {shown}")
-    if place is not None:
-        if not place("/".join(parts)):
-            raise NotAMemoryFile(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
-    elif any(is_hidden(part) for part in parts):
+    if place is not None and not place("/".join(parts)):
+        raise NotAMemoryFile(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
+    if place is None and any(is_hidden(part) for part in parts):
         raise NotAMemoryFile(f"{shown} is in a hidden folder the memory index does not cover")
     if kind in PROJECT_KINDS and (len(parts) < 3 or parts[1] != MEMORY_DIR):
         raise NotAMemoryFile(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
                        missing=True)
-    check_lengths(parts, shown)
+    try:
+        sizes = [len(os.fsencode(part)) for part in parts]
+    except UnicodeEncodeError:
+        raise NotAMemoryFile(f"{shown} is not valid text (a lone surrogate)") from None
+    if any(size > NAME_MAX for size in sizes):
+        raise NotAMemoryFile(f"{shown} has a name longer than {NAME_MAX} bytes: no file has such a name")
+    if sum(sizes) + len(sizes) > PATH_MAX:
+        raise NotAMemoryFile(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
     try:
         root_fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as ex:
@@ -219,19 +211,15 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     name = real
                     st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
                 if stat.S_ISLNK(st.st_mode):
-                    links += 1
-                    linked = True
+                    links, linked = links + 1, True
                     if links > MAX_LINKS:
                         raise NotAMemoryFile(f"{shown} goes through too many symlinks")
                     target = os.readlink(name, dir_fd=fds[-1])
                     if os.path.isabs(target):
                         rel = below(target, real_root)
-                        if rel is None:
-                            # Spelled through a link to the root or a folder above it
-                            # (macOS's /tmp is /private/tmp): its real path names
-                            # the names to look up below the root, checked as any are.
-                            rel = below(os.path.realpath(target), real_root)
-                        target = rel
+                        # Else spelled through a link to the root or a folder above it (macOS's /tmp is
+                        # /private/tmp): its real path names the names to look up below the root.
+                        target = rel if rel is not None else below(os.path.realpath(target), real_root)
                         if not target:
                             raise outside
                         while len(fds) > 1:  # on from the root
@@ -265,18 +253,16 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
         if place is not None and not place("/".join(done)):
             raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
         real = os.path.join(real_root, *done)
+        changed = NotAMemoryFile(f"{shown} changed while it was being opened: try again")
         try:
             fd, opened = open_confined(real)
         except Unconfined:
-            raise NotAMemoryFile(f"{shown} changed while it was being opened: try again") from None
-        try:
-            if (opened.st_dev, opened.st_ino) != (file_st.st_dev, file_st.st_ino):
-                raise NotAMemoryFile(f"{shown} changed while it was being opened: try again")
-            if opened.st_size > max_bytes:
-                raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
-        except BaseException:
+            raise changed from None
+        same = same_file(opened, file_st)
+        if not same or opened.st_size > max_bytes:
             os.close(fd)
-            raise
+            raise changed if not same else NotAMemoryFile(
+                f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
         return fd, real
     finally:
         for fd in fds[1:]:

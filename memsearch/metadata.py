@@ -7,11 +7,10 @@
     ---
     body...
 
-PyYAML costs as much as indexing the file for a three-line block, so the usual block (``key:
-plain text`` lines, one level of nesting) is read by :func:`_simple`, which accepts only what
-PyYAML reads as the same values (tests/test_metadata.py checks they agree). Unusable frontmatter
-(unclosed, invalid, not a mapping, past a MAX_* bound: a hostile block may nest thousands deep or
-be an alias bomb) never costs a file its place: it is indexed as plain text, the reason kept.
+PyYAML costs as much as indexing the file, so the usual block (``key: plain text`` lines, one
+level of nesting) is read by :func:`_simple`, which accepts only what PyYAML reads alike (a test
+checks). Unusable frontmatter (unclosed, invalid, not a mapping, past a MAX_* bound: deep nesting,
+alias bombs) never costs a file its place: it is indexed as plain text, the reason kept.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ import functools
 import re
 from typing import NamedTuple
 
-# The memory types Claude Code and ZCode give a file; anything else in the
-# frontmatter is not a type memsearch can filter on.
+# The memory types Claude Code and ZCode give a file: the only ones filtered on.
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 
 # The frontmatter fields indexed in columns of their own and ranked (each a Metadata field): a new one
@@ -31,22 +29,19 @@ FIELDS = ("name", "description")
 FENCE = "---"
 BOM = "\ufeff"
 
-# Bounds on the work one frontmatter block may cost: real blocks are a few lines (name,
-# description, type, a date), so each bound is far above use and far below harm.
+# Bounds on the work one block may cost: far above real blocks (a few lines), far below harm.
 MAX_BLOCK = 64 * 1024  # characters of YAML handed to the parser
 MAX_EVENTS = 20_000  # YAML parse events (scalars, collections, aliases) in the block
 MAX_DEPTH = 32  # collections inside collections
-# With at most this many aliases a chain of anchors can repeat a value at
-# most ~3^(A/3) times (A aliases spread as 3 per level): 3^5 = 243 for 16.
+# A chain of A anchors repeats a value at most ~3^(A/3) times: 3^5 = 243 for 16.
 MAX_ALIASES = 16
 MAX_PAIRS = 20_000  # key/value pairs that merge keys ('<<') may copy in
 MAX_FIELD = 20_000  # characters of a flattened name or description, and items visited to flatten it
 
 
 class Metadata(NamedTuple):
-    """What a file's frontmatter says. ``type``: one of MEMORY_TYPES, else
-    None; ``body``: the text after the frontmatter (all of it when there is
-    none); ``error``: why the frontmatter was ignored."""
+    """What a file's frontmatter says. ``type``: one of MEMORY_TYPES, else None; ``body``: the text
+    after the frontmatter (all of it when there is none); ``error``: why it was ignored."""
 
     name: str | None = None
     description: str | None = None
@@ -56,8 +51,7 @@ class Metadata(NamedTuple):
 
 
 def parse(text: str) -> Metadata:
-    """``text``'s frontmatter fields and body. Never raises: whatever goes wrong
-    makes the frontmatter unusable, not the file."""
+    """``text``'s frontmatter fields and body. Never raises: a failure costs the frontmatter only."""
     try:
         return _parse(text)
     except Exception as ex:  # a bug or a case no bound foresaw: the file is still indexed
@@ -114,9 +108,8 @@ def memory_type(data: dict) -> str | None:
 
 
 def _text(value) -> str | None:
-    """A field as text: other scalars spelled out (``2024-05-01`` is a date to
-    YAML), lists joined depth first. Iterative, and bounded in items visited
-    and characters made (TooComplex): aliases make 435 bytes hold 9^8 strings."""
+    """A field as text: other scalars spelled out (``2024-05-01`` is a date to YAML), lists joined
+    depth first; bounded in items and characters (TooComplex): aliases make 435 bytes hold 9^8."""
     parts: list[str] = []
     stack = [value]
     visited = length = 0
@@ -143,33 +136,27 @@ def _text(value) -> str | None:
 
 
 def _load(raw: str):
-    """The block as PyYAML's safe loader reads it, within the bounds: its parse events, depth and
-    aliases are counted first, as the event parser does not recurse (a block nested 30,000 deep
-    costs one linear pass, where PyYAML's composer would recurse once a level)."""
+    """The block as PyYAML's safe loader reads it, within the bounds: events, depth and aliases are
+    counted first by the event parser, which does not recurse (the composer would, once a level)."""
     import yaml
 
     events = depth = aliases = 0
     for event in yaml.parse(raw, Loader=_handler_loader()):
         events += 1
+        depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+        aliases += isinstance(event, yaml.AliasEvent)
         if events > MAX_EVENTS:
             raise TooComplex(f"over {MAX_EVENTS} YAML nodes")
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise TooComplex(f"nested over {MAX_DEPTH} levels deep")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-        elif isinstance(event, yaml.AliasEvent):
-            aliases += 1
-            if aliases > MAX_ALIASES:
-                raise TooComplex(f"over {MAX_ALIASES} aliases")
+        if depth > MAX_DEPTH:
+            raise TooComplex(f"nested over {MAX_DEPTH} levels deep")
+        if aliases > MAX_ALIASES:
+            raise TooComplex(f"over {MAX_ALIASES} aliases")
     return yaml.load(raw, Loader=_bounded_loader())
 
 
 @functools.cache
 def _bounded_loader():
-    """The handler's loader with merge keys ('<<: [*a, *a, *a]', which copy the
-    pairs of each mapping they name) bounded in the pairs they copy."""
+    """The safe loader with merge keys ('<<: [*a, *a, *a]') bounded in the pairs they copy."""
 
     class Bounded(_handler_loader()):
         def flatten_mapping(self, node):
@@ -244,8 +231,8 @@ _BUILT = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "ti
 
 
 def _simple(raw: str):
-    """The block as PyYAML reads it, when made only of one-line ``key: value``
-    entries (one level of them under a key with no value); else _NOT_SIMPLE."""
+    """The block as PyYAML reads it, when only one-line ``key: value`` entries (one level of them
+    under a key with no value); else _NOT_SIMPLE."""
     if _AWKWARD is None:
         _compile()
     if _AWKWARD.search(raw):
@@ -283,8 +270,7 @@ def _simple(raw: str):
 
 
 def _scalar(value: str):
-    """What PyYAML reads from a one-line scalar; _NotSimple when it might read
-    it otherwise (a collection, alias, anchor, tag, escape, block scalar...)."""
+    """What PyYAML reads from a one-line scalar; _NotSimple when it might read it otherwise."""
     first = value[0]
     if first == '"':
         inner = value[1:-1]
@@ -304,8 +290,7 @@ def _scalar(value: str):
 
 
 def _flow_sequence(inner: str) -> list:
-    """``[a, "b", 'c']`` on one line: items quoted as above, or plain without
-    the characters that would make them anything but one scalar."""
+    """``[a, "b", 'c']`` on one line: items quoted, or plain without YAML's special characters."""
     items: list = []
     if not inner.strip():
         return items
@@ -348,8 +333,7 @@ def _plain(value: str):
 
 @functools.cache
 def _yaml():
-    """(implicit resolvers by first character, those for any first character,
-    a SafeConstructor)."""
+    """(implicit resolvers by first character, those for any, a SafeConstructor)."""
     from yaml.constructor import SafeConstructor
     from yaml.resolver import Resolver  # what SafeLoader and CSafeLoader resolve with
 

@@ -1,6 +1,5 @@
-"""Prepare one file for the index: read, decode, parse its frontmatter,
-segment its CJK text: the work that needs no database, run by the reconcile
-and by a large build's reader child (memsearch.bulkread), so no sqlite3 here.
+"""Prepare one file for the index (read, decode, parse its frontmatter, segment its CJK text):
+the work that needs no database, also run by a large build's reader child (memsearch.bulkread).
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from typing import NamedTuple
 
 from . import cjk, metadata
 from .memory_file import Unconfined, open_confined
-from .walk import Skipped
+from .walk import Skipped, unreadable
 
 # Files whose first bytes contain NUL are binary, whatever their name.
 BINARY_PROBE = 8192
@@ -20,8 +19,7 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 class Prepared(NamedTuple):
     """A file ready to store: its body column, its frontmatter (or None), and the shadow columns
-    (cjk.stored) of the body and of each metadata.FIELDS (None when there is nothing to add).
-    Texts are as cjk.stored() stores them: "" where the shadow holds them (the fields too)."""
+    (cjk.stored) of the body and of each metadata.FIELDS; texts as cjk.stored() stores them."""
 
     body: str
     meta: metadata.Metadata | None
@@ -29,10 +27,8 @@ class Prepared(NamedTuple):
 
 
 def prepare_one(relpath: str, abspath: str, max_bytes: int) -> Prepared | Skipped | None:
-    """A Prepared, else why the file was skipped (a Skipped), or None if it is
-    gone. Never raises: whatever goes wrong with one file (a parser bug, a
-    RecursionError or MemoryError a hostile file provokes) costs that file its
-    frontmatter or its place in the index, never the whole batch."""
+    """A Prepared, else why the file was skipped (a Skipped), or None if it is gone. Never raises:
+    whatever one file provokes costs it its frontmatter or its place, never the batch."""
     text = None
     try:
         text = read_text(relpath, abspath, max_bytes)
@@ -74,8 +70,7 @@ def not_text(data: bytes) -> str | None:
 
 
 def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | None:
-    """The file's text, why it can't be indexed (a Skipped), or None if it is
-    gone. Invalid UTF-8 is replaced: one bad byte should not hide a note."""
+    """The file's text (bad UTF-8 replaced), why it can't be indexed (a Skipped), or None if gone."""
     try:
         fd, st = open_confined(abspath)
         try:
@@ -91,10 +86,7 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
     except FileNotFoundError:
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
-        return Skipped(relpath, f"unreadable ({ex.strerror or type(ex).__name__})")
-    reason = not_text(data)
-    if reason is not None:
+        return Skipped(relpath, unreadable(ex))
+    if (reason := not_text(data)) is not None:
         return Skipped(relpath, reason)
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    return data.decode("utf-8", "replace")
+    return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")

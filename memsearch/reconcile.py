@@ -19,7 +19,7 @@ from .freshness import disown
 from .layout import Layout
 from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
-from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make
+from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
 from .format import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
@@ -102,10 +102,8 @@ Progress = Callable[[int, int], None]
 
 
 class KnownFingerprints:
-    """The stored fingerprints, kept between reconciles of one connection and
-    re-read only when another connection has committed (PRAGMA data_version
-    changes) or this one wrote. A long-lived MemoryIndex then pays for the
-    walk alone on an unchanged tree."""
+    """The stored fingerprints, kept between reconciles of one connection and re-read only when
+    another connection has committed (PRAGMA data_version changes) or this one wrote."""
 
     def __init__(self):
         self._version = None
@@ -139,14 +137,7 @@ def reconcile(
     if not seen.files and not seen.missing:
         return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started, malformed=_malformed(conn))
-
-    cache.forget()  # this connection is about to write
-    with write_transaction(conn):
-        disown(conn, layout.keys.values())
-        # Another process may have changed the index while we walked or
-        # waited for the lock: plan again against what is stored now.
-        plan = _plan(layout, seen, known, _stored(conn), max_file_bytes)
-        report = _write(conn, layout, plan, seen.skipped, progress, max_file_bytes, bulk_ok=True)
+    report = _write(conn, layout, seen, known, cache, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=_malformed(conn))
 
@@ -161,6 +152,7 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
+    known = known or KnownFingerprints()
     kept: set[str] = set()  # the paths without those inside another one of them
     for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
         parts = path.split("/")
@@ -186,7 +178,7 @@ def reconcile_paths(
             continue  # a project folder that went away: its rows go below
         seen.add(found, prefix)
     seen.missing = [path for path in before[0] if path not in seen.files]
-    hard_links(seen, (known or KnownFingerprints()).get(conn)[0], layout.locate)
+    hard_links(seen, known.get(conn)[0], layout.locate)
     other_names = [path for path in seen.missing if path not in before[0]]  # rows of links elsewhere
     if other_names:
         tops += other_names
@@ -194,32 +186,32 @@ def reconcile_paths(
     if not seen.missing and not _changed(seen, before):
         return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
                                seconds=time.perf_counter() - started)
+    return _write(conn, layout, seen, before[0], known, tops, None, max_file_bytes)._replace(
+        seconds=time.perf_counter() - started)
 
-    if known is not None:
-        known.forget()  # this connection is about to write
+
+def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint], cache: KnownFingerprints,
+           paths: list[str] | None, progress: Progress | None, max_file_bytes: int) -> ReconcileReport:
+    """Plan again against what is stored now (another process may have written since the walk) and
+    carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
+    'rebuild' (it re-indexes the whole table)."""
+    cache.forget()  # this connection is about to write
+    skipped = seen.skipped
     with write_transaction(conn):
-        plan = _plan(layout, seen, before[0], _stored(conn, tops), max_file_bytes)
-        # No bulk 'rebuild' here: it re-indexes the whole table, and a batch
-        # of paths is a small part of it.
-        report = _write(conn, layout, plan, seen.skipped, None, max_file_bytes, bulk_ok=False)
-    return report._replace(seconds=time.perf_counter() - started)
-
-
-def _write(conn, layout: Layout, plan: _Plan, skipped: list, progress: Progress | None, max_file_bytes: int, *,
-           bulk_ok: bool) -> ReconcileReport:
-    """Carry out a plan inside the caller's write transaction."""
-    conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((key,) for key in layout.keys.values()))
-    root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
-    bulk = bulk_ok and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
-    with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-        conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
-        # Files gone or unreadable since the walk keep no old text searchable.
-        gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
-        conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
-    if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
-        conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged,
-                           tuple(skipped))
+        if paths is None:
+            disown(conn, layout.keys.values())
+        plan = _plan(layout, seen, known, _stored(conn, paths), max_file_bytes)
+        conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((k,) for k in layout.keys.values()))
+        root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
+        bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
+        with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
+            conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
+            # Files gone or unreadable since the walk keep no old text searchable.
+            gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
+            conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
+        if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
+            conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(skipped))
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
@@ -240,7 +232,7 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
         return
     groups: dict[tuple[int, int], list[str]] = {}
     for rel, (_, fp) in files.items():
-        groups.setdefault((fp.device, fp.inode), []).append(rel)
+        groups.setdefault(fp.identity, []).append(rel)
     missing = set(seen.missing)
     for path, fp in stored.items():
         if fp.identity in groups and path not in files and path not in missing:  # found unchanged: still this file?
@@ -268,12 +260,11 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
         st = os.stat(path)
     except (OSError, KeyError):
         return None
-    return path if (st.st_dev, st.st_ino) == identity else None
+    return path if of(st).identity == identity else None
 
 
 def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
-    """Delete the rows of roots not in ``layout`` (turned off, or their kind or
-    folder changed); their paths, for the report."""
+    """Delete the rows of roots not in ``layout`` (turned off, or kind or folder changed): their paths."""
     active = set(layout.keys.values())
     if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
         return []
@@ -336,8 +327,7 @@ def _plan(layout: Layout, seen: Walk, known: dict[str, Fingerprint], now: tuple[
 
 
 def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
-    """A file the walk found unchanged, looked at again by the walk's rules
-    (rare: another process rewrote its row meanwhile)."""
+    """A file the walk found unchanged, looked at again (another process rewrote its row meanwhile)."""
     for folder, prefix, _ in layout.starts():
         if rel.startswith(prefix):
             try:
@@ -350,8 +340,7 @@ def _restat(layout: Layout, rel: str, max_file_bytes: int) -> list[FileInfo]:
 
 def _read_rows(plan: _Plan, skipped: list, progress: Progress | None, layout: Layout, root_ids: dict[str, int],
                max_file_bytes: int) -> Iterator[tuple]:
-    """Rows to upsert, read lazily so a cold build streams; a large batch is
-    read by a second process while this one writes (memsearch.bulkread)."""
+    """Rows to upsert, read lazily so a cold build streams (a large batch by a second process)."""
     infos, total = plan.to_read, len(plan.to_read)
     if total >= BULK_READ_MIN:
         from .bulkread import prepared

@@ -9,10 +9,8 @@ file's roots (what a path means in each: memsearch.layout).
     repos   <folder>/<checkout>/{.claude/memory,CLAUDE.md,...}      scope repo, scope id <checkout>
             (a folder of checkouts; memsearch.discover finds the memory in each)
 
-Several roots can share one index. A hit's path is relative to its root; with
-several roots it is prefixed with the root's name: ``cc:<project>/memory/x.md``,
-``notes:ideas.md``. The name also tells which row belongs to which root, so a
-root that is turned off loses its rows at the next reconcile.
+With several roots in one index a hit's path is prefixed with its root's name
+(``cc:<project>/memory/x.md``); a root turned off loses its rows at the next reconcile.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ FOLDER_ONLY = ("plain", "repos")
 ZCODE_STORAGE = ".zcode"
 ZCODE_PROJECTS = "cli/memories/projects"
 
-# Where, below the folder a user names, each kind keeps its project folders;
-# the first that exists wins, else the folder named is taken to be it.
+# Where below the folder named each kind keeps its project folders: the first that exists, else the folder.
 PROJECTS_BELOW = {
     "claude": ("projects",),  # ~/.claude (or $CLAUDE_CONFIG_DIR) → ~/.claude/projects
     "zcode": (ZCODE_PROJECTS, "memories/projects", "projects"),  # ~/.zcode → …
@@ -54,8 +51,7 @@ SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
 SCOPES_OF_KIND = {"mimo": MIMO_SCOPES, "claude": ("cc",), "zcode": ("zcode",),
                   "plain": (), "repos": (discover.SCOPE,)}
 
-# Every type a hit can have: from the path (layout.file_type), from the
-# frontmatter (metadata.MEMORY_TYPES), and a repos root's instruction files.
+# Every type a hit can have: from the path, the frontmatter, and a repos root's instruction files.
 TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference",
          discover.INSTRUCTIONS)
 
@@ -70,10 +66,9 @@ class _RootFields(NamedTuple):
 
 
 class Root(_RootFields):
-    """A memory root: its kind, its folder (None: the kind's default
-    location) and its name (None: ``cc``, ``zcode``, ``mimo`` or the folder's
-    name). :func:`resolve` fills both in. Immutable, compared by value.
-    (A subclass of its fields, as a NamedTuple cannot check them itself.)"""
+    """A memory root: its kind, its folder (None: the kind's default location) and its name (None:
+    ``cc``, ``zcode``, ``mimo`` or the folder's name), filled in by :func:`resolve`. A subclass of
+    its fields, as a NamedTuple cannot check them itself."""
 
     __slots__ = ()
 
@@ -87,23 +82,18 @@ class Root(_RootFields):
         return super().__new__(cls, kind, path, name)
 
     def _replace(self, **changes) -> "Root":
-        """A copy with some fields changed, checked again (NamedTuple's own
-        _replace skips __new__)."""
+        """A copy with some fields changed, checked again (NamedTuple's own skips __new__)."""
         return Root(**{**self._asdict(), **changes})
 
     @property
     def key(self) -> str:
-        """What the index records for the rows of this root: a root whose
-        kind or folder changes is a different root, and its rows are redone.
-        (It resolves symlinks, each call: Layout keeps it per root. A folder
-        name that is not UTF-8 is spelled as the walk spells file names: the
-        key is stored as text.)"""
+        """What the index records for the rows of this root: another kind or folder is another root.
+        It resolves symlinks each call (Layout keeps it); a name that is not UTF-8 is spelled \\xNN."""
         return f"{self.kind}:{printable_name(os.path.realpath(self.path))}" if self.path else self.kind
 
     @classmethod
     def parse(cls, spec: str) -> "Root":
-        """A root from its command-line spelling: ``DIR`` a mimo tree, ``KIND``
-        the kind's default location, ``KIND=DIR`` that kind at DIR."""
+        """A root from ``DIR`` (a mimo tree), ``KIND`` (its default location) or ``KIND=DIR``."""
         spec = os.fspath(spec).strip()
         if not spec:
             raise InvalidArgument("empty root: give a folder, a kind (claude, zcode, mimo) or KIND=DIR")
@@ -154,11 +144,9 @@ def default_roots() -> list[Root]:
 
 
 def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
-    """Roots with absolute folders and unique names, checked to exist, from
-    Root objects or folders (mimo trees). The same root given twice counts once.
-    A kind's default location that does not exist is no error while another
-    root remains: it is left out, with a note appended to ``skipped``; a
-    folder named that does not exist is RootNotFound."""
+    """Roots with absolute folders and unique names, checked to exist, from Root objects or folders;
+    the same root twice counts once. A default location that does not exist is left out (a note in
+    ``skipped``) while another root remains; a folder named that does not exist is RootNotFound."""
     resolved: dict[str, Root] = {}  # by key, the first of each
     absent = []
     for given in roots:
@@ -190,8 +178,7 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
 
 
 def _named(roots: list[Root]) -> tuple[Root, ...]:
-    """Give every root a name; explicit names must be unique, default ones
-    get -2, -3... when they collide."""
+    """Give every root a name: explicit ones unique, default ones -2, -3... when they collide."""
     explicit = [r.name for r in roots if r.name]
     if len(explicit) != len(set(explicit)):
         raise InvalidArgument(f"two roots have the same name: {sorted(explicit)}")
@@ -216,8 +203,7 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
 
 # -- roots from the environment and the config file ---------------------------------
 def configured(conf: dict | None = None) -> list[Root]:
-    """The roots listed in the config file (``roots = [...]`` or
-    ``[[roots]]`` tables), without those marked ``enabled = false``."""
+    """The config file's roots (``roots = [...]`` or ``[[roots]]`` tables), but ``enabled = false``."""
     if conf is None:
         from .settings import read_config
 
@@ -248,7 +234,6 @@ def configured(conf: dict | None = None) -> list[Root]:
 
 
 def from_environment() -> list[Root]:
-    """MEMSEARCH_ROOTS (or MEMSEARCH_ROOT): root specs separated by the
-    platform's path separator (``:`` on Unix)."""
+    """MEMSEARCH_ROOTS (or MEMSEARCH_ROOT): root specs separated by ``os.pathsep``."""
     value = os.environ.get("MEMSEARCH_ROOTS") or os.environ.get("MEMSEARCH_ROOT") or ""
     return [Root.parse(spec) for spec in value.split(os.pathsep) if spec.strip()]

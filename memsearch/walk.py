@@ -1,7 +1,5 @@
-"""Walk a memory root: every Markdown file with its Fingerprint, and every
-file passed over with the reason. The walk is the floor under every fresh
-query: one scandir per directory, one stat and one tuple per Markdown file.
-"""
+"""Walk a memory root: every Markdown file with its Fingerprint, every file passed over with the
+reason. The floor under every fresh query: one scandir a folder, one stat a Markdown file."""
 
 from __future__ import annotations
 
@@ -20,9 +18,8 @@ class Skipped(NamedTuple):
 
 
 def shown_name(folder: str, name: str, prefix: str, skipped: list) -> str | None:
-    """An entry's name as the index shows it (printable_name); None, passed
-    over, when it is not UTF-8 and its \\xNN spelling is another entry's real
-    name: two files for one path. The real name keeps it."""
+    """An entry's name as the index shows it (printable_name); None, passed over, when its \\xNN
+    spelling is another entry's real name (which keeps the path)."""
     if name.isascii():  # almost every one
         return name
     shown = printable_name(name)
@@ -38,20 +35,15 @@ class FileInfo(NamedTuple):
     fingerprint: Fingerprint
 
 
-class Known:
-    """The fingerprints a walk compares files with, by directory:
-    ``{"projects/p1/": {"notes.md": Fingerprint}}``, from the index's
-    ``{path: Fingerprint}``. A lookup by name needs no path string per
-    file, a tenth of the walk's cost."""
-
-    __slots__ = ("dirs",)
+class Known(dict):
+    """The index's ``{path: Fingerprint}`` by directory, as a walk looks them up:
+    ``{"projects/p1/": {"notes.md": Fingerprint}}`` (no path string per file)."""
 
     def __init__(self, fingerprints: Mapping[str, Fingerprint]):
-        dirs: dict[str, dict[str, Fingerprint]] = {}
+        super().__init__()
         for rel, fp in fingerprints.items():
             folder, name = _split(rel)
-            dirs.setdefault(folder, {})[name] = fp
-        self.dirs = dirs
+            self.setdefault(folder, {})[name] = fp
 
 
 def _split(rel: str) -> tuple[str, str]:
@@ -61,8 +53,7 @@ def _split(rel: str) -> tuple[str, str]:
 
 
 class Walk:
-    """What a walk found: files to (re)read, and how the rest compared with
-    the fingerprints the caller already knew."""
+    """What a walk found: files to (re)read, and how the rest compared with the known fingerprints."""
 
     __slots__ = ("files", "skipped", "unchanged", "missing")
 
@@ -81,30 +72,25 @@ class Walk:
 
 
 def real_folder(root: str) -> str:
-    """The real path of a root, which must be a folder (else RootNotFound)."""
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
-        what = "does not exist" if not os.path.lexists(real_root) else "is not a directory"
-        raise RootNotFound(f"memory root {what}: {root}")
+        raise RootNotFound(f"memory root {'is not a directory' if os.path.lexists(real_root) else 'does not exist'}: {root}")
     return real_root
 
 
 def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint] | None = None,
          recheck: set[str] | frozenset = frozenset(), *, start: tuple[str, str] | None = None) -> Walk:
-    """Every Markdown file under root: one whose fingerprint is in ``known``
-    (and not in ``recheck``) is only counted as unchanged, any other lands in
-    ``files``. Hidden entries (``.git``, swap files, watcher cookies) are
-    passed over. Symlinks are followed only while they stay inside the root,
-    and never again to an ancestor or a directory already entered through one.
-    ``start``: (a directory, the relpath prefix of its files, ending in "/")
-    to walk instead of the whole root; links are still judged by the root."""
+    """Every Markdown file under root: one whose fingerprint is in ``known`` (and not in
+    ``recheck``) is counted unchanged, any other lands in ``files``. Hidden entries are passed
+    over; symlinks followed only inside the root, never to an ancestor or a folder already entered
+    through one. ``start``: (folder, its files' relpath prefix ending in "/") to walk instead."""
     real_root = real_folder(root)
     if known is not None and not isinstance(known, Known):
         known = Known(known)
     result = Walk()
     files, skipped = result.files, result.skipped
     unchanged = 0
-    pending = dict(known.dirs) if known else {}  # directories not walked (yet)
+    pending = dict(known) if known else {}  # directories not walked (yet)
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
     again: dict[str, set[str]] = {}  # recheck, by directory
     for rel in recheck:
@@ -123,11 +109,11 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
         except OSError as ex:
             if prefix:
                 if not isinstance(ex, FileNotFoundError):  # vanished mid-walk: nothing to index
-                    skipped.append(Skipped(prefix.rstrip("/"), f"unreadable directory ({_reason(ex)})"))
+                    skipped.append(Skipped(prefix.rstrip("/"), unreadable(ex, "unreadable directory")))
                 continue
             if not os.path.isdir(real_root):
                 raise RootNotFound(f"memory root vanished: {root}") from None
-            raise RootNotFound(f"memory root cannot be read: {root} ({_reason(ex)})") from None
+            raise RootNotFound(unreadable(ex, f"memory root cannot be read: {root}")) from None
         with entries:
             for entry in entries:
                 name = entry.name
@@ -160,7 +146,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
                                  stack, files, skipped, max_file_bytes)
                 except OSError as ex:  # vanished or unreadable between scandir and stat
                     if not isinstance(ex, FileNotFoundError):
-                        skipped.append(Skipped(prefix + name, f"unreadable ({_reason(ex)})"))
+                        skipped.append(Skipped(prefix + name, unreadable(ex)))
     if not os.path.isdir(real_root):
         # Gone mid-walk: what was seen is no picture of the tree, and
         # reconciling with it would empty the index.
@@ -202,8 +188,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
 
 
 def add_file(rel, abspath, st, files, skipped, max_file_bytes):
-    """Add a file to ``files`` by its stat if a regular file under the cap,
-    else to ``skipped`` with the reason."""
+    """Add a file to ``files`` if a regular file under the cap, else to ``skipped``."""
     if not S_ISREG(st.st_mode):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
@@ -212,14 +197,12 @@ def add_file(rel, abspath, st, files, skipped, max_file_bytes):
         files[rel] = (abspath, make(key(st)))
 
 
-def _reason(ex: OSError) -> str:
-    return ex.strerror or type(ex).__name__
+def unreadable(ex: OSError, what: str = "unreadable") -> str:
+    return f"{what} ({ex.strerror or type(ex).__name__})"
 
 
 def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
-    """What walk() would find at just these paths (files, or directories walked
-    whole), '/'-separated and relative to the root. A path that is gone,
-    hidden, or not Markdown finds nothing."""
+    """What walk() would find at just these paths ('/'-separated, files or folders walked whole)."""
     real_root = os.path.realpath(root)
     result = Walk()
     files, skipped = result.files, result.skipped
@@ -243,7 +226,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as ex:
-            skipped.append(Skipped(rel, f"unreadable ({_reason(ex)})"))
+            skipped.append(Skipped(rel, unreadable(ex)))
             continue
         for start in stack:
             result.add(walk(real_root, max_file_bytes, start=start))
@@ -252,8 +235,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
 
 def _entered(real_root: str, folders: list[str]) -> str | None:
     """The resolved folder walk() reaches through ``folders`` from the root, or None where it
-    would not follow a link on the way (reconcile reads resolved paths only): out of the root,
-    into a hidden folder, or back to a folder it is in."""
+    would not follow a link on the way (out of the root, hidden, or back to a folder it is in)."""
     here = real_root
     for name in folders:
         path = os.path.join(here, name)
