@@ -168,16 +168,20 @@ class HistoryIndex(db.Opened):
                                   f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
-        run, held = self._run if messages else self._run_sessions, windows(query)
+        held = windows(query)
+
+        def run():  # the filters of a message, and of a session's pieces (which cannot apply a role or a time)
+            where = self._where(project, session, role, after)
+            return (self._run(planned, limit, floor, where, held, counts) if messages else
+                    self._run_sessions(planned, limit, floor, self._where(project, session), where, held, counts))
+
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
-            hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
-                                                           held, counts))
+            hits, floored, ids = self._guarded(run)
             stale = self._guarded(lambda: self._stale(ids))
             if not stale:
                 break
-            # Text the transcript no longer holds: read those files again, then search again.
-            self._guarded(lambda: self._forget(stale), refill=False)
+            # Text the transcript no longer holds (marked to be read again): search again after a refresh.
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
@@ -187,8 +191,8 @@ class HistoryIndex(db.Opened):
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
-        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text
-        indexed: a pread a message, a file opened once."""
+        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed
+        (a pread a message, a file opened once), marked to be read again from their start."""
         by_file: dict[int, list] = {}
         for row in rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root,"
                            " f.path FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -206,6 +210,9 @@ class HistoryIndex(db.Opened):
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
                 stale.add(fid)
+        if stale:  # an inode no file has
+            with db.write_transaction(self.conn):
+                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in stale])
         return stale
 
     def _real(self, root: str, rel: str) -> str:
@@ -215,11 +222,6 @@ class HistoryIndex(db.Opened):
             if not below(real, os.path.realpath(root)):
                 raise ValueError("outside the root")
         return real
-
-    def _forget(self, files: set[int]) -> None:
-        """Make the next refresh read ``files`` again from their start (an inode no file has)."""
-        with db.write_transaction(self.conn):
-            self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
 
     def _where(self, project, session, role=None, after=None) -> tuple[str, list]:
         """`` AND <condition>`` on ``m`` each (a message, or a piece for the first two), and their parameters."""
@@ -244,21 +246,21 @@ class HistoryIndex(db.Opened):
                 params.append(value)
         return "".join(f" AND {w}" for w in where), params
 
-    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
+    def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
-        the question names); under a role or time filter, which pieces cannot apply, by their best message."""
-        where, params = self._where(project, session)
+        the question names); under a role or time filter (``where`` is not ``pieces``' filter), which pieces
+        cannot apply, by their best message."""
         size = fetch_size(limit)
-        if role is None and after is None:
-            ranked = rank_sessions(self.conn, query, where, params, counts, size, held)
+        if where == pieces:
+            ranked = rank_sessions(self.conn, query, *pieces, counts, size, held)
         else:
             best: dict[str, float] = {}
-            for hit in self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, held, counts)[0]:
+            for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
                 best.setdefault(hit.session, hit.score)  # best first: a session's first hit is its best
             ranked = list(best.items())[:size]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
-        hits, ids = self._session_hits(query, kept, *self._where(project, session, role, after))
+        hits, ids = self._session_hits(query, kept, *where)
         return hits, len(ranked) - len(kept), ids
 
     def _session_hits(self, query: Query, kept: list, where: str, params: list) -> tuple[list, list]:
@@ -318,10 +320,8 @@ class HistoryIndex(db.Opened):
                     Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in map(found_.get, mids)), first.file))
         return hits, ids
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
-             counts: dict):
-        conn = self.conn
-        where, params = self._where(project, session, role, after)
+    def _run(self, query: Query, limit: int, floor: float, filters: tuple, held: tuple, counts: dict):
+        conn, (where, params) = self.conn, filters
         scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, where, params, MESSAGES, "history_messages")

@@ -156,7 +156,7 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
 
 
 def _drop(conn: sqlite3.Connection, fid: int) -> None:
-    drop_pieces(conn, fid)
+    drop_pieces(conn, "p.file = ?", (fid,))
     conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
 
 
