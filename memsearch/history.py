@@ -376,15 +376,12 @@ class HistoryIndex(db.Opened):
         return self._guarded(read)
 
     def status(self) -> dict:
-        def read():
-            files, sessions, messages = self.conn.execute(
-                "SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f LEFT JOIN"
-                f" history_messages AS m ON m.file = f.id WHERE f.root IN ({','.join('?' * len(self.roots))})",
-                self.roots).fetchone()
-            return {"roots": list(self.roots), "database": self._db_file, "transcripts": files,
-                    "sessions": sessions, "messages": messages}
-
-        return self._guarded(read)
+        files, sessions, messages = self._guarded(lambda: self.conn.execute(
+            "SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f LEFT JOIN"
+            f" history_messages AS m ON m.file = f.id WHERE f.root IN ({','.join('?' * len(self.roots))})",
+            self.roots).fetchone())
+        return {"roots": list(self.roots), "database": self._db_file, "transcripts": files, "sessions": sessions,
+                "messages": messages}
 
     def _refill(self) -> None:
         history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS)

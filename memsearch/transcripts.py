@@ -85,10 +85,8 @@ def parse_line(raw: bytes) -> list[Part] | None:
     kind = obj.get("type")
     if isinstance(kind, str):
         parts = _claude(obj, kind) if kind in CLAUDE_TYPES else []
-    elif "role" in obj:
+    else:  # the plain format's (no role: none)
         parts = _plain(obj)
-    else:
-        return []
     if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
         parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
     return parts
