@@ -154,9 +154,8 @@ class HistoryIndex(db.Opened):
         last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``since``: an ISO date."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
-        for name, value in (("query", query), ("project", project), ("session", session), ("role", role),
-                            ("since", since)):
-            if not isinstance(value, str) and (value is not None or name == "query"):
+        for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
+            if value is not None and not isinstance(value, str):  # the query's is plan()'s
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
         if session is not None:
             check_session(session)
