@@ -332,22 +332,20 @@ def find(root: str) -> Iterator[Transcript]:
                 continue
             shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
             try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH:
+                        stack.append((entry.path, f"{real_dir}{name}/", f"{shown_dir}{shown}/",
+                                      project if depth else shown, depth + 1))
+                    continue
+                if not name.endswith(".jsonl"):
+                    continue
                 if entry.is_symlink():  # followed to a file only, never to a folder
-                    if not name.endswith(".jsonl"):
-                        continue
                     target = os.path.realpath(entry.path)
                     inside = below(target, real_root)
                     # Out of the root (or at it: a loop), or into what the scan never reads.
                     if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
                         continue
                     st = os.stat(target)
-                elif entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH:
-                        stack.append((entry.path, f"{real_dir}{name}/", f"{shown_dir}{shown}/",
-                                      project if depth else shown, depth + 1))
-                    continue
-                elif not name.endswith(".jsonl"):
-                    continue
                 else:
                     target = real_dir + name
                     st = entry.stat(follow_symlinks=False)
