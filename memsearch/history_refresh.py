@@ -86,13 +86,11 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
         f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
         roots)}
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped: list[tuple[str, str]] = []
-    todo, seen = [], set()
+    skipped, todo, seen = [], [], set()  # skipped: (path, why)
     for root, t in _once([(n, root, t) for n, root in enumerate(roots) for t in find(root)], stored, counts, skipped):
         seen.add(name := (root, t.rel))
         reals[name] = t.real
-        row = stored.get(name)
-        if row is not None and row[1:] == t.fingerprint:
+        if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
             todo.append((root, t))
