@@ -1,9 +1,8 @@
 """The dates a question names, as the times a session it asks about was held.
 
-"What did Evan share on 9th December 2023?", "where did we deploy in July
-2022?", "the 2024-03-05 outage": the session was held then, though its text
-rarely says the date. memsearch.history ranks the sessions held at a named
-date higher (a factor, not a filter: ``--since`` filters). Pure functions; SQL as text.
+"What did Evan share on 9th December 2023?", "where did we deploy in July 2022?": the session was held
+then, though its text rarely says the date. memsearch.history ranks the sessions held at a named date
+higher (a factor, not a filter: ``--since`` filters).
 """
 
 from __future__ import annotations
@@ -27,19 +26,16 @@ _DATE = re.compile(
 # Month names that are also words ("it may", "march on") count alone only capitalised, mid-sentence.
 _ALSO_WORDS = ("may", "march")
 
-# Days either side of a named day: "the week before August 3" and a session held the day after
-# still meet it.
+# Days either side of a named day: "the week before August 3" and a session held the day after still meet it.
 SLACK_DAYS = 3
 
-# A session (or message) held at a date the question names counts this much more: the question
-# asks about what was said then, though the text rarely says the date.
+# A session (or message) held at a date the question names counts this much more.
 HELD_FACTOR = 2.0
 
 
 class Window(NamedTuple):
-    """A time a session was held: ``start`` to ``end`` ('YYYY-MM-DDTHH:MM:SSZ', as messages'
-    times are stored), or, for a month named without a year, that month of every year
-    (``start`` and ``end`` empty, ``month`` 'MM')."""
+    """A time a session was held, ``start`` to ``end`` as messages' times are stored; for a month named
+    without a year, that month of every year (``start`` and ``end`` empty, ``month`` 'MM')."""
 
     start: str
     end: str
@@ -47,29 +43,25 @@ class Window(NamedTuple):
 
 
 def windows(text: str) -> tuple[Window, ...]:
-    """The dates ``text`` names, each as a :class:`Window`."""
+    """The dates ``text`` names."""
     out = []
     for m in _DATE.finditer(text):
         if m["iy"]:
-            year, month, day = int(m["iy"]), int(m["im"]), int(m["id"]) if m["id"] else None
+            year, month, day = int(m["iy"]), int(m["im"]), int(m["id"] or 0)
         else:
             name = m["m1"] or m["m2"] or m["m3"] or m["m4"]
             if m["m4"] and not m["y"] and (name.lower() in _ALSO_WORDS and (name.islower() or m.start() == 0)):
                 continue
-            year, month = int(m["y"]) if m["y"] else None, _NAME[name.lower()]
-            day = int(m["d1"] or m["d2"] or 0) or None
+            year, month, day = int(m["y"] or 0), _NAME[name.lower()], int(m["d1"] or m["d2"] or 0)
         if not 1 <= month <= 12:
             continue
-        if year is None:
+        if not year:
             out.append(Window("", "", f"{month:02d}"))
             continue
         try:
-            if day:
-                first = last = dt.date(year, month, day)
-                first, last = first - dt.timedelta(SLACK_DAYS), last + dt.timedelta(SLACK_DAYS)
-            else:
-                first = dt.date(year, month, 1)
-                last = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(1)
+            first = dt.date(year, month, day or 1)
+            first, last = ((first - dt.timedelta(SLACK_DAYS), first + dt.timedelta(SLACK_DAYS)) if day
+                           else (first, dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(1)))
         except ValueError:  # 31 February
             continue
         out.append(Window(f"{first.isoformat()}T00:00:00Z", f"{last.isoformat()}T23:59:59Z"))
@@ -77,8 +69,8 @@ def windows(text: str) -> tuple[Window, ...]:
 
 
 def held_factor(named: tuple[Window, ...], first: str, last: str) -> tuple[str, list]:
-    """`` * <HELD_FACTOR where the span of times in the columns ``first`` to ``last`` meets a window
-    of ``named``, else 1>`` for a score's SQL, and its parameters; ("", []) for no window."""
+    """`` * <HELD_FACTOR where the span of times in the columns ``first`` to ``last`` meets a window of
+    ``named``, else 1>`` for a score's SQL, and its parameters; ("", []) for no window."""
     terms, params = [], []
     for w in named:
         if w.month:  # that month of any year, within a span that may cross a new year
@@ -89,6 +81,4 @@ def held_factor(named: tuple[Window, ...], first: str, last: str) -> tuple[str, 
         else:
             terms.append(f"({last} >= ? AND {first} <= ?)")
             params += [w.start, w.end]
-    if not terms:
-        return "", []
-    return f" * (CASE WHEN {' OR '.join(terms)} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params
+    return (f" * (CASE WHEN {' OR '.join(terms)} THEN {HELD_FACTOR!r} ELSE 1.0 END)", params) if terms else ("", [])

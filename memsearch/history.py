@@ -1,13 +1,9 @@
 """HistoryIndex: search the agents' past sessions, the transcripts.
 
-Memory holds distilled facts; the exact command or error text lives only in
-the conversation. The transcripts' cleaned messages (memsearch.transcripts) get
-tables of their own (migrations/0006_history.sql), searched with the memory
-search's query builder, ranking and floor; memory search never imports this.
-
-Every search first catches up with the files (memsearch.history_refresh), and
-shows a hit only once its bytes, read back from the transcript, still say what
-was indexed. Transcripts are only ever read.
+Memory holds distilled facts; the exact command or error text lives only in the conversation. The
+transcripts' cleaned messages (memsearch.transcripts) have tables of their own (migrations/0006), searched
+with the memory search's query builder, ranking and floor. Every search first catches up with the files
+(memsearch.history_refresh), and shows a hit only once its bytes, read back, still say what was indexed.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from .db import rows_of
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
-from .history_sessions import Message, read_messages, resolve_session, session_files
+from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
                      short_repr, stems, string_params, text_snippet, varints)
@@ -38,7 +34,7 @@ from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, 
 
 
 class HistoryHit(NamedTuple):
-    """One message found: session, project, time, role, score, excerpt (matches marked) and transcript."""
+    """One message found; ``snippet``: its excerpt, matches marked; ``file``: its transcript."""
 
     session: str
     project: str
@@ -55,7 +51,7 @@ class HistoryHit(NamedTuple):
 
 
 class Excerpt(NamedTuple):
-    """One of a session hit's best matching messages: role, time, excerpt (matches marked)."""
+    """One of a session hit's best matching messages."""
 
     role: str
     at: str | None
@@ -65,8 +61,8 @@ class Excerpt(NamedTuple):
 
 
 class SessionHit(NamedTuple):
-    """One session found: its score over the session as a whole, how many of its messages match,
-    and its best ones (at most EXCERPTS), best first; ``at`` and ``file``: the best one's."""
+    """One session found: its score as a whole, how many of its messages match, and its best ones (at most
+    EXCERPTS), best first; ``at`` and ``file``: the best one's."""
 
     session: str
     project: str
@@ -81,8 +77,8 @@ class SessionHit(NamedTuple):
 
 
 class HistoryResult(NamedTuple):
-    """Hits, best first; ``floored``: candidates the relative floor dropped; ``unmatched``: the
-    searched words no message holds (the hits match the others only), as a memory search has them."""
+    """Hits, best first; ``floored``: candidates the relative floor dropped; ``unmatched``: the searched
+    words no message holds (the hits match the others only)."""
 
     query: str
     fts_query: str
@@ -113,23 +109,21 @@ class HistoryIndex(db.Opened):
     ...     for hit in history.search("pgbouncer port", role="assistant"):
     ...         print(hit.session, hit.at, hit.snippet)
 
-    ``roots``: folders of project folders (Claude Code's ``projects``) or Claude config folders;
-    None: :func:`configured_roots`, else Claude Code's own. ``db_path``: any memsearch database (a
-    memory index's too); default, one per set of roots in the cache folder.
+    ``roots``: folders of project folders (Claude Code's ``projects``) or Claude config folders; None:
+    :func:`configured_roots`, else Claude Code's own. ``db_path``: any memsearch database (a memory index's
+    too); default, one per set of roots in the cache folder.
     """
 
     def __init__(self, roots=None, db_path=None, *, floor: float | None = None, settings: Settings | None = None):
         super().__init__()
         if roots is None:
             roots = configured_roots() or [None]
-        elif isinstance(roots, (str, os.PathLike)):
-            roots = [roots]
         try:
-            roots = list(roots)
+            roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
         except TypeError:
             raise InvalidArgument(f"roots must be a folder or a list of folders, got {type(roots).__name__}") from None
-        folders = (None if r is None else given_path(r, "a transcript folder must be a path") for r in roots)
-        self.roots: tuple[str, ...] = tuple(dict.fromkeys(resolve_root(f) for f in folders))
+        self.roots: tuple[str, ...] = tuple(dict.fromkeys(
+            resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
         if not self.roots:
             raise InvalidArgument("no transcript folder given")
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
@@ -142,41 +136,29 @@ class HistoryIndex(db.Opened):
     def db_path(self) -> str:
         return self._db_file
 
-    @property
-    def _marks(self) -> str:  # for ``root IN (...)`` bound to self.roots
-        return ",".join("?" * len(self.roots))
-
-    # -- freshness -----------------------------------------------------------
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
-        """Bring the index in step with the transcripts (memsearch.history_refresh), reading for
-        ``seconds`` at most (None: until done; a search reads for REFRESH_SECONDS)."""
+        """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         self._follow()
         return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds),
                              refill=False)
 
-    # -- search --------------------------------------------------------------
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
-        """Hits for ``query``, best first (see :meth:`search_result`)."""
         return self.search_result(query, limit, **filters).hits
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, *, project: str | None = None,
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
-        """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single
-        messages (:class:`HistoryHit`). ``project``: a project folder, the working directory it is
-        named after, or its last part (``shop`` for ``-home-me-shop``); ``session``: an id or its
-        start; ``since``: an ISO date or time."""
+        """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single messages
+        (:class:`HistoryHit`). ``project``: a project folder, the working directory it is named after, or its
+        last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``since``: an ISO date."""
         check_limit(limit)
         floor = check_floor(self.settings.floor if floor is None else floor)
-        if not isinstance(query, str):
-            raise InvalidArgument(f"query must be a string, got {type(query).__name__}")
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
-            if value is not None and not isinstance(value, str):
+            if value is not None and not isinstance(value, str):  # the query's is plan()'s
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
-        if session is not None and not encodable(session):  # no transcript's id holds a lone surrogate
-            raise InvalidArgument(f"session {quoted(session, 80, always=True)} is not valid text"
-                                  " (it holds a lone surrogate)")
+        if session is not None:
+            check_session(session)
         if role is not None and role not in ROLES:
             raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
         after = None if since is None else timestamp(since)  # as a line's time is stored
@@ -185,17 +167,20 @@ class HistoryIndex(db.Opened):
                                   f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
-        run = self._run if messages else self._run_sessions
         held = windows(query)
+
+        def run():  # the filters of a message, and of a session's pieces (which cannot apply a role or a time)
+            where = self._where(project, session, role, after)
+            return (self._run(planned, limit, floor, where, held, counts) if messages else
+                    self._run_sessions(planned, limit, floor, self._where(project, session), where, held, counts))
+
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
-            hits, floored, ids = self._guarded(lambda: run(planned, limit, floor, project, session, role, after,
-                                                           held, counts))
+            hits, floored, ids = self._guarded(run)
             stale = self._guarded(lambda: self._stale(ids))
             if not stale:
                 break
-            # Text the transcript no longer holds: read those files again, then search again.
-            self._guarded(lambda: self._forget(stale), refill=False)
+            # Text the transcript no longer holds (marked to be read again): search again after a refresh.
             again = self.refresh(None, history_refresh.REFRESH_SECONDS)
             report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
         else:  # still changing under us: show nothing of it rather than what it no longer says
@@ -205,19 +190,17 @@ class HistoryIndex(db.Opened):
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
-        """The files among those of messages ``ids`` whose bytes at a message's place no longer
-        parse to the text indexed: a pread a message, a file opened once."""
-        rows = rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path"
-                       " FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                       " WHERE m.id IN ({marks})", ids)
+        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed
+        (a pread a message, a file opened once), marked to be read again from their start."""
         by_file: dict[int, list] = {}
-        for row in rows:
+        for row in rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root,"
+                           " f.path FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+                           " WHERE m.id IN ({marks})", ids):
             by_file.setdefault(row[0], []).append(row)
         stale = set()
         for fid, messages in by_file.items():
-            root, rel = messages[0][6:8]
             try:
-                with CountingReader(self._real(root, rel)) as reader:
+                with CountingReader(self._real(*messages[0][6:8])) as reader:
                     for _, at, size, part, body, body_seg, _, _ in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
@@ -226,91 +209,78 @@ class HistoryIndex(db.Opened):
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
                 stale.add(fid)
+        if stale:  # an inode no file has
+            with db.write_transaction(self.conn):
+                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in stale])
         return stale
 
     def _real(self, root: str, rel: str) -> str:
         real = self._reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
-            real = os.path.realpath(os.path.join(root, *rel.split("/")))
+            real = os.path.realpath(_file(root, rel))
             if not below(real, os.path.realpath(root)):
                 raise ValueError("outside the root")
         return real
 
-    def _forget(self, files: set[int]) -> None:
-        """Make the next refresh read ``files`` again from their start (an inode no file has)."""
-        with db.write_transaction(self.conn):
-            self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
-
     def _where(self, project, session, role=None, after=None) -> tuple[str, list]:
         """`` AND <condition>`` on ``m`` each (a message, or a piece for the first two), and their parameters."""
         where, params = [], []
+        marks = ",".join("?" * len(self.roots))
         # Rows of other roots sharing the database are never shown; when there are none, no join.
-        marks = self._marks
         if self.conn.execute(f"SELECT 1 FROM history_files WHERE root NOT IN ({marks}) LIMIT 1", self.roots).fetchone():
             where.append(f"m.file IN (SELECT id FROM history_files WHERE root IN ({marks}))")
             params += self.roots
         if project is not None:
-            # The folder, the working directory it is named after, or that directory's last parts
-            # ("shop" is -home-me-shop); a slug holds no GLOB character.
+            # The folder, the working directory it is named after (not UTF-8: its slug still), or that
+            # directory's last parts ("shop" is -home-me-shop); a slug holds no GLOB character.
             where.append("(m.project IN (?, ?) OR m.project GLOB ?)")
-            # A working directory that is not UTF-8 (a lone surrogate SQLite cannot bind) has a slug still.
             params += [project if encodable(project) else slug(project), slug(project),
                        slug(project) if project.startswith("/") else f"*-{slug(project)}"]
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]
-        if role is not None:
-            where.append("m.role = ?")
-            params.append(role)
-        if after is not None:
-            where.append("m.at >= ?")
-            params.append(after)
+        for value, condition in ((role, "m.role = ?"), (after, "m.at >= ?")):
+            if value is not None:
+                where.append(condition)
+                params.append(value)
         return "".join(f" AND {w}" for w in where), params
 
-    def _run_sessions(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
+    def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict):
-        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a
-        date the question names); under a role or time filter, which pieces cannot apply, by their best
-        message. Each with its best messages."""
-        where, params = self._where(project, session)
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
+        the question names); under a role or time filter (``where`` is not ``pieces``' filter), which pieces
+        cannot apply, by their best message."""
         size = fetch_size(limit)
-        if role is None and after is None:
-            ranked = rank_sessions(self.conn, query, where, params, counts, size, held)
+        if where == pieces:
+            ranked = rank_sessions(self.conn, query, *pieces, counts, size, held)
         else:
-            hits, _, _ = self._run(query, SESSION_MESSAGES, 0.0, project, session, role, after, held, counts)
             best: dict[str, float] = {}
-            for hit in hits:  # best first: a session's first hit is its best
-                best.setdefault(hit.session, hit.score)
+            for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
+                best.setdefault(hit.session, hit.score)  # best first: a session's first hit is its best
             ranked = list(best.items())[:size]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
-        where, params = self._where(project, session, role, after)  # the excerpts' filters
-        hits, ids = self._session_hits(query, kept, where, params)
+        hits, ids = self._session_hits(query, kept, *where)
         return hits, len(ranked) - len(kept), ids
 
-    def _session_hits(self, query: Query, kept: list, where: str, params: list) -> list:
-        """Each session of ``kept`` with its EXCERPTS best matching messages and how many matched.
-
-        No bm25() query a session: each counted every word's messages over the whole index again.
-        Each word's messages are sought within the session's ids instead, and scored as BM25 would
-        with two stand-ins: a word's idf is taken over the kept sessions' messages, and its count in
-        a message, for the REFINED likeliest of each session alone, from the message's text (see
-        _word_counts; the others count each word once)."""
+    def _session_hits(self, query: Query, kept: list, where: str, params: list) -> tuple[list, list]:
+        """Each session of ``kept`` with its EXCERPTS best matching messages (under the filters ``where``) and
+        how many matched. A bm25() query a session counted every word over the whole index again: each word's
+        messages are sought within the session's ids instead and scored as BM25 would, with a word's idf over
+        the kept sessions' messages and its count in a message from the text, for the REFINED likeliest of
+        each session alone (_word_counts; the others count each word once)."""
         conn = self.conn
         # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
-        filtered = (f"SELECT m.id, d.sz FROM history_messages AS m JOIN {MESSAGES}_docsize AS d ON d.id = m.id"
-                    f" WHERE m.id IN ({{marks}}) AND m.session = ?{where}")
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
-        span = 0
-        seen = dict.fromkeys(query.terms, 0)
-        for session_, _ in kept:
+        span, seen = 0, dict.fromkeys(query.terms, 0)
+        for session, _ in kept:
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
-                                     (session_,)).fetchone()
+                                     (session,)).fetchone()
             if low is None:  # ranked by messages: a session read before its pieces existed has none
                 low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
-                                         (session_,)).fetchone()
+                                         (session,)).fetchone()
             holds: dict[int, list[str]] = {}
             if low is not None:
                 span += high - low + 1
@@ -318,68 +288,61 @@ class HistoryIndex(db.Opened):
                     for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
                         holds.setdefault(mid, []).append(term)
                         seen[term] += 1
-            found.append((session_, holds))
+            found.append((session, holds))
         idf = {t: math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[str, tuple[int, list[int]]] = {}
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
-        likeliest: list[int] = []
-        for session_, holds in found:
-            rows = rows_of(conn, filtered, list(holds), [session_, *params])
+        for session, holds in found:
+            rows = rows_of(conn, "SELECT m.id, d.sz FROM history_messages AS m JOIN history_fts_docsize AS d"
+                           f" ON d.id = m.id WHERE m.id IN ({{marks}}) AND m.session = ?{where}", list(holds),
+                           [session, *params])
             for mid, size in rows:
                 lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
             once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
                           key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
-            best[session_] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
-            likeliest += best[session_][1]
-        counts = _word_counts(conn, likeliest, query.terms)
-        for session_, holds in found:
-            matched, mids = best[session_]
+            best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
+        counts = _word_counts(conn, [mid for _, mids in best.values() for mid in mids], query.terms)
+        for session, holds in found:
+            matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
-            best[session_] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
+            best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
         ids = [mid for _, mids in best.values() for mid in mids]
-        found_ = self._found(query, ids)
-        hits = []
-        for session_, score in kept:
-            matched, mids = best[session_]
+        found_, hits = self._found(query, ids), []
+        for session, score in kept:
+            matched, mids = best[session]
             if mids:
-                shown = [found_[m] for m in mids]
-                excerpts = tuple(Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in shown)
-                first = shown[0]
-                hits.append(SessionHit(session_, first.project, first.at, score, matched, excerpts, first.file))
+                first = found_[mids[0]]
+                hits.append(SessionHit(session, first.project, first.at, score, matched, tuple(
+                    Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in map(found_.get, mids)), first.file))
         return hits, ids
 
-    def _run(self, query: Query, limit: int, floor: float, project, session, role, after, held: tuple,
-             counts: dict):
-        conn = self.conn
-        where, params = self._where(project, session, role, after)
+    def _run(self, query: Query, limit: int, floor: float, filters: tuple, held: tuple, counts: dict):
+        conn, (where, params) = self.conn, filters
         scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, where, params, MESSAGES, "history_messages")
         scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [], 0, []
-        # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore):
-        # a question's words are common in conversation, so the pruned ranking mostly failed its check
-        # and ran again. What this saves is the join: without a filter or a date, no row is joined.
+        # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore): a
+        # question's words are common in conversation, so it mostly failed its check and ran again.
         sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
-        if where or factor:
+        if where or factor:  # without a filter or a date, no row is joined
             sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
                    f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
         else:
             sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
         ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
-        if not kept:
-            return [], len(ranked), []
         ids = [mid for mid, _ in kept]
-        found = self._found(query, ids)
+        found = self._found(query, ids) if ids else {}
         return [found[mid]._replace(score=score) for mid, score in kept], len(ranked) - len(kept), ids
 
     def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
-        """{id: message ``id`` as a hit, its excerpt for ``query``, score 0} of messages ``ids``."""
+        """{id: the message as a hit, its excerpt for ``query``, score 0}."""
         words = " OR ".join(query.terms)
         rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -387,10 +350,8 @@ class HistoryIndex(db.Opened):
         return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
                 for mid, *row, body, root, path, side, uuid in rows}
 
-    # -- sessions ------------------------------------------------------------
     def resolve_session(self, session: str) -> str:
-        """The full id of a session given whole or by its first characters (see
-        :func:`memsearch.history_sessions.resolve_session`)."""
+        """The full id of a session given whole or by its first characters."""
         return resolve_session(self.conn, self.roots, session)
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
@@ -414,15 +375,12 @@ class HistoryIndex(db.Opened):
         return self._guarded(read)
 
     def status(self) -> dict:
-        def read():
-            files, sessions, messages = self.conn.execute(
-                f"SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f"
-                f" LEFT JOIN history_messages AS m ON m.file = f.id WHERE f.root IN ({self._marks})",
-                self.roots).fetchone()
-            return {"roots": list(self.roots), "database": self._db_file, "transcripts": files,
-                    "sessions": sessions, "messages": messages}
-
-        return self._guarded(read)
+        files, sessions, messages = self._guarded(lambda: self.conn.execute(
+            "SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f LEFT JOIN"
+            f" history_messages AS m ON m.file = f.id WHERE f.root IN ({','.join('?' * len(self.roots))})",
+            self.roots).fetchone())
+        return {"roots": list(self.roots), "database": self._db_file, "transcripts": files, "sessions": sessions,
+                "messages": messages}
 
     def _refill(self) -> None:
         history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS)
@@ -437,10 +395,9 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 
 
 def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
-    """{(message, term): how often the message's text holds the term}: each of the term's words'
-    start (about its stem: search.stems) counted after a space or a line end (a
-    regular expression's \\b cost far more). A term none of whose words is found so (a CJK bigram
-    inside a word) is left out: it counts once."""
+    """{(message, term): how often its text holds the term}: each of the term's words' start (about its stem:
+    search.stems) after a space or a line end (a regular expression's \\b cost far more). A term no word of
+    which is found so (a CJK bigram inside a word) is left out: it counts once."""
     needles = [(term, stem) for term in terms for stem in stems(term)]
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
@@ -460,21 +417,15 @@ def _file(root: str, path: str) -> str:
 
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
-
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
-
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
-
 # The messages' FTS5 table.
 MESSAGES = "history_fts"
-
 # A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
 EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
-
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
 REFINED = 30
-
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).
 BM25_B = 0.75

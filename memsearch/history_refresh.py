@@ -1,8 +1,8 @@
 """The history index brought in step with the transcripts (memsearch.history searches it).
 
-A refresh costs in proportion to what changed: an unchanged transcript costs a stat(); one that
-grew with its earlier bytes unchanged (see _same_start) is read from its old end; any other change,
-from the start. Transcripts are only ever read.
+A refresh costs what changed: an unchanged transcript a stat(); one that grew with its earlier bytes
+unchanged (see _same_start) is read from its old end; any other change, from the start. Transcripts are
+only ever read.
 """
 
 from __future__ import annotations
@@ -22,28 +22,23 @@ from .transcripts import CountingReader, Refused, find, own_session, parse_line
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# A read writes its rows every COMMIT_BYTES read or COMMIT_SECONDS spent, whichever comes first, in
-# a transaction of their own: the write lock is held only while they are inserted (another process,
-# or the memory index sharing the database, waits that long at most), the WAL stays small, and an
-# interrupted read resumes from the last commit.
+# A read commits its rows every COMMIT_BYTES read or COMMIT_SECONDS spent: the write lock is held only
+# while they are inserted, the WAL stays small, and an interrupted read resumes from the last commit.
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
-# A search's refresh reads for at most this long, smallest changed transcripts first: a search answers
-# within seconds with what was read, a file that grows as fast as it is read (or a first build of a
-# large history) is read on by the next searches, from where this one committed.
+# A search's refresh reads for at most this long, smallest changed transcripts first; the next searches
+# read on from where it committed.
 REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 
-# A commit of at least BULK_ROWS rows indexes them in one FTS5 statement (db.bulk_indexing), as
-# reconcile does: a trigger call per row flushed FTS5's pending terms as a segment each. A live
-# session's small appends keep the trigger.
+# A commit of at least BULK_ROWS rows indexes them in one FTS5 statement (db.bulk_indexing): a trigger
+# call per row flushed a segment each. A live session's small appends keep the trigger.
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
-# FTS5's automerge is off for history's tables (migrations/0013): it made one append in 64 pay a
-# large merge. Each commit merges instead in proportion to what it wrote: MERGE_PAGES, plus
-# MERGE_PAGES_PER_MESSAGE a message.
+# FTS5's automerge is off for history's tables (migrations/0013: one append in 64 paid a large merge);
+# each commit merges in proportion to what it wrote instead.
 MERGE_PAGES = 16
 MERGE_PAGES_PER_MESSAGE = 1
 
@@ -55,8 +50,8 @@ INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, 
 
 
 class HistoryReport(NamedTuple):
-    """What a refresh did, per transcript (``grown``: read from its old end; ``reread``: from the
-    start) and in all; ``skipped``: (path, reason) of files that could not be read."""
+    """What a refresh did, per transcript (``grown``: read from its old end; ``reread``: from the start) and
+    in all; ``skipped``: (path, reason) of files that could not be read."""
 
     new: int = 0
     grown: int = 0
@@ -76,78 +71,72 @@ class HistoryReport(NamedTuple):
                 "seconds": round(self.seconds, 4)}
 
     def summary(self) -> str:
-        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed,"
-                f" {self.unchanged} unchanged transcripts, {self.linked} other names of one, {self.deferred} left for"
-                f" the next search; {self.messages} messages added,"
-                f" {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
+        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed, {self.unchanged}"
+                f" unchanged transcripts, {self.linked} other names of one, {self.deferred} left for the next search;"
+                f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
 def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
             seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
-    """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most
-    (None: until done). ``reals``: (root, path) -> the file find() checked, filled in."""
+    """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
+    until done). ``reals``: (root, path) -> the file find() checked, filled in."""
     started = time.perf_counter()
-    # (root, path) -> (id, *Fingerprint), in one query history_files_fingerprint covers; then one
-    # stat a transcript: an unchanged one costs no SQL, no transaction and no lock.
+    # (root, path) -> (id, *Fingerprint) in one query, then a stat a transcript: an unchanged one costs no SQL.
     stored = {row[:2]: row[2:] for row in conn.execute(
-        f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files"
-        f" WHERE root IN ({','.join('?' * len(roots))})", roots)}
+        f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
+        roots)}
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped: list[tuple[str, str]] = []
-    todo, seen = [], set()
-    found = [(n, root, t) for n, root in enumerate(roots) for t in find(root)]
-    for root, t in _once(found, stored, counts, skipped):
+    skipped, todo, seen = [], [], set()  # skipped: (path, why)
+    for root, t in _once([(n, root, t) for n, root in enumerate(roots) for t in find(root)], stored, counts, skipped):
         seen.add(name := (root, t.rel))
         reals[name] = t.real
-        row = stored.get(name)
-        if row is not None and row[1:] == t.fingerprint:
+        if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
             todo.append((root, t))
     todo.sort(key=lambda item: item[1].fingerprint.size)
-    total = sum(t.fingerprint.size for _, t in todo)
-    done, deadline = 0, time.monotonic() + (float("inf") if seconds is None else seconds)
+    total, done = sum(t.fingerprint.size for _, t in todo), 0
+    deadline = time.monotonic() + (float("inf") if seconds is None else seconds)
     for root, t in todo:
+        path = os.path.join(root, t.rel)
         if time.monotonic() >= deadline:
             counts["deferred"] += 1
-            skipped.append((os.path.join(root, t.rel), DEFERRED))
+            skipped.append((path, DEFERRED))
             continue
         try:
             outcome = _ingest(conn, root, t, deadline)
         except sqlite3.Error:
             raise  # the database's trouble, not this file's: the index's _guarded reports it
         except OSError as ex:  # vanished, unreadable, not a regular file, refused
-            skipped.append((os.path.join(root, t.rel), ex.strerror or str(ex)))
+            skipped.append((path, ex.strerror or str(ex)))
             if isinstance(ex, Refused):  # its rows go: what it holds now was not read
                 seen.discard((root, t.rel))
             continue
         except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
-            skipped.append((os.path.join(root, t.rel), f"could not be indexed ({type(ex).__name__})"))
+            skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
             continue
         for name, value in outcome.items():
             counts[name] += value
         if outcome.get("deferred"):
-            skipped.append((os.path.join(root, t.rel), DEFERRED))
+            skipped.append((path, DEFERRED))
         done += t.fingerprint.size
         if progress is not None:
             progress(done, total)
     gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
         with db.write_transaction(conn):
-            drop_pieces(conn, fid)
-            conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+            _drop(conn, fid)
             conn.execute("DELETE FROM history_files WHERE id = ?", (fid,))
-    counts["removed"] = len(gone)
     if gone:
         _merge(conn, MERGE_PAGES)
+    counts["removed"] = len(gone)
     return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
 
 
 def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
-    """(root, transcript) of each file of ``found`` ((root's number, root, Transcript)) once. A file
-    reached twice (a symlink, a hard link, roots nested in one another) is read and stored by its own
-    path first, then the name already indexed, then the first in order; other names of it that are
-    not symlinks to it are counted and listed. Only such files are sorted: most have one name."""
+    """(root, transcript) of each file of ``found`` ((root's number, root, Transcript)) once. A file reached
+    twice (a link, nested roots) is read by its own path first, then the name already indexed, then the first
+    in order; its other names that are not symlinks to it are counted and listed. Only such files are sorted."""
     seen: dict[tuple[int, int], object] = {}
     shared = {ident for _, _, t in found if seen.setdefault(ident := t.fingerprint.identity, t) is not t}
     if not shared:
@@ -157,71 +146,62 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
                              key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
                                             (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
         one = chosen.setdefault(t.fingerprint.identity, (root, t))
-        if one[1] is not t and one[1].real != t.real:  # another name of it, not a symlink to it: say so
+        if one[1] is not t and one[1].real != t.real:
             counts["linked"] += 1
             skipped.append((os.path.join(root, t.rel),
                             f"the same file as {os.path.join(one[0], one[1].rel)} (a hard link): read once"))
     return [(root, t) for _, root, t in found if chosen.get(t.fingerprint.identity, (root, t))[1] is t]
 
 
+def _drop(conn: sqlite3.Connection, fid: int) -> None:
+    drop_pieces(conn, "p.file = ?", (fid,))
+    conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
+
+
 def _ingest(conn: sqlite3.Connection, root: str, t, deadline: float) -> dict:
-    """Read one transcript from where the index left it, up to its size when opened. The file is
-    read with no lock held; its rows are written in short transactions, one every COMMIT_BYTES
-    or COMMIT_SECONDS of reading, each recording how far the read got (so an interrupted read
-    resumes there) and each checking that no other process took these lines meanwhile."""
+    """Read one transcript from where the index left it, up to its size at open, with no lock held. The first
+    transaction records it as being read (size 0 until done: an interrupted read resumes, see _same_start)."""
     out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
     with CountingReader(t.real) as reader:
-        start = _start(conn, root, t, reader, out)
-        if start is not None:
-            _read_lines(conn, reader, start[0], start[1], t, out, deadline)
+        now, start = fingerprint.of(reader.stat), 0
+        with db.write_transaction(conn):
+            row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
+                               " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
+            if row is None:
+                fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
+                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
+                                   (root, t.rel, t.project)).lastrowid
+                out["new"] = 1
+            else:
+                fid, consumed, head, tail, *fp = row
+                was = fingerprint.make(fp)
+                # ctime -1: a row from before it was kept (migration 0009), vouched for as before.
+                if was == now or (was.ctime_ns == -1 and was._replace(ctime_ns=now.ctime_ns, device=now.device) == now):
+                    conn.execute("UPDATE history_files SET ctime_ns = ?, device = ? WHERE id = ?",
+                                 (now.ctime_ns, now.device, fid))
+                    out["unchanged"] = 1
+                    return out
+                if _same_start(reader, was, consumed, head, tail):
+                    start, out["grown"] = consumed, 1
+                else:
+                    _drop(conn, fid)
+                    out["reread"] = 1
+            if start == 0:
+                head = tail = b""
+            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
+                         " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                         (t.project, *now[1:], start, head, tail, fid))
+        _read_lines(conn, reader, fid, start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
 
 
-def _start(conn: sqlite3.Connection, root: str, t, reader: CountingReader, out: dict) -> tuple[int, int] | None:
-    """(file id, offset to read from), or None when there is nothing to read. Records the file
-    as being read: its size 0 until the read is done."""
-    st = reader.stat
-    with db.write_transaction(conn):
-        row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
-                           " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
-        start, now = 0, fingerprint.of(st)
-        if row is None:
-            fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
-                               f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
-                               (root, t.rel, t.project)).lastrowid
-            out["new"] = 1
-        else:
-            fid, consumed, head, tail, *fp = row
-            was = fingerprint.make(fp)
-            # ctime -1: a row from before it was kept (migration 0009), vouched for as before.
-            if was == now or (was.ctime_ns == -1 and was._replace(ctime_ns=now.ctime_ns, device=now.device) == now):
-                conn.execute("UPDATE history_files SET ctime_ns = ?, device = ? WHERE id = ?",
-                             (now.ctime_ns, now.device, fid))
-                out["unchanged"] = 1
-                return None
-            if _same_start(reader, was, consumed, head, tail):
-                start = consumed
-                out["grown"] = 1
-            else:
-                drop_pieces(conn, fid)
-                conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
-                out["reread"] = 1
-        if start == 0:
-            head = tail = b""
-        # Size 0 until the read is done: a read interrupted meanwhile is resumed (see _same_start).
-        conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
-                     " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                     (t.project, *now[1:], start, head, tail, fid))
-    return fid, start
-
-
 def _read_lines(conn: sqlite3.Connection, reader: CountingReader, fid: int, start: int, t, out: dict,
                 deadline: float) -> None:
-    """Store the parts of every complete line from ``start``, in bounded transactions, until
-    ``deadline`` (then the read stops at a commit, ``out["deferred"]`` set)."""
+    """Store the parts of every complete line from ``start`` in bounded transactions, until ``deadline``
+    (then the read stops at a commit, ``out["deferred"]`` set)."""
     own = own_session(t.rel)
-    batch, at, read_from, clock = [], start, start, time.monotonic()
+    batch, at, clock = [], start, time.monotonic()
     for offset, raw in reader.lines(start):
         parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
         if parts is None:  # overlong, not JSON, too deep, not an object
@@ -229,31 +209,28 @@ def _read_lines(conn: sqlite3.Connection, reader: CountingReader, fid: int, star
         else:
             batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
                           int(p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
-        if reader.end - read_from >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
-            if not _commit(conn, reader, fid, at, reader.end, batch, out, done=False):
+        if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
+            if not _commit(conn, reader, fid, at, batch, out, done=False):
                 return
-            at = read_from = reader.end
-            batch, clock = [], time.monotonic()
+            at, batch, clock = reader.end, [], time.monotonic()
             if clock >= deadline:
                 out["deferred"] = 1
                 return
-    _commit(conn, reader, fid, at, reader.end, batch, out, done=True)
+    _commit(conn, reader, fid, at, batch, out, done=True)
 
 
-def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected: int, end: int, batch: list,
-            out: dict, done: bool) -> bool:
-    """Write ``batch``, the lines up to ``end``, if the file's row still says the read got to
-    ``expected`` (else another process took them: False). ``done``: the file's size is recorded,
-    so the next refresh finds it unchanged."""
-    st = reader.stat
+def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected: int, batch: list, out: dict,
+            done: bool) -> bool:
+    """Write ``batch``, the lines up to ``reader.end``, if the file's row still says the read got to
+    ``expected`` (else another process took them: False). ``done``: the size is recorded, as unchanged."""
+    st, end = reader.stat, reader.end
     with db.write_transaction(conn):
         row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
         if row != (expected, 0, *fingerprint.key(st)[1:]):
             return False
         after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-        bulk = len(batch) >= BULK_ROWS
-        with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body") if bulk
-              else nullcontext()):
+        with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
+              if len(batch) >= BULK_ROWS else nullcontext()):
             conn.executemany(INSERT_MESSAGE, batch)
         add_pieces(conn, fid, after)
         _merge(conn, MERGE_PAGES + len(batch) * MERGE_PAGES_PER_MESSAGE)
@@ -265,17 +242,14 @@ def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected
 
 
 def _merge(conn: sqlite3.Connection, pages: int) -> None:
-    """About ``pages`` pages of FTS5 merging in each history table (see MERGE_PAGES)."""
     for fts in ("history_fts", "history_session_fts"):
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('merge', ?)", (pages,))
 
 
 def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
-    """Whether a transcript still begins with the bytes read before, as far as a check in proportion
-    to an append can tell: the same file, longer (an append never leaves the size as it was nor
-    shrinks it) and not older (a restored copy can be), the same first and last kept bytes. A
-    rewrite of middle bytes alone goes unnoticed: catching it would mean reading all of it at every
-    append. ``was``: the Fingerprint of the last read, its size 0 while a long read is unfinished."""
+    """Whether a transcript still begins with the bytes read before, as far as a check in proportion to an
+    append can tell: the same file, longer, not older (a restored copy can be), the same first and last kept
+    bytes (a rewrite of middle bytes alone goes unnoticed). ``was``: its size 0 while a read is unfinished."""
     st = reader.stat
     if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
         return False

@@ -16,7 +16,7 @@ from .settings import encodable
 
 
 class Message(NamedTuple):
-    """One cleaned message of a session, in order (see :meth:`HistoryIndex.session_messages`)."""
+    """One cleaned message of a session, in order."""
 
     role: str
     at: str | None
@@ -33,51 +33,49 @@ class SessionFiles(NamedTuple):
     files: list
 
 
+def _quoted(value: str) -> str:  # ids, the caller's and the transcripts', may be long or hold controls
+    return quoted(value, 80, always=True)
+
+
+def check_session(session: str) -> None:
+    if not encodable(session):  # no transcript's id holds a lone surrogate, and SQLite cannot bind one
+        raise InvalidArgument(f"session id {_quoted(session)} is not valid text (it holds a lone surrogate)")
+
+
 def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
-    """The full id of a session given whole or by its first characters; AmbiguousSession when
-    they start more than one (the whole id of one included: a transcript must not take over the
-    short form of another's by naming itself so)."""
+    """The full id of a session given whole or by its first characters; AmbiguousSession when they start
+    more than one (the whole id of one included: a transcript must not take over another's short form)."""
     if not isinstance(session, str) or not session.strip():
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
-    session = session.strip()
-    if not encodable(session):  # as search_result refuses it
-        raise InvalidArgument(f"session id {quoted(session, 80, always=True)} is not valid text"
-                              " (it holds a lone surrogate)")
+    check_session(session := session.strip())
     found = _sessions_from(conn, roots, session, 4)
-    if len(found) == 1:
-        return found[0]
-    # Both the caller's id and the transcripts' may be long or hold controls: quoted short, escaped.
     if not found:
-        raise SessionNotFound(f"no session {quoted(session, 80, always=True)} in the transcripts:"
-                              " use a session id from a history hit")
-    candidates = ", ".join(quoted(f, 80, always=True) for f in found[:3])
-    raise AmbiguousSession(f"{quoted(session, 80, always=True)} starts several session ids ({candidates}"
-                           f"{', ...' if len(found) > 3 else ''}): give more of it")
+        raise SessionNotFound(f"no session {_quoted(session)} in the transcripts: use a session id from a history hit")
+    if len(found) > 1:
+        raise AmbiguousSession(f"{_quoted(session)} starts several session ids ({', '.join(map(_quoted, found[:3]))}"
+                               f"{', ...' if len(found) > 3 else ''}): give more of it")
+    return found[0]
 
 
 def _sessions_from(conn: sqlite3.Connection, roots: tuple[str, ...], start: str, most: int) -> list[str]:
-    """The first ``most`` session ids of ``roots`` that begin with ``start``, in order: one
-    index seek each, whatever the number of messages."""
-    found, after = [], None
+    """The first ``most`` session ids of ``roots`` that begin with ``start``: an index seek each."""
+    found, after = [], ""
     while len(found) < most:
-        row = conn.execute(
-            "SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
-            " ORDER BY session LIMIT 1", (start, "" if after is None else after, start + "\U0010ffff")).fetchone()
+        row = conn.execute("SELECT session FROM history_messages WHERE session >= ? AND session > ? AND session < ?"
+                           " ORDER BY session LIMIT 1", (start, after, start + "\U0010ffff")).fetchone()
         if row is None or not row[0].startswith(start):
             return found
         after = row[0]
         if conn.execute(  # a database shared with other roots: theirs are not ours to name
-                f"SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                f" WHERE m.session = ? AND f.root IN ({','.join('?' * len(roots))}) LIMIT 1",
-                [after, *roots]).fetchone():
+                "SELECT 1 FROM history_messages AS m JOIN history_files AS f ON f.id = m.file WHERE m.session = ?"
+                f" AND f.root IN ({','.join('?' * len(roots))}) LIMIT 1", [after, *roots]).fetchone():
             found.append(after)
     return found
 
 
 def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
-    """The project whose folder holds ``session``'s own transcript (``<session>.jsonl`` or a
-    ``<session>/`` folder): the only one its messages are read from. Lines in another project's
-    folder claiming the id are that project's, never shown as this session's."""
+    """The project whose folder holds ``session``'s own transcript, the only one its messages are read from:
+    lines in another project's folder claiming the id are never shown as this session's."""
     marks = ",".join("?" * len(roots))
     projects = [p for (p,) in conn.execute(
         f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -88,9 +86,8 @@ def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> st
         [p, *roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
          f"{p}/{session}/"]).fetchone()] or projects
     if len(owners) > 1:
-        raise AmbiguousSession(f"session {quoted(session, 80, always=True)} is in several project folders"
-                               f" ({', '.join(quoted(o, 80, always=True) for o in owners[:3])}):"
-                               " it cannot be told which is its own")
+        raise AmbiguousSession(f"session {_quoted(session)} is in several project folders"
+                               f" ({', '.join(map(_quoted, owners[:3]))}): it cannot be told which is its own")
     return owners[0]
 
 
@@ -98,12 +95,10 @@ def session_files(conn: sqlite3.Connection, roots: tuple[str, ...], session: str
     """The session ``session`` names (whole or its start) and the files of its messages."""
     full = resolve_session(conn, roots, session)
     project = _owner(conn, roots, full)
-    # A file's lines in their order (a line may lack a time), files by their first time: the
-    # index history_messages_session answers it alone.
-    files = conn.execute(
-        "SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ? AND sidechain <= ?"
-        " GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains))).fetchall()
-    return SessionFiles(full, project, sidechains, files)
+    # A file's lines in their order, files by their first time: history_messages_session answers it alone.
+    files = conn.execute("SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ?"
+                         " AND sidechain <= ? GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains)))
+    return SessionFiles(full, project, sidechains, files.fetchall())
 
 
 def read_messages(conn: sqlite3.Connection, where: SessionFiles, newest_first: bool = False) -> Iterator[Message]:
@@ -116,4 +111,3 @@ def read_messages(conn: sqlite3.Connection, where: SessionFiles, newest_first: b
                 f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
                 (fid, where.full, where.project, int(where.sidechains))):
             yield Message(role, at, original(body, body_seg), bool(side))
-
