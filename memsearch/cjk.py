@@ -73,14 +73,11 @@ WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
 WORD_MODES = ("phrase", "and", "or", "hybrid")
 DEFAULT_WORD_MODE = "or"
 
-# The UTF-8 lead bytes of _CJK_CLASS (U+1100-U+11FF: E1; U+3005-U+D7FB: E3-ED;
-# U+F900-U+FFDC: EF; U+1B000-U+3FFFF: F0): a bytes search for them is several
-# times faster than cjk_run() over the str.
+# The UTF-8 lead bytes of _CJK_CLASS: a bytes search for them is several times faster than cjk_run().
 _MAYBE_CJK = rb"[\xe1\xe3-\xed\xef\xf0]"
 
 
-# Compiled on first use, off `memsearch query`'s start-up (ASCII text never needs it); one
-# pattern serves runs and single characters, so a process compiles the class once.
+# Compiled on first use, off `memsearch query`'s start-up (ASCII text never needs it).
 @functools.cache
 def cjk_run() -> re.Pattern[str]:
     """A run of CJK letters (what segment() spells as bigrams)."""
@@ -102,13 +99,8 @@ def nfc(text: str) -> str:
 
 
 def segmented(text: str | None) -> str | None:
-    """The shadow column's text: ``segment(expand(nfc(text)))``, or None when
-    that is ``text`` itself (nothing more stored). expand() adds the tokens of
-    code words and folded letters (memsearch.codewords). Queries are NFC, so
-    a decomposed file (``데이터`` as Jamo, ``dữ`` as u and two marks, which
-    remove_diacritics 1 folds to ``du`` where it keeps the composed form) is
-    indexed composed too. Run on every file read, so text without CJK skips
-    segment(): ASCII at once, else by its bytes."""
+    """The shadow column's text, ``segment(expand(nfc(text)))``, or None when that is ``text``
+    itself. NFC because queries are: a decomposed file (``데이터`` as Jamo) is indexed composed."""
     return _shadow(text)[0]
 
 
@@ -197,8 +189,7 @@ def runs(word: str):
         yield word[last:], False
 
 
-# segment() spells a long run a slice at a time: the bigrams of a whole run as one list of
-# 2-character strings would hold ~60 bytes a character.
+# segment() spells a long run a slice at a time (a list of a whole run's bigrams: ~60 bytes a character).
 _SLICE = 4096
 
 
@@ -247,13 +238,9 @@ def _cjk_word(run: str, mode: str) -> str:
 
 
 def _other_words(word: str) -> list[str]:
-    """A word without CJK: one quoted token, folded as the index's expansions
-    are (codewords.fold: ``Αθηνά`` -> ``Αθηνα``, ``ｇｉｔ`` -> ``git``), then
-    its case-folded spelling where unicode61, which lowercases but does not
-    fold, would miss it: "Straße" missed "STRASSE" (German capitals), "ﬁle"
-    missed "file" (ς it folds to σ). A string of its own, with its own idf:
-    files holding the word as typed score as before. Underscores alone (what
-    a CJK run leaves of ``部署_``) are no token: none."""
+    """A word without CJK: one quoted token, folded as the index's expansions are (``Αθηνά`` ->
+    ``Αθηνα``, ``ｇｉｔ`` -> ``git``), plus its case-folded spelling where unicode61, which lowercases
+    but does not fold, would miss it ("Straße" and "STRASSE"). Underscores alone: none."""
     if not word.strip("_"):
         return []
     word = folded(word)

@@ -62,10 +62,8 @@ JOINT = re.compile(r"[_-]+")
 # A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
 MAX_JOINED = 6
 
-# An identifier's parts follow its first occurrence in a text only: after
-# each, a page naming CreateThread fifty times counted "thread" fifty times
-# more, and outranked the page about threads (bench/README.md, issue 33).
-# The whole identifier keeps its count; a search for its parts finds the file.
+# An identifier's parts follow its first occurrence in a text only: after each, a page naming
+# CreateThread fifty times outranked the page about threads. The whole identifier keeps its count.
 
 # Letters with no decomposition that are read as their plain letter.
 _PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
@@ -102,18 +100,14 @@ def _foldable() -> re.Pattern[str]:
     from unicodedata import normalize
 
     ranges = [*range(0xC0, 0x530), *range(0x1E00, 0x2000)]
-    # fold() changes only a letter with a decomposition or in _PLAIN: folding
-    # those alone spares most of this in every process that prepares files.
-    # (A lone combining mark is no letter: unicode61 drops it itself.)
+    # fold() changes only a letter with a decomposition or in _PLAIN (a lone mark unicode61 drops).
     changing = [chr(c) for c in ranges if c in _PLAIN or normalize("NFD", chr(c)) != chr(c)]
     chars = [c for c in changing if fold(c) not in (c, "") and not _unicode61_folds(c)]
     chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
     return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-# What ends a word to fold: no letter, digit or mark, or one of a script
-# fold() never changes (so a word stops at CJK, which memsearch.cjk spells
-# as bigrams).
+# What ends a word to fold: no letter, digit or mark, or one of a script fold() never changes (CJK).
 _NOT_IN_WORD = re.compile("[^\\w\u0300-\u036f]|[^\u0000-\u052f\u1e00-\u1fff\uff10-\uff5a]")
 
 
@@ -198,10 +192,8 @@ _DOTNET = re.compile(r"\.(?:NET|Net|net)")
 
 
 def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
-    """(end, token) of each SYMBOL in ``text``, looked for from a letter or
-    digit before ``++`` or ``#`` in ``marks`` (_CASELESS) and from ``.NET``.
-    SYMBOL is tried once, where the letters before the symbol start, not at
-    each position of a window."""
+    """(end, token) of each SYMBOL in ``text``, tried once where the letters before a ``++`` or
+    ``#`` of ``marks`` (_CASELESS) start, and at each ``.NET``."""
     found: list[tuple[int, str]] = []
     for symbol in _AFTER_LETTERS:
         for m in symbol.finditer(marks):
@@ -219,12 +211,9 @@ def _symbol_at(text: str, start: int, end: int, found: list) -> None:
         found.append((end, symbol_name(s)))
 
 
-# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer),
-# digits by letters (a0, 0a in _CASELESS: utf8, 2nd). A run joined by _ or -
-# alone gets nothing: unicode61 splits it, and a query joins it
-# (memsearch.query). Each regex starts with a literal, the rarer letter of its
-# pairs, so re skips ahead to it as bytes.find does, and runs on to the end of
-# the run.
+# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a
+# in _CASELESS: utf8, 2nd); one joined by _ or - alone gets nothing (unicode61 splits it). Each regex
+# starts with a literal, so re skips ahead to it as bytes.find does.
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")

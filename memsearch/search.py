@@ -26,13 +26,8 @@ from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP,
 # double; heavier weights lost recall (docs/ranking.md has the table).
 COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 
-# A MEMORY.md repeats the descriptions of its folder's files, so it matched
-# most questions about them, often above the very file its line points to.
-# It is ranked right below the last candidate of its own folder instead, its
-# score kept as computed (so scores are not monotonic where an index moved).
-# Only below the files scoring at least DEMOTE_SHARE of it: a file far below
-# holds no answer the index stands for, and moving under it hid the one file
-# with the rare word.
+# A MEMORY.md repeats its folder's descriptions, so it outranked the very files it points to: it
+# goes below its folder's candidates scoring at least DEMOTE_SHARE of it, its score kept as computed.
 DEMOTE_INDEXES = True
 DEMOTE_SHARE = 0.15
 
@@ -40,11 +35,8 @@ DEMOTE_SHARE = 0.15
 # words together without outweighing the rare word a question turns on.
 PAIR_WEIGHT = 0.5
 
-# One FTS5 query per string: its rows with bm25() (negative, lower is
-# better), its weight, and the factor turning FTS5's idf into Lucene's (1 for
-# an OR of several phrases, whose bm25() mixes several idfs). ``common``
-# marks the pruned form of a string (see Pruning). Any corpus: its FTS5
-# table and column weights (memsearch.history ranks messages and sessions).
+# One FTS5 query per string: its rows' bm25() (lower is better), weight, the factor turning FTS5's
+# idf into Lucene's (1 for an OR of phrases), and whether it is pruned (see Pruning). Any FTS5 table.
 STRING = (
     "SELECT rowid AS id, bm25({fts}{weights}) AS raw, ? AS weight, ? AS factor, ? AS common"
     " FROM {fts} WHERE {fts} MATCH ?"
@@ -77,18 +69,13 @@ def string_params(runs) -> list:
 
 
 # The number of files each string matches (its n), one subquery a string.
-# (memsearch.history ranks its own FTS5 table, history_fts, with these too.)
 COUNT = "(SELECT count(*) FROM {fts} WHERE {fts} MATCH ?)"
 
-# Pruning (MaxScore, Turtle & Flood 1995). bm25() gives a string at most
-# idf x (k1 + 1) in any file, so a common string (low idf) adds little, yet
-# FTS5 scores each of its files, which is most of a broad query's time.
-# Common strings are scored only in files matching some other string
-# (``common AND (others)``): a file matching common strings alone scores
-# under the sum of their bounds, so when the last file kept scores more, the
-# result is exactly the unpruned one. Otherwise the search tries again,
-# pruning only the strings whose bounds stay under that score (exact too, see
-# _rank), or none. Below PRUNE_MIN_FILES a string costs less than a try.
+# Pruning (MaxScore, Turtle & Flood 1995): bm25() gives a string at most idf x (k1 + 1) in a file,
+# yet scoring a common string's every file was most of a broad query. Common strings are scored only
+# in files matching another string (``common AND (others)``); when the last file kept outscores their
+# bounds' sum, the result is exactly the unpruned one (else see _rank). Below PRUNE_MIN_FILES a string
+# costs less than a try.
 FTS5_K1 = 1.2
 PRUNE_MIN_FILES = 500
 
@@ -101,9 +88,8 @@ ORDER BY s.score DESC, m.path
 LIMIT ?
 """
 
-# Without one, only the best files are joined: the join reads each whole row. SPARE rows past
-# the limit catch ties with the last one kept, which the path then orders (see _top); past that
-# many ties the ranking runs again, joined.
+# Without one, only the best files are joined (the join reads whole rows); SPARE rows past the limit
+# catch ties with the last one kept, which the path orders (see _top).
 TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC LIMIT ?"
 ROWS = "SELECT path, scope, scope_id, type, id FROM memory_fts WHERE id IN ({marks})"
 SPARE = 256
@@ -114,11 +100,8 @@ SELECT rowid, snippet(memory_fts_idx, -1, ?, ?, ?, ?)
 FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 """
 
-# Whether a row the filters let through matches a string (one statement a
-# term, stopping at its first such row): scored_strings() counts over the
-# whole index (and past MAX_STRINGS not at all), so a word held only by rows
-# a filter leaves out would pass for matched. CROSS JOIN keeps the match
-# first, not a walk of every file of the scope.
+# Whether a row the filters let through matches a string: scored_strings() counts over the whole
+# index, where a word held only by filtered-out rows passes for matched. CROSS JOIN: the match first.
 ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
            " WHERE {fts} MATCH ?{filters})")
 
@@ -149,8 +132,7 @@ def varints(data: bytes) -> Iterator[int]:
             value = length = 0
 
 
-# Rows of roots turned off since the last reconcile are never shown, even
-# with --no-reconcile.
+# Rows of roots turned off since the last reconcile are never shown, even with --no-reconcile.
 ROOTS_FILTER = "m.root IN (SELECT id FROM memory_roots WHERE key IN ({marks}))"
 
 FILTERS = {"scope": "m.scope = ?", "scope_id": "m.scope_id = ?", "type": "m.type = ?"}
@@ -185,10 +167,8 @@ def fetch_size(limit: int) -> int:
 
 def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, filters: dict,
         roots: list[str] | None = None, counts: dict | None = None) -> tuple[list[Hit], int]:
-    """Hits best first, and how many candidates the floor dropped. ``roots``:
-    keys of the roots whose rows may be shown (None: all). ``counts``: filled
-    with {FTS5 string: files it matches}, 0 for a term no file the filters
-    let through matches."""
+    """Hits best first, and how many candidates the floor dropped. ``roots``: the keys of the roots
+    whose rows may be shown (None: all). ``counts``: filled with {FTS5 string: files it matches}."""
     active = {k: v for k, v in filters.items() if v is not None}
     where = "".join(f" AND {FILTERS[k]}" for k in active)
     # No filter when the index holds rows of these roots alone (as after any reconcile).
@@ -354,10 +334,8 @@ def _shown(excerpt: str, words: str) -> str:
     return cap(unsegment_snippet(excerpt, MARK_OPEN, MARK_CLOSE, query=words))
 
 
-# snippet()'s cost grows with the square of a word's instances in one file. A file of more than
-# DIRECT_TOKENS tokens is excerpted from slices of SLICE_CHARS characters:
-# its name, description and body in turn, SLICE_BATCH slices at a time in a
-# scratch FTS5 table, the best slice of the first batch that matches.
+# snippet()'s cost grows with the square of a word's instances in a file: a file of more than
+# DIRECT_TOKENS tokens is excerpted from its slices, SLICE_BATCH at a time in a scratch FTS5 table.
 DIRECT_TOKENS = 512
 SLICE_CHARS = 1024
 SLICE_BATCH = 16
@@ -382,8 +360,7 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
 
 def text_snippet(text: str, words: str) -> str:
     """The excerpt of the indexed ``text`` for the FTS5 query ``words``, as :func:`snippets` gives
-    it: the text is indexed alone in the scratch table, so its cost is its own length, not the
-    index's doclists."""
+    it, at the cost of its own length (indexed alone in the scratch table)."""
     excerpt = _best_slice(_scratch(), [text], words)
     return _shown(excerpt, words) if excerpt else ""
 
@@ -411,8 +388,7 @@ def stems(fts: str) -> list[str]:
 
 
 def _likeliest(pieces: list[str], words: str) -> str | None:
-    """A guess at the slice holding the most distinct words, then most words,
-    by a prefix of each (a Porter stem keeps all but the last few letters);
+    """The slice likeliest to hold the most distinct words, then most words, by their stems();
     None when no slice holds any."""
     needles = set(stems(words))
     best, best_key = None, (0, 0)
@@ -425,9 +401,8 @@ def _likeliest(pieces: list[str], words: str) -> str | None:
     return best
 
 
-# Each thread's in-memory FTS5 table for slices, by process and thread id: a query never writes
-# the index's connection, and one made per excerpt cost most of it. (_thread: threading stays off
-# the query path.)
+# Each thread's in-memory FTS5 table for slices, by process and thread: a query never writes the
+# index, and one made per excerpt cost most of it. (_thread: threading stays off the query path.)
 _scratches: dict[tuple[int, int], sqlite3.Connection] = {}
 SCRATCHES = 64  # past it, the databases of threads long gone are let go
 

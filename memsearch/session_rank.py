@@ -24,12 +24,8 @@ PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
                   held: tuple) -> list:
-    """The ``size`` best (session, score): what ranking() gives, summed by session (doubled if held
-    at a date the question names), but each string read once, its rows counted as they come (a
-    count(*) beforehand read its postings again). The words most pieces hold are scored first only
-    in the pieces holding a rarer word, which is enough when it provably orders the same sessions
-    (MaxScore, as memsearch.search prunes: bm25() over every piece of a common word was most of
-    a long history's query)."""
+    """The ``size`` best (session, score): the pieces' scores summed by session (doubled if held
+    at a date the question names), each string read once and counted as its rows come."""
     pieces = file_count(conn, SESSIONS)
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces)
@@ -63,9 +59,8 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     return _by_session(conn, scores, where, params, factor_sql)[0][:size]
 
 
-# A pair holding a stop word whose other words are each in at least this share of the sessions'
-# pieces is left out of session ranking: over long sessions such a pair is in most of them too
-# (its idf near nothing), and matching it reads the stop word's every position in them.
+# A pair of a stop word and words each in this share of the pieces or more is not ranked: over long
+# sessions it is in most of them too (idf near nothing), and matching it reads every position.
 COMMON_SHARE = 0.5
 
 
