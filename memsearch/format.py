@@ -170,7 +170,6 @@ def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
 
 def unquoted(value):
     """A value as :func:`quoted` showed it, back to itself (a model copies the quotes)."""
-
     if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
         import ast
 
@@ -187,4 +186,3 @@ def hit_line(hit) -> str:
     """A memory hit's head line, ``path  [projects/shop · memory]  score 1.00``, names quoted."""
     where = "/".join(p for p in (hit.scope, hit.scope_id and quoted(hit.scope_id)) if p)
     return f"{quoted(hit.file or hit.path)}  [{f'{where} · {hit.type}' if where else hit.type}]  score {hit.score:.2f}"
-

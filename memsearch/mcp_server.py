@@ -1,11 +1,5 @@
-"""``memsearch mcp``: the memory tools served to MCP clients over stdio.
-
-A thin shell over :mod:`memsearch.tool`. The official SDK (1.x or 2.x) is
-imported only inside :func:`serve`, so a missing one is one clear error line.
-Nothing a client sends can stop the server: bad arguments, a damaged index and
-even bugs come back as results with ``isError`` set. stdout belongs to the
-protocol; warnings go to stderr.
-"""
+"""``memsearch mcp``: :mod:`memsearch.tool` served over stdio with the official SDK (1.x or 2.x, imported by
+:func:`serve`). Nothing a client sends stops the server: even bugs come back as results with ``isError`` set."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ from .index import MemoryIndex
 
 SERVER_NAME = "memsearch"
 
-# Sent once at initialization: clients that show server instructions to the
-# model give it the rule that matters most before the first search.
+# Sent at initialization: the rule that matters most, before the first search.
 INSTRUCTIONS = (
     "memsearch searches this user's long-term agent memory (Markdown notes from earlier sessions). "
     "Search it with memory_search before asking the user something that may have been recorded; use one "
@@ -39,9 +32,7 @@ class McpUnavailable(MemsearchError):
 
 
 def require_sdk() -> None:
-    """Fail with one actionable line when the optional SDK is missing: the
-    install command for this very interpreter (memsearch-fts is not on PyPI
-    yet, so naming its extra would fail)."""
+    """One actionable line when the optional SDK is missing: the install command for this interpreter."""
     try:
         importlib.import_module("mcp.server.stdio")
     except ImportError as ex:
@@ -56,8 +47,7 @@ def require_sdk() -> None:
 
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
-    """Follow the roots with an in-process watcher for the server's lifetime, so that searches
-    skip the tree walk; without a healthy one, searches reconcile the files themselves."""
+    """An in-process watcher for the server's lifetime, so that searches skip the tree walk."""
     from .watch import Watcher
 
     watcher = Watcher(index)
@@ -94,7 +84,6 @@ def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
 
 
 def serve(index: MemoryIndex) -> None:
-    """Serve ``index`` over stdin/stdout until the client hangs up."""
     require_sdk()
     import threading
 
@@ -138,9 +127,8 @@ async def _serve(index: MemoryIndex) -> None:
     import mcp.types as types
     from mcp.server.stdio import stdio_server
 
-    # Calls and listings run in worker threads, one at a time per corpus: the event loop keeps
-    # answering pings during a long reconcile, each index's connection is never used by two at
-    # once, and a memory call never waits behind a history read (which has its own connection).
+    # Worker threads, one at a time per corpus: pings are answered during a long reconcile, a
+    # connection is never used by two, and a memory call never waits behind a history read.
     one_at_a_time = anyio.CapacityLimiter(1)
     history_one_at_a_time = anyio.CapacityLimiter(1)
 
@@ -160,9 +148,8 @@ async def _serve(index: MemoryIndex) -> None:
 
 
 class _Answering:
-    """The transport's read stream, answering the lines it could not read as a message (not
-    JSON, a lone surrogate, 1,000 levels of nesting: the SDK passes them on as exceptions and
-    answers nothing) with a JSON-RPC error whose id is null; all else is the stream's own."""
+    """The transport's read stream, answering a line that is no message (the SDK passes it on as an
+    exception and answers nothing) with a JSON-RPC error whose id is null."""
 
     def __init__(self, stream, write_stream):
         self._stream, self._write = stream, write_stream
@@ -196,7 +183,6 @@ class _Answering:
 
 
 def _error_reply(ex: Exception):
-    """A JSON-RPC error (id null: no id could be read) for a line that is no message."""
     import mcp.types as types
     from mcp.shared.message import SessionMessage
 
@@ -224,8 +210,7 @@ def _build_server(call, specs):
         return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                       on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
-    # SDK 1.x. The call_tool() decorator's contract changed within 1.x, so the handler goes
-    # straight into the request table, returning the whole result; the constructor grew too.
+    # SDK 1.x: the call_tool() decorator's contract changed within 1.x, so the handlers go straight into the table.
     for options in ({"version": __version__, "instructions": INSTRUCTIONS}, {"version": __version__}, {}):
         try:
             server = Server(SERVER_NAME, **options)

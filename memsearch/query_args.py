@@ -1,12 +1,6 @@
-"""`memsearch query` options, declared once: memsearch.cli builds its click
-options from OPTIONS, and query_kwargs() reads the common command lines from
-the same table without click (importing click costs a one-shot query a third
-of its run time).
-
-query_kwargs() gives exactly the keyword arguments click would pass; whenever
-that is not certain (help, `--`, an unknown option, a value click would
-refuse), it returns None and click parses the command line.
-"""
+"""`memsearch query` options, declared once: memsearch.cli builds its click options from OPTIONS, and
+query_kwargs() reads the common command lines without click, giving exactly what click would pass, or
+None where that is not certain (help, `--`, an unknown option, a value click would refuse)."""
 
 import os
 import stat
@@ -16,8 +10,6 @@ from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
 
 class Option(NamedTuple):
-    """One option of `memsearch query`, for click and for query_kwargs()."""
-
     names: tuple[str, ...]  # its spellings
     key: str  # the keyword click passes it as
     help: str
@@ -56,8 +48,7 @@ SHORT = [name for name in VALUE_OPTIONS if not name.startswith("--")]
 
 
 def query_kwargs(args, environ=os.environ) -> dict | None:
-    """The keyword arguments of the `query` callback for ``args`` (the words
-    after `query`), or None when click must read them."""
+    """The `query` callback's keyword arguments for ``args`` (after `query`), or None."""
     words, given = [], {}
     rest = iter(args)
     for arg in rest:
@@ -107,8 +98,7 @@ def _from_environment(o, environ):
 
 
 def _usable_path(path):
-    """What click.Path(dir_okay=False) lets through: anything absent, else a
-    readable file that is no folder. An empty path is left to click too."""
+    """What click.Path(dir_okay=False) lets through: anything absent, else a readable non-folder ("": click)."""
     if not path:
         return False
     try:
