@@ -33,11 +33,10 @@ class UsageFailure(click.UsageError):
 def one_line_usage():
     try:
         yield
-    except UsageFailure:
-        raise
     except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
-        if isinstance(ex, getattr(click.exceptions, "NoArgsIsHelpError", ())):
-            raise  # a bare `memsearch` (click >= 8.2): the help, as click prints it, not an error line
+        # NoArgsIsHelpError: a bare `memsearch` (click >= 8.2), whose help click prints
+        if isinstance(ex, (UsageFailure, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
+            raise
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 
@@ -63,6 +62,7 @@ class Group(click.Group):
 
 # Made once: each click.Path() asks gettext, which looks for translation files on disk every time.
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
+
 
 class RootSpec(click.ParamType):
     """A --root value: a spec the library reads (claude, KIND=DIR, DIR), ':'-separated in MEMSEARCH_ROOTS."""
