@@ -7,7 +7,7 @@ import codecs
 import io
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from . import format as fmt
 from .errors import MemsearchError
@@ -103,22 +103,17 @@ def progress_bar(threshold: int, label: str):
     """A progress callback drawing a bar (click's, imported then) for a total of at least ``threshold``
     on a terminal."""
     bar = None
+    with ExitStack() as stack:
+        def progress(done, total):
+            nonlocal bar
+            if bar is None and total >= threshold and _isatty(sys.stderr):
+                import click
 
-    def progress(done, total):
-        nonlocal bar
-        if bar is None and total >= threshold and _isatty(sys.stderr):
-            import click
+                bar = stack.enter_context(click.progressbar(length=total, label=label, file=sys.stderr))
+            if bar is not None:
+                bar.update(done - bar.pos)
 
-            bar = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
-
-    try:
         yield progress
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 
 
 # `memsearch index` and a first query (which builds the index) show a bar from this many files.

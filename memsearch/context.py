@@ -64,15 +64,9 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
     except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     try:
-        chunks, got = [], 0
-        while got <= limit:  # one byte more than asked: is there more?
-            chunk = os.read(fd, limit + 1 - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        # A file that grew since fstat is at least as big as what was read.
-        return b"".join(chunks)[:limit], max(st.st_size, got)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)  # one byte more than asked: is there more?
+        return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
     except OSError:
         return None
     finally:
