@@ -10,7 +10,7 @@ import textwrap
 import weakref
 from typing import Any, Mapping, NamedTuple
 
-from . import discover
+from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile
 from .format import format_hits, hit_line, one_line, quoted, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
@@ -18,7 +18,6 @@ from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printab
 from .prepare import not_text
 from .roots import TYPES
 from .search import short_repr
-from . import session_context as sc
 from .schema import ToolArgumentError, checked, object_schema
 from .settings import encodable
 from .transcripts import ROLES as HISTORY_ROLES
