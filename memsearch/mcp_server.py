@@ -142,44 +142,22 @@ async def _serve(index: MemoryIndex) -> None:
         found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
         return [types.Tool(**t.mcp()) for t in found]
 
+    async def answering(read_stream, write_stream, forward) -> None:
+        # A line that is no message comes as an exception, which the SDK answers with nothing: answered here.
+        async with read_stream, forward:
+            async for item in read_stream:
+                if not isinstance(item, Exception):
+                    await forward.send(item)
+                    continue
+                log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
+                await write_stream.send(_error_reply(item))
+
     server = _build_server(call, specs)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(_Answering(read_stream, write_stream), write_stream, server.create_initialization_options())
-
-
-class _Answering:
-    """The transport's read stream, answering a line that is no message (the SDK passes it on as an
-    exception and answers nothing) with a JSON-RPC error whose id is null."""
-
-    def __init__(self, stream, write_stream):
-        self._stream, self._write = stream, write_stream
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-    async def __aenter__(self):
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc):
-        return await self._stream.__aexit__(*exc)
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        return await self._answered(self._stream.__anext__)
-
-    async def receive(self):
-        return await self._answered(self._stream.receive)
-
-    async def _answered(self, take):
-        while True:
-            item = await take()
-            if not isinstance(item, Exception):
-                return item
-            log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
-            await self._write.send(_error_reply(item))
+    forward, messages = anyio.create_memory_object_stream(0)
+    async with stdio_server() as (read_stream, write_stream), messages, anyio.create_task_group() as tasks:
+        tasks.start_soon(answering, read_stream, write_stream, forward)
+        await server.run(messages, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
 
 
 def _error_reply(ex: Exception):
