@@ -74,27 +74,20 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
         return None
     kwargs = {"text": tuple(words)}
     for o in OPTIONS:
-        values = given.get(o.key) or _from_environment(o, environ)
+        env = next((v for v in map(environ.get, o.envvars) if v), None)  # the first variable set, as click reads
+        values = given.get(o.key) or (env and (env.split(os.pathsep) if o.kind == "spec" else [env]))
         if not values:
             kwargs[o.key] = False if o.flag else () if o.kind == "spec" else o.default
         elif o.kind == "spec":
             kwargs[o.key] = tuple(values)
         else:
             value = values[-1]  # repeated: the last one counts, as in click
-            if not (o.kind != "int" or (value.isascii() and value.isdigit() and len(value) <= 9)):
+            if o.kind == "int" and not (value.isascii() and value.isdigit() and len(value) <= 9):
                 return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
             if (o.kind == "choice" and value not in o.choices) or (o.kind == "file" and not _usable_path(value)):
                 return None
             kwargs[o.key] = int(value) if o.kind == "int" else value
     return kwargs
-
-
-def _from_environment(o, environ):
-    for name in o.envvars:
-        value = environ.get(name)
-        if value:
-            return value.split(os.pathsep) if o.kind == "spec" else [value]
-    return None
 
 
 def _usable_path(path):
