@@ -91,13 +91,6 @@ def open_index(root, db_path):
         return MemoryIndex(roots=chosen_roots(root), db_path=db_path)
 
 
-def use_color(choice: str | None) -> bool:
-    """--color: always, never, or auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)."""
-    if choice in ("always", "never"):
-        return choice == "always"
-    return not os.environ.get("NO_COLOR") and _isatty(sys.stdout)
-
-
 @contextmanager
 def progress_bar(threshold: int, label: str):
     """A progress callback drawing a bar (click's, imported then) for a total of at least ``threshold``
@@ -135,7 +128,8 @@ def print_result(result, as_json: bool, color: str | None) -> int:
     if as_json:
         echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:
-        shown = use_color(color)
+        # --color auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)
+        shown = color == "always" or (color != "never" and not os.environ.get("NO_COLOR") and _isatty(sys.stdout))
         echo(fmt.format_hits(result, color=shown), color=shown)
     else:
         echo("no matches", err=True)

@@ -31,20 +31,6 @@ class McpUnavailable(MemsearchError):
     """The MCP SDK is not installed (the mcp extra)."""
 
 
-def require_sdk() -> None:
-    """One actionable line when the optional SDK is missing: the install command for this interpreter."""
-    try:
-        importlib.import_module("mcp.server.stdio")
-    except ImportError as ex:
-        import shlex
-        import sys
-
-        raise McpUnavailable(
-            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
-            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
-        ) from None
-
-
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
     """An in-process watcher for the server's lifetime, so that searches skip the tree walk."""
@@ -84,7 +70,17 @@ def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
 
 
 def serve(index: MemoryIndex) -> None:
-    require_sdk()
+    try:  # the optional SDK missing: one actionable line, the install command for this interpreter
+        importlib.import_module("mcp.server.stdio")
+    except ImportError as ex:
+        import shlex
+        import sys
+
+        raise McpUnavailable(
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
+            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
+        ) from None
+
     import threading
 
     import anyio
