@@ -1,56 +1,30 @@
 """memsearch: always-fresh full-text search over agents' Markdown memory.
 
-The public names below are imported on first use (PEP 562), so that
-``memsearch query`` loads only the modules a query needs: a one-shot
-process pays for every import on every call.
+The public names are imported on first use (PEP 562): a one-shot ``memsearch query`` loads only what it needs.
 """
 
 from importlib import import_module
 
 # public name -> the module that defines it
-_EXPORTS = {
-    "AmbiguousSession": "errors",
-    "DatabaseCorrupt": "errors",
-    "DatabaseError": "errors",
-    "DatabaseLocked": "errors",
-    "Freshness": "freshness",
-    "HistoryHit": "history",
-    "HistoryIndex": "history",
-    "HistoryReport": "history",
-    "HistoryResult": "history",
-    "Hit": "search",
-    "InvalidArgument": "errors",
-    "ManifestEntry": "manifests",
-    "MemoryIndex": "index",
-    "MemsearchError": "errors",
-    "NoSearchableWords": "errors",
-    "NotAMemoryFile": "errors",
-    "RebuildContext": "rebuild",
-    "ReconcileReport": "reconcile",
-    "Root": "roots",
-    "RootNotFound": "errors",
-    "SchemaTooNew": "errors",
-    "SessionContext": "session_context",
-    "SessionNotFound": "errors",
-    "SearchResult": "index",
-    "Skipped": "walk",
-    "UnknownFilter": "errors",
-    "Watcher": "watch",
-    "WatcherError": "errors",
-    "WriteDenied": "write_gate",
-    "build_query": "query",
-    "check_write": "write_gate",
-    "format_index_for_context": "context",
-    "format_manifest": "manifests",
-    "index_for_context": "context",
-    "main_git_dir": "identity",
-    "manifest": "manifests",
-    "mimo_project_id": "identity",
-    "read_session_context": "history",
-    "rebuild_context": "rebuild",
-    "zcode_memory_dir": "identity",
-    "zcode_project_folder": "identity",
-}
+_EXPORTS = {name: module for module, names in {
+    "errors": "AmbiguousSession DatabaseCorrupt DatabaseError DatabaseLocked InvalidArgument MemsearchError"
+              " NoSearchableWords NotAMemoryFile RootNotFound SchemaTooNew SessionNotFound UnknownFilter WatcherError",
+    "freshness": "Freshness",
+    "history": "HistoryHit HistoryIndex HistoryReport HistoryResult read_session_context",
+    "search": "Hit",
+    "manifests": "ManifestEntry format_manifest manifest",
+    "index": "MemoryIndex SearchResult",
+    "rebuild": "RebuildContext rebuild_context",
+    "reconcile": "ReconcileReport",
+    "roots": "Root",
+    "session_context": "SessionContext",
+    "walk": "Skipped",
+    "watch": "Watcher",
+    "write_gate": "WriteDenied check_write",
+    "query": "build_query",
+    "context": "format_index_for_context index_for_context",
+    "identity": "main_git_dir mimo_project_id zcode_memory_dir zcode_project_folder",
+}.items() for name in names.split()}
 
 __all__ = sorted(_EXPORTS)
 

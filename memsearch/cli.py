@@ -1,9 +1,5 @@
-"""The memsearch command line: a thin click layer over MemoryIndex (what the console script's
-quick path for `memsearch query` shares with it is in memsearch.commands, free of click).
-
-Exit codes (grep's convention): 0 hits found (or command succeeded), 1 query ran and found
-nothing, 2 error (bad usage, bad query, unusable root or index), 130 interrupted (Ctrl-C).
-"""
+"""The memsearch command line: a thin click layer over the library (memsearch.commands is what it shares with
+the quick path). Exit codes as grep's: 0 found (or done), 1 nothing found, 2 error, 130 interrupted (Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -37,17 +33,15 @@ class UsageFailure(click.UsageError):
 def one_line_usage():
     try:
         yield
-    except UsageFailure:
-        raise
     except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
-        if isinstance(ex, getattr(click.exceptions, "NoArgsIsHelpError", ())):
-            raise  # a bare `memsearch` (click >= 8.2): the help, as click prints it, not an error line
+        # NoArgsIsHelpError: a bare `memsearch` (click >= 8.2), whose help click prints
+        if isinstance(ex, (UsageFailure, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
+            raise
         raise UsageFailure(ex.format_message(), ex.ctx) from None
 
 
 class Group(click.Group):
-    """Every command's errors on one line: usage errors, memsearch's own (and CommandFailed from
-    memsearch.commands) as a Failure (exit 2), Ctrl-C as click says it, exit EXIT_INTERRUPTED."""
+    """Every command's errors on one line, exit 2; Ctrl-C as click says it, exit EXIT_INTERRUPTED."""
 
     def make_context(self, *args, **kwargs):
         with one_line_usage():
@@ -66,13 +60,12 @@ class Group(click.Group):
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
-# Made once and shared by every command: each click.Path() asks gettext for
-# its name, and gettext looks for translation files on disk every time.
+# Made once: each click.Path() asks gettext, which looks for translation files on disk every time.
 FOLDER, FILE = click.Path(file_okay=False), click.Path(dir_okay=False)
 
+
 class RootSpec(click.ParamType):
-    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), not a path click checks;
-    in MEMSEARCH_ROOTS separated by ':' as click.Path's are."""
+    """A --root value: a spec the library reads (claude, KIND=DIR, DIR), ':'-separated in MEMSEARCH_ROOTS."""
 
     name = "root"
     envvar_list_splitter = os.path.pathsep
@@ -92,8 +85,7 @@ def complete_root(ctx, param, incomplete: str):
 
 
 def completer(module: str, name: str):
-    """Complete from the values the library accepts, memsearch.<module>.<name> (imported only
-    when a shell asks)."""
+    """Complete from memsearch.<module>.<name>, the values the library accepts (imported only when asked)."""
     def complete(ctx, param, incomplete: str):
         import importlib
 
@@ -140,7 +132,7 @@ def query_options(f):
 
 
 def log_to_stderr() -> None:
-    """Long-running commands (watch, mcp) report through logging: one stderr line a warning."""
+    """watch and mcp report through logging: one stderr line a warning."""
     import logging
 
     class Stderr(logging.Handler):
@@ -168,8 +160,7 @@ ZCode, MiMo).
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
-# The version from the package itself, not from the metadata of a distribution
-# named "memsearch": that name on PyPI is another project (README: Installing).
+# The package's own version: "memsearch" on PyPI is another project (README: Installing).
 @click.version_option(__version__, prog_name="memsearch", message="%(prog)s (memsearch-fts) %(version)s")
 def main():
     """Search the Markdown memory that coding agents keep.

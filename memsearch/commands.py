@@ -1,7 +1,5 @@
-"""What the CLI commands do, without click: the click commands (memsearch.cli) and the quick path
-for `memsearch query` (memsearch.entry) both run these, so a query prints the same either way.
-A command that cannot go on raises CommandFailed; the CLI prints "Error: <message>", exit 2.
-"""
+"""What the CLI commands do, without click: memsearch.cli and the quick path (memsearch.entry) both run
+these, so a query prints the same either way. CommandFailed: the CLI prints "Error: <message>", exit 2."""
 
 from __future__ import annotations
 
@@ -9,15 +7,14 @@ import codecs
 import io
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from . import format as fmt
 from .errors import MemsearchError
 
 EXIT_NO_HITS = 1
 EXIT_ERROR = 2
-# Ctrl-C: the shell's status for a process SIGINT stopped (128 + 2). click's
-# own, 1, is EXIT_NO_HITS: a script read an interrupted query as "not recorded".
+# Ctrl-C: the shell's 128 + SIGINT; click's own, 1, would read as "nothing found".
 EXIT_INTERRUPTED = 130
 
 
@@ -25,16 +22,14 @@ class CommandFailed(Exception):
     """A command cannot go on; its message is one line for the user."""
 
 
-# What a command that ran out of memory says (SQLite's SQLITE_NOMEM is a MemoryError): its write
-# transaction is rolled back, so a run with more memory goes on from the last commit.
+# SQLITE_NOMEM is a MemoryError; the write transaction is rolled back, so a rerun goes on from the last commit.
 OUT_OF_MEMORY = ("out of memory (the index keeps what was last committed); free some memory or raise the"
                  " limit (ulimit -v) and run again")
 
 
 def echo(message: str, err: bool = False, color: bool | None = None) -> None:
-    """click.echo(message, err=err, color=color), without importing click where
-    click would only write the line and flush: a text stream with a real
-    encoding, and no ANSI escape to strip off for a non-terminal."""
+    """click.echo(), without importing click where it would only write and flush (a text stream with a
+    real encoding, no ANSI escape to strip for a non-terminal)."""
     stream = sys.stderr if err else sys.stdout
     if not _writes_as_is(stream) or ("\x1b" in message and not color and not _isatty(stream)):
         import click
@@ -48,14 +43,12 @@ def echo(message: str, err: bool = False, color: bool | None = None) -> None:
     stream.flush()
 
 
-def print_aborted() -> None:
-    """What click prints for Ctrl-C: a line break closing the terminal's ^C line, then Aborted!."""
+def print_aborted() -> None:  # as click says Ctrl-C: a line break after the terminal's ^C
     echo("\nAborted!", err=True)
 
 
 def _writes_as_is(stream) -> bool:
-    # click re-wraps a stream with no encoding or errors, or an ASCII one,
-    # and writes to the Windows console its own way.
+    # click re-wraps a stream with no encoding or errors, or an ASCII one, and the Windows console.
     if os.name == "nt" or not isinstance(stream, io.TextIOWrapper) or not stream.errors:
         return False
     try:
@@ -73,21 +66,18 @@ def _isatty(stream) -> bool:
 
 @contextmanager
 def one_line_errors():
-    """memsearch's errors, and values it refuses, as CommandFailed."""
     try:
         yield
     except (MemsearchError, ValueError) as ex:
         raise CommandFailed(str(ex)) from None
 
 
-def print_warning(message: str) -> None:
-    """Where db.warning_sink sends recovery warnings (a damaged index set aside)."""
+def print_warning(message: str) -> None:  # db.warning_sink: a damaged index set aside
     echo(f"warning: {message}", err=True)
 
 
 def chosen_roots(root) -> list:
-    """The roots named with --root (or the environment), else the config file's,
-    else the agents' memory at its default locations."""
+    """The roots of --root (or the environment), else the config file's, else the agents' default ones."""
     from .roots import Root, configured, default_roots
 
     with one_line_errors():
@@ -95,42 +85,28 @@ def chosen_roots(root) -> list:
 
 
 def open_index(root, db_path):
-    """A MemoryIndex over the chosen roots (``root``: the --root values)."""
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
     with one_line_errors():  # chosen_roots' CommandFailed is no ValueError: passed on as it is
         return MemoryIndex(roots=chosen_roots(root), db_path=db_path)
 
 
-def use_color(choice: str | None) -> bool:
-    """--color: always, never, or auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)."""
-    if choice in ("always", "never"):
-        return choice == "always"
-    return not os.environ.get("NO_COLOR") and _isatty(sys.stdout)
-
-
 @contextmanager
 def progress_bar(threshold: int, label: str):
-    """A progress callback that draws a bar for long runs (a total of at
-    least ``threshold``), and only for a person watching. click is imported
-    only when a bar is drawn: a query's quick path does without it."""
+    """A progress callback drawing a bar (click's, imported then) for a total of at least ``threshold``
+    on a terminal."""
     bar = None
+    with ExitStack() as stack:
+        def progress(done, total):
+            nonlocal bar
+            if bar is None and total >= threshold and _isatty(sys.stderr):
+                import click
 
-    def progress(done, total):
-        nonlocal bar
-        if bar is None and total >= threshold and _isatty(sys.stderr):
-            import click
+                bar = stack.enter_context(click.progressbar(length=total, label=label, file=sys.stderr))
+            if bar is not None:
+                bar.update(done - bar.pos)
 
-            bar = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-        if bar is not None:
-            bar.update(done - bar.pos)
-
-    try:
         yield progress
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 
 
 # `memsearch index` and a first query (which builds the index) show a bar from this many files.
@@ -139,7 +115,6 @@ INDEX_BAR_FILES = 2000
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
               color=None) -> int:
-    """`memsearch query` with the click command's arguments (see print_result)."""
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
             " ".join(text), limit, scope, scope_id, type_,
@@ -149,11 +124,12 @@ def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, 
 
 
 def print_result(result, as_json: bool, color: str | None) -> int:
-    """Print a memory or history result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
+    """Print a result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
     if as_json:
         echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
     elif result.hits:
-        shown = use_color(color)
+        # --color auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)
+        shown = color == "always" or (color != "never" and not os.environ.get("NO_COLOR") and _isatty(sys.stdout))
         echo(fmt.format_hits(result, color=shown), color=shown)
     else:
         echo("no matches", err=True)

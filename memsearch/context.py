@@ -1,10 +1,6 @@
-"""A memory index (``MEMORY.md``) made ready to put into an agent's context.
-
-The index is loaded into every conversation, so it is kept short: leading frontmatter and
-top-level HTML comments (notes for its editors) are removed, and the text is cut at MAX_LINES or
-MAX_CHARS with one warning line saying so. A missing or unreadable index gives "" (having none
-yet is normal), and so does anything not a regular file (a FIFO blocks, /dev/zero never ends).
-"""
+"""A memory index (``MEMORY.md``) made ready for an agent's context: leading frontmatter and top-level HTML
+comments removed, cut at MAX_LINES or MAX_CHARS with a warning line. A missing, unreadable or irregular
+file gives "" (having none yet is normal)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ MAX_LINES = 200
 MAX_CHARS = 25_000
 ENTRY_CHARS = 200  # what the warning asks each entry to stay under
 
-# The most of a file that is read: MAX_CHARS (100 KB of UTF-8) and room for frontmatter and
-# comments, removed before the caps apply. A 200 MB index costs a 1 MiB read.
+# MAX_CHARS (100 KB of UTF-8) and room for frontmatter and comments, removed before the caps apply.
 READ_BYTES = 1 << 20
 
 WARNING = (
@@ -31,8 +26,7 @@ WARNING = (
     " Keep each index entry to one line under {entry} characters and move details into their own files."
 )
 
-# C0 and C1 controls and DEL but tab and line feed, spelled \xNN as session-context spells them:
-# the index must not drive the terminal it is printed on (a lone CR overwrites a line shown).
+# Controls but tab and line feed, spelled \xNN: the index must not drive the terminal (a lone CR hides a line).
 _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
 
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
@@ -43,7 +37,7 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 def index_for_context(path: str | os.PathLike) -> str:
-    """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (see above)."""
+    """The index at ``path`` (a MEMORY.md or its folder) ready for context, or ""."""
     path = given_path(path, "path must be a MEMORY.md or its folder")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
@@ -52,9 +46,7 @@ def index_for_context(path: str | os.PathLike) -> str:
 
 
 def read_text(path: str, limit: int, *, confined: bool = False) -> tuple[str, int | None] | None:
-    """The text of the file at ``path`` read as :func:`read_head` reads (None if it cannot be), and
-    its size in bytes when only its first ``limit`` bytes were read (else None); the text of a part
-    then ends on its last whole line."""
+    """:func:`read_head` as text, and the file's size when only a part was read (which ends on a whole line)."""
     head = read_head(path, limit, confined=confined)
     if head is None:
         return None
@@ -65,25 +57,16 @@ def read_text(path: str, limit: int, *, confined: bool = False) -> tuple[str, in
 
 
 def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, int] | None:
-    """The first ``limit`` bytes of the regular file at ``path`` and its size; None if it cannot be
-    read or is no regular file. Opened non-blocking and checked on the descriptor: a FIFO never
-    blocks the open, and what is read is what was checked. ``confined``: ``path`` is a resolved
-    path a walk found in a root, and is read only if it still is that file (no link followed, no
-    folder on the way swapped for a link since), as the indexer reads."""
+    """The first ``limit`` bytes of the regular file at ``path`` and its size; None if it cannot be read.
+    ``confined``: a path a walk found, read only if it still is that file (memory_file.open_confined)."""
     try:
         fd, st = open_confined(path, confined=confined)
     except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
     try:
-        chunks, got = [], 0
-        while got <= limit:  # one byte more than asked: is there more?
-            chunk = os.read(fd, limit + 1 - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        # A file that grew since fstat is at least as big as what was read.
-        return b"".join(chunks)[:limit], max(st.st_size, got)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)  # one byte more than asked: is there more?
+        return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
     except OSError:
         return None
     finally:
@@ -92,15 +75,15 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only
-    the start of a file this big, so it is marked truncated whatever its length."""
+    the start of a file this big (marked truncated)."""
     if not isinstance(text, str):
         raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
     return truncate(clean(text), name=name, file_bytes=file_bytes).translate(_CONTROLS)
 
 
 def clean(text: str) -> str:
-    """``text`` without a byte-order mark, leading frontmatter, top-level HTML comments and the
-    blank lines around them, its line ends made LF (controls are left for the caller to spell)."""
+    """``text`` without a BOM, leading frontmatter, top-level HTML comments and the blank lines around
+    them, with LF line ends."""
     text = text.replace("\r\n", "\n").lstrip(BOM)
     parts = FENCE_LINE.split(text, 2) if FENCE_LINE.match(text) else ()
     text = parts[2] if len(parts) == 3 else text  # a leading ``---`` block that never closes stays
@@ -124,8 +107,7 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
 
 
 def whole_lines(text: str, limit: int) -> str:
-    """The start of ``text``, at most ``limit`` characters, ending on a whole line (half an entry is
-    worse than none); a first line longer than ``limit`` is cut inside."""
+    """The start of ``text``, at most ``limit`` characters, ending on a whole line unless the first is longer."""
     if len(text) <= limit:
         return text
     end = text.rfind("\n", 0, limit + 1)
@@ -133,14 +115,12 @@ def whole_lines(text: str, limit: int) -> str:
 
 
 def strip_comments(text: str) -> str:
-    """Remove the HTML comments that are top-level blocks (CommonMark HTML blocks of type 2: from a
-    line starting with ``<!--`` to the line holding ``-->``; text after it stays). Comments in code,
-    list items, block quotes or a paragraph line are content and stay, and so does an unclosed one."""
+    """Remove the HTML comments that are top-level blocks (CommonMark HTML blocks of type 2, from a line
+    starting ``<!--`` to the line holding ``-->``); those in code, lists, quotes or paragraphs are content."""
     if "<!--" not in text:
         return text
     lines = text.split("\n")
-    # For each line, the first line at or after it holding "-->", in one pass from the end: many
-    # unclosed "<!--" lines cost linear time, not a scan to the end each.
+    # The first line at or after each holding "-->", in one pass: many unclosed "<!--" cost linear time.
     closes: list[int | None] = [None] * (len(lines) + 1)
     for j in range(len(lines) - 1, -1, -1):
         closes[j] = j if "-->" in lines[j] else closes[j + 1]

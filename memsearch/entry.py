@@ -1,7 +1,5 @@
-"""The `memsearch` console script. Importing click is a third of a one-shot query's start-up, so a
-plain `memsearch query` is read from the query_args table and run as the click command runs it
-(memsearch.commands); help, usage errors and every other command go to click.
-"""
+"""The `memsearch` console script: a plain `memsearch query` runs without click (a third of its start-up),
+read from the query_args table; help, usage errors and every other command go to click."""
 
 import errno
 import os
@@ -22,9 +20,8 @@ def entry() -> None:
 
 
 def quick_query(argv) -> int | None:
-    """Run `memsearch query` as click would and return its exit status, or
-    None, having done nothing, when click must read the command line."""
-    # _<PROG>_COMPLETE set: click answers shell completion.
+    """Run `memsearch query` as click would and return its exit status; None, having done nothing, when
+    click must read the command line (or answer shell completion: _<PROG>_COMPLETE)."""
     if not argv or argv[0] != "query" or os.name == "nt" or any(
             name.startswith("_") and name.endswith("_COMPLETE") and value for name, value in os.environ.items()):
         return None
@@ -48,7 +45,7 @@ def quick_query(argv) -> int | None:
     except OSError as ex:
         if ex.errno != errno.EPIPE:
             raise
-        # The reader is gone (`| head`): what is left to flush goes nowhere, without an error at exit.
+        # The reader is gone (`| head`): what is left goes nowhere, without an error at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
@@ -56,10 +53,8 @@ def quick_query(argv) -> int | None:
 
 
 def end_process(code) -> None:
-    """End the process without tearing the interpreter down (freeing every
-    module and object was up to a fifth of a one-shot query). Exit handlers still
-    run and the output is flushed; while another thread is alive, the process
-    exits the usual way, joining it."""
+    """End the process without the interpreter's teardown (up to a fifth of a one-shot query): exit
+    handlers run and output is flushed; with another thread alive, sys.exit()."""
     import atexit
 
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)

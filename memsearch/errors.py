@@ -1,19 +1,12 @@
-"""memsearch's exception types: every error memsearch raises on purpose is a
-MemsearchError (WriteDenied, in memsearch.write_gate, too). Every message is
-one line that says what happened and what to do next, so the CLI can print
-``str(error)`` as is.
-"""
+"""memsearch's exceptions: every error raised on purpose is a MemsearchError (WriteDenied too), its message
+one line saying what happened and what to do next."""
 
-
-# C0 and C1 controls and DEL, spelled \xNN wherever memsearch shows text it
-# did not write (memsearch.format, messages): it must not drive the terminal.
-# And the bidi controls, spelled \uNNNN: they reorder what follows on the line.
+# C0 and C1 controls and DEL (\xNN), and the bidi controls (\uNNNN), wherever memsearch shows text it did not
+# write: it must not drive the terminal nor reorder the line.
 CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
 CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a)])
 
-# Those and the Unicode line and paragraph separators: a folder or file name
-# quoted in a message (a root's, an index file's) must neither start a line
-# that reads as another error nor drive the terminal.
+# And the line and paragraph separators: a name in a message must not start a line read as another error.
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
@@ -41,9 +34,8 @@ class UnknownFilter(MemsearchError, ValueError):
 
 
 class NotAMemoryFile(MemsearchError, ValueError):
-    """A path to read that names no memory file inside the roots.
+    """A path to read that names no memory file inside the roots; ``missing``: nothing is there."""
 
-    ``missing``: nothing is there (as opposed to something refused)."""
 
     def __init__(self, message: str, *, missing: bool = False):
         super().__init__(message)

@@ -15,7 +15,6 @@ HIGHLIGHT_ON, HIGHLIGHT_OFF = "\x1b[1;33m", "\x1b[0m"
 
 
 def one_line(text: str) -> str:
-    """Snippets span lines; a result block reads better with them folded."""
     return " ".join(text.split()).translate(CONTROLS)
 
 
@@ -31,8 +30,7 @@ def snippet_line(snippet: str, color: bool) -> str:
 
 
 def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
-    """``text`` split at its marks (at the odd indexes), and the indexes of
-    the marks that pair up, each ``end`` closing the nearest open ``start``."""
+    """``text`` split at its marks (the odd indexes), and the indexes of the marks that pair up."""
     import re
 
     pieces = re.split(f"({re.escape(start)}|{re.escape(end)})", text)
@@ -47,8 +45,7 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
 
 
 def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
-    """A memory or history result (memsearch.index, memsearch.history) as text, hits apart by a blank
-    line; ``hint``: a history result ends with the command that reads its first session."""
+    """A memory or history result as text; with ``hint``, a history one ends with how to open its first session."""
     blocks = [_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and hint and result.hits:
@@ -71,19 +68,17 @@ def _block(hit, color: bool) -> str:
         side = " (sub-agent)" if hit.sidechain else ""
         return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {quoted(hit.session)}"
                 f"  [{quoted(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
-    return f"{quoted(hit.file or hit.path)}  [{hit_label(hit)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}"
+    return f"{hit_line(hit)}\n    {snippet_line(hit.snippet, color)}"
 
 
 def open_hint(session: str, query: str) -> str:
-    """The command that reads a session found by a hit, with the query searched, quoted for a
-    shell: a transcript's sessionId "x; rm -rf ~" must not be a command someone pastes."""
+    """The command that reads a hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~")."""
     import shlex
 
     return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
 
 
 def unmatched_line(words, what: str = "memory file") -> str:
-    """The one line saying which query words no ``what`` holds."""
     missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
     return (f"No {what} contains {missing}: these hits match the other words only,"
             " so check they answer the question.")
@@ -106,9 +101,7 @@ def result_json(result, encoding: str = "utf-8") -> str:
 
 
 def json_text(value, encoding: str = "utf-8") -> str:
-    """JSON as text, or escaped to ASCII where it holds what ``encoding`` (the
-    output's) cannot spell: a lone surrogate from a non-UTF-8 argument, or a
-    file's Cyrillic on a Latin-1 stdout. Written as is, stdout would fail on it."""
+    """JSON as text, escaped to ASCII where ``encoding`` (the output's) cannot spell it (a lone surrogate)."""
     import json
 
     text = json.dumps(value, ensure_ascii=False)
@@ -141,7 +134,6 @@ def format_report(report: ReconcileReport) -> str:
     return "\n".join(lines)
 
 
-# Units of the status fields that are numbers of something.
 STATUS_UNITS = {"watcher_heartbeat_age": " s", "cookie_ms": " ms", "database_bytes": " bytes"}
 
 
@@ -161,13 +153,9 @@ _PLAIN = frozenset("-_./:@+~,=#%&()! \\")
 
 
 def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
-    """Any name a file system gives (a path, a checkout or project folder, a session id) and any
-    value a caller passed, as a line shows it: as it is when plain, else repr(): escaped (no control,
-    line separator or bidi character reaches a terminal or a model) and in quotes, so brackets, '·',
-    double spaces or "score 99.00" in it read as one name, never as the line's own label or score.
-    Cut at ``limit`` characters (a caller's value may be 1 MB; a file system's names are bounded).
-    ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5).
-    :func:`unquoted` takes the quoted form back."""
+    """A name or a caller's value as a line shows it: as it is when plain, else repr() (escaped, in
+    quotes: no control reaches a terminal, no "score 99.00" reads as the line's own), cut at ``limit``.
+    ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5)."""
     if not isinstance(value, str):
         if isinstance(value, int) and value.bit_length() > 64:  # repr() refuses past 4,300 digits
             return f"a number of {value.bit_length()} bits"
@@ -181,7 +169,7 @@ def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
 
 
 def unquoted(value):
-    """A value as :func:`quoted` showed it, back to itself (a model copies the quotes too)."""
+    """A value as :func:`quoted` showed it, back to itself (a model copies the quotes)."""
     if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
         import ast
 
@@ -194,7 +182,7 @@ def unquoted(value):
     return value
 
 
-def hit_label(hit) -> str:
-    """A hit's place and type, ``projects/shop · memory``; the scope id, a folder's name, quoted."""
+def hit_line(hit) -> str:
+    """A memory hit's head line, ``path  [projects/shop · memory]  score 1.00``, names quoted."""
     where = "/".join(p for p in (hit.scope, hit.scope_id and quoted(hit.scope_id)) if p)
-    return f"{where} · {hit.type}" if where else hit.type
+    return f"{quoted(hit.file or hit.path)}  [{f'{where} · {hit.type}' if where else hit.type}]  score {hit.score:.2f}"

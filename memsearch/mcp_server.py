@@ -1,11 +1,5 @@
-"""``memsearch mcp``: the memory tools served to MCP clients over stdio.
-
-A thin shell over :mod:`memsearch.tool`. The official SDK (1.x or 2.x) is
-imported only inside :func:`serve`, so a missing one is one clear error line.
-Nothing a client sends can stop the server: bad arguments, a damaged index and
-even bugs come back as results with ``isError`` set. stdout belongs to the
-protocol; warnings go to stderr.
-"""
+"""``memsearch mcp``: :mod:`memsearch.tool` served over stdio with the official SDK (1.x or 2.x, imported by
+:func:`serve`). Nothing a client sends stops the server: even bugs come back as results with ``isError`` set."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ from .index import MemoryIndex
 
 SERVER_NAME = "memsearch"
 
-# Sent once at initialization: clients that show server instructions to the
-# model give it the rule that matters most before the first search.
+# Sent at initialization: the rule that matters most, before the first search.
 INSTRUCTIONS = (
     "memsearch searches this user's long-term agent memory (Markdown notes from earlier sessions). "
     "Search it with memory_search before asking the user something that may have been recorded; use one "
@@ -38,26 +31,9 @@ class McpUnavailable(MemsearchError):
     """The MCP SDK is not installed (the mcp extra)."""
 
 
-def require_sdk() -> None:
-    """Fail with one actionable line when the optional SDK is missing: the
-    install command for this very interpreter (memsearch-fts is not on PyPI
-    yet, so naming its extra would fail)."""
-    try:
-        importlib.import_module("mcp.server.stdio")
-    except ImportError as ex:
-        import shlex
-        import sys
-
-        raise McpUnavailable(
-            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
-            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
-        ) from None
-
-
 @contextlib.contextmanager
 def live_freshness(index: MemoryIndex) -> Iterator[None]:
-    """Follow the roots with an in-process watcher for the server's lifetime, so that searches
-    skip the tree walk; without a healthy one, searches reconcile the files themselves."""
+    """An in-process watcher for the server's lifetime, so that searches skip the tree walk."""
     from .watch import Watcher
 
     watcher = Watcher(index)
@@ -94,8 +70,17 @@ def tool_list(index: MemoryIndex) -> tuple[tool.ToolSpec, ...]:
 
 
 def serve(index: MemoryIndex) -> None:
-    """Serve ``index`` over stdin/stdout until the client hangs up."""
-    require_sdk()
+    try:  # the optional SDK missing: one actionable line, the install command for this interpreter
+        importlib.import_module("mcp.server.stdio")
+    except ImportError as ex:
+        import shlex
+        import sys
+
+        raise McpUnavailable(
+            f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
+            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
+        ) from None
+
     import threading
 
     import anyio
@@ -138,9 +123,8 @@ async def _serve(index: MemoryIndex) -> None:
     import mcp.types as types
     from mcp.server.stdio import stdio_server
 
-    # Calls and listings run in worker threads, one at a time per corpus: the event loop keeps
-    # answering pings during a long reconcile, each index's connection is never used by two at
-    # once, and a memory call never waits behind a history read (which has its own connection).
+    # Worker threads, one at a time per corpus: pings are answered during a long reconcile, a
+    # connection is never used by two, and a memory call never waits behind a history read.
     one_at_a_time = anyio.CapacityLimiter(1)
     history_one_at_a_time = anyio.CapacityLimiter(1)
 
@@ -154,49 +138,25 @@ async def _serve(index: MemoryIndex) -> None:
         found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
         return [types.Tool(**t.mcp()) for t in found]
 
+    async def answering(read_stream, write_stream, forward) -> None:
+        # A line that is no message comes as an exception, which the SDK answers with nothing: answered here.
+        async with read_stream, forward:
+            async for item in read_stream:
+                if not isinstance(item, Exception):
+                    await forward.send(item)
+                    continue
+                log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
+                await write_stream.send(_error_reply(item))
+
     server = _build_server(call, specs)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(_Answering(read_stream, write_stream), write_stream, server.create_initialization_options())
-
-
-class _Answering:
-    """The transport's read stream, answering the lines it could not read as a message (not
-    JSON, a lone surrogate, 1,000 levels of nesting: the SDK passes them on as exceptions and
-    answers nothing) with a JSON-RPC error whose id is null; all else is the stream's own."""
-
-    def __init__(self, stream, write_stream):
-        self._stream, self._write = stream, write_stream
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-    async def __aenter__(self):
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc):
-        return await self._stream.__aexit__(*exc)
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        return await self._answered(self._stream.__anext__)
-
-    async def receive(self):
-        return await self._answered(self._stream.receive)
-
-    async def _answered(self, take):
-        while True:
-            item = await take()
-            if not isinstance(item, Exception):
-                return item
-            log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
-            await self._write.send(_error_reply(item))
+    forward, messages = anyio.create_memory_object_stream(0)
+    async with stdio_server() as (read_stream, write_stream), messages, anyio.create_task_group() as tasks:
+        tasks.start_soon(answering, read_stream, write_stream, forward)
+        await server.run(messages, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
 
 
 def _error_reply(ex: Exception):
-    """A JSON-RPC error (id null: no id could be read) for a line that is no message."""
     import mcp.types as types
     from mcp.shared.message import SessionMessage
 
@@ -224,8 +184,7 @@ def _build_server(call, specs):
         return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                       on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
-    # SDK 1.x. The call_tool() decorator's contract changed within 1.x, so the handler goes
-    # straight into the request table, returning the whole result; the constructor grew too.
+    # SDK 1.x: the call_tool() decorator's contract changed within 1.x, so the handlers go straight into the table.
     for options in ({"version": __version__, "instructions": INSTRUCTIONS}, {"version": __version__}, {}):
         try:
             server = Server(SERVER_NAME, **options)

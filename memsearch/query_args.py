@@ -1,12 +1,6 @@
-"""`memsearch query` options, declared once: memsearch.cli builds its click
-options from OPTIONS, and query_kwargs() reads the common command lines from
-the same table without click (importing click costs a one-shot query a third
-of its run time).
-
-query_kwargs() gives exactly the keyword arguments click would pass; whenever
-that is not certain (help, `--`, an unknown option, a value click would
-refuse), it returns None and click parses the command line.
-"""
+"""`memsearch query` options, declared once: memsearch.cli builds its click options from OPTIONS, and
+query_kwargs() reads the common command lines without click, giving exactly what click would pass, or
+None where that is not certain (help, `--`, an unknown option, a value click would refuse)."""
 
 import os
 import stat
@@ -16,8 +10,6 @@ from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
 
 class Option(NamedTuple):
-    """One option of `memsearch query`, for click and for query_kwargs()."""
-
     names: tuple[str, ...]  # its spellings
     key: str  # the keyword click passes it as
     help: str
@@ -56,8 +48,7 @@ SHORT = [name for name in VALUE_OPTIONS if not name.startswith("--")]
 
 
 def query_kwargs(args, environ=os.environ) -> dict | None:
-    """The keyword arguments of the `query` callback for ``args`` (the words
-    after `query`), or None when click must read them."""
+    """The `query` callback's keyword arguments for ``args`` (after `query`), or None."""
     words, given = [], {}
     rest = iter(args)
     for arg in rest:
@@ -83,14 +74,15 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
         return None
     kwargs = {"text": tuple(words)}
     for o in OPTIONS:
-        values = given.get(o.key) or _from_environment(o, environ)
+        env = next((v for v in map(environ.get, o.envvars) if v), None)  # the first variable set, as click reads
+        values = given.get(o.key) or (env and (env.split(os.pathsep) if o.kind == "spec" else [env]))
         if not values:
             kwargs[o.key] = False if o.flag else () if o.kind == "spec" else o.default
         elif o.kind == "spec":
             kwargs[o.key] = tuple(values)
         else:
             value = values[-1]  # repeated: the last one counts, as in click
-            if not (o.kind != "int" or (value.isascii() and value.isdigit() and len(value) <= 9)):
+            if o.kind == "int" and not (value.isascii() and value.isdigit() and len(value) <= 9):
                 return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
             if (o.kind == "choice" and value not in o.choices) or (o.kind == "file" and not _usable_path(value)):
                 return None
@@ -98,17 +90,8 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
     return kwargs
 
 
-def _from_environment(o, environ):
-    for name in o.envvars:
-        value = environ.get(name)
-        if value:
-            return value.split(os.pathsep) if o.kind == "spec" else [value]
-    return None
-
-
 def _usable_path(path):
-    """What click.Path(dir_okay=False) lets through: anything absent, else a
-    readable file that is no folder. An empty path is left to click too."""
+    """What click.Path(dir_okay=False) lets through: anything absent, else a readable non-folder ("": click)."""
     if not path:
         return False
     try:

@@ -16,7 +16,8 @@ from .format import quoted
 from .identity import mimo_project_id, zcode_project_folder
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import AGENT_KINDS, Root, resolve
-from .session_context import CHARS_PER_TOKEN, INDENT, whole_number
+from .schema import whole_number
+from .session_context import CHARS_PER_TOKEN, INDENT
 from .settings import given_path
 from .transcripts import slug
 from .walk import real_folder, walk, walk_paths

@@ -1,11 +1,6 @@
-"""ReadSessionContext: another session's raw course, read with a question.
-
-The local part of the source agents' rule (their model then distils the result, left to the
-caller): a character budget, fragments scored against the query (``relevant``) or taken from the
-end (``handoff``), the numbers in the constants below and the rule in docs/history.md. The text is
-marked as untrusted background material, which a transcript cannot forge: every line of a fragment
-is indented, so only the headers start a line.
-"""
+"""ReadSessionContext: another session's raw course read with a question, within a character budget:
+fragments scored against the query (``relevant``) or taken from the end (``handoff``); the rule is in
+docs/history.md. The text is marked as untrusted, which a transcript cannot forge: fragments are indented."""
 
 from __future__ import annotations
 
@@ -16,7 +11,8 @@ from typing import Iterable, NamedTuple
 
 from .cjk import bigrams, runs
 from .errors import MemsearchError
-from .format import CONTROLS, quoted
+from .format import CONTROLS
+from .schema import checked, object_schema
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
@@ -41,6 +37,16 @@ OPEN_MARK = "[untrusted background: excerpts of past session {session}, quoted r
 CLOSE_MARK = "[end of untrusted background from session {session}]"
 INDENT = "  "
 
+# As the read_session_context tool declares its arguments: the library checks them against the same schema.
+SCHEMA = object_schema({
+    "sessionId": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS,
+                  "description": "A session id from a history_search hit."},
+    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS,
+              "description": f"The question to read the session with (at most {MAX_QUERY_CHARS:,} characters)."},
+    "strategy": {"type": "string", "enum": list(STRATEGIES), "default": STRATEGIES[0]},
+    "maxTokens": {"type": "integer", "minimum": 1, "maximum": MAX_TOKENS, "default": DEFAULT_MAX_TOKENS},
+}, "sessionId")
+
 
 class SessionContextArgumentError(MemsearchError, ValueError):
     """ReadSessionContext was called with arguments outside its rules."""
@@ -58,10 +64,8 @@ class SessionContextArgs(NamedTuple):
 
 
 class SessionContext(NamedTuple):
-    """What ReadSessionContext returns: the session, the strategy used (``relevant``,
-    ``relevant-fallback`` when no fragment scored, or ``handoff``), the budget in characters, the
-    fragments kept as (index in the session, role, time, text, score), and ``text``, all of it
-    marked for a model."""
+    """The session, the strategy used (``relevant``, ``relevant-fallback`` when nothing scored, ``handoff``),
+    the budget in characters, the fragments as (index, role, time, text, score), and ``text`` for a model."""
 
     session: str
     strategy: str
@@ -79,36 +83,12 @@ class SessionContext(NamedTuple):
 
 
 def check_arguments(session, query, strategy="relevant", max_tokens=None) -> SessionContextArgs:
-    """The arguments checked against the rules; SessionContextArgumentError says what to fix."""
-    if not isinstance(session, str) or not session.strip():
-        raise SessionContextArgumentError("sessionId must be a non-empty string: a session id from a history hit")
-    if len(session) > MAX_SESSION_CHARS:
-        raise SessionContextArgumentError(f"sessionId is {len(session)} characters long (at most {MAX_SESSION_CHARS}):"
-                                          " use a session id from a history hit")
-    strategy = "relevant" if strategy is None else strategy
-    if strategy not in STRATEGIES:
-        raise SessionContextArgumentError(
-            f"strategy must be relevant or handoff, got {quoted(strategy, 60, always=True)}")
-    query = "" if query is None else query
-    if not isinstance(query, str):
-        raise SessionContextArgumentError("query must be a string: the question to read the session with")
-    if len(query) > MAX_QUERY_CHARS:
-        raise SessionContextArgumentError(
-            f"query is {len(query)} characters long (at most {MAX_QUERY_CHARS}): ask a shorter question")
-    if strategy == "relevant" and not query.strip():
+    args = checked({"sessionId": session, "query": query, "strategy": strategy, "maxTokens": max_tokens}, SCHEMA,
+                   "ReadSessionContext", SessionContextArgumentError)
+    if args["strategy"] == "relevant" and not args.get("query"):
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
                                           " (or use strategy handoff)")
-    max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else whole_number(max_tokens, "maxTokens", MAX_TOKENS)
-    return SessionContextArgs(session.strip(), query.strip(), strategy, max_tokens)
-
-
-def whole_number(value, name: str, most: int, error: type[Exception] = SessionContextArgumentError) -> int:
-    """``value`` as an int from 1 to ``most``, else ``error``: 5.0 is a fine JSON 5; "5" and true are not."""
-    if isinstance(value, float) and value.is_integer():  # False for inf and nan
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise error(f"{name} must be a whole number from 1 to {most}, got {quoted(value, 60, always=True)}")
-    return value
+    return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"])
 
 
 # -- scoring -----------------------------------------------------------------
@@ -116,8 +96,7 @@ _WORD = re.compile(r"\w+")
 
 
 def _folded(text: str) -> str:
-    """``text`` as scoring compares it: NFKC and case folded, so a decomposed ``café``, a full-width
-    ``ｇｉｔ`` and ``Straße`` score as history search finds them (``café``, ``git``, ``STRASSE``)."""
+    """NFKC and case folded, as history search compares (``ｇｉｔ`` is ``git``, ``Straße`` ``STRASSE``)."""
     if text.isascii():
         return text.lower()
     from unicodedata import normalize
@@ -126,8 +105,7 @@ def _folded(text: str) -> str:
 
 
 def terms(query: str) -> list[str]:
-    """The query's words, casefolded, each once; a CJK run of two or more characters as its bigrams.
-    At most MAX_TERMS, the longest kept (ties: the first in the query)."""
+    """The query's words folded, each once, a CJK run as its bigrams; the MAX_TERMS longest (ties: the first)."""
     out: dict[str, None] = {}
     for word in _WORD.findall(_folded(query)):
         for part, cjk in runs(word):
@@ -140,7 +118,6 @@ def terms(query: str) -> list[str]:
 
 
 def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
-    """A fragment's score for ``query`` (see the module's doc)."""
     haystack = " ".join(_folded(text).split())
     phrase = " ".join(_folded(query).split())
     total = PHRASE_SCORE if phrase and phrase in haystack else 0
@@ -153,12 +130,9 @@ def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
 
 def select(session: str, messages: Iterable, args: SessionContextArgs, *, total: int | None = None,
            newest_first: Iterable | None = None) -> SessionContext:
-    """The fragments of ``messages`` (oldest first, with ``role``, ``at`` and ``text``) ``args`` asks for.
-
-    Time and memory follow the budget, not the session: ``relevant`` reads ``messages`` once,
-    keeping only the best fragments that could still be chosen (a heap); ``handoff`` reads
-    ``newest_first`` (the same messages, newest first, ``total`` of them) only as far back as the
-    budget goes. What rendering adds (headers, indents, escapes) is held to the budget too."""
+    """The fragments of ``messages`` (oldest first) ``args`` asks for, in time and memory that follow the
+    budget: ``relevant`` keeps a heap of those that could still be chosen; ``handoff`` reads ``newest_first``
+    (``total`` of them) only as far back as the budget goes. Rendering is held to the budget too."""
     limit = args.budget
     if args.strategy == "handoff":
         if newest_first is None:
@@ -188,9 +162,8 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
 
 
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):
-    """(The fragments scoring at least MIN_SCORE that could be chosen, best first, as (score,
-    index, message); the last FALLBACK_FRAGMENTS (index, message); how many were read). A fragment
-    worse than others whose text (or rendering) alone fills the budget is dropped as it is passed."""
+    """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message);
+    the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
     query_terms = terms(args.query)
     heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
@@ -215,8 +188,7 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
 
 
 def _from_end(newest_first: Iterable, limit: int) -> dict:
-    """{index: (message, text)} of fragments from the newest of ``newest_first`` ((index, message)
-    pairs) backwards while the budget lasts, the first that does not fit cut to its end."""
+    """{index: (message, text)} from the newest backwards while the budget lasts, the last one cut."""
     chosen, spent, extra = {}, 0, 0
     for i, m in newest_first:
         size, more = len(m.text), _overhead(i, m, m.text)
@@ -230,8 +202,7 @@ def _from_end(newest_first: Iterable, limit: int) -> dict:
     return chosen
 
 
-# C0 and C1 controls and DEL but tab, spelled \xNN (bidi controls \uNNNN): a transcript must not
-# drive the terminal nor reorder what is shown (splitlines() has taken the line breaks).
+# Controls but tab (splitlines() took the line breaks), escaped: a transcript must not drive the terminal.
 _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 
@@ -246,20 +217,17 @@ def render(session: str, fragments: tuple) -> str:
 
 
 def _lines(i: int, role: str, at: str | None, text: str) -> list[str]:
-    """Fragment ``i`` as the text shows it: a header, then each of its lines indented."""
     return [f"--- #{i + 1} {role}" + (f" · {at}" if at else ""),
             *(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])]
 
 
 def _overhead(i: int, message, text: str) -> int:
-    """The characters fragment ``i`` adds to the text beyond ``text`` itself."""
     return sum(len(line) + 1 for line in _lines(i, message.role, message.at, text)) - len(text)
 
 
 def _cut(i: int, message, text: str, room: int, extra_room: int, *, from_end: bool = False) -> str:
-    """The longest start (or end) of ``text``, at most ``room`` characters, that renders in at most
-    ``room + extra_room``. A character cut saves one to four rendered characters (a control is four,
-    ``\\xNN``): cutting a quarter of the excess never cuts too much, and the excess falls geometrically."""
+    """The longest start (or end) of ``text``, at most ``room`` characters, rendering in ``room + extra_room``:
+    a character cut saves 1 to 4 rendered ones (``\\xNN``), so a quarter of the excess never cuts too much."""
     n = min(len(text), room)
     while n > 0:
         piece = text[len(text) - n:] if from_end else text[:n]
