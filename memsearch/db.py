@@ -21,6 +21,7 @@ from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Callable
 
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
@@ -176,6 +177,26 @@ def identity(path: str | os.PathLike) -> tuple[int, int] | None:
     except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         return None
     return st.st_dev, st.st_ino
+
+
+class Cached:
+    """What ``load(conn)`` read, kept while the index holds the same: the same connection, no other
+    one committed since (PRAGMA data_version) and this one changed no row (total_changes)."""
+
+    def __init__(self, load: Callable[[sqlite3.Connection], Any]):
+        self._load, self._key, self._value = load, None, None
+
+    def get(self, conn: sqlite3.Connection):
+        key = (conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if self._value is None or key != self._key:
+            value = self._load(conn)
+            if value != self._value:  # else the same objects: what walks cached by them stays
+                self._value = value
+            self._key = key
+        return self._value
+
+    def forget(self) -> None:
+        self._value = None
 
 
 class Opened:

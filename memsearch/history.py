@@ -130,6 +130,7 @@ class HistoryIndex(db.Opened):
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
+        self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
     @property
@@ -139,8 +140,8 @@ class HistoryIndex(db.Opened):
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         self._follow()
-        return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds),
-                             refill=False)
+        return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds,
+                                                             self._known), refill=False)
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
         return self.search_result(query, limit, **filters).hits
@@ -383,7 +384,8 @@ class HistoryIndex(db.Opened):
                 "messages": messages}
 
     def _refill(self) -> None:
-        history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS)
+        history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS,
+                                self._known)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,

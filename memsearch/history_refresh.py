@@ -76,15 +76,21 @@ class HistoryReport(NamedTuple):
                 f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
-def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
-            seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
-    """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
-    until done). ``reals``: (root, path) -> the file find() checked, filled in."""
-    started = time.perf_counter()
-    # (root, path) -> (id, *Fingerprint) in one query, then a stat a transcript: an unchanged one costs no SQL.
-    stored = {row[:2]: row[2:] for row in conn.execute(
+def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
+    """(root, path) -> (id, *Fingerprint) of the transcripts of ``roots``, in one query: then a refresh
+    costs a stat an unchanged transcript, and no SQL."""
+    return {row[:2]: row[2:] for row in conn.execute(
         f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
         roots)}
+
+
+def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
+            seconds: float | None = REFRESH_SECONDS, known: db.Cached | None = None) -> HistoryReport:
+    """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
+    until done). ``reals``: (root, path) -> the file find() checked, filled in. ``known``: the stored
+    fingerprints (stored_files) kept between refreshes."""
+    started = time.perf_counter()
+    stored = (known or db.Cached(lambda c: stored_files(c, roots))).get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen = [], [], set()  # skipped: (path, why)
     for root, t in _once([(n, root, t) for n, root in enumerate(roots) for t in find(root)], stored, counts, skipped):

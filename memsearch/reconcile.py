@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import bulk_indexing, write_transaction
+from .db import Cached, bulk_indexing, write_transaction
 from .errors import RootNotFound
 from .freshness import disown
 from .layout import Layout
@@ -101,25 +101,11 @@ class _Plan:
 Progress = Callable[[int, int], None]
 
 
-class KnownFingerprints:
-    """The stored fingerprints, kept between reconciles of one connection and re-read only when
-    another connection has committed (PRAGMA data_version changes) or this one wrote."""
+class KnownFingerprints(Cached):
+    """The stored fingerprints and racy paths, kept between reconciles while the index holds them."""
 
     def __init__(self):
-        self._version = None
-        self._value: tuple[dict[str, Fingerprint], set[str]] | None = None
-
-    def get(self, conn) -> tuple[dict[str, Fingerprint], set[str]]:
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if self._value is None or version != self._version:
-            value = _stored(conn)
-            if value != self._value:  # else the same objects: what walks cached by them stays
-                self._value = value
-            self._version = version
-        return self._value
-
-    def forget(self) -> None:
-        self._value = None
+        super().__init__(_stored)
 
 
 def reconcile(

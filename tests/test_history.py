@@ -385,23 +385,36 @@ def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     assert history.refresh().bytes_read == 0  # nothing changed: a stat, no read
 
 
-def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(history, hroot):
-    """Issue 30: an unchanged transcript costs a stat. The stored fingerprints are read in one query,
-    from an index that holds them (not from rows 2 KB long), and nothing is written: no transaction,
-    no lock, whatever the number of transcripts."""
-    for n in range(12):
-        transcript(hroot, [line("user", f"kappa {n}")], session=f"s-{n}", project=f"-home-p{n % 3}")
-    history.refresh()
+def traced(h, call):
     statements = []
-    history.conn.set_trace_callback(statements.append)
+    h.conn.set_trace_callback(statements.append)
     try:
-        report = history.refresh()
+        return call(), statements
     finally:
-        history.conn.set_trace_callback(None)
-    assert (report.unchanged, report.bytes_read) == (12, 0)
-    (query,) = statements
-    (plan,) = history.conn.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
-    assert "COVERING INDEX history_files_fingerprint" in plan[3]
+        h.conn.set_trace_callback(None)
+
+
+def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(history, hroot, tmp_path):
+    """Issue 30: an unchanged transcript costs a stat. A new index (a one-shot process) reads the stored
+    fingerprints in one query, from an index that holds them (not from rows 2 KB long); a long-lived one
+    reads them again only once the index changed. Nothing is written: no transaction, no lock."""
+    for n in range(12):
+        path = transcript(hroot, [line("user", f"kappa {n}")], session=f"s-{n}", project=f"-home-p{n % 3}")
+    history.refresh()
+    history.refresh()  # reads the rows again: this connection wrote them since it last read them
+    with HistoryIndex(hroot, tmp_path / "index.db") as other:
+        report, statements = traced(other, other.refresh)
+        assert (report.unchanged, report.bytes_read) == (12, 0)
+        (query,) = [s for s in statements if not s.startswith("PRAGMA")]
+        (plan,) = other.conn.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+        assert "COVERING INDEX history_files_fingerprint" in plan[3]
+        assert traced(other, other.refresh)[1] == ["PRAGMA data_version"]
+
+        report, statements = traced(history, history.refresh)
+        assert (report.unchanged, report.bytes_read) == (12, 0) and statements == ["PRAGMA data_version"]
+        append(path, line("user", "lambda"))
+        assert other.refresh().grown == 1  # another connection commits: this one reads the rows again
+        assert history.search("lambda", messages=True) and history.refresh().unchanged == 12
 
 
 def fts5_segments(conn, table: str) -> int:
