@@ -126,7 +126,8 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     if version < latest:
         return Check("database", True, f"schema version {version}; migrated to {latest}, as any query does")
     have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
-    if lost := sorted(_expected_schema() - have):  # e.g. a trigger dropped by hand: the index would silently drift from its content
+    # E.g. a trigger dropped by hand: the index would silently drift from its content.
+    if lost := sorted(_expected_schema() - have):
         return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
                      "set-aside")
     return Check("database", True, f"memsearch index, schema version {version}")

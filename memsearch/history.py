@@ -26,7 +26,7 @@ from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
                      short_repr, stems, string_params, text_snippet, varints)
 from .session_context import SessionContext, check_arguments, select
-from .session_rank import rank_sessions
+from .session_rank import pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
 from .memory_file import below
@@ -131,6 +131,7 @@ class HistoryIndex(db.Opened):
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
         self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))
+        self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
     @property
@@ -253,7 +254,7 @@ class HistoryIndex(db.Opened):
         cannot apply, by their best message."""
         size = fetch_size(limit)
         if where == pieces:
-            ranked = rank_sessions(self.conn, query, *pieces, counts, size, held)
+            ranked = rank_sessions(self.conn, query, *pieces, counts, size, held, self._owners)
         else:
             best: dict[str, float] = {}
             for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:

@@ -12,7 +12,7 @@ import sqlite3
 
 from .cjk import WORD
 from .dates import HELD_FACTOR, held_factor
-from .db import rows_of
+from .db import Cached, rows_of
 from .query import STOP_WORDS, Query
 from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
 
@@ -23,9 +23,10 @@ PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
-                  held: tuple) -> list:
+                  held: tuple, owners: Cached | None = None) -> list:
     """The ``size`` best (session, score): the pieces' scores summed by session (doubled if held
-    at a date the question names), each string read once and counted as its rows come."""
+    at a date the question names), each string read once and counted as its rows come. ``owners``:
+    {piece: session} kept between searches (pieces_of), for the searches without a filter or a date."""
     pieces = file_count(conn, SESSIONS)
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces)
@@ -42,6 +43,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             _add(rare, rows, 1.0)
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
+    owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
     if common:
         # In ``common AND (rarer words)`` a piece's bm25() is the common word's plus the rarer words'.
         rest = " OR ".join(f"({fts})" for fts, weight, _ in runs if weight == 1.0 and fts not in common)
@@ -51,12 +53,12 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             bound += most * (HELD_FACTOR if held else 1.0)
             for pid, raw in conn.execute(PIECE_STRING, (f"{fts} AND ({rest})",)):
                 partial[pid] = partial.get(pid, 0.0) - (raw - rare[pid]) * factor
-        ranked, members = _by_session(conn, partial, where, params, factor_sql)
+        ranked, members = _by_session(conn, partial, where, params, factor_sql, owners)
         if _exact(conn, ranked, members, rare, bound, size):
             return ranked[:size]
         for fts, n in common.items():  # not provably the same order: scored in every piece after all
             _add(scores, conn.execute(PIECE_STRING, (fts,)).fetchall(), -lucene_factor(pieces, n, 1.0, True)[0])
-    return _by_session(conn, scores, where, params, factor_sql)[0][:size]
+    return _by_session(conn, scores, where, params, factor_sql, owners)[0][:size]
 
 
 # A pair of a stop word and words each in this share of the pieces or more is not ranked: over long
@@ -97,15 +99,24 @@ def _add(scores: dict[int, float], rows, scale: float) -> None:
         scores[pid] = get(pid, 0.0) + raw * scale
 
 
+def pieces_of(conn: sqlite3.Connection) -> dict[int, str]:
+    """{piece: its session}, for a db.Cached: a search then looks its pieces up, not an IN query of them."""
+    return dict(conn.execute("SELECT id, session FROM history_pieces"))
+
+
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
-                factor_sql: tuple) -> tuple[list, dict]:
-    """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces}."""
+                factor_sql: tuple, owners: dict[int, str] | None = None) -> tuple[list, dict]:
+    """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces};
+    ``owners``: every piece's session, when there is no filter nor date factor."""
     members: dict[str, list[int]] = {}
     factors: dict[str, float] = {}
     factor, factor_params = factor_sql
-    for pid, session_, times in rows_of(
-            conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}",
-            list(scores), params, factor_params):
+    if owners is not None:
+        rows = ((p, owners[p], 1.0) for p in scores if p in owners)
+    else:
+        rows = rows_of(conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m"
+                       f" WHERE m.id IN ({{marks}}){where}", list(scores), params, factor_params)
+    for pid, session_, times in rows:
         members.setdefault(session_, []).append(pid)
         factors[session_] = max(factors.get(session_, 1.0), times)
     # fsum: a session's score does not hang on the order its pieces come in. Python orders str as

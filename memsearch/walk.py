@@ -74,7 +74,8 @@ class Walk:
 def real_folder(root: str) -> str:
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
-        raise RootNotFound(f"memory root {'is not a directory' if os.path.lexists(real_root) else 'does not exist'}: {root}")
+        what = "is not a directory" if os.path.lexists(real_root) else "does not exist"
+        raise RootNotFound(f"memory root {what}: {root}")
     return real_root
 
 
