@@ -112,3 +112,16 @@ def test_a_session_of_common_words_alone_read_in_several_goes_still_ranks_first(
     assert unpruned[0][0] == "s-common"
     assert [s for s, _ in pruned] == [s for s, _ in unpruned]
     assert [x for _, x in pruned] == pytest.approx([x for _, x in unpruned], rel=1e-9)
+
+
+def test_a_project_filter_ranks_that_projects_sessions_as_the_unfiltered_search_does(history):
+    # Unfiltered, each piece's session comes from the map the index keeps between searches; under a
+    # filter, from history_pieces itself: the sessions of one project must rank alike either way.
+    root, db = history
+    with HistoryIndex(root, db) as idx:
+        for query in QUERIES:
+            every = [(h.session, h.score) for h in idx.search(query, 200, floor=0.0, refresh=False)
+                     if h.project.endswith("-p1")]
+            mine = [(h.session, h.score) for h in idx.search(query, 200, project="p1", floor=0.0, refresh=False)]
+            assert mine and [s for s, _ in mine] == [s for s, _ in every], query
+            assert [x for _, x in mine] == pytest.approx([x for _, x in every], rel=1e-12), query
