@@ -263,7 +263,8 @@ def _collapse(segs) -> tuple[str, ...]:
     out: list[str] = []
     for seg in segs:
         if seg == "..":
-            out = out[:-1]  # ".." at the root stays at the root, as in POSIX
+            if out:  # ".." at the root stays at the root, as in POSIX
+                out.pop()  # in place: a copy a ".." made a hostile path of many cost its square
         elif seg not in ("", "."):
             out.append(seg)
     return tuple(out)
