@@ -11,7 +11,7 @@ import stat
 import time
 from _thread import RLock  # threading's own, without importing threading on the query path
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from . import migrate
 from .fingerprint import COLUMNS as FINGERPRINT
@@ -334,18 +334,19 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
     drops every other connection's POSIX locks on it."""
     conn.execute("PRAGMA query_only = ON")  # nothing written until this says yes
     try:
-        version = None
         try:
             mark = conn.execute("PRAGMA application_id").fetchone()[0]
             version = migrate.current_version(conn)
-            objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
         except sqlite3.DatabaseError as ex:
             if not is_corruption(ex):  # e.g. cannot create the -shm file: not a verdict on the file
                 raise
-            if _header_mark(path) if version is None else mark == APPLICATION_ID:
-                raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
-            why = "not an SQLite database" if version is None else f"its schema cannot be read: {ex}"
-            raise NotAnIndex(f"{path} is not a memsearch index ({why})") from None
+            _bad_file(path, ex, _header_mark(path), "not an SQLite database")  # the mark from the file itself
+        try:
+            objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
+        except sqlite3.DatabaseError as ex:
+            if not is_corruption(ex):
+                raise
+            _bad_file(path, ex, mark == APPLICATION_ID, f"its schema cannot be read: {ex}")
         if mark == APPLICATION_ID or (not mark and _premark(conn, objects, version)):
             latest = migrate.latest_version()
             if version > latest:
@@ -361,6 +362,13 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
         raise NotAnIndex(f"{path} is not a memsearch index ({', '.join(shown)})")
     finally:
         conn.execute("PRAGMA query_only = OFF")
+
+
+def _bad_file(path: str, ex: sqlite3.DatabaseError, marked: bool, why: str) -> NoReturn:
+    """A file SQLite finds damaged: a damaged index if ``marked`` as ours, else not an index."""
+    if marked:
+        raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
+    raise NotAnIndex(f"{path} is not a memsearch index ({why})") from None
 
 
 def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
