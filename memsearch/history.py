@@ -171,10 +171,10 @@ class HistoryIndex(db.Opened):
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         held = windows(query)
 
-        def run():  # the filters of a message, and of a session's pieces (which cannot apply a role or a time)
-            where = self._where(project, session, role, after)
+        def run():
+            pieces, where = self._where(project, session, role, after)
             return (self._run(planned, limit, floor, where, held, counts) if messages else
-                    self._run_sessions(planned, limit, floor, self._where(project, session), where, held, counts))
+                    self._run_sessions(planned, limit, floor, pieces, where, held, counts))
 
         for _ in range(VERIFY_TRIES):
             counts: dict[str, int] = {}
@@ -224,8 +224,9 @@ class HistoryIndex(db.Opened):
                 raise ValueError("outside the root")
         return real
 
-    def _where(self, project, session, role=None, after=None) -> tuple[str, list]:
-        """`` AND <condition>`` on ``m`` each (a message, or a piece for the first two), and their parameters."""
+    def _where(self, project, session, role, after) -> tuple[tuple[str, list], tuple[str, list]]:
+        """The filters of a session's pieces (which cannot apply a role or a time), then of a message: each
+        `` AND <condition>`` on ``m``, and their parameters."""
         where, params = [], []
         marks = ",".join("?" * len(self.roots))
         # Rows of other roots sharing the database are never shown; when there are none, no join.
@@ -241,11 +242,12 @@ class HistoryIndex(db.Opened):
         if session is not None:
             where.append("substr(m.session, 1, ?) = ?")
             params += [len(session), session]
+        pieces = ("".join(f" AND {w}" for w in where), params)
         for value, condition in ((role, "m.role = ?"), (after, "m.at >= ?")):
             if value is not None:
                 where.append(condition)
-                params.append(value)
-        return "".join(f" AND {w}" for w in where), params
+                params = [*params, value]  # a new list: the pieces keep theirs
+        return pieces, ("".join(f" AND {w}" for w in where), params)
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict):
