@@ -253,16 +253,17 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
         if place is not None and not place("/".join(done)):
             raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
         real = os.path.join(real_root, *done)
-        changed = NotAMemoryFile(f"{shown} changed while it was being opened: try again")
+        changed = f"{shown} changed while it was being opened: try again"
         try:
             fd, opened = open_confined(real)
         except Unconfined:
-            raise changed from None
-        same = same_file(opened, file_st)
-        if not same or opened.st_size > max_bytes:
+            raise NotAMemoryFile(changed) from None
+        if not same_file(opened, file_st):
             os.close(fd)
-            raise changed if not same else NotAMemoryFile(
-                f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
+            raise NotAMemoryFile(changed)
+        if opened.st_size > max_bytes:
+            os.close(fd)
+            raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
         return fd, real
     finally:
         for fd in fds[1:]:
