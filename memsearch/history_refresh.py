@@ -85,15 +85,18 @@ def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
 
 
 def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
-            seconds: float | None = REFRESH_SECONDS, known: db.Cached | None = None) -> HistoryReport:
+            seconds: float | None = REFRESH_SECONDS, known: db.Cached | None = None,
+            listings: dict | None = None) -> HistoryReport:
     """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
     until done). ``reals``: (root, path) -> the file find() checked, filled in. ``known``: the stored
-    fingerprints (stored_files) kept between refreshes."""
+    fingerprints (stored_files), ``listings``: root -> its folders as find() read them, kept between refreshes."""
     started = time.perf_counter()
     stored = (known or db.Cached(lambda c: stored_files(c, roots))).get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen = [], [], set()  # skipped: (path, why)
-    for root, t in _once([(n, root, t) for n, root in enumerate(roots) for t in find(root)], stored, counts, skipped):
+    found = [(n, root, t) for n, root in enumerate(roots)
+             for t in find(root, None if listings is None else listings.setdefault(root, {}))]
+    for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
         reals[name] = t.real
         if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:

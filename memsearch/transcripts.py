@@ -19,13 +19,15 @@ import json
 import os
 import re
 import stat
+import time
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from . import fingerprint
 from .errors import RootNotFound
-from .fingerprint import Fingerprint
+from .fingerprint import RACY_NS, Fingerprint
 from .memory_file import below, open_confined, printable_name
+from .steady import dir_key
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -313,46 +315,82 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
-def find(root: str) -> Iterator[Transcript]:
+def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
     """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down; hidden ones, and symlinks
-    leaving the root or into a hidden folder, skipped. The project is the first folder below the root."""
+    leaving the root or into a hidden folder, skipped. The project is the first folder below the root.
+    ``listings``: what the last walk of this root read of each folder, kept and updated (see _listing)."""
     real_root = os.path.realpath(root)
-    # What a folder's files share is worked out once a folder: an unchanged history costs this walk and a
-    # stat a transcript. Folders: (path, its real and shown paths ending in "/", project, depth).
-    stack = [(root, real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
+    fresh: dict = {}
+    # Folders: (real path ending in "/", shown path ending in "/", project, depth).
+    stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
-        folder, real_dir, shown_dir, project, depth = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
+        folder = stack.pop()
+        listed = _listing(folder, None if listings is None else listings.get(folder[0]))
+        if listed is None:
             continue
-        for entry in entries:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
+        fresh[folder[0]] = listed
+        stack += listed[1]
+        files = listed[2]
+        for i, t in enumerate(files):  # regular files: a stat each, the same Transcript while it is unchanged
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH:
-                        stack.append((entry.path, f"{real_dir}{name}/", f"{shown_dir}{shown}/",
-                                      project if depth else shown, depth + 1))
-                    continue
-                if not name.endswith(".jsonl"):
-                    continue
-                if entry.is_symlink():  # followed to a file only, never to a folder
-                    target = os.path.realpath(entry.path)
-                    inside = below(target, real_root)
-                    # Out of the root (or at it: a loop), or into what the scan never reads.
-                    if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
-                        continue
-                    st = os.stat(target)
-                else:
-                    target = real_dir + name
-                    st = entry.stat(follow_symlinks=False)
+                st = os.lstat(t.real)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                if (now := fingerprint.key(st)) != t.fingerprint:
+                    files[i] = t = t._replace(fingerprint=fingerprint.make(now))
+                yield t
+        for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
+            target = os.path.realpath(path)
+            inside = below(target, real_root)
+            # Out of the root (or at it: a loop), or into what the scan never reads.
+            if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
+                continue
+            try:
+                st = os.stat(target)
             except (OSError, ValueError):
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st), target)
+                yield t._replace(fingerprint=fingerprint.of(st), real=target)
+    if listings is not None:  # only the folders this walk reached: a removed one's listing goes
+        listings.clear()
+        listings.update(fresh)
+
+
+def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
+    """(its steady.dir_key, subfolders, regular transcripts, symlinked ones) of ``folder``; ``kept`` while the
+    key is as it was and was RACY_NS old when listed (a change in the tick of the listing might not move it), as
+    memory's walks keep theirs. None when it cannot be listed."""
+    real_dir, shown_dir, project, depth = folder
+    now = time.time_ns()
+    key = dir_key(real_dir[:-1] or "/")  # before the listing: a change while it lists is seen next time
+    if key is None:  # gone, or no longer a folder
+        return None
+    if kept is not None and kept[0] == key:
+        return kept
+    try:
+        entries = list(os.scandir(real_dir))
+    except OSError:
+        return None
+    folders, files, links = [], [], []
+    for entry in entries:
+        name = entry.name
+        if name[0] == ".":
+            continue
+        shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if depth < MAX_DEPTH:
+                    folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
+            elif name.endswith(".jsonl"):
+                t = Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], _UNSEEN, real_dir + name)
+                (links.append((entry.path, t)) if entry.is_symlink() else files.append(t))
+        except OSError:
+            continue
+    return key if key[0] < now - RACY_NS else None, folders, files, links
+
+
+_UNSEEN = Fingerprint(-1, -1, -1, -1, -1)  # a listed file's Fingerprint until its first stat
 
 
 def slug(path: str) -> str:

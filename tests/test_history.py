@@ -338,8 +338,8 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
         os.symlink(inside, link)
     real_find = refresh_mod.find
 
-    def find_then_swap(root):
-        yield from real_find(root)  # checked here: all of it inside the root
+    def find_then_swap(root, listings=None):
+        yield from real_find(root, listings)  # checked here: all of it inside the root
         if swapped == "link":  # then, before the read, the link is turned out of the root
             os.remove(link)
             os.symlink(outside / "secret.jsonl", link)
@@ -415,6 +415,79 @@ def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(hist
         append(path, line("user", "lambda"))
         assert other.refresh().grown == 1  # another connection commits: this one reads the rows again
         assert history.search("lambda", messages=True) and history.refresh().unchanged == 12
+
+
+@pytest.fixture
+def listed(monkeypatch):
+    """The folders os.scandir lists from now on."""
+    folders = []
+    real = os.scandir
+
+    def scandir(path="."):
+        folders.append(os.fspath(path).rstrip("/"))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return folders
+
+
+def settle(root):
+    """Every folder under ``root`` last changed a minute ago: old enough for its listing to be kept."""
+    for path in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+
+
+def test_a_long_lived_index_lists_only_the_folders_that_changed(history, hroot, listed):
+    """Issue 30: a refresh keeps each folder's listing while the folder's lstat is unchanged, so an
+    unchanged history costs a stat a transcript and no listing; an append moves no folder, a new or
+    removed transcript moves its own."""
+    paths = [transcript(hroot, [line("user", f"kappa {n}")], session=f"s-{n}", project=f"-home-p{n % 3}")
+             for n in range(6)]
+    transcript(hroot, [line("user", "subagent mu")], session="s-0/subagents/agent-1", project="-home-p0")
+    settle(hroot)
+    listed.clear()
+    assert history.refresh().new == 7 and len(listed) == 6  # the root, three projects, a session, subagents/
+    listed.clear()
+    assert history.refresh().unchanged == 7 and listed == []
+    append(paths[1], line("user", "lambda"))
+    assert history.refresh().grown == 1 and listed == []
+    assert [h.session for h in history.search("lambda", refresh=False)] == ["s-1"]
+    transcript(hroot, [line("user", "nu")], session="s-9", project="-home-p2")
+    report = history.refresh()
+    assert (report.new, report.unchanged, listed) == (1, 7, [str(hroot / "-home-p2")])
+    listed.clear()
+    paths[4].unlink()  # in -home-p1
+    report = history.refresh()
+    assert (report.removed, report.unchanged) == (1, 7) and str(hroot / "-home-p1") in listed
+    assert history.search("kappa 4", refresh=False, messages=True, floor=0)[0].session != "s-4"
+    assert [h.session for h in history.search("subagent mu")] == ["s-0"]
+
+
+def test_a_folder_changed_within_the_last_moments_is_listed_again(history, hroot, listed):
+    """A folder listed in the tick it changed may change again in that tick, its lstat the same: its
+    listing is kept only once its mtime is older than fingerprint.RACY_NS."""
+    transcript(hroot, [line("user", "kappa")], session="s-1")
+    history.refresh()
+    listed.clear()
+    assert history.refresh().unchanged == 1
+    assert sorted(listed) == [str(hroot), str(hroot / PROJECT)]
+
+
+def test_a_transcript_swapped_for_a_link_out_of_the_root_in_a_kept_folder_is_not_read(history, hroot, tmp_path):
+    """A kept listing names the transcript a refresh stats, never one it reads unchecked: swapped for a link
+    leading out of the root, its folder's mtime put back as it was (a restore), it is no longer read."""
+    transcript(hroot, [line("user", "kappa")], session="s-1")
+    settle(hroot)
+    assert history.refresh().new == 1
+    folder = hroot / PROJECT
+    before = folder.stat()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(json.dumps(line("user", "omicron")) + "\n")
+    os.symlink(outside, folder / "s-1.tmp")
+    os.replace(folder / "s-1.tmp", folder / "s-1.jsonl")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert history.refresh().removed == 1 and history.search("omicron kappa", refresh=False) == []
 
 
 def fts5_segments(conn, table: str) -> int:
