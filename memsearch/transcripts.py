@@ -325,21 +325,13 @@ def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
     stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
         folder = stack.pop()
-        listed = _listing(folder, None if listings is None else listings.get(folder[0]))
+        kept = None if listings is None else listings.get(folder[0])
+        listed = _listing(folder, kept)
         if listed is None:
             continue
         fresh[folder[0]] = listed
         stack += listed[1]
-        files = listed[2]
-        for i, t in enumerate(files):  # regular files: a stat each, the same Transcript while it is unchanged
-            try:
-                st = os.lstat(t.real)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                if (now := fingerprint.key(st)) != t.fingerprint:
-                    files[i] = t = t._replace(fingerprint=fingerprint.make(now))
-                yield t
+        yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
             target = os.path.realpath(path)
             inside = below(target, real_root)
@@ -355,6 +347,19 @@ def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
     if listings is not None:  # only the folders this walk reached: a removed one's listing goes
         listings.clear()
         listings.update(fresh)
+
+
+def _restat(files: list) -> Iterator[Transcript]:
+    """The kept ``files`` still regular files, each with its Fingerprint now: the same Transcript while unchanged."""
+    for i, t in enumerate(files):
+        try:
+            st = os.lstat(t.real)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            if (now := fingerprint.key(st)) != t.fingerprint:
+                files[i] = t = t._replace(fingerprint=fingerprint.make(now))
+            yield t
 
 
 def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
@@ -383,14 +388,14 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 if depth < MAX_DEPTH:
                     folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
             elif name.endswith(".jsonl"):
-                t = Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], _UNSEEN, real_dir + name)
-                (links.append((entry.path, t)) if entry.is_symlink() else files.append(t))
+                if entry.is_symlink():
+                    links.append((entry.path, Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], None, "")))
+                elif stat.S_ISREG((st := entry.stat(follow_symlinks=False)).st_mode):
+                    files.append(Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st),
+                                            real_dir + name))
         except OSError:
             continue
     return key if key[0] < now - RACY_NS else None, folders, files, links
-
-
-_UNSEEN = Fingerprint(-1, -1, -1, -1, -1)  # a listed file's Fingerprint until its first stat
 
 
 def slug(path: str) -> str:
