@@ -257,7 +257,7 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
         if kept is None:  # not the file checked: another process set that aside and built this one
             fixed.append(f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}")
         else:
-            fixed.append(f"set the index aside as {kept.name} and rebuilt it from the files"
+            fixed.append(f"set the index aside as {kept} and rebuilt it from the files"
                          f" ({len(report.added)} files)")
         return
     if "fts-rebuild" in remedies:
