@@ -20,7 +20,6 @@ from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgum
 from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Callable
 
 
@@ -47,9 +46,6 @@ def is_corruption(ex: sqlite3.Error) -> bool:
 # PRAGMA application_id of every index memsearch creates ("mems"): a damaged file with it is set
 # aside and rebuilt, even with --db; one without it is never written. Older indexes: see _premark.
 APPLICATION_ID = 0x6D656D73
-
-# Bytes 0-15 of every SQLite database file.
-SQLITE_HEADER = b"SQLite format 3\0"
 
 
 def cache_folder() -> str:
@@ -171,7 +167,6 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
 
 
 def identity(path: str | os.PathLike) -> tuple[int, int] | None:
-    """(device, inode) of the file at ``path`` (None: no file there)."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
@@ -394,19 +389,17 @@ def _header_mark(path: str) -> bool:
             header = f.read(72)
     except OSError:
         return False
-    return header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
-# Columns of memory_fts that reconcile and search use. A database said current
-# by its migrations that lacks one (a development build, a hand edit) would
-# fail every query with "no such column"; as a cache it is rebuilt.
+# Columns of memory_fts that reconcile and search use: an index its migrations call current that
+# lacks one (a development build, a hand edit) would fail every query, so it is rebuilt.
 COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "frontmatter_error", "racy",
                      *FINGERPRINT.split(", "), *(f"{kind}{text}{seg}" for text in ("body", *FIELDS)
                                                  for kind, seg in (("", ""), ("", "_seg"), ("idx_", "")))))
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:
-    """One clear project error for an SQLite failure."""
     text = str(ex)
     if is_corruption(ex):
         return DatabaseCorrupt(f"the index {path} is damaged ({text})")
@@ -424,17 +417,15 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
 KEEP_ASIDE = 3
 
 
-def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> Path | None:
-    """Move a bad database (and its WAL files) out of the way, keeping KEEP_ASIDE copies.
-    ``found``: the identity() of the file found bad; when another is at ``path`` now (another
-    process set it aside first), nothing is moved and None returned."""
-    from pathlib import Path  # only on this rare path
-
+def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> str | None:
+    """Move a bad database (and its WAL files) out of the way, keeping KEEP_ASIDE copies; the
+    copy's name. ``found``: the identity() of the file found bad; when another is at ``path`` now
+    (another process set it aside first), nothing is moved and None returned."""
     if found is not None and identity(path) != found:
         return None
-    path = Path(path)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
+    folder, name = os.path.split(path_text(path))
+    kept = f"{name}.bad-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    path, target = os.path.join(folder, name), os.path.join(folder, kept)
     try:
         os.replace(path, target)
         for suffix in ("-wal", "-shm"):
@@ -444,19 +435,19 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
         pass  # another process set it aside first
     except OSError as ex:
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
-    older = [n for n in copies_aside(path) if n != target.name]
-    for name in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
+    older = [n for n in copies_aside(path) if n != kept]
+    for old in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):  # another process may delete it first
-                os.unlink(path.parent / f"{name}{suffix}")
-    message = f"index {path} was unusable ({why}); kept it as {target.name} and rebuilding from the files"
+                os.unlink(os.path.join(folder, f"{old}{suffix}"))
+    message = f"index {path} was unusable ({why}); kept it as {kept} and rebuilding from the files"
     if warning_sink is None:
         import logging
 
         logging.getLogger("memsearch").warning("%s", message)
     else:
         warning_sink(message)
-    return target
+    return kept
 
 
 def copies_aside(path: str | os.PathLike) -> list[str]:
@@ -481,8 +472,7 @@ IDS_AT_ONCE = 900
 
 
 def rows_of(conn: sqlite3.Connection, sql: str, ids: list[int], params=(), before=()) -> list[tuple]:
-    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, IDS_AT_ONCE at a time (SQLite's
-    bound on parameters), after ``before`` and then ``params``."""
+    """The rows of ``sql`` for ``ids`` bound in its ``{marks}``, between ``before`` and ``params``."""
     out = []
     for start in range(0, len(ids), IDS_AT_ONCE):
         chunk = ids[start:start + IDS_AT_ONCE]

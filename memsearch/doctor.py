@@ -71,17 +71,17 @@ def diagnose(index, *, fix: bool = False) -> DoctorReport:
             failed = str(ex) if isinstance(ex, (sqlite3.Error, MemsearchError)) else f"{type(ex).__name__}: {ex}"
         index.close()
         remaining, notes = _run_checks(index)
-    return DoctorReport(str(index.db_path), tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
+    return DoctorReport(index.db_file, tuple(found), tuple(fixed), tuple(remaining), tuple(notes), failed)
 
 
 def _run_checks(index) -> tuple[list[Check], list[str]]:
-    path = index.db_path
+    path = index.db_file
     notes = _notes(index)
     try:
-        db_mod.check_path(str(path))
+        db_mod.check_path(path)
     except MemsearchError as ex:
         return [Check("database", False, str(ex))], notes
-    if not path.exists():
+    if not os.path.exists(path):
         notes.append("no index yet: the next query (or `memsearch index`) builds it")
         return [Check("database", True, "not built yet", "reconcile"), _check_query(index)], notes
     try:
@@ -106,7 +106,7 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
 
 def _check_database(index, conn, notes: list[str]) -> Check:
     try:
-        unmarked = db_mod.inspect(str(index.db_path), conn)
+        unmarked = db_mod.inspect(index.db_file, conn)
         version = migrate.current_version(conn)
         objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except (SchemaTooNew, db_mod.NotAnIndex) as ex:
@@ -231,16 +231,16 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    folder, kept, size = index.db_path.parent, 0, 0
+    folder, kept, size = os.path.dirname(index.db_file), 0, 0
     for name in db_mod.copies_aside(index.db_file):
         try:
-            size += os.stat(folder / name).st_size
+            size += os.stat(os.path.join(folder, name)).st_size
         except OSError:  # deleted since the listing: no longer kept
             continue
         kept += 1
         for suffix in ("-wal", "-shm"):  # a copy's WAL files are part of it
             with suppress(OSError):
-                size += os.stat(folder / f"{name}{suffix}").st_size
+                size += os.stat(os.path.join(folder, f"{name}{suffix}")).st_size
     if not kept:
         return []
     return [f"{kept} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
@@ -252,12 +252,12 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
     remedies = {c.remedy for c in found if not c.ok}
     if "set-aside" in remedies:
         why = next(c.detail for c in found if not c.ok and c.remedy == "set-aside")
-        kept = db_mod.set_aside(index.db_path, why, checked)
+        kept = db_mod.set_aside(index.db_file, why, checked)
         report = index.reconcile()
         if kept is None:  # not the file checked: another process set that aside and built this one
             fixed.append(f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}")
         else:
-            fixed.append(f"set the index aside as {kept.name} and rebuilt it from the files"
+            fixed.append(f"set the index aside as {kept} and rebuilt it from the files"
                          f" ({len(report.added)} files)")
         return
     if "fts-rebuild" in remedies:

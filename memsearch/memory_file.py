@@ -15,8 +15,8 @@ from .errors import NotAMemoryFile
 from .fingerprint import same_file
 from .settings import encodable
 
-# Linux's limits (macOS has 1024 for the path): a longer name or path names
-# no file at all, so it is refused before any work that grows with its size.
+# Linux's limits (macOS has 1024 for the path): a longer name or path names no file at all,
+# so it is refused before any work that grows with its size.
 NAME_MAX = 255
 PATH_MAX = 4096
 
@@ -29,8 +29,7 @@ MIMO_SCOPES = ("global", "projects", "sessions")
 # A claude or zcode project keeps its memory in this folder of its own.
 MEMORY_DIR = "memory"
 
-# The index of a folder of memories (Claude Code's spelling: it lists them, and
-# is loaded into the agent's context).
+# The index of a folder of memories (Claude Code's spelling), loaded into the agent's context.
 INDEX_NAME = "MEMORY.md"
 PROJECT_KINDS = ("claude", "zcode")
 
@@ -48,15 +47,13 @@ def is_markdown(name: str) -> bool:
 
 
 def printable_name(name: str) -> str:
-    """File names with bytes that are not UTF-8 can't be stored as text;
-    spell those bytes as \\xNN so the path stays unique and readable."""
+    """A name with bytes that are not UTF-8 (no text SQLite stores) with those bytes spelled \\xNN."""
     return name if encodable(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def below(path: str, folder: str) -> str | None:
-    """``path`` relative to ``folder`` ("" for the folder itself), or None
-    when it lies outside: the one containment test, on real paths, that every
-    link, read and event is judged by."""
+    """``path`` relative to ``folder`` ("" for the folder itself), or None when it lies outside: the
+    one containment test, on real paths, that every link, read and event is judged by."""
     if path == folder:
         return ""
     head = folder.rstrip(os.sep) + os.sep
@@ -102,8 +99,8 @@ def open_confined(abspath: str, *, confined: bool = True) -> tuple[int, os.stat_
 
 
 def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None:
-    """Why the walk must not follow a link whose resolved target is
-    ``target`` (None: follow it). The same rule as :func:`open_memory_file`."""
+    """Why the walk must not follow a link whose resolved target is ``target`` (None: follow it).
+    The same rule as :func:`open_memory_file`."""
     rel = below(target, real_root)
     if rel is None:
         return "symlink points outside the root"
@@ -115,8 +112,7 @@ def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None
 
 
 def disk_name(shown: str) -> str | None:
-    """The real name behind a name the walk spelled with ``\\xNN`` for bytes
-    that are not UTF-8 (:func:`printable_name`), or None."""
+    """The real name behind a :func:`printable_name` spelling with ``\\xNN``, or None."""
     if "\\x" not in shown:
         return None
     try:
@@ -129,12 +125,10 @@ def disk_name(shown: str) -> str | None:
 
 def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
-    """(A descriptor open for reading, the real path) of the memory file at
-    ``parts`` (names below the root, as a hit shows them) of a root of ``kind``.
-    ``place``: for a folder of checkouts (discover.reads), whether discovery
-    reads a path; it stands in for the no-hidden-part rule (``.claude/memory``).
-    Any refusal or OS error is one NotAMemoryFile naming ``shown`` (the path
-    as given, quoted), ``missing`` set when nothing is there."""
+    """(A descriptor open for reading, the real path) of the memory file at ``parts`` (names below
+    the root, as a hit shows them) of a root of ``kind``. ``place``: for a folder of checkouts
+    (discover.reads), whether discovery reads a path, in place of the no-hidden-part rule
+    (``.claude/memory``). Any refusal or OS error is one NotAMemoryFile naming ``shown``."""
     if ".." in parts:
         raise NotAMemoryFile(f"{shown} climbs out of its folder ('..'):"
                              " only memory files inside the memory folder can be read")
@@ -174,11 +168,11 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
     outside = NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
     done: list[str] = []  # their real names below the root, then the file's
-    # Names to look up (last first), each with its index in ``parts`` if the
-    # caller gave it (a \xNN spelling, maybe), None if a link's target did.
+    # Names to look up (last first), each with its index in ``parts`` if the caller gave it
+    # (a \xNN spelling, maybe), None if a link's target did.
     todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
-    # Where the file must end up: the root, or for claude / zcode the real
-    # <project>/memory folder, which the walk starts from and judges links by.
+    # Where the file must end up: the root, or for claude / zcode the real <project>/memory folder,
+    # which the walk starts from and judges links by.
     base: list[str] = []
     file_st = None
     links = 0
@@ -188,9 +182,8 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
             name, given = todo.pop()
             if name == "..":
                 if not done:
-                    # A link's target climbs above the root, maybe to come back
-                    # (../mem/x.md for the root mem): the walk judges links by
-                    # their real path, so look its rest up by that path.
+                    # A link's target climbs above the root, maybe to come back (../mem/x.md for the
+                    # root mem): the walk judges links by their real path, so look the rest up by it.
                     rest = []
                     while todo and todo[-1][1] is None:
                         rest.append(todo.pop()[0])
@@ -236,8 +229,8 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     raise NotAMemoryFile(f"{shown} is not a regular file")
             if todo and todo[-1][1] is None:
                 continue
-            # A name the caller gave is settled, links and all (it was checked up
-            # front): the walk would have gone there only if it is a memory place.
+            # A name the caller gave is settled, links and all (it was checked up front): the walk
+            # would have gone there only if it is a memory place.
             if linked:
                 linked = False
                 if done[:len(base)] != base:

@@ -1,11 +1,6 @@
-"""Apply the numbered SQL files of ``migrations/`` in order.
-
-Each migration runs in one write transaction with the row recording it, so a
-crash leaves the old schema or the new one; ``PRAGMA user_version`` repeats the
-version so every open checks it with one cheap read. A shipped migration is
-never edited. The sync triggers are on ``memory_fts`` (the content table), so
-rebuilding ``memory_fts_idx`` (as 0005 did) leaves them be.
-``migrations/schema.sql`` shows the whole schema (:func:`schema`).
+"""Apply the numbered SQL files of ``migrations/`` in order, each in one write transaction with the
+row recording it; ``PRAGMA user_version`` repeats the version so every open checks it with one cheap
+read. A shipped migration is never edited. ``migrations/schema.sql`` shows the whole schema.
 """
 
 from __future__ import annotations
@@ -25,8 +20,7 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 
 
-# Every open asks for the newest migration: list them once, as text, so
-# that opening an index never imports pathlib.
+# Listed once, as text: opening an index never imports pathlib.
 @functools.cache
 def _listed() -> tuple[tuple[int, str, str], ...]:
     # Installed: inside the package. Source checkout: the repo's top level.
@@ -39,8 +33,7 @@ def _listed() -> tuple[tuple[int, str, str], ...]:
 
 
 def _read(read, path: str):
-    # Every command opens an index, and with it reads these files: out of file
-    # descriptors (ulimit -n) or in a damaged install, that must be one line, not a traceback.
+    # Out of file descriptors (ulimit -n) or in a damaged install: one line, not a traceback.
     try:
         return read(path)
     except OSError as ex:
@@ -92,9 +85,8 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 @contextmanager
 def write_transaction(conn: sqlite3.Connection):
-    """Take the write lock up front (BEGIN IMMEDIATE): a deferred transaction
-    that upgrades from read to write can fail with SQLITE_BUSY at once,
-    without waiting, when another writer got there first."""
+    """Take the write lock up front (BEGIN IMMEDIATE): a deferred transaction that upgrades from
+    read to write fails with SQLITE_BUSY at once, without waiting, when another writer is first."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
@@ -106,9 +98,8 @@ def write_transaction(conn: sqlite3.Connection):
 
 
 def schema() -> str:
-    """The whole schema the migrations build, as SQL, in SQLite's order (FTS5's
-    shadow tables left out): migrations/schema.sql, which tests/test_migrate.py
-    keeps equal and says how to write again."""
+    """The whole schema the migrations build, in SQLite's order, FTS5's shadow tables left out
+    (migrations/schema.sql, which tests/test_migrate.py keeps equal)."""
     with closing(sqlite3.connect(":memory:", isolation_level=None)) as conn:
         version = migrate(conn)
         shadows = {f"{name}_{part}" for (name,) in conn.execute(

@@ -24,8 +24,7 @@ OVERFETCH_CAP = 50
 
 # snippet(): excerpt length in tokens and the markers around matched words.
 SNIPPET_TOKENS = 32
-# 32 tokens can be huge (a run of punctuation is no token): a longer excerpt
-# is cut around its first match.
+# 32 tokens can be huge (a run of punctuation is no token): a longer excerpt is cut around its first match.
 SNIPPET_MAX_CHARS = 600
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "<<", ">>", "..."
 
@@ -39,9 +38,8 @@ MAX_FILE_BYTES = 2_000_000
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
-# While `memsearch watch` runs, a query waits this long for the watcher to
-# acknowledge its cookie (a few ms) before walking the tree itself; raise it
-# on a slow or very busy machine.
+# While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms) before
+# walking the tree itself; raise it on a slow or very busy machine.
 SYNC_TIMEOUT_S = 1.0
 
 # A manifest goes into an agent's context, where a list of thousands is noise:

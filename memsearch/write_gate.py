@@ -38,9 +38,8 @@ _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
 _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
-# NFKC-stable characters that Windows "best fit" conversion to an ANSI code
-# page turns into a separator: yen and won are the backslash of Japanese and
-# Korean code pages; the rest are slash look-alikes.
+# NFKC-stable characters that Windows "best fit" conversion to an ANSI code page turns into a separator: yen and won
+# are the backslash of Japanese and Korean code pages; the rest are slash look-alikes.
 _SEPARATOR_LOOKALIKES = frozenset("\u00a5\u20a9\u2044\u2215\u29f5\u29f8\u29f9")
 
 
@@ -79,9 +78,8 @@ def check_write(target: str | os.PathLike, *, agent: str, memory_root: str | os.
     if given_anchor == "/" and "/" not in (root[0], wt[0]):
         _deny(target, "on Windows a path rooted without a drive letter depends on the current drive",
               "ambiguous", f"Include the drive, as in {_join(wt)}.")
-    # The mirror case: beside roots without a drive, "C:/x" is no absolute path
-    # (POSIX reads it as the folder "C:" of the current one) and no place the
-    # roots can be compared with (Git Bash's /c/... is C:/... too).
+    # The mirror case: beside roots without a drive, "C:/x" is no absolute path (POSIX reads it as the folder "C:" of
+    # the current one) and no place the roots can be compared with (Git Bash's /c/... is C:/... too).
     if given_anchor not in (None, "/") and root[0] == wt[0] == "/":
         _deny(target, "a path with a drive letter cannot be judged beside memory and worktree folders without one"
               f" ({_join(root)}, {_join(wt)})", "ambiguous",
