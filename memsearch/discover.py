@@ -326,7 +326,6 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         result.unchanged = len(known)
         return result
     nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds
-    unchanged = known_seen = 0
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
@@ -344,17 +343,15 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
             whole = False
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
+    unchanged = 0
     for rel, info in found.items():
-        if rel in known:
-            known_seen += 1
         if known.get(rel) == info[1] and rel not in recheck:
             unchanged += 1
         else:
             result.files[rel] = info
     result.unchanged = unchanged
-    if known_seen != len(known):  # some known file was not found: which
-        result.missing = [rel for rel in known if rel not in found]
-    elif not (deep or recheck or skipped or result.files):
+    result.missing = [rel for rel in known if rel not in found]
+    if not (deep or recheck or skipped or result.files or result.missing):
         if calm is known and whole:  # taken at the second calm walk: a one-shot query never pays for it
             cache.steady = snapshot(dirs, found, known, max_file_bytes, now)
         cache.calm = known

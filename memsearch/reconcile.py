@@ -144,7 +144,7 @@ def reconcile_paths(
         if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
             kept.add(path)
     tops = sorted(kept)
-    repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
+    repos = tuple(layout.repos)
     if repos and any(path.startswith(repos) for path in tops):
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
     if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
