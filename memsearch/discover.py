@@ -124,8 +124,13 @@ def nested_folders(root: str, rels) -> set[str]:
     return folders
 
 
-def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
-    """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root."""
+def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+               st: os.stat_result | None = None) -> None:
+    """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root. ``st``:
+    its lstat, when the caller took one: a regular file under the cap needs no realpath."""
+    if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+        found[rel] = (abspath, make(fp_key(st)))
+        return
     try:
         st = os.lstat(abspath)
         real = os.path.realpath(abspath)
@@ -187,10 +192,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                     st = entry.stat(follow_symlinks=False)  # no path to build: the floor of a query
                 except OSError:
                     st = None
-                if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                    found[shown] = (entry.path, make(fp_key(st)))
-                else:
-                    _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped)
+                _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped, st)
 
 
 def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict,
@@ -236,10 +238,10 @@ _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_
 
 
 def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-           dirs: list, files: list) -> bool:
-    """Probe one checkout's places into ``found``, and what a steady state would rely on into ``dirs``
-    (folders and single-file links) and ``files`` (memsearch.steady); False when it cannot rely on
-    them (a link on the way, a file passed over)."""
+           dirs: list) -> bool:
+    """Probe one checkout's places into ``found``, and the folders and single-file links a steady
+    state would rely on into ``dirs`` (memsearch.steady); False when it cannot rely on them (a link
+    on the way, a file passed over)."""
 
     def keep(folder: str) -> bool:  # False: a file, or a link: nothing to keep it by
         key = dir_key(folder)
@@ -280,23 +282,20 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         if rel.split("/", 1)[0] not in names:
             continue
         path = os.path.join(checkout, *rel.split("/"))
+        st = None
         if rel.rpartition("/")[0] in plain_tops:  # no link on the way: an lstat says it all, no realpath
             try:
                 st = os.lstat(path)
             except FileNotFoundError:
                 continue
             except OSError:
-                st = None
-            if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-                mine[f"{name}/{rel}"] = (path, make(fp_key(st)))
-                continue
+                pass
             if st is not None and S_ISLNK(st.st_mode) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new mtime.
                 links.append((path, st.st_mtime_ns, st.st_ino))
-        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped)
+        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped, st)
     found.update(mine)
     dirs += links
-    files += [(rel, abspath) for rel, (abspath, _) in mine.items()]
     base, linked = real_root.rstrip(os.sep) + os.sep, {path for path, _, _ in links}
     # Each file at its shown path, unless a link on the way (or a name shown escaped).
     return cacheable and len(skipped) == passed_over and all(
@@ -327,39 +326,34 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         result.unchanged = len(known)
         return result
     nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds
-    unchanged = known_seen = 0
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped: list[Skipped] = []
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
-    # What a steady state would rely on: every folder listed (path, mtime, inode), every file (shown,
-    # absolute path); whole: all of it reached through no link.
-    dirs, files, whole = [(real_root, *key)] if key else [], [], key is not None
+    # What a steady state would rely on: every folder listed (path, mtime, inode), and every file
+    # found; whole: all of it reached through no link.
+    dirs, whole = [(real_root, *key)] if key else [], key is not None
     for name, checkout in checkouts(real_root, skipped):
-        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs, files) and whole
+        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs) and whole
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     for rel in nested:
         path = os.path.join(real_root, *rel.split("/"))
         _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
-        if rel in found and found[rel][0] == path:
-            files.append((rel, path))
-        else:
+        if rel not in found or found[rel][0] != path:
             whole = False
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
+    unchanged = 0
     for rel, info in found.items():
-        if rel in known:
-            known_seen += 1
         if known.get(rel) == info[1] and rel not in recheck:
             unchanged += 1
         else:
             result.files[rel] = info
     result.unchanged = unchanged
-    if known_seen != len(known):  # some known file was not found: which
-        result.missing = [rel for rel in known if rel not in found]
-    elif not (deep or recheck or skipped or result.files):
+    result.missing = [rel for rel in known if rel not in found]
+    if not (deep or recheck or skipped or result.files or result.missing):
         if calm is known and whole:  # taken at the second calm walk: a one-shot query never pays for it
-            cache.steady = snapshot(dirs, files, known, max_file_bytes, now)
+            cache.steady = snapshot(dirs, found, known, max_file_bytes, now)
         cache.calm = known
     return result
 

@@ -39,7 +39,6 @@ COLUMNS = "size, mtime_ns, ctime_ns, device, inode"
 
 
 def of(st) -> Fingerprint:
-    """The Fingerprint of an os.stat_result."""
     return make(key(st))
 
 

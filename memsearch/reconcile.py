@@ -120,10 +120,9 @@ def reconcile(
     known, racy = cache.get(conn)
     seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
     hard_links(seen, known, layout.locate)
-    if not seen.files and not seen.missing:
-        return ReconcileReport(removed=tuple(dropped), unchanged=seen.unchanged, skipped=tuple(seen.skipped),
-                               seconds=time.perf_counter() - started, malformed=_malformed(conn))
-    report = _write(conn, layout, seen, known, cache, None, progress, max_file_bytes)
+    report = ReconcileReport(unchanged=seen.unchanged, skipped=tuple(seen.skipped))
+    if seen.files or seen.missing:
+        report = _write(conn, layout, seen, known, cache, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=_malformed(conn))
 
@@ -145,7 +144,7 @@ def reconcile_paths(
         if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
             kept.add(path)
     tops = sorted(kept)
-    repos = tuple(layout.label(r) for r in layout.roots if r.kind == "repos")
+    repos = tuple(layout.repos)
     if repos and any(path.startswith(repos) for path in tops):
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
     if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
@@ -169,11 +168,10 @@ def reconcile_paths(
     if other_names:
         tops += other_names
         before = _stored(conn, tops)
-    if not seen.missing and not _changed(seen, before):
-        return ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped),
-                               seconds=time.perf_counter() - started)
-    return _write(conn, layout, seen, before[0], known, tops, None, max_file_bytes)._replace(
-        seconds=time.perf_counter() - started)
+    report = ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped))
+    if seen.missing or _changed(seen, before):
+        report = _write(conn, layout, seen, before[0], known, tops, None, max_file_bytes)
+    return report._replace(seconds=time.perf_counter() - started)
 
 
 def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint], cache: KnownFingerprints,
@@ -201,7 +199,6 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint], cach
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
-    """The files of the walk that differ from the index ``now``."""
     stored, racy = now
     return [FileInfo(rel, abspath, fp) for rel, (abspath, fp) in seen.files.items()
             if stored.get(rel) != fp or rel in racy]

@@ -112,7 +112,6 @@ class Root(_RootFields):
 
 # -- default locations -------------------------------------------------------------
 def default_path(kind: str) -> str:
-    """Where an agent of this kind keeps its memory on this machine."""
     home = os.path.expanduser("~")
     if kind == "mimo":
         mimo_home = os.environ.get("MIMOCODE_HOME", "")

@@ -65,16 +65,16 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
     return same
 
 
-def snapshot(dirs: list[tuple[str, int, int]], files: list[tuple[str, str]], known: dict[str, Fingerprint],
-             max_file_bytes: int, now: int) -> tuple | None:
+def snapshot(dirs: list[tuple[str, int, int]], found: dict[str, tuple[str, Fingerprint]],
+             known: dict[str, Fingerprint], max_file_bytes: int, now: int) -> tuple | None:
     """The steady state after a walk (begun at ``now``) that found every known file unchanged and
     nothing new or passed over: ``dirs`` (path, mtime, inode) of every folder it listed and
-    single-file link, ``files`` (shown, absolute path) of every file. From lstats taken again now
-    and checked against what the walk relied on: None when any differs, or a folder had changed a
-    moment before the walk listed it."""
-    if len(files) != len(known):
+    single-file link, ``found`` {shown: (absolute path, Fingerprint)} of every file. From lstats
+    taken again now and checked against what the walk relied on: None when any differs, or a folder
+    had changed a moment before the walk listed it."""
+    if len(found) != len(known):
         return None
-    paths = [d[0] for d in dirs] + [abspath for _, abspath in files]
+    paths = [d[0] for d in dirs] + [abspath for abspath, _ in found.values()]
     try:
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
@@ -82,7 +82,7 @@ def snapshot(dirs: list[tuple[str, int, int]], files: list[tuple[str, str]], kno
     if any((key[1], key[4]) != (mtime_ns, ino) or mtime_ns + RACY_NS >= now
            for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
             not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]
-            for (rel, _), key in zip(files, keys[len(dirs):])):
+            for rel, key in zip(found, keys[len(dirs):])):
         return None
     before = time.time_ns() - RACY_NS
     settled, ctimes, racy, racy_keys = [], [], [], []

@@ -189,7 +189,6 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
 
 
 def add_file(rel, abspath, st, files, skipped, max_file_bytes):
-    """Add a file to ``files`` if a regular file under the cap, else to ``skipped``."""
     if not S_ISREG(st.st_mode):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
