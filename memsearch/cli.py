@@ -90,8 +90,6 @@ def completer(module: str, name: str):
         import importlib
 
         words = getattr(importlib.import_module(f"memsearch.{module}"), name)
-        if isinstance(words, dict):  # SCOPES_OF_KIND: every scope of every kind
-            words = dict.fromkeys(s for scopes in words.values() for s in scopes)
         return [w for w in words if w.startswith(incomplete)]
 
     return complete
@@ -104,7 +102,7 @@ CLICK_ARGS = {
              "show_default": "the config file's roots, else every agent's memory found here"},
     "db_path": {"show_default": "one per set of roots in ~/.cache/memsearch"},
     "limit": {"show_default": True},
-    "scope": {"shell_complete": completer("roots", "SCOPES_OF_KIND")},
+    "scope": {"shell_complete": completer("index", "SCOPES")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
     "color": {"show_default": True},
 }

@@ -87,10 +87,10 @@ def unmatched_line(words, what: str = "memory file") -> str:
 def result_json(result, encoding: str = "utf-8") -> str:
     """A memory or history result as JSON (a history hit with the command that opens its session)."""
     history = hasattr(result, "refresh")
-    payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session, result.query)} if history else hit.to_dict()
-                           for hit in result.hits],
-               "floored": result.floored, "unmatched": list(result.unmatched)}
+    payload = result_dict(result)
+    if history:
+        for shown, hit in zip(payload["results"], result.hits):
+            shown["open"] = open_hint(hit.session, result.query)
     if history and result.refresh is not None:
         payload["refresh"] = result.refresh.to_dict()
     if not history and result.reconcile is not None:
@@ -98,6 +98,12 @@ def result_json(result, encoding: str = "utf-8") -> str:
     if not history and result.freshness is not None:
         payload["freshness"] = result.freshness.to_dict()
     return json_text(payload, encoding)
+
+
+def result_dict(result) -> dict:
+    """The JSON shape every search answers in: the CLI's --json and the tools' data."""
+    return {"query": result.query, "fts_query": result.fts_query, "results": [hit.to_dict() for hit in result.hits],
+            "floored": result.floored, "unmatched": list(result.unmatched)}
 
 
 def json_text(value, encoding: str = "utf-8") -> str:

@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile
-from .format import format_hits, hit_line, one_line, quoted, unmatched_line, unquoted
+from .format import format_hits, hit_line, one_line, quoted, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -258,10 +258,7 @@ def zero_hint(index: MemoryIndex) -> str:
 
 def search_data(index: MemoryIndex, args: dict, result: SearchResult) -> dict:
     """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
-    data = {"query": result.query, "fts_query": result.fts_query,
-            "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")},
-            "results": [hit.to_dict() for hit in result.hits],
-            "floored": result.floored, "unmatched": list(result.unmatched)}
+    data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
     if not result.hits:
         data["hint"] = zero_hint(index)
     return data
@@ -390,8 +387,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
         messages=messages)
     # A search reads transcripts for a bounded time: the model is told when it saw only part of them.
     deferred = result.refresh.deferred if result.refresh is not None else 0
-    data = {"query": result.query, "results": [hit.to_dict() for hit in result.hits], "floored": result.floored,
-            "unmatched": list(result.unmatched), "deferred": deferred}
+    data = {**result_dict(result), "deferred": deferred}
     partial = (f" {deferred} transcript(s) were not read in full yet: the same search again reads on."
                if deferred else "")
     if not result.hits:
