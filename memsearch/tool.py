@@ -107,7 +107,7 @@ string, port, full command. Only Markdown files inside the memory folder can be 
 READ_SCHEMA = object_schema({"path": _text("A memory file's path as a memory_search hit gave it.", MAX_PATH_CHARS)},
                             "path")
 
-# Conversation history (issue 16): transcripts, not memory, so tools of their own.
+# Conversation history: transcripts, not memory, so tools of their own.
 HISTORY_DESCRIPTION = """\
 Search the raw conversation history: the transcripts of past agent sessions (what the user and the \
 assistant wrote, tool calls and their output). Use it after memory_search when a memory paraphrases a \
@@ -221,7 +221,10 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
     result = index.search_result(_query(args), args["limit"], args.get("scope"), args.get("scopeId"), args.get("type"))
     if "scopeId" in args and not result.hits:
         _check_scope_id(index, args["scopeId"], args.get("scope"))
-    return ToolResult(format_search(index, args, result), search_data(index, args, result))
+    data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
+    if not result.hits:
+        data["hint"] = zero_hint(index)
+    return ToolResult(format_search(index, args, result), data)
 
 
 def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> None:
@@ -254,14 +257,6 @@ def zero_hint(index: MemoryIndex) -> str:
                      else "'" + r.path.replace("'", "'\\''") + "'" for r in index.roots)  # shell words
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
-
-
-def search_data(index: MemoryIndex, args: dict, result: SearchResult) -> dict:
-    """The JSON form for hosts: the CLI's ``--json`` shape plus each hit's file."""
-    data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
-    if not result.hits:
-        data["hint"] = zero_hint(index)
-    return data
 
 
 def _filters(args: dict) -> str:
