@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile
-from .format import format_hits, hit_line, one_line, quoted, result_dict, unmatched_line, unquoted
+from .format import hit_block, hit_line, one_line, quoted, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -391,7 +391,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     kind = "message" if messages else "session"
     lines = [f"{len(result.hits)} {kind}{'s' if len(result.hits) > 1 else ''} from past sessions for"
              f" {result.query!r}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):",
-             format_hits(result._replace(unmatched=()), hint=False)]
+             "\n\n".join(hit_block(hit) for hit in result.hits)]
     if result.unmatched:  # first, as memory_search says it
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
     if partial:
