@@ -21,23 +21,17 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
-class UsageFailure(click.UsageError):
-    """A usage error on one line, as the README promises (not click's three): exit 2."""
-
-    def show(self, file=None) -> None:
-        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
-        click.echo(f"Error: {self.format_message()}{hint}", err=True)
-
-
 @contextmanager
 def one_line_usage():
+    """Usage errors on one line, as the README promises (not click's three)."""
     try:
         yield
     except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
         # NoArgsIsHelpError: a bare `memsearch` (click >= 8.2), whose help click prints
-        if isinstance(ex, (UsageFailure, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
+        if isinstance(ex, getattr(click.exceptions, "NoArgsIsHelpError", ())):
             raise
-        raise UsageFailure(ex.format_message(), ex.ctx) from None
+        hint = f" (see '{ex.ctx.command_path} --help')" if ex.ctx is not None else ""
+        raise Failure(ex.format_message() + hint) from None
 
 
 class Group(click.Group):
