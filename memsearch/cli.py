@@ -359,7 +359,7 @@ def doctor(fix, as_json, **root_opts):
         sys.exit(1)
 
 
-# -- conversation history (issue 16): transcripts, never the memory ------------------
+# -- conversation history: transcripts, never the memory ------------------
 def history_options(f):
     f = option("db_path", show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
     return click.option(
