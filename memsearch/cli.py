@@ -129,7 +129,7 @@ def log_to_stderr() -> None:
 
     class Stderr(logging.Handler):
         def emit(self, record):
-            click.echo(f"warning: {record.getMessage()}", err=True)
+            print_warning(record.getMessage())
 
     log = logging.getLogger("memsearch")
     if not log.handlers:
