@@ -21,23 +21,17 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
 
-class UsageFailure(click.UsageError):
-    """A usage error on one line, as the README promises (not click's three): exit 2."""
-
-    def show(self, file=None) -> None:
-        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
-        click.echo(f"Error: {self.format_message()}{hint}", err=True)
-
-
 @contextmanager
 def one_line_usage():
+    """Usage errors on one line, as the README promises (not click's three)."""
     try:
         yield
     except click.UsageError as ex:  # its subclasses too: a bad value, a missing argument
         # NoArgsIsHelpError: a bare `memsearch` (click >= 8.2), whose help click prints
-        if isinstance(ex, (UsageFailure, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
+        if isinstance(ex, getattr(click.exceptions, "NoArgsIsHelpError", ())):
             raise
-        raise UsageFailure(ex.format_message(), ex.ctx) from None
+        hint = f" (see '{ex.ctx.command_path} --help')" if ex.ctx is not None else ""
+        raise Failure(ex.format_message() + hint) from None
 
 
 class Group(click.Group):
@@ -90,8 +84,6 @@ def completer(module: str, name: str):
         import importlib
 
         words = getattr(importlib.import_module(f"memsearch.{module}"), name)
-        if isinstance(words, dict):  # SCOPES_OF_KIND: every scope of every kind
-            words = dict.fromkeys(s for scopes in words.values() for s in scopes)
         return [w for w in words if w.startswith(incomplete)]
 
     return complete
@@ -104,7 +96,7 @@ CLICK_ARGS = {
              "show_default": "the config file's roots, else every agent's memory found here"},
     "db_path": {"show_default": "one per set of roots in ~/.cache/memsearch"},
     "limit": {"show_default": True},
-    "scope": {"shell_complete": completer("roots", "SCOPES_OF_KIND")},
+    "scope": {"shell_complete": completer("index", "SCOPES")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
     "color": {"show_default": True},
 }
@@ -137,7 +129,7 @@ def log_to_stderr() -> None:
 
     class Stderr(logging.Handler):
         def emit(self, record):
-            click.echo(f"warning: {record.getMessage()}", err=True)
+            print_warning(record.getMessage())
 
     log = logging.getLogger("memsearch")
     if not log.handlers:
@@ -367,7 +359,7 @@ def doctor(fix, as_json, **root_opts):
         sys.exit(1)
 
 
-# -- conversation history (issue 16): transcripts, never the memory ------------------
+# -- conversation history: transcripts, never the memory ------------------
 def history_options(f):
     f = option("db_path", show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
     return click.option(

@@ -44,11 +44,11 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
     return pieces, paired
 
 
-def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
-    """A memory or history result as text; with ``hint``, a history one ends with how to open its first session."""
-    blocks = [_block(h, color) for h in result.hits]
+def format_hits(result, *, color: bool = False) -> str:
+    """A memory or history result as text; a history one ends with how to open its first session."""
+    blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
-    if history and hint and result.hits:
+    if history and result.hits:
         command = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
@@ -56,7 +56,7 @@ def format_hits(result, *, color: bool = False, hint: bool = True) -> str:
     return "\n\n".join(blocks)
 
 
-def _block(hit, color: bool) -> str:
+def hit_block(hit, color: bool = False) -> str:
     if hasattr(hit, "excerpts"):  # a session of the history
         many = "message" if hit.matched == 1 else "messages"
         lines = [f"session {quoted(hit.session)}  [{quoted(hit.project)}]  score {hit.score:.2f}"
@@ -87,10 +87,10 @@ def unmatched_line(words, what: str = "memory file") -> str:
 def result_json(result, encoding: str = "utf-8") -> str:
     """A memory or history result as JSON (a history hit with the command that opens its session)."""
     history = hasattr(result, "refresh")
-    payload = {"query": result.query, "fts_query": result.fts_query,
-               "results": [{**hit.to_dict(), "open": open_hint(hit.session, result.query)} if history else hit.to_dict()
-                           for hit in result.hits],
-               "floored": result.floored, "unmatched": list(result.unmatched)}
+    payload = result_dict(result)
+    if history:
+        for shown, hit in zip(payload["results"], result.hits):
+            shown["open"] = open_hint(hit.session, result.query)
     if history and result.refresh is not None:
         payload["refresh"] = result.refresh.to_dict()
     if not history and result.reconcile is not None:
@@ -98,6 +98,12 @@ def result_json(result, encoding: str = "utf-8") -> str:
     if not history and result.freshness is not None:
         payload["freshness"] = result.freshness.to_dict()
     return json_text(payload, encoding)
+
+
+def result_dict(result) -> dict:
+    """The JSON shape every search answers in: the CLI's --json and the tools' data."""
+    return {"query": result.query, "fts_query": result.fts_query, "results": [hit.to_dict() for hit in result.hits],
+            "floored": result.floored, "unmatched": list(result.unmatched)}
 
 
 def json_text(value, encoding: str = "utf-8") -> str:

@@ -37,7 +37,7 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str,
     expected = schema["properties"]
     unknown = sorted(str(k) for k in arguments if k not in expected)
     if unknown:
-        shown = ", ".join(repr(k) if len(k) <= 100 else repr(k[:100]) + "..." for k in unknown[:5])
+        shown = ", ".join(quoted(k, 100, always=True) for k in unknown[:5])
         raise error(f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
                     f" for {tool}{_did_you_mean(unknown[0], expected)}; expected {', '.join(expected)}")
     out = {name: rule["default"] for name, rule in expected.items() if "default" in rule}

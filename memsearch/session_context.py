@@ -144,8 +144,8 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
         total = seen if total is None else total
         if ranked:
             chosen, spent, extra, strategy = {}, 0, 0, "relevant"
-            for _, i, m in ranked:
-                size, more = len(m.text), _overhead(i, m, m.text)
+            for _, i, m, more in ranked:
+                size = len(m.text)
                 if spent + size <= limit and extra + more <= limit:
                     chosen[i] = (m, m.text)
                     spent, extra = spent + size, extra + more
@@ -154,7 +154,7 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
                     spent = limit
                 if spent >= limit:
                     break
-            scores = {i: s for s, i, _ in ranked}
+            scores = {i: s for s, i, _, _ in ranked}
         else:
             chosen, scores, strategy = _from_end(reversed(last), limit), {}, "relevant-fallback"
     fragments = tuple((i, m.role, m.at, text, scores.get(i)) for i, (m, text) in sorted(chosen.items()))
@@ -162,8 +162,8 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
 
 
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):
-    """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message);
-    the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
+    """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message,
+    rendering's overhead); the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
     query_terms = terms(args.query)
     heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
@@ -184,7 +184,7 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
                 break
             heapq.heappop(heap)
             size, extra = less, fewer
-    return [x[:3] for x in sorted(heap, key=lambda x: (-x[0], -x[1]))], list(last), seen
+    return sorted(heap, key=lambda x: (-x[0], -x[1])), list(last), seen
 
 
 def _from_end(newest_first: Iterable, limit: int) -> dict:
