@@ -27,7 +27,6 @@ from . import fingerprint
 from .errors import RootNotFound
 from .fingerprint import RACY_NS, Fingerprint
 from .memory_file import below, open_confined, printable_name
-from .steady import dir_key
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -363,14 +362,18 @@ def _restat(files: list) -> Iterator[Transcript]:
 
 
 def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
-    """(its steady.dir_key, subfolders, regular transcripts, symlinked ones) of ``folder``; ``kept`` while the
-    key is as it was and was RACY_NS old when listed (a change in the tick of the listing might not move it), as
-    memory's walks keep theirs. None when it cannot be listed."""
+    """(its key, subfolders, regular transcripts, symlinked ones) of ``folder``; ``kept`` while the key is as it
+    was and its mtime was RACY_NS old when listed (a change in the tick of the listing might not move it). The
+    key holds the ctime too: a restore that keeps the mtime (cp -a, rsync -a) moves it. None: not listable."""
     real_dir, shown_dir, project, depth = folder
     now = time.time_ns()
-    key = dir_key(real_dir[:-1] or "/")  # before the listing: a change while it lists is seen next time
-    if key is None:  # gone, or no longer a folder
+    try:
+        st = os.lstat(real_dir[:-1] or "/")  # before the listing: a change while it lists is seen next time
+    except OSError:
         return None
+    if not stat.S_ISDIR(st.st_mode):  # no longer a folder
+        return None
+    key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     if kept is not None and kept[0] == key:
         return kept
     try:

@@ -474,6 +474,20 @@ def test_a_folder_changed_within_the_last_moments_is_listed_again(history, hroot
     assert sorted(listed) == [str(hroot), str(hroot / PROJECT)]
 
 
+def test_a_kept_listing_goes_when_its_folder_changed_though_its_mtime_was_put_back(history, hroot):
+    """A restore that keeps the folder's mtime (cp -a, rsync -a) still moves its ctime: the new
+    transcript is found."""
+    transcript(hroot, [line("user", "kappa")], session="s-1")
+    settle(hroot)
+    assert history.refresh().new == 1
+    folder = hroot / PROJECT
+    before = folder.stat()
+    transcript(hroot, [line("user", "omicron")], session="s-2")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert history.refresh().new == 1
+    assert [h.session for h in history.search("omicron", refresh=False)] == ["s-2"]
+
+
 def test_a_transcript_swapped_for_a_link_out_of_the_root_in_a_kept_folder_is_not_read(history, hroot, tmp_path):
     """A kept listing names the transcript a refresh stats, never one it reads unchecked: swapped for a link
     leading out of the root, its folder's mtime put back as it was (a restore), it is no longer read."""
