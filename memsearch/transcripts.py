@@ -389,13 +389,14 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         try:
             if entry.is_dir(follow_symlinks=False):
                 if depth < MAX_DEPTH:
-                    folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
+                    folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown,
+                                    depth + 1))
             elif name.endswith(".jsonl"):
+                rel, session = shown_dir + shown, shown[: -len(".jsonl")]
                 if entry.is_symlink():
-                    links.append((entry.path, Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], None, "")))
-                elif stat.S_ISREG((st := entry.stat(follow_symlinks=False)).st_mode):
-                    files.append(Transcript(shown_dir + shown, project, shown[: -len(".jsonl")], fingerprint.of(st),
-                                            real_dir + name))
+                    links.append((entry.path, Transcript(rel, project, session, None, "")))
+                elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
+                    files.append(Transcript(rel, project, session, fingerprint.of(info), real_dir + name))
         except OSError:
             continue
     return key if key[0] < now - RACY_NS else None, folders, files, links
