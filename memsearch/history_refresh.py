@@ -22,8 +22,9 @@ from .transcripts import CountingReader, Refused, find, own_session, parse_line
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# A read commits its rows every COMMIT_BYTES read or COMMIT_SECONDS spent: the write lock is held only
-# while they are inserted, the WAL stays small, and an interrupted read resumes from the last commit.
+# Rows are written every COMMIT_BYTES read or COMMIT_SECONDS spent, small transcripts' together (_Pending):
+# the write lock is held only while they are inserted, the WAL stays small, and an interrupted read resumes
+# from the last commit.
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
@@ -106,6 +107,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     todo.sort(key=lambda item: item[1].fingerprint.size)
     total, done = sum(t.fingerprint.size for _, t in todo), 0
     deadline = time.monotonic() + (float("inf") if seconds is None else seconds)
+    pending = _Pending(conn)
     for root, t in todo:
         path = os.path.join(root, t.rel)
         if time.monotonic() >= deadline:
@@ -113,7 +115,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
             skipped.append((path, DEFERRED))
             continue
         try:
-            outcome = _ingest(conn, root, t, deadline)
+            outcome = _ingest(pending, root, t, deadline)
         except sqlite3.Error:
             raise  # the database's trouble, not this file's: the index's _guarded reports it
         except OSError as ex:  # vanished, unreadable, not a regular file, refused
@@ -131,6 +133,8 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
         done += t.fingerprint.size
         if progress is not None:
             progress(done, total)
+    pending.write()
+    counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
         with db.write_transaction(conn):
@@ -167,10 +171,10 @@ def _drop(conn: sqlite3.Connection, fid: int) -> None:
     conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
 
 
-def _ingest(conn: sqlite3.Connection, root: str, t, deadline: float) -> dict:
+def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
     """Read one transcript from where the index left it, up to its size at open, with no lock held. The first
     transaction records it as being read (size 0 until done: an interrupted read resumes, see _same_start)."""
-    out = {"messages": 0, "bytes_read": 0, "skipped_lines": 0}
+    out, conn = {"bytes_read": 0, "skipped_lines": 0}, pending.conn
     with CountingReader(t.real) as reader:
         now, start = fingerprint.of(reader.stat), 0
         with db.write_transaction(conn):
@@ -200,15 +204,15 @@ def _ingest(conn: sqlite3.Connection, root: str, t, deadline: float) -> dict:
             conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
                          " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
                          (t.project, *now[1:], start, head, tail, fid))
-        _read_lines(conn, reader, fid, start, t, out, deadline)
+        _read_lines(pending, reader, fid, start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
 
 
-def _read_lines(conn: sqlite3.Connection, reader: CountingReader, fid: int, start: int, t, out: dict,
+def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int, t, out: dict,
                 deadline: float) -> None:
-    """Store the parts of every complete line from ``start`` in bounded transactions, until ``deadline``
-    (then the read stops at a commit, ``out["deferred"]`` set)."""
+    """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
+    read stops after a batch, ``out["deferred"]`` set)."""
     own = own_session(t.rel)
     batch, at, clock = [], start, time.monotonic()
     for offset, raw in reader.lines(start):
@@ -219,34 +223,81 @@ def _read_lines(conn: sqlite3.Connection, reader: CountingReader, fid: int, star
             batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
                           int(p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
-            if not _commit(conn, reader, fid, at, batch, out, done=False):
+            if not pending.add(_batch(reader, fid, at, batch, done=False), clock):
                 return
             at, batch, clock = reader.end, [], time.monotonic()
             if clock >= deadline:
                 out["deferred"] = 1
                 return
-    _commit(conn, reader, fid, at, batch, out, done=True)
+    pending.add(_batch(reader, fid, at, batch, done=True), clock)
 
 
-def _commit(conn: sqlite3.Connection, reader: CountingReader, fid: int, expected: int, batch: list, out: dict,
-            done: bool) -> bool:
-    """Write ``batch``, the lines up to ``reader.end``, if the file's row still says the read got to
-    ``expected`` (else another process took them: False). ``done``: the size is recorded, as unchanged."""
+class _Batch(NamedTuple):
+    """A transcript's lines ``expected`` to ``end``, parsed: ``rows`` to insert and its history_files row
+    after (``size``: 0 until it is read in full; ``head``, ``tail`` for _same_start)."""
+    fid: int
+    expected: int
+    end: int
+    stat: tuple  # the Fingerprint of the file read, but its size
+    size: int
+    head: bytes
+    tail: bytes
+    rows: list
+
+
+def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
     st, end = reader.stat, reader.end
-    with db.write_transaction(conn):
-        row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
-        if row != (expected, 0, *fingerprint.key(st)[1:]):
-            return False
-        after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-        with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
-              if len(batch) >= BULK_ROWS else nullcontext()):
-            conn.executemany(INSERT_MESSAGE, batch)
-        add_pieces(conn, fid, after)
-        _merge(conn, MERGE_PAGES + len(batch) * MERGE_PAGES_PER_MESSAGE)
-        size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
-        conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                     (st.st_size if done else 0, end, reader.pread(size, 0), reader.pread(size, end - size), fid))
-    out["messages"] += len(batch)
+    size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
+    return _Batch(fid, expected, end, fingerprint.key(st)[1:], st.st_size if done else 0, reader.pread(size, 0),
+                  reader.pread(size, end - size), rows)
+
+
+class _Pending:
+    """Batches parsed and not yet written. Small transcripts' are written together, once COMMIT_BYTES were
+    read or COMMIT_SECONDS spent since the first was begun (one transaction each, a small transcript paid a
+    commit, an FTS5 segment and its merging); no lock is held while a transcript is read."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0
+
+    def add(self, batch: _Batch, begun: float) -> bool:
+        """Queue ``batch`` (its reading ``begun`` then) and write the queue if it is due. False: another process
+        took the batch's transcript meanwhile."""
+        self.batches.append(batch)
+        self.read += batch.end - batch.expected
+        self.since = begun if self.since is None else self.since
+        if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
+            return True
+        return self.write()
+
+    def write(self) -> bool:
+        """Write the queued batches in one transaction; False if the last one's transcript was taken."""
+        batches, self.batches, self.read, self.since = self.batches, [], 0, None
+        written, rows = True, 0
+        if batches:
+            with db.write_transaction(self.conn):
+                for batch in batches:
+                    written = _write(self.conn, batch)
+                    rows += len(batch.rows) if written else 0
+                _merge(self.conn, MERGE_PAGES + rows * MERGE_PAGES_PER_MESSAGE)
+        self.messages += rows
+        return written
+
+
+def _write(conn: sqlite3.Connection, batch: _Batch) -> bool:
+    """Insert ``batch`` if its file's row still says the read got to ``batch.expected`` (else another process
+    took those lines: False)."""
+    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
+                       (batch.fid,)).fetchone()
+    if row != (batch.expected, 0, *batch.stat):
+        return False
+    after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+    with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
+          if len(batch.rows) >= BULK_ROWS else nullcontext()):
+        conn.executemany(INSERT_MESSAGE, batch.rows)
+    add_pieces(conn, batch.fid, after)
+    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                 (batch.size, batch.end, batch.head, batch.tail, batch.fid))
     return True
 
 

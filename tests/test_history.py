@@ -504,6 +504,20 @@ def test_a_transcript_swapped_for_a_link_out_of_the_root_in_a_kept_folder_is_not
     assert history.refresh().removed == 1 and history.search("omicron kappa", refresh=False) == []
 
 
+def test_small_transcripts_rows_are_written_in_one_transaction(history, hroot, monkeypatch):
+    """Issue 30: one transaction each, a small transcript paid a commit, an FTS5 segment and its merging;
+    their rows are written together until COMMIT_BYTES were read or COMMIT_SECONDS spent."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_SECONDS", 60.0)
+    for n in range(20):
+        transcript(hroot, [line("user", f"kappa {n}"), line("assistant", f"iota {n}")], session=f"s-{n}")
+    report, statements = traced(history, history.refresh)
+    writes = [s for s in "\n".join(statements).split("BEGIN IMMEDIATE") if "INSERT INTO history_messages" in s]
+    assert report.new == 20 and report.messages == 40 and len(writes) == 1
+    assert len(history.search("kappa iota", limit=50, floor=0, refresh=False)) == 20
+
+
 def fts5_segments(conn, table: str) -> int:
     """The number of b-trees (segments) FTS5 table ``table`` holds: from its structure record
     (rowid 10 of its _data table: a 4-byte cookie, an optional 4-byte version 2 mark, then the
