@@ -116,13 +116,13 @@ def reconcile(
     files in repos roots, as an index build does."""
     started = time.perf_counter()
     cache = known or KnownFingerprints()
-    dropped = _drop_roots_turned_off(conn, layout, cache)
+    dropped = _drop_roots_turned_off(conn, layout)
     known, racy = cache.get(conn)
     seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
     hard_links(seen, known, layout.locate)
     report = ReconcileReport(unchanged=seen.unchanged, skipped=tuple(seen.skipped))
     if seen.files or seen.missing:
-        report = _write(conn, layout, seen, known, cache, None, progress, max_file_bytes)
+        report = _write(conn, layout, seen, known, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=_malformed(conn))
 
@@ -170,16 +170,15 @@ def reconcile_paths(
         before = _stored(conn, tops)
     report = ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped))
     if seen.missing or _changed(seen, before):
-        report = _write(conn, layout, seen, before[0], known, tops, None, max_file_bytes)
+        report = _write(conn, layout, seen, before[0], tops, None, max_file_bytes)
     return report._replace(seconds=time.perf_counter() - started)
 
 
-def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint], cache: KnownFingerprints,
+def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
            paths: list[str] | None, progress: Progress | None, max_file_bytes: int) -> ReconcileReport:
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
-    cache.forget()  # this connection is about to write
     skipped = seen.skipped
     with write_transaction(conn):
         if paths is None:
@@ -246,12 +245,11 @@ def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> 
     return path if of(st).identity == identity else None
 
 
-def _drop_roots_turned_off(conn, layout: Layout, cache: KnownFingerprints) -> list[str]:
+def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:
     """Delete the rows of roots not in ``layout`` (turned off, or kind or folder changed): their paths."""
     active = set(layout.keys.values())
     if all(key in active for (key,) in conn.execute("SELECT key FROM memory_roots")):
         return []
-    cache.forget()
     with write_transaction(conn):
         disown(conn, active)
         stale = [(i,) for i, key in conn.execute("SELECT id, key FROM memory_roots") if key not in active]
