@@ -281,3 +281,26 @@ def append(path: Path, *lines: dict, raw: str = "") -> int:
     with open(path, "a", encoding="utf-8") as f:
         f.write(data)
     return len(data.encode())
+
+
+def settle(root):
+    """Every file and folder under ``root`` last changed a minute ago: old
+    enough for a folder's listing to be kept and a file's fingerprint to be
+    trusted (memsearch.fingerprint.RACY_NS)."""
+    for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+
+
+@pytest.fixture
+def listings(monkeypatch):
+    """The folders os.scandir lists from now on (without a trailing separator)."""
+    listed = []
+    real = os.scandir
+
+    def scandir(path="."):
+        listed.append(os.fspath(path).rstrip(os.sep) or os.sep)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return listed

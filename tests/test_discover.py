@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from conftest import run_memsearch
+from conftest import run_memsearch, settle
 from memsearch import MemoryIndex, Root, UnknownFilter
 from memsearch.tool import call_tool, search_tool
 
@@ -254,15 +254,6 @@ def test_an_index_file_is_not_moved_below_files_far_weaker_than_it(src, tmp_path
 
 # -- a long-lived index re-probes only the checkouts whose folders changed ------------
 
-def settle(root):
-    """Every file and folder under ``root`` last changed a minute ago: old
-    enough for a folder's listing to be cached (memsearch.steady.RACY_NS)
-    and a file's fingerprint to be trusted (memsearch.fingerprint.RACY_NS)."""
-    for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
-        st = path.stat()
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
 def write_keeping_folder_mtime(path, text):
     """Write ``path`` and set its folder's mtime back as it was: a change the
     folder's mtime does not show (a coarse clock, an update in the same tick)."""
@@ -281,20 +272,6 @@ def probed(src, tmp_path):
         for _ in range(2):  # the probes are cached, then the steady state (memsearch.steady)
             assert idx.search("pgbouncer")
         yield idx
-
-
-@pytest.fixture
-def listings(monkeypatch):
-    """The folders os.scandir lists from now on."""
-    listed = []
-    real = os.scandir
-
-    def scandir(path="."):
-        listed.append(os.fspath(path))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    return listed
 
 
 def test_a_query_on_unchanged_checkouts_lists_no_folder(probed, listings):

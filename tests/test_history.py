@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, transcript
+from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, settle, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import fingerprint, search, transcripts
 from memsearch.errors import NoSearchableWords, RootNotFound
@@ -417,28 +417,7 @@ def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(hist
         assert history.search("lambda", messages=True) and history.refresh().unchanged == 12
 
 
-@pytest.fixture
-def listed(monkeypatch):
-    """The folders os.scandir lists from now on."""
-    folders = []
-    real = os.scandir
-
-    def scandir(path="."):
-        folders.append(os.fspath(path).rstrip("/"))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    return folders
-
-
-def settle(root):
-    """Every folder under ``root`` last changed a minute ago: old enough for its listing to be kept."""
-    for path in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
-        st = path.stat()
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
-def test_a_long_lived_index_lists_only_the_folders_that_changed(history, hroot, listed):
+def test_a_long_lived_index_lists_only_the_folders_that_changed(history, hroot, listings):
     """Issue 30: a refresh keeps each folder's listing while the folder's lstat is unchanged, so an
     unchanged history costs a stat a transcript and no listing; an append moves no folder, a new or
     removed transcript moves its own."""
@@ -446,32 +425,32 @@ def test_a_long_lived_index_lists_only_the_folders_that_changed(history, hroot, 
              for n in range(6)]
     transcript(hroot, [line("user", "subagent mu")], session="s-0/subagents/agent-1", project="-home-p0")
     settle(hroot)
-    listed.clear()
-    assert history.refresh().new == 7 and len(listed) == 6  # the root, three projects, a session, subagents/
-    listed.clear()
-    assert history.refresh().unchanged == 7 and listed == []
+    listings.clear()
+    assert history.refresh().new == 7 and len(listings) == 6  # the root, three projects, a session, subagents/
+    listings.clear()
+    assert history.refresh().unchanged == 7 and listings == []
     append(paths[1], line("user", "lambda"))
-    assert history.refresh().grown == 1 and listed == []
+    assert history.refresh().grown == 1 and listings == []
     assert [h.session for h in history.search("lambda", refresh=False)] == ["s-1"]
     transcript(hroot, [line("user", "nu")], session="s-9", project="-home-p2")
     report = history.refresh()
-    assert (report.new, report.unchanged, listed) == (1, 7, [str(hroot / "-home-p2")])
-    listed.clear()
+    assert (report.new, report.unchanged, listings) == (1, 7, [str(hroot / "-home-p2")])
+    listings.clear()
     paths[4].unlink()  # in -home-p1
     report = history.refresh()
-    assert (report.removed, report.unchanged) == (1, 7) and str(hroot / "-home-p1") in listed
+    assert (report.removed, report.unchanged) == (1, 7) and str(hroot / "-home-p1") in listings
     assert history.search("kappa 4", refresh=False, messages=True, floor=0)[0].session != "s-4"
     assert [h.session for h in history.search("subagent mu")] == ["s-0"]
 
 
-def test_a_folder_changed_within_the_last_moments_is_listed_again(history, hroot, listed):
+def test_a_folder_changed_within_the_last_moments_is_listed_again(history, hroot, listings):
     """A folder listed in the tick it changed may change again in that tick, its lstat the same: its
     listing is kept only once its mtime is older than fingerprint.RACY_NS."""
     transcript(hroot, [line("user", "kappa")], session="s-1")
     history.refresh()
-    listed.clear()
+    listings.clear()
     assert history.refresh().unchanged == 1
-    assert sorted(listed) == [str(hroot), str(hroot / PROJECT)]
+    assert sorted(listings) == [str(hroot), str(hroot / PROJECT)]
 
 
 def test_a_kept_listing_goes_when_its_folder_changed_though_its_mtime_was_put_back(history, hroot):
