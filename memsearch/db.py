@@ -179,15 +179,19 @@ class Cached:
     one committed since (PRAGMA data_version) and this one changed no row (total_changes)."""
 
     def __init__(self, load: Callable[[sqlite3.Connection], Any]):
-        self._load, self._key, self._value = load, None, None
+        self._load, self.key, self._value = load, None, None  # key: the index's state when last read
+
+    @staticmethod
+    def key_of(conn: sqlite3.Connection) -> tuple:
+        return conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
 
     def get(self, conn: sqlite3.Connection):
-        key = (conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-        if self._value is None or key != self._key:
+        key = self.key_of(conn)
+        if self._value is None or key != self.key:
             value = self._load(conn)
             if value != self._value:  # else the same objects: what walks cached by them stays
                 self._value = value
-            self._key = key
+            self.key = key
         return self._value
 
     def forget(self) -> None:

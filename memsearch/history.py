@@ -131,7 +131,7 @@ class HistoryIndex(db.Opened):
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
         self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))
-        self._listings: dict[str, dict] = {}  # root -> its folders as the last refresh listed them
+        self._walks = history_refresh.Walks()
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
@@ -143,7 +143,12 @@ class HistoryIndex(db.Opened):
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         self._follow()
         return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds,
-                                                             self._known, self._listings), refill=False)
+                                                             self._known, self._walks), refill=False)
+
+    def close(self) -> None:
+        with self._lock:
+            self._walks.close()
+            super().close()
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
         return self.search_result(query, limit, **filters).hits
@@ -389,7 +394,7 @@ class HistoryIndex(db.Opened):
 
     def _refill(self) -> None:
         history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS,
-                                self._known, self._listings)
+                                self._known, self._walks)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,

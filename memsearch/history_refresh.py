@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from typing import Callable, NamedTuple
 
 from . import db, fingerprint
 from .cjk import stored
+from .errors import MemsearchError
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
 from .transcripts import CountingReader, Refused, find, own_session, parse_line
@@ -87,16 +88,21 @@ def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
 
 def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
             seconds: float | None = REFRESH_SECONDS, known: db.Cached | None = None,
-            listings: dict | None = None) -> HistoryReport:
+            walks: Walks | None = None) -> HistoryReport:
     """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
     until done). ``reals``: (root, path) -> the file find() checked, filled in. ``known``: the stored
-    fingerprints (stored_files), ``listings``: root -> its folders as find() read them, kept between refreshes."""
+    fingerprints (stored_files), ``walks``: what a long-lived index keeps of its walks."""
     started = time.perf_counter()
-    stored = (known or db.Cached(lambda c: stored_files(c, roots))).get(conn)
+    if walks is not None:
+        if (report := walks.unchanged(conn, roots)) is not None:
+            return report._replace(seconds=time.perf_counter() - started)
+        walks.begin()
+    known = known or db.Cached(lambda c: stored_files(c, roots))
+    stored = known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped, todo, seen = [], [], set()  # skipped: (path, why)
+    skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
     found = [(n, root, t) for n, root in enumerate(roots)
-             for t in find(root, None if listings is None else listings.setdefault(root, {}))]
+             for t in find(root, None if walks is None else walks.listings.setdefault(root, {}))]
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
         reals[name] = t.real
@@ -122,9 +128,11 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
             skipped.append((path, ex.strerror or str(ex)))
             if isinstance(ex, Refused):  # its rows go: what it holds now was not read
                 seen.discard((root, t.rel))
+            retry = retry or not isinstance(ex, Refused)
             continue
         except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
             skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
+            retry = True
             continue
         for name, value in outcome.items():
             counts[name] += value
@@ -143,7 +151,87 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     if gone:
         _merge(conn, MERGE_PAGES)
     counts["removed"] = len(gone)
-    return HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
+    report = HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
+    if walks is not None:
+        walks.end(known.key, roots, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
+                  None if report.deferred or retry else report)
+    return report
+
+
+class Walks:
+    """What a long-lived index keeps of its walks: each folder's listing (transcripts.find), and from its second
+    refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
+    index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``) stat the same, nothing changed since
+    the last complete refresh: the next one walks nothing. A one-shot search costs no watch; with no inotify
+    (not Linux, no watch left) every refresh walks."""
+
+    def __init__(self) -> None:
+        self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
+        self._inotify = None  # None: not yet asked for; False: none to have
+        self._watches: dict[str, int] = {}  # folder -> its watch
+        self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
+
+    def unchanged(self, conn: sqlite3.Connection, roots: tuple[str, ...]) -> HistoryReport | None:
+        """The last complete refresh's report, its counts all unchanged, if nothing changed since; else None."""
+        proof, self._proof = self._proof, None
+        if proof is None or self._inotify.read(timeout=0):
+            return None
+        state, aliases, report = proof
+        try:
+            if (db.Cached.key_of(conn), _folders(roots)) != state or any(fingerprint.of(os.stat(p)) != f for p, f in aliases):
+                return None
+        except OSError:
+            return None
+        self._proof = proof
+        return report
+
+    def begin(self) -> None:
+        """Before a walk: the folders the last one listed watched, and the events so far dropped (it sees them)."""
+        if self._inotify is None and self.listings:
+            try:
+                from .event_source import require
+                self._inotify = require().INotify(nonblocking=True)
+            except (MemsearchError, OSError):
+                self._inotify = False
+        if self._inotify:
+            self._watch()
+            self._inotify.read(timeout=0)
+
+    def end(self, key: tuple, roots: tuple[str, ...], aliases: list, report: HistoryReport | None):
+        """After a walk: its new folders watched; ``report`` (None: not complete) holds till an event if every
+        folder was watched all through the walk and the index stays as the walk found it (``key``)."""
+        if self._inotify and self._watch() and report is not None:
+            unchanged = report.new + report.grown + report.reread + report.unchanged
+            with suppress(OSError):  # a root gone: no proof
+                self._proof = ((key, _folders(roots)), aliases, HistoryReport(
+                    linked=report.linked, unchanged=unchanged, skipped=report.skipped))
+
+    def _watch(self) -> bool:
+        """Watches on the listed folders, none on the others; whether every listed one had its watch already."""
+        from .event_source import MASK
+
+        folders = {folder for listed in self.listings.values() for folder in listed}
+        for folder in self._watches.keys() - folders:
+            with suppress(OSError):  # gone with its folder
+                self._inotify.rm_watch(self._watches.pop(folder))
+        had = True
+        for folder in folders - self._watches.keys():
+            had = False
+            try:
+                self._watches[folder] = self._inotify.add_watch(folder, MASK)
+            except OSError:  # gone meanwhile, or no watch left (the limit): walked while it lacks one
+                continue
+        return had
+
+    def close(self) -> None:
+        if self._inotify:
+            self._inotify.close()
+        self._inotify, self._proof = None, None
+        self._watches.clear()
+
+
+def _folders(roots: tuple[str, ...]) -> list:
+    return [fingerprint.of(os.stat(root)).identity for root in roots]
 
 
 def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:

@@ -291,13 +291,15 @@ def resolve_root(folder: str | os.PathLike | None) -> str:
 
 class Transcript(NamedTuple):
     """A transcript under a root: ``rel`` its path below it (names not UTF-8 spelled \\xNN), ``real`` the
-    resolved path checked to be inside the root, the one to read; ``session`` from its file name."""
+    resolved path checked to be inside the root, the one to read; ``session`` from its file name; ``alias``:
+    where it can change with no event in its folder (a symlink's path, a hard-linked file's), else empty."""
 
     rel: str
     project: str
     session: str
     fingerprint: Fingerprint
     real: str
+    alias: str = ""
 
 
 # Folders below a project folder a transcript may sit in: a session's own folder and its subagents/.
@@ -342,7 +344,7 @@ def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
             except (OSError, ValueError):
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield t._replace(fingerprint=fingerprint.of(st), real=target)
+                yield t._replace(fingerprint=fingerprint.of(st), real=target, alias=path)
     if listings is not None:  # only the folders this walk reached: a removed one's listing goes
         listings.clear()
         listings.update(fresh)
@@ -356,8 +358,8 @@ def _restat(files: list) -> Iterator[Transcript]:
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            if (now := fingerprint.key(st)) != t.fingerprint:
-                files[i] = t = t._replace(fingerprint=fingerprint.make(now))
+            if (now := fingerprint.key(st)) != t.fingerprint:  # a new link count moves the ctime
+                files[i] = t = t._replace(fingerprint=fingerprint.make(now), alias=_alias(t.real, st))
             yield t
 
 
@@ -396,10 +398,15 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 if entry.is_symlink():
                     links.append((entry.path, Transcript(rel, project, session, None, "")))
                 elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
-                    files.append(Transcript(rel, project, session, fingerprint.of(info), real_dir + name))
+                    path = real_dir + name
+                    files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
         except OSError:
             continue
     return key if key[0] < now - RACY_NS else None, folders, files, links
+
+
+def _alias(path: str, st: os.stat_result) -> str:
+    return path if st.st_nlink > 1 else ""
 
 
 def slug(path: str) -> str:

@@ -483,6 +483,149 @@ def test_a_transcript_swapped_for_a_link_out_of_the_root_in_a_kept_folder_is_not
     assert history.refresh().removed == 1 and history.search("omicron kappa", refresh=False) == []
 
 
+@pytest.fixture
+def walks(monkeypatch):
+    """The roots the refreshes walk from now on."""
+    from memsearch import history_refresh
+
+    walked, real = [], history_refresh.find
+
+    def find(root, listings=None):
+        walked.append(root)
+        return real(root, listings)
+
+    monkeypatch.setattr(history_refresh, "find", find)
+    return walked
+
+
+def inotify_descriptors() -> int:
+    return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify" for fd in os.listdir("/proc/self/fd")
+               if os.path.exists(f"/proc/self/fd/{fd}"))
+
+
+linux_only = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="inotify and /proc are Linux's")
+
+
+@linux_only
+def test_a_long_lived_index_walks_nothing_while_no_event_comes(history, hroot, tmp_path, walks):
+    """Issue 30: from its second refresh on, a long-lived index watches the folders it lists (inotify); while
+    no event comes, a refresh walks nothing and says so. A one-shot search sets up no watch."""
+    for n in range(4):
+        transcript(hroot, [line("user", f"kappa {n}")], session=f"s-{n}", project=f"-home-p{n % 2}")
+    before = inotify_descriptors()
+    with HistoryIndex(hroot, tmp_path / "one-shot.db") as once:
+        assert [h.session for h in once.search("kappa 3")][0] == "s-3" and inotify_descriptors() == before
+    assert history.refresh().new == 4 and history.refresh().unchanged == 4  # the second sets up the watches
+    walks.clear()
+    for _ in range(3):
+        report = history.refresh()
+        assert (report.unchanged, report.new, report.grown, report.bytes_read, walks) == (4, 0, 0, 0, [])
+    assert [h.session for h in history.search("kappa 2")][0] == "s-2" and walks == []
+    history.close()
+    assert inotify_descriptors() == before
+
+
+def _rewrite_in_place(path: Path) -> None:
+    st = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"kappa", b"sigma"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # size and mtime as they were
+
+
+CHANGES = {  # what changes under a long-lived index, and the search that then finds the new text
+    "append": lambda hroot, paths: append(paths[0], line("user", "sigma")),
+    "same-size rewrite, mtime put back": lambda hroot, paths: _rewrite_in_place(paths[0]),
+    "new sub-agent folder": lambda hroot, paths: transcript(hroot, [line("user", "sigma")],
+                                                            session="s-0/subagents/agent-1"),
+    "new project": lambda hroot, paths: transcript(hroot, [line("user", "sigma")], project="-home-new"),
+    "renamed into sight": lambda hroot, paths: paths[1].rename(paths[1].with_name("s-1.jsonl")),
+    "linked target, in no folder walked": lambda hroot, paths: append(paths[2], line("user", "sigma")),
+    "hard link, written through its name out of the root": lambda hroot, paths: append(paths[3], line("user", "sigma")),
+    "root swapped": lambda hroot, paths: (hroot.rename(hroot.with_name("old")), transcript(hroot, [line("user", "sigma")])),
+}
+
+
+@linux_only
+@pytest.mark.parametrize("change", CHANGES)
+def test_every_change_under_a_watching_index_is_seen_by_the_next_search(history, hroot, tmp_path, walks, change):
+    """A change no folder's event reports (a symlinked transcript's target in a folder no walk lists, a hard
+    link written through another name, the root folder swapped) is seen by stat, the others by their event."""
+    paths = [transcript(hroot, [line("user", "kappa")], session="s-0"),
+             transcript(hroot, [line("user", "sigma renamed")], session=".s-1"),  # hidden: not read
+             transcript(hroot, [line("user", "kappa deep")], session="x/y/z/deep")]  # below MAX_DEPTH: not walked
+    os.symlink(paths[2], hroot / PROJECT / "s-2.jsonl")
+    paths.append(tmp_path / "elsewhere.jsonl")
+    paths[3].write_text(json.dumps(line("user", "kappa linked")) + "\n")
+    os.link(paths[3], hroot / PROJECT / "s-3.jsonl")
+    for _ in range(3):
+        history.refresh()
+    walks.clear()
+    assert history.refresh().unchanged == 3 and walks == [] and not history.search("sigma", refresh=False)
+    CHANGES[change](hroot, paths)
+    hits = history.search("sigma", messages=True)
+    assert walks and hits and all("sigma" in h.snippet for h in hits)
+    walks.clear()
+    history.refresh()
+    assert history.refresh().bytes_read == 0 and walks == [str(hroot)]  # proven again after one more walk
+    history.refresh()
+    assert walks == [str(hroot)]
+
+
+@linux_only
+def test_a_transcript_made_in_a_new_folder_before_its_watch_is_found(history, hroot, monkeypatch):
+    """A folder first listed by a walk has no watch until after it: what is made in it meanwhile raises no
+    event, so that walk proves nothing and the next one walks again."""
+    from memsearch import history_refresh
+
+    transcript(hroot, [line("user", "kappa")], session="s-0")
+    for _ in range(3):
+        history.refresh()
+    (hroot / PROJECT / "s-0").mkdir()
+    real = history_refresh.find
+
+    def find(root, listings=None):
+        yield from real(root, listings)  # s-0/ listed, still empty
+        transcript(hroot, [line("user", "sigma")], session="s-0/subagents/agent-1")
+
+    monkeypatch.setattr(history_refresh, "find", find)
+    assert history.refresh().new == 0
+    monkeypatch.setattr(history_refresh, "find", real)
+    assert [h.session for h in history.search("sigma")] == ["s-0"]
+
+
+@linux_only
+def test_a_watching_index_sees_its_root_moved_with_a_folder_above_and_what_it_left_unread(tmp_path):
+    """No watch sees a folder above the root renamed and another put in its place, nor is a refresh that left
+    transcripts for the next complete: neither is trusted."""
+    root = tmp_path / "home" / "projects"
+    transcript(root, [line("user", "kappa")], session="s-0")
+    with HistoryIndex(root, tmp_path / "index.db") as history:
+        for _ in range(3):
+            history.refresh()
+        append(root / PROJECT / "s-0.jsonl", line("user", "tau"))
+        assert history.refresh(seconds=0).deferred == 1
+        assert history.refresh().grown == 1
+        history.refresh()  # proves again: the last walk wrote
+        (tmp_path / "home").rename(tmp_path / "old-home")
+        transcript(root, [line("user", "sigma")], session="s-9")
+        assert [h.session for h in history.search("sigma")] == ["s-9"]
+
+
+@linux_only
+def test_a_transcript_that_failed_to_be_read_is_tried_again_by_a_watching_index(history, hroot, monkeypatch):
+    """A read that failed (here, once) may pass later with no event to say so: that walk proves nothing."""
+    from memsearch import history_refresh
+
+    path = transcript(hroot, [line("user", "kappa")], session="s-0")
+    for _ in range(3):
+        history.refresh()
+    append(path, line("user", "sigma"))
+    real = history_refresh._ingest
+    monkeypatch.setattr(history_refresh, "_ingest", lambda *a: (_ for _ in ()).throw(MemoryError()))
+    assert "could not be indexed" in history.refresh().skipped[0][1]
+    monkeypatch.setattr(history_refresh, "_ingest", real)
+    assert [h.session for h in history.search("sigma")] == ["s-0"]
+
+
 def test_small_transcripts_rows_are_written_in_one_transaction(history, hroot, monkeypatch):
     """Issue 30: one transaction each, a small transcript paid a commit, an FTS5 segment and its merging;
     their rows are written together until COMMIT_BYTES were read or COMMIT_SECONDS spent."""
