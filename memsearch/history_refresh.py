@@ -96,7 +96,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     if walks is not None:
         if (report := walks.unchanged(conn, roots)) is not None:
             return report._replace(seconds=time.perf_counter() - started)
-        walks.begin()
+        walks.begin(roots)
     known = known or db.Cached(lambda c: stored_files(c, roots))
     stored = known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
@@ -153,7 +153,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     counts["removed"] = len(gone)
     report = HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
     if walks is not None:
-        walks.end(known.key, roots, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
+        walks.end(known.key, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
                   None if report.deferred or retry else report)
     return report
 
@@ -161,14 +161,15 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
 class Walks:
     """What a long-lived index keeps of its walks: each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
-    index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``) stat the same, nothing changed since
-    the last complete refresh: the next one walks nothing. A one-shot search costs no watch; with no inotify
+    index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
+    stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot search costs no watch; with no inotify
     (not Linux, no watch left) every refresh walks."""
 
     def __init__(self) -> None:
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
-        self._watches: dict[str, int] = {}  # folder -> its watch
+        self._watches: dict[str, int | None] = {}  # folder -> its watch
+        self._roots: list | None = None  # the roots' folders when the walk began
         self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
 
     def unchanged(self, conn: sqlite3.Connection, roots: tuple[str, ...]) -> HistoryReport | None:
@@ -185,8 +186,9 @@ class Walks:
         self._proof = proof
         return report
 
-    def begin(self) -> None:
+    def begin(self, roots: tuple[str, ...]) -> None:
         """Before a walk: the folders the last one listed watched, and the events so far dropped (it sees them)."""
+        self._roots = None
         if self._inotify is None and self.listings:
             try:
                 from .event_source import require
@@ -196,18 +198,21 @@ class Walks:
         if self._inotify:
             self._watch()
             self._inotify.read(timeout=0)
+            with suppress(OSError):  # a root gone: no proof
+                self._roots = _folders(roots)
 
-    def end(self, key: tuple, roots: tuple[str, ...], aliases: list, report: HistoryReport | None):
+    def end(self, key: tuple, aliases: list, report: HistoryReport | None):
         """After a walk: its new folders watched; ``report`` (None: not complete) holds till an event if every
         folder was watched all through the walk and the index stays as the walk found it (``key``)."""
-        if self._inotify and self._watch() and report is not None:
+        if self._inotify and self._watch() and report is not None and self._roots is not None:
             unchanged = report.new + report.grown + report.reread + report.unchanged
-            with suppress(OSError):  # a root gone: no proof
-                self._proof = ((key, _folders(roots)), aliases, HistoryReport(
-                    linked=report.linked, unchanged=unchanged, skipped=report.skipped))
+            self._proof = ((key, self._roots), aliases, HistoryReport(
+                linked=report.linked, unchanged=unchanged, skipped=report.skipped))
 
     def _watch(self) -> bool:
-        """Watches on the listed folders, none on the others; whether every listed one had its watch already."""
+        """Watches on the listed folders, none on the others; whether every listed one had its watch already.
+        A watch is on a folder, not a path: added again, the folder there now keeps its watch's number only if
+        it is the one watched (not one made anew or moved in since)."""
         from .event_source import MASK
 
         folders = {folder for listed in self.listings.values() for folder in listed}
@@ -215,12 +220,13 @@ class Walks:
             with suppress(OSError):  # gone with its folder
                 self._inotify.rm_watch(self._watches.pop(folder))
         had = True
-        for folder in folders - self._watches.keys():
-            had = False
+        for folder in folders:
             try:
-                self._watches[folder] = self._inotify.add_watch(folder, MASK)
+                watch = self._inotify.add_watch(folder, MASK)
             except OSError:  # gone meanwhile, or no watch left (the limit): walked while it lacks one
-                continue
+                watch = None
+            had = had and watch is not None and self._watches.get(folder) == watch
+            self._watches[folder] = watch
         return had
 
     def close(self) -> None:

@@ -571,6 +571,26 @@ def test_every_change_under_a_watching_index_is_seen_by_the_next_search(history,
 
 
 @linux_only
+def test_a_folder_made_anew_at_a_watched_path_is_watched(history, hroot):
+    """A watch follows its folder, not the path: a folder deleted or moved away and another made in its
+    place needs a watch of its own, or a change in it would go unseen."""
+    import shutil
+
+    transcript(hroot, [line("user", "kappa")], session="s-0", project="-home-a")
+    transcript(hroot, [line("user", "kappa")], session="s-0", project="-home-b")
+    for _ in range(3):
+        history.refresh()
+    shutil.rmtree(hroot / "-home-a")
+    (hroot / "-home-b").rename(hroot / "-home-b-old")
+    paths = [transcript(hroot, [line("user", "tau")], session=f"s-{p}", project=p) for p in ("-home-a", "-home-b")]
+    for _ in range(3):
+        history.refresh()
+    for path in paths:
+        append(path, line("user", "sigma"))
+    assert sorted(h.project for h in history.search("sigma")) == ["-home-a", "-home-b"]
+
+
+@linux_only
 def test_a_transcript_made_in_a_new_folder_before_its_watch_is_found(history, hroot, monkeypatch):
     """A folder first listed by a walk has no watch until after it: what is made in it meanwhile raises no
     event, so that walk proves nothing and the next one walks again."""
