@@ -162,8 +162,8 @@ class Walks:
     """What a long-lived index keeps of its walks: each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
     index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
-    stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot search costs no watch; with no inotify
-    (not Linux, no watch left) every refresh walks."""
+    stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot
+    search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
     def __init__(self) -> None:
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
@@ -179,7 +179,8 @@ class Walks:
             return None
         state, aliases, report = proof
         try:
-            if (db.Cached.key_of(conn), _folders(roots)) != state or any(fingerprint.of(os.stat(p)) != f for p, f in aliases):
+            if (db.Cached.key_of(conn), _folders(roots)) != state or any(
+                    fingerprint.of(os.stat(path)) != was for path, was in aliases):
                 return None
         except OSError:
             return None
