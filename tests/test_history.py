@@ -540,7 +540,8 @@ CHANGES = {  # what changes under a long-lived index, and the search that then f
     "renamed into sight": lambda hroot, paths: paths[1].rename(paths[1].with_name("s-1.jsonl")),
     "linked target, in no folder walked": lambda hroot, paths: append(paths[2], line("user", "sigma")),
     "hard link, written through its name out of the root": lambda hroot, paths: append(paths[3], line("user", "sigma")),
-    "root swapped": lambda hroot, paths: (hroot.rename(hroot.with_name("old")), transcript(hroot, [line("user", "sigma")])),
+    "root swapped": lambda hroot, paths: (hroot.rename(hroot.with_name("old")),
+                                          transcript(hroot, [line("user", "sigma")])),
 }
 
 
