@@ -11,7 +11,8 @@ import click
 
 from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
-                       one_line_errors, open_index, print_aborted, print_result, print_warning, progress_bar, run_query)
+                       one_line_errors, open_history, open_index, print_aborted, print_warning, progress_bar,
+                       run_history, run_query)
 from .errors import MemsearchError
 
 
@@ -89,12 +90,15 @@ def completer(module: str, name: str):
     return complete
 
 
-TYPES = {"spec": RootSpec(), "int": click.INT, "file": FILE}
+TYPES = {"spec": RootSpec(), "folders": FOLDER, "int": click.INT, "file": FILE}
 # Every default is shown one way, click's "[default: ...]".
 CLICK_ARGS = {
     "root": {"multiple": True, "metavar": "ROOT", "shell_complete": complete_root,
              "show_default": "the config file's roots, else every agent's memory found here"},
     "db_path": {"show_default": "one per set of roots in ~/.cache/memsearch"},
+    "history_root": {"multiple": True, "metavar": "DIR", "show_default": "history_roots of the config file, else"
+                     " $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects"},
+    "role": {"shell_complete": completer("transcripts", "ROLES")},
     "limit": {"show_default": True},
     "scope": {"shell_complete": completer("index", "SCOPES")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
@@ -117,10 +121,14 @@ def root_options(f):
     return option("root")(option("db_path")(f))
 
 
-def query_options(f):
-    for o in reversed(query_args.OPTIONS):
-        f = option(o.key)(f)
-    return f
+def command_options(command: str, **overrides):
+    """The click options of query_args.COMMANDS[command]; ``overrides``: {key: what differs from CLICK_ARGS}."""
+    def add(f):
+        for o in reversed(query_args.COMMANDS[command]):
+            f = option(o.key, **overrides.get(o.key, {}))(f)
+        return f
+
+    return add
 
 
 def log_to_stderr() -> None:
@@ -167,7 +175,7 @@ def main():
 
 @main.command(short_help="Search memory for TEXT, best hits first.")
 @click.argument("text", nargs=-1, required=True)
-@query_options
+@command_options("query")
 def query(**params):
     """Search memory for TEXT; the best hits first.
 
@@ -360,39 +368,17 @@ def doctor(fix, as_json, **root_opts):
 
 
 # -- conversation history: transcripts, never the memory ------------------
+HISTORY_DB = {"show_default": "one per set of transcript folders in ~/.cache/memsearch"}
+
+
 def history_options(f):
-    f = option("db_path", show_default="one per set of transcript folders in ~/.cache/memsearch")(f)
-    return click.option(
-        "--history-root", "history_root", multiple=True, type=FOLDER, envvar="MEMSEARCH_HISTORY_ROOTS",
-        show_envvar=True, metavar="DIR",
-        help="Transcript folder, repeatable: a folder of project folders of *.jsonl (Claude Code's"
-             " ~/.claude/projects) or a Claude config folder.",
-        show_default="history_roots of the config file, else $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects")(f)
-
-
-def open_history(history_root, db_path):
-    from .history import HistoryIndex  # here: `memsearch query` never loads the history modules
-
-    with one_line_errors():
-        return HistoryIndex(list(history_root) or None, db_path)
+    return option("history_root")(option("db_path", **HISTORY_DB)(f))
 
 
 @main.command(short_help="Search past agent sessions (transcripts).")
 @click.argument("text", nargs=-1, required=True)
-@history_options
-@click.option("--project", help="Only this project: its folder name, the working directory it is named after, or that"
-                                " directory's name (shop for /home/me/shop).")
-@click.option("--session", help="Only this session (its id, or the first characters of it).")
-@click.option("--role", shell_complete=completer("transcripts", "ROLES"),
-              help="Only messages of this role: user, assistant, tool (tool calls and their results), system,"
-                   " summary.")
-@click.option("--since", help="Only messages from this date or time on (ISO 8601, e.g. 2025-01-31).")
-@click.option("--messages", is_flag=True, help="One hit per message instead of one per session.")
-@option("limit")  # these as `memsearch query` has them
-@option("no_floor")
-@option("as_json")
-@option("color")
-def history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json, color):
+@command_options("history", db_path=HISTORY_DB)
+def history(**params):
     """Search past agent sessions (the transcripts) for TEXT; best sessions first.
 
     Each hit is a session, ranked over the session as a whole, with how many
@@ -402,23 +388,7 @@ def history(text, history_root, db_path, project, session, role, since, messages
     searched by `memsearch query`, never here. Exit status 1 when nothing
     matched.
     """
-    from .history_refresh import DEFERRED, REFRESH_SECONDS
-
-    with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
-        with one_line_errors():
-            result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
-                                       since=since, floor=0.0 if no_floor else None, messages=messages,
-                                       progress=progress)
-    if result.refresh is not None and result.refresh.deferred:
-        print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
-                      f" {REFRESH_SECONDS:g} s at most): search again for the rest")
-    # A transcript skipped for good (too large, unreadable) is never searched: say so, in one line.
-    skipped = [s for s in (result.refresh.skipped if result.refresh else ()) if s[1] != DEFERRED]
-    if skipped and not as_json:  # --json lists them all in its report
-        path, reason = skipped[0]
-        more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
-        print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
-    status = print_result(result, as_json, color)
+    status = run_history(**params)  # the console script runs it without click, too
     if status:
         sys.exit(status)
 

@@ -123,6 +123,34 @@ def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, 
     return print_result(result, as_json, color)
 
 
+def open_history(history_root, db_path):
+    from .history import HistoryIndex  # here: `memsearch query` never loads the history modules
+
+    with one_line_errors():
+        return HistoryIndex(list(history_root) or None, db_path)
+
+
+def run_history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json,
+                color=None) -> int:
+    from .history_refresh import DEFERRED, REFRESH_SECONDS
+
+    with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
+        with one_line_errors():
+            result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
+                                       since=since, floor=0.0 if no_floor else None, messages=messages,
+                                       progress=progress)
+    if result.refresh is not None and result.refresh.deferred:
+        print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
+                      f" {REFRESH_SECONDS:g} s at most): search again for the rest")
+    # A transcript skipped for good (too large, unreadable) is never searched: say so, in one line.
+    skipped = [s for s in (result.refresh.skipped if result.refresh else ()) if s[1] != DEFERRED]
+    if skipped and not as_json:  # --json lists them all in its report
+        path, reason = skipped[0]
+        more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
+        print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
+    return print_result(result, as_json, color)
+
+
 def print_result(result, as_json: bool, color: str | None) -> int:
     """Print a result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
     if as_json:

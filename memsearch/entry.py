@@ -1,5 +1,5 @@
-"""The `memsearch` console script: a plain `memsearch query` runs without click (a third of its start-up),
-read from the query_args table; help, usage errors and every other command go to click."""
+"""The `memsearch` console script: a plain `memsearch query` or `memsearch history` runs without click (a third
+of its start-up), read from the query_args table; help, usage errors and every other command go to click."""
 
 import errno
 import os
@@ -20,14 +20,14 @@ def entry() -> None:
 
 
 def quick_query(argv) -> int | None:
-    """Run `memsearch query` as click would and return its exit status; None, having done nothing, when
-    click must read the command line (or answer shell completion: _<PROG>_COMPLETE)."""
-    if not argv or argv[0] != "query" or os.name == "nt" or any(
+    """Run `memsearch query` or `memsearch history` as click would and return its exit status; None, having
+    done nothing, when click must read the command line (or answer shell completion: _<PROG>_COMPLETE)."""
+    if not argv or argv[0] not in ("query", "history") or os.name == "nt" or any(
             name.startswith("_") and name.endswith("_COMPLETE") and value for name, value in os.environ.items()):
         return None
     from .query_args import query_kwargs
 
-    kwargs = query_kwargs(argv[1:])
+    kwargs = query_kwargs(argv[1:], command=argv[0])
     if kwargs is None:
         return None
     from . import commands, db
@@ -35,7 +35,7 @@ def quick_query(argv) -> int | None:
     # What the click group and click.main() do around the command, in the same order.
     try:
         db.warning_sink = commands.print_warning
-        return commands.run_query(**kwargs)
+        return (commands.run_query if argv[0] == "query" else commands.run_history)(**kwargs)
     except (commands.CommandFailed, MemoryError) as ex:
         commands.echo(f"Error: {commands.OUT_OF_MEMORY if isinstance(ex, MemoryError) else ex}", err=True)
         return commands.EXIT_ERROR

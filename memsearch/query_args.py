@@ -1,6 +1,6 @@
-"""`memsearch query` options, declared once: memsearch.cli builds its click options from OPTIONS, and
-query_kwargs() reads the common command lines without click, giving exactly what click would pass, or
-None where that is not certain (help, `--`, an unknown option, a value click would refuse)."""
+"""`memsearch query` and `memsearch history` options, declared once: memsearch.cli builds their click options
+from COMMANDS, and query_kwargs() reads the common command lines without click, giving exactly what click would
+pass, or None where that is not certain (help, `--`, an unknown option, a value click would refuse)."""
 
 import os
 import stat
@@ -15,7 +15,8 @@ class Option(NamedTuple):
     help: str
     flag: bool = False
     envvars: tuple[str, ...] = ()  # when left off: the first of these with a non-empty value (click's rule)
-    kind: str = "text"  # text, spec (repeatable, split at ':' in the environment), int, file, choice
+    kind: str = "text"  # text, spec (repeatable, split at ':' in the environment), folders (the same, no file),
+    # int, file, choice
     default: object = None
     choices: tuple[str, ...] = ()
 
@@ -41,14 +42,32 @@ OPTIONS = (
            " always or never.", kind="choice", default="auto", choices=COLORS),
 )
 BY_KEY = {o.key: o for o in OPTIONS}
-# Option spelling -> the keyword click passes it as.
-VALUE_OPTIONS = {name: o.key for o in OPTIONS if not o.flag for name in o.names}
-FLAGS = {name: o.key for o in OPTIONS if o.flag for name in o.names}
-SHORT = [name for name in VALUE_OPTIONS if not name.startswith("--")]
+HISTORY_OPTIONS = (
+    Option(("--history-root",), "history_root", "Transcript folder, repeatable: a folder of project folders of"
+           " *.jsonl (Claude Code's ~/.claude/projects) or a Claude config folder.",
+           envvars=("MEMSEARCH_HISTORY_ROOTS",), kind="folders"),
+    BY_KEY["db_path"],
+    Option(("--project",), "project", "Only this project: its folder name, the working directory it is named after,"
+           " or that directory's name (shop for /home/me/shop)."),
+    Option(("--session",), "session", "Only this session (its id, or the first characters of it)."),
+    Option(("--role",), "role", "Only messages of this role: user, assistant, tool (tool calls and their results),"
+           " system, summary."),
+    Option(("--since",), "since", "Only messages from this date or time on (ISO 8601, e.g. 2025-01-31)."),
+    Option(("--messages",), "messages", "One hit per message instead of one per session.", True),
+    *(BY_KEY[key] for key in ("limit", "no_floor", "as_json", "color")),  # as `memsearch query` has them
+)
+BY_KEY.update((o.key, o) for o in HISTORY_OPTIONS)
+COMMANDS = {"query": OPTIONS, "history": HISTORY_OPTIONS}
+# Per command, option spelling -> the keyword click passes it as: of options taking a value, of flags.
+SPELLINGS = {command: ({name: o.key for o in options if not o.flag for name in o.names},
+                       {name: o.key for o in options if o.flag for name in o.names})
+             for command, options in COMMANDS.items()}
 
 
-def query_kwargs(args, environ=os.environ) -> dict | None:
-    """The `query` callback's keyword arguments for ``args`` (after `query`), or None."""
+def query_kwargs(args, environ=os.environ, command: str = "query") -> dict | None:
+    """The ``command`` callback's keyword arguments for ``args`` (after the command's name), or None."""
+    options, (valued, flags) = COMMANDS[command], SPELLINGS[command]
+    shorts = [name for name in valued if not name.startswith("--")]
     words, given = [], {}
     rest = iter(args)
     for arg in rest:
@@ -56,29 +75,32 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
             words.append(arg)
             continue
         name, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        for short in SHORT:
+        for short in shorts:
             if name.startswith(short) and name != short:  # -n5
                 name, has_value, value = short, "=", name[len(short):]
-        if name in FLAGS and not has_value:
-            given[FLAGS[name]] = [True]
+        if name in flags and not has_value:
+            given[flags[name]] = [True]
             continue
-        if name not in VALUE_OPTIONS:
+        if name not in valued:
             return None  # --help, --, an unknown or misspelt option: click says what it is
         if not has_value:
             value = next(rest, None)
             # click would take "-x" as the value; better not to guess what was meant
             if value is None or value.startswith("-"):
                 return None
-        given.setdefault(VALUE_OPTIONS[name], []).append(value)
+        given.setdefault(valued[name], []).append(value)
     if not words:
         return None
     kwargs = {"text": tuple(words)}
-    for o in OPTIONS:
+    for o in options:
+        many = o.kind in ("spec", "folders")
         env = next((v for v in map(environ.get, o.envvars) if v), None)  # the first variable set, as click reads
-        values = given.get(o.key) or (env and (env.split(os.pathsep) if o.kind == "spec" else [env]))
+        values = given.get(o.key) or (env and (env.split(os.pathsep) if many else [env]))
         if not values:
-            kwargs[o.key] = False if o.flag else () if o.kind == "spec" else o.default
-        elif o.kind == "spec":
+            kwargs[o.key] = False if o.flag else () if many else o.default
+        elif many:
+            if o.kind == "folders" and not all(_usable_path(value, folder=True) for value in values):
+                return None
             kwargs[o.key] = tuple(values)
         else:
             value = values[-1]  # repeated: the last one counts, as in click
@@ -90,8 +112,9 @@ def query_kwargs(args, environ=os.environ) -> dict | None:
     return kwargs
 
 
-def _usable_path(path):
-    """What click.Path(dir_okay=False) lets through: anything absent, else a readable non-folder ("": click)."""
+def _usable_path(path, folder=False):
+    """What click.Path(dir_okay=False) (``folder``: file_okay=False) lets through: anything absent, else a readable
+    non-folder (a folder) ("": click)."""
     if not path:
         return False
     try:
@@ -100,4 +123,4 @@ def _usable_path(path):
         return True
     except ValueError:  # a NUL in the path
         return False
-    return not stat.S_ISDIR(mode) and os.access(path, os.R_OK)
+    return stat.S_ISDIR(mode) == folder and os.access(path, os.R_OK)

@@ -1,6 +1,6 @@
-"""The console script's quick path for `memsearch query`: it must read the
-command line exactly as click does (or leave it to click), behave exactly as
-the click command does, and never import click."""
+"""The console script's quick path for `memsearch query` and `memsearch
+history`: it must read the command line exactly as click does (or leave it to
+click), behave exactly as the click command does, and never import click."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import cli as invoke, imports_of, run_memsearch, write
+from conftest import cli as invoke, imports_of, line, run_memsearch, transcript, write
 from memsearch import cli, db, query_args
 from memsearch.entry import quick_query
 from memsearch.query_args import query_kwargs
@@ -42,10 +42,10 @@ def _env(monkeypatch, places, env):
         monkeypatch.setenv(name, value.replace("%", os.pathsep).format(**places))
 
 
-def click_params(argv):
-    """What click hands the query callback for argv, or None when it refuses."""
+def click_params(argv, command="query"):
+    """What click hands the command's callback for argv, or None when it refuses."""
     try:
-        return cli.query.make_context("query", list(argv)).params
+        return getattr(cli, command).make_context(command, list(argv)).params
     except (click.ClickException, click.exceptions.Exit):
         return None
 
@@ -120,19 +120,46 @@ LEFT_TO_CLICK = [
 ]
 
 
-@pytest.mark.parametrize("argv, env", TAKEN)
-def test_the_quick_parser_reads_what_click_reads(argv, env, places, monkeypatch):
+# The same for `memsearch history`: its own options, its transcript folders checked as click.Path(file_okay=False).
+HISTORY_TAKEN = [
+    (["pgbouncer", "port"], {}),
+    (["x", "--history-root", "{R}", "--history-root={R2}", "--db", "{DB}"], {}),
+    (["x", "--history-root", "{ABSENT}"], {}),  # click leaves a missing folder to the command
+    (["x", "--project", "shop", "--session", "ab12", "--role", "tool", "--since", "2025-01-31", "--messages"], {}),
+    (["x", "--role=nobody", "--since=yesterday", "-n3", "--json", "--no-floor", "--color", "always"], {}),
+    (["x"], {"MEMSEARCH_HISTORY_ROOTS": "{R}%{R2}"}),
+    (["x", "--history-root", "{R}"], {"MEMSEARCH_HISTORY_ROOTS": "{FILE}"}),  # the command line wins outright
+    (["x"], {"MEMSEARCH_DB": "{DB}"}),
+]
+HISTORY_LEFT_TO_CLICK = [
+    ([], {}),
+    (["--help"], {}),
+    (["x", "--history-root", "{FILE}"], {}),  # click: "is a file"
+    (["x", "--history-root="], {}),
+    (["x"], {"MEMSEARCH_HISTORY_ROOTS": "{FILE}"}),
+    (["x"], {"MEMSEARCH_HISTORY_ROOTS": "{R}%%{R2}"}),  # an empty item
+    (["x", "--root", "{R}"], {}),  # `memsearch query`'s, not history's
+    (["x", "--scope", "a"], {}),
+    (["x", "--messages=1"], {}),
+    (["x", "--role"], {}),
+    (["x", "--db", "{DIR}"], {}),
+]
+CASES = {"query": (TAKEN, LEFT_TO_CLICK), "history": (HISTORY_TAKEN, HISTORY_LEFT_TO_CLICK)}
+
+
+@pytest.mark.parametrize("command, argv, env", [(c, *case) for c, (taken, _) in CASES.items() for case in taken])
+def test_the_quick_parser_reads_what_click_reads(command, argv, env, places, monkeypatch):
     _env(monkeypatch, places, env)
     argv = _fill(argv, places)
-    quick = query_kwargs(argv)
+    quick = query_kwargs(argv, command=command)
     assert quick is not None
-    assert quick == click_params(argv)
+    assert quick == click_params(argv, command)
 
 
-@pytest.mark.parametrize("argv, env", LEFT_TO_CLICK)
-def test_the_quick_parser_leaves_the_rest_to_click(argv, env, places, monkeypatch):
+@pytest.mark.parametrize("command, argv, env", [(c, *case) for c, (_, left) in CASES.items() for case in left])
+def test_the_quick_parser_leaves_the_rest_to_click(command, argv, env, places, monkeypatch):
     _env(monkeypatch, places, env)
-    assert query_kwargs(_fill(argv, places)) is None
+    assert query_kwargs(_fill(argv, places), command=command) is None
 
 
 # Pieces of command lines for the fuzz test below.
@@ -145,50 +172,73 @@ ENVIRONMENTS = [{}, {"MEMSEARCH_ROOTS": "{R}%{R2}"}, {"MEMSEARCH_ROOTS": "", "ME
                 {"MEMSEARCH_DB": "{DIR}"}]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(argv=st.lists(st.sampled_from(TOKENS), max_size=8), env=st.sampled_from(ENVIRONMENTS))
-def test_whatever_the_quick_parser_takes_click_reads_the_same(argv, env, places, capsys):
-    argv = _fill(argv, places)
-    values = {name: value.replace("%", os.pathsep).format(**places) for name, value in env.items()}
-    with mock.patch.dict(os.environ, values):
-        quick = query_kwargs(argv)
-        if quick is not None:
-            assert quick == click_params(argv)
-    capsys.readouterr()  # click's help and errors
+HISTORY_TOKENS = ["x", "", "-", "--", "-h", "-n", "-n5", "5", "--history-root", "--history-root=", "{R}", "{R2}",
+                  "{FILE}", "{ABSENT}", "--history-root={FILE}", "--db", "{DB}", "{DIR}", "--project", "--session",
+                  "--role", "--role=tool", "--since", "--messages", "--messages=1", "--json", "--no-floor", "--root"]
+HISTORY_ENVIRONMENTS = [{}, {"MEMSEARCH_HISTORY_ROOTS": "{R}%{R2}"}, {"MEMSEARCH_HISTORY_ROOTS": "{FILE}"},
+                        {"MEMSEARCH_HISTORY_ROOTS": "{R}%"}, {"MEMSEARCH_DB": "{DIR}"}]
+FUZZ = {"query": (TOKENS, ENVIRONMENTS), "history": (HISTORY_TOKENS, HISTORY_ENVIRONMENTS)}
+
+
+@pytest.mark.parametrize("command", FUZZ)
+def test_whatever_the_quick_parser_takes_click_reads_the_same(command, places, capsys):
+    tokens, environments = FUZZ[command]
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(argv=st.lists(st.sampled_from(tokens), max_size=8), env=st.sampled_from(environments))
+    def same(argv, env):
+        argv = _fill(argv, places)
+        values = {name: value.replace("%", os.pathsep).format(**places) for name, value in env.items()}
+        with mock.patch.dict(os.environ, values):
+            quick = query_kwargs(argv, command=command)
+            if quick is not None:
+                assert quick == click_params(argv, command)
+        capsys.readouterr()  # click's help and errors
+
+    same()
 
 
 def test_an_unreadable_root_or_index_is_left_to_click(places, monkeypatch):
     # Tests may run as root, who reads everything: make one path unreadable for both.
     real_access = os.access
-    for unreadable, argv in ((places["FILE"], ["x", "--root", places["R"], "--db", places["FILE"]]),):
+    for command, unreadable, argv in (
+            ("query", places["FILE"], ["x", "--root", places["R"], "--db", places["FILE"]]),
+            ("history", places["R2"], ["x", "--history-root", places["R"], "--history-root", places["R2"]])):
         monkeypatch.setattr(os, "access", lambda path, mode: path != unreadable and real_access(path, mode))
-        assert click_params(argv) is None and query_kwargs(argv) is None
+        assert click_params(argv, command) is None and query_kwargs(argv, command=command) is None
         monkeypatch.setattr(os, "access", real_access)
-        assert click_params(argv) == query_kwargs(argv) is not None
+        assert click_params(argv, command) == query_kwargs(argv, command=command) is not None
 
 
-def test_the_quick_parser_knows_every_option_of_the_click_command():
+@pytest.mark.parametrize("command", query_args.COMMANDS)
+def test_the_quick_parser_knows_every_option_of_the_click_command(command):
     """An option added to the click command must be added to query_args too."""
-    known = {**query_args.VALUE_OPTIONS, **query_args.FLAGS}
+    valued, flags = query_args.SPELLINGS[command]
+    known = {**valued, **flags}
     declared = {}
-    for param in cli.query.params:
+    for param in getattr(cli, command).params:
         assert param.callback is None, param.name
         if isinstance(param, click.Argument):
             assert (param.name, param.nargs, param.required, param.type) == ("text", -1, True, click.STRING)
             continue
-        names = query_args.FLAGS if param.is_flag else query_args.VALUE_OPTIONS
+        names = flags if param.is_flag else valued
         for opt in param.opts + param.secondary_opts:
             assert names.get(opt) == param.name, opt
             declared[opt] = param.name
         envvars = (param.envvar,) if isinstance(param.envvar, str) else tuple(param.envvar or ())
         assert query_args.BY_KEY[param.name].envvars == envvars, param.name
-        assert param.multiple == (param.name == "root"), param.name
+        assert param.multiple == (param.name in ("root", "history_root")), param.name
         if param.is_flag:
             assert param.is_bool_flag and not (param.count or param.secondary_opts), param.name
         elif param.name == "limit":  # click reads a number; the library checks its range
             assert (param.type, param.default) == (click.INT, DEFAULT_LIMIT)
         elif param.name == "root":  # a spec, passed on as written (no click.Path check), split at ':'
             assert type(param.type).convert is click.ParamType.convert and param.type.envvar_list_splitter == ":"
+        elif param.name == "history_root":  # folders, split at ':'
+            path = param.type
+            assert isinstance(path, click.Path) and (path.file_okay, path.dir_okay) == (False, True)
+            assert path.readable and not (path.exists or path.writable or path.executable or path.resolve_path
+                                          or path.allow_dash or path.type) and path.envvar_list_splitter == ":"
         elif param.name == "color":
             assert param.type.choices == query_args.COLORS and param.default == "auto"
         elif param.name == "db_path":
@@ -199,17 +249,17 @@ def test_the_quick_parser_knows_every_option_of_the_click_command():
         else:
             assert param.type == click.STRING, param.name  # its default: None, as the parity tests check
     assert declared == known
-    assert set(query_kwargs(["x"], {})) == {param.name for param in cli.query.params}
+    assert set(query_kwargs(["x"], {}, command)) == {param.name for param in getattr(cli, command).params}
 
 
-def _by_click(argv):
-    r = invoke("query", *argv)
+def _by_click(argv, command="query"):
+    r = invoke(command, *argv)
     return r.exit_code, r.stdout, r.stderr
 
 
-def _by_quick_path(argv, capsys):
+def _by_quick_path(argv, capsys, command="query"):
     capsys.readouterr()
-    code = quick_query(["query", *argv])
+    code = quick_query([command, *argv])
     assert code is not None, "the quick path should have run this"
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -233,6 +283,33 @@ def test_the_quick_path_prints_and_exits_as_the_click_command(argv, tree, tmp_pa
     argv += ["--db", str(tmp_path / "db")]
     _by_click(["warm", *argv[argv.index("--root"):]])  # both find the index built
     assert _by_quick_path(argv, capsys) == _by_click(argv)
+
+
+@pytest.fixture
+def transcripts(tmp_path):
+    root = tmp_path / "projects"
+    transcript(root, [line("user", "which port does pgbouncer use"), line("assistant", "pgbouncer listens on 6432")])
+    return root
+
+
+@pytest.mark.parametrize("argv", [
+    ["pgbouncer"],
+    ["pgbouncer", "port", "--messages", "-n1"],
+    ["port", "--role", "assistant", "--project", "shop", "--since", "2025-01-01"],
+    ["xylophone"],
+    ["  *  "],  # no searchable words
+    ["x", "--role", "nobody"],  # errors from the library
+    ["x", "--since", "someday"],
+    ["x", "--history-root", "ABSENT"],
+])
+def test_the_quick_history_prints_and_exits_as_the_click_command(argv, transcripts, tmp_path, capsys):
+    argv = [a.replace("ABSENT", str(tmp_path / "absent")) for a in argv]
+    if "--history-root" not in argv:
+        argv += ["--history-root", str(transcripts)]
+    argv += ["--db", str(tmp_path / "db")]
+    _by_click(["warm", *argv[argv.index("--history-root"):]], "history")  # both find the index built
+    quick = _by_quick_path(argv, capsys, "history")
+    assert quick == _by_click(argv, "history") and quick[0] in (0, 1, 2)
 
 
 def test_the_quick_path_reports_recovery_warnings(tree, capsys):
@@ -282,12 +359,12 @@ def test_the_script_answers_as_the_click_command(tree, tmp_path):
     assert data == expected and data["results"]
 
 
-def _imports_click(*args):
-    """Run the console script's function on `memsearch query ARGS`; whether
+def _imports_click(*args, command="query"):
+    """Run the console script's function on `memsearch COMMAND ARGS`; whether
     click was loaded by the time the process ends, and what it printed."""
     code = (
         "import sys\n"
-        "sys.argv = ['memsearch', 'query', *sys.argv[1:]]\n"
+        f"sys.argv = ['memsearch', {command!r}, *sys.argv[1:]]\n"
         "from memsearch.entry import entry\n"
         "entry()\n"
     )
@@ -301,6 +378,14 @@ def test_a_plain_query_never_imports_click(tree, tmp_path):
     assert loaded == "CLICK=False"
     run, loaded = _imports_click("xylophone", "--root", str(tree), "--db", str(tmp_path / "db"), "--json")
     assert run.returncode == 1 and loaded == "CLICK=False"
+
+
+def test_a_plain_history_search_never_imports_click(transcripts, tmp_path):
+    where = ["--history-root", str(transcripts), "--db", str(tmp_path / "db")]
+    run, loaded = _imports_click("pgbouncer", *where, command="history")
+    assert run.returncode == 0 and "<<pgbouncer>>" in run.stdout and loaded == "CLICK=False"
+    run, loaded = _imports_click("pgbouncer", "--bogus", *where, command="history")
+    assert run.returncode == 2 and "No such option" in run.stderr and loaded == "CLICK=True"
 
 
 def test_help_and_usage_errors_still_go_through_click(tree):
