@@ -158,6 +158,11 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     return report
 
 
+# A long-lived history index watches at most this many folders, and at most a quarter of the user's inotify
+# watches (fs.inotify.max_user_watches), which other programs share; a larger tree is walked each refresh.
+MAX_WATCHES = 16384
+
+
 class Walks:
     """What a long-lived index keeps of its walks: each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
@@ -170,6 +175,7 @@ class Walks:
         self._inotify = None  # None: not yet asked for; False: none to have
         self._watches: dict[str, int | None] = {}  # folder -> its watch
         self._roots: list | None = None  # the roots' folders when the walk began
+        self._most = 0  # the most folders it watches
         self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
 
     def unchanged(self, conn: sqlite3.Connection, roots: tuple[str, ...]) -> HistoryReport | None:
@@ -192,8 +198,9 @@ class Walks:
         self._roots = None
         if self._inotify is None and self.listings:
             try:
-                from .event_source import require
+                from .event_source import max_user_watches, require
                 self._inotify = require().INotify(nonblocking=True)
+                self._most = min(MAX_WATCHES, (max_user_watches() or 8192) // 4)
             except (MemsearchError, OSError):
                 self._inotify = False
         if self._inotify:
@@ -217,6 +224,10 @@ class Walks:
         from .event_source import MASK
 
         folders = {folder for listed in self.listings.values() for folder in listed}
+        if len(folders) > self._most:  # more than its share of the user's watches: walked, as without inotify
+            self.close()
+            self._inotify = False
+            return False
         for folder in self._watches.keys() - folders:
             with suppress(OSError):  # gone with its folder
                 self._inotify.rm_watch(self._watches.pop(folder))

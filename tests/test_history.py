@@ -592,6 +592,26 @@ def test_a_folder_made_anew_at_a_watched_path_is_watched(history, hroot):
 
 
 @linux_only
+def test_a_tree_of_more_folders_than_its_share_of_watches_is_walked(history, hroot, walks, monkeypatch):
+    """inotify watches are shared by all of a user's programs: past MAX_WATCHES folders (or a quarter of
+    the user's), none is taken and every refresh walks, as without inotify."""
+    from memsearch import history_refresh
+
+    monkeypatch.setattr(history_refresh, "MAX_WATCHES", 2)
+    before = inotify_descriptors()
+    transcript(hroot, [line("user", "kappa")], session="s-0")  # the root and one project folder
+    for _ in range(3):
+        history.refresh()
+    walks.clear()
+    history.refresh()
+    assert walks == [] and inotify_descriptors() == before + 1  # two folders: watched
+    transcript(hroot, [line("user", "kappa")], session="s-1", project="-home-other")
+    for _ in range(3):
+        history.refresh()
+    assert walks == [str(hroot)] * 3 and inotify_descriptors() == before
+
+
+@linux_only
 def test_a_transcript_made_in_a_new_folder_before_its_watch_is_found(history, hroot, monkeypatch):
     """A folder first listed by a walk has no watch until after it: what is made in it meanwhile raises no
     event, so that walk proves nothing and the next one walks again."""
