@@ -312,6 +312,17 @@ def test_the_quick_history_prints_and_exits_as_the_click_command(argv, transcrip
     assert quick == _by_click(argv, "history") and quick[0] in (0, 1, 2)
 
 
+def test_the_quick_history_json_is_the_click_command_s(transcripts, tmp_path, capsys):
+    argv = ["pgbouncer", "port", "--json", "--history-root", str(transcripts), "--db", str(tmp_path / "db")]
+    _by_click(["warm", *argv[3:]], "history")  # both find the index built
+    clicked = _by_click(argv, "history")
+    code, out, err = _by_quick_path(argv, capsys, "history")
+    data, expected = json.loads(out), json.loads(clicked[1])
+    for report in (data, expected):  # the timings differ from run to run
+        del report["refresh"]["seconds"]
+    assert (code, err) == clicked[::2] and data == expected and data["results"][0]["excerpts"]
+
+
 def test_the_quick_path_reports_recovery_warnings(tree, capsys):
     # A damaged index in the cache (not one named with --db) is set aside and rebuilt, with a warning.
     cached = Path(default_db_file(tree))
