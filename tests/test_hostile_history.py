@@ -317,7 +317,8 @@ def test_memory_search_never_waits_behind_a_history_read(tree, tmp_path, monkeyp
     big = tmp_path / "projects" / PROJECT / "big.jsonl"
     big.parent.mkdir(parents=True)
     with open(big, "w") as f:
-        for n in range(24_000):  # ~32 MB: seconds to index
+        # ~90 MB: seconds to index even on a fast machine (32 MB took 1.4 s), at most REFRESH_SECONDS a search
+        for n in range(72_000):
             f.write(json.dumps(line("user", f"heron {n} " + "words " * 200, sessionId="big")) + "\n")
     monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(tmp_path / "projects"))
 
