@@ -15,8 +15,7 @@ class Option(NamedTuple):
     help: str
     flag: bool = False
     envvars: tuple[str, ...] = ()  # when left off: the first of these with a non-empty value (click's rule)
-    kind: str = "text"  # text, spec (repeatable, split at ':' in the environment), folders (the same, no file),
-    # int, file, choice
+    kind: str = "text"  # text; spec, folders (repeatable, split at ':' in the environment); int, file, choice
     default: object = None
     choices: tuple[str, ...] = ()
 
