@@ -153,7 +153,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     counts["removed"] = len(gone)
     report = HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
     if walks is not None:
-        walks.end(known.key, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
+        walks.end(conn, known.key, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
                   None if report.deferred or retry else report)
     return report
 
@@ -209,13 +209,17 @@ class Walks:
             with suppress(OSError):  # a root gone: no proof
                 self._roots = _folders(roots)
 
-    def end(self, key: tuple, aliases: list, report: HistoryReport | None):
+    def end(self, conn: sqlite3.Connection, key: tuple, aliases: list, report: HistoryReport | None):
         """After a walk: its new folders watched; ``report`` (None: not complete) holds till an event if every
-        folder was watched all through the walk and the index stays as the walk found it (``key``)."""
-        if self._inotify and self._watch() and report is not None and self._roots is not None:
-            unchanged = report.new + report.grown + report.reread + report.unchanged
-            self._proof = ((key, self._roots), aliases, HistoryReport(
-                linked=report.linked, unchanged=unchanged, skipped=report.skipped))
+        folder was watched all through the walk and the index stays as the walk left it (``key``: as it found
+        it, but for the walk's own writes while no other connection committed)."""
+        if not (self._inotify and self._watch() and report is not None and self._roots is not None):
+            return
+        if conn.total_changes != key[2] and (after := db.Cached.key_of(conn))[1] == key[1]:
+            key = after
+        unchanged = report.new + report.grown + report.reread + report.unchanged
+        self._proof = ((key, self._roots), aliases, HistoryReport(
+            linked=report.linked, unchanged=unchanged, skipped=report.skipped))
 
     def _watch(self) -> bool:
         """Watches on the listed folders, none on the others; whether every listed one had its watch already.
