@@ -174,7 +174,7 @@ class Walks:
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
         self._watches: dict[str, int | None] = {}  # folder -> its watch
-        self._roots: list | None = None  # the roots' folders when the walk began
+        self._roots: list | None = None  # the roots' db.identity() when the walk began
         self._most = 0  # the most folders it watches
         self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
 
@@ -185,7 +185,7 @@ class Walks:
             return None
         state, aliases, report = proof
         try:
-            if (db.Cached.key_of(conn), _folders(roots)) != state or any(
+            if (db.Cached.key_of(conn), [db.identity(root) for root in roots]) != state or any(
                     fingerprint.of(os.stat(path)) != was for path, was in aliases):
                 return None
         except OSError:
@@ -206,14 +206,14 @@ class Walks:
         if self._inotify:
             self._watch()
             self._inotify.read(timeout=0)
-            with suppress(OSError):  # a root gone: no proof
-                self._roots = _folders(roots)
+            self._roots = [db.identity(root) for root in roots]
 
     def end(self, conn: sqlite3.Connection, key: tuple, aliases: list, report: HistoryReport | None):
         """After a walk: its new folders watched; ``report`` (None: not complete) holds till an event if every
         folder was watched all through the walk and the index stays as the walk left it (``key``: as it found
         it, but for the walk's own writes while no other connection committed)."""
-        if not (self._inotify and self._watch() and report is not None and self._roots is not None):
+        if not (self._inotify and self._watch() and report is not None and self._roots is not None
+                and None not in self._roots):  # None: a root gone, no proof
             return
         if conn.total_changes != key[2] and (after := db.Cached.key_of(conn))[1] == key[1]:
             key = after
@@ -250,10 +250,6 @@ class Walks:
             self._inotify.close()
         self._inotify, self._proof = None, None
         self._watches.clear()
-
-
-def _folders(roots: tuple[str, ...]) -> list:
-    return [fingerprint.of(os.stat(root)).identity for root in roots]
 
 
 def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
