@@ -153,8 +153,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
     counts["removed"] = len(gone)
     report = HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
     if walks is not None:
-        walks.end(conn, known.key, [(t.alias, t.fingerprint) for _, _, t in found if t.alias],
-                  None if report.deferred or retry else report)
+        walks.end(conn, known.key, found, None if report.deferred or retry else report)
     return report
 
 
@@ -173,7 +172,7 @@ class Walks:
     def __init__(self) -> None:
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
-        self._watches: dict[str, int | None] = {}  # folder -> its watch
+        self._watches: dict[str, int] = {}  # folder -> its watch
         self._roots: list | None = None  # the roots' db.identity() when the walk began
         self._most = 0  # the most folders it watches
         self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
@@ -208,16 +207,18 @@ class Walks:
             self._inotify.read(timeout=0)
             self._roots = [db.identity(root) for root in roots]
 
-    def end(self, conn: sqlite3.Connection, key: tuple, aliases: list, report: HistoryReport | None):
-        """After a walk: its new folders watched; ``report`` (None: not complete) holds till an event if every
-        folder was watched all through the walk and the index stays as the walk left it (``key``: as it found
-        it, but for the walk's own writes while no other connection committed)."""
+    def end(self, conn: sqlite3.Connection, key: tuple, found: list, report: HistoryReport | None):
+        """After a walk (``found``: its (n, root, Transcript)): its new folders watched; ``report`` (None: not
+        complete) holds till an event if every folder was watched all through the walk and the index stays as
+        the walk left it (``key``: as it found it, but for the walk's own writes while no other connection
+        committed)."""
         if not (self._inotify and self._watch() and report is not None and self._roots is not None
                 and None not in self._roots):  # None: a root gone, no proof
             return
         if conn.total_changes != key[2] and (after := db.Cached.key_of(conn))[1] == key[1]:
             key = after
         unchanged = report.new + report.grown + report.reread + report.unchanged
+        aliases = [(t.alias, t.fingerprint) for _, _, t in found if t.alias]
         self._proof = ((key, self._roots), aliases, HistoryReport(
             linked=report.linked, unchanged=unchanged, skipped=report.skipped))
 
@@ -240,8 +241,10 @@ class Walks:
             try:
                 watch = self._inotify.add_watch(folder, MASK)
             except OSError:  # gone meanwhile, or no watch left (the limit): walked while it lacks one
-                watch = None
-            had = had and watch is not None and self._watches.get(folder) == watch
+                self._watches.pop(folder, None)
+                had = False
+                continue
+            had = had and self._watches.get(folder) == watch
             self._watches[folder] = watch
         return had
 
