@@ -14,6 +14,12 @@ from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEM
                        one_line_errors, open_history, open_index, print_aborted, print_warning, progress_bar,
                        run_history, run_query)
 from .errors import MemsearchError
+from .roots import AGENT_KINDS, AGENT_NAMES, KINDS, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
+
+# The words query_args' help texts take from the kinds' tables.
+HELP_WORDS = {"agents": f"{', '.join(AGENT_KINDS[:-1])} or {AGENT_KINDS[-1]}", "kinds": ", ".join(KINDS),
+              "scopes": "; ".join(map(", ".join, (SCOPES_OF_KIND["mimo"], SCOPE_OF_KIND.values(), SCOPES_OF_KIND["repos"]))),
+              "project_kinds": "/".join(SCOPE_OF_KIND)}
 
 
 class Failure(click.ClickException):
@@ -70,8 +76,6 @@ def complete_root(ctx, param, incomplete: str):
     """The agents' names and KIND= (memsearch.roots' tables), then a folder after KIND=."""
     from click.shell_completion import CompletionItem
 
-    from .roots import AGENT_KINDS, KINDS
-
     kind, sep, rest = incomplete.partition("=")
     if sep:
         return [CompletionItem(rest, type="dir")]  # the shell completes the folder
@@ -114,7 +118,7 @@ def option(key: str, **overrides):
         extra.update(envvar=list(o.envvars), show_envvar=True)
     kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
     extra.update(CLICK_ARGS.get(key, {}), **overrides)
-    return click.option(*o.names, o.key, help=o.help, type=kind, **extra)
+    return click.option(*o.names, o.key, help=o.help.format_map(HELP_WORDS), type=kind, **extra)
 
 
 def root_options(f):
@@ -145,7 +149,7 @@ def log_to_stderr() -> None:
         log.propagate = False
 
 
-EXAMPLES = """\b
+EXAMPLES = f"""\b
 Examples:
   memsearch query pgbouncer port          # the agents' memory found here
   memsearch query stripe --root ~/notes   # a folder of Markdown (a mimo tree)
@@ -154,8 +158,7 @@ Examples:
   claude mcp add memsearch -- memsearch mcp
 
 With no --root, memsearch searches MEMSEARCH_ROOTS, else the config file's
-roots, else every agent's memory found at its default location (Claude Code,
-ZCode, MiMo).
+roots, else every agent's memory found at its default location ({', '.join(AGENT_NAMES.values())}).
 """
 
 
@@ -222,7 +225,6 @@ def manifest(folder, root, limit, as_json):
     "- [type] path (modified): description".
     """
     from .manifests import format_manifest, manifest as list_files
-    from .roots import Root
     from .settings import load_settings
 
     roots = [Root("plain", folder)] if folder else chosen_roots(root)
@@ -239,7 +241,7 @@ def manifest(folder, root, limit, as_json):
 @click.option("--session", help="Print the rebuild block of this session (a folder under sessions/) instead.")
 @click.option("--project", help="With --session: the project id, or a repository's path (with a /).")
 @click.option("--root", "root_spec", metavar="ROOT", show_default="MiMo's memory folder",
-              help="With --session: the memory root, DIR (a mimo tree), claude, zcode or KIND=DIR.")
+              help=f"With --session: the memory root, DIR (a mimo tree), {', '.join(AGENT_KINDS)} or KIND=DIR.")
 @click.option("--budget", multiple=True, metavar="SECTION=TOKENS",
               help="With --session, repeatable: a section's budget (checkpoint 11000, project 10000, notes 6000,"
                    " global 6000, keys 500).")
@@ -265,7 +267,6 @@ def context(path, session, project, root_spec, budget, as_json):
         if path is not None or project is None:
             raise click.UsageError("--session needs --project PID, and no PATH")
         from .rebuild import rebuild_context
-        from .roots import Root
 
         budgets = {}
         for given in budget:

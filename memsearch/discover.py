@@ -37,7 +37,6 @@ NESTED_NAMES = frozenset({"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.local.m
 
 # Instruction files, as opposed to memories: typed "instructions".
 _INSTRUCTION_PREFIXES = tuple(f"{f}/" for f in _FOLDERS if f != "memory" and not f.endswith("/memory"))
-INSTRUCTIONS = "instructions"
 
 # How deep the deep walk goes below a checkout, and a walk inside a memory folder: monorepos
 # nest packages 3-4 deep; past that a CLAUDE.md is more likely vendored than memory.
@@ -50,8 +49,6 @@ SKIP_DIRS = frozenset({
     "build", "dist", "target", "out", "bin", "obj", "__pycache__", "coverage", "htmlcov", "_build",
     "Pods", "DerivedData", "CMakeFiles",
 })
-
-SCOPE = "repo"
 
 
 def _scan(path: str) -> list[os.DirEntry] | None:

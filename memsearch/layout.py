@@ -20,7 +20,7 @@ import os
 from . import discover
 from .errors import RootNotFound
 from .memory_file import MEMORY_DIR, MIMO_SCOPES, disk_name, link_target_refusal
-from .roots import LABEL_SEP, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
+from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
 from .walk import Known, Walk, printable_name, walk
 
@@ -106,7 +106,7 @@ class Layout:
         if root.kind == "repos":
             # A checkout is someone else's: its instruction files cannot type themselves as the
             # user's memory. A frontmatter type counts only in its memory folders.
-            return key, discover.SCOPE, parts[0], discover.INSTRUCTIONS if discover.is_instructions(rel) else kind
+            return key, REPO_SCOPE, parts[0], INSTRUCTIONS if discover.is_instructions(rel) else kind
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------

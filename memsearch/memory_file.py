@@ -1,6 +1,6 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and how to open one
 without ever leaving its root: a Markdown file (``.md``, any case) with no hidden part in its path,
-in a claude or zcode root in ``<project>/memory/``; a symlink is followed only to such a path inside
+in a root of projects (claude, zcode) in ``<project>/memory/``; a symlink is followed only to such a path inside
 the root. Opened one name at a time with ``O_NOFOLLOW`` (docs/hostile-content.md).
 """
 
@@ -31,7 +31,6 @@ MEMORY_DIR = "memory"
 
 # The index of a folder of memories (Claude Code's spelling), loaded into the agent's context.
 INDEX_NAME = "MEMORY.md"
-PROJECT_KINDS = ("claude", "zcode")
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a file swapped for a FIFO after the lstat below must not hang us.
@@ -123,10 +122,11 @@ def disk_name(shown: str) -> str | None:
     return name if name != shown and printable_name(name) == shown else None
 
 
-def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, max_bytes: int,
+def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
     """(A descriptor open for reading, the real path) of the memory file at ``parts`` (names below
-    the root, as a hit shows them) of a root of ``kind``. ``place``: for a folder of checkouts
+    the root, as a hit shows them); ``projects``: the root keeps memory in ``<project>/memory/``
+    (memsearch.roots.SCOPE_OF_KIND). ``place``: for a folder of checkouts
     (discover.reads), whether discovery reads a path, in place of the no-hidden-part rule
     (``.claude/memory``). Any refusal or OS error is one NotAMemoryFile naming ``shown``."""
     if ".." in parts:
@@ -138,7 +138,7 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
         raise NotAMemoryFile(f"{shown} is not in a memory folder or instruction file of a checkout", missing=True)
     if place is None and any(is_hidden(part) for part in parts):
         raise NotAMemoryFile(f"{shown} is in a hidden folder the memory index does not cover")
-    if kind in PROJECT_KINDS and (len(parts) < 3 or parts[1] != MEMORY_DIR):
+    if projects and (len(parts) < 3 or parts[1] != MEMORY_DIR):
         raise NotAMemoryFile(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
                        missing=True)
     try:
@@ -154,7 +154,7 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
     except OSError as ex:
         raise NotAMemoryFile(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
     try:
-        return _open_below(root_fd, real_root, kind, parts, shown, max_bytes, place)
+        return _open_below(root_fd, real_root, projects, parts, shown, max_bytes, place)
     except OSError as ex:  # whatever the race did, one line
         missing = isinstance(ex, (FileNotFoundError, NotADirectoryError))
         raise NotAMemoryFile(f"no memory file at {shown}: use a path from a memory_search hit" if missing
@@ -163,7 +163,7 @@ def open_memory_file(real_root: str, kind: str, parts: list[str], shown: str, ma
         os.close(root_fd)
 
 
-def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown: str,
+def _open_below(root_fd: int, real_root: str, projects: bool, parts: list[str], shown: str,
                 max_bytes: int, place: Callable[[str], bool] | None) -> tuple[int, str]:
     outside = NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
@@ -171,7 +171,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
     # Names to look up (last first), each with its index in ``parts`` if the caller gave it
     # (a \xNN spelling, maybe), None if a link's target did.
     todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
-    # Where the file must end up: the root, or for claude / zcode the real <project>/memory folder,
+    # Where the file must end up: the root, or in a root of projects the real <project>/memory folder,
     # which the walk starts from and judges links by.
     base: list[str] = []
     file_st = None
@@ -237,7 +237,7 @@ def _open_below(root_fd: int, real_root: str, kind: str, parts: list[str], shown
                     raise outside
                 if place is None and any(is_hidden(part) for part in done):
                     raise NotAMemoryFile(f"{shown} is a link into a hidden folder the memory index does not cover")
-            if kind in PROJECT_KINDS and todo and todo[-1][1] == 2:
+            if projects and todo and todo[-1][1] == 2:
                 base = list(done)
         if file_st is None:
             raise NotAMemoryFile(f"{shown} is not a regular file")

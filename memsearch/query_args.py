@@ -22,15 +22,16 @@ class Option(NamedTuple):
 
 COLORS = ("auto", "always", "never")
 OPTIONS = (
-    Option(("--root",), "root", "Memory root, repeatable: claude, zcode or mimo (that agent's memory at its"
-           " default location), DIR (a mimo tree) or KIND=DIR (KIND: mimo, claude, zcode, plain, repos)."
+    # {...}: words from memsearch.roots' tables, filled in by memsearch.cli (the quick path shows no help).
+    Option(("--root",), "root", "Memory root, repeatable: {agents} (that agent's memory at its"
+           " default location), DIR (a mimo tree) or KIND=DIR (KIND: {kinds})."
            " MEMSEARCH_ROOTS takes several, separated by ':'.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"),
            kind="spec"),
     Option(("--db",), "db_path", "Index database file.", envvars=("MEMSEARCH_DB",), kind="file"),
     # A number click reads; its range is the library's to check (settings.check_limit).
     Option(("--limit", "-n"), "limit", f"Most hits to show, 1 to {MAX_LIMIT}.", kind="int", default=DEFAULT_LIMIT),
-    Option(("--scope",), "scope", "Only this scope (global, projects, sessions; cc, zcode; repo)."),
-    Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a claude/zcode project"
+    Option(("--scope",), "scope", "Only this scope ({scopes})."),
+    Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a {project_kinds} project"
            " folder; a checkout)."),
     Option(("--type",), "type_", "Only this type (memory, checkpoint, progress, notes, free;"
            " user, feedback, project, reference; instructions)."),

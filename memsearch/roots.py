@@ -19,7 +19,6 @@ import os
 from contextlib import suppress
 from typing import NamedTuple
 
-from . import discover
 from .errors import InvalidArgument, MemsearchError, RootNotFound
 from .format import quoted
 from .memory_file import MIMO_SCOPES, printable_name
@@ -41,19 +40,24 @@ PROJECTS_BELOW = {
 
 DEFAULT_NAMES = {"claude": "cc", "zcode": "zcode", "mimo": "mimo"}  # else the folder's name
 
-# Searched when nothing is configured: the agents' memory found on this machine.
-AGENT_KINDS = ("claude", "zcode", "mimo")
+# Searched when nothing is configured: the agents' memory found on this machine, and their names in help texts.
+AGENT_NAMES = {"claude": "Claude Code", "zcode": "ZCode", "mimo": "MiMo"}
+AGENT_KINDS = tuple(AGENT_NAMES)
 
-# The scope a claude / zcode hit gets; its scope id is the project folder.
+# The kinds that keep memory in <project>/memory/ (memsearch.layout), and the scope their hits get;
+# the scope id is the project folder.
 SCOPE_OF_KIND = {"claude": "cc", "zcode": "zcode"}
 
+# A repos root's hits: scope, and the type of a checkout's instruction files (memsearch.discover).
+REPO_SCOPE, INSTRUCTIONS = "repo", "instructions"
+
 # The scopes each kind of root gives its hits (a plain root gives none).
-SCOPES_OF_KIND = {"mimo": MIMO_SCOPES, "claude": ("cc",), "zcode": ("zcode",),
-                  "plain": (), "repos": (discover.SCOPE,)}
+SCOPES_OF_KIND = {"mimo": MIMO_SCOPES, **{k: (s,) for k, s in SCOPE_OF_KIND.items()}, "plain": (),
+                  "repos": (REPO_SCOPE,)}
 
 # Every type a hit can have: from the path, the frontmatter, and a repos root's instruction files.
 TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference",
-         discover.INSTRUCTIONS)
+         INSTRUCTIONS)
 
 # Between the root name and the path in results from several roots.
 LABEL_SEP = ":"
@@ -96,7 +100,7 @@ class Root(_RootFields):
         """A root from ``DIR`` (a mimo tree), ``KIND`` (its default location) or ``KIND=DIR``."""
         spec = os.fspath(spec).strip()
         if not spec:
-            raise InvalidArgument("empty root: give a folder, a kind (claude, zcode, mimo) or KIND=DIR")
+            raise InvalidArgument(f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR")
         kind, sep, path = spec.partition("=")
         if sep and kind in KINDS:
             if not path:

@@ -16,8 +16,8 @@ from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
 # Roots kept in this process (a long-lived MemoryIndex); past it, start over.
 CACHED_ROOTS = 16
 
-# What the snapshot checks of each lstat (key[:5] is the Fingerprint, key[5] the file type).
-_KEY = attrgetter(*STAT_FIELDS, "st_mode")
+# What the snapshot checks of each lstat (key[:_MODE] is the Fingerprint, key[_MODE] the file type).
+_KEY, _MODE = attrgetter(*STAT_FIELDS, "st_mode"), len(STAT_FIELDS)
 # A settled path is compared by ctime alone: every change sets it to now, which no one can set
 # back (a folder's covers its entries).
 _CTIME = attrgetter("st_ctime_ns")
@@ -81,7 +81,7 @@ def snapshot(dirs: list[tuple[str, int, int]], found: dict[str, tuple[str, Finge
         return None
     if any((key[1], key[4]) != (mtime_ns, ino) or mtime_ns + RACY_NS >= now
            for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
-            not S_ISREG(key[5]) or key[0] > max_file_bytes or known.get(rel) != key[:5]
+            not S_ISREG(key[_MODE]) or key[0] > max_file_bytes or known.get(rel) != key[:_MODE]
             for rel, key in zip(found, keys[len(dirs):])):
         return None
     before = time.time_ns() - RACY_NS

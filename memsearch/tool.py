@@ -16,7 +16,7 @@ from .format import hit_block, hit_line, one_line, quoted, result_dict, unmatche
 from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
-from .roots import TYPES
+from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
 from .search import short_repr
 from .schema import ToolArgumentError, checked, object_schema
 from .settings import encodable
@@ -71,12 +71,24 @@ recorded because one phrasing found nothing.
 - Excerpts are short and may paraphrase. When you need an exact literal (a connection string, port, \
 full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) before using it.
 - On zero results, escalate step by step:
-{textwrap.indent(ESCALATION.format(roots="<memory folder>"), "  ")}
+{textwrap.indent(ESCALATION.format(roots="<memory folder>"), "  ")}"""
 
-Filters (optional): scope = global, projects, sessions, cc (Claude Code memory), zcode (ZCode \
-memory) or repo (a checkout's memory and instruction files); scope_id = a project, session or \
-checkout id; type = memory, checkpoint, progress, notes, free, or user, feedback, project, \
-reference (Claude Code / ZCode memory), or instructions (a checkout's instruction files)."""
+# A scope in words: whose memory it is (memsearch.roots' tables).
+_SCOPE_WORDS = {**{scope: f"{scope} ({AGENT_NAMES[kind]})" for kind, scope in SCOPE_OF_KIND.items()},
+                REPO_SCOPE: f"{REPO_SCOPE} (a checkout's memory and instruction files)"}
+
+
+def _scope_words(scopes) -> str:
+    return ", ".join(_SCOPE_WORDS.get(s, s) for s in scopes)
+
+
+def _filter_words(scopes, types) -> str:
+    """The description's last paragraph: the values the scope and type filters take."""
+    filters = f"type = {', '.join(types)}"
+    if scopes:
+        filters = (f"scope = {_scope_words(scopes)}; scopeId = a project, session or checkout id (see the scopeId"
+                   f" parameter); {filters}")
+    return f"\n\nFilters (optional): {filters}."
 
 
 def _text(description: str, most: int = MAX_NAME_CHARS) -> dict[str, Any]:
@@ -91,8 +103,7 @@ SEARCH_SCHEMA = object_schema({
                    MAX_QUERY_CHARS),
     "scope": {
         "type": "string", "enum": list(SCOPES),
-        "description": "Only this layer: global, projects, sessions, cc (Claude Code), zcode (ZCode) or repo"
-                       " (a checkout's memory and instruction files).",
+        "description": f"Only this layer: {_scope_words(SCOPES)}.",
     },
     "scopeId": _text("Only this project or session id (the folder name under its scope)."),
     "type": {"type": "string", "enum": list(TYPES), "description": f"Only this type: {', '.join(TYPES)}."},
@@ -157,15 +168,11 @@ class ToolSpec(NamedTuple):
                 "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}}
 
 
-SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, SEARCH_SCHEMA)
+SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION + _filter_words(SCOPES, TYPES), SEARCH_SCHEMA)
 READ_TOOL = ToolSpec(READ_TOOL_NAME, READ_DESCRIPTION, READ_SCHEMA)
 HISTORY_TOOL = ToolSpec(HISTORY_TOOL_NAME, HISTORY_DESCRIPTION, HISTORY_SCHEMA)
 CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, sc.SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL, HISTORY_TOOL, CONTEXT_TOOL)
-
-_SCOPE_WORDS = {"cc": "cc (Claude Code)", "zcode": "zcode (ZCode)",
-                "repo": "repo (a checkout's memory and instruction files)"}
-
 
 def search_tool(index: MemoryIndex) -> ToolSpec:
     """memory_search as this index can answer it: only its roots' scopes and types, and the scope ids indexed now."""
@@ -174,12 +181,8 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
     props = schema["properties"]
     types = index.layout.types() or TYPES  # a mimo tree's types are its paths': no other would match
     props["type"]["enum"], props["type"]["description"] = list(types), f"Only this type: {', '.join(types)}."
-    filters = f"type = {', '.join(types)}"
     if scopes:
-        words = ", ".join(_SCOPE_WORDS.get(s, s) for s in scopes)
-        props["scope"]["enum"], props["scope"]["description"] = scopes, f"Only this layer: {words}."
-        filters = (f"scope = {words}; scopeId = a project, session or checkout id (see the scopeId parameter);"
-                   f" {filters}")
+        props["scope"]["enum"], props["scope"]["description"] = scopes, f"Only this layer: {_scope_words(scopes)}."
         try:
             index.refresh()  # the ids present now, as a search would see them
             found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
@@ -191,8 +194,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             props["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
     else:
         del props["scope"], props["scopeId"]  # plain roots: their hits have no scope
-    how = SEARCH_DESCRIPTION.rsplit("\n\nFilters (optional):", 1)[0]
-    return ToolSpec(SEARCH_TOOL_NAME, f"{how}\n\nFilters (optional): {filters}.", schema)
+    return ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION + _filter_words(scopes, types), schema)
 
 
 def _first_ids(shown: list[str], found: int) -> str:
@@ -313,7 +315,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             real_root = os.path.realpath(root.path)
             place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
             # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
-            return open_memory_file(real_root, root.kind, [p for p in rel.split("/") if p not in ("", ".")],
+            return open_memory_file(real_root, root.kind in SCOPE_OF_KIND, [p for p in rel.split("/") if p not in ("", ".")],
                                     shown, index.settings.max_file_bytes, place)
         except NotAMemoryFile as ex:
             if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
