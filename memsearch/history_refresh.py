@@ -47,6 +47,10 @@ MERGE_PAGES_PER_MESSAGE = 1
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
+# A transcript's fingerprint columns, as written when its read begins: size 0 until the read is done.
+_ZEROS = ", ".join("0" for _ in Fingerprint._fields)
+_STAT_SET = ", ".join(f"{column} = ?" for column in fingerprint.COLUMNS.split(", ")[1:])
+
 INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
                   " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
@@ -291,7 +295,7 @@ def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
                                " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
             if row is None:
                 fid = conn.execute(f"INSERT INTO history_files (root, path, project, consumed, head, tail,"
-                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', 0, 0, 0, 0, 0)",
+                                   f" {fingerprint.COLUMNS}) VALUES (?, ?, ?, 0, x'', x'', {_ZEROS})",
                                    (root, t.rel, t.project)).lastrowid
                 out["new"] = 1
             else:
@@ -310,9 +314,8 @@ def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
                     out["reread"] = 1
             if start == 0:
                 head = tail = b""
-            conn.execute("UPDATE history_files SET project = ?, size = 0, mtime_ns = ?, ctime_ns = ?, device = ?,"
-                         " inode = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                         (t.project, *now[1:], start, head, tail, fid))
+            conn.execute(f"UPDATE history_files SET project = ?, size = 0, {_STAT_SET}, consumed = ?, head = ?,"
+                         " tail = ? WHERE id = ?", (t.project, *now[1:], start, head, tail, fid))
         _read_lines(pending, reader, fid, start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
