@@ -20,6 +20,7 @@ from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mar
 SESSIONS = "history_session_fts"
 PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
@@ -31,7 +32,6 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces)
     scores: dict[int, float] = {}
-    rare: dict[int, float] = {}  # a piece's raw bm25() summed over the words scored in full
     for fts, weight, lucene in runs:
         if fts in common or (weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces)):
             continue
@@ -39,25 +39,19 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
         counts[fts] = len(rows)
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
-        if common and weight == 1.0:
-            _add(rare, rows, 1.0)
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
     if common:
-        # In ``common AND (rarer words)`` a piece's bm25() is the common word's plus the rarer words'.
-        rest = " OR ".join(f"({fts})" for fts, weight, _ in runs if weight == 1.0 and fts not in common)
-        partial, bound = dict(scores), 0.0
+        bound = sum(lucene_factor(pieces, n, 1.0, True)[1] for n in common.values()) * (HELD_FACTOR if held else 1.0)
+        ids = _exact(conn, *_by_session(conn, scores, where, params, factor_sql, owners), bound, size, bool(held))
+        # bm25() of a common word in the candidates' pieces alone: +rowid filters the matches, where
+        # rowid IN would run the query (and bm25()'s count of the word) once an id.
         for fts, n in common.items():
-            factor, most = lucene_factor(pieces, n, 1.0, True)
-            bound += most * (HELD_FACTOR if held else 1.0)
-            for pid, raw in conn.execute(PIECE_STRING, (f"{fts} AND ({rest})",)):
-                partial[pid] = partial.get(pid, 0.0) - (raw - rare[pid]) * factor
-        ranked, members = _by_session(conn, partial, where, params, factor_sql, owners)
-        if _exact(conn, ranked, members, rare, bound, size):
-            return ranked[:size]
-        for fts, n in common.items():  # not provably the same order: scored in every piece after all
-            _add(scores, conn.execute(PIECE_STRING, (fts,)).fetchall(), -lucene_factor(pieces, n, 1.0, True)[0])
+            rows = conn.execute(PIECE_STRING, (fts,)) if ids is None else rows_of(conn, CANDIDATE, ids, before=(fts,))
+            _add(scores, rows, -lucene_factor(pieces, n, 1.0, True)[0])
+        if ids is not None:
+            scores = {p: scores[p] for p in ids if p in scores}
     return _by_session(conn, scores, where, params, factor_sql, owners)[0][:size]
 
 
@@ -126,20 +120,26 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
     return ranked, members
 
 
-def _exact(conn: sqlite3.Connection, ranked: list, members: dict, rare: dict, bound: float, size: int) -> bool:
-    """Whether ``ranked``, its common words counted only in the pieces holding a rarer word (``rare``),
-    has its first ``size`` sessions exactly: none of them has another piece, and no other session
-    reaches the last of them with ``bound`` (the common words' most in a piece) for each other piece."""
-    if len(ranked) < size or bound >= ranked[size - 1][1]:  # a session of common words alone might
-        return False
-    reach = ranked[size - 1][1]
+def _exact(conn: sqlite3.Connection, ranked: list, members: dict, bound: float, size: int,
+           held: bool) -> list[int] | None:
+    """The pieces to score the common words in for the first ``size`` sessions exactly: those of every session
+    that ``ranked`` (scored without them) and ``bound`` (their most in a piece) let reach its ``size``-th;
+    None when a session of common words alone might (score them everywhere)."""
+    if len(ranked) < size or bound >= ranked[size - 1][1]:
+        return None
+    reach = ranked[size - 1][1]  # the first ``size`` score at least this with the common words too
     # The sessions of several pieces (a long session, one read in several goes); any other has one.
     pieces = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
-    most = max(pieces.values(), default=1)
-    for n, (s, score) in enumerate(ranked):
-        if n >= size and score + bound * most < reach:  # best first: no later session reaches either
+    if any(bound * count >= reach for s, count in pieces.items() if s not in members):
+        return None
+    most, grow = max(pieces.values(), default=1), HELD_FACTOR if held else 1.0
+    ids, whole = [], []
+    for s, score in ranked:
+        if score * grow + bound * most < reach:  # best first: no later session reaches either
             break
-        missing = pieces.get(s, 1) - sum(p in rare for p in members[s])
-        if missing and (n < size or score + bound * missing >= reach):
-            return False
-    return all(bound * count < reach for s, count in pieces.items() if s not in members)
+        if s in pieces:  # its factor may come from a piece not scored yet
+            if score * grow + bound * pieces[s] >= reach:
+                whole.append(s)
+        elif score + bound >= reach:
+            ids += members[s]
+    return ids + [p for p, in rows_of(conn, "SELECT id FROM history_pieces WHERE session IN ({marks})", whole)]
