@@ -43,15 +43,20 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
     if common:
-        bound = sum(lucene_factor(pieces, n, 1.0, True)[1] for n in common.values()) * (HELD_FACTOR if held else 1.0)
-        ids = _exact(conn, *_by_session(conn, scores, where, params, factor_sql, owners), bound, size, bool(held))
-        # bm25() of a common word in the candidates' pieces alone: +rowid filters the matches, where
-        # rowid IN would run the query (and bm25()'s count of the word) once an id.
-        for fts, n in common.items():
+        grow = HELD_FACTOR if held else 1.0
+        most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
+        order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
+        # The sessions of several pieces (a long session, one read in several goes); any other has one.
+        multi = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
+        for n, fts in enumerate(order):
+            ranked, members = _by_session(conn, scores, where, params, factor_sql, owners)
+            ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
+            # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
+            # rowid IN would run the query (and bm25()'s count of the word) once an id.
             rows = conn.execute(PIECE_STRING, (fts,)) if ids is None else rows_of(conn, CANDIDATE, ids, before=(fts,))
-            _add(scores, rows, -lucene_factor(pieces, n, 1.0, True)[0])
-        if ids is not None:
-            scores = {p: scores[p] for p in ids if p in scores}
+            _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
+            if ids is not None:  # no other session reaches the first ``size``: scored no more
+                scores = {p: scores[p] for p in ids if p in scores}
     return _by_session(conn, scores, where, params, factor_sql, owners)[0][:size]
 
 
@@ -81,8 +86,8 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
             n = conn.execute(PIECE_COUNT, (fts,)).fetchone()[0]
             if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces):
                 common[fts] = n
-    if len(common) == sum(weight == 1.0 for _, weight, _ in runs):
-        return {}
+    if common and len(common) == sum(weight == 1.0 for _, weight, _ in runs):
+        del common[min(common, key=common.get)]  # the rarest scored first, to find the pieces
     counts.update(common)
     return common
 
@@ -120,25 +125,22 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
     return ranked, members
 
 
-def _exact(conn: sqlite3.Connection, ranked: list, members: dict, bound: float, size: int,
-           held: bool) -> list[int] | None:
-    """The pieces to score the common words in for the first ``size`` sessions exactly: those of every session
-    that ``ranked`` (scored without them) and ``bound`` (their most in a piece) let reach its ``size``-th;
-    None when a session of common words alone might (score them everywhere)."""
+def _exact(conn: sqlite3.Connection, ranked: list, members: dict, multi: dict, bound: float, size: int,
+           grow: float) -> list[int] | None:
+    """The pieces of the sessions that may still be among the first ``size``: ``ranked`` as scored so far,
+    the words left to score adding at most ``bound`` to a piece (a date's factor, ``grow``, included);
+    None when a session none of whose pieces is scored yet might be (``multi``: {session: pieces} of 2 or more)."""
     if len(ranked) < size or bound >= ranked[size - 1][1]:
         return None
-    reach = ranked[size - 1][1]  # the first ``size`` score at least this with the common words too
-    # The sessions of several pieces (a long session, one read in several goes); any other has one.
-    pieces = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
-    if any(bound * count >= reach for s, count in pieces.items() if s not in members):
+    reach = ranked[size - 1][1]  # the first ``size`` score at least this in the end
+    if any(bound * count >= reach for s, count in multi.items() if s not in members):
         return None
-    most, grow = max(pieces.values(), default=1), HELD_FACTOR if held else 1.0
-    ids, whole = [], []
+    most, ids, whole = max(multi.values(), default=1), [], []
     for s, score in ranked:
         if score * grow + bound * most < reach:  # best first: no later session reaches either
             break
-        if s in pieces:  # its factor may come from a piece not scored yet
-            if score * grow + bound * pieces[s] >= reach:
+        if s in multi:  # its factor may come from a piece not scored yet
+            if score * grow + bound * multi[s] >= reach:
                 whole.append(s)
         elif score + bound >= reach:
             ids += members[s]
