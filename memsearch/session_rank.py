@@ -42,6 +42,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
+    known: dict = {}
     if common:
         grow = HELD_FACTOR if held else 1.0
         most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
@@ -49,7 +50,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         # The sessions of several pieces (a long session, one read in several goes); any other has one.
         multi = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
         for n, fts in enumerate(order):
-            ranked, members = _by_session(conn, scores, where, params, factor_sql, owners)
+            ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
             # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
             # rowid IN would run the query (and bm25()'s count of the word) once an id.
@@ -57,7 +58,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}
-    return _by_session(conn, scores, where, params, factor_sql, owners)[0][:size]
+    return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
 
 
 # A pair of a stop word and words each in this share of the pieces or more is not ranked: over long
@@ -104,17 +105,21 @@ def pieces_of(conn: sqlite3.Connection) -> dict[int, str]:
 
 
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
-                factor_sql: tuple, owners: dict[int, str] | None = None) -> tuple[list, dict]:
+                factor_sql: tuple, owners: dict[int, str] | None, known: dict) -> tuple[list, dict]:
     """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces};
-    ``owners``: every piece's session, when there is no filter nor date factor."""
+    ``owners``: every piece's session, when there is no filter nor date factor; else ``known``: {piece:
+    (session, factor) or None where filtered out}, read once a piece for every call of one search."""
     members: dict[str, list[int]] = {}
     factors: dict[str, float] = {}
     factor, factor_params = factor_sql
     if owners is not None:
         rows = ((p, owners[p], 1.0) for p in scores if p in owners)
     else:
-        rows = rows_of(conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m"
-                       f" WHERE m.id IN ({{marks}}){where}", list(scores), params, factor_params)
+        missing = [p for p in scores if p not in known]
+        known.update(dict.fromkeys(missing))
+        sql = f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}"
+        known.update((p, (s, f)) for p, s, f in rows_of(conn, sql, missing, params, factor_params))
+        rows = ((p, *known[p]) for p in scores if known[p] is not None)
     for pid, session_, times in rows:
         members.setdefault(session_, []).append(pid)
         factors[session_] = max(factors.get(session_, 1.0), times)
