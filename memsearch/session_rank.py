@@ -1,8 +1,8 @@
 """Sessions ranked as wholes: BM25 over the sessions' pieces (memsearch.pieces), summed by session.
 
 What memsearch.search.ranking() gives over the pieces' FTS5 table, but each string read once, and
-the words most pieces hold scored first only in the pieces holding a rarer word (MaxScore, as
-memsearch.search prunes), which is kept when it provably orders the same sessions.
+the words most pieces hold scored last, each only in the pieces of the sessions that its bound and
+those of the words after it still let reach the first ones (MaxScore, as memsearch.search prunes).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
 
 def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int) -> dict[str, int]:
     """{word: pieces holding it} of the single words in COMMON_SHARE of the pieces and PRUNE_MIN_FILES or
-    more, if a rarer word remains to find the pieces they are scored in (a count(*) reads no position)."""
+    more (a count(*) reads no position), all but the rarest when every word is one."""
     if pieces < PRUNE_MIN_FILES:
         return {}
     common = {}
