@@ -12,7 +12,7 @@ import math
 import os
 import sqlite3
 from operator import add, itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
@@ -25,12 +25,14 @@ from .history_sessions import Message, check_session, read_messages, resolve_ses
 from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
                      short_repr, stems, string_params, text_snippet, varints)
-from .session_context import SessionContext, check_arguments, select
 from .session_rank import pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
 from .memory_file import below
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
+
+if TYPE_CHECKING:
+    from .session_context import SessionContext
 
 
 class HistoryHit(NamedTuple):
@@ -374,6 +376,8 @@ class HistoryIndex(db.Opened):
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
+        from .session_context import check_arguments, select  # here: a search never loads it
+
         args = check_arguments(session, query, strategy, max_tokens)
         self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
@@ -400,6 +404,8 @@ class HistoryIndex(db.Opened):
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
     """ReadSessionContext as one call over the transcripts of ``roots`` (see :class:`HistoryIndex`)."""
+    from .session_context import check_arguments
+
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
