@@ -12,7 +12,7 @@ import sqlite3
 
 from .cjk import WORD
 from .dates import HELD_FACTOR, held_factor
-from .db import Cached, rows_of
+from .db import IDS_AT_ONCE, Cached, rows_of
 from .query import STOP_WORDS, Query
 from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
 
@@ -53,8 +53,10 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
             # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
-            # rowid IN would run the query (and bm25()'s count of the word) once an id.
-            rows = conn.execute(PIECE_STRING, (fts,)) if ids is None else rows_of(conn, CANDIDATE, ids, before=(fts,))
+            # rowid IN would run the query (and bm25()'s count of the word) once an id. Each statement
+            # walks the word's every piece: more ids than one binds are scored in one walk of them all.
+            rows = (conn.execute(PIECE_STRING, (fts,)) if ids is None or len(ids) > IDS_AT_ONCE
+                    else rows_of(conn, CANDIDATE, ids, before=(fts,)))
             _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}

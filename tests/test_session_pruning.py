@@ -128,8 +128,8 @@ def test_a_project_filter_ranks_that_projects_sessions_as_the_unfiltered_search_
 
 
 def test_common_words_scored_in_the_candidates_pieces_alone_rank_as_unpruned(history, monkeypatch):
-    # Questions of common words alone (their rarest scored first), and candidates' pieces bound in
-    # several statements (db.IDS_AT_ONCE made small): the pruned ranking is kept, as the unpruned one.
+    # Questions of common words alone (their rarest scored first), and candidates' pieces more than a
+    # statement binds (IDS_AT_ONCE made small: scored in all pieces): the pruned ranking is kept, as unpruned.
     root, db = history
     kept = []
     real = session_rank._exact
@@ -146,7 +146,7 @@ def test_common_words_scored_in_the_candidates_pieces_alone_rank_as_unpruned(his
         expected = [results(idx, *case) for case in cases]
         monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 1)
         monkeypatch.setattr(session_rank, "_exact", spy)
-        monkeypatch.setattr("memsearch.db.IDS_AT_ONCE", 7)
+        monkeypatch.setattr(session_rank, "IDS_AT_ONCE", 7)
         for case, (want, floored) in zip(cases, expected):
             got, got_floored = results(idx, *case)
             assert [h[0] for h in got] == [h[0] for h in want], case
