@@ -315,7 +315,7 @@ class HistoryIndex(db.Opened):
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, [mid for _, mids in best.values() for mid in mids], query.terms)
+        counts = _word_counts(conn, {mid: holds[mid] for session, holds in found for mid in best[session][1]})
         for session, holds in found:
             matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
@@ -411,20 +411,22 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
-def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
-    """{(message, term): how often its text holds the term}: each of the term's words' start (about its stem:
-    search.stems) after a space or a line end (a regular expression's \\b cost far more). A term no word of
-    which is found so (a CJK bigram inside a word) is left out: it counts once."""
-    needles = [(term, stem) for term in terms for stem in stems(term)]
+def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
+    """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
+    ``holds``: each of the term's words' start (about its stem: search.stems) after a space or a line end (a
+    regular expression's \\b cost far more). A term no word of which is found so (a CJK bigram inside a word)
+    is left out: it counts once."""
+    needles = {term: stems(term) for terms in holds.values() for term in terms}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
-    rows = rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
-    for mid, body in rows:
+    ids = list(holds) if any(needles.values()) else []
+    for mid, body in rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids):
         text = "\n" + body.lower()
-        for term, needle in needles:
-            found = text.count(" " + needle) + text.count("\n" + needle)
-            if found:
-                out[mid, term] = out.get((mid, term), 0) + found
+        for term in holds[mid]:
+            for needle in needles[term]:
+                found = text.count(" " + needle) + text.count("\n" + needle)
+                if found:
+                    out[mid, term] = out.get((mid, term), 0) + found
     return out
 
 
