@@ -24,7 +24,7 @@ from .format import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
-                     short_repr, stems, string_params, text_snippet, varints)
+                     short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
@@ -359,8 +359,9 @@ class HistoryIndex(db.Opened):
         rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
                        " WHERE m.id IN ({marks})", ids)
-        return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
-                for mid, *row, body, root, path, side, uuid in rows}
+        excerpts = text_snippets([row[5] for row in rows], words)
+        return {mid: HistoryHit(*row, 0.0, excerpt, _file(root, path), bool(side), uuid)
+                for (mid, *row, _, root, path, side, uuid), excerpt in zip(rows, excerpts)}
 
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters."""
