@@ -417,7 +417,7 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
     ``holds``: each of the term's words' start (about its stem: search.stems) after a space or a line end (a
     regular expression's \\b cost far more). A term no word of which is found so (a CJK bigram inside a word)
     is left out: it counts once."""
-    needles = {term: stems(term) for terms in holds.values() for term in terms}
+    needles = {term: stems(term) for term in set().union(*holds.values())}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     ids = list(holds) if any(needles.values()) else []
