@@ -114,22 +114,24 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
     members: dict[str, list[int]] = {}
     factors: dict[str, float] = {}
     factor, factor_params = factor_sql
-    if owners is not None:
-        rows = ((p, owners[p], 1.0) for p in scores if p in owners)
+    if owners is not None:  # every factor 1
+        for pid in scores:
+            if (session_ := owners.get(pid)) is not None:
+                members.setdefault(session_, []).append(pid)
     else:
         missing = [p for p in scores if p not in known]
         known.update(dict.fromkeys(missing))
         sql = f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}"
         known.update((p, (s, f)) for p, s, f in rows_of(conn, sql, missing, params, factor_params))
-        rows = ((p, *known[p]) for p in scores if known[p] is not None)
-    for pid, session_, times in rows:
-        members.setdefault(session_, []).append(pid)
-        factors[session_] = max(factors.get(session_, 1.0), times)
+        for pid in scores:
+            if (owner := known[pid]) is not None:
+                members.setdefault(owner[0], []).append(pid)
+                factors[owner[0]] = max(factors.get(owner[0], 1.0), owner[1])
     # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
     # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
-    ranked = sorted(((s, math.fsum(scores[p] for p in v) * factors[s]) for s, v in members.items()),
-                    key=lambda r: (-r[1], r[0]))
-    return ranked, members
+    get = scores.__getitem__
+    ranked = sorted((-math.fsum(map(get, v)) * factors.get(s, 1.0), s) for s, v in members.items())
+    return [(s, -score) for score, s in ranked], members
 
 
 def _exact(conn: sqlite3.Connection, ranked: list, members: dict, multi: dict, bound: float, size: int,
