@@ -12,7 +12,7 @@ import math
 import os
 import sqlite3
 from operator import add, itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
@@ -24,13 +24,15 @@ from .format import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
-                     short_repr, stems, string_params, text_snippet, varints)
-from .session_context import SessionContext, check_arguments, select
+                     short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
 from .memory_file import below
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
+
+if TYPE_CHECKING:
+    from .session_context import SessionContext
 
 
 class HistoryHit(NamedTuple):
@@ -313,7 +315,7 @@ class HistoryIndex(db.Opened):
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, [mid for _, mids in best.values() for mid in mids], query.terms)
+        counts = _word_counts(conn, {mid: holds[mid] for session, holds in found for mid in best[session][1]})
         for session, holds in found:
             matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
@@ -357,8 +359,9 @@ class HistoryIndex(db.Opened):
         rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
                        " WHERE m.id IN ({marks})", ids)
-        return {mid: HistoryHit(*row, 0.0, text_snippet(body, words), _file(root, path), bool(side), uuid)
-                for mid, *row, body, root, path, side, uuid in rows}
+        excerpts = text_snippets([row[5] for row in rows], words)
+        return {mid: HistoryHit(*row, 0.0, excerpt, _file(root, path), bool(side), uuid)
+                for (mid, *row, _, root, path, side, uuid), excerpt in zip(rows, excerpts)}
 
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters."""
@@ -374,6 +377,8 @@ class HistoryIndex(db.Opened):
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
+        from .session_context import check_arguments, select  # here: a search never loads it
+
         args = check_arguments(session, query, strategy, max_tokens)
         self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
@@ -400,25 +405,29 @@ class HistoryIndex(db.Opened):
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
     """ReadSessionContext as one call over the transcripts of ``roots`` (see :class:`HistoryIndex`)."""
+    from .session_context import check_arguments
+
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
 
 
-def _word_counts(conn: sqlite3.Connection, ids: list[int], terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
-    """{(message, term): how often its text holds the term}: each of the term's words' start (about its stem:
-    search.stems) after a space or a line end (a regular expression's \\b cost far more). A term no word of
-    which is found so (a CJK bigram inside a word) is left out: it counts once."""
-    needles = [(term, stem) for term in terms for stem in stems(term)]
+def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
+    """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
+    ``holds``: each of the term's words' start (about its stem: search.stems) after a space or a line end (a
+    regular expression's \\b cost far more). A term no word of which is found so (a CJK bigram inside a word)
+    is left out: it counts once."""
+    needles = {term: stems(term) for term in set().union(*holds.values())}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
-    rows = rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids) if needles else ()
-    for mid, body in rows:
+    ids = list(holds) if any(needles.values()) else []
+    for mid, body in rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids):
         text = "\n" + body.lower()
-        for term, needle in needles:
-            found = text.count(" " + needle) + text.count("\n" + needle)
-            if found:
-                out[mid, term] = out.get((mid, term), 0) + found
+        for term in holds[mid]:
+            for needle in needles[term]:
+                found = text.count(" " + needle) + text.count("\n" + needle)
+                if found:
+                    out[mid, term] = out.get((mid, term), 0) + found
     return out
 
 

@@ -358,11 +358,19 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     return next(filter(None, (_best_slice(scratch, batch, words) for batch in batches)), "")
 
 
-def text_snippet(text: str, words: str) -> str:
-    """The excerpt of the indexed ``text`` for the FTS5 query ``words``, as :func:`snippets` gives
-    it, at the cost of its own length (indexed alone in the scratch table)."""
-    excerpt = _best_slice(_scratch(), [text], words)
-    return _shown(excerpt, words) if excerpt else ""
+def text_snippets(texts: list[str], words: str) -> list[str]:
+    """The excerpt of each indexed text for the FTS5 query ``words``, as :func:`snippets` gives it, at
+    the cost of their own length (indexed together in the scratch table, in one statement: a snippet
+    is its own row's alone)."""
+    scratch = _scratch()
+    scratch.execute("BEGIN")
+    try:
+        scratch.executemany("INSERT INTO slices (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
+        found = dict(scratch.execute("SELECT rowid, snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ?",
+                                     (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)))
+    finally:
+        scratch.execute("ROLLBACK")  # as _best_slice's
+    return [_shown(found[n], words) if found.get(n) else "" for n in range(1, len(texts) + 1)]
 
 
 def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:

@@ -1,8 +1,8 @@
 """Sessions ranked as wholes: BM25 over the sessions' pieces (memsearch.pieces), summed by session.
 
 What memsearch.search.ranking() gives over the pieces' FTS5 table, but each string read once, and
-the words most pieces hold scored first only in the pieces holding a rarer word (MaxScore, as
-memsearch.search prunes), which is kept when it provably orders the same sessions.
+the words most pieces hold scored last, each only in the pieces of the sessions that its bound and
+those of the words after it still let reach the first ones (MaxScore, as memsearch.search prunes).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlite3
 
 from .cjk import WORD
 from .dates import HELD_FACTOR, held_factor
-from .db import Cached, rows_of
+from .db import IDS_AT_ONCE, Cached, rows_of
 from .query import STOP_WORDS, Query
 from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
 
@@ -20,6 +20,7 @@ from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mar
 SESSIONS = "history_session_fts"
 PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
@@ -31,7 +32,6 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces)
     scores: dict[int, float] = {}
-    rare: dict[int, float] = {}  # a piece's raw bm25() summed over the words scored in full
     for fts, weight, lucene in runs:
         if fts in common or (weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces)):
             continue
@@ -39,26 +39,28 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
         counts[fts] = len(rows)
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
-        if common and weight == 1.0:
-            _add(rare, rows, 1.0)
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
+    known: dict = {}
     if common:
-        # In ``common AND (rarer words)`` a piece's bm25() is the common word's plus the rarer words'.
-        rest = " OR ".join(f"({fts})" for fts, weight, _ in runs if weight == 1.0 and fts not in common)
-        partial, bound = dict(scores), 0.0
-        for fts, n in common.items():
-            factor, most = lucene_factor(pieces, n, 1.0, True)
-            bound += most * (HELD_FACTOR if held else 1.0)
-            for pid, raw in conn.execute(PIECE_STRING, (f"{fts} AND ({rest})",)):
-                partial[pid] = partial.get(pid, 0.0) - (raw - rare[pid]) * factor
-        ranked, members = _by_session(conn, partial, where, params, factor_sql, owners)
-        if _exact(conn, ranked, members, rare, bound, size):
-            return ranked[:size]
-        for fts, n in common.items():  # not provably the same order: scored in every piece after all
-            _add(scores, conn.execute(PIECE_STRING, (fts,)).fetchall(), -lucene_factor(pieces, n, 1.0, True)[0])
-    return _by_session(conn, scores, where, params, factor_sql, owners)[0][:size]
+        grow = HELD_FACTOR if held else 1.0
+        most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
+        order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
+        # The sessions of several pieces (a long session, one read in several goes); any other has one.
+        multi = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
+        for n, fts in enumerate(order):
+            ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
+            ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
+            # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
+            # rowid IN would run the query (and bm25()'s count of the word) once an id. Each statement
+            # walks the word's every piece: more ids than one binds are scored in one walk of them all.
+            rows = (conn.execute(PIECE_STRING, (fts,)) if ids is None or len(ids) > IDS_AT_ONCE
+                    else rows_of(conn, CANDIDATE, ids, before=(fts,)))
+            _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
+            if ids is not None:  # no other session reaches the first ``size``: scored no more
+                scores = {p: scores[p] for p in ids if p in scores}
+    return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
 
 
 # A pair of a stop word and words each in this share of the pieces or more is not ranked: over long
@@ -78,7 +80,7 @@ def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
 
 def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int) -> dict[str, int]:
     """{word: pieces holding it} of the single words in COMMON_SHARE of the pieces and PRUNE_MIN_FILES or
-    more, if a rarer word remains to find the pieces they are scored in (a count(*) reads no position)."""
+    more (a count(*) reads no position), all but the rarest when every word is one."""
     if pieces < PRUNE_MIN_FILES:
         return {}
     common = {}
@@ -87,8 +89,8 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
             n = conn.execute(PIECE_COUNT, (fts,)).fetchone()[0]
             if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces):
                 common[fts] = n
-    if len(common) == sum(weight == 1.0 for _, weight, _ in runs):
-        return {}
+    if common and len(common) == sum(weight == 1.0 for _, weight, _ in runs):
+        del common[min(common, key=common.get)]  # the rarest scored first, to find the pieces
     counts.update(common)
     return common
 
@@ -105,41 +107,50 @@ def pieces_of(conn: sqlite3.Connection) -> dict[int, str]:
 
 
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
-                factor_sql: tuple, owners: dict[int, str] | None = None) -> tuple[list, dict]:
+                factor_sql: tuple, owners: dict[int, str] | None, known: dict) -> tuple[list, dict]:
     """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces};
-    ``owners``: every piece's session, when there is no filter nor date factor."""
+    ``owners``: every piece's session, when there is no filter nor date factor; else ``known``: {piece:
+    (session, factor) or None where filtered out}, read once a piece for every call of one search."""
     members: dict[str, list[int]] = {}
     factors: dict[str, float] = {}
     factor, factor_params = factor_sql
-    if owners is not None:
-        rows = ((p, owners[p], 1.0) for p in scores if p in owners)
+    if owners is not None:  # every factor 1
+        for pid in scores:
+            if (session_ := owners.get(pid)) is not None:
+                members.setdefault(session_, []).append(pid)
     else:
-        rows = rows_of(conn, f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m"
-                       f" WHERE m.id IN ({{marks}}){where}", list(scores), params, factor_params)
-    for pid, session_, times in rows:
-        members.setdefault(session_, []).append(pid)
-        factors[session_] = max(factors.get(session_, 1.0), times)
+        missing = [p for p in scores if p not in known]
+        known.update(dict.fromkeys(missing))
+        sql = f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m WHERE m.id IN ({{marks}}){where}"
+        known.update((p, (s, f)) for p, s, f in rows_of(conn, sql, missing, params, factor_params))
+        for pid in scores:
+            if (owner := known[pid]) is not None:
+                members.setdefault(owner[0], []).append(pid)
+                factors[owner[0]] = max(factors.get(owner[0], 1.0), owner[1])
     # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
     # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
-    ranked = sorted(((s, math.fsum(scores[p] for p in v) * factors[s]) for s, v in members.items()),
-                    key=lambda r: (-r[1], r[0]))
-    return ranked, members
+    get = scores.__getitem__
+    ranked = sorted((-math.fsum(map(get, v)) * factors.get(s, 1.0), s) for s, v in members.items())
+    return [(s, -score) for score, s in ranked], members
 
 
-def _exact(conn: sqlite3.Connection, ranked: list, members: dict, rare: dict, bound: float, size: int) -> bool:
-    """Whether ``ranked``, its common words counted only in the pieces holding a rarer word (``rare``),
-    has its first ``size`` sessions exactly: none of them has another piece, and no other session
-    reaches the last of them with ``bound`` (the common words' most in a piece) for each other piece."""
-    if len(ranked) < size or bound >= ranked[size - 1][1]:  # a session of common words alone might
-        return False
-    reach = ranked[size - 1][1]
-    # The sessions of several pieces (a long session, one read in several goes); any other has one.
-    pieces = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
-    most = max(pieces.values(), default=1)
-    for n, (s, score) in enumerate(ranked):
-        if n >= size and score + bound * most < reach:  # best first: no later session reaches either
+def _exact(conn: sqlite3.Connection, ranked: list, members: dict, multi: dict, bound: float, size: int,
+           grow: float) -> list[int] | None:
+    """The pieces of the sessions that may still be among the first ``size``: ``ranked`` as scored so far,
+    the words left to score adding at most ``bound`` to a piece (a date's factor, ``grow``, included);
+    None when a session none of whose pieces is scored yet might be (``multi``: {session: pieces} of 2 or more)."""
+    if len(ranked) < size or bound >= ranked[size - 1][1]:
+        return None
+    reach = ranked[size - 1][1]  # the first ``size`` score at least this in the end
+    if any(bound * count >= reach for s, count in multi.items() if s not in members):
+        return None
+    most, ids, whole = max(multi.values(), default=1), [], []
+    for s, score in ranked:
+        if score * grow + bound * most < reach:  # best first: no later session reaches either
             break
-        missing = pieces.get(s, 1) - sum(p in rare for p in members[s])
-        if missing and (n < size or score + bound * missing >= reach):
-            return False
-    return all(bound * count < reach for s, count in pieces.items() if s not in members)
+        if s in multi:  # its factor may come from a piece not scored yet
+            if score * grow + bound * multi[s] >= reach:
+                whole.append(s)
+        elif score + bound >= reach:
+            ids += members[s]
+    return ids + [p for p, in rows_of(conn, "SELECT id FROM history_pieces WHERE session IN ({marks})", whole)]

@@ -125,3 +125,31 @@ def test_a_project_filter_ranks_that_projects_sessions_as_the_unfiltered_search_
             mine = [(h.session, h.score) for h in idx.search(query, 200, project="p1", floor=0.0, refresh=False)]
             assert mine and [s for s, _ in mine] == [s for s, _ in every], query
             assert [x for _, x in mine] == pytest.approx([x for _, x in every], rel=1e-12), query
+
+
+def test_common_words_scored_in_the_candidates_pieces_alone_rank_as_unpruned(history, monkeypatch):
+    # Questions of common words alone (their rarest scored first), and candidates' pieces more than a
+    # statement binds (IDS_AT_ONCE made small: scored in all pieces): the pruned ranking is kept, as unpruned.
+    root, db = history
+    kept = []
+    real = session_rank._exact
+
+    def spy(*args):
+        ids = real(*args)
+        kept.append(ids is not None)
+        return ids
+
+    cases = [(q, limit, 0.0, project) for q in ("w0 w1 w2", "w0 w1", "often w0 w1 w2 w3")
+             for limit in (1, 3, 10) for project in (None, "p0")]
+    with HistoryIndex(root, db) as idx:
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 10**9)
+        expected = [results(idx, *case) for case in cases]
+        monkeypatch.setattr(session_rank, "PRUNE_MIN_FILES", 1)
+        monkeypatch.setattr(session_rank, "_exact", spy)
+        monkeypatch.setattr(session_rank, "IDS_AT_ONCE", 7)
+        for case, (want, floored) in zip(cases, expected):
+            got, got_floored = results(idx, *case)
+            assert [h[0] for h in got] == [h[0] for h in want], case
+            assert [h[1] for h in got] == pytest.approx([h[1] for h in want], rel=1e-12), case
+            assert [h[2:] for h in got] == [h[2:] for h in want] and got_floored == floored, case
+    assert any(kept), kept
