@@ -18,7 +18,8 @@ from .roots import AGENT_KINDS, AGENT_NAMES, KINDS, SCOPE_OF_KIND, SCOPES_OF_KIN
 
 # The words query_args' help texts take from the kinds' tables.
 HELP_WORDS = {"agents": f"{', '.join(AGENT_KINDS[:-1])} or {AGENT_KINDS[-1]}", "kinds": ", ".join(KINDS),
-              "scopes": "; ".join(map(", ".join, (SCOPES_OF_KIND["mimo"], SCOPE_OF_KIND.values(), SCOPES_OF_KIND["repos"]))),
+              "scopes": "; ".join(map(", ".join, (SCOPES_OF_KIND["mimo"], SCOPE_OF_KIND.values(),
+                                                  SCOPES_OF_KIND["repos"]))),
               "project_kinds": "/".join(SCOPE_OF_KIND)}
 
 

@@ -174,6 +174,7 @@ HISTORY_TOOL = ToolSpec(HISTORY_TOOL_NAME, HISTORY_DESCRIPTION, HISTORY_SCHEMA)
 CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, sc.SCHEMA)
 TOOLS = (SEARCH_TOOL, READ_TOOL, HISTORY_TOOL, CONTEXT_TOOL)
 
+
 def search_tool(index: MemoryIndex) -> ToolSpec:
     """memory_search as this index can answer it: only its roots' scopes and types, and the scope ids indexed now."""
     scopes = list(index.layout.scopes())
@@ -315,8 +316,9 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             real_root = os.path.realpath(root.path)
             place = functools.partial(discover.reads, real_root) if root.kind == "repos" else None
             # "a//b" and "./a" name a/b, as they do to the OS ("." is no hidden folder)
-            return open_memory_file(real_root, root.kind in SCOPE_OF_KIND, [p for p in rel.split("/") if p not in ("", ".")],
-                                    shown, index.settings.max_file_bytes, place)
+            parts = [p for p in rel.split("/") if p not in ("", ".")]
+            return open_memory_file(real_root, root.kind in SCOPE_OF_KIND, parts, shown,
+                                    index.settings.max_file_bytes, place)
         except NotAMemoryFile as ex:
             if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
                 first = ex
