@@ -344,6 +344,7 @@ DOCSIZE = "SELECT id, sz FROM memory_fts_idx_docsize WHERE id IN ({marks})"
 TOKENIZE = "porter unicode61 remove_diacritics 1"
 SLICE_TEXT = "SELECT coalesce(idx_name, ''), coalesce(idx_description, ''), coalesce(idx_body, '') FROM memory_fts WHERE id = ?"
 SLICE_SNIPPET = "SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ? {order} LIMIT 1"
+SLICE_SNIPPETS = "SELECT rowid, snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ?"
 
 
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
@@ -351,38 +352,38 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
     if row is None:
         return ""
     pieces = [piece for text in row for piece in _slices(text)]
-    scratch, likeliest = _scratch(), _likeliest(pieces, words)
+    likeliest = _likeliest(pieces, words)
     # The likeliest slice alone first: tokenizing a batch is most of the cost.
     batches = [[likeliest]] if likeliest is not None else []
     batches += (pieces[start:start + SLICE_BATCH] for start in range(0, len(pieces), SLICE_BATCH))
-    return next(filter(None, (_best_slice(scratch, batch, words) for batch in batches)), "")
+    return next(filter(None, (_best_slice(batch, words) for batch in batches)), "")
 
 
 def text_snippets(texts: list[str], words: str) -> list[str]:
     """The excerpt of each indexed text for the FTS5 query ``words``, as :func:`snippets` gives it, at
     the cost of their own length (indexed together in the scratch table, in one statement: a snippet
     is its own row's alone)."""
+    found = dict(_scratch_rows(texts, SLICE_SNIPPETS, words))
+    return [_shown(found[n], words) if found.get(n) else "" for n in range(1, len(texts) + 1)]
+
+
+def _best_slice(pieces: list[str], words: str) -> str | None:
+    sql = SLICE_SNIPPET.format(order="ORDER BY rank" if len(pieces) > 1 else "")  # one slice: nothing to rank
+    found = _scratch_rows(pieces, sql, words)
+    return found[0][0] if found else None
+
+
+def _scratch_rows(texts: list[str], sql: str, words: str) -> list[tuple]:
+    """The rows of ``sql`` (its parameters: the marks, the ellipsis, the tokens, ``words``) over the scratch
+    table holding ``texts`` as rows 1, 2, ...: rolled back, not deleted, so the table stays empty and FTS5
+    writes no segment."""
     scratch = _scratch()
     scratch.execute("BEGIN")
     try:
         scratch.executemany("INSERT INTO slices (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
-        found = dict(scratch.execute("SELECT rowid, snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ?",
-                                     (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)))
-    finally:
-        scratch.execute("ROLLBACK")  # as _best_slice's
-    return [_shown(found[n], words) if found.get(n) else "" for n in range(1, len(texts) + 1)]
-
-
-def _best_slice(scratch: sqlite3.Connection, pieces: list[str], words: str) -> str | None:
-    # Rolled back, not deleted: the table stays empty and FTS5 writes no segment.
-    scratch.execute("BEGIN")
-    try:
-        scratch.executemany("INSERT INTO slices (text) VALUES (?)", ((p,) for p in pieces))
-        sql = SLICE_SNIPPET.format(order="ORDER BY rank" if len(pieces) > 1 else "")  # one slice: nothing to rank
-        found = scratch.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)).fetchone()
+        return scratch.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)).fetchall()
     finally:
         scratch.execute("ROLLBACK")
-    return found[0] if found else None
 
 
 QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # a string of an FTS5 query as memsearch.query writes it
