@@ -124,7 +124,7 @@ def reconcile(
     if seen.files or seen.missing:
         report = _write(conn, layout, seen, known, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
-                           malformed=_malformed(conn))
+                           malformed=malformed(conn))
 
 
 def reconcile_paths(
@@ -260,7 +260,8 @@ def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:
     return paths
 
 
-def _malformed(conn) -> tuple[Skipped, ...]:
+def malformed(conn) -> tuple[Skipped, ...]:
+    """Every indexed file whose frontmatter was ignored, with the reason (reconcile's report, doctor)."""
     return tuple(Skipped(path, error) for path, error in conn.execute(
         "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
 
