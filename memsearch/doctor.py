@@ -18,8 +18,7 @@ from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
-from .fingerprint import COLUMNS, make
-from .reconcile import hard_links, malformed
+from .reconcile import hard_links, malformed, stored_rows
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -201,7 +200,7 @@ def _check_fts(conn) -> Check:
 
 
 def _check_files(index, conn, notes: list[str]) -> Check:
-    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
+    stored = stored_rows(conn)[0]
     try:
         seen = index.layout.walk(index.settings.max_file_bytes, deep=True)  # as an index build walks
     except MemsearchError as ex:
