@@ -328,8 +328,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
 
 def _roots_of(index: MemoryIndex, path: str) -> list:
     """[(root, '/'-separated path below it)], innermost root first: nested roots may each own a path."""
-    if path.startswith("~"):
-        path = os.path.expanduser(path)
+    path = os.path.expanduser(path)  # a path with no leading "~" comes back as it is
     if not os.path.isabs(path):
         try:
             return [index.layout.owner(path)]
