@@ -373,10 +373,6 @@ def doctor(fix, as_json, **root_opts):
 HISTORY_DB = {"show_default": "one per set of transcript folders in ~/.cache/memsearch"}
 
 
-def history_options(f):
-    return option("history_root")(option("db_path", **HISTORY_DB)(f))
-
-
 @main.command(short_help="Search past agent sessions (transcripts).")
 @click.argument("text", nargs=-1, required=True)
 @command_options("history", db_path=HISTORY_DB)
@@ -397,7 +393,8 @@ def history(**params):
 
 @main.command("session-context", short_help="Read a past session with a question.")
 @click.argument("session")
-@history_options
+@option("history_root")
+@option("db_path", **HISTORY_DB)
 @click.option("--query", "-q", default="", help="The question to read the session with (at most 4,000 characters).")
 @click.option("--strategy", default="relevant", show_default=True,
               shell_complete=completer("session_context", "STRATEGIES"),

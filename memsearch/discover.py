@@ -113,12 +113,8 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 def nested_folders(root: str, rels) -> set[str]:
     """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
-    folders = set()
-    for rel in rels:
-        checkout, _, inside = rel.partition("/")
-        if "/" in inside and inside.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel):
-            folders.add(os.path.join(root, checkout, *inside.split("/")[:-1]))
-    return folders
+    return {os.path.join(root, *rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
+            if rel.count("/") > 1 and rel.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel)}
 
 
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
@@ -340,13 +336,8 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
             whole = False
     result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
-    unchanged = 0
-    for rel, info in found.items():
-        if known.get(rel) == info[1] and rel not in recheck:
-            unchanged += 1
-        else:
-            result.files[rel] = info
-    result.unchanged = unchanged
+    result.files = {rel: info for rel, info in found.items() if known.get(rel) != info[1] or rel in recheck}
+    result.unchanged = len(found) - len(result.files)
     result.missing = [rel for rel in known if rel not in found]
     if not (deep or recheck or skipped or result.files or result.missing):
         if calm is known and whole:  # taken at the second calm walk: a one-shot query never pays for it

@@ -18,8 +18,7 @@ from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
-from .fingerprint import COLUMNS, make
-from .reconcile import hard_links
+from .reconcile import hard_links, malformed, stored_rows
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -201,7 +200,7 @@ def _check_fts(conn) -> Check:
 
 
 def _check_files(index, conn, notes: list[str]) -> Check:
-    stored = {path: make(fp) for path, *fp in conn.execute(f"SELECT path, {COLUMNS} FROM memory_fts")}
+    stored = stored_rows(conn)[0]
     try:
         seen = index.layout.walk(index.settings.max_file_bytes, deep=True)  # as an index build walks
     except MemsearchError as ex:
@@ -209,10 +208,7 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     # Names of a file indexed under another name are left out, as reconcile leaves them.
     hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
     # Not problems of the index, but files a search cannot show as written: said, never silently.
-    plain = conn.execute("SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL"
-                         " ORDER BY path").fetchall()
-    for what, found in (("left out of the index", [(s.path, s.reason) for s in seen.skipped]),
-                        ("indexed as plain text", plain)):
+    for what, found in (("left out of the index", seen.skipped), ("indexed as plain text", malformed(conn))):
         if found:
             shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")

@@ -263,10 +263,9 @@ class MemoryIndex(db.Opened):
             files, plain = self.conn.execute(
                 "SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
             # "roots" names each root's kind (which agents' memory is searched); "root" as the core had it.
-            where = {"root": self.root} if self.root is not None else {}
-            where["roots"] = [r.describe() for r in self.roots]
             return {
-                **where,
+                **({"root": self.root} if self.root is not None else {}),
+                "roots": [r.describe() for r in self.roots],
                 "database": self._db_file,
                 "files": files,
                 "unusable_frontmatter": plain,  # indexed as plain text; `memsearch index` says why

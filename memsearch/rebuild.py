@@ -124,9 +124,8 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
     with no folder for ``session``."""
     if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
         folder = os.path.realpath(os.path.join(root.path, project, MEMORY_DIR))
-        found = {}
-        if os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True):
-            found = walk(folder, ANY_SIZE).files
+        walked = os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True)
+        found = walk(folder, ANY_SIZE).files if walked else {}
         return {"project": INDEX_NAME}, f"{printable_name(project)}/{MEMORY_DIR}/", found
     real_root = real_folder(root.path)
     folder = os.path.realpath(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""

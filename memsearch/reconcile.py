@@ -105,7 +105,7 @@ class KnownFingerprints(Cached):
     """The stored fingerprints and racy paths, kept between reconciles while the index holds them."""
 
     def __init__(self):
-        super().__init__(_stored)
+        super().__init__(stored_rows)
 
 
 def reconcile(
@@ -124,7 +124,7 @@ def reconcile(
     if seen.files or seen.missing:
         report = _write(conn, layout, seen, known, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
-                           malformed=_malformed(conn))
+                           malformed=malformed(conn))
 
 
 def reconcile_paths(
@@ -149,7 +149,7 @@ def reconcile_paths(
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=deep)
     if any(path in ("", *map(layout.label, layout.roots)) for path in tops):  # a whole root
         return reconcile(conn, layout, max_file_bytes=max_file_bytes, known=known, deep=True)
-    before = _stored(conn, tops)  # what the walk below is compared with
+    before = stored_rows(conn, tops)  # what the walk below is compared with
     seen = Walk()
     for folder, prefix, _ in layout.starts():
         # A folder above this one: all of it; else the paths inside it.
@@ -167,7 +167,7 @@ def reconcile_paths(
     other_names = [path for path in seen.missing if path not in before[0]]  # rows of links elsewhere
     if other_names:
         tops += other_names
-        before = _stored(conn, tops)
+        before = stored_rows(conn, tops)
     report = ReconcileReport(unchanged=len(seen.files), skipped=tuple(seen.skipped))
     if seen.missing or _changed(seen, before):
         report = _write(conn, layout, seen, before[0], tops, None, max_file_bytes)
@@ -183,7 +183,7 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
     with write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())
-        plan = _plan(layout, seen, known, _stored(conn, paths), max_file_bytes)
+        plan = _plan(layout, seen, known, stored_rows(conn, paths), max_file_bytes)
         conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((k,) for k in layout.keys.values()))
         root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
         bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
@@ -260,12 +260,13 @@ def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:
     return paths
 
 
-def _malformed(conn) -> tuple[Skipped, ...]:
+def malformed(conn) -> tuple[Skipped, ...]:
+    """Every indexed file whose frontmatter was ignored, with the reason (reconcile's report, doctor)."""
     return tuple(Skipped(path, error) for path, error in conn.execute(
         "SELECT path, frontmatter_error FROM memory_fts WHERE frontmatter_error IS NOT NULL ORDER BY path"))
 
 
-def _stored(conn, paths: list[str] | None = None) -> tuple[dict[str, Fingerprint], set[str]]:
+def stored_rows(conn, paths: list[str] | None = None) -> tuple[dict[str, Fingerprint], set[str]]:
     """Stored fingerprints by path, and the paths marked racy: of every row, or of the rows at or
     under ``paths`` ('0' follows '/': [p/, p0) is every path below p, on the path index)."""
     fingerprints: dict[str, Fingerprint] = {}

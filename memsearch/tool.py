@@ -3,7 +3,6 @@ which answers a bad call with an error result, never an exception. Imports neith
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 import textwrap
@@ -98,17 +97,22 @@ def _text(description: str, most: int = MAX_NAME_CHARS) -> dict[str, Any]:
 _LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": TOOL_MAX_LIMIT, "default": TOOL_DEFAULT_LIMIT,
                  "description": f"Most hits to return (1 to {TOOL_MAX_LIMIT}, default {TOOL_DEFAULT_LIMIT})."}
 
-SEARCH_SCHEMA = object_schema({
-    "query": _text("One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
-                   MAX_QUERY_CHARS),
-    "scope": {
-        "type": "string", "enum": list(SCOPES),
-        "description": f"Only this layer: {_scope_words(SCOPES)}.",
-    },
-    "scopeId": _text("Only this project or session id (the folder name under its scope)."),
-    "type": {"type": "string", "enum": list(TYPES), "description": f"Only this type: {', '.join(TYPES)}."},
-    "limit": dict(_LIMIT_SCHEMA),
-}, "query")
+
+def _search_schema(scopes, types) -> dict[str, Any]:
+    """memory_search's arguments for hits of these scopes and types (no scopes: no scope filters)."""
+    scoped = {"scope": {"type": "string", "enum": list(scopes),
+                        "description": f"Only this layer: {_scope_words(scopes)}."},
+              "scopeId": _text("Only this project or session id (the folder name under its scope).")}
+    return object_schema({
+        "query": _text("One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
+                       MAX_QUERY_CHARS),
+        **(scoped if scopes else {}),
+        "type": {"type": "string", "enum": list(types), "description": f"Only this type: {', '.join(types)}."},
+        "limit": dict(_LIMIT_SCHEMA),
+    }, "query")
+
+
+SEARCH_SCHEMA = _search_schema(SCOPES, TYPES)
 
 READ_DESCRIPTION = """\
 Read one memory file whole, by the path a memory_search hit gave (absolute, or relative to the \
@@ -177,13 +181,10 @@ TOOLS = (SEARCH_TOOL, READ_TOOL, HISTORY_TOOL, CONTEXT_TOOL)
 
 def search_tool(index: MemoryIndex) -> ToolSpec:
     """memory_search as this index can answer it: only its roots' scopes and types, and the scope ids indexed now."""
-    scopes = list(index.layout.scopes())
-    schema = copy.deepcopy(SEARCH_SCHEMA)
-    props = schema["properties"]
+    scopes = list(index.layout.scopes())  # none for plain roots: their hits have no scope
     types = index.layout.types() or TYPES  # a mimo tree's types are its paths': no other would match
-    props["type"]["enum"], props["type"]["description"] = list(types), f"Only this type: {', '.join(types)}."
+    schema = _search_schema(scopes, types)
     if scopes:
-        props["scope"]["enum"], props["scope"]["description"] = scopes, f"Only this layer: {_scope_words(scopes)}."
         try:
             index.refresh()  # the ids present now, as a search would see them
             found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
@@ -192,9 +193,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
             shown = [f"{quoted(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            props["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
-    else:
-        del props["scope"], props["scopeId"]  # plain roots: their hits have no scope
+            schema["properties"]["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
     return ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION + _filter_words(scopes, types), schema)
 
 
@@ -329,8 +328,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
 
 def _roots_of(index: MemoryIndex, path: str) -> list:
     """[(root, '/'-separated path below it)], innermost root first: nested roots may each own a path."""
-    if path.startswith("~"):
-        path = os.path.expanduser(path)
+    path = os.path.expanduser(path)  # a path with no leading "~" comes back as it is
     if not os.path.isabs(path):
         try:
             return [index.layout.owner(path)]

@@ -175,10 +175,7 @@ def _check_ambiguity(target, given, anchor, roots):
     if anchor is None and given[0].startswith("~"):
         _deny(target, "a leading '~' may be expanded to a home directory", "ambiguous",
               "Pass an absolute path or one relative to the worktree.")
-    skip = 0
-    for r_anchor, r_segs in roots:
-        if anchor == r_anchor and given[:len(r_segs)] == r_segs:
-            skip = max(skip, len(r_segs))
+    skip = max((len(segs) for r_anchor, segs in roots if anchor == r_anchor and given[:len(segs)] == segs), default=0)
     for seg in given[skip:]:
         if seg in ("", ".", ".."):
             continue
