@@ -137,15 +137,12 @@ class HistoryIndex(db.Opened):
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
-    @property
-    def db_path(self) -> str:
-        return self._db_file
+    db_path = db.Opened.db_file  # the public name of the database file
 
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         self._follow()
-        return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds,
-                                                             self._known, self._walks), refill=False)
+        return self._guarded(lambda: self._refill(progress, seconds), refill=False)
 
     def close(self) -> None:
         with self._lock:
@@ -397,9 +394,8 @@ class HistoryIndex(db.Opened):
         return {"roots": list(self.roots), "database": self._db_file, "transcripts": files, "sessions": sessions,
                 "messages": messages}
 
-    def _refill(self) -> None:
-        history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS,
-                                self._known, self._walks)
+    def _refill(self, progress: Progress | None = None, seconds: float | None = history_refresh.REFRESH_SECONDS):
+        return history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds, self._known, self._walks)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
