@@ -200,9 +200,7 @@ def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: 
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
     for term in query.terms:
         files = counts.get(term)
-        if files == 0 or (files is not None and not where):
-            continue
-        if not conn.execute(sql, [term, *params]).fetchone()[0]:
+        if files != 0 and (files is None or where) and not conn.execute(sql, [term, *params]).fetchone()[0]:
             counts[term] = 0
 
 
