@@ -23,7 +23,7 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
+from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
                      short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
@@ -48,8 +48,7 @@ class HistoryHit(NamedTuple):
     sidechain: bool = False
     uuid: str | None = None
 
-    def to_dict(self) -> dict:
-        return {**self._asdict(), "score": round(self.score, 4)}
+    to_dict = Hit.to_dict  # the fields in order, the score rounded
 
 
 class Excerpt(NamedTuple):
@@ -137,15 +136,12 @@ class HistoryIndex(db.Opened):
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
-    @property
-    def db_path(self) -> str:
-        return self._db_file
+    db_path = db.Opened.db_file  # the public name of the database file
 
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         self._follow()
-        return self._guarded(lambda: history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds,
-                                                             self._known, self._walks), refill=False)
+        return self._guarded(lambda: self._refill(progress, seconds), refill=False)
 
     def close(self) -> None:
         with self._lock:
@@ -397,9 +393,8 @@ class HistoryIndex(db.Opened):
         return {"roots": list(self.roots), "database": self._db_file, "transcripts": files, "sessions": sessions,
                 "messages": messages}
 
-    def _refill(self) -> None:
-        history_refresh.refresh(self.conn, self.roots, self._reals, None, history_refresh.REFRESH_SECONDS,
-                                self._known, self._walks)
+    def _refill(self, progress: Progress | None = None, seconds: float | None = history_refresh.REFRESH_SECONDS):
+        return history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds, self._known, self._walks)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
@@ -423,11 +418,10 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
     ids = list(holds) if any(needles.values()) else []
     for mid, body in rows_of(conn, "SELECT id, idx_body FROM history_messages WHERE id IN ({marks})", ids):
         text = "\n" + body.lower()
-        for term in holds[mid]:
-            for needle in needles[term]:
-                found = text.count(" " + needle) + text.count("\n" + needle)
-                if found:
-                    out[mid, term] = out.get((mid, term), 0) + found
+        for term in holds[mid]:  # each term once a message
+            found = sum(text.count(" " + needle) + text.count("\n" + needle) for needle in needles[term])
+            if found:
+                out[mid, term] = found
     return out
 
 

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import sqlite3
+from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Iterator, NamedTuple
 
@@ -199,9 +200,7 @@ def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: 
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
     for term in query.terms:
         files = counts.get(term)
-        if files == 0 or (files is not None and not where):
-            continue
-        if not conn.execute(sql, [term, *params]).fetchone()[0]:
+        if files != 0 and (files is None or where) and not conn.execute(sql, [term, *params]).fetchone()[0]:
             counts[term] = 0
 
 
@@ -222,11 +221,8 @@ def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_
     files = file_count(conn, table)
     count = COUNT.format(fts=table)
     counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
-    out = []
-    for (fts, weight, is_lucene), n in zip(runs, counts):
-        factor, bound = lucene_factor(files, n, weight, is_lucene)
-        out.append(Scored(fts, weight, factor, n, bound))
-    return out
+    return [Scored(fts, weight, factor, n, bound) for (fts, weight, is_lucene), n in zip(runs, counts)
+            for factor, bound in [lucene_factor(files, n, weight, is_lucene)]]
 
 
 def string_runs(query: Query) -> list[tuple[str, float, bool]]:
@@ -257,12 +253,9 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
                 return rows
             # The best ``size`` of all score at least ``reach``: common strings
             # whose bounds together stay under it can be pruned. Pruning fewer
-            # ranks more files, so no check is needed after.
-            fewer = []
-            for s in common:  # least bound first
-                if sum(f.bound for f in fewer) + s.bound >= reach:
-                    break
-                fewer.append(s)
+            # ranks more files, so no check is needed after. Least bound first: the longest such start.
+            fewer = common[:next((n for n, total in enumerate(accumulate(s.bound for s in common)) if total >= reach),
+                                 len(common))]
             if fewer:
                 return _ranked(conn, _pruned(scored, fewer), where, filter_params, size)
     return _ranked(conn, [(s.fts, s.weight, s.factor, False) for s in scored], where, filter_params, size)
@@ -400,14 +393,9 @@ def _likeliest(pieces: list[str], words: str) -> str | None:
     """The slice likeliest to hold the most distinct words, then most words, by their stems();
     None when no slice holds any."""
     needles = set(stems(words))
-    best, best_key = None, (0, 0)
-    for piece in pieces:
-        lower = piece.lower()
-        counts = [lower.count(n) for n in needles]
-        key = (sum(1 for c in counts if c), sum(counts))
-        if key > best_key:
-            best, best_key = piece, key
-    return best
+    keys = [(len(found), sum(found)) for found in ([c for c in map(p.lower().count, needles) if c] for p in pieces)]
+    best = max(range(len(pieces)), key=keys.__getitem__, default=None)  # the first of the best
+    return pieces[best] if best is not None and keys[best] > (0, 0) else None
 
 
 # Each thread's in-memory FTS5 table for slices, by process and thread: a query never writes the

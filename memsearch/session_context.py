@@ -110,22 +110,16 @@ def terms(query: str) -> list[str]:
     for word in _WORD.findall(_folded(query)):
         for part, cjk in runs(word):
             out.update(dict.fromkeys(bigrams(part) if cjk and len(part) > 1 else [part]))
-    found = list(out)
-    if len(found) > MAX_TERMS:
-        kept = set(sorted(found, key=len, reverse=True)[:MAX_TERMS])  # sorted() is stable
-        found = [t for t in found if t in kept]
-    return found
+    kept = set(sorted(out, key=len, reverse=True)[:MAX_TERMS])  # sorted() is stable
+    return [t for t in out if t in kept]
 
 
 def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
     haystack = " ".join(_folded(text).split())
     phrase = " ".join(_folded(query).split())
-    total = PHRASE_SCORE if phrase and phrase in haystack else 0
-    for term in terms(query) if query_terms is None else query_terms:
-        found = haystack.count(term)
-        if found:
-            total += TERM_SCORE + min(found - 1, MAX_OCCURRENCE_BONUS)
-    return total
+    found = (haystack.count(term) for term in (terms(query) if query_terms is None else query_terms))
+    return (PHRASE_SCORE if phrase and phrase in haystack else 0) + sum(
+        TERM_SCORE + min(n - 1, MAX_OCCURRENCE_BONUS) for n in found if n)
 
 
 def select(session: str, messages: Iterable, args: SessionContextArgs, *, total: int | None = None,
@@ -209,11 +203,8 @@ _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 def render(session: str, fragments: tuple) -> str:
     # The id comes from a transcript too: nothing in it may end the mark.
     session = "".join(c if c.isalnum() or c in "-_." else "?" for c in session)
-    lines = [OPEN_MARK.format(session=session)]
-    for i, role, at, text, _ in fragments:
-        lines.extend(_lines(i, role, at, text))
-    lines.append(CLOSE_MARK.format(session=session))
-    return "\n".join(lines)
+    body = [line for i, role, at, text, _ in fragments for line in _lines(i, role, at, text)]
+    return "\n".join([OPEN_MARK.format(session=session), *body, CLOSE_MARK.format(session=session)])
 
 
 def _lines(i: int, role: str, at: str | None, text: str) -> list[str]:

@@ -83,12 +83,9 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
     more (a count(*) reads no position), all but the rarest when every word is one."""
     if pieces < PRUNE_MIN_FILES:
         return {}
-    common = {}
-    for fts, weight, lucene in runs:
-        if weight == 1.0 and lucene:
-            n = conn.execute(PIECE_COUNT, (fts,)).fetchone()[0]
-            if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces):
-                common[fts] = n
+    counted = {fts: conn.execute(PIECE_COUNT, (fts,)).fetchone()[0] for fts, weight, lucene in runs
+               if weight == 1.0 and lucene}
+    common = {fts: n for fts, n in counted.items() if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces)}
     if common and len(common) == sum(weight == 1.0 for _, weight, _ in runs):
         del common[min(common, key=common.get)]  # the rarest scored first, to find the pieces
     counts.update(common)
