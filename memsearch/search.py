@@ -254,8 +254,8 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
             # The best ``size`` of all score at least ``reach``: common strings
             # whose bounds together stay under it can be pruned. Pruning fewer
             # ranks more files, so no check is needed after. Least bound first: the longest such start.
-            fewer = common[:next((n for n, total in enumerate(accumulate(s.bound for s in common)) if total >= reach),
-                                 len(common))]
+            totals = accumulate(s.bound for s in common)
+            fewer = common[:next((n for n, total in enumerate(totals) if total >= reach), len(common))]
             if fewer:
                 return _ranked(conn, _pruned(scored, fewer), where, filter_params, size)
     return _ranked(conn, [(s.fts, s.weight, s.factor, False) for s in scored], where, filter_params, size)
@@ -393,9 +393,13 @@ def _likeliest(pieces: list[str], words: str) -> str | None:
     """The slice likeliest to hold the most distinct words, then most words, by their stems();
     None when no slice holds any."""
     needles = set(stems(words))
-    keys = [(len(found), sum(found)) for found in ([c for c in map(p.lower().count, needles) if c] for p in pieces)]
-    best = max(range(len(pieces)), key=keys.__getitem__, default=None)  # the first of the best
-    return pieces[best] if best is not None and keys[best] > (0, 0) else None
+
+    def key(piece: str) -> tuple[int, int]:
+        found = [n for n in map(piece.lower().count, needles) if n]
+        return len(found), sum(found)
+
+    best = max(pieces, key=key, default=None)  # the first of the best
+    return best if best is not None and key(best) > (0, 0) else None
 
 
 # Each thread's in-memory FTS5 table for slices, by process and thread: a query never writes the
