@@ -23,9 +23,9 @@ from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
-from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, mark_unmatched, ranking, scored_strings,
-                     short_repr, stems, string_params, text_snippets, varints)
-from .session_rank import pieces_of, rank_sessions
+from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
+                     scored_strings, short_repr, stems, string_params, text_snippets, varints)
+from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
                        read_config)
 from .memory_file import below
@@ -258,24 +258,29 @@ class HistoryIndex(db.Opened):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
         the question names); under a role or time filter (``where`` is not ``pieces``' filter), which pieces
         cannot apply, by their best message."""
-        size = fetch_size(limit)
+        size = fetch_size(max(limit, FUSED))
+        fuse = None
         if where == pieces:
             ranked = rank_sessions(self.conn, query, *pieces, counts, size, held, self._owners)
+            fuse = (counts, file_count(self.conn, SESSIONS))
         else:
             best: dict[str, float] = {}
             for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
                 best.setdefault(hit.session, hit.score)  # best first: a session's first hit is its best
             ranked = list(best.items())[:size]
-        kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
-        hits, ids = self._session_hits(query, kept, *where)
-        return hits, len(ranked) - len(kept), ids
+        kept = apply_floor(ranked, floor, score=itemgetter(1))[:max(limit, FUSED)]
+        hits, ids = self._session_hits(query, kept, *where, limit, fuse)
+        return hits, len(ranked) - min(len(kept), limit), ids
 
-    def _session_hits(self, query: Query, kept: list, where: str, params: list) -> tuple[list, list]:
-        """Each session of ``kept`` with its EXCERPTS best matching messages (under the filters ``where``) and
-        how many matched. A bm25() query a session counted every word over the whole index again: each word's
-        messages are sought within the session's ids instead and scored as BM25 would, with a word's idf over
-        the kept sessions' messages and its count in a message from the text, for the REFINED likeliest of
-        each session alone (_word_counts; the others count each word once)."""
+    def _session_hits(self, query: Query, kept: list, where: str, params: list, limit: int,
+                      fuse: tuple | None = None) -> tuple[list, list]:
+        """The first ``limit`` sessions of ``kept``, each with its EXCERPTS best matching messages (under the
+        filters ``where``) and how many matched. A bm25() query a session counted every word over the whole
+        index again: each word's messages are sought within the session's ids instead and scored as BM25
+        would, with a word's idf over the kept sessions' messages and its count in a message from the text,
+        for the REFINED likeliest of each session alone (_word_counts; the others count each word once).
+        ``fuse``: (pieces holding each word, all pieces): the first FUSED sessions then go by their score
+        plus FUSE_WEIGHT of their best message's, each word's idf over the pieces (see FUSED)."""
         conn = self.conn
         # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
@@ -297,7 +302,11 @@ class HistoryIndex(db.Opened):
                         holds.setdefault(mid, []).append(term)
                         seen[term] += 1
             found.append((session, holds))
-        idf = {t: math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
+        # A word's idf: over the pieces when ``fuse`` counts it (the same whichever sessions are kept),
+        # else over the kept sessions' messages.
+        held, pieces = fuse or ({}, 0)
+        idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
+               math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[str, tuple[int, list[int]]] = {}
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         for session, holds in found:
@@ -312,12 +321,19 @@ class HistoryIndex(db.Opened):
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
         counts = _word_counts(conn, {mid: holds[mid] for session, holds in found for mid in best[session][1]})
+        top = {}  # each session's best message's score
         for session, holds in found:
             matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
-        ids = [mid for _, mids in best.values() for mid in mids]
+            top[session] = max(score.values(), default=0.0)
+        if fuse is not None and kept and (most := max(top.get(s, 0.0) for s, _ in kept[:FUSED])) > 0:
+            scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
+            fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])
+            kept = fused + kept[FUSED:]
+        kept = kept[:limit]
+        ids = [mid for session, _ in kept for mid in best[session][1]]
         found_, hits = self._found(query, ids), []
         for session, score in kept:
             matched, mids = best[session]
@@ -433,6 +449,11 @@ def _file(root: str, path: str) -> str:
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
+# BM25 over a whole session favours an answer spread over it; a session that says it in one message
+# ranks lower. So the first FUSED sessions go by their score plus FUSE_WEIGHT of their best message's
+# (against the best of theirs, on the first session's scale); the later ones keep their order.
+FUSED = 10
+FUSE_WEIGHT = 0.25
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 # The messages' FTS5 table.

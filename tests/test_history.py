@@ -13,6 +13,7 @@ import pytest
 from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, settle, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import fingerprint, search, transcripts
+from memsearch import history as history_module
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history_refresh import CHECK_BYTES
 
@@ -1089,6 +1090,7 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
     from memsearch.query import plan
 
     monkeypatch.setattr(pieces, "PIECE_MESSAGES", 2)  # sessions of several pieces
+    monkeypatch.setattr(history_module, "FUSE_WEIGHT", 0.0)  # the sessions' own scores and order
     words = ["pgbouncer port", "the port moved", "pgbouncer listens on the port", "nothing here", "port port"]
     for n in range(6):
         path = transcript(hroot, [line("user", words[n % 5])], session=f"s{n}")
@@ -1105,6 +1107,49 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
     hits = history.search(query, floor=0.0, limit=20)
     assert [h.session for h in hits] == [s for s, _ in expected]
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected], rel=1e-12)
+
+
+def _spread_and_said_once(hroot):
+    """A session that names both words often, each in a message of its own, and one that says them
+    together once among other talk."""
+    spread = transcript(hroot, [line("user", "pgbouncer")], session="spread")
+    append(spread, *(line("assistant", text) for text in ["port", "pgbouncer again", "the port", "port", "pgbouncer"]))
+    once = transcript(hroot, [line("user", "pgbouncer port")], session="once")
+    append(once, *(line("assistant", text) for text in ["lunch", "a walk", "the weather", "tea", "cake"]))
+    for n in range(12):  # more sessions than are fused, each naming one word
+        transcript(hroot, [line("user", f"{'port' if n % 2 else 'pgbouncer'} number {n}")], session=f"other-{n:02d}")
+    # Ranked past them all (a long session), but its best message is the best of all.
+    long = transcript(hroot, [line("user", "pgbouncer port port")], session="long")
+    append(long, *(line("assistant", f"filler talk {n}") for n in range(60)))
+
+
+def test_the_first_sessions_go_by_their_score_and_their_best_messages(history, hroot, monkeypatch):
+    """The first FUSED sessions are ordered by their score plus FUSE_WEIGHT of their best message's: a
+    session that says the words together in one message rises over one that spreads them over many,
+    as much as that weight lets it; the shown scores stay in order."""
+    _spread_and_said_once(hroot)
+    monkeypatch.setattr(history_module, "FUSE_WEIGHT", 0.0)
+    plain = history.search("pgbouncer port", floor=0.0, limit=20)
+    assert [h.session for h in plain[:2]] == ["spread", "once"]
+    monkeypatch.setattr(history_module, "FUSE_WEIGHT", 2.0)
+    fused = history.search("pgbouncer port", floor=0.0, limit=20)
+    assert [h.session for h in fused[:2]] == ["once", "spread"]
+    assert {h.session for h in fused} == {h.session for h in plain}
+    assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
+    # Past the first FUSED, the order and scores are the sessions' own.
+    n = history_module.FUSED
+    assert [(h.session, h.score) for h in fused[n:]] == [(h.session, h.score) for h in plain[n:]]
+
+
+def test_the_first_sessions_order_is_the_same_whatever_the_limit(history, hroot):
+    """What fuses a session's best message in is read for the first FUSED whatever ``limit`` asks, and
+    each word's idf is over all the pieces: a smaller or larger limit shows a prefix of one order."""
+    _spread_and_said_once(hroot)
+    longest = [(h.session, h.score) for h in history.search("pgbouncer port", floor=0.0, limit=50)]
+    assert [s for s, _ in longest].index("long") >= history_module.FUSED
+    for limit in (1, 2, 5, 10, 13):
+        assert [(h.session, h.score) for h in history.search("pgbouncer port", floor=0.0, limit=limit)] \
+            == longest[:limit]
 
 
 def test_a_pair_of_a_stop_word_and_a_common_word_is_left_out_of_session_ranking(history, hroot):
