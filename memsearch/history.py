@@ -256,19 +256,19 @@ class HistoryIndex(db.Opened):
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
-        the question names); under a role or time filter (``where`` is not ``pieces``' filter), which pieces
-        cannot apply, by their best message."""
-        size = fetch_size(max(limit, FUSED))
-        fuse = None
+        the question names), the first FUSED with their best message's (see FUSED); under a role or time
+        filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
+        fuse, shown = None, limit
         if where == pieces:
-            ranked = rank_sessions(self.conn, query, *pieces, counts, size, held, self._owners)
+            shown = max(limit, FUSED)
+            ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
             fuse = (counts, file_count(self.conn, SESSIONS))
         else:
             best: dict[str, float] = {}
             for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
                 best.setdefault(hit.session, hit.score)  # best first: a session's first hit is its best
-            ranked = list(best.items())[:size]
-        kept = apply_floor(ranked, floor, score=itemgetter(1))[:max(limit, FUSED)]
+            ranked = list(best.items())[:fetch_size(limit)]
+        kept = apply_floor(ranked, floor, score=itemgetter(1))[:shown]
         hits, ids = self._session_hits(query, kept, *where, limit, fuse)
         return hits, len(ranked) - min(len(kept), limit), ids
 
