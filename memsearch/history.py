@@ -328,7 +328,7 @@ class HistoryIndex(db.Opened):
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
             top[session] = max(score.values(), default=0.0)
-        if fuse is not None and kept and (most := max(top.get(s, 0.0) for s, _ in kept[:FUSED])) > 0:
+        if fuse is not None and kept and (most := max(top[s] for s, _ in kept[:FUSED])) > 0:
             scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
             fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])
             kept = fused + kept[FUSED:]

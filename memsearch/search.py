@@ -200,7 +200,9 @@ def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: 
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
     for term in query.terms:
         files = counts.get(term)
-        if files != 0 and (files is None or where) and not conn.execute(sql, [term, *params]).fetchone()[0]:
+        if files == 0 or (files is not None and not where):
+            continue
+        if not conn.execute(sql, [term, *params]).fetchone()[0]:
             counts[term] = 0
 
 
@@ -221,8 +223,11 @@ def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_
     files = file_count(conn, table)
     count = COUNT.format(fts=table)
     counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
-    return [Scored(fts, weight, factor, n, bound) for (fts, weight, is_lucene), n in zip(runs, counts)
-            for factor, bound in [lucene_factor(files, n, weight, is_lucene)]]
+    out = []
+    for (fts, weight, is_lucene), n in zip(runs, counts):
+        factor, bound = lucene_factor(files, n, weight, is_lucene)
+        out.append(Scored(fts, weight, factor, n, bound))
+    return out
 
 
 def string_runs(query: Query) -> list[tuple[str, float, bool]]:
