@@ -2,7 +2,8 @@
 
 "What did Evan share on 9th December 2023?", "where did we deploy in July 2022?": the session was held
 then, though its text rarely says the date. memsearch.history ranks the sessions held at a named date
-higher (a factor, not a filter: ``--since`` filters).
+higher (a factor, not a filter: ``--since`` filters). A question that names no date may count back
+("two weeks ago", "last month", "in the past 10 days") from today (UTC).
 """
 
 from __future__ import annotations
@@ -26,6 +27,16 @@ _DATE = re.compile(
 # Month names that are also words ("it may", "march on") count alone only capitalised, mid-sentence.
 _ALSO_WORDS = ("may", "march")
 
+_COUNT = {"a": 1, "an": 1, "one": 1, "a couple of": 2, "two": 2, "three": 3, "four": 4,
+          "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_DAYS = {"day": 1, "week": 7, "month": 30}
+_N = rf"(?P<n>\d{{1,3}}|{'|'.join(sorted(_COUNT, key=len, reverse=True))})\s+(?P<unit>day|week|month)s?"
+# Days back from today, not years: "a year ago" in a conversation tells of its story, not of its sessions.
+_BACK = re.compile(rf"\b(?:{_N}\s+ago|the\s+(?:past|last)\s+{_N.replace('?P<', '?P<p')}"
+                   r"|(?P<last>yesterday|last\s+(?:weekend|week|month)))\b", re.I)
+# "last week" is the days before today up to the Monday a week back; "last month" either meaning of it.
+_LAST = {"yesterday": (1, 2), "last weekend": (0, 9), "last week": (0, 13), "last month": (0, 62)}
+
 # Days either side of a named day: "the week before August 3" and a session held the day after still meet it.
 SLACK_DAYS = 3
 
@@ -42,8 +53,8 @@ class Window(NamedTuple):
     month: str = ""
 
 
-def windows(text: str) -> tuple[Window, ...]:
-    """The dates ``text`` names."""
+def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
+    """The dates ``text`` names; if none, the days it counts back from ``today`` (default: UTC's)."""
     out = []
     for m in _DATE.finditer(text):
         if m["iy"]:
@@ -64,8 +75,27 @@ def windows(text: str) -> tuple[Window, ...]:
                            else (first, dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(1)))
         except ValueError:  # 31 February
             continue
-        out.append(Window(f"{first.isoformat()}T00:00:00Z", f"{last.isoformat()}T23:59:59Z"))
+        out.append(_window(first, last))
+    now = today or dt.datetime.now(dt.timezone.utc).date()
+    for m in () if out else _BACK.finditer(text):
+        if m["last"]:
+            near, far = _LAST[" ".join(m["last"].lower().split())]
+        elif m["n"]:  # a day, a week or a month ago, with a week's slack a month
+            days = _days(m["n"], m["unit"])
+            slack = max(SLACK_DAYS, days // 7)
+            near, far = days - slack, days + slack
+        else:  # the past two weeks: up to today
+            near, far = 0, _days(m["pn"], m["punit"]) + SLACK_DAYS
+        out.append(_window(now - dt.timedelta(far), now - dt.timedelta(max(near, 0))))
     return tuple(dict.fromkeys(out))
+
+
+def _days(count: str, unit: str) -> int:
+    return (int(count) if count.isdigit() else _COUNT[" ".join(count.lower().split())]) * _DAYS[unit.lower()]
+
+
+def _window(first: dt.date, last: dt.date) -> Window:
+    return Window(f"{first.isoformat()}T00:00:00Z", f"{last.isoformat()}T23:59:59Z")
 
 
 def held_factor(named: tuple[Window, ...], first: str, last: str) -> tuple[str, list]:

@@ -2,6 +2,7 @@
 memsearch/dates.py): "what did we decide on 9 December 2023?" asks about that
 day's session, though its text rarely says the date."""
 
+import datetime as dt
 import json
 import sqlite3
 
@@ -33,6 +34,47 @@ def test_the_dates_a_question_names(text, expected):
     want = tuple(Window("", "", w) if isinstance(w, str) else Window(f"{w[0]}T00:00:00Z", f"{w[1]}T23:59:59Z")
                  for w in expected)
     assert windows(text) == want
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("what did I buy two weeks ago?", [("2024-05-15", "2024-05-21")]),  # 14 days, three either side
+    ("the 10 days ago fix", [("2024-05-19", "2024-05-25")]),
+    ("a week ago", [("2024-05-22", "2024-05-28")]),
+    ("a day ago", [("2024-05-28", "2024-06-01")]),  # never after today
+    ("two months ago", [("2024-03-25", "2024-04-10")]),  # a month is 30 days, a week's slack a month
+    ("a couple of days ago", [("2024-05-27", "2024-06-01")]),
+    ("in the past three weeks", [("2024-05-08", "2024-06-01")]),
+    ("what did we decide yesterday", [("2024-05-30", "2024-05-31")]),
+    ("last weekend", [("2024-05-23", "2024-06-01")]),
+    ("Last  Week's deploy", [("2024-05-19", "2024-06-01")]),
+    ("last month", [("2024-03-31", "2024-06-01")]),
+    ("four years ago", []),  # years tell a story's past, not when its sessions were held
+    ("how many days ago did I fly", []),  # no count
+    ("the last release", []),
+    ("two weeks ago, on 9 December 2023", [("2023-12-06", "2023-12-12")]),  # a named date wins
+])
+def test_the_days_a_question_counts_back(text, expected):
+    want = tuple(Window(f"{a}T00:00:00Z", f"{b}T23:59:59Z") for a, b in expected)
+    assert windows(text, today=dt.date(2024, 6, 1)) == want
+
+
+def test_counting_back_goes_from_the_clock(tmp_path):
+    """Sessions held two weeks and two days ago, asked about today: the one the question counts back to
+    ranks first, through the library and the installed command."""
+    today = dt.datetime.now(dt.timezone.utc).date()
+    root = tmp_path / "projects"
+    held(root, "a-fortnight", (today - dt.timedelta(14)).isoformat(), "we moved the deploy token to vault")
+    held(root, "b-recent", (today - dt.timedelta(2)).isoformat(),
+         "the deploy token moved to vault; deploy token rotated, the deploy token")
+    with HistoryIndex(root, tmp_path / "index.db") as h:
+        assert h.search("deploy token vault")[0].session == "b-recent"
+        assert h.search("deploy token vault two weeks ago")[0].session == "a-fortnight"
+        assert h.search("deploy token vault two weeks ago", messages=True)[0].session == "a-fortnight"
+        assert h.search("deploy token vault yesterday")[0].session == "b-recent"
+    r = run_memsearch("history", "where did the deploy token go two weeks ago", "--history-root", root,
+                      "--db", tmp_path / "index.db", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [hit["session"] for hit in json.loads(r.stdout)["results"]] == ["a-fortnight", "b-recent"]
 
 
 def held(hroot, session: str, when: str, text: str, until: str | None = None) -> None:
