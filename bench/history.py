@@ -18,6 +18,10 @@ their results.
   script's recall_all@k) and R@k (the share of them), and turn-level R@10
   (the share of has_answer turns among the top 10 messages) for message
   rankings. `_abs` questions are skipped, as upstream.
+* s_like: `_s` at the oracle's size (the subset has 32 questions): each
+  oracle question over its own ~50 sessions, its answer sessions among
+  sessions drawn from the subset's haystacks, re-dated to end on its day.
+  Not run by default (~5 min with the peers).
 * oracle: the 500-question oracle, its sessions pooled into one history
   (each question alone comes with its evidence sessions only), the same
   measures over all of it.
@@ -42,6 +46,7 @@ its last results).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import re
 import json
 import os
@@ -250,6 +255,32 @@ def retrieval(questions: list, scratch: Path) -> dict:
             add_scores(sums, name, one, gold_sessions, gold_turns)
         shutil.rmtree(work)
     return {"questions": counted, "retrieval": averages(sums)}
+
+
+def s_like(oracle_questions: list, s_questions: list, scratch: Path) -> dict:
+    """`_s` at the oracle's size: each of its questions over its own haystack of 44-52 sessions, its
+    answer sessions among sessions drawn from the `_s` subset's haystacks (none an answer session),
+    those dated from the question's first answer session (or 10 days) before it up to its date, as `_s`
+    haystacks mostly end on the question's day."""
+    pool = {sid: turns for q in s_questions
+            for sid, turns in zip(q["haystack_session_ids"], q["haystack_sessions"])
+            if sid not in q["answer_session_ids"] and not sid.startswith("answer_")}
+    filler = sorted(pool)
+    rng = random.Random(44)
+    made = []
+    for q in oracle_questions:
+        if q["question_id"].endswith("_abs"):
+            continue
+        day = dt.datetime.strptime(q["question_date"][:10], "%Y/%m/%d")
+        own = list(zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]))
+        span = max(10, (day - min(dt.datetime.strptime(d[:10], "%Y/%m/%d") for _, d, _ in own)).days + 5)
+        drawn = [(sid, (day - dt.timedelta(days=rng.randint(0, span), minutes=rng.randint(0, 1439)))
+                  .strftime("%Y/%m/%d (%a) %H:%M"), pool[sid])
+                 for sid in rng.sample(filler, rng.randint(44, 52) - len(own))]
+        hay = sorted(own + drawn, key=lambda h: h[1])
+        made.append({**q, "haystack_session_ids": [h[0] for h in hay], "haystack_dates": [h[1] for h in hay],
+                     "haystack_sessions": [h[2] for h in hay]})
+    return {**retrieval(made, scratch), "filler": len(filler)}
 
 
 def oracle(questions: list, scratch: Path) -> dict:
@@ -569,6 +600,12 @@ def report(results: dict) -> str:
         lines += ["", f"## LongMemEval `_s` subset ({r['when']}, `{r['command']}`)", "",
                   f"{r['questions']} questions, each haystack (~50 sessions) converted to Claude Code transcripts"
                   " with noise; one index per question.", "", *table(r["retrieval"])]
+    if "s_like" in results:
+        r = results["s_like"]
+        lines += ["", f"## `_s`-like haystacks for the oracle's questions ({r['when']}, `{r['command']}`)", "",
+                  f"{r['questions']} questions, each over 44-52 sessions: its answer sessions among sessions drawn"
+                  f" from the `_s` subset's {r['filler']} other sessions, dated up to the question's day; one index"
+                  " per question.", "", *table(r["retrieval"])]
     if "oracle" in results:
         r = results["oracle"]
         lines += ["", f"## LongMemEval oracle, pooled ({r['when']}, `{r['command']}`)", "",
@@ -625,7 +662,7 @@ def report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-PARTS = ("retrieval", "oracle", "locomo", "context", "scale")
+PARTS = ("retrieval", "s_like", "oracle", "locomo", "context", "scale")
 
 
 def main() -> None:
@@ -647,6 +684,7 @@ def main() -> None:
     command = shlex.join(["python", "bench/history.py", *sys.argv[1:]])
     questions = json.loads(S_FILE.read_text(encoding="utf-8"))
     runs = {"retrieval": lambda tmp: retrieval(questions, tmp),
+            "s_like": lambda tmp: s_like(json.loads(ORACLE_FILE.read_text(encoding="utf-8")), questions, tmp),
             "oracle": lambda tmp: oracle(json.loads(ORACLE_FILE.read_text(encoding="utf-8")), tmp),
             "locomo": lambda tmp: locomo(json.loads(LOCOMO_FILE.read_text(encoding="utf-8")), tmp),
             "context": lambda tmp: context(questions, tmp),
