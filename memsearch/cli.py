@@ -381,10 +381,11 @@ def history(**params):
 
     Each hit is a session, ranked over the session as a whole, with how many
     of its messages matched and its best ones (role, time, excerpt);
-    --messages gives single messages instead. Read a session with
-    `memsearch session-context SESSION --query TEXT`. Memory files are
-    searched by `memsearch query`, never here. Exit status 1 when nothing
-    matched.
+    --messages gives single messages instead. A date TEXT names (9 December
+    2023, two weeks ago, last month) ranks the sessions held then higher.
+    Read a session with `memsearch session-context SESSION --query TEXT`.
+    Memory files are searched by `memsearch query`, never here. Exit status
+    1 when nothing matched.
     """
     status = run_history(**params)  # the console script runs it without click, too
     if status:
