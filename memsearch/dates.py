@@ -34,7 +34,8 @@ _N = rf"(?P<n>\d{{1,3}}|{'|'.join(sorted(_COUNT, key=len, reverse=True))})\s+(?P
 # Days back from today, not years: "a year ago" in a conversation tells of its story, not of its sessions.
 _BACK = re.compile(rf"\b(?:{_N}\s+ago|the\s+(?:past|last)\s+{_N.replace('?P<', '?P<p')}"
                    r"|(?P<last>yesterday|last\s+(?:weekend|week|month)))\b", re.I)
-# "last week" is the days before today up to the Monday a week back; "last month" either meaning of it.
+# How many days back each reaches (near, far): "last week" as far as the Monday a week before, "last month"
+# either meaning of it.
 _LAST = {"yesterday": (1, 2), "last weekend": (0, 9), "last week": (0, 13), "last month": (0, 62)}
 
 # Days either side of a named day: "the week before August 3" and a session held the day after still meet it.
@@ -80,7 +81,7 @@ def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
     for m in () if out else _BACK.finditer(text):
         if m["last"]:
             near, far = _LAST[" ".join(m["last"].lower().split())]
-        elif m["n"]:  # a day, a week or a month ago, with a week's slack a month
+        elif m["n"]:  # N days ago, three days either side, or a day for each week counted back
             days = _days(m["n"], m["unit"])
             slack = max(SLACK_DAYS, days // 7)
             near, far = days - slack, days + slack
@@ -91,7 +92,7 @@ def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
 
 
 def _days(count: str, unit: str) -> int:
-    return (int(count) if count.isdigit() else _COUNT[" ".join(count.lower().split())]) * _DAYS[unit.lower()]
+    return (int(count) if count.isdigit() else _COUNT[count.lower()]) * _DAYS[unit.lower()]
 
 
 def _window(first: dt.date, last: dt.date) -> Window:
