@@ -9,13 +9,17 @@ checkout under /tmp/memsearch-bench/checkouts/src, with its files at their
 upstream paths (``.claude/memory/...``, ``CLAUDE.md``) and a few hundred
 source files around them, so that discovery has something to skip.
 
-Two question sets:
+Three question sets:
 
 - ``paraphrased`` (bench/agent_questions.tsv): 67 questions written by hand
   the way a user asks, not in the files' own description words, in English
   and the corpus's other languages (Chinese, Korean, German, French), each
   with the file that answers it. Split ``dev`` (looked at while working on
   ranking) and ``held`` (never looked at one by one): both are reported.
+- ``blind`` (bench/agent_questions_blind.tsv): 90 more, 45 English
+  questions, 35 search-box keyword queries and 10 Chinese questions, written
+  by a helper that never ran an engine nor saw the first set: a set measured,
+  never tuned on.
 - ``descriptions``: generated at run time, never stored here: each memory
   file's frontmatter ``description`` (its author's own words, so easy)
   asks for that file. "English" are the questions without CJK text.
@@ -46,15 +50,26 @@ CACHE = Path("/tmp/memsearch-bench/checkouts")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 SOURCE_FILES = 300  # per checkout: discovery must pass over them
 QUESTIONS = BENCH / "agent_questions.tsv"
+BLIND = BENCH / "agent_questions_blind.tsv"
+
+
+def _rows(path: Path, header: list[str]) -> list[list[str]]:
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    assert rows[0] == header, rows[0]
+    return rows[1:]
 
 
 def paraphrased() -> list[tuple[str, str, str, str]]:
     """(qid, question, gold path, "lang/split") of the hand-written set."""
-    rows = [line.split("\t") for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line and not line.startswith("#")]
-    header, rows = rows[0], rows[1:]
-    assert header == ["lang", "split", "question", "gold"], header
+    rows = _rows(QUESTIONS, ["lang", "split", "question", "gold"])
     return [(f"q{n}", question, gold, f"{lang}/{split}") for n, (lang, split, question, gold) in enumerate(rows, 1)]
+
+
+def blind() -> list[tuple[str, str, str, str]]:
+    """(qid, question, gold path, kind) of the set written blind."""
+    return [(f"b{n}", question, gold, kind)
+            for n, (kind, question, gold) in enumerate(_rows(BLIND, ["kind", "question", "gold"]), 1)]
 
 
 def lay_out(corpora: Path) -> tuple[Path, list[tuple[str, str, str]]]:
@@ -127,19 +142,24 @@ def run(cls, src: Path, questions: list) -> list:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--questions", choices=("paraphrased", "descriptions", "both"), default="both")
-    ap.add_argument("--misses", action="store_true", help="list the paraphrased questions memsearch misses at 5")
+    ap.add_argument("--questions", choices=("paraphrased", "blind", "descriptions", "both", "all"),
+                    default="all", help="both: paraphrased and descriptions")
+    ap.add_argument("--misses", action="store_true", help="list the paraphrased and blind questions memsearch misses at 5")
     args = ap.parse_args()
     src, generated = lay_out(args.corpora)
     sets = []
-    if args.questions in ("paraphrased", "both"):
+    if args.questions in ("paraphrased", "both", "all"):
         asked = paraphrased()
         sets.append(("paraphrased", asked, (
             ("all", lambda c: True), ("English", lambda c: c.startswith("en/")),
             ("other languages", lambda c: not c.startswith("en/")),
             ("dev", lambda c: c.endswith("/dev")), ("held out", lambda c: c.endswith("/held")),
             ("English held out", lambda c: c == "en/held"))))
-    if args.questions in ("descriptions", "both"):
+    if args.questions in ("blind", "all"):
+        sets.append(("blind", blind(), (
+            ("all", lambda c: True), ("English", lambda c: c == "en"), ("keywords", lambda c: c == "kw"),
+            ("Chinese", lambda c: c == "zh"))))
+    if args.questions in ("descriptions", "both", "all"):
         asked = [(qid, text, gold, "cjk" if CJK.search(text) else "en") for qid, text, gold in generated]
         sets.append(("descriptions", asked, (("all", lambda c: True), ("English", lambda c: c == "en"))))
     runs = [ReposEngine, ReposEngineNoDemotion, engines.TantivyEngine, engines.Bm25sEngine]
@@ -159,7 +179,7 @@ def main() -> None:
                 s = metrics.summarize(picked)
                 print(f"| {cls.name} | {label} | {s['n']} | {s['r@1']:.3f} | {s['r@5']:.3f} | {s['r@10']:.3f} |"
                       f" {s['mrr']:.3f} |")
-            if args.misses and cls is ReposEngine and title == "paraphrased":
+            if args.misses and cls is ReposEngine and title != "descriptions":
                 text = {qid: (q, gold) for qid, q, gold, _ in questions}
                 for o in outcomes:
                     if not o.hit_at(5):
