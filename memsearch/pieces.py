@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 
-# A piece's text as it was indexed: FTS5 keeps none, and deleting a piece hands it this same text.
-# The ORDER BY in a subquery keeps group_concat's order.
-PIECE_TEXT = ("(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages"
-              " WHERE file = p.file AND session = p.session AND id BETWEEN p.first AND p.last ORDER BY id))")
+# A piece's texts as they were indexed, the user's and the rest (migrations/0016): FTS5 keeps none,
+# and deleting a piece hands it these same texts. The ORDER BY in a subquery keeps group_concat's order.
+PIECE_TEXT = ", ".join(
+    "(SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages WHERE file = p.file"
+    f" AND session = p.session AND id BETWEEN p.first AND p.last AND role {op} 'user' ORDER BY id))"
+    for op in ("=", "<>"))
 
 # Pieces are merged up to this many messages: a merge re-indexes its text in one piece, so an unbounded
 # one made a long session's every append grow with the whole session. A longer one is ranked by its sum.
@@ -51,12 +53,12 @@ def _least(a, b, pick=min):  # either time may be None (no message had one)
 
 
 def _index_pieces(conn: sqlite3.Connection, where: str, params) -> None:
-    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, {PIECE_TEXT}"
+    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_user, idx_other) SELECT p.id, {PIECE_TEXT}"
                  f" FROM history_pieces AS p WHERE {where}", params)
 
 
 def drop_pieces(conn: sqlite3.Connection, where: str, params) -> None:
     """Unindex and delete the pieces ``where`` (on ``p``) picks, before their messages go."""
-    conn.execute(f"INSERT INTO history_session_fts (history_session_fts, rowid, idx_body)"
+    conn.execute(f"INSERT INTO history_session_fts (history_session_fts, rowid, idx_user, idx_other)"
                  f" SELECT 'delete', p.id, {PIECE_TEXT} FROM history_pieces AS p WHERE {where}", params)
     conn.execute(f"DELETE FROM history_pieces AS p WHERE {where}", params)

@@ -18,7 +18,10 @@ from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mar
 
 # The sessions' pieces' FTS5 table; one string's pieces and their bm25(), and how many there are.
 SESSIONS = "history_session_fts"
-PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+# Its columns' weights: what the user wrote, and the rest (replies, tool output). A question about a
+# session asks mostly after what the user said in it; the replies around it are long and generic.
+ROLE_WEIGHTS = (1.0, 0.5)
+PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 

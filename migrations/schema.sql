@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0015 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 15
+-- Generated from migrations/0001..0016 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 16
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -139,14 +139,15 @@ CREATE INDEX history_pieces_file ON history_pieces (file, session);
 
 CREATE INDEX history_pieces_session ON history_pieces (session);
 
-CREATE VIRTUAL TABLE history_session_fts USING fts5 (
-    idx_body,
-    content = '',
-    tokenize = 'porter unicode61 remove_diacritics 1'
-);
-
 CREATE TRIGGER history_messages_ad AFTER DELETE ON history_messages BEGIN
     INSERT INTO history_fts (history_fts, rowid, idx_body) VALUES ('delete', old.id, old.idx_body);
 END;
 
 CREATE INDEX history_files_fingerprint ON history_files (root, path, size, mtime_ns, ctime_ns, device, inode);
+
+CREATE VIRTUAL TABLE history_session_fts USING fts5 (
+    idx_user,
+    idx_other,
+    content = '',
+    tokenize = 'porter unicode61 remove_diacritics 1'
+);

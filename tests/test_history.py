@@ -12,7 +12,7 @@ import pytest
 
 from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, settle, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
-from memsearch import fingerprint, search, transcripts
+from memsearch import fingerprint, migrate, search, session_rank, transcripts
 from memsearch import history as history_module
 from memsearch.errors import NoSearchableWords, RootNotFound
 from memsearch.history_refresh import CHECK_BYTES
@@ -1100,7 +1100,7 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
     query = "pgbouncer port moved"
     scored = [s for s in search.scored_strings(history.conn, plan(query), "history_session_fts") if s.files]
     expected = history.conn.execute(
-        f"SELECT p.session, sum(s.score) AS score FROM ({search.ranking(len(scored), 'history_session_fts', ())}) AS s"
+        f"SELECT p.session, sum(s.score) AS score FROM ({search.ranking(len(scored), 'history_session_fts', session_rank.ROLE_WEIGHTS)}) AS s"
         " JOIN history_pieces AS p ON p.id = s.id GROUP BY p.session ORDER BY score DESC, p.session",
         search.string_params(scored)).fetchall()
     assert history.conn.execute("SELECT count(*) > count(DISTINCT session) FROM history_pieces").fetchone() == (1,)
@@ -1109,11 +1109,54 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected], rel=1e-12)
 
 
+def _said_and_replied(hroot):
+    """Two sessions holding the same words, as often, in messages as long: in one the user says them,
+    in the other the reply does."""
+    transcript(hroot, [line("user", "the pgbouncer pool filled up"), line("assistant", "I will look at the logs")],
+               session="said")
+    transcript(hroot, [line("user", "I will look at the logs"), line("assistant", "the pgbouncer pool filled up")],
+               session="replied")
+
+
+def test_what_the_user_said_ranks_its_session_above_a_reply_saying_it(history, hroot, tmp_path):
+    """Issue 30: a session is ranked with the user's words weighing more than the replies and tool output
+    (session_rank.ROLE_WEIGHTS), through the library and the installed command."""
+    _said_and_replied(hroot)
+    hits = history.search("pgbouncer pool", floor=0.0)
+    assert [h.session for h in hits] == ["said", "replied"] and hits[0].score > hits[1].score
+    done = run("history", "pgbouncer pool", "--json", "--history-root", hroot, "--db", tmp_path / "cli.db")
+    assert [r["session"] for r in json.loads(done.stdout)["results"]] == ["said", "replied"], done.stderr
+
+
+def test_an_index_from_before_0016_ranks_sessions_by_role(history, hroot):
+    """Migration 0016 indexes every session piece again, the user's words in a column of their own; the
+    pieces it wrote are then dropped and indexed again as any others (a rewritten transcript)."""
+    _said_and_replied(hroot)
+    history.refresh()
+    conn = history.conn  # as 0015 left it: one column for a piece's whole text
+    conn.execute("DROP TABLE history_session_fts")
+    conn.execute("CREATE VIRTUAL TABLE history_session_fts USING fts5 (idx_body, content = '',"
+                 " tokenize = 'porter unicode61 remove_diacritics 1')")
+    conn.execute("INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, (SELECT group_concat(idx_body,"
+                 " char(10)) FROM history_messages WHERE file = p.file AND id BETWEEN p.first AND p.last)"
+                 " FROM history_pieces AS p")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 16")
+    conn.execute("PRAGMA user_version = 15")
+    history.close()
+    with HistoryIndex(hroot, history.db_path) as again:
+        assert migrate.current_version(again.conn) == migrate.latest_version() == 16
+        assert [h.session for h in again.search("pgbouncer pool", floor=0.0, refresh=False)] == ["said", "replied"]
+        path = hroot / PROJECT / "replied.jsonl"
+        path.write_text(path.read_text().replace("pgbouncer pool", "pgbouncer fleet"))  # same size: re-read
+        assert [h.session for h in again.search("pool", floor=0.0)] == ["said"]
+        again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
+
+
 def _spread_and_said_once(hroot):
     """A session that names both words often, each in a message of its own, and one that says them
     together once among other talk."""
     spread = transcript(hroot, [line("user", "pgbouncer")], session="spread")
-    append(spread, *(line("assistant", text) for text in ["port", "pgbouncer again", "the port", "port", "pgbouncer"]))
+    append(spread, *(line("user", text) for text in ["port", "pgbouncer again", "the port", "port", "pgbouncer"]))
     once = transcript(hroot, [line("user", "pgbouncer port")], session="once")
     append(once, *(line("assistant", text) for text in ["lunch", "a walk", "the weather", "tea", "cake"]))
     for n in range(12):  # more sessions than are fused, each naming one word
