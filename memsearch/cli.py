@@ -380,9 +380,10 @@ def history(**params):
     """Search past agent sessions (the transcripts) for TEXT; best sessions first.
 
     Each hit is a session, ranked over the session as a whole (the user's
-    words count twice the replies'), with how many of its messages matched and its best ones (role, time, excerpt);
-    --messages gives single messages instead. A date TEXT names (9 December
-    2023, two weeks ago, last month) ranks the sessions held then higher.
+    words count twice the replies'), with how many of its messages matched
+    and its best ones (role, time, excerpt); --messages gives single
+    messages instead. A date TEXT names (9 December 2023, two weeks ago,
+    last month) ranks the sessions held then higher.
     Read a session with `memsearch session-context SESSION --query TEXT`.
     Memory files are searched by `memsearch query`, never here. Exit status
     1 when nothing matched.

@@ -21,7 +21,8 @@ SESSIONS = "history_session_fts"
 # Its columns' weights: what the user wrote, and the rest (replies, tool output). A question about a
 # session asks mostly after what the user said in it; the replies around it are long and generic.
 ROLE_WEIGHTS = (1.0, 0.5)
-PIECE_STRING = f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+PIECE_STRING = (f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS}"
+                f" WHERE {SESSIONS} MATCH ?")
 PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
 CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
