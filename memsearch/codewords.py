@@ -14,7 +14,8 @@ tokens the word stands for::
   ``dotnet``), so it is a word of its own and not the letter ``c``;
 - an identifier with case changes or digits (``getUserById``, ``utf8``):
   its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
-  (``get_userById``), all of them joined (``getuserbyid``). ``user_id`` needs
+  (``get_userById``), all of them joined (``getuserbyid``); a name with
+  digits also the units it is typed as (``Base64Encode``: ``Base64``). ``user_id`` needs
   nothing: unicode61 splits it, and a query for ``userId`` asks for the
   phrase ``"user Id"`` as well as the token ``userid``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
@@ -123,17 +124,34 @@ def symbol_name(match: re.Match[str]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
-def identifier_forms(run: str) -> tuple[str, ...]:
+def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
-    together, its parts joined where it splits them."""
+    together, its parts joined where it splits them; with ``units`` (what the index adds), also
+    the names with digits inside it (Base64Encode: base64; S3Bucket: s3; OAuth2: oauth)."""
     forms = []
     pieces = JOINT.split(run.strip("_-"))
     parts = [p for piece in pieces for p in PART.findall(piece)]
     if len(parts) > len(pieces):  # a case change or a digit split some piece
         forms.append(" ".join(parts))
+        if units and (extra := _units(pieces, parts)):
+            forms.append(extra)
     if 1 < len(pieces) <= MAX_JOINED and not all(p.isdigit() for p in pieces):
         forms.append("".join(pieces).lower())
     return tuple(forms)
+
+
+# A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and
+# at digits alone (OAuth|2): the units a name with digits is typed as.
+_CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def _units(pieces: list[str], parts: list[str]) -> str:
+    """Those units of ``pieces`` holding a letter that are neither a part nor a piece, in order."""
+    known = {p.lower() for p in (*parts, *pieces)}
+    found = (u for piece in pieces if not piece.isalpha() for split in (_CASE_ONLY, _DIGITS_ONLY)
+             for u in split.split(piece))
+    return " ".join(dict.fromkeys(u for u in found if u.lower() not in known and not u.isdigit()))
 
 
 def expand(text: str) -> str:
@@ -159,7 +177,7 @@ def unexpand(spelled: str) -> str:
 def index_forms(run: str) -> tuple[str, ...]:
     """What the index adds after the first ``run`` (ASCII letters, digits, _ and -) of a text."""
     cls = run.encode("ascii", "replace").translate(_CLASSES)
-    return identifier_forms(run) if any(pair in cls for pair in _BOUNDARIES) else ()
+    return identifier_forms(run, True) if any(pair in cls for pair in _BOUNDARIES) else ()
 
 
 def _expand(text: str) -> str:
@@ -169,7 +187,7 @@ def _expand(text: str) -> str:
     for end, name in _symbols(text, caseless):
         adds.setdefault(end, []).append(name)
     for run, end in _runs(text, ascii_.translate(_CLASSES), caseless).items():
-        forms = identifier_forms(run)
+        forms = identifier_forms(run, True)
         if forms:
             adds.setdefault(end, []).extend(forms)
     if not text.isascii():

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 from conftest import line, run_memsearch, transcript, write
 
-from memsearch import HistoryIndex, MemoryIndex, codewords, migrate
+from memsearch import HistoryIndex, MemoryIndex, codewords, migrate, pieces
 
 # One tree: every file is some other case's near miss.
 TREE = {
@@ -30,6 +30,11 @@ TREE = {
     "code/invalidate.md": "invalidateUser drops the cached entry on logout.\n",
     "code/users.md": "Invalidate the cache when a user changes roles.\n",
     "code/http.md": "HTTPServer listens on port 8080 behind the proxy.\n",
+    "code/b64.md": "Call Base64Encode on the payload before the upload.\n",
+    "code/base.md": "The base image is 64 bit; encode the video first.\n",
+    "code/s3.md": "Keep the S3Bucket name in the deploy config.\n",
+    "code/oauth.md": "We sign in with OAuth2 against the identity provider.\n",
+    "code/auth.md": "The auth layer checks each token.\n",
     "code/utf.md": "Files are decoded as utf8 unless a BOM says otherwise.\n",
     "paths/query.md": "The planner lives in src/memsearch/query.py and builds FTS5 strings.\n",
     "paths/scatter.md": "The query goes to src first; memsearch reads py files later.\n",
@@ -69,6 +74,11 @@ CASES = [
     ("session token", "code/camel.md", "<<sessionToken>>"),
     ("invalidate user", "code/invalidate.md", "<<invalidateUser>>"),
     ("http server", "code/http.md", "<<HTTPServer>>"),
+    ("base64", "code/b64.md", "<<Base64Encode>>"),
+    ("base64 encode", "code/b64.md", "<<Base64Encode>>"),
+    ("s3", "code/s3.md", "<<S3Bucket>>"),
+    ("s3 bucket", "code/s3.md", "<<S3Bucket>>"),
+    ("oauth", "code/oauth.md", "<<OAuth2>>"),
     ("UTF-8", "code/utf.md", "<<utf8>>"),
     ("src/memsearch/query.py", "paths/query.md", "<<src/memsearch/query.py>>"),
     ("memsearch/query.py", "paths/query.md", "<<memsearch/query.py>>"),
@@ -118,6 +128,18 @@ def test_whole_identifier_ranks_above_its_parts(code_index):
     ranked = [h.path for h in code_index.search("get user by id")]
     assert ranked[:2] == ["code/getuser.md", "code/prose.md"] or ranked[:2] == ["code/prose.md", "code/getuser.md"]
     assert "code/far.md" not in ranked[:2]
+
+
+def test_a_name_with_digits_is_found_by_its_units():
+    """The index adds the units a name with digits is typed as (split at case changes alone, digits kept
+    with their letters, and at digits alone); a query for the whole identifier asks for its parts only."""
+    assert codewords.identifier_forms("Base64Encode", True) == ("Base 64 Encode", "Base64")
+    assert codewords.identifier_forms("OAuth2", True) == ("O Auth 2", "Auth2 OAuth")
+    assert codewords.identifier_forms("K8sCluster", True)[1].split()[0] == "K8s"
+    for plain in ("getUserById", "HTTPServer", "utf8", "x86", "user_id"):  # no unit a part or piece is not
+        assert codewords.identifier_forms(plain, True) == codewords.identifier_forms(plain)
+    assert codewords.identifier_forms("Base64Encode") == ("Base 64 Encode",)
+    assert codewords.expand("use S3Bucket now") == f"use S3Bucket{codewords.OPEN}S 3 Bucket S3{codewords.CLOSE} now"
 
 
 def test_symbol_words_do_not_match_their_letter(code_index):
@@ -344,3 +366,39 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         assert len(h.search("getUserById", messages=True)) == 2
         assert h.conn.execute("SELECT body FROM history_messages").fetchall() == [("",), ("",)]
         h.conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
+    """0017 marks to be read again the memory files and transcripts whose expansions may gain units (an
+    expansion followed by a digit), those alone: until then they answer as before, then "base64" finds them."""
+    root, history, db = tmp_path / "m", tmp_path / "projects", tmp_path / "db"
+    write(root, "b64.md", "Call Base64Encode on the payload.\n")
+    write(root, "plain.md", "Call getUserById on the payload.\n")
+    transcript(history, [line("user", "run Base64Encode first", session="a-1")], session="a-1")
+    transcript(history, [line("user", "run getUserById first", session="b-1")], session="b-1")
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+    with HistoryIndex(history, db) as h:
+        h.refresh()
+    conn = sqlite3.connect(db, isolation_level=None)  # as 0016 left them: expansions without units
+    unit = (" Base64" + codewords.CLOSE, codewords.CLOSE)
+    conn.execute("UPDATE memory_fts SET body_seg = replace(body_seg, ?, ?)", unit)
+    conn.execute("UPDATE history_messages SET body_seg = replace(body_seg, ?, ?)", unit)
+    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")  # and its pieces
+    conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other)"
+                 f" SELECT p.id, {pieces.PIECE_TEXT} FROM history_pieces AS p")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 17")
+    conn.execute("PRAGMA user_version = 16")
+    conn.close()
+    with MemoryIndex(root, db) as idx:
+        assert not idx.search("base64", reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["b64.md"] == -1 and sizes["plain.md"] > 0
+        assert [hit.path for hit in idx.search("base64")] == ["b64.md"]
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
+        assert [hit.session for hit in h.search("base64")] == ["a-1"]
+        for fts in ("history_fts", "history_session_fts"):
+            h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+

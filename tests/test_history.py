@@ -1144,7 +1144,7 @@ def test_an_index_from_before_0016_ranks_sessions_by_role(history, hroot):
     conn.execute("PRAGMA user_version = 15")
     history.close()
     with HistoryIndex(hroot, history.db_path) as again:
-        assert migrate.current_version(again.conn) == migrate.latest_version() == 16
+        assert migrate.current_version(again.conn) == migrate.latest_version() >= 16
         assert [h.session for h in again.search("pgbouncer pool", floor=0.0, refresh=False)] == ["said", "replied"]
         path = hroot / PROJECT / "replied.jsonl"
         path.write_text(path.read_text().replace("pgbouncer pool", "pgbouncer fleet"))  # same size: re-read
