@@ -148,9 +148,12 @@ _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 
 def _units(pieces: list[str], parts: list[str]) -> str:
     """Those units of ``pieces`` holding a letter that are neither a part nor a piece, in order."""
+    # Only a piece with digits and a case change has any (utf8, SHA256 and getUser have none).
+    mixed = [p for p in pieces if not (p.isalpha() or p.isdigit() or p.islower() or p.isupper())]
+    if not mixed:
+        return ""
     known = {p.lower() for p in (*parts, *pieces)}
-    found = (u for piece in pieces if not piece.isalpha() for split in (_CASE_ONLY, _DIGITS_ONLY)
-             for u in split.split(piece))
+    found = (u for piece in mixed for split in (_CASE_ONLY, _DIGITS_ONLY) for u in split.split(piece))
     return " ".join(dict.fromkeys(u for u in found if u.lower() not in known and not u.isdigit()))
 
 
