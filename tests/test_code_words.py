@@ -369,8 +369,9 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
 
 
 def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
-    """0017 marks to be read again the memory files and transcripts whose expansions may gain units (an
-    expansion followed by a digit), those alone: until then they answer as before, then "base64" finds them."""
+    """0017 marks to be read again the memory files whose expansions may gain units (an expansion followed
+    by a digit), those alone: until then they answer as before, then "base64" finds them. Transcripts keep
+    the expansions they were read with (nearly all would be read again); a new one has the units."""
     root, history, db = tmp_path / "m", tmp_path / "projects", tmp_path / "db"
     write(root, "b64.md", "Call Base64Encode on the payload.\n")
     write(root, "plain.md", "Call getUserById on the payload.\n")
@@ -396,9 +397,10 @@ def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
         assert sizes["b64.md"] == -1 and sizes["plain.md"] > 0
         assert [hit.path for hit in idx.search("base64")] == ["b64.md"]
     with HistoryIndex(history, db) as h:
-        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
-        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
-        assert [hit.session for hit in h.search("base64")] == ["a-1"]
+        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
+        assert not h.search("base64")
+        transcript(history, [line("user", "then Base64Encode again", session="c-1")], session="c-1")
+        assert [hit.session for hit in h.search("base64")] == ["c-1"]
         for fts in ("history_fts", "history_session_fts"):
             h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
 
