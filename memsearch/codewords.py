@@ -148,8 +148,8 @@ _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 
 def _units(pieces: list[str], parts: list[str]) -> str:
     """Those units of ``pieces`` holding a letter that are neither a part nor a piece, in order."""
-    # Only a piece with digits and a case change has any (utf8, SHA256 and getUser have none).
-    mixed = [p for p in pieces if not (p.isalpha() or p.isdigit() or p.islower() or p.isupper())]
+    # Only a piece with digits and capitals has any (utf8, x86 and getUser have none).
+    mixed = [p for p in pieces if not (p.isalpha() or p.isdigit() or p.islower())]
     if not mixed:
         return ""
     known = {p.lower() for p in (*parts, *pieces)}
