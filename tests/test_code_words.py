@@ -136,6 +136,7 @@ def test_a_name_with_digits_is_found_by_its_units():
     assert codewords.identifier_forms("Base64Encode", True) == ("Base 64 Encode", "Base64")
     assert codewords.identifier_forms("OAuth2", True) == ("O Auth 2", "Auth2 OAuth")
     assert codewords.identifier_forms("K8sCluster", True)[1].split()[0] == "K8s"
+    assert codewords.identifier_forms("AVX512VL", True)[1] == "AVX512"  # capitals all through
     for plain in ("getUserById", "HTTPServer", "utf8", "x86", "user_id"):  # no unit a part or piece is not
         assert codewords.identifier_forms(plain, True) == codewords.identifier_forms(plain)
     assert codewords.identifier_forms("Base64Encode") == ("Base 64 Encode",)
