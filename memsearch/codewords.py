@@ -15,9 +15,9 @@ tokens the word stands for::
 - an identifier with case changes or digits (``getUserById``, ``utf8``):
   its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
   (``get_userById``), all of them joined (``getuserbyid``); a name with
-  digits also the units it is typed as (``Base64Encode``: ``Base64``). ``user_id`` needs
-  nothing: unicode61 splits it, and a query for ``userId`` asks for the
-  phrase ``"user Id"`` as well as the token ``userid``;
+  digits also the units it is typed as (``Base64Encode``: ``Base64``).
+  ``user_id`` needs nothing: unicode61 splits it, and a query for ``userId``
+  asks for the phrase ``"user Id"`` as well as the token ``userid``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
   two marks as in Vietnamese, ``ı ø ł đ``, full-width letters): its folded
   form (``Αθηνα``, ``tieng``, ``git``).
