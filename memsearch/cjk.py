@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .codewords import CLOSE, OPEN, expand, folded, unexpand, unexpand_marked
+from .codewords import CLOSE, MARKS, OPEN, expand, folded, unexpand, unexpand_marked
 from .format import split_marks
 
 __all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "bigrams", "cjk_run", "has_cjk", "nfc", "original",
@@ -57,11 +57,12 @@ _CJK_CLASS = (
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
 
-# A query's word, here and in memsearch.query, goes on through combining diacritics
-# (U+0300-U+036F) as unicode61 tokens do: a stressed "моло́ко" (no NFC form) is one token.
+# A query's word, here and in memsearch.query, goes on through combining marks (codewords.MARKS):
+# a stressed "моло́ко" (no NFC form) is one token to unicode61, a voweled Arabic or Hebrew word one
+# word to fold.
 # "_" joins a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores
 # alone is no word.
-WORD = re.compile(r"_*[^\W_][\w\u0300-\u036f]*")
+WORD = re.compile(rf"_*[^\W_][\w{MARKS}]*")
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring

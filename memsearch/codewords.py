@@ -69,13 +69,18 @@ MAX_JOINED = 6
 # Letters with no decomposition that are read as their plain letter.
 _PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
                         **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})  # full width
-_MARKS = re.compile("[\u0300-\u036f]+")
+# Combining marks fold() drops: Latin's, then Hebrew's points and Arabic's harakat, which unicode61
+# keeps or splits words at (a voweled word is then only single letters to it).
+_OTHER_MARKS = ("\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+                "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed")
+MARKS = "\u0300-\u036f" + _OTHER_MARKS
+_MARKS = re.compile(f"[{MARKS}]+")
 
 
 def fold(word: str) -> str:
-    """``word`` without combining accents (U+0300-U+036F, after NFD), with
+    """``word`` without combining accents (MARKS, after NFD), with
     ``ı ø ł đ ħ`` as ``i o l d h`` and full-width ASCII as ASCII. Kana's
-    (han)dakuten and Hangul are untouched (their marks are outside that block)."""
+    (han)dakuten and Hangul are untouched (their marks are outside MARKS)."""
     if word.isascii():
         return word
     from unicodedata import normalize
@@ -105,11 +110,11 @@ def _foldable() -> re.Pattern[str]:
     changing = [chr(c) for c in ranges if c in _PLAIN or normalize("NFD", chr(c)) != chr(c)]
     chars = [c for c in changing if fold(c) not in (c, "") and not _unicode61_folds(c)]
     chars += [c for c in "ıøØłŁđĐħĦ" if c not in chars]
-    return re.compile("[" + "".join(map(re.escape, chars)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+    return re.compile("[" + "".join(map(re.escape, chars)) + _OTHER_MARKS + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
 # What ends a word to fold: no letter, digit or mark, or one of a script fold() never changes (CJK).
-_NOT_IN_WORD = re.compile("[^\\w\u0300-\u036f]|[^\u0000-\u052f\u1e00-\u1fff\uff10-\uff5a]")
+_NOT_IN_WORD = re.compile(f"[^\\w{MARKS}]|[^\u0000-\u052f\u0590-\u06ff\u1e00-\u1fff\uff10-\uff5a]")
 
 
 def folded(word: str) -> str:
@@ -273,7 +278,7 @@ def _word_start(chars: list, end: int) -> int:
     """Where the word ending at ``end`` in ``chars`` ([char, marked] items)
     starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
     i = end
-    while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#"):
+    while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
         i -= 1
     if i > 0 and chars[i - 1][0] == "." and (i == 1 or not chars[i - 2][0].isalnum()):
         i -= 1

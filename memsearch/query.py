@@ -82,7 +82,7 @@ def words(text: str) -> list[str]:
 QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|\.(?:net|NET|Net)\b")
 # Words joined without spaces by . / \ : @ (a path, a dotted name, a
 # version) or by - alone (user-id): searched as a phrase too, or joined.
-COMPOUND = re.compile(r"_*[^\W_][\w\u0300-\u036f]*(?:[./\\:@-]+_*[^\W_][\w\u0300-\u036f]*)+")
+COMPOUND = re.compile(rf"_*[^\W_][\w{codewords.MARKS}]*(?:[./\\:@-]+_*[^\W_][\w{codewords.MARKS}]*)+")
 
 
 def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:

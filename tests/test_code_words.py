@@ -49,6 +49,10 @@ TREE = {
     "accents/turkish.md": "Kapı kilidi ve ısı sensörü bozuk.\n",
     "accents/turkish-other.md": "Kapi means door in Malay, not the sensor.\n",
     "accents/fullwidth.md": "コミット前に ｇｉｔ ｓｔａｔｕｓ を確認する。\n",
+    "accents/arabic.md": "التحية مَرْحَبًا بالعالم في الملف.\n",
+    "accents/arabic-other.md": "نص عن مرحلة أخرى من العمل.\n",
+    "accents/hebrew.md": "ברכה: שָׁלוֹם עולם.\n",
+    "accents/hebrew-other.md": "שלומית כתבה את הקובץ.\n",
     "accents/ascii-git.md": "Git stores objects by their hash.\n",
 }
 
@@ -94,6 +98,10 @@ CASES = [
     ("kapı ısı", "accents/turkish.md", "<<Kapı>>"),
     ("git status", "accents/fullwidth.md", "<<ｇｉｔ>> <<ｓｔａｔｕｓ>>"),
     ("ｇｉｔ ｓｔａｔｕｓ", "accents/fullwidth.md", "<<ｇｉｔ>> <<ｓｔａｔｕｓ>>"),
+    ("مرحبا", "accents/arabic.md", "<<مَرْحَبًا>>"),
+    ("مَرْحَبًا", "accents/arabic.md", "<<مَرْحَبًا>>"),
+    ("שלום", "accents/hebrew.md", "<<שָׁלוֹם>>"),
+    ("שָׁלוֹם", "accents/hebrew.md", "<<שָׁלוֹם>>"),
 ]
 
 
@@ -402,6 +410,42 @@ def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
         assert not h.search("base64")
         transcript(history, [line("user", "then Base64Encode again", session="c-1")], session="c-1")
         assert [hit.session for hit in h.search("base64")] == ["c-1"]
+        for fts in ("history_fts", "history_session_fts"):
+            h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
+    """0018 reads again the memory files and transcripts holding a Hebrew point or an Arabic haraka, and
+    those alone: a voweled word is then found typed bare, where unicode61 had split it into letters."""
+    root, history, db = tmp_path / "m", tmp_path / "projects", tmp_path / "db"
+    write(root, "ar.md", "التحية مَرْحَبًا بالعالم\n")
+    write(root, "plain.md", "Αθηνά and getUserById\n")
+    transcript(history, [line("user", "ברכה: שָׁלוֹם עולם", session="a-1")], session="a-1")
+    transcript(history, [line("user", "Αθηνά again", session="b-1")], session="b-1")
+    with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+    with HistoryIndex(history, db) as h:
+        h.refresh()
+    conn = sqlite3.connect(db, isolation_level=None)  # as 0017 left them: no expansion of their own
+    for table in ("memory_fts", "history_messages"):
+        for fix in (codewords.OPEN + "مرحبا" + codewords.CLOSE, codewords.OPEN + "שלום" + codewords.CLOSE):
+            conn.execute(f"UPDATE {table} SET body_seg = replace(body_seg, ?, '') WHERE body_seg LIKE ?",
+                         (fix, f"%{fix}%"))
+    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")  # and its pieces
+    conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other)"
+                 f" SELECT p.id, {pieces.PIECE_TEXT} FROM history_pieces AS p")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 18")
+    conn.execute("PRAGMA user_version = 17")
+    conn.close()
+    with MemoryIndex(root, db) as idx:
+        assert not idx.search("مرحبا", reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["ar.md"] == -1 and sizes["plain.md"] > 0
+        assert [hit.path for hit in idx.search("مرحبا")] == ["ar.md"]
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
+        assert [hit.session for hit in h.search("שלום")] == ["a-1"]
         for fts in ("history_fts", "history_session_fts"):
             h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
 
