@@ -377,75 +377,75 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         h.conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
 
 
-def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
-    """0017 marks to be read again the memory files whose expansions may gain units (an expansion followed
-    by a digit), those alone: until then they answer as before, then "base64" finds them. Transcripts keep
-    the expansions they were read with (nearly all would be read again); a new one has the units."""
+def _indexed_before(tmp_path, memory: dict, said: dict, version: int, *expansions: tuple[str, str]):
+    """(memory root, history root, db) of ``memory`` files and transcripts (session: what the user said),
+    indexed, then put back as migration ``version`` - 1 left them: each (old, new) of ``expansions`` spelled
+    ``new`` in the shadow texts (the pieces' contentless index made again from them)."""
     root, history, db = tmp_path / "m", tmp_path / "projects", tmp_path / "db"
-    write(root, "b64.md", "Call Base64Encode on the payload.\n")
-    write(root, "plain.md", "Call getUserById on the payload.\n")
-    transcript(history, [line("user", "run Base64Encode first", session="a-1")], session="a-1")
-    transcript(history, [line("user", "run getUserById first", session="b-1")], session="b-1")
+    for rel, text in memory.items():
+        write(root, rel, text)
+    for session, text in said.items():
+        transcript(history, [line("user", text, session=session)], session=session)
     with MemoryIndex(root, db) as idx:
         idx.reconcile()
     with HistoryIndex(history, db) as h:
         h.refresh()
-    conn = sqlite3.connect(db, isolation_level=None)  # as 0016 left them: expansions without units
-    unit = (" Base64" + codewords.CLOSE, codewords.CLOSE)
-    conn.execute("UPDATE memory_fts SET body_seg = replace(body_seg, ?, ?)", unit)
-    conn.execute("UPDATE history_messages SET body_seg = replace(body_seg, ?, ?)", unit)
-    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")  # and its pieces
+    conn = sqlite3.connect(db, isolation_level=None)
+    for table in ("memory_fts", "history_messages"):
+        for old, new in expansions:
+            conn.execute(f"UPDATE {table} SET body_seg = replace(body_seg, ?, ?)", (old, new))
+    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")
     conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other)"
                  f" SELECT p.id, {pieces.PIECE_TEXT} FROM history_pieces AS p")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 17")
-    conn.execute("PRAGMA user_version = 16")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (version,))
+    conn.execute(f"PRAGMA user_version = {version - 1}")
     conn.close()
+    return root, history, db
+
+
+def _memory_read_again(root, db, query: str, path: str) -> None:
+    """Before a reconcile ``query`` finds nothing; the migration marked ``path`` to be read again, not
+    plain.md; after it, ``query`` finds ``path``."""
     with MemoryIndex(root, db) as idx:
-        assert not idx.search("base64", reconcile=False)
+        assert not idx.search(query, reconcile=False)
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
-        assert sizes["b64.md"] == -1 and sizes["plain.md"] > 0
-        assert [hit.path for hit in idx.search("base64")] == ["b64.md"]
+        assert sizes[path] == -1 and sizes["plain.md"] > 0
+        assert [hit.path for hit in idx.search(query)] == [path]
+
+
+def _integrity(h: HistoryIndex) -> None:
+    for fts in ("history_fts", "history_session_fts"):
+        h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
+    """0017 marks to be read again the memory files whose expansions may gain units (an expansion followed
+    by a digit), those alone: until then they answer as before, then "base64" finds them. Transcripts keep
+    the expansions they were read with (nearly all would be read again); a new one has the units."""
+    root, history, db = _indexed_before(  # expansions without units
+        tmp_path, {"b64.md": "Call Base64Encode on the payload.\n", "plain.md": "Call getUserById on the payload.\n"},
+        {"a-1": "run Base64Encode first", "b-1": "run getUserById first"}, 17,
+        (" Base64" + codewords.CLOSE, codewords.CLOSE))
+    _memory_read_again(root, db, "base64", "b64.md")
     with HistoryIndex(history, db) as h:
         assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
         assert not h.search("base64")
         transcript(history, [line("user", "then Base64Encode again", session="c-1")], session="c-1")
         assert [hit.session for hit in h.search("base64")] == ["c-1"]
-        for fts in ("history_fts", "history_session_fts"):
-            h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+        _integrity(h)
 
 
 def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
     """0018 reads again the memory files and transcripts holding a Hebrew point or an Arabic haraka, and
     those alone: a voweled word is then found typed bare, where unicode61 had split it into letters."""
-    root, history, db = tmp_path / "m", tmp_path / "projects", tmp_path / "db"
-    write(root, "ar.md", "التحية مَرْحَبًا بالعالم\n")
-    write(root, "plain.md", "Αθηνά and getUserById\n")
-    transcript(history, [line("user", "ברכה: שָׁלוֹם עולם", session="a-1")], session="a-1")
-    transcript(history, [line("user", "Αθηνά again", session="b-1")], session="b-1")
-    with MemoryIndex(root, db) as idx:
-        idx.reconcile()
-    with HistoryIndex(history, db) as h:
-        h.refresh()
-    conn = sqlite3.connect(db, isolation_level=None)  # as 0017 left them: no expansion of their own
-    for table in ("memory_fts", "history_messages"):
-        for fix in (codewords.OPEN + "مرحبا" + codewords.CLOSE, codewords.OPEN + "שלום" + codewords.CLOSE):
-            conn.execute(f"UPDATE {table} SET body_seg = replace(body_seg, ?, '') WHERE body_seg LIKE ?",
-                         (fix, f"%{fix}%"))
-    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")  # and its pieces
-    conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other)"
-                 f" SELECT p.id, {pieces.PIECE_TEXT} FROM history_pieces AS p")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 18")
-    conn.execute("PRAGMA user_version = 17")
-    conn.close()
-    with MemoryIndex(root, db) as idx:
-        assert not idx.search("مرحبا", reconcile=False)
-        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
-        assert sizes["ar.md"] == -1 and sizes["plain.md"] > 0
-        assert [hit.path for hit in idx.search("مرحبا")] == ["ar.md"]
+    root, history, db = _indexed_before(  # no expansion of their own
+        tmp_path, {"ar.md": "التحية مَرْحَبًا بالعالم\n", "plain.md": "Αθηνά and getUserById\n"},
+        {"a-1": "ברכה: שָׁלוֹם עולם", "b-1": "Αθηνά again"}, 18,
+        *((codewords.OPEN + bare + codewords.CLOSE, "") for bare in ("مرحبا", "שלום")))
+    _memory_read_again(root, db, "مرحبا", "ar.md")
     with HistoryIndex(history, db) as h:
         inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
         assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
         assert [hit.session for hit in h.search("שלום")] == ["a-1"]
-        for fts in ("history_fts", "history_session_fts"):
-            h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+        _integrity(h)
 
