@@ -144,7 +144,8 @@ def main() -> None:
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     ap.add_argument("--questions", choices=("paraphrased", "blind", "descriptions", "both", "all"),
                     default="all", help="both: paraphrased and descriptions")
-    ap.add_argument("--misses", action="store_true", help="list the paraphrased and blind questions memsearch misses at 5")
+    ap.add_argument("--misses", action="store_true",
+                    help="list the paraphrased and blind questions memsearch misses at 5")
     args = ap.parse_args()
     src, generated = lay_out(args.corpora)
     sets = []

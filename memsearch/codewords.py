@@ -19,8 +19,9 @@ tokens the word stands for::
   ``user_id`` needs nothing: unicode61 splits it, and a query for ``userId``
   asks for the phrase ``"user Id"`` as well as the token ``userid``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
-  two marks as in Vietnamese, ``ı ø ł đ``, full-width letters): its folded
-  form (``Αθηνα``, ``tieng``, ``git``).
+  two marks as in Vietnamese, ``ı ø ł đ``, full-width letters) or splits it
+  at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``, ``tieng``,
+  ``git``, ``שלום``).
 
 The query side (memsearch.query) asks for the same forms, and excerpts map
 back to the text (:func:`unexpand_marked`): an expansion is dropped, and a

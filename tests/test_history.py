@@ -1099,8 +1099,9 @@ def test_session_scores_are_their_pieces_bm25_summed_as_the_memory_ranking_gives
             history.refresh()
     query = "pgbouncer port moved"
     scored = [s for s in search.scored_strings(history.conn, plan(query), "history_session_fts") if s.files]
+    ranking = search.ranking(len(scored), "history_session_fts", session_rank.ROLE_WEIGHTS)
     expected = history.conn.execute(
-        f"SELECT p.session, sum(s.score) AS score FROM ({search.ranking(len(scored), 'history_session_fts', session_rank.ROLE_WEIGHTS)}) AS s"
+        f"SELECT p.session, sum(s.score) AS score FROM ({ranking}) AS s"
         " JOIN history_pieces AS p ON p.id = s.id GROUP BY p.session ORDER BY score DESC, p.session",
         search.string_params(scored)).fetchall()
     assert history.conn.execute("SELECT count(*) > count(DISTINCT session) FROM history_pieces").fetchone() == (1,)
