@@ -15,7 +15,8 @@ tokens the word stands for::
 - an identifier with case changes or digits (``getUserById``, ``utf8``):
   its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
   (``get_userById``), all of them joined (``getuserbyid``); a name with
-  digits also the units it is typed as (``Base64Encode``: ``Base64``).
+  digits also the units it is typed as (``Base64Encode``: ``Base64``,
+  ``sha256sum``: ``sha256``).
   ``user_id`` needs nothing: unicode61 splits it, and a query for ``userId``
   asks for the phrase ``"user Id"`` as well as the token ``userid``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
@@ -147,19 +148,27 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
 
 
 # A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and
-# at digits alone (OAuth|2): the units a name with digits is typed as.
+# at digits alone (OAuth|2); a name and its number before more letters (md5 of md5sum): the units a name
+# with digits is typed as.
 _CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+_NAME_NUMBER = re.compile(r"[A-Za-z]+[0-9]+(?=[A-Za-z])")
 
 
 def _units(pieces: list[str], parts: list[str]) -> str:
     """Those units of ``pieces`` holding a letter that are neither a part nor a piece, in order."""
-    # Only a piece with digits and capitals has any (utf8, x86 and getUser have none).
-    mixed = [p for p in pieces if not (p.isalpha() or p.isdigit() or p.islower())]
-    if not mixed:
+    found: list[str] = []
+    for piece in pieces:
+        if piece.isalpha() or piece.isdigit():
+            continue
+        if not piece.islower():  # (without capitals both splits give the piece or its parts)
+            found += _CASE_ONLY.split(piece) + _DIGITS_ONLY.split(piece)
+        elif piece[-1].isdigit():  # utf8, x86, python3: no letters after the number
+            continue
+        found += _NAME_NUMBER.findall(piece)
+    if not found:
         return ""
     known = {p.lower() for p in (*parts, *pieces)}
-    found = (u for piece in mixed for split in (_CASE_ONLY, _DIGITS_ONLY) for u in split.split(piece))
     return " ".join(dict.fromkeys(u for u in found if u.lower() not in known and not u.isdigit()))
 
 

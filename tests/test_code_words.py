@@ -35,6 +35,8 @@ TREE = {
     "code/s3.md": "Keep the S3Bucket name in the deploy config.\n",
     "code/oauth.md": "We sign in with OAuth2 against the identity provider.\n",
     "code/auth.md": "The auth layer checks each token.\n",
+    "code/sha.md": "Check the download with sha256sum before the install.\n",
+    "code/sum.md": "The sha of the commit and the sum of 256 bytes.\n",
     "code/utf.md": "Files are decoded as utf8 unless a BOM says otherwise.\n",
     "paths/query.md": "The planner lives in src/memsearch/query.py and builds FTS5 strings.\n",
     "paths/scatter.md": "The query goes to src first; memsearch reads py files later.\n",
@@ -83,6 +85,7 @@ CASES = [
     ("s3", "code/s3.md", "<<S3Bucket>>"),
     ("s3 bucket", "code/s3.md", "<<S3Bucket>>"),
     ("oauth", "code/oauth.md", "<<OAuth2>>"),
+    ("sha256", "code/sha.md", "<<sha256sum>>"),
     ("UTF-8", "code/utf.md", "<<utf8>>"),
     ("src/memsearch/query.py", "paths/query.md", "<<src/memsearch/query.py>>"),
     ("memsearch/query.py", "paths/query.md", "<<memsearch/query.py>>"),
@@ -145,7 +148,8 @@ def test_a_name_with_digits_is_found_by_its_units():
     assert codewords.identifier_forms("OAuth2", True) == ("O Auth 2", "Auth2 OAuth")
     assert codewords.identifier_forms("K8sCluster", True)[1].split()[0] == "K8s"
     assert codewords.identifier_forms("AVX512VL", True)[1] == "AVX512"  # capitals all through
-    for plain in ("getUserById", "HTTPServer", "utf8", "x86", "user_id"):  # no unit a part or piece is not
+    assert codewords.identifier_forms("sha256sum", True) == ("sha 256 sum", "sha256")  # no capitals
+    for plain in ("getUserById", "HTTPServer", "utf8", "x86", "2nd", "user_id"):  # no unit a part or piece is not
         assert codewords.identifier_forms(plain, True) == codewords.identifier_forms(plain)
     assert codewords.identifier_forms("Base64Encode") == ("Base 64 Encode",)
     assert codewords.expand("use S3Bucket now") == f"use S3Bucket{codewords.OPEN}S 3 Bucket S3{codewords.CLOSE} now"
