@@ -13,6 +13,11 @@ from memsearch import HistoryIndex, migrate
 from memsearch.dates import Window, windows
 
 
+def _days(first: str, last: str) -> Window:
+    """The window of the days ``first`` to ``last`` (ISO dates), whole."""
+    return Window(f"{first}T00:00:00Z", f"{last}T23:59:59Z")
+
+
 @pytest.mark.parametrize("text, expected", [
     ("what did Evan share on 9th December 2023?", [("2023-12-06", "2023-12-12")]),
     ("December 9, 2023", [("2023-12-06", "2023-12-12")]),
@@ -31,9 +36,7 @@ from memsearch.dates import Window, windows
     ("june and June 2020 and june", ["06", ("2020-06-01", "2020-06-30")]),
 ])
 def test_the_dates_a_question_names(text, expected):
-    want = tuple(Window("", "", w) if isinstance(w, str) else Window(f"{w[0]}T00:00:00Z", f"{w[1]}T23:59:59Z")
-                 for w in expected)
-    assert windows(text) == want
+    assert windows(text) == tuple(Window("", "", w) if isinstance(w, str) else _days(*w) for w in expected)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -54,8 +57,7 @@ def test_the_dates_a_question_names(text, expected):
     ("two weeks ago, on 9 December 2023", [("2023-12-06", "2023-12-12")]),  # a named date wins
 ])
 def test_the_days_a_question_counts_back(text, expected):
-    want = tuple(Window(f"{a}T00:00:00Z", f"{b}T23:59:59Z") for a, b in expected)
-    assert windows(text, today=dt.date(2024, 6, 1)) == want
+    assert windows(text, today=dt.date(2024, 6, 1)) == tuple(_days(*w) for w in expected)
 
 
 def test_counting_back_goes_from_the_clock(tmp_path):
