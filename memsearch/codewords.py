@@ -152,7 +152,9 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
 # with digits is typed as.
 _CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
-_NAME_NUMBER = re.compile(r"[A-Za-z]+[0-9]+(?=[A-Za-z])")
+# Tried only where a letter run starts: from inside one it reaches the same digits, and retrying at each
+# letter made a long run that ends in digits cost its length squared.
+_NAME_NUMBER = re.compile(r"(?<![A-Za-z])[A-Za-z]+[0-9]+(?=[A-Za-z])")
 
 
 def _units(pieces: list[str], parts: list[str]) -> str:

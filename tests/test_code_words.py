@@ -6,6 +6,8 @@ misses, through the library's defaults; some run through the installed CLI.
 
 import json
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from conftest import line, run_memsearch, transcript, write
@@ -153,6 +155,25 @@ def test_a_name_with_digits_is_found_by_its_units():
         assert codewords.identifier_forms(plain, True) == codewords.identifier_forms(plain)
     assert codewords.identifier_forms("Base64Encode") == ("Base 64 Encode",)
     assert codewords.expand("use S3Bucket now") == f"use S3Bucket{codewords.OPEN}S 3 Bucket S3{codewords.CLOSE} now"
+
+
+def test_a_long_run_costs_linear_time():
+    """A name's number was sought from every letter of a run: a 40,000-letter run ending in a digit took
+    7.5 s, a megabyte hours. The guard is a generous timeout, in a child process; what it adds is checked."""
+    code = (
+        "import json, sys\n"
+        "from memsearch import codewords\n"
+        "texts = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([codewords.unexpand(codewords.expand(t)) == t for t in texts]))\n"
+        "print(json.dumps(codewords.identifier_forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
+    )
+    run_ = "a" * 1_000_000
+    texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x"]
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    same, units = map(json.loads, done.stdout.splitlines())
+    assert same == [True] * len(texts) and units == ["sha" + "a" * 1000 + "256"]
 
 
 def test_symbol_words_do_not_match_their_letter(code_index):
