@@ -44,7 +44,8 @@ SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
 # A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), and .NET
 # (also inside ASP.NET; lower-case .net only where no word precedes it, so
 # example.net stays a domain). Files are scanned from their ++, # and .NET (_symbols).
-SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
+# A version may follow the symbol (C++17, C#10).
+SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
 
 # Files are scanned for identifiers in a copy of their text with one byte a
 # character, each spelled by its class (a: lower case, A: upper case, 0:
@@ -68,9 +69,11 @@ MAX_JOINED = 6
 # An identifier's parts follow its first occurrence in a text only: after each, a page naming
 # CreateThread fifty times outranked the page about threads. The whole identifier keeps its count.
 
-# Letters with no decomposition that are read as their plain letter.
+FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ＡＢＣ＋＋ -> ABC++
+# Letters with no decomposition that are read as their plain letter (or two).
 _PLAIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h", "Ħ": "H",
-                        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})  # full width
+                        "ß": "ss", "ẞ": "SS", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE",
+                        **FULL_WIDTH})
 # Combining marks fold() drops: Latin's, then Hebrew's points and Arabic's harakat, which unicode61
 # keeps or splits words at (a voweled word is then only single letters to it).
 _OTHER_MARKS = ("\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
@@ -88,6 +91,25 @@ def fold(word: str) -> str:
     from unicodedata import normalize
 
     return normalize("NFC", _MARKS.sub("", normalize("NFD", word.translate(_PLAIN))))
+
+
+@functools.cache
+def _letters() -> dict[int, str]:
+    """Each Latin or full-width letter or digit as the ASCII one fold() makes of it, one character
+    for one: an identifier typed with them (ÜberClient, naïveBayes, ｇｅｔＵｓｅｒ) splits as in ASCII."""
+    table = {}
+    for c in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00), *range(0xFF10, 0xFF5B)]:
+        plain = fold(chr(c))
+        if len(plain) == 1 and plain.isascii() and plain.isalnum():
+            table[c] = plain
+    return table
+
+
+_LATIN = re.compile("[\u00c0-\u024f\u1e00-\u1eff\uff10-\uff5a]+")
+
+
+def _plain_letters(m: re.Match[str]) -> str:
+    return m[0].translate(_letters())
 
 
 def _unicode61_folds(char: str) -> bool:
@@ -202,11 +224,12 @@ def index_forms(run: str) -> tuple[str, ...]:
 
 def _expand(text: str) -> str:
     adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
-    ascii_ = text.encode("ascii", "replace")  # one byte a character, offsets kept
+    plain = text if text.isascii() else _LATIN.sub(_plain_letters, text)  # offsets kept
+    ascii_ = plain.encode("ascii", "replace")  # one byte a character
     caseless = ascii_.translate(_CASELESS)
-    for end, name in _symbols(text, caseless):
+    for end, name in _symbols(plain, caseless):
         adds.setdefault(end, []).append(name)
-    for run, end in _runs(text, ascii_.translate(_CLASSES), caseless).items():
+    for run, end in _runs(plain, ascii_.translate(_CLASSES), caseless).items():
         forms = identifier_forms(run, True)
         if forms:
             adds.setdefault(end, []).extend(forms)

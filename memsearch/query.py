@@ -79,10 +79,15 @@ def words(text: str) -> list[str]:
 
 
 # A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
-QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![\w+#])|\.(?:net|NET|Net)\b")
+QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|\.(?:net|NET|Net)\b")
 # Words joined without spaces by . / \ : @ (a path, a dotted name, a
 # version) or by - alone (user-id): searched as a phrase too, or joined.
 COMPOUND = re.compile(rf"_*[^\W_][\w{codewords.MARKS}]*(?:[./\\:@-]+_*[^\W_][\w{codewords.MARKS}]*)+")
+
+
+def _typed(text: str) -> str:
+    """``text`` in NFC, full-width ASCII as ASCII (Ｃ＋＋ typed with a Japanese input method is C++)."""
+    return text if text.isascii() else nfc(text).translate(codewords.FULL_WIDTH)
 
 
 def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:
@@ -100,13 +105,15 @@ def _fragments(word: str) -> list[str]:
     Id") and, joined by _, its parts joined ("userid"), as the index's
     expansions hold them."""
     terms = query_terms(word)
-    if word.isascii() and CASE_OR_JOINT.search(word):
+    if word.isascii() and (CASE_OR_JOINT.search(word) or NAME_NUMBER.fullmatch(word)):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
     return list(dict.fromkeys(terms))
 
 
-# A word split at digits alone (8th, 5K, x86) is searched as typed: the index holds it whole.
+# A word split at digits alone (8th, 5K, x86) is searched as typed: the index holds it whole; a name
+# and its number (utf8, python3) also as the two words, as UTF-8 and Python 3 are indexed.
 CASE_OR_JOINT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_")
+NAME_NUMBER = re.compile(r"[A-Za-z]{2,}[0-9]+")  # (x86, v8, s3: written whole)
 
 
 def _compound_terms(text: str) -> list[str]:
@@ -149,7 +156,7 @@ def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
     if not isinstance(text, str):
         raise InvalidArgument(f"the query must be a string of words, got {type(text).__name__}")
-    text = nfc(text)
+    text = _typed(text)
     symbols, rest, found, kept = _searched(text)
     if not found and not symbols:
         raise NoSearchableWords(
@@ -185,7 +192,7 @@ def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
     """The searched words of ``text`` that no file holds, by ``counts`` (files
     each FTS5 string matched; one not counted is taken to match). Saying so
     keeps a model from reading a hit on "secret" as one on "stripe webhook secret"."""
-    symbols, _, _, kept = _searched(nfc(text))
+    symbols, _, _, kept = _searched(_typed(text))
     searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w)) for w in kept]
     return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 

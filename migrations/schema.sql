@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0018 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 18
+-- Generated from migrations/0001..0019 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 19
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

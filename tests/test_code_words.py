@@ -58,6 +58,16 @@ TREE = {
     "accents/hebrew.md": "ברכה: שָׁלוֹם עולם.\n",
     "accents/hebrew-other.md": "שלומית כתבה את הקובץ.\n",
     "accents/ascii-git.md": "Git stores objects by their hash.\n",
+    "lang/cpp17.md": "The engine targets C++17 and clang 16.\n",
+    "lang/c99.md": "The firmware targets C99 and gcc.\n",
+    "code/utf-dash.md": "All files are UTF-8 without a BOM, since Python 3 reads them so.\n",
+    "code/uber.md": "ÜberClient wraps the ride API.\n",
+    "code/uber-other.md": "The client for rides is generic; uber is a brand.\n",
+    "code/fullwidth-id.md": "Call ｌｏａｄＣｏｎｆｉｇＦｉｌｅ on startup.\n",
+    "code/config.md": "The config file is loaded on startup.\n",
+    "accents/german.md": "Die Straße ist gesperrt.\n",
+    "accents/german-other.md": "Der Weg ist gesperrt.\n",
+    "accents/french.md": "Le cœur du système est le planificateur.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -89,6 +99,15 @@ CASES = [
     ("oauth", "code/oauth.md", "<<OAuth2>>"),
     ("sha256", "code/sha.md", "<<sha256sum>>"),
     ("UTF-8", "code/utf.md", "<<utf8>>"),
+    ("C++17", "lang/cpp17.md", "<<C++17>>"),
+    ("C++ clang", "lang/cpp17.md", "<<C++>>17"),
+    ("Ｃ＋＋ clang", "lang/cpp17.md", "<<C++>>17"),
+    ("python3", "code/utf-dash.md", "<<Python 3>>"),
+    ("uber client", "code/uber.md", "<<ÜberClient>>"),
+    ("load config file", "code/fullwidth-id.md", "<<ｌｏａｄＣｏｎｆｉｇＦｉｌｅ>>"),
+    ("strasse", "accents/german.md", "<<Straße>>"),
+    ("Straße", "accents/german.md", "<<Straße>>"),
+    ("coeur", "accents/french.md", "<<cœur>>"),
     ("src/memsearch/query.py", "paths/query.md", "<<src/memsearch/query.py>>"),
     ("memsearch/query.py", "paths/query.md", "<<memsearch/query.py>>"),
     ("os.path.join", "paths/join.md", "<<os.path.join>>"),
@@ -130,6 +149,12 @@ def test_each_case_ranks_its_file_first(code_index, query, first, marked):
     assert hits and hits[0].path == first, [(h.path, round(h.score, 2)) for h in hits[:4]]
     assert marked in hits[0].snippet
     assert codewords.OPEN not in hits[0].snippet and codewords.CLOSE not in hits[0].snippet
+
+
+def test_a_name_and_its_number_meet_their_spelling_apart(code_index):
+    """utf8 finds UTF-8 (after the file that says utf8 as typed), as UTF-8 finds utf8."""
+    ranked = [h.path for h in code_index.search("utf8")]
+    assert ranked[:2] == ["code/utf.md", "code/utf-dash.md"], ranked
 
 
 def test_whole_identifier_ranks_above_its_parts(code_index):
@@ -242,7 +267,9 @@ def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
     db = tmp_path / "cli.db"
     for query, first, marked in [("C++", "lang/cpp.md", "<<C++>>"), (".NET", "net/dotnet.md", "<<.NET>>"),
                                  ("getUser", "code/getuser.md", "<<getUserById>>"),
-                                 ("Αθηνα", "accents/greek.md", "<<Αθηνά>>")]:
+                                 ("Αθηνα", "accents/greek.md", "<<Αθηνά>>"),
+                                 ("uber client", "code/uber.md", "<<ÜberClient>>"),
+                                 ("Ｃ＋＋ clang", "lang/cpp17.md", "<<C++>>17")]:
         r = run_memsearch("query", "--root", code_tree, "--db", db, "--json", "--", query)
         assert r.returncode == 0, r.stderr
         data = json.loads(r.stdout)
@@ -445,18 +472,41 @@ def _integrity(h: HistoryIndex) -> None:
 
 def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
     """0017 marks to be read again the memory files whose expansions may gain units (an expansion followed
-    by a digit), those alone: until then they answer as before, then "base64" finds them. Transcripts keep
+    by a digit), those alone: until then they answer as before, then "oauth" finds them. Transcripts keep
     the expansions they were read with (nearly all would be read again); a new one has the units."""
     root, history, db = _indexed_before(  # expansions without units
-        tmp_path, {"b64.md": "Call Base64Encode on the payload.\n", "plain.md": "Call getUserById on the payload.\n"},
-        {"a-1": "run Base64Encode first", "b-1": "run getUserById first"}, 17,
-        (" Base64" + codewords.CLOSE, codewords.CLOSE))
-    _memory_read_again(root, db, "base64", "b64.md")
+        tmp_path, {"oauth.md": "Sign in with OAuth2 first.\n", "plain.md": "Call getUserById on the payload.\n"},
+        {"a-1": "sign in with OAuth2 first", "b-1": "run getUserById first"}, 17,
+        (" Auth2 OAuth" + codewords.CLOSE, codewords.CLOSE))
+    _memory_read_again(root, db, "oauth", "oauth.md")
     with HistoryIndex(history, db) as h:
         assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
-        assert not h.search("base64")
-        transcript(history, [line("user", "then Base64Encode again", session="c-1")], session="c-1")
-        assert [hit.session for hit in h.search("base64")] == ["c-1"]
+        assert not h.search("oauth")
+        transcript(history, [line("user", "then OAuth2 again", session="c-1")], session="c-1")
+        assert [hit.session for hit in h.search("oauth")] == ["c-1"]
+        _integrity(h)
+
+
+def test_an_index_from_before_0019_reads_latin_identifiers_and_versions_again(tmp_path):
+    """0019 marks to be read again the memory files holding a Latin or full-width letter or a symbol's
+    version, those alone; transcripts only for ß, æ and œ (a query asks for them folded alone)."""
+    root, history, db = _indexed_before(
+        tmp_path, {"cpp.md": "It targets C++17.\n", "uber.md": "ÜberClient wraps the API.\n",
+                   "de.md": "Die Straße ist zu.\n", "plain.md": "Αθηνά and getUserById and C# and issue #12\n"},
+        {"a-1": "it targets C++17", "b-1": "die Straße ist zu"}, 19,
+        *((codewords.OPEN + added + codewords.CLOSE, "") for added in ("cplusplus", "Uber Client", "Strasse")))
+    with MemoryIndex(root, db) as idx:
+        for query in ("C++", "uber", "strasse"):
+            assert not idx.search(query, reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert [path for path, size in sorted(sizes.items()) if size == -1] == ["cpp.md", "de.md", "uber.md"]
+        for query, path in (("C++", "cpp.md"), ("uber", "uber.md"), ("strasse", "de.md")):
+            assert [hit.path for hit in idx.search(query)] == [path]
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/b-1.jsonl"] == -1 and inodes["-home-u-shop/a-1.jsonl"] > 0
+        assert not h.search("C++")
+        assert [hit.session for hit in h.search("Straße")] == ["b-1"]
         _integrity(h)
 
 

@@ -63,8 +63,10 @@ def test_a_word_is_found_as_its_case_folded_spelling(tmp_path, text, query):
 
 def test_the_case_folded_spelling_leaves_the_typed_one_as_it_was():
     """A string of its own, not an OR with the typed word: that keeps its
-    Lucene idf and its pair, so files holding it score exactly as before."""
-    assert plan("Straße Weg") == Query(('"Straße"', '"strasse"', '"Weg"'), ('"Straße Weg"',))
+    Lucene idf and its pair, so files holding it score exactly as before.
+    (ß, æ and œ fold as accents do: one string, the folded spelling.)"""
+    assert plan("HAUPTSTRAẞE Weg") == Query(('"HAUPTSTRASSE"', '"Weg"'))
+    assert plan("conﬁg file") == Query(('"conﬁg"', '"config"', '"file"'), ('"conﬁg file"',))
 
 
 # Session context scores by substrings, not the index: it must read a message
