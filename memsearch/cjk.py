@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .codewords import CLOSE, MARKS, OPEN, expand, folded, unexpand, unexpand_marked
+from .codewords import CLOSE, MARKS, OPEN, expand, folded, normalized, unexpand, unexpand_marked
 from .format import split_marks
 
 __all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "bigrams", "cjk_run", "has_cjk", "nfc", "original",
@@ -92,11 +92,7 @@ def has_cjk(text: str) -> bool:
 
 def nfc(text: str) -> str:
     """``text`` in Unicode NFC; ASCII already is, so most texts never load unicodedata."""
-    if text.isascii():
-        return text
-    from unicodedata import normalize
-
-    return normalize("NFC", text)
+    return text if text.isascii() else normalized("NFC", text)
 
 
 def segmented(text: str | None) -> str | None:

@@ -82,15 +82,29 @@ MARKS = "\u0300-\u036f" + _OTHER_MARKS
 _MARKS = re.compile(f"[{MARKS}]+")
 
 
+# unicodedata sorts a run of combining marks in time quadratic in its length (a hostile file's 200 KB
+# of Hebrew points took 10 s): a run of more than the stream-safe 30 (UAX #15) is left as it is.
+_LONG_RUN = re.compile(r"([^\w\s]{31,})")
+
+
+def normalized(form: str, text: str) -> str:
+    """``unicodedata.normalize(form, text)`` but for long runs of marks or symbols, kept as they are."""
+    from unicodedata import is_normalized, normalize
+
+    if is_normalized(form, text):  # (fast, hostile runs included)
+        return text
+    if _LONG_RUN.search(text) is None:
+        return normalize(form, text)
+    return "".join(p if i % 2 else normalize(form, p) for i, p in enumerate(_LONG_RUN.split(text)))
+
+
 def fold(word: str) -> str:
     """``word`` without combining accents (MARKS, after NFD), with
     ``ı ø ł đ ħ`` as ``i o l d h`` and full-width ASCII as ASCII. Kana's
     (han)dakuten and Hangul are untouched (their marks are outside MARKS)."""
     if word.isascii():
         return word
-    from unicodedata import normalize
-
-    return normalize("NFC", _MARKS.sub("", normalize("NFD", word.translate(_PLAIN))))
+    return normalized("NFC", _MARKS.sub("", normalized("NFD", word.translate(_PLAIN))))
 
 
 @functools.cache

@@ -10,6 +10,7 @@ from collections import deque
 from typing import Iterable, NamedTuple
 
 from .cjk import bigrams, runs
+from .codewords import normalized
 from .errors import MemsearchError
 from .format import CONTROLS
 from .schema import checked, object_schema
@@ -97,11 +98,7 @@ _WORD = re.compile(r"\w+")
 
 def _folded(text: str) -> str:
     """NFKC and case folded, as history search compares (``ｇｉｔ`` is ``git``, ``Straße`` ``STRASSE``)."""
-    if text.isascii():
-        return text.lower()
-    from unicodedata import normalize
-
-    return normalize("NFKC", text).casefold()
+    return text.lower() if text.isascii() else normalized("NFKC", text).casefold()
 
 
 def terms(query: str) -> list[str]:

@@ -201,6 +201,25 @@ def test_a_long_run_costs_linear_time():
     assert same == [True] * len(texts) and units == ["sha" + "a" * 1000 + "256"]
 
 
+def test_a_long_run_of_marks_costs_linear_time(tmp_path):
+    """unicodedata sorts a run of combining marks in quadratic time: a 200 KB file of Hebrew points
+    in mixed order held every query 10 s, one at the 2 MB cap would have held it ~1,000 s. Such a
+    run is left unnormalized; the files beside it and the file itself are found. A generous timeout."""
+    root = tmp_path / "m"
+    write(root, "canary.md", "zebracanary here\n")
+    for name, base, marks in (("hebrew.md", "\u05d0", "\u05b3\u05b2\u05b1\u05b0"), ("latin.md", "a", "\u0327\u0301")):
+        write(root, name, f"zebra{name[:-3]} {base}{marks * (500_000 // len(marks))} end\n")  # 1 MB
+    r = run_memsearch("query", "--root", root, "--db", tmp_path / "db", "--json", "zebracanary zebrahebrew zebralatin",
+                      timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert {hit["path"] for hit in json.loads(r.stdout)["results"]} == {"canary.md", "hebrew.md", "latin.md"}
+    assert codewords.fold("e" + "\u0301\u0300" * 20) == "e"
+    from unicodedata import normalize
+    short, long = "e" + "\u0301\u0300" * 15, "e" + "\u0301\u0300" * 16
+    assert codewords.normalized("NFC", short) == normalize("NFC", short) != short
+    assert codewords.normalized("NFC", f"e\u0301 {long} e\u0301") == f"\u00e9 {long} \u00e9"
+
+
 def test_symbol_words_do_not_match_their_letter(code_index):
     """C++ and C# are words of their own: the file about plain C never ranks for them."""
     assert "lang/c.md" not in [h.path for h in code_index.search("C++")]
