@@ -328,8 +328,9 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
 
 
 def _shown(excerpt: str, words: str) -> str:
-    # snippet() reads the indexed text: map CJK segmenting back.
-    return cap(unsegment_snippet(excerpt, MARK_OPEN, MARK_CLOSE, query=words))
+    # snippet() reads the indexed text: map CJK segmenting back. A token may be a whole file (a
+    # megabyte with no space): the mapping's per-character lists get a few windows' worth at most.
+    return cap(unsegment_snippet(cap(excerpt, 8 * SNIPPET_MAX_CHARS), MARK_OPEN, MARK_CLOSE, query=words))
 
 
 # snippet()'s cost grows with the square of a word's instances in a file: a file of more than
@@ -446,9 +447,9 @@ def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     start = max(first - limit // 3, 0)
     end = start + limit
     opened, closed = excerpt.rfind(MARK_OPEN, start, end), excerpt.rfind(MARK_CLOSE, start, end)
-    if opened > closed:  # the window ends inside a match: keep the match whole
-        close = excerpt.find(MARK_CLOSE, opened)
-        if close >= 0:  # else a "<<" of the file's own text, no match: the window stands
+    if opened > closed:  # the window ends inside a match: keep the match whole, if it is a word's length
+        close = excerpt.find(MARK_CLOSE, opened, end + limit // 3)
+        if close >= 0:  # else a "<<" of the file's own text, or a giant token: the window stands
             end = close + len(MARK_CLOSE)
     head = "" if start == 0 or excerpt.startswith(ELLIPSIS, start) else ELLIPSIS
     tail = "" if end >= len(excerpt) or excerpt.endswith(ELLIPSIS, 0, end) else ELLIPSIS

@@ -7,12 +7,14 @@ costs that file alone (reconcile.prepare_one's isolation)."""
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import bench, run_memsearch, write
+from conftest import bench, memsearch_exe, run_memsearch, write
 from memsearch import MemoryIndex, cjk, metadata
 from memsearch.metadata import MAX_FIELD, parse
 
@@ -224,6 +226,32 @@ def test_a_file_of_one_word_repeated_does_not_stall_queries(root, tmp_path):
     assert set(hits) == {"projects/p/flood.md", "projects/p/good.md"}
     assert hits["projects/p/flood.md"].startswith("<<word>> <<word>>")
     assert hits["projects/p/good.md"].strip() == "a note with the <<word>> in it"
+
+
+@pytest.mark.parametrize("text", [
+    "<< " + "a" * 1_000_000 + " zebracap >>",  # the file's own marks around a megabyte
+    "zebracap << " + "b" * 1_500_000 + " zebracap",  # its own "<<" between two matches
+    "zebracap " + "\uff41" * 600_000,  # one full-width token of 1.8 MB and its folded copy
+    "zebracap " + "\u0391\u03b8\u03b7\u03bd\u03ac" * 150_000,  # Greek: a token of 1.5 MB and its folded copy
+])
+def test_no_excerpt_is_longer_than_its_cap(text, root, tmp_path):
+    """An excerpt is at most about 600 characters whatever the file holds: a "<<" of the file's own
+    once stretched one to the next ">>" (1 MB shown a hit), and a file of one giant token was
+    excerpted whole (300 MB of memory a query)."""
+    write(root, "big.md", text + "\n")
+    assert run_memsearch("index", "--root", root, "--db", tmp_path / "db").returncode == 0
+    # The query in a child of a child, whose peak memory is the query's alone.
+    measured = subprocess.run([sys.executable, "-c", PEAK_KIB, memsearch_exe(), "query", "--root", str(root),
+                               "--db", str(tmp_path / "db"), "--json", "zebracap"],
+                              capture_output=True, text=True, timeout=120)
+    out, peak_kib = measured.stdout.rsplit("\n", 1)
+    [hit] = json.loads(out)["results"]
+    assert 0 < len(hit["snippet"]) <= 600 + 400
+    assert int(peak_kib) < 150_000  # was 455 MB for the Greek token
+
+
+PEAK_KIB = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+            " print(r.stdout.rstrip()); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, end='')")
 
 
 @pytest.mark.parametrize("where", ["start", "middle", "end"])
