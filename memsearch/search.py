@@ -447,8 +447,8 @@ def cap(excerpt: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     start = max(first - limit // 3, 0)
     end = start + limit
     opened, closed = excerpt.rfind(MARK_OPEN, start, end), excerpt.rfind(MARK_CLOSE, start, end)
-    if opened > closed:  # the window ends inside a match: keep the match whole, if it is a word's length
-        close = excerpt.find(MARK_CLOSE, opened, end + limit // 3)
+    if opened > closed:  # the window ends inside a match: keep it whole, if it closes within half a window
+        close = excerpt.find(MARK_CLOSE, opened, end + limit // 2)
         if close >= 0:  # else a "<<" of the file's own text, or a giant token: the window stands
             end = close + len(MARK_CLOSE)
     head = "" if start == 0 or excerpt.startswith(ELLIPSIS, start) else ELLIPSIS
