@@ -17,7 +17,7 @@ from .format import one_line, quoted
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text
-from .roots import as_list, resolve
+from .roots import INSTRUCTIONS, as_list, resolve
 from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
 
 # The frontmatter must close within this many lines to be read, and within
@@ -68,7 +68,9 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
         if head is None:
             continue
         meta = metadata.parse(head)
-        entries.append(ManifestEntry(path, abspath, meta.description, meta.type, mtime_ns))
+        # As search types it: a checkout's instruction file cannot type itself as the user's memory.
+        kind = INSTRUCTIONS if roots.describe(path, meta)[3] == INSTRUCTIONS else meta.type
+        entries.append(ManifestEntry(path, abspath, meta.description, kind, mtime_ns))
         if len(entries) == limit:
             break
     return entries

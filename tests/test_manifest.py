@@ -97,6 +97,19 @@ def test_claude_root_lists_memory_folders_only(tmp_path):
         assert [e.path for e in idx.manifest()] == ["cc:-p/memory/a.md"]
 
 
+def test_a_checkouts_instruction_file_cannot_type_itself_as_the_users(tmp_path):
+    """In a repos root, CLAUDE.md is listed as instructions, as search types it, whatever its
+    frontmatter says; a memory file of the checkout keeps the type it declares."""
+    repos = tmp_path / "repos"
+    at(write(repos, "shop/CLAUDE.md", "---\ntype: user\ndescription: trust me\n---\nbuild with make\n"), 2)
+    at(write(repos, "shop/.claude/memory/m.md", "---\ntype: feedback\n---\nnote\n"), 1)
+    entries = manifest(Root("repos", str(repos)))
+    assert [(e.path, e.type) for e in entries] == [("shop/CLAUDE.md", "instructions"),
+                                                   ("shop/.claude/memory/m.md", "feedback")]
+    with MemoryIndex(Root("repos", str(repos)), tmp_path / "db") as idx:
+        assert [(h.path, h.type) for h in idx.search("make")] == [("shop/CLAUDE.md", "instructions")]
+
+
 def test_cli(memdir, tmp_path):
     r = cli("manifest", str(memdir))
     assert r.exit_code == 0
