@@ -4,10 +4,12 @@ sessions claimed from another project's folder, odd names; every history call bo
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
-from conftest import PROJECT, line, run_memsearch as run, transcript
+from conftest import PROJECT, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import AmbiguousSession
 from memsearch import history_refresh as refresh_mod
 from memsearch import transcripts
@@ -47,6 +49,26 @@ def test_memsearch_history_names_a_skipped_transcript_in_one_line(hroot, tmp_pat
     done = run("history", "heron", "--history-root", hroot, "--db", tmp_path / "db", "--json")
     assert "warning" not in done.stderr
     assert len(json.loads(done.stdout)["refresh"]["skipped"]) == 2
+
+
+def test_a_line_of_millions_of_tiny_objects_is_skipped_unparsed(hroot, tmp_path):
+    """A 15 MB line of {} took 431 MB to parse (JSON's objects cost ~30 times their text), 16 MB of
+    1.5 200 MB; such lines are skipped, the lines around them searched, and the process stays small."""
+    path = transcript(hroot, [line("user", "the first heron"), line("user", "the last heron")])
+    hostile = [json.dumps({**line("user", "the hostile heron"), "x": junk}, separators=(",", ":"))
+               for junk in ([{}] * 3_000_000, [1.5] * 3_000_000)]
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], *hostile, lines[1]]) + "\n")
+    code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+            " print(r.stdout.rstrip()); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, end='')")
+    done = subprocess.run([sys.executable, "-c", code, memsearch_exe(), "history", "heron", "--messages", "--json",
+                           "--history-root", str(hroot), "--db", str(tmp_path / "db")],
+                          capture_output=True, text=True, timeout=120)
+    out, peak_kib = done.stdout.rsplit("\n", 1)
+    report = json.loads(out)
+    assert sorted(h["snippet"] for h in report["results"]) == ["the first <<heron>>", "the last <<heron>>"]
+    assert report["refresh"]["skipped_lines"] == 2
+    assert int(peak_kib) < 150_000
 
 
 def test_an_indexed_transcript_that_turns_sparse_loses_its_rows(history, hroot):
