@@ -82,8 +82,8 @@ MARKS = "\u0300-\u036f" + _OTHER_MARKS
 _MARKS = re.compile(f"[{MARKS}]+")
 
 
-# unicodedata sorts a run of combining marks in time quadratic in its length (a hostile file's 200 KB
-# of Hebrew points took 10 s): a run of more than the stream-safe 30 (UAX #15) is left as it is.
+# unicodedata sorts a run of combining marks in time quadratic in its length: a run of more than
+# the stream-safe 30 (UAX #15) is left as it is.
 _LONG_RUN = re.compile(r"([^\w\s]{31,})")
 
 

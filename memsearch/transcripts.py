@@ -78,7 +78,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def parse_line(raw: bytes) -> list[Part] | None:
     """The parts of one transcript line: [] for a line left out on purpose, None for a malformed one."""
     if len(raw) > 1 << 20 and (raw.count(b"{") + raw.count(b"[") > len(raw) >> 4 or raw.count(b",") > len(raw) >> 3):
-        return None  # millions of tiny values: up to ~30 times the line in memory once parsed (15 MB: 430 MB)
+        return None  # millions of tiny values: up to ~30 times the line in memory once parsed
     try:
         obj = _decode(raw.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or deeper than the parser's stack
