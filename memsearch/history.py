@@ -383,8 +383,9 @@ class HistoryIndex(db.Opened):
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
         if refresh:
             self.refresh(seconds=history_refresh.REFRESH_SECONDS)
-        return self._guarded(
-            lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains))))
+        return self._verified(
+            lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains))),
+            lambda messages: [m.id for m in messages])
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None):
@@ -399,7 +400,17 @@ class HistoryIndex(db.Opened):
             return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
                           newest_first=read_messages(self.conn, where, newest_first=True))
 
-        return self._guarded(read)
+        return self._verified(read, lambda context: list(context.ids))
+
+    def _verified(self, read, ids_of):
+        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale); a
+        transcript changed under it is read again and so is the answer, VERIFY_TRIES times at most."""
+        for _ in range(VERIFY_TRIES):
+            answer = self._guarded(read)
+            if not self._guarded(lambda: self._stale(ids_of(answer))):
+                return answer
+            self.refresh(None, history_refresh.REFRESH_SECONDS)
+        raise MemsearchError("the session's transcript kept changing while it was read: try again")
 
     def status(self) -> dict:
         files, sessions, messages = self._guarded(lambda: self.conn.execute(

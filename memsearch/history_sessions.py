@@ -22,6 +22,7 @@ class Message(NamedTuple):
     at: str | None
     text: str
     sidechain: bool = False
+    id: int | None = None  # its row, by which the text is checked against the transcript before it is shown
 
 
 class SessionFiles(NamedTuple):
@@ -105,9 +106,9 @@ def read_messages(conn: sqlite3.Connection, where: SessionFiles, newest_first: b
     """The session's messages, streamed in order (or newest first)."""
     order = " DESC" if newest_first else ""
     for fid, _ in reversed(where.files) if newest_first else where.files:
-        for role, at, body, body_seg, side in conn.execute(
+        for role, at, body, body_seg, side, mid in conn.execute(
                 # By the file's index in its order (+: not by the session's, which sorts them all first).
-                "SELECT role, at, body, body_seg, sidechain FROM history_messages WHERE file = ? AND +session = ?"
+                "SELECT role, at, body, body_seg, sidechain, id FROM history_messages WHERE file = ? AND +session = ?"
                 f" AND +project = ? AND +sidechain <= ? ORDER BY line_at{order}, part{order}",
                 (fid, where.full, where.project, int(where.sidechains))):
-            yield Message(role, at, original(body, body_seg), bool(side))
+            yield Message(role, at, original(body, body_seg), bool(side), mid)

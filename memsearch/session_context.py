@@ -66,7 +66,8 @@ class SessionContextArgs(NamedTuple):
 
 class SessionContext(NamedTuple):
     """The session, the strategy used (``relevant``, ``relevant-fallback`` when nothing scored, ``handoff``),
-    the budget in characters, the fragments as (index, role, time, text, score), and ``text`` for a model."""
+    the budget in characters, the fragments as (index, role, time, text, score), and ``text`` for a model;
+    ``ids``: the fragments' messages' rows in the history index (if they came from it)."""
 
     session: str
     strategy: str
@@ -74,6 +75,7 @@ class SessionContext(NamedTuple):
     fragments: tuple
     total: int
     text: str
+    ids: tuple = ()
 
     def to_dict(self) -> dict:
         return {"session": self.session, "strategy": self.strategy, "budget_chars": self.budget,
@@ -149,7 +151,8 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
         else:
             chosen, scores, strategy = _from_end(reversed(last), limit), {}, "relevant-fallback"
     fragments = tuple((i, m.role, m.at, text, scores.get(i)) for i, (m, text) in sorted(chosen.items()))
-    return SessionContext(session, strategy, limit, fragments, total, render(session, fragments))
+    ids = tuple(m.id for m, _ in chosen.values() if getattr(m, "id", None) is not None)
+    return SessionContext(session, strategy, limit, fragments, total, render(session, fragments), ids)
 
 
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):

@@ -839,6 +839,30 @@ def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text
     assert history.search("hunter2zz", messages=messages) == []
 
 
+@pytest.mark.parametrize("strategy", ["relevant", "handoff"])
+def test_session_context_of_a_grown_transcript_with_changed_earlier_bytes_shows_its_new_text_only(
+        history, hroot, tmp_path, strategy):
+    """The same rewrite then append: session-context read the messages from the index, not checked
+    against the transcript, and showed the redacted secret (library, CLI and the MCP tool alike). Its
+    messages are now read back before they are shown, as a search's hits are; so are session_messages."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "lambda password hunter2zz"), line("user", pad)])
+    assert texts(history, "hunter2zz") == ["lambda password hunter2zz"]
+    middle_rewrite(path, "hunter2zz", "*********")
+    append(path, line("assistant", "lambda rotated"))
+    shown = history.read_session_context("s-1", "lambda password", strategy).text
+    assert "hunter2zz" not in shown and "*********" in shown
+    assert "hunter2zz" not in json.dumps(history.session_messages("s-1"))
+    middle_rewrite(path, "*********", "hunter2zz")  # and back, for the installed command
+    append(path, line("assistant", "lambda again"))
+    assert "hunter2zz" in history.read_session_context("s-1", "lambda password", strategy).text
+    middle_rewrite(path, "hunter2zz", "*********")
+    append(path, line("assistant", "lambda once more"))
+    done = run("session-context", "s-1", "--query", "lambda password", "--strategy", strategy,
+               "--history-root", hroot, "--db", tmp_path / "index.db")
+    assert done.returncode == 0 and "*********" in done.stdout and "hunter2zz" not in done.stdout
+
+
 def test_deleting_the_index_forces_a_full_re_read_in_a_history_index_kept_open(history, hroot, tmp_path):
     """README: delete the history database to force a full re-read. A
     HistoryIndex kept open (the MCP server's history tools) kept its
