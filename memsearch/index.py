@@ -7,12 +7,13 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
-from . import __version__, db, migrate, roots as roots_mod, search as search_mod
+from . import __version__, db, fingerprint, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter
 from .format import quoted
 from .query import plan, unmatched
-from .reconcile import KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths
+from .reconcile import (KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
+                        stored_rows)
 from .layout import Layout
 from .memory_file import printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
@@ -193,14 +194,36 @@ class MemoryIndex(db.Opened):
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = list(self.layout.keys.values())
         counts: dict[str, int] = {}
-        hits, floored = self._guarded(
-            lambda: search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
-                                   counts=counts)
-        )
+
+        def run():
+            counts.clear()
+            return search_mod.run(self.conn, planned, limit=limit, floor=floor, filters=filters, roots=keys,
+                                  counts=counts)
+
+        hits, floored = self._guarded(run)
+        if do_reconcile and self.freshness.via == "watcher" and hits:
+            # inotify misses some writes (through a memory map, from another host): a hit whose file
+            # no longer has its stored fingerprint is read again, and the query run again.
+            changed = self._guarded(lambda: self._changed([hit.path for hit in hits]))
+            if changed:
+                self.reconcile_paths(changed)
+                hits, floored = self._guarded(run)
         # The file as text: a root folder's name that is not UTF-8 is no JSON text.
         hits = [hit._replace(file=printable_name(self.layout.locate(hit.path))) for hit in hits]
         return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
                             unmatched(query, counts))
+
+    def _changed(self, paths: list[str]) -> list[str]:
+        stored = stored_rows(self.conn, paths)[0]
+        changed = []
+        for path in paths:
+            try:
+                now = fingerprint.of(os.stat(self.layout.locate(path)))
+            except OSError:
+                now = None
+            if stored.get(path) != now:
+                changed.append(path)
+        return changed
 
     def _check_filters(self, scope: str | None, type: str | None, scope_id: str | None) -> tuple:
         """UnknownFilter when scope, type or scope id can match no file: a typo to report, not an

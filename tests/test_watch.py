@@ -636,6 +636,40 @@ def test_watch_process_then_sigkill(tree, tmp_path, config):
     assert not [name for name in os.listdir(tree) if name.startswith(".memsearch-cookie")]
 
 
+@pytest.mark.slow
+def test_a_write_through_a_memory_map_is_never_shown_stale(tree, tmp_path, config):
+    """inotify reports no write made through a memory map whose descriptor was closed before, so a
+    watcher in another process vouched for the old text: a hit's file is now stat'ed, and read again
+    if it changed. (The sleeps leave the racy window, in which every query reads the file again.)"""
+    import mmap
+
+    db, env = tmp_path / "index.db", _env(config)
+    path = write(tree, "global/user/mapped.md", "the password hunter2 works\n")
+    with open(path, "r+b") as f:
+        mapped = mmap.mmap(f.fileno(), 0)
+    proc = _start_watch(tree, db, env)
+
+    def query(*words):
+        out = _cli("query", *words, "--root", str(tree), "--db", str(db), "--json", "--no-floor", env=env)
+        data = json.loads(out.stdout) if out.stdout else {"results": [], "freshness": None}
+        return [r["snippet"].strip() for r in data["results"]], data["freshness"]
+
+    try:
+        time.sleep(2.5)
+        assert query("hunter2")[0] == ["the password <<hunter2>> works"]
+        at = mapped.find(b"hunter2")
+        mapped[at:at + 7] = b"*******"
+        mapped.flush()
+        time.sleep(2.5)
+        snippets, how = query("hunter2")
+        assert snippets == [] and how["via"] == "watcher"
+        assert query("password")[0] == ["the <<password>> ******* works"]
+    finally:
+        mapped.close()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
 def test_query_process_stays_light_while_a_watcher_runs(watched, tree, tmp_path, config):
     code = (
         "from memsearch.cli import main\n"
