@@ -57,6 +57,9 @@ CASES = {
     "2 MB of one-letter words": lambda: fill("a "),
     "2 MB of CJK (segmented)": lambda: fill("東京の天気"),
     "2 MB one token": lambda: fill("x"),
+    "2 MB one full-width token": lambda: fill("\uff41", f"{BODY} "),
+    "2 MB run of combining marks (mixed order)": lambda: fill("\u05b3\u05b2\u05b1\u05b0", f"{BODY} \u05d0"),
+    "2 MB one line of { (JSON-like)": lambda: fill("{},", f"{BODY} "),
     "2 MB unclosed fence": lambda: fill("key: value\n", "---\n"),
 }
 
