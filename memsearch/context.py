@@ -29,11 +29,21 @@ WARNING = (
 # Controls but tab and line feed, spelled \xNN: the index must not drive the terminal (a lone CR hides a line).
 _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
 
-_COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _FENCE = re.compile(r"( *)(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"( {0,3})([-+*]|\d{1,9}[.)])( +|$)")
 _QUOTE = re.compile(r" {0,3}>")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its ``<!-- -->`` comments, in one pass (a lazy regex rescanned to the end of the
+    text for every ``<!--`` left open: quadratic)."""
+    out, at = [], 0
+    while (start := text.find("<!--", at)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        out.append(text[at:start])
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
 
 
 def index_for_context(path: str | os.PathLike) -> str:
@@ -153,7 +163,7 @@ def strip_comments(text: str) -> str:
         elif body.startswith("<!--") and indent <= 3 and not in_list:
             end = i if "-->" in body[4:] else closes[i + 1]
             if end is not None:
-                residue = _COMMENT.sub("", "\n".join(lines[i:end + 1]))
+                residue = _without_comments("\n".join(lines[i:end + 1]))
                 if residue.strip():
                     out.append(residue)
                 list_indent = None

@@ -236,6 +236,16 @@ def test_many_unclosed_comments_cost_linear_time(tmp_path):
     assert format_index_for_context("<!--\n<!--\nx -->\n- a\n") == "- a"
 
 
+def test_unclosed_comments_after_a_closed_one_cost_linear_time(tmp_path):
+    """A closed comment, then "<!--" after "<!--" on its last line: the comment's removal rescanned the
+    rest of the block for each (a 60 KB MEMORY.md took 4 s, a 120 KB checkpoint 21 s in the rebuild
+    block, 1 MB would take minutes). 200,000 of them here, within a generous timeout."""
+    write(tmp_path, "MEMORY.md", "# idx\n<!--\n-->" + " <!--" * 200_000 + "\n- entry\n")
+    status, out, _ = _context(tmp_path)
+    assert status == 0 and out.startswith("# idx\n> WARNING: MEMORY.md is 1,000,014 characters")
+    assert format_index_for_context("<!--\n--> <!-- a --> b <!--\n- c\n") == "  b <!--\n- c"
+
+
 def test_bad_arguments_raise_invalid_argument(tmp_path):
     from memsearch import InvalidArgument
 
