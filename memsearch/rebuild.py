@@ -206,7 +206,8 @@ def _render(session: str, project: str | None, sections: list, keys: list, left_
                               project=quoted(project) if project is not None else "none (no id yet)")]
     for s in sections:
         lines.append(s.heading)
-        lines.extend(INDENT + line if line else "" for line in s.text.split("\n"))
+        # splitlines(): U+2028 and U+2029 end a line to a reader too, and must not start one unindented.
+        lines.extend(INDENT + line if line else "" for line in s.text.splitlines())
         if s.notice:
             lines.append(s.notice)
     if keys or left_out:
