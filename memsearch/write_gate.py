@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from .errors import InvalidArgument, MemsearchError
-from .memory_file import MIMO_SCOPES, is_hidden
+from .memory_file import MIMO_SCOPES, PATH_MAX, is_hidden
 from .settings import given_path
 
 __all__ = ["SENSITIVE_SEGMENTS", "WriteDenied", "check_write"]
@@ -63,9 +63,8 @@ def check_write(target: str | os.PathLike, *, agent: str, memory_root: str | os.
     absolute; a relative ``memory_root`` or target is taken relative to it. Bad host arguments
     raise InvalidArgument (a ValueError).
     """
-    # Folded so that "Checkpoint-Writer" cannot slip out of its sandbox.
-    agent = "" if agent is None else unicodedata.normalize(
-        "NFKC", given_path(agent, "agent must be a str or path")).strip().casefold()
+    # Folded so that "Checkpoint-Writer", "dream\u200b" or "checkpoint_writer" cannot slip out of its sandbox.
+    agent = "" if agent is None else _fold_agent(given_path(agent, "agent must be a str or path"))
     wt = _root(worktree, "worktree")
     root = _root(memory_root, "memory_root", base=wt)
     project_id, session_id = _id(project_id, "project_id"), _id(session_id, "session_id")
@@ -234,6 +233,8 @@ def _split_target(target):
     text = given_path(target, "target must be a str or path")
     if not text.strip():
         _deny(target, "the target path is empty", "invalid", "Name the Markdown file to write.")
+    if len(text) > PATH_MAX:  # (each character costs the checks below: no file has such a path anyway)
+        _deny(target, f"the target path is longer than {PATH_MAX} characters", "invalid", "Name a shorter path.")
     if "\0" in text:
         _deny(target, "the target path contains a NUL byte", "invalid", "Pass the path without it.")
     text = text.replace("\\", "/")
@@ -295,10 +296,21 @@ def _show(value) -> str:
     return f"'{out}'"
 
 
+_DASHES = re.compile(r"[_\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+
+
+def _fold_agent(name: str) -> str:
+    """NFKC, invisible characters (format, Cf) dropped, every dash and _ a hyphen, case folded."""
+    name = "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
+    return _DASHES.sub("-", name).strip().casefold()
+
+
 def _root(value, name, base=None):
     text = given_path(value, f"{name} must be a str or path")
     if "\0" in text:
         raise InvalidArgument(f"{name} contains a NUL byte")
+    if text[:1] in ("~", "$", "%"):  # never joined onto the worktree as a folder of that name
+        raise InvalidArgument(f"{name} must be expanded first (os.path.expanduser, expandvars), got {text[:80]!r}")
     text = text.replace("\\", "/")
     if text.startswith("//"):
         raise InvalidArgument(f"{name} must be a local absolute path, got {text!r}")

@@ -38,6 +38,12 @@ CASES = [
     (CW, M + "sessions/s1/../../../../../../etc/cron.d/x.md", {}, "sandbox"),
     ("Checkpoint-Writer", "src/app.py", {}, "sandbox"),
     ("\uff43heckpoint-writer", "src/app.py", {}, "sandbox"),
+    # Invisible characters, dashes and _ fold too: a look-alike name is not the main agent.
+    ("checkpoint-writer\u200b", "/home/me/.bashrc", {}, "sandbox"),
+    ("dream\xad", "/home/me/.bashrc", {}, "sandbox"),
+    ("\u200bdistill", "/home/me/.bashrc", {}, "sandbox"),
+    ("checkpoint\u2010writer", "src/app.py", {}, "sandbox"),
+    ("checkpoint_writer", "src/app.py", {}, "sandbox"),
     ("dream", ".mimocode/dream/state.json", {}, SANDBOX + "/dream/state.json"),
     ("distill", ".mimocode/distill.md", {}, SANDBOX + "/distill.md"),
     ("dream", ".mimocode/../src/x.ts", {}, "sandbox"),
@@ -279,11 +285,22 @@ def test_path_objects_are_accepted():
     dict(task_id="3"),
     dict(task_id="T3\n"),
     dict(write_enabled="no"),
+    # Unexpanded: joined onto the worktree, the real memory tree was an ordinary folder to the rules.
+    dict(memory_root="~/.local/share/mimocode/memory"),
+    dict(memory_root="$HOME/.local/share/mimocode/memory"),
+    dict(memory_root="%APPDATA%/mimocode/memory"),
 ])
 def test_bad_host_arguments_raise_value_error(change):
     # memsearch's own type, as every library error (it was a bare ValueError)
     with pytest.raises(InvalidArgument):
         check_write("x.md", **{**CTX, "agent": "main", **change})
+
+
+def test_a_target_longer_than_any_path_is_refused_at_once():
+    """Each character costs the checks (~1.2 us: 5 MB took 6.4 s); no file has a longer path."""
+    with pytest.raises(WriteDenied) as info:
+        check_write("a/" * 3_000_000 + "x.md", agent="main", **CTX)
+    assert info.value.rule == "invalid" and "longer than 4096" in str(info.value)
 
 
 @pytest.mark.parametrize("target", [b"x.md", 3, None])
