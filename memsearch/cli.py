@@ -238,7 +238,7 @@ def manifest(folder, root, limit, as_json):
 
 
 @main.command(short_help="Print a MEMORY.md or a rebuild block for an agent.")
-@click.argument("path", type=click.Path(), required=False)
+@click.argument("path", type=click.Path(readable=False), required=False)  # unreadable: nothing, exit 0
 @click.option("--session", help="Print the rebuild block of this session (a folder under sessions/) instead.")
 @click.option("--project", help="With --session: the project id, or a repository's path (with a /).")
 @click.option("--root", "root_spec", metavar="ROOT", show_default="MiMo's memory folder",

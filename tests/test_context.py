@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -123,6 +124,38 @@ def test_missing_or_unreadable_index_is_nothing(tmp_path):
     assert index_for_context(tmp_path / "MEMORY.md") == "- [A](a.md)"
     assert format_index_for_context("") == ""
     assert format_index_for_context("---\nname: only frontmatter\n---\n") == ""
+
+
+def test_an_index_linked_out_of_its_folder_is_nothing(tmp_path):
+    """A MEMORY.md planted as a link to a file outside its folder (a key, /etc/...) printed that file
+    into the agent's context; a link is followed only within the folder, as the walk's within its root."""
+    write(tmp_path, "secret/id_rsa", "PRIVATE KEY\n")
+    write(tmp_path, "memory/real.md", "- [B](b.md)\n")
+    os.symlink(tmp_path / "secret/id_rsa", tmp_path / "memory/MEMORY.md")
+    assert index_for_context(tmp_path / "memory") == "" == index_for_context(tmp_path / "memory/MEMORY.md")
+    assert _context(tmp_path / "memory") == (0, "", "")
+    os.unlink(tmp_path / "memory/MEMORY.md")
+    os.symlink("real.md", tmp_path / "memory/MEMORY.md")  # within the folder: followed
+    assert index_for_context(tmp_path / "memory") == "- [B](b.md)"
+
+
+def test_an_unreadable_index_prints_nothing_through_the_cli():
+    """docs/context.md: an unreadable index prints nothing, exit status 0 (click refused it, status 2)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        index = write(Path(folder), "MEMORY.md", "- [A](a.md)\n")
+        index.chmod(0)
+        command = [memsearch_exe(), "context", str(index)]
+        if os.geteuid() == 0:  # root reads any file: run as nobody
+            if shutil.which("setpriv") is None:
+                pytest.skip("running as root without setpriv, which could drop to nobody")
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_cli(tmp_path):
