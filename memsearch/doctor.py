@@ -18,7 +18,9 @@ from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, quoted
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
+from .prepare import read_text
 from .reconcile import hard_links, malformed, stored_rows
+from .walk import Skipped
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
@@ -207,13 +209,18 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         return Check("files", False, str(ex))
     # Names of a file indexed under another name are left out, as reconcile leaves them.
     hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
+    missing = sorted(seen.files.keys() - stored.keys())
+    # A file the indexer reads and skips (unreadable, binary, UTF-16) has no row by design: not missing.
+    read = {path: read_text(path, seen.files[path][0], index.settings.max_file_bytes) for path in missing}
+    left_out = [got for got in read.values() if isinstance(got, Skipped)]
+    missing = [path for path in missing if not isinstance(read[path], Skipped)]
     # Not problems of the index, but files a search cannot show as written: said, never silently.
-    for what, found in (("left out of the index", seen.skipped), ("indexed as plain text", malformed(conn))):
+    for what, found in (("left out of the index", [*seen.skipped, *left_out]),
+                        ("indexed as plain text", malformed(conn))):
         if found:
             shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
             notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
     gone = sorted(stored.keys() - seen.files.keys())
-    missing = sorted(seen.files.keys() - stored.keys())
     outdated = sorted(p for p in stored.keys() & seen.files.keys() if stored[p] != seen.files[p][1])
     if not (gone or missing or outdated):
         return Check("files", True, f"{len(stored)} rows match the files")

@@ -59,6 +59,20 @@ def test_rows_out_of_step_with_the_files(tree, tmp_path):
     assert doctor("--root", str(tree), "--db", str(db)).exit_code == 0
 
 
+def test_files_the_indexer_skips_are_said_not_called_missing(tree, tmp_path):
+    """A binary or UTF-16 .md has no row by design: doctor called it "missing from the index" (exit 1)
+    and --fix said it had fixed what stayed as it was. They are notes now; the index is healthy."""
+    (tree / "global/user/image.md").write_bytes(b"\x89PNG\r\n\x00\x00 binary")
+    (tree / "global/user/wide.md").write_bytes("\ufeffnotes".encode("utf-16"))
+    built(tree, tmp_path / "db")
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "db"))
+    assert r.exit_code == 0 and r.stdout.rstrip().endswith("healthy"), r.stdout
+    assert "missing" not in r.stdout and "2 file(s) left out of the index" in r.stdout
+    assert "binary file" in r.stdout and "UTF-16" in r.stdout
+    r = doctor("--root", str(tree), "--db", str(tmp_path / "db"), "--fix")
+    assert r.exit_code == 0 and "fixed" not in r.stdout.lower()
+
+
 def test_a_full_text_index_out_of_step_with_its_content(tree, tmp_path):
     db = built(tree, tmp_path / "db")
     sql(db, "INSERT INTO memory_fts_idx(memory_fts_idx) VALUES('delete-all')")  # postings gone, rows kept
