@@ -271,12 +271,11 @@ def context(path, session, project, root_spec, budget, as_json):
 
         budgets = {}
         for given in budget:
-            name, sep, tokens = given.partition("=")
-            try:
-                budgets[name.strip()] = int(tokens)
-            except ValueError:
+            name, _, tokens = given.partition("=")
+            if not (tokens.strip().isascii() and tokens.strip().isdigit()):  # (int() takes ٣ and 3_000 too)
                 raise click.BadParameter(f"{given!r:.60} is not SECTION=TOKENS (e.g. notes=3000)",
-                                         param_hint="--budget") from None
+                                         param_hint="--budget")
+            budgets[name.strip()] = int(tokens)
         found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
         if as_json:
             click.echo(fmt.json_text(found.to_dict()))

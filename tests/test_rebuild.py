@@ -366,6 +366,8 @@ def test_bad_arguments_are_one_line_errors(mimo):
         (["--budget", "notes"], "is not SECTION=TOKENS"),
         (["--budget", "notes=x"], "is not SECTION=TOKENS"),
         (["--budget", "notes=\u00b2"], "is not SECTION=TOKENS"),
+        (["--budget", "notes=\u0663"], "is not SECTION=TOKENS"),  # an Arabic-Indic 3, which int() takes
+        (["--budget", "notes=3_000"], "is not SECTION=TOKENS"),
     ]:
         status, out, err = cli("--root", mimo, "--session", "s1", "--project", "p1", *args)
         assert status == 2 and out == "" and message in err, (args, err)
