@@ -19,7 +19,7 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, disk_name, link_target_refusal
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, disk_name, link_target_refusal
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
 from .walk import Known, Walk, printable_name, walk
@@ -197,9 +197,11 @@ def _project_folders(path: str) -> list[str]:
         raise RootNotFound(f"memory root vanished: {path}") from None
     except OSError as ex:
         raise RootNotFound(f"memory root cannot be read: {path} ({ex.strerror})") from None
-    # A project or memory folder that is a link must lead inside the root (as open_memory_file).
+    # A project or memory folder that is a link must lead inside the root (as open_memory_file), to a
+    # project's memory folder: "memory -> .." made every project walk the whole root (N² rows).
     real_root = os.path.realpath(path)
     memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}
     return sorted(name for name, folder in memory.items()
-                  if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None)
+                  if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
+                  and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])

@@ -203,10 +203,14 @@ def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[F
             if stored.get(rel) != fp or rel in racy]
 
 
+# Names one file is indexed under at most (itself and symlinks to it): each name costs its whole text again.
+LINK_NAMES = 8
+
+
 def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str], str]) -> None:
     """Hard links: an index reads and stores one (device, inode) once, under the first of its
     present names in sorted order, with the symlinks to that name (reached through a link, a
-    file is the same name). The other names leave ``seen.files`` for ``seen.skipped``, their rows
+    file is the same name), LINK_NAMES names in all. The other names leave ``seen.files`` for ``seen.skipped``, their rows
     for ``seen.missing``; when the first name goes, the next is read at the next reconcile. N
     links cost N stats. ``stored``: the index's fingerprints; ``locate``: an index path's file."""
     files = seen.files
@@ -220,19 +224,23 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
         if fp.identity in groups and path not in files and path not in missing:  # found unchanged: still this file?
             groups[fp.identity].append(path)
     for identity, names in groups.items():
+        if len(names) < 2:
+            continue
         real = {rel: files[rel][0] if rel in files else _real(locate, rel, identity) for rel in names}
         real = {rel: path for rel, path in real.items() if path is not None}
-        if len(set(real.values())) < 2:
-            continue  # one name (or links to it): nothing to leave out
+        if len(real) <= LINK_NAMES and len(set(real.values())) < 2:
+            continue  # one name, or a few symlinks to it: nothing to leave out
         first = min(real)
+        kept = set(sorted(rel for rel, path in real.items() if path == real[first])[:LINK_NAMES])
         for rel, path in real.items():
-            if path == real[first]:
+            if rel in kept:
                 continue
             if files.pop(rel, None) is None:
                 seen.unchanged -= 1
             if rel in stored:
                 seen.missing.append(rel)
-            seen.skipped.append(Skipped(rel, f"a hard link to {quoted(first)}, which is indexed"))
+            why = "a hard link to" if path != real[first] else f"one of more than {LINK_NAMES} links to"
+            seen.skipped.append(Skipped(rel, f"{why} {quoted(first)}, which is indexed"))
 
 
 def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> str | None:
