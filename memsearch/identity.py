@@ -15,6 +15,7 @@ import uuid
 from contextlib import suppress
 from pathlib import Path
 
+from .context import read_head
 from .errors import InvalidArgument, MemsearchError
 from .memory_file import MEMORY_DIR
 from .roots import ZCODE_PROJECTS, ZCODE_STORAGE
@@ -71,29 +72,43 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
     """The main ``.git`` folder of the repository holding ``path``, or None. A linked worktree's
     ``.git`` is a file (``gitdir: ...``) whose folder's ``commondir`` names the main one."""
     here = Path(os.path.abspath(given_path(path, "path must be a path")))
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            return _common_dir(dot_git)
-        if dot_git.is_file():
-            line = _read_stripped(dot_git)
-            if not line.startswith("gitdir:"):
-                return None
-            git_dir = folder / line[len("gitdir:"):].strip()  # an absolute gitdir replaces folder
-            return _common_dir(Path(os.path.normpath(git_dir))) if git_dir.is_dir() else None
+    try:
+        for folder in (here, *here.parents):
+            dot_git = folder / ".git"
+            if dot_git.is_dir():
+                return _common_dir(dot_git)
+            if dot_git.is_file():
+                line = _read_stripped(dot_git)
+                if not line.startswith("gitdir:"):
+                    return None
+                git_dir = Path(os.path.normpath(folder / line[len("gitdir:"):].strip()))  # an absolute one replaces folder
+                return _common_dir(git_dir) if _is_git_dir(git_dir) else None
+    except OSError:  # a name too long, a loop: no repository to speak of
+        return None
     return None
 
 
-def _common_dir(git_dir: Path) -> Path:
+def _common_dir(git_dir: Path) -> Path | None:
     common = _read_stripped(git_dir / "commondir")
-    return Path(os.path.normpath(git_dir / common)) if common else git_dir  # an absolute commondir replaces git_dir
+    if not common:
+        return git_dir
+    main = Path(os.path.normpath(git_dir / common))  # an absolute commondir replaces git_dir
+    return main if _is_git_dir(main) else None
+
+
+def _is_git_dir(path: Path) -> bool:
+    """Whether ``path`` is a git folder: a .git file or commondir may name any folder (/etc), and
+    mimo_project_id writes its id there."""
+    return (path / "HEAD").is_file() and ((path / "objects").is_dir() or (path / "commondir").is_file())
 
 
 def _read_stripped(path: Path) -> str:
-    """The file's text stripped, or "" if it cannot be read as UTF-8."""
+    """The file's text stripped, or "" if it cannot be read as UTF-8: its first 4 KiB, only if it is a
+    regular file (a FIFO or /dev/zero in its place must not hang or fill memory)."""
+    head = read_head(str(path), 4096)
     try:
-        return path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        return "" if head is None else head[0].decode("utf-8").strip()
+    except UnicodeDecodeError:
         return ""
 
 

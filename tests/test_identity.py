@@ -140,6 +140,33 @@ def test_mimo_project_id_outside_git_is_global(tmp_path):
     assert main_git_dir(tmp_path / "plain") is None
 
 
+def test_a_git_file_naming_any_folder_gets_nothing_written_there(tmp_path):
+    """A checkout's .git file (or a commondir) may name any folder: mimo_project_id wrote its id into
+    it (/etc, as root). Only a git folder (HEAD, objects or commondir) is one now; a hostile .git
+    that is too long, a FIFO or /dev/zero is no repository, without a traceback or a hang."""
+    import os
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for name, dot_git in [("named", f"gitdir: {victim}\n"), ("long", "gitdir: " + "a/" * 2_000_000 + "\n")]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ".git").write_text(dot_git)
+        assert main_git_dir(tmp_path / name) is None and mimo_project_id(tmp_path / name) == "global"
+    fake = tmp_path / "fake"
+    (fake / ".git").mkdir(parents=True)
+    (fake / ".git" / "commondir").write_text(str(victim))
+    assert main_git_dir(fake) is None and mimo_project_id(fake) == "global"
+    assert list(victim.iterdir()) == []
+    os.mkfifo(fake / ".git" / "fifo")
+    (fake / ".git" / "commondir").unlink()
+    os.symlink(fake / ".git" / "fifo", fake / ".git" / "commondir")
+    (fake / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (fake / ".git" / "objects").mkdir()
+    os.symlink("/dev/zero", fake / ".git" / "mimocode-project-id")
+    assert main_git_dir(fake) == fake / ".git"  # a commondir it cannot read: none
+    uuid.UUID(mimo_project_id(fake))
+
+
 def test_concurrent_first_use_agrees(repo):
     found = []
     threads = [threading.Thread(target=lambda: found.append(mimo_project_id(repo))) for _ in range(8)]
