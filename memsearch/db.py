@@ -17,7 +17,7 @@ from . import migrate
 from .fingerprint import COLUMNS as FINGERPRINT
 from .metadata import FIELDS
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
-from .settings import BUSY_TIMEOUT_S, given_path, home_folder, path_text
+from .settings import BUSY_TIMEOUT_S, given_path, path_text, xdg_folder
 
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -50,8 +50,7 @@ APPLICATION_ID = 0x6D656D73
 
 def cache_folder() -> str:
     """Where memsearch keeps its indexes: ``$XDG_CACHE_HOME/memsearch``."""
-    return path_text(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home_folder(), ".cache"),
-                                  "memsearch"))
+    return path_text(os.path.join(xdg_folder("XDG_CACHE_HOME", ".cache"), "memsearch"))
 
 
 def given_file(path: str | os.PathLike) -> str:

@@ -121,24 +121,39 @@ def home_folder() -> str:
     return home
 
 
+def xdg_folder(name: str, default: str) -> str:
+    """``$name`` if it is an absolute path (the XDG spec ignores a relative one, which would put the
+    index wherever a command runs), else ``~/default``."""
+    value = os.environ.get(name, "")
+    return value if os.path.isabs(value) else os.path.join(home_folder(), default)
+
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def read_config() -> dict:
     """The config file as a dict; {} when there is none."""
+    from .memory_file import open_confined  # (it imports this module)
+
     path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME") or os.path.join(home_folder(), ".config"), "memsearch", "config.toml"))
+        xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd, _ = open_confined(path, confined=False)  # a regular file: a FIFO or /dev/zero is refused
     except FileNotFoundError:
         return {}
     except OSError as ex:
         raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
+    with open(fd, "rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise MemsearchError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
     try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
     try:
         return tomllib.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as ex:
+    except (ValueError, UnicodeDecodeError, RecursionError) as ex:
         raise MemsearchError(f"config file {path} is not valid TOML: {ex}") from None
 
 

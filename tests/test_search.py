@@ -1,6 +1,8 @@
+import os
+
 import pytest
 
-from conftest import bump_mtime, paths, write
+from conftest import bump_mtime, paths, run_memsearch, write
 from memsearch import MemoryIndex, MemsearchError, NoSearchableWords
 from memsearch.query import plan
 from memsearch.search import Hit, apply_floor
@@ -188,6 +190,36 @@ def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, lin
     with pytest.raises(MemsearchError) as caught:
         MemoryIndex(root, tmp_path / "db")
     assert "\n" not in str(caught.value) and (line.split()[0] in str(caught.value) or "c.toml" in str(caught.value))
+
+
+@pytest.mark.parametrize("kind", ["deep", "fifo", "large"])
+def test_a_hostile_config_file_is_one_line_not_a_hang(root, tmp_path, kind):
+    """TOML nested 5,000 deep was a RecursionError traceback from every command; a FIFO hung every
+    command (and /dev/zero grew to gigabytes). The config is read if it is a regular file of at most
+    1 MiB. Through the installed command, within a generous timeout."""
+    conf = tmp_path / "c.toml"
+    if kind == "deep":
+        conf.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    elif kind == "fifo":
+        os.mkfifo(conf)
+    else:
+        conf.write_text("# " + "x" * (1 << 20) + "\n")
+    done = run_memsearch("query", "aardvark", "--root", root, "--db", tmp_path / "db",
+                         env={"MEMSEARCH_CONFIG": str(conf)}, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "c.toml" in done.stderr, done.stderr
+
+
+def test_a_relative_xdg_folder_is_ignored(tmp_path, monkeypatch):
+    """The XDG spec ignores a relative XDG_CACHE_HOME: used as given, it put the index wherever a
+    command ran, a memory root included."""
+    from memsearch.db import cache_folder
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    assert cache_folder() == str(tmp_path / ".cache" / "memsearch")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))
+    assert cache_folder() == str(tmp_path / "abs" / "memsearch")
 
 
 def test_hit_to_dict(index):
