@@ -273,7 +273,7 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
 
 def format_report(report: DoctorReport) -> str:
     """The report for a person: one line per check, then fixes, notes, verdict."""
-    lines = [f"index {report.database}"]
+    lines = [f"index {quoted(report.database)}"]
     if report.fixed or report.failed:
         lines += [f"found   {c.name}: {c.detail}" for c in report.found if not c.ok]
         lines += [f"fixed   {what}" for what in report.fixed]

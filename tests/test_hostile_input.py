@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
-from conftest import cli, write
+from conftest import cli, run_memsearch, write
 from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
 from memsearch.index import SCOPES, TYPES
 
@@ -321,3 +321,18 @@ def test_thousands_of_files_change_at_once(root, tmp_path):
             write(root, f"flat/n{i}.md", f"new{i} okapi")
         assert len(idx.search("okapi", limit=1000, floor=0.0)) == 1000
         assert idx.search("old999") == [] and idx.search("new999")[0].path == "flat/n999.md"
+
+
+def test_a_root_or_index_folder_named_to_forge_a_line_is_shown_escaped(tmp_path):
+    """status and doctor printed a root's and the database's path raw: a folder named
+    "x\\nERROR: forged" (or with U+2028) printed a line of its own."""
+    for name in ("x\nERROR: forged", "x\u2028ERROR: forged"):
+        root = tmp_path / name / "memory"
+        root.mkdir(parents=True)
+        (root / "a.md").write_text("aardvark\n")
+        db = tmp_path / name / "index.db"
+        for command in ("index", "status", "doctor"):
+            done = run_memsearch(command, "--root", root, "--db", db)
+            assert done.returncode == 0, done.stderr
+            assert not any(line.startswith("ERROR") for line in done.stdout.splitlines()), done.stdout
+
