@@ -127,6 +127,8 @@ class HistoryIndex(db.Opened):
             resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
         if not self.roots:
             raise InvalidArgument("no transcript folder given")
+        if settings is not None and not isinstance(settings, Settings):
+            raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
         check_floor(self.settings.floor)
         self.explicit_db = db_path is not None

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from .errors import InvalidArgument, MemsearchError, RootNotFound
 from .format import quoted
 from .memory_file import MIMO_SCOPES, printable_name
+from .settings import given_path
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
@@ -98,7 +99,7 @@ class Root(_RootFields):
     @classmethod
     def parse(cls, spec: str) -> "Root":
         """A root from ``DIR`` (a mimo tree), ``KIND`` (its default location) or ``KIND=DIR``."""
-        spec = os.fspath(spec).strip()
+        spec = given_path(spec, "a root must be DIR, KIND or KIND=DIR").strip()
         if not spec:
             raise InvalidArgument(f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR")
         kind, sep, path = spec.partition("=")

@@ -263,7 +263,7 @@ def test_bad_arguments_of_history_index_are_memsearch_errors(hroot, tmp_path):
     db = tmp_path / "db"
     for bad in (lambda: HistoryIndex([], db), lambda: HistoryIndex(5, db), lambda: HistoryIndex([5], db),
                 lambda: HistoryIndex([b"/tmp"], db), lambda: HistoryIndex(hroot, 5), lambda: HistoryIndex(hroot, b"x"),
-                lambda: HistoryIndex(hroot, "x\ud800.db"),
+                lambda: HistoryIndex(hroot, "x\ud800.db"), lambda: HistoryIndex(hroot, db, settings=1),
                 lambda: memsearch.read_session_context("s-1", "alpha", roots=[])):
         with pytest.raises(InvalidArgument):
             bad()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NO_CORPORA, SHARED, cli, run_memsearch, write
-from memsearch import MemoryIndex, Root, RootNotFound, metadata
+from memsearch import InvalidArgument, MemoryIndex, Root, RootNotFound, metadata
 from memsearch import roots as roots_mod
 from memsearch.db import roots_db_file
 
@@ -206,6 +206,9 @@ def test_bad_roots():
         Root.parse("claude=")
     with pytest.raises(ValueError):
         Root("plain", "/x", name="a:b")
+    for spec in (None, 123, b"/x"):  # a TypeError before
+        with pytest.raises(InvalidArgument, match="a root must be DIR, KIND or KIND=DIR"):
+            Root.parse(spec)
 
 
 def test_default_locations(monkeypatch, isolated_home):
