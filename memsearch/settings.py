@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import NamedTuple
 
 from .errors import InvalidArgument, MemsearchError
@@ -133,18 +134,18 @@ MAX_CONFIG_BYTES = 1 << 20
 
 def read_config() -> dict:
     """The config file as a dict; {} when there is none."""
-    from .memory_file import open_confined  # (it imports this module)
-
     path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
         xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
     try:
-        fd, _ = open_confined(path, confined=False)  # a regular file: a FIFO or /dev/zero is refused
+        # Non-blocking and a regular file only: a FIFO or /dev/zero named as the config hung every command.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise MemsearchError(f"cannot read config file {path}: not a regular file")
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return {}
     except OSError as ex:
         raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
-    with open(fd, "rb") as f:
-        data = f.read(MAX_CONFIG_BYTES + 1)
     if len(data) > MAX_CONFIG_BYTES:
         raise MemsearchError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
     try:
