@@ -130,7 +130,6 @@ class HistoryIndex(db.Opened):
         if settings is not None and not isinstance(settings, Settings):
             raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
         self.settings = (settings or load_settings()).with_overrides(floor=floor)
-        check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
         self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))

@@ -18,7 +18,7 @@ from .layout import Layout
 from .memory_file import printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, check_max_file_bytes, encodable,
+from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable,
                        load_settings)
 
 if TYPE_CHECKING:
@@ -82,11 +82,8 @@ class MemoryIndex(db.Opened):
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
         if settings is not None and not isinstance(settings, Settings):
             raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
-        if max_file_bytes is not None:
-            check_max_file_bytes(max_file_bytes)
         self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
                                                                      max_file_bytes=max_file_bytes)
-        check_floor(self.settings.floor)
         self.explicit_db = db_path is not None
         # The file as text: a query never imports pathlib (start-up).
         if db_path:

@@ -58,21 +58,35 @@ class Settings(NamedTuple):
     sync_timeout: float = SYNC_TIMEOUT_S
 
     def with_overrides(self, **values) -> "Settings":
-        """A copy with the values given that are not None; TypeError for an unknown name."""
+        """A copy with the values given that are not None, each checked; TypeError for an unknown name."""
         if unknown := sorted(values.keys() - set(self._fields)):
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
-        return self._replace(**{k: v for k, v in values.items() if v is not None})
+        settings = self._replace(**{k: v for k, v in values.items() if v is not None})
+        for name, value in zip(self._fields, settings):
+            if (why := bad_setting(name, value)) is not None:
+                raise InvalidArgument(f"settings: {name} {why}")
+        return settings
+
+
+# The range and type of each numeric setting: the config file's and a caller's Settings alike.
+RANGES = {"floor": (0.0, 1.0, float), "max_file_bytes": (1, 1 << 34, int), "manifest_limit": (1, 1 << 31, int),
+          "sync_timeout": (0.0, 600.0, float)}
+
+
+def bad_setting(name: str, value) -> str | None:
+    """Why ``value`` cannot be setting ``name`` (None: it can). NaN is in no range."""
+    if name == "reconcile":
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r:.40}"
+    low, high, kind = RANGES[name]
+    if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)) \
+            or not low <= value <= high:
+        return f"must be a {'whole ' if kind is int else ''}number from {low} to {high}, got {value!r:.40}"
+    return None
 
 
 def check_limit(limit) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r:.40}")
-
-
-def check_max_file_bytes(size) -> None:
-    """As the config file's max_file_bytes is checked (load_settings), for a caller's argument."""
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise InvalidArgument(f"max_file_bytes must be a whole number of bytes, 1 or more, got {size!r:.100}")
 
 
 def check_floor(floor: float) -> float:
@@ -161,16 +175,9 @@ def read_config() -> dict:
 def load_settings() -> Settings:
     conf = read_config()
     values = {}
-    if "reconcile" in conf:
-        if not isinstance(conf["reconcile"], bool):
-            raise MemsearchError("config: reconcile must be true or false")
-        values["reconcile"] = conf["reconcile"]
-    for name, low, high, cast in (("floor", 0.0, 1.0, float), ("max_file_bytes", 1, 1 << 34, int),
-                                  ("manifest_limit", 1, 1 << 31, int), ("sync_timeout", 0.0, 600.0, float)):
-        if name not in conf:
-            continue
-        value = conf[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            raise MemsearchError(f"config: {name} must be a number from {low} to {high}, got {value!r}")
-        values[name] = cast(value)
+    for name in Settings._fields:
+        if name in conf:
+            if (why := bad_setting(name, conf[name])) is not None:
+                raise MemsearchError(f"config: {name} {why}")
+            values[name] = conf[name] if name == "reconcile" else RANGES[name][2](conf[name])
     return Settings(**values)

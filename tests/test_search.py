@@ -178,7 +178,7 @@ def test_config_file_overrides(root, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("line", ['reconcile = "yes"', "floor = 2", "max_file_bytes = true",
-                                  "sync_timeout = -1", "floor = ["])
+                                  "sync_timeout = -1", "floor = [", "max_file_bytes = 1.5", "sync_timeout = nan"])
 
 
 def test_a_bad_config_file_is_a_memsearch_error(root, tmp_path, monkeypatch, line):
@@ -208,6 +208,20 @@ def test_a_hostile_config_file_is_one_line_not_a_hang(root, tmp_path, kind):
                          env={"MEMSEARCH_CONFIG": str(conf)}, timeout=60)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "c.toml" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("change", [dict(max_file_bytes="x"), dict(sync_timeout=float("nan")),
+                                    dict(sync_timeout=-5), dict(manifest_limit=0), dict(reconcile="yes")])
+def test_a_callers_settings_are_checked_as_the_config_files_are(root, tmp_path, change):
+    """A Settings of wrong values was taken as it was: "x" for max_file_bytes was a TypeError mid-walk,
+    NaN and -5 for sync_timeout were used silently."""
+    from memsearch import HistoryIndex, InvalidArgument
+    from memsearch.settings import Settings
+
+    for make in (lambda: MemoryIndex(root, tmp_path / "db", settings=Settings(**change)),
+                 lambda: HistoryIndex(root, tmp_path / "db", settings=Settings(**change))):
+        with pytest.raises(InvalidArgument, match=f"settings: {next(iter(change))} must be"):
+            make()
 
 
 def test_a_relative_xdg_folder_is_ignored(tmp_path, monkeypatch):
