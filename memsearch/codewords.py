@@ -107,19 +107,21 @@ def fold(word: str) -> str:
     return normalized("NFC", _MARKS.sub("", normalized("NFD", word.translate(_PLAIN))))
 
 
+# Latin letters with marks (Latin-1 to Extended-B, Extended Additional) and full-width letters and digits.
+_LATIN_RANGES = ((0xC0, 0x24F), (0x1E00, 0x1EFF), (0xFF10, 0xFF5A))
+_LATIN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _LATIN_RANGES) + "]+")
+
+
 @functools.cache
 def _letters() -> dict[int, str]:
     """Each Latin or full-width letter or digit as the ASCII one fold() makes of it, one character
     for one: an identifier typed with them (ÜberClient, naïveBayes, ｇｅｔＵｓｅｒ) splits as in ASCII."""
     table = {}
-    for c in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00), *range(0xFF10, 0xFF5B)]:
+    for c in (c for lo, hi in _LATIN_RANGES for c in range(lo, hi + 1)):
         plain = fold(chr(c))
         if len(plain) == 1 and plain.isascii() and plain.isalnum():
             table[c] = plain
     return table
-
-
-_LATIN = re.compile("[\u00c0-\u024f\u1e00-\u1eff\uff10-\uff5a]+")
 
 
 def _plain_letters(m: re.Match[str]) -> str:

@@ -16,9 +16,9 @@ from typing import NamedTuple
 from . import db as db_mod, migrate, search as search_mod
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
 from .format import one_line, quoted
+from .prepare import read_text
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
-from .prepare import read_text
 from .reconcile import hard_links, malformed, stored_rows
 from .walk import Skipped
 

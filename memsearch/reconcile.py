@@ -210,9 +210,10 @@ LINK_NAMES = 8
 def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str], str]) -> None:
     """Hard links: an index reads and stores one (device, inode) once, under the first of its
     present names in sorted order, with the symlinks to that name (reached through a link, a
-    file is the same name), LINK_NAMES names in all. The other names leave ``seen.files`` for ``seen.skipped``, their rows
-    for ``seen.missing``; when the first name goes, the next is read at the next reconcile. N
-    links cost N stats. ``stored``: the index's fingerprints; ``locate``: an index path's file."""
+    file is the same name), LINK_NAMES names in all. The other names leave ``seen.files`` for
+    ``seen.skipped``, their rows for ``seen.missing``; when the first name goes, the next is read at
+    the next reconcile. N links cost N stats. ``stored``: the index's fingerprints; ``locate``: an
+    index path's file."""
     files = seen.files
     if not files:
         return

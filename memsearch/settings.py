@@ -90,8 +90,9 @@ def check_limit(limit) -> None:
 
 
 def check_floor(floor: float) -> float:
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
-        raise InvalidArgument(f"floor must be between 0 and 1, got {floor!r:.40}")
+    """A search's own floor, checked as the setting is."""
+    if (why := bad_setting("floor", floor)) is not None:
+        raise InvalidArgument(f"floor {why}")
     return floor
 
 

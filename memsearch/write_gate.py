@@ -300,8 +300,8 @@ _DASHES = re.compile(r"[_\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
 
 
 def _fold_agent(name: str) -> str:
-    """NFKC, invisible characters (format, Cf) dropped, every dash and _ a hyphen, case folded."""
-    name = "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
+    """NFKC, invisible characters dropped (as rule 6's segments), every dash and _ a hyphen, case folded."""
+    name = "".join(c for c in unicodedata.normalize("NFKC", name) if not _invisible(c))
     return _DASHES.sub("-", name).strip().casefold()
 
 
