@@ -26,9 +26,8 @@ from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
-from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable, given_path, load_settings,
-                       read_config)
-from .memory_file import below
+from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, given_path, load_settings, read_config
+from .memory_file import below, encodable
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:

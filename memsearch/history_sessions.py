@@ -12,7 +12,7 @@ from typing import Iterator, NamedTuple
 from .cjk import original
 from .errors import AmbiguousSession, InvalidArgument, SessionNotFound
 from .format import quoted
-from .settings import encodable
+from .memory_file import encodable
 
 
 class Message(NamedTuple):

@@ -15,11 +15,10 @@ from .query import plan, unmatched
 from .reconcile import (KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
                         stored_rows)
 from .layout import Layout
-from .memory_file import printable_name
+from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import (DEFAULT_LIMIT, Settings, check_floor, check_limit, encodable,
-                       load_settings)
+from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, load_settings
 
 if TYPE_CHECKING:
     from pathlib import Path

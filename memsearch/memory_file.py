@@ -13,7 +13,6 @@ from typing import Callable
 
 from .errors import NotAMemoryFile
 from .fingerprint import same_file
-from .settings import encodable
 
 # Linux's limits (macOS has 1024 for the path): a longer name or path names no file at all,
 # so it is refused before any work that grows with its size.
@@ -43,6 +42,16 @@ def is_hidden(name: str) -> bool:
 
 def is_markdown(name: str) -> bool:
     return name[-3:].lower() == ".md"
+
+
+def encodable(text: str) -> bool:
+    """Whether SQLite can bind ``text``: a lone surrogate (bytes that were not UTF-8, decoded with
+    surrogateescape) is no UTF-8, and no indexed name or id holds one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def printable_name(name: str) -> str:

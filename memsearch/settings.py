@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 import os
-import stat
 from typing import NamedTuple
 
 from .errors import InvalidArgument, MemsearchError
+from .memory_file import open_confined
 
 # A hit scoring under this fraction of the top hit's score is noise (with
 # OR-joined words, a file matching one common word); the top hit is kept.
@@ -104,16 +104,6 @@ def given_path(value, must_be: str) -> str:
     return path
 
 
-def encodable(text: str) -> bool:
-    """Whether SQLite can bind ``text``: a lone surrogate (bytes that were not UTF-8, decoded with
-    surrogateescape) is no UTF-8, and no indexed name or id holds one."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def path_text(path: str | os.PathLike) -> str:
     """``str(pathlib.Path(path))`` without importing pathlib (a one-shot query never does): ``.``
     parts and repeated or trailing separators go; ``..`` and exactly two leading slashes stay."""
@@ -152,10 +142,8 @@ def read_config() -> dict:
     path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
         xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
     try:
-        # Non-blocking and a regular file only: a FIFO or /dev/zero named as the config hung every command.
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise MemsearchError(f"cannot read config file {path}: not a regular file")
+        fd, _ = open_confined(path, confined=False)  # a FIFO or /dev/zero named as the config hung every command
+        with open(fd, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return {}

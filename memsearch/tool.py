@@ -13,12 +13,11 @@ from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile
 from .format import hit_block, hit_line, one_line, quoted, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
-from .memory_file import PATH_MAX, below, is_markdown, open_memory_file, printable_name
+from .memory_file import PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
 from .search import short_repr
 from .schema import ToolArgumentError, checked, object_schema
-from .settings import encodable
 from .transcripts import ROLES as HISTORY_ROLES
 
 SEARCH_TOOL_NAME = "memory_search"
