@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+from functools import reduce
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -172,27 +173,23 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                   f" got {quoted(since, 80, always=True)}")
         planned = plan(query)  # before any I/O: a bad query costs nothing
-        report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
+        reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
         held = windows(query)
+        counts: dict[str, int] = {}
 
         def run():
+            counts.clear()
             pieces, where = self._where(project, session, role, after)
             return (self._run(planned, limit, floor, where, held, counts) if messages else
                     self._run_sessions(planned, limit, floor, pieces, where, held, counts))
 
-        for _ in range(VERIFY_TRIES):
-            counts: dict[str, int] = {}
-            hits, floored, ids = self._guarded(run)
-            stale = self._guarded(lambda: self._stale(ids))
-            if not stale:
-                break
-            # Text the transcript no longer holds (marked to be read again): search again after a refresh.
-            again = self.refresh(None, history_refresh.REFRESH_SECONDS)
-            report = again if report is None else HistoryReport(*map(add, report, again))  # counts, skipped, seconds
-        else:  # still changing under us: show nothing of it rather than what it no longer says
+        def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
             gone = {_file(*row) for row in rows_of(
                 self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
-            hits = [hit for hit in hits if hit.file not in gone]
+            return [hit for hit in answer[0] if hit.file not in gone], answer[1], answer[2]
+
+        hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
+        report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None  # counts, skipped, seconds
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
@@ -402,15 +399,22 @@ class HistoryIndex(db.Opened):
 
         return self._verified(read, lambda context: list(context.ids))
 
-    def _verified(self, read, ids_of):
-        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale); a
-        transcript changed under it is read again and so is the answer, VERIFY_TRIES times at most."""
+    def _verified(self, read, ids_of, refreshed=None, give_up=None):
+        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale): the
+        check of every search and session read. A transcript changed under it is read again (each refresh's
+        report to ``refreshed``) and so is the answer, VERIFY_TRIES times at most; then give_up(answer, the
+        stale files) answers, by default an error."""
         for _ in range(VERIFY_TRIES):
             answer = self._guarded(read)
-            if not self._guarded(lambda: self._stale(ids_of(answer))):
+            stale = self._guarded(lambda: self._stale(ids_of(answer)))
+            if not stale:
                 return answer
-            self.refresh(None, history_refresh.REFRESH_SECONDS)
-        raise MemsearchError("the session's transcript kept changing while it was read: try again")
+            report = self.refresh(None, history_refresh.REFRESH_SECONDS)
+            if refreshed is not None:
+                refreshed(report)
+        if give_up is None:
+            raise MemsearchError("the session's transcript kept changing while it was read: try again")
+        return give_up(answer, stale)
 
     def status(self) -> dict:
         files, sessions, messages = self._guarded(lambda: self.conn.execute(
