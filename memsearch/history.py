@@ -27,7 +27,7 @@ from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
-from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, given_path, load_settings, read_config
+from .settings import DEFAULT_LIMIT, Settings, checked_number, given_path, load_settings, read_config
 from .memory_file import below, encodable
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
@@ -159,8 +159,8 @@ class HistoryIndex(db.Opened):
         """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single messages
         (:class:`HistoryHit`). ``project``: a project folder, the working directory it is named after, or its
         last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``since``: an ISO date."""
-        check_limit(limit)
-        floor = check_floor(self.settings.floor if floor is None else floor)
+        checked_number("limit", limit)
+        floor = checked_number("floor", self.settings.floor if floor is None else floor)
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
             if value is not None and not isinstance(value, str):  # the query's is plan()'s
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")

@@ -18,7 +18,7 @@ from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, check_floor, check_limit, load_settings
+from .settings import DEFAULT_LIMIT, Settings, checked_number, load_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -181,8 +181,8 @@ class MemoryIndex(db.Opened):
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
                       floor: float | None = None, progress: Progress | None = None) -> SearchResult:
-        check_limit(limit)
-        floor = check_floor(self.settings.floor if floor is None else floor)
+        checked_number("limit", limit)
+        floor = checked_number("floor", self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile

@@ -68,9 +68,10 @@ class Settings(NamedTuple):
         return settings
 
 
-# The range and type of each numeric setting: the config file's and a caller's Settings alike.
+# The range and type of each numeric setting (the config file's and a caller's Settings alike), and of a
+# search's limit, checked by the same rule.
 RANGES = {"floor": (0.0, 1.0, float), "max_file_bytes": (1, 1 << 34, int), "manifest_limit": (1, 1 << 31, int),
-          "sync_timeout": (0.0, 600.0, float)}
+          "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
 
 
 def bad_setting(name: str, value) -> str | None:
@@ -84,16 +85,11 @@ def bad_setting(name: str, value) -> str | None:
     return None
 
 
-def check_limit(limit) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidArgument(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r:.40}")
-
-
-def check_floor(floor: float) -> float:
-    """A search's own floor, checked as the setting is."""
-    if (why := bad_setting("floor", floor)) is not None:
-        raise InvalidArgument(f"floor {why}")
-    return floor
+def checked_number(name: str, value):
+    """A search's own ``value`` for ``name`` (its limit, its floor), checked as the setting is."""
+    if (why := bad_setting(name, value)) is not None:
+        raise InvalidArgument(f"{name} {why}")
+    return value
 
 
 def given_path(value, must_be: str) -> str:
