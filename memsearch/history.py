@@ -27,7 +27,7 @@ from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
-from .settings import DEFAULT_LIMIT, Settings, checked_number, given_path, load_settings, read_config
+from .settings import DEFAULT_LIMIT, Settings, checked_number, given_path, given_settings, read_config
 from .memory_file import below, encodable
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
@@ -127,9 +127,7 @@ class HistoryIndex(db.Opened):
             resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
         if not self.roots:
             raise InvalidArgument("no transcript folder given")
-        if settings is not None and not isinstance(settings, Settings):
-            raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
-        self.settings = (settings or load_settings()).with_overrides(floor=floor)
+        self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
         self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
         self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))

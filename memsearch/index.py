@@ -18,7 +18,7 @@ from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, checked_number, load_settings
+from .settings import DEFAULT_LIMIT, Settings, checked_number, given_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,10 +79,7 @@ class MemoryIndex(db.Opened):
         self.layout = Layout(self.roots)
         # One root: its folder, as the core had it. Several: None (see .roots).
         self.root: str | None = self.roots[0].path if len(self.roots) == 1 else None
-        if settings is not None and not isinstance(settings, Settings):
-            raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
-        self.settings = (settings or load_settings()).with_overrides(floor=floor, reconcile=reconcile,
-                                                                     max_file_bytes=max_file_bytes)
+        self.settings = given_settings(settings, floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes)
         self.explicit_db = db_path is not None
         # The file as text: a query never imports pathlib (start-up).
         if db_path:

@@ -74,6 +74,13 @@ RANGES = {"floor": (0.0, 1.0, float), "max_file_bytes": (1, 1 << 34, int), "mani
           "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
 
 
+def given_settings(settings: Settings | None, **overrides) -> Settings:
+    """A caller's Settings (None: the config file's) with ``overrides`` that are not None, all checked."""
+    if settings is not None and not isinstance(settings, Settings):
+        raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
+    return (settings or load_settings()).with_overrides(**overrides)
+
+
 def bad_setting(name: str, value) -> str | None:
     """Why ``value`` cannot be setting ``name`` (None: it can). NaN is in no range."""
     if name == "reconcile":
