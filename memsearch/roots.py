@@ -22,7 +22,7 @@ from typing import NamedTuple
 from .errors import InvalidArgument, MemsearchError, RootNotFound
 from .format import quoted
 from .memory_file import MIMO_SCOPES, printable_name
-from .settings import given_path
+from .settings import given_path, read_config
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
@@ -209,8 +209,6 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
 def configured(conf: dict | None = None) -> list[Root]:
     """The config file's roots (``roots = [...]`` or ``[[roots]]`` tables), but ``enabled = false``."""
     if conf is None:
-        from .settings import read_config
-
         conf = read_config()
     entries = conf.get("roots", [])
     if not isinstance(entries, list):
