@@ -15,7 +15,8 @@ from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
-from .format import one_line, quoted
+from .format import one_line
+from .errors import quoted
 from .prepare import read_text
 from .query import plan
 from .settings import BUSY_TIMEOUT_S

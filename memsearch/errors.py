@@ -1,5 +1,5 @@
 """memsearch's exceptions: every error raised on purpose is a MemsearchError (WriteDenied too), its message
-one line saying what happened and what to do next."""
+one line saying what happened and what to do next, quoting what it did not write by :func:`quoted`."""
 
 # C0 and C1 controls and DEL (\xNN), and the bidi controls (\uNNNN), wherever memsearch shows text it did not
 # write: it must not drive the terminal nor reorder the line.
@@ -8,6 +8,28 @@ CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x20
 
 # And the line and paragraph separators: a name in a message must not start a line read as another error.
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+# Besides letters and digits, what a name may hold and still be shown as it is: the punctuation
+# of ordinary file names and ids, single spaces, and the backslash of printable_name's \xNN.
+# A bracket, '·', a quote, two spaces in a row or a control, and it is quoted.
+_PLAIN = frozenset("-_./:@+~,=#%&()! \\")
+
+
+def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
+    """A name or a caller's value as a line shows it: as it is when plain, else repr() (escaped, in
+    quotes: no control reaches a terminal, no "score 99.00" reads as the line's own), cut at ``limit``.
+    ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5)."""
+    if not isinstance(value, str):
+        if isinstance(value, int) and value.bit_length() > 64:  # repr() refuses past 4,300 digits
+            return f"a number of {value.bit_length()} bits"
+        import reprlib
+
+        return reprlib.repr(value)  # a 1 MB list is cut
+    if limit is not None and len(value) > limit:
+        return repr(value[:limit]) + "..."
+    plain = not always and value and value.strip() == value and "  " not in value
+    return value if plain and all(c.isalnum() or c in _PLAIN for c in value) else repr(value)
 
 
 class MemsearchError(Exception):

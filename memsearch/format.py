@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import CONTROLS  # those whitespace folding leaves: a file must not drive the terminal
+from .errors import CONTROLS, quoted  # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
@@ -151,28 +151,6 @@ def format_status(status: dict) -> str:
              if v is not None and v != [] and not (k == "root" and "roots" in status)}
     width = max(len(k) for k in shown)
     return "\n".join(f"{k + ':':<{width + 2}}{v}" for k, v in shown.items())
-
-
-# Besides letters and digits, what a name may hold and still be shown as it is: the punctuation
-# of ordinary file names and ids, single spaces, and the backslash of printable_name's \xNN.
-# A bracket, '·', a quote, two spaces in a row or a control, and it is quoted.
-_PLAIN = frozenset("-_./:@+~,=#%&()! \\")
-
-
-def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
-    """A name or a caller's value as a line shows it: as it is when plain, else repr() (escaped, in
-    quotes: no control reaches a terminal, no "score 99.00" reads as the line's own), cut at ``limit``.
-    ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5)."""
-    if not isinstance(value, str):
-        if isinstance(value, int) and value.bit_length() > 64:  # repr() refuses past 4,300 digits
-            return f"a number of {value.bit_length()} bits"
-        import reprlib
-
-        return reprlib.repr(value)  # a 1 MB list is cut
-    if limit is not None and len(value) > limit:
-        return repr(value[:limit]) + "..."
-    plain = not always and value and value.strip() == value and "  " not in value
-    return value if plain and all(c.isalnum() or c in _PLAIN for c in value) else repr(value)
 
 
 def unquoted(value):

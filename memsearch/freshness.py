@@ -16,7 +16,7 @@ from typing import Callable
 
 from .db import write_transaction
 from .errors import WatcherError
-from .format import quoted
+from .errors import quoted
 
 COOKIE_PREFIX = ".memsearch-cookie-"
 

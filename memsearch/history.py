@@ -21,7 +21,7 @@ from .dates import held_factor, windows
 from .db import rows_of
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
-from .format import quoted
+from .errors import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
 from .query import Query, plan, unmatched
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,

@@ -11,7 +11,7 @@ from typing import Iterator, NamedTuple
 
 from .cjk import original
 from .errors import AmbiguousSession, InvalidArgument, SessionNotFound
-from .format import quoted
+from .errors import quoted
 from .memory_file import encodable
 
 

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from . import context, metadata
 from .errors import InvalidArgument
-from .format import one_line, quoted
+from .format import one_line
+from .errors import quoted
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text

@@ -20,7 +20,7 @@ from .layout import Layout
 from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
-from .format import quoted
+from .errors import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A batch this large (and at least half the index) is indexed by one FTS5

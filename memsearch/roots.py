@@ -20,7 +20,7 @@ from contextlib import suppress
 from typing import NamedTuple
 
 from .errors import InvalidArgument, MemsearchError, RootNotFound
-from .format import quoted
+from .errors import quoted
 from .memory_file import MIMO_SCOPES, printable_name
 from .settings import given_path, read_config
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .errors import InvalidArgument, MemsearchError
-from .format import quoted
+from .errors import quoted
 from .memory_file import PATH_MAX
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .errors import InvalidArgument, MemsearchError
+from .errors import InvalidArgument, MemsearchError, quoted
 from .memory_file import open_confined
 
 # A hit scoring under this fraction of the top hit's score is noise (with
@@ -84,11 +84,11 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
 def bad_setting(name: str, value) -> str | None:
     """Why ``value`` cannot be setting ``name`` (None: it can). NaN is in no range."""
     if name == "reconcile":
-        return None if isinstance(value, bool) else f"must be true or false, got {value!r:.40}"
+        return None if isinstance(value, bool) else f"must be true or false, got {quoted(value, 40, always=True)}"
     low, high, kind = RANGES[name]
     if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)) \
             or not low <= value <= high:
-        return f"must be a {'whole ' if kind is int else ''}number from {low} to {high}, got {value!r:.40}"
+        return f"must be a {'whole ' if kind is int else ''}number from {low} to {high}, got {quoted(value, 40, always=True)}"
     return None
 
 

@@ -10,8 +10,8 @@ import weakref
 from typing import Any, Mapping, NamedTuple
 
 from . import discover, session_context as sc
-from .errors import MemsearchError, NotAMemoryFile
-from .format import hit_block, hit_line, one_line, quoted, result_dict, unmatched_line, unquoted
+from .errors import MemsearchError, NotAMemoryFile, quoted
+from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex, SearchResult
 from .memory_file import PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -283,7 +283,7 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
         with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
     except OSError as ex:
-        raise ToolArgumentError(f"cannot read {path!r}: {ex.strerror}") from None
+        raise ToolArgumentError(f"cannot read {quoted(path, 200, always=True)}: {ex.strerror}") from None
     finally:
         os.close(fd)
     reason = not_text(raw)  # as the indexer judges it: no memory file, and no text for a model

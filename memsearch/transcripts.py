@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from . import fingerprint
-from .errors import RootNotFound
+from .errors import RootNotFound, quoted
 from .fingerprint import RACY_NS, Fingerprint
 from .memory_file import below, open_confined, printable_name
 
@@ -276,7 +276,7 @@ def resolve_root(folder: str | os.PathLike | None) -> str:
     try:
         path = os.path.realpath(given)
     except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no folder has that name
-        raise RootNotFound(f"transcript folder does not exist: {given!r}") from None
+        raise RootNotFound(f"transcript folder does not exist: {quoted(given, 200, always=True)}") from None
     projects = os.path.join(path, "projects")
     if os.path.isdir(projects):
         try:

@@ -56,7 +56,8 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors(tmp_path):
     write(tmp_path / "r", "global/g/a.md", "alpha note\n")
     with MemoryIndex(tmp_path / "r", db_path=tmp_path / "db") as idx:
         for bad in (lambda: idx.search(None), lambda: idx.search(5), lambda: idx.search("alpha", floor="0.5"),
-                    lambda: idx.search("alpha", limit="5")):
+                    lambda: idx.search("alpha", limit="5"), lambda: idx.search("alpha", limit=10 ** 5000),
+                    lambda: idx.search("alpha", floor=-10 ** 5000)):
             with pytest.raises(InvalidArgument):
                 bad()
         assert issubclass(InvalidArgument, MemsearchError) and issubclass(InvalidArgument, ValueError)
