@@ -9,7 +9,7 @@ checkout under /tmp/memsearch-bench/checkouts/src, with its files at their
 upstream paths (``.claude/memory/...``, ``CLAUDE.md``) and a few hundred
 source files around them, so that discovery has something to skip.
 
-Three question sets:
+Four question sets:
 
 - ``paraphrased`` (bench/agent_questions.tsv): 67 questions written by hand
   the way a user asks, not in the files' own description words, in English
@@ -20,6 +20,9 @@ Three question sets:
   questions, 35 search-box keyword queries and 10 Chinese questions, written
   by a helper that never ran an engine nor saw the first set: a set measured,
   never tuned on.
+- ``blind2`` (bench/agent_questions_blind2.tsv): 60 English questions in
+  a user's own words, short, medium and long, written blind the same way
+  by another helper, after the first two sets showed no English gap.
 - ``descriptions``: generated at run time, never stored here: each memory
   file's frontmatter ``description`` (its author's own words, so easy)
   asks for that file. "English" are the questions without CJK text.
@@ -51,6 +54,7 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 SOURCE_FILES = 300  # per checkout: discovery must pass over them
 QUESTIONS = BENCH / "agent_questions.tsv"
 BLIND = BENCH / "agent_questions_blind.tsv"
+BLIND2 = BENCH / "agent_questions_blind2.tsv"
 
 
 def _rows(path: Path, header: list[str]) -> list[list[str]]:
@@ -66,10 +70,15 @@ def paraphrased() -> list[tuple[str, str, str, str]]:
     return [(f"q{n}", question, gold, f"{lang}/{split}") for n, (lang, split, question, gold) in enumerate(rows, 1)]
 
 
-def blind() -> list[tuple[str, str, str, str]]:
-    """(qid, question, gold path, kind) of the set written blind."""
-    return [(f"b{n}", question, gold, kind)
-            for n, (kind, question, gold) in enumerate(_rows(BLIND, ["kind", "question", "gold"]), 1)]
+def blind(path: Path = BLIND, prefix: str = "b") -> list[tuple[str, str, str, str]]:
+    """(qid, question, gold path, kind) of a set written blind."""
+    return [(f"{prefix}{n}", question, gold, kind)
+            for n, (kind, question, gold) in enumerate(_rows(path, ["kind", "question", "gold"]), 1)]
+
+
+def _length(question: str) -> str:
+    words = len(question.split())
+    return "short" if words <= 7 else "medium" if words <= 14 else "long"
 
 
 def lay_out(corpora: Path) -> tuple[Path, list[tuple[str, str, str]]]:
@@ -142,7 +151,7 @@ def run(cls, src: Path, questions: list) -> list:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--questions", choices=("paraphrased", "blind", "descriptions", "both", "all"),
+    ap.add_argument("--questions", choices=("paraphrased", "blind", "blind2", "descriptions", "both", "all"),
                     default="all", help="both: paraphrased and descriptions")
     ap.add_argument("--misses", action="store_true",
                     help="list the paraphrased and blind questions memsearch misses at 5")
@@ -160,6 +169,10 @@ def main() -> None:
         sets.append(("blind", blind(), (
             ("all", lambda c: True), ("English", lambda c: c == "en"), ("keywords", lambda c: c == "kw"),
             ("Chinese", lambda c: c == "zh"))))
+    if args.questions in ("blind2", "all"):
+        asked = [(qid, text, gold, _length(text)) for qid, text, gold, _ in blind(BLIND2, "c")]
+        sets.append(("blind2", asked, (("English", lambda c: True), *((f"English, {c}", c.__eq__)
+                                                                      for c in ("short", "medium", "long")))))
     if args.questions in ("descriptions", "both", "all"):
         asked = [(qid, text, gold, "cjk" if CJK.search(text) else "en") for qid, text, gold in generated]
         sets.append(("descriptions", asked, (("all", lambda c: True), ("English", lambda c: c == "en"))))
