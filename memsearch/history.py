@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
-from .dates import held_factor, windows
+from .dates import held_factor, uncounted, windows
 from .db import rows_of
 from .errors import InvalidArgument, MemsearchError
 from .history_refresh import HistoryReport, Progress
 from .format import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
-from .query import Query, plan, unmatched
+from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
@@ -172,7 +172,7 @@ class HistoryIndex(db.Opened):
         if since is not None and after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                   f" got {quoted(since, 80, always=True)}")
-        planned = plan(query)  # before any I/O: a bad query costs nothing
+        planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
         report = self.refresh(progress, history_refresh.REFRESH_SECONDS) if refresh else None
         held = windows(query)
 
@@ -451,6 +451,16 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
             if found:
                 out[mid, term] = found
     return out
+
+
+def ranked_plan(query: str, planned: Query) -> Query:
+    """``planned`` (plan(query)) without the words of the days ``query`` counts back, nor the pairs across
+    them (dates.uncounted; windows() ranks the sessions held then higher), unless only stop words are left."""
+    text = uncounted(query)
+    if text == query or all(w.casefold() in STOP_WORDS for w in words(text)):
+        return planned
+    fewer = plan(text)
+    return Query(fewer.terms, tuple(p for p in fewer.pairs if p in planned.pairs))
 
 
 def _file(root: str, path: str) -> str:
