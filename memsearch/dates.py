@@ -91,6 +91,13 @@ def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def uncounted(text: str) -> str:
+    """``text`` without the days it counts back ("two weeks ago", "in the past three months"), for ranking:
+    they say when a session was held, which a session rarely says so, and matched as words they lift the
+    sessions that happen to say "weeks" or "ago". "last week", "yesterday" stay: a session tells of them so."""
+    return _BACK.sub(lambda m: m[0] if m["last"] else " ", text)
+
+
 def _days(count: str, unit: str) -> int:
     return (int(count) if count.isdigit() else _COUNT[count.lower()]) * _DAYS[unit.lower()]
 

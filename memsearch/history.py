@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
-from .dates import held_factor, windows
+from .dates import held_factor, uncounted, windows
 from .db import rows_of
-from .errors import InvalidArgument, MemsearchError
+from .errors import InvalidArgument, MemsearchError, quoted
 from .history_refresh import HistoryReport, Progress
-from .errors import quoted
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
-from .query import Query, plan, unmatched
+from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
@@ -170,16 +169,16 @@ class HistoryIndex(db.Opened):
         if since is not None and after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                   f" got {quoted(since, 80, always=True)}")
-        planned = plan(query)  # before any I/O: a bad query costs nothing
+        planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
         reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
-        held = windows(query)
+        held, own = windows(query), in_first_person(query)
         counts: dict[str, int] = {}
 
         def run():
             counts.clear()
             pieces, where = self._where(project, session, role, after)
             return (self._run(planned, limit, floor, where, held, counts) if messages else
-                    self._run_sessions(planned, limit, floor, pieces, where, held, counts))
+                    self._run_sessions(planned, limit, floor, pieces, where, held, counts, own))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
             gone = {_file(*row) for row in rows_of(
@@ -249,15 +248,16 @@ class HistoryIndex(db.Opened):
         return pieces, ("".join(f" AND {w}" for w in where), params)
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
-                      counts: dict):
+                      counts: dict, own: bool = False):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
-        the question names), the first FUSED with their best message's (see FUSED); under a role or time
-        filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
+        the question names), the first FUSED with their best message's (the user's if ``own``: see FUSED);
+        under a role or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their
+        best message."""
         fuse, shown = None, limit
         if where == pieces:
             shown = max(limit, FUSED)
             ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
-            fuse = (counts, file_count(self.conn, SESSIONS))
+            fuse = (counts, file_count(self.conn, SESSIONS), own)
         else:
             best: dict[str, float] = {}
             for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
@@ -274,8 +274,9 @@ class HistoryIndex(db.Opened):
         index again: each word's messages are sought within the session's ids instead and scored as BM25
         would, with a word's idf over the kept sessions' messages and its count in a message from the text,
         for the REFINED likeliest of each session alone (_word_counts; the others count each word once).
-        ``fuse``: (pieces holding each word, all pieces): the first FUSED sessions then go by their score
-        plus FUSE_WEIGHT of their best message's, each word's idf over the pieces (see FUSED)."""
+        ``fuse``: (pieces holding each word, all pieces, whether the question is in the first person): the first
+        FUSED sessions then go by their score plus FUSE_WEIGHT of their best message's (then their best of the
+        user's), each word's idf over the pieces (see FUSED)."""
         conn = self.conn
         # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
@@ -299,18 +300,21 @@ class HistoryIndex(db.Opened):
             found.append((session, holds))
         # A word's idf: over the pieces when ``fuse`` counts it (the same whichever sessions are kept),
         # else over the kept sessions' messages.
-        held, pieces = fuse or ({}, 0)
+        held, pieces, own = fuse or ({}, 0, False)
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[str, tuple[int, list[int]]] = {}
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
+        users: set[int] = set()  # the user's messages
         for session, holds in found:
-            rows = rows_of(conn, "SELECT m.id, d.sz FROM history_messages AS m JOIN history_fts_docsize AS d"
+            rows = rows_of(conn, "SELECT m.id, d.sz, m.role FROM history_messages AS m JOIN history_fts_docsize AS d"
                            f" ON d.id = m.id WHERE m.id IN ({{marks}}) AND m.session = ?{where}", list(holds),
                            [session, *params])
-            for mid, size in rows:
+            for mid, size, role in rows:
                 lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
-            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, _ in rows),
+                if role == "user":
+                    users.add(mid)
+            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, *_ in rows),
                           key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
@@ -322,7 +326,7 @@ class HistoryIndex(db.Opened):
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
-            top[session] = max(score.values(), default=0.0)
+            top[session] = max((v for mid, v in score.items() if not own or mid in users), default=0.0)
         if fuse is not None and kept and (most := max(top[s] for s, _ in kept[:FUSED])) > 0:
             scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
             fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])
@@ -454,6 +458,20 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
     return out
 
 
+def in_first_person(query: str) -> bool:
+    return not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
+
+
+def ranked_plan(query: str, planned: Query) -> Query:
+    """``planned`` (plan(query)) without the words of the days ``query`` counts back, nor the pairs across
+    them (dates.uncounted; windows() ranks the sessions held then higher), unless only stop words are left."""
+    text = uncounted(query)
+    if text == query or all(w.casefold() in STOP_WORDS for w in words(text)):
+        return planned
+    fewer = plan(text)
+    return Query(fewer.terms, tuple(p for p in fewer.pairs if p in planned.pairs))
+
+
 def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
@@ -467,6 +485,10 @@ EXCERPTS = 3
 # (against the best of theirs, on the first session's scale); the later ones keep their order.
 FUSED = 10
 FUSE_WEIGHT = 0.25
+# A question in the first person ("what did I buy?") asks after what its user said: the best message fused is
+# then the best of the user's. A question about others ("what did Caroline paint?") keeps every role's: there
+# (LoCoMo) the "user" is but one of the two people asked about.
+FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 # The messages' FTS5 table.

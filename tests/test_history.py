@@ -1209,6 +1209,18 @@ def test_the_first_sessions_go_by_their_score_and_their_best_messages(history, h
     assert [(h.session, h.score) for h in fused[n:]] == [(h.session, h.score) for h in plain[n:]]
 
 
+def test_a_question_in_the_first_person_fuses_the_best_of_the_users_messages(history, hroot, monkeypatch):
+    """"my pgbouncer port" asks after what the user said: a session whose best message is a reply no
+    longer rises over one whose user said the words, as it does for a question about no one."""
+    spread = transcript(hroot, [line("user", "pgbouncer")], session="spread")
+    append(spread, *(line("user", text) for text in ["port", "pgbouncer again", "the port", "port", "pgbouncer"]))
+    replied = transcript(hroot, [line("user", "pgbouncer"), line("assistant", "pgbouncer port")], session="replied")
+    append(replied, *(line("assistant", text) for text in ["lunch", "a walk", "the weather", "tea", "cake"]))
+    monkeypatch.setattr(history_module, "FUSE_WEIGHT", 2.0)
+    assert [h.session for h in history.search("the pgbouncer port", floor=0.0)] == ["replied", "spread"]
+    assert [h.session for h in history.search("my pgbouncer port", floor=0.0)] == ["spread", "replied"]
+
+
 def test_the_first_sessions_order_is_the_same_whatever_the_limit(history, hroot):
     """What fuses a session's best message in is read for the first FUSED whatever ``limit`` asks, and
     each word's idf is over all the pieces: a smaller or larger limit shows a prefix of one order."""

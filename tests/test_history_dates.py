@@ -11,6 +11,8 @@ import pytest
 from conftest import line, run_memsearch, transcript
 from memsearch import HistoryIndex, migrate
 from memsearch.dates import Window, windows
+from memsearch.history import ranked_plan
+from memsearch.query import plan
 
 
 def _days(first: str, last: str) -> Window:
@@ -77,6 +79,27 @@ def test_counting_back_goes_from_the_clock(tmp_path):
                       "--db", tmp_path / "index.db", "--json")
     assert r.returncode == 0, r.stderr
     assert [hit["session"] for hit in json.loads(r.stdout)["results"]] == ["a-fortnight", "b-recent"]
+
+
+@pytest.mark.parametrize("text, terms", [
+    ("which book did I finish a week ago?", ["book", "finish"]),
+    ("did I bake something in the past two weeks", ["bake", "something"]),
+    ("where did I go last week?", ["go", "last", "week"]),  # a session tells of "last week" so
+    ("two weeks ago", ["two", "weeks", "ago"]),  # nothing else to rank by
+])
+def test_the_days_counted_back_are_not_ranked_as_words(text, terms):
+    assert [t.strip('"') for t in ranked_plan(text, plan(text)).terms] == terms
+
+
+def test_a_session_saying_weeks_ago_is_not_lifted(tmp_path):
+    """"a week ago" says when (the clock's, so no session here is held then): the session that says
+    "week" and "ago" does not outrank the one about the book."""
+    root = tmp_path / "projects"
+    held(root, "a-book", "2023-05-01", "I finished the book on deploy tokens, a long book")
+    held(root, "b-week", "2023-05-02", "a week ago the book club met; a week ago, two weeks ago, every week")
+    with HistoryIndex(root, tmp_path / "index.db") as h:
+        for messages in (False, True):
+            assert h.search("which book did I finish a week ago?", messages=messages)[0].session == "a-book"
 
 
 def held(hroot, session: str, when: str, text: str, until: str | None = None) -> None:
