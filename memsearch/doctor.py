@@ -14,9 +14,8 @@ from contextlib import closing, suppress
 from typing import NamedTuple
 
 from . import db as db_mod, migrate, search as search_mod
-from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew
+from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew, quoted
 from .format import one_line
-from .errors import quoted
 from .prepare import read_text
 from .query import plan
 from .settings import BUSY_TIMEOUT_S

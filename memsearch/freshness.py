@@ -15,8 +15,7 @@ from contextlib import suppress
 from typing import Callable
 
 from .db import write_transaction
-from .errors import WatcherError
-from .errors import quoted
+from .errors import WatcherError, quoted
 
 COOKIE_PREFIX = ".memsearch-cookie-"
 

@@ -10,8 +10,7 @@ import sqlite3
 from typing import Iterator, NamedTuple
 
 from .cjk import original
-from .errors import AmbiguousSession, InvalidArgument, SessionNotFound
-from .errors import quoted
+from .errors import AmbiguousSession, InvalidArgument, SessionNotFound, quoted
 from .memory_file import encodable
 
 

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from . import __version__, db, fingerprint, migrate, roots as roots_mod, search as search_mod
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
-from .errors import InvalidArgument, UnknownFilter
-from .errors import quoted
+from .errors import InvalidArgument, UnknownFilter, quoted
 from .query import plan, unmatched
 from .reconcile import (KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
                         stored_rows)

@@ -12,9 +12,8 @@ from itertools import islice
 from typing import NamedTuple
 
 from . import context, metadata
-from .errors import InvalidArgument
+from .errors import InvalidArgument, quoted
 from .format import one_line
-from .errors import quoted
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text

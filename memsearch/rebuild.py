@@ -11,8 +11,7 @@ import os
 from typing import NamedTuple
 
 from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
-from .errors import InvalidArgument, SessionNotFound
-from .errors import quoted
+from .errors import InvalidArgument, SessionNotFound, quoted
 from .identity import mimo_project_id, zcode_project_folder
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
 from .roots import AGENT_KINDS, Root, resolve

@@ -14,13 +14,12 @@ from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .db import Cached, bulk_indexing, write_transaction
-from .errors import RootNotFound
+from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
 from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
-from .errors import quoted
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A batch this large (and at least half the index) is indexed by one FTS5

@@ -19,8 +19,7 @@ import os
 from contextlib import suppress
 from typing import NamedTuple
 
-from .errors import InvalidArgument, MemsearchError, RootNotFound
-from .errors import quoted
+from .errors import InvalidArgument, MemsearchError, RootNotFound, quoted
 from .memory_file import MIMO_SCOPES, printable_name
 from .settings import given_path, read_config
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import InvalidArgument, MemsearchError
-from .errors import quoted
+from .errors import InvalidArgument, MemsearchError, quoted
 from .memory_file import PATH_MAX
 
 
