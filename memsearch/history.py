@@ -186,7 +186,8 @@ class HistoryIndex(db.Opened):
             return [hit for hit in answer[0] if hit.file not in gone], answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
-        report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None  # counts, skipped, seconds
+        # The refreshes' reports summed: counts, skipped files, seconds.
+        report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:

@@ -88,7 +88,8 @@ def bad_setting(name: str, value) -> str | None:
     low, high, kind = RANGES[name]
     if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)) \
             or not low <= value <= high:
-        return f"must be a {'whole ' if kind is int else ''}number from {low} to {high}, got {quoted(value, 40, always=True)}"
+        kind_of = "whole number" if kind is int else "number"
+        return f"must be a {kind_of} from {low} to {high}, got {quoted(value, 40, always=True)}"
     return None
 
 
