@@ -26,7 +26,8 @@ from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
-from .settings import DEFAULT_LIMIT, Settings, checked_number, given_path, given_settings, read_config
+from .settings import (DEFAULT_LIMIT, Settings, checked_number, checked_progress, given_path, given_settings,
+                       read_config)
 from .memory_file import below, encodable
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
@@ -138,6 +139,7 @@ class HistoryIndex(db.Opened):
 
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
+        checked_progress(progress)
         self._follow()
         return self._guarded(lambda: self._refill(progress, seconds), refill=False)
 

@@ -17,7 +17,7 @@ from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, checked_number, given_settings
+from .settings import DEFAULT_LIMIT, Settings, checked_number, checked_progress, given_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -111,6 +111,7 @@ class MemoryIndex(db.Opened):
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the roots and bring the index in step with the files (nested instruction files
         too); the report counts what the roots leave out (:meth:`left_out`)."""
+        checked_progress(progress)
         self._follow()
         report = self._guarded(lambda: self._reconcile(progress), refill=False)
         return report._replace(left_out=tuple(self.left_out()))
@@ -156,6 +157,7 @@ class MemoryIndex(db.Opened):
     def refresh(self, progress: Progress | None = None) -> ReconcileReport:
         """Bring the index up to date with every change made so far: a cookie handshake with a
         healthy watcher of the roots, else a :meth:`reconcile`; ``self.freshness`` says which."""
+        checked_progress(progress)
         started = time.perf_counter()
         self._follow()
         reason = self._guarded(lambda: sync_with_watcher(self.conn, self.roots, self.settings.sync_timeout), refill=False)
@@ -244,12 +246,17 @@ class MemoryIndex(db.Opened):
 
     def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
         """(scope, scope id, files) indexed now, most files first: the values ``scope_id`` can take."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidArgument(f"limit must be a whole number of at least 1, got {quoted(limit, 40, always=True)}")
+        limit = min(limit, 1 << 62)  # SQLite binds 64 bits
         sql = ("SELECT scope, scope_id, count(*) AS n FROM memory_fts WHERE scope_id IS NOT NULL"
                " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
         return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
     def paths(self, root: Root) -> list[str]:
         """The index paths of the files indexed now under one root of this index (else KeyError)."""
+        if not isinstance(root, Root):
+            raise InvalidArgument(f"root must be a memsearch.Root, got {type(root).__name__}")
         sql = "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)"
         key = self.layout.keys.get(root)
         if key is None:  # a Root as the caller built it (no folder, or no name): resolved, it may be ours

@@ -100,6 +100,13 @@ def checked_number(name: str, value):
     return value
 
 
+def checked_progress(progress):
+    """A caller's progress callback (None: none), checked where it enters, not when first called mid-walk."""
+    if progress is not None and not callable(progress):
+        raise InvalidArgument(f"progress must be called as progress(done, total), got {type(progress).__name__}")
+    return progress
+
+
 def given_path(value, must_be: str) -> str:
     """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>")."""
     path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None

@@ -245,9 +245,11 @@ def test_bad_search_arguments_are_memsearch_errors(history, hroot):
 
     transcript(hroot, [line("user", "alpha")])
     for kw in ({"role": "robot"}, {"since": "soon"}, {"since": 5}, {"role": 3}, {"limit": 0}, {"limit": "5"},
-               {"session": 7}):
+               {"session": 7}, {"progress": 5}):
         with pytest.raises(InvalidArgument):
             history.search("alpha", **kw, messages=True)
+    with pytest.raises(InvalidArgument):
+        history.refresh(progress="every")
     with pytest.raises(MemsearchError):
         history.search(5, messages=True)
     assert issubclass(InvalidArgument, ValueError)  # what these raised before
