@@ -93,13 +93,17 @@ def test_the_days_counted_back_are_not_ranked_as_words(text, terms):
 
 def test_a_session_saying_weeks_ago_is_not_lifted(tmp_path):
     """"a week ago" says when (the clock's, so no session here is held then): the session that says
-    "week" and "ago" does not outrank the one about the book."""
+    "week" and "ago" does not outrank the one about the book, through the library and the installed command."""
     root = tmp_path / "projects"
     held(root, "a-book", "2023-05-01", "I finished the book on deploy tokens, a long book")
     held(root, "b-week", "2023-05-02", "a week ago the book club met; a week ago, two weeks ago, every week")
     with HistoryIndex(root, tmp_path / "index.db") as h:
         for messages in (False, True):
             assert h.search("which book did I finish a week ago?", messages=messages)[0].session == "a-book"
+    r = run_memsearch("history", "which book did I finish a week ago?", "--history-root", root,
+                      "--db", tmp_path / "index.db", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [hit["session"] for hit in json.loads(r.stdout)["results"]] == ["a-book", "b-week"]
 
 
 def held(hroot, session: str, when: str, text: str, until: str | None = None) -> None:
