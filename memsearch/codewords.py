@@ -368,7 +368,15 @@ def unexpand_marked(chars: list[list]) -> list[list]:
         else:
             out.append(list(chars[i]))
         i += 1
+    # A dot or slash between two marked words joins them: ASP.NET is asked for as ASP and .NET, and
+    # reads as one match (<<ASP.NET>>), as FTS5 marks a phrase (<<Node.js>>).
+    for j in range(1, len(out) - 1):
+        if out[j - 1][1] and out[j + 1][1] and not out[j][1] and out[j][0] in _JOINERS:
+            out[j][1] = True
     return out
+
+
+_JOINERS = frozenset("./\\:@-")
 
 
 def _first_marker(chars: list) -> str | None:

@@ -59,6 +59,8 @@ TREE = {
     "accents/hebrew-other.md": "שלומית כתבה את הקובץ.\n",
     "accents/ascii-git.md": "Git stores objects by their hash.\n",
     "lang/cpp17.md": "The engine targets C++17 and clang 16.\n",
+    "net/aspnet.md": "The public API is built with ASP.NET Core and minimal APIs.\n",
+    "net/asp.md": "The legacy site still has classic ASP pages from 2003.\n",
     "lang/c99.md": "The firmware targets C99 and gcc.\n",
     "code/utf-dash.md": "All files are UTF-8 without a BOM, since Python 3 reads them so.\n",
     "code/uber.md": "ÜberClient wraps the ride API.\n",
@@ -80,6 +82,7 @@ CASES = [
     ("F#", "lang/fsharp.md", "<<F#>>"),
     (".NET", "net/dotnet.md", "<<.NET>>"),
     (".net 8", "net/dotnet.md", "<<.NET>>"),
+    ("ASP.NET", "net/aspnet.md", "<<ASP.NET>>"),  # asked for as ASP and .NET, marked as one
     ("net layer", "net/layer.md", "<<net>> <<layer>>"),
     ("getUser", "code/getuser.md", "<<getUserById>>"),
     ("getUserById", "code/getuser.md", "<<getUserById>>"),
