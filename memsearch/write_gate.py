@@ -10,7 +10,7 @@ import os
 import re
 import unicodedata
 
-from .errors import InvalidArgument, MemsearchError
+from .errors import InvalidArgument, MemsearchError, quoted
 from .memory_file import MIMO_SCOPES, PATH_MAX, is_hidden
 from .settings import given_path
 
@@ -69,7 +69,7 @@ def check_write(target: str | os.PathLike, *, agent: str, memory_root: str | os.
     root = _root(memory_root, "memory_root", base=wt)
     project_id, session_id = _id(project_id, "project_id"), _id(session_id, "session_id")
     if task_id is not None and not (isinstance(task_id, str) and TASK_ID.fullmatch(task_id)):
-        raise InvalidArgument(f"task_id must look like T3 or T3.1.2, got {task_id!r}")
+        raise InvalidArgument(f"task_id must look like T3 or T3.1.2, got {quoted(task_id, 80, always=True)}")
     if not isinstance(write_enabled, bool):
         raise InvalidArgument("write_enabled must be True or False")
 
@@ -310,20 +310,21 @@ def _root(value, name, base=None):
     if "\0" in text:
         raise InvalidArgument(f"{name} contains a NUL byte")
     if text[:1] in ("~", "$", "%"):  # never joined onto the worktree as a folder of that name
-        raise InvalidArgument(f"{name} must be expanded first (os.path.expanduser, expandvars), got {text[:80]!r}")
+        raise InvalidArgument(f"{name} must be expanded first (os.path.expanduser, expandvars),"
+                              f" got {quoted(text, 80, always=True)}")
     text = text.replace("\\", "/")
     if text.startswith("//"):
-        raise InvalidArgument(f"{name} must be a local absolute path, got {text!r}")
+        raise InvalidArgument(f"{name} must be a local absolute path, got {quoted(text, 80, always=True)}")
     if text.startswith("/"):
         return "/", _collapse(text[1:].split("/"))
     if _DRIVE.match(text) and text[2:3] == "/":
         return text[0].upper() + ":/", _collapse(text[3:].split("/"))
     if base is not None and text and not _DRIVE.match(text):
         return base[0], _collapse(base[1] + tuple(text.split("/")))
-    raise InvalidArgument(f"{name} must be an absolute path, got {text!r}")
+    raise InvalidArgument(f"{name} must be an absolute path, got {quoted(text, 80, always=True)}")
 
 
 def _id(value, name) -> str:
     if not isinstance(value, str) or value in ("", ".", "..") or any(c in value for c in "/\\\0") or _ambiguity(value):
-        raise InvalidArgument(f"{name} must be a single plain path segment, got {value!r}")
+        raise InvalidArgument(f"{name} must be a single plain path segment, got {quoted(value, 80, always=True)}")
     return value

@@ -296,6 +296,16 @@ def test_bad_host_arguments_raise_value_error(change):
         check_write("x.md", **{**CTX, "agent": "main", **change})
 
 
+@pytest.mark.parametrize("change", [dict(worktree="//x" * 100_000), dict(worktree="rel" * 100_000),
+                                    dict(memory_root="~" + "x" * 100_000), dict(project_id="a/" * 100_000),
+                                    dict(task_id="x" * 100_000)])
+def test_a_huge_bad_host_argument_is_quoted_cut(change):
+    """The error echoes the argument as every message does (quoted, cut): not 300 KB of it."""
+    with pytest.raises(InvalidArgument) as info:
+        check_write("x.md", **{**CTX, "agent": "main", **change})
+    assert len(str(info.value)) < 300 and str(info.value).endswith("...")
+
+
 def test_a_target_longer_than_any_path_is_refused_at_once():
     """Each character costs the checks (~1.2 us: 5 MB took 6.4 s); no file has a longer path."""
     with pytest.raises(WriteDenied) as info:
