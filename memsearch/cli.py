@@ -13,7 +13,7 @@ from . import __version__, db, format as fmt, query_args
 from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
                        one_line_errors, open_history, open_index, print_aborted, print_warning, progress_bar,
                        run_history, run_query)
-from .errors import MemsearchError
+from .errors import MemsearchError, quoted
 from .roots import AGENT_KINDS, AGENT_NAMES, KINDS, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 
 # The words query_args' help texts take from the kinds' tables.
@@ -272,8 +272,9 @@ def context(path, session, project, root_spec, budget, as_json):
         budgets = {}
         for given in budget:
             name, _, tokens = given.partition("=")
-            if not (tokens.strip().isascii() and tokens.strip().isdigit()):  # (int() takes ٣ and 3_000 too)
-                raise click.BadParameter(f"{given!r:.60} is not SECTION=TOKENS (e.g. notes=3000)",
+            tokens = tokens.strip()
+            if not (tokens.isascii() and tokens.isdigit()):  # (int() takes ٣ and 3_000 too)
+                raise click.BadParameter(f"{quoted(given, 60, always=True)} is not SECTION=TOKENS (e.g. notes=3000)",
                                          param_hint="--budget")
             budgets[name.strip()] = int(tokens)
         found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
