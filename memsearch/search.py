@@ -63,10 +63,13 @@ def ranking(count: int, fts: str = "memory_fts_idx", weights: tuple[float, ...] 
     return RANKING.format(strings=" UNION ALL ".join([one] * count))
 
 
-def string_params(runs) -> list:
-    """The parameters of :func:`ranking` for ``runs``: Scored strings, or (fts, weight, factor, common)."""
-    return [p for r in runs for p in ((r.weight, r.factor, 0, r.fts) if isinstance(r, Scored)
-                                      else (r[1], r[2], int(r[3]), r[0]))]
+def string_params(scored: list, common: list = ()) -> list:
+    """The parameters of :func:`ranking` for ``scored`` (Scored strings): those in ``common`` last,
+    pruned to the files matching another string (see Pruning)."""
+    others = [s for s in scored if s not in common]
+    rest = " OR ".join(f"({s.fts})" for s in others)
+    return ([p for s in others for p in (s.weight, s.factor, 0, s.fts)]
+            + [p for s in common for p in (s.weight, s.factor, 1, f"{s.fts} AND ({rest})")])
 
 
 # The number of files each string matches (its n), one subquery a string.
@@ -251,7 +254,7 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
     """The ``size`` best rows, pruning where that cannot change them."""
     common = _common(scored, size)
     if common:
-        rows = _ranked(conn, _pruned(scored, common), where, filter_params, size)
+        rows = _ranked(conn, scored, common, where, filter_params, size)
         if len(rows) == size:
             reach = rows[-1][4]
             if reach > sum(s.bound for s in common):
@@ -262,8 +265,8 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
             totals = accumulate(s.bound for s in common)
             fewer = common[:next((n for n, total in enumerate(totals) if total >= reach), len(common))]
             if fewer:
-                return _ranked(conn, _pruned(scored, fewer), where, filter_params, size)
-    return _ranked(conn, [(s.fts, s.weight, s.factor, False) for s in scored], where, filter_params, size)
+                return _ranked(conn, scored, fewer, where, filter_params, size)
+    return _ranked(conn, scored, (), where, filter_params, size)
 
 
 def _common(scored: list[Scored], size: int) -> list[Scored]:
@@ -276,17 +279,10 @@ def _common(scored: list[Scored], size: int) -> list[Scored]:
     return sorted(common, key=attrgetter("bound"))
 
 
-def _pruned(scored: list[Scored], common: list[Scored]) -> list[tuple]:
-    """(FTS5 expression, weight, factor, pruned?) of each string."""
-    others = [s for s in scored if s not in common]
-    rest = " OR ".join(f"({s.fts})" for s in others)
-    return ([(s.fts, s.weight, s.factor, False) for s in others]
-            + [(f"{s.fts} AND ({rest})", s.weight, s.factor, True) for s in common])
-
-
-def _ranked(conn, runs: list[tuple], where: str, filter_params: list, size: int) -> list[tuple]:
-    """The ``size`` best (path, scope, scope_id, type, score, id) rows."""
-    sql, params = ranking(len(runs)), string_params(runs)
+def _ranked(conn, scored: list[Scored], common: list[Scored], where: str, filter_params: list,
+            size: int) -> list[tuple]:
+    """The ``size`` best (path, scope, scope_id, type, score, id) rows, ``common`` pruned."""
+    sql, params = ranking(len(scored)), string_params(scored, common)
     if where:
         return conn.execute(SEARCH.format(ranking=sql, filters=where), [*params, *filter_params, size]).fetchall()
     return _top(conn, sql, params, size)

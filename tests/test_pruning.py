@@ -62,9 +62,9 @@ def test_pruned_ranking_equals_the_unpruned_one(index, monkeypatch):
     ways = Counter()
     real = search_mod._ranked
 
-    def spy(conn, runs, where, filter_params, size):
-        rows = real(conn, runs, where, filter_params, size)
-        pruned = sum(1 for run in runs if run[3])
+    def spy(conn, scored, common, where, filter_params, size):
+        rows = real(conn, scored, common, where, filter_params, size)
+        pruned = len(common)
         ways["pruned" if pruned else "unpruned"] += 1
         ways[f"pruned {pruned}"] += bool(pruned)
         return rows
