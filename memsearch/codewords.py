@@ -340,7 +340,7 @@ def unexpand_marked(chars: list[list]) -> list[list]:
     """[char, marked] items of an excerpt without the expansions; a marked
     character inside one marks the word it follows. An excerpt may start or
     end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
-    first = _first_marker(chars)
+    first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
     inside = first == CLOSE  # the excerpt starts inside an expansion
     out: list[list] = []
     lit = False
@@ -377,16 +377,6 @@ def unexpand_marked(chars: list[list]) -> list[list]:
 
 
 _JOINERS = frozenset("./\\:@-")
+# A marker not doubled (a doubled one is the text's own): the first says where an excerpt starts.
+_LONE_MARKER = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|([{OPEN}{CLOSE}])")
 
-
-def _first_marker(chars: list) -> str | None:
-    i, n = 0, len(chars)
-    while i < n:
-        char = chars[i][0]
-        if char in (OPEN, CLOSE):
-            if i + 1 < n and chars[i + 1][0] == char:
-                i += 2
-                continue
-            return char
-        i += 1
-    return None
