@@ -70,8 +70,9 @@ def _parse(text: str) -> Metadata:
     _, raw, body = parts
     if len(raw) > MAX_BLOCK:
         return Metadata(body=text, error=f"frontmatter is too large (over {MAX_BLOCK // 1024} KiB)")
-    data = _simple(raw)
-    if data is _NOT_SIMPLE:
+    try:
+        data = _simple(raw)
+    except _NotSimple:
         try:
             data = _load(raw)
         except TooComplex as ex:
@@ -189,9 +190,6 @@ def _first_line(ex: Exception) -> str:
 # A line of three or more dashes, as python-frontmatter's fence (a test checks they agree).
 FENCE_LINE = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
-_NOT_SIMPLE = object()
-
-
 class _NotSimple(Exception):
     """The block needs the real YAML parser."""
 
@@ -232,40 +230,35 @@ _BUILT = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "ti
 
 def _simple(raw: str):
     """The block as PyYAML reads it, when only one-line ``key: value`` entries (one level of them
-    under a key with no value); else _NOT_SIMPLE."""
+    under a key with no value); else _NotSimple."""
     if _AWKWARD is None:
         _compile()
     if _AWKWARD.search(raw):
-        return _NOT_SIMPLE
+        raise _NotSimple
     data: dict = {}
     parent = None  # the key whose nested mapping indented lines go into
     child_indent = None
-    try:
-        for line in raw.splitlines():
-            if not line.strip() or line[0] == "#":
-                continue
-            match = _LINE.fullmatch(line)
-            if match is None:
-                return _NOT_SIMPLE
-            indent, key, raw_value = match.groups()
-            if key in _NOT_STR_KEYS:  # "on:", "no:", "null:" are a bool or None to YAML
-                raise _NotSimple
-            value = _scalar(raw_value) if raw_value else None
-            if not indent:
-                data[key] = value
-                # Only a key with nothing after it may open a nested mapping
-                # ("key: ~" is a null, and indented lines after it an error).
-                parent, child_indent = (None if raw_value else key), None
-                continue
-            # Indented under a key that has a value, or a deeper level.
-            if parent is None or (child_indent is not None and indent != child_indent):
-                return _NOT_SIMPLE
-            if child_indent is None:
-                child_indent = indent
-                data[parent] = {}
-            data[parent][key] = value
-    except _NotSimple:
-        return _NOT_SIMPLE
+    for line in raw.splitlines():
+        if not line.strip() or line[0] == "#":
+            continue
+        match = _LINE.fullmatch(line)
+        if match is None or match[2] in _NOT_STR_KEYS:  # "on:", "no:", "null:" are a bool or None to YAML
+            raise _NotSimple
+        indent, key, raw_value = match.groups()
+        value = _scalar(raw_value) if raw_value else None
+        if not indent:
+            data[key] = value
+            # Only a key with nothing after it may open a nested mapping
+            # ("key: ~" is a null, and indented lines after it an error).
+            parent, child_indent = (None if raw_value else key), None
+            continue
+        # Indented under a key that has a value, or a deeper level.
+        if parent is None or (child_indent is not None and indent != child_indent):
+            raise _NotSimple
+        if child_indent is None:
+            child_indent = indent
+            data[parent] = {}
+        data[parent][key] = value
     return data or None
 
 
