@@ -226,11 +226,8 @@ def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_
     files = file_count(conn, table)
     count = COUNT.format(fts=table)
     counts = conn.execute("SELECT " + ", ".join([count] * len(runs)), [fts for fts, _, _ in runs]).fetchone()
-    out = []
-    for (fts, weight, is_lucene), n in zip(runs, counts):
-        factor, bound = lucene_factor(files, n, weight, is_lucene)
-        out.append(Scored(fts, weight, factor, n, bound))
-    return out
+    return [Scored(fts, weight, factor, n, bound) for (fts, weight, lucene), n in zip(runs, counts)
+            for factor, bound in [lucene_factor(files, n, weight, lucene)]]
 
 
 def string_runs(query: Query) -> list[tuple[str, float, bool]]:
