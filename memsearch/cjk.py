@@ -22,9 +22,6 @@ import re
 from .codewords import CLOSE, MARKS, OPEN, expand, folded, normalized, unexpand, unexpand_marked
 from .format import split_marks
 
-__all__ = ["DEFAULT_WORD_MODE", "SEPARATOR", "WORD", "WORD_MODES", "bigrams", "cjk_run", "has_cjk", "nfc", "original",
-           "query_terms", "quote", "runs", "segment", "segmented", "stored", "unsegment_snippet"]
-
 # Joins the bigrams of a run and splits it from letters glued to it
 # ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
 # token, rare in text; where text holds it, segment() doubles it.
