@@ -147,20 +147,15 @@ def _shadow(text: str | None) -> tuple[str | None, bool]:
     return (None if spelled == text else spelled), exact
 
 
-_category = None  # unicodedata.category, imported the first time CJK text needs it
-
-
 def _glues(char: str) -> bool:
     """Would unicode61 put ``char`` in the same token as a neighbour?"""
-    global _category
     if char.isalnum():  # letters and numbers: the common case, and fast
         return True
     if char <= "\x7f":
         return False
-    if _category is None:
-        from unicodedata import category as _category
-    category = _category(char)
-    return category[0] == "M" or category == "Co"
+    from unicodedata import category  # (imported the first time CJK text needs it)
+
+    return category(char)[0] == "M" or category(char) == "Co"
 
 
 def bigrams(run: str) -> list[str]:
