@@ -62,10 +62,8 @@ class Batch:
                 return "cookie"  # as urgent
             self.paths.add(f.label)  # the root's own attributes: reconcile it whole
             return "event"
-        if (rel := below(path, f.folder)) is None:
+        if (rel := below(path, f.folder)) is None:  # (else "/"-separated: inotify is Linux's)
             return None
-        if os.sep != "/":
-            rel = rel.replace(os.sep, "/")
         if rel.startswith(COOKIE_PREFIX) and "/" not in rel:
             if kind != "created":
                 return None
