@@ -158,10 +158,8 @@ class EventSource:
             if mask & IN_Q_OVERFLOW:
                 self._on_overflow()
                 continue
-            with self._lock:
-                folder = self._paths.get(wd)
-                if mask & IN_IGNORED:
-                    self._paths.pop(wd, None)
+            with self._lock:  # IN_IGNORED: the watch is gone
+                folder = self._paths.pop(wd, None) if mask & IN_IGNORED else self._paths.get(wd)
             if folder is None or mask & IN_IGNORED:
                 continue
             is_dir = bool(mask & IN_ISDIR)
