@@ -124,10 +124,6 @@ def _letters() -> dict[int, str]:
     return table
 
 
-def _plain_letters(m: re.Match[str]) -> str:
-    return m[0].translate(_letters())
-
-
 def _unicode61_folds(char: str) -> bool:
     """Whether ``remove_diacritics 1`` already folds ``char`` as fold() does:
     a Latin letter with one mark over an ASCII letter (tests/test_code_words.py
@@ -240,7 +236,7 @@ def index_forms(run: str) -> tuple[str, ...]:
 
 def _expand(text: str) -> str:
     adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
-    plain = text if text.isascii() else _LATIN.sub(_plain_letters, text)  # offsets kept
+    plain = text if text.isascii() else _LATIN.sub(lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     caseless = ascii_.translate(_CASELESS)
     for end, name in _symbols(plain, caseless):
