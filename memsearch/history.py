@@ -129,9 +129,7 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("no transcript folder given")
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
-        self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
-        self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))
-        self._walks = history_refresh.Walks()
+        self._walks = history_refresh.Walks(self.roots)
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
@@ -218,7 +216,7 @@ class HistoryIndex(db.Opened):
         return stale
 
     def _real(self, root: str, rel: str) -> str:
-        real = self._reals.get((root, rel))
+        real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
             real = os.path.realpath(_file(root, rel))
             if not below(real, os.path.realpath(root)):
@@ -430,7 +428,7 @@ class HistoryIndex(db.Opened):
                 "messages": messages}
 
     def _refill(self, progress: Progress | None = None, seconds: float | None = history_refresh.REFRESH_SECONDS):
-        return history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds, self._known, self._walks)
+        return history_refresh.refresh(self.conn, self._walks, progress, seconds)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
