@@ -171,7 +171,7 @@ class HistoryIndex(db.Opened):
                                   f" got {quoted(since, 80, always=True)}")
         planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
         reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
-        held, own = windows(query), in_first_person(query)
+        held, own = windows(query), not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
         counts: dict[str, int] = {}
 
         def run():
@@ -454,10 +454,6 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
             if found:
                 out[mid, term] = found
     return out
-
-
-def in_first_person(query: str) -> bool:
-    return not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
 
 
 def ranked_plan(query: str, planned: Query) -> Query:
