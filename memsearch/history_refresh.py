@@ -40,9 +40,8 @@ BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
 # FTS5's automerge is off for history's tables (migrations/0013: one append in 64 paid a large merge);
-# each commit merges in proportion to what it wrote instead.
+# each commit merges in proportion to what it wrote instead: MERGE_PAGES, and a page a message.
 MERGE_PAGES = 16
-MERGE_PAGES_PER_MESSAGE = 1
 
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
@@ -389,7 +388,7 @@ class _Pending:
                 for batch in batches:
                     written = _write(self.conn, batch)
                     rows += len(batch.rows) if written else 0
-                _merge(self.conn, MERGE_PAGES + rows * MERGE_PAGES_PER_MESSAGE)
+                _merge(self.conn, MERGE_PAGES + rows)
         self.messages += rows
         return written
 
