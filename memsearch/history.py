@@ -286,13 +286,11 @@ class HistoryIndex(db.Opened):
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span, seen = 0, dict.fromkeys(query.terms, 0)
         for session, _ in kept:
+            # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session,)).fetchone()
-            if low is None:  # ranked by messages: a session read before its pieces existed has none
-                low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
-                                         (session,)).fetchone()
             holds: dict[int, list[str]] = {}
-            if low is not None:
+            if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 for term in query.terms:
                     for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
