@@ -432,8 +432,11 @@ class HistoryIndex(db.Opened):
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
                          *, roots=None, db_path=None) -> SessionContext:
     """ReadSessionContext as one call over the transcripts of ``roots`` (see :class:`HistoryIndex`)."""
-    with HistoryIndex(roots, db_path) as history:  # opened at first use: a bad argument costs no database
-        return history.read_session_context(session, query, strategy, max_tokens)
+    from .session_context import check_arguments
+
+    args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
+    with HistoryIndex(roots, db_path) as history:
+        return history.read_session_context(*args)
 
 
 def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
