@@ -365,11 +365,10 @@ class HistoryIndex(db.Opened):
 
     def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
         """{id: the message as a hit, its excerpt for ``query``, score 0}."""
-        words = " OR ".join(query.terms)
         rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
                        " WHERE m.id IN ({marks})", ids)
-        excerpts = text_snippets([row[5] for row in rows], words)
+        excerpts = text_snippets([row[5] for row in rows], " OR ".join(query.terms))
         return {mid: HistoryHit(*row, 0.0, excerpt, _file(root, path), bool(side), uuid)
                 for (mid, *row, _, root, path, side, uuid), excerpt in zip(rows, excerpts)}
 
