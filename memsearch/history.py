@@ -129,9 +129,7 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("no transcript folder given")
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
-        self._reals: dict[tuple[str, str], str] = {}  # (root, path): the file find() checked, for _stale
-        self._known = db.Cached(lambda conn: history_refresh.stored_files(conn, self.roots))
-        self._walks = history_refresh.Walks()
+        self._walks = history_refresh.Walks(self.roots)
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
 
@@ -173,7 +171,7 @@ class HistoryIndex(db.Opened):
                                   f" got {quoted(since, 80, always=True)}")
         planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
         reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
-        held, own = windows(query), in_first_person(query)
+        held, own = windows(query), not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
         counts: dict[str, int] = {}
 
         def run():
@@ -218,7 +216,7 @@ class HistoryIndex(db.Opened):
         return stale
 
     def _real(self, root: str, rel: str) -> str:
-        real = self._reals.get((root, rel))
+        real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
             real = os.path.realpath(_file(root, rel))
             if not below(real, os.path.realpath(root)):
@@ -288,13 +286,11 @@ class HistoryIndex(db.Opened):
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span, seen = 0, dict.fromkeys(query.terms, 0)
         for session, _ in kept:
+            # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session,)).fetchone()
-            if low is None:  # ranked by messages: a session read before its pieces existed has none
-                low, high = conn.execute("SELECT min(id), max(id) FROM history_messages WHERE session = ?",
-                                         (session,)).fetchone()
             holds: dict[int, list[str]] = {}
-            if low is not None:
+            if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 for term in query.terms:
                     for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
@@ -369,11 +365,10 @@ class HistoryIndex(db.Opened):
 
     def _found(self, query: Query, ids: list[int]) -> dict[int, HistoryHit]:
         """{id: the message as a hit, its excerpt for ``query``, score 0}."""
-        words = " OR ".join(query.terms)
         rows = rows_of(self.conn, "SELECT m.id, m.session, m.project, m.at, m.role, m.idx_body, f.root, f.path,"
                        " m.sidechain, m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
                        " WHERE m.id IN ({marks})", ids)
-        excerpts = text_snippets([row[5] for row in rows], words)
+        excerpts = text_snippets([row[5] for row in rows], " OR ".join(query.terms))
         return {mid: HistoryHit(*row, 0.0, excerpt, _file(root, path), bool(side), uuid)
                 for (mid, *row, _, root, path, side, uuid), excerpt in zip(rows, excerpts)}
 
@@ -430,7 +425,7 @@ class HistoryIndex(db.Opened):
                 "messages": messages}
 
     def _refill(self, progress: Progress | None = None, seconds: float | None = history_refresh.REFRESH_SECONDS):
-        return history_refresh.refresh(self.conn, self.roots, self._reals, progress, seconds, self._known, self._walks)
+        return history_refresh.refresh(self.conn, self._walks, progress, seconds)
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
@@ -459,10 +454,6 @@ def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[
             if found:
                 out[mid, term] = found
     return out
-
-
-def in_first_person(query: str) -> bool:
-    return not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
 
 
 def ranked_plan(query: str, planned: Query) -> Query:

@@ -40,9 +40,8 @@ BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
 # FTS5's automerge is off for history's tables (migrations/0013: one append in 64 paid a large merge);
-# each commit merges in proportion to what it wrote instead.
+# each commit merges in proportion to what it wrote instead: MERGE_PAGES, and a page a message.
 MERGE_PAGES = 16
-MERGE_PAGES_PER_MESSAGE = 1
 
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
@@ -90,26 +89,21 @@ def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
         roots)}
 
 
-def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progress: Progress | None,
-            seconds: float | None = REFRESH_SECONDS, known: db.Cached | None = None,
-            walks: Walks | None = None) -> HistoryReport:
-    """Bring the rows of ``roots`` in step with their transcripts, reading for ``seconds`` at most (None:
-    until done). ``reals``: (root, path) -> the file find() checked, filled in. ``known``: the stored
-    fingerprints (stored_files), ``walks``: what a long-lived index keeps of its walks."""
-    started = time.perf_counter()
-    if walks is not None:
-        if (report := walks.unchanged(conn, roots)) is not None:
-            return report._replace(seconds=time.perf_counter() - started)
-        walks.begin(roots)
-    known = known or db.Cached(lambda c: stored_files(c, roots))
-    stored = known.get(conn)
+def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
+            seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
+    """Bring the rows of ``walks.roots`` in step with their transcripts, reading for ``seconds`` at most (None:
+    until done)."""
+    started, roots = time.perf_counter(), walks.roots
+    if (report := walks.unchanged(conn)) is not None:
+        return report._replace(seconds=time.perf_counter() - started)
+    walks.begin()
+    stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = [(n, root, t) for n, root in enumerate(roots)
-             for t in find(root, None if walks is None else walks.listings.setdefault(root, {}))]
+    found = [(n, root, t) for n, root in enumerate(roots) for t in find(root, walks.listings.setdefault(root, {}))]
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
-        reals[name] = t.real
+        walks.reals[name] = t.real
         if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
@@ -156,8 +150,7 @@ def refresh(conn: sqlite3.Connection, roots: tuple[str, ...], reals: dict, progr
         _merge(conn, MERGE_PAGES)
     counts["removed"] = len(gone)
     report = HistoryReport(**counts, skipped=tuple(skipped), seconds=time.perf_counter() - started)
-    if walks is not None:
-        walks.end(conn, known.key, found, None if report.deferred or retry else report)
+    walks.end(conn, found, None if report.deferred or retry else report)
     return report
 
 
@@ -167,28 +160,32 @@ MAX_WATCHES = 16384
 
 
 class Walks:
-    """What a long-lived index keeps of its walks: each folder's listing (transcripts.find), and from its second
+    """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``: stored_files), the file
+    find() checked for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
     index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
     stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot
     search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
-    def __init__(self) -> None:
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.known = db.Cached(lambda conn: stored_files(conn, roots))
+        self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
         self._watches: dict[str, int] = {}  # folder -> its watch
-        self._roots: list | None = None  # the roots' db.identity() when the walk began
+        self._identities: list | None = None  # the roots' db.identity() when the walk began
         self._most = 0  # the most folders it watches
         self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
 
-    def unchanged(self, conn: sqlite3.Connection, roots: tuple[str, ...]) -> HistoryReport | None:
+    def unchanged(self, conn: sqlite3.Connection) -> HistoryReport | None:
         """The last complete refresh's report, its counts all unchanged, if nothing changed since; else None."""
         proof, self._proof = self._proof, None
         if proof is None or self._inotify.read(timeout=0):
             return None
         state, aliases, report = proof
         try:
-            if (db.Cached.key_of(conn), [db.identity(root) for root in roots]) != state or any(
+            if (db.Cached.key_of(conn), [db.identity(root) for root in self.roots]) != state or any(
                     fingerprint.of(os.stat(path)) != was for path, was in aliases):
                 return None
         except OSError:
@@ -196,9 +193,9 @@ class Walks:
         self._proof = proof
         return report
 
-    def begin(self, roots: tuple[str, ...]) -> None:
+    def begin(self) -> None:
         """Before a walk: the folders the last one listed watched, and the events so far dropped (it sees them)."""
-        self._roots = None
+        self._identities = None
         if self._inotify is None and self.listings:
             try:
                 from .event_source import max_user_watches, require
@@ -209,21 +206,21 @@ class Walks:
         if self._inotify:
             self._watch()
             self._inotify.read(timeout=0)
-            self._roots = [db.identity(root) for root in roots]
+            self._identities = [db.identity(root) for root in self.roots]
 
-    def end(self, conn: sqlite3.Connection, key: tuple, found: list, report: HistoryReport | None):
+    def end(self, conn: sqlite3.Connection, found: list, report: HistoryReport | None):
         """After a walk (``found``: its (n, root, Transcript)): its new folders watched; ``report`` (None: not
         complete) holds till an event if every folder was watched all through the walk and the index stays as
-        the walk left it (``key``: as it found it, but for the walk's own writes while no other connection
-        committed)."""
-        if not (self._inotify and self._watch() and report is not None and self._roots is not None
-                and None not in self._roots):  # None: a root gone, no proof
+        the walk left it (as it found it, but for the walk's own writes while no other connection committed)."""
+        if not (self._inotify and self._watch() and report is not None and self._identities is not None
+                and None not in self._identities):  # None: a root gone, no proof
             return
+        key = self.known.key
         if conn.total_changes != key[2] and (after := db.Cached.key_of(conn))[1] == key[1]:
             key = after
         unchanged = report.new + report.grown + report.reread + report.unchanged
         aliases = [(t.alias, t.fingerprint) for _, _, t in found if t.alias]
-        self._proof = ((key, self._roots), aliases, HistoryReport(
+        self._proof = ((key, self._identities), aliases, HistoryReport(
             linked=report.linked, unchanged=unchanged, skipped=report.skipped))
 
     def _watch(self) -> bool:
@@ -391,7 +388,7 @@ class _Pending:
                 for batch in batches:
                     written = _write(self.conn, batch)
                     rows += len(batch.rows) if written else 0
-                _merge(self.conn, MERGE_PAGES + rows * MERGE_PAGES_PER_MESSAGE)
+                _merge(self.conn, MERGE_PAGES + rows)
         self.messages += rows
         return written
 

@@ -28,7 +28,7 @@ CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
-                  held: tuple, owners: Cached | None = None) -> list:
+                  held: tuple, owners: Cached) -> list:
     """The ``size`` best (session, score): the pieces' scores summed by session (doubled if held
     at a date the question names), each string read once and counted as its rows come. ``owners``:
     {piece: session} kept between searches (pieces_of), for the searches without a filter or a date."""
@@ -45,7 +45,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
-    owners = owners.get(conn) if owners is not None and not where and not factor_sql[0] else None
+    owners = owners.get(conn) if not where and not factor_sql[0] else None
     known: dict = {}
     if common:
         grow = HELD_FACTOR if held else 1.0

@@ -169,8 +169,7 @@ def _str(value) -> str:
 def _id(value) -> str | None:
     """An id as given if at most MAX_ID_CHARS printable characters, else None (a session falls back to the
     file's name): every hit shows it, and a hostile one could be megabytes or hold escapes."""
-    ok = isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and value.isprintable()
-    return value if ok else None
+    return value if isinstance(value, str) and value and len(value) <= MAX_ID_CHARS and value.isprintable() else None
 
 
 _ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
