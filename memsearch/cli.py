@@ -186,9 +186,7 @@ def query(**params):
     Every word is searched on its own (OR): files matching more and rarer
     words rank higher. Exit status 1 when nothing matched.
     """
-    status = run_query(**params)  # the console script runs it without click, too
-    if status:
-        sys.exit(status)
+    sys.exit(run_query(**params))  # the console script runs it without click, too
 
 
 @main.command(short_help="Update the index now; report what changed.")
@@ -365,8 +363,7 @@ def doctor(fix, as_json, **root_opts):
     with open_index(**root_opts) as idx:
         report = diagnose(idx, fix=fix)
     click.echo(fmt.json_text(report.to_dict()) if as_json else format_report(report))
-    if not report.ok:
-        sys.exit(1)
+    sys.exit(0 if report.ok else 1)
 
 
 # -- conversation history: transcripts, never the memory ------------------
@@ -388,9 +385,7 @@ def history(**params):
     Memory files are searched by `memsearch query`, never here. Exit status
     1 when nothing matched.
     """
-    status = run_history(**params)  # the console script runs it without click, too
-    if status:
-        sys.exit(status)
+    sys.exit(run_history(**params))  # the console script runs it without click, too
 
 
 @main.command("session-context", short_help="Read a past session with a question.")
