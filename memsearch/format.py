@@ -49,7 +49,8 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        command = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
+        # Folded only if it must be: a run of spaces is in the id.
+        command = open_hint(result.hits[0].session, result.query)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
