@@ -95,11 +95,10 @@ def checked_number(name: str, value, prefix: str = "", error: type[Exception] = 
     return value
 
 
-def checked_progress(progress):
+def checked_progress(progress) -> None:
     """A caller's progress callback (None: none), checked where it enters, not when first called mid-walk."""
     if progress is not None and not callable(progress):
         raise InvalidArgument(f"progress must be called as progress(done, total), got {type(progress).__name__}")
-    return progress
 
 
 def given_path(value, must_be: str) -> str:
