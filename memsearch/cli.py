@@ -53,10 +53,8 @@ class Group(click.Group):
         try:
             with one_line_usage():
                 return super().invoke(ctx)
-        except (CommandFailed, MemsearchError) as ex:
-            raise Failure(str(ex)) from None
-        except MemoryError:
-            raise Failure(OUT_OF_MEMORY) from None
+        except (CommandFailed, MemsearchError, MemoryError) as ex:
+            raise Failure(OUT_OF_MEMORY if isinstance(ex, MemoryError) else str(ex)) from None
         except KeyboardInterrupt:
             print_aborted()
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
