@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile, quoted
 from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
-from .index import SCOPES, MemoryIndex, SearchResult
+from .index import SCOPES, MemoryIndex
 from .memory_file import PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
@@ -221,7 +221,13 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
     data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
     if not result.hits:
         data["hint"] = zero_hint(index)
-    return ToolResult(format_search(index, args, result), data)
+        return ToolResult(f"No memory matched {_filters(args)}.\n{data['hint']}", data)
+    lines = [f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
+             " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"]
+    if result.unmatched:
+        lines.insert(0, unmatched_line(result.unmatched))
+    lines += [f"{n}. {hit_line(hit)}\n   {one_line(hit.snippet)}" for n, hit in enumerate(result.hits, 1)]
+    return ToolResult("\n".join(lines), data)
 
 
 def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> None:
@@ -236,17 +242,6 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
-
-
-def format_search(index: MemoryIndex, args: dict, result: SearchResult) -> str:
-    if not result.hits:
-        return f"No memory matched {_filters(args)}.\n{zero_hint(index)}"
-    lines = [f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
-             " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"]
-    if result.unmatched:
-        lines.insert(0, unmatched_line(result.unmatched))
-    lines += [f"{n}. {hit_line(hit)}\n   {one_line(hit.snippet)}" for n, hit in enumerate(result.hits, 1)]
-    return "\n".join(lines)
 
 
 def zero_hint(index: MemoryIndex) -> str:
