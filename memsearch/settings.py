@@ -14,10 +14,6 @@ from .memory_file import open_confined
 # OR-joined words, a file matching one common word); the top hit is kept.
 FLOOR = 0.15
 
-# Reconciling before every query is what makes results never stale; turn it
-# off only when something else (a watcher, a batch job) keeps the index fresh.
-RECONCILE = True
-
 # Fetch this many times the limit from FTS5 (capped) so the floor has
 # candidates to judge while a query stays a bounded amount of work.
 OVERFETCH = 3
@@ -39,23 +35,23 @@ MAX_FILE_BYTES = 2_000_000
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
-# While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms) before
-# walking the tree itself; raise it on a slow or very busy machine.
-SYNC_TIMEOUT_S = 1.0
-
 # A manifest goes into an agent's context, where a list of thousands is noise:
 # it stops here (as Claude Code's memory scan does).
 MANIFEST_LIMIT = 200
 
 
 class Settings(NamedTuple):
-    """The values above as the config file sets them; immutable."""
+    """The settings the config file (or a caller) may change, with their defaults; immutable."""
 
     floor: float = FLOOR
-    reconcile: bool = RECONCILE
+    # Reconciling before every query is what makes results never stale; turn it off only when something else
+    # (a watcher, a batch job) keeps the index fresh.
+    reconcile: bool = True
     max_file_bytes: int = MAX_FILE_BYTES
     manifest_limit: int = MANIFEST_LIMIT
-    sync_timeout: float = SYNC_TIMEOUT_S
+    # While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms)
+    # before walking the tree itself; raise it on a slow or very busy machine.
+    sync_timeout: float = 1.0
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None, each checked; TypeError for an unknown name."""
