@@ -53,10 +53,8 @@ class Group(click.Group):
         try:
             with one_line_usage():
                 return super().invoke(ctx)
-        except (CommandFailed, MemsearchError) as ex:
-            raise Failure(str(ex)) from None
-        except MemoryError:
-            raise Failure(OUT_OF_MEMORY) from None
+        except (CommandFailed, MemsearchError, MemoryError) as ex:
+            raise Failure(OUT_OF_MEMORY if isinstance(ex, MemoryError) else str(ex)) from None
         except KeyboardInterrupt:
             print_aborted()
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
@@ -186,9 +184,7 @@ def query(**params):
     Every word is searched on its own (OR): files matching more and rarer
     words rank higher. Exit status 1 when nothing matched.
     """
-    status = run_query(**params)  # the console script runs it without click, too
-    if status:
-        sys.exit(status)
+    sys.exit(run_query(**params))  # the console script runs it without click, too
 
 
 @main.command(short_help="Update the index now; report what changed.")
@@ -365,8 +361,7 @@ def doctor(fix, as_json, **root_opts):
     with open_index(**root_opts) as idx:
         report = diagnose(idx, fix=fix)
     click.echo(fmt.json_text(report.to_dict()) if as_json else format_report(report))
-    if not report.ok:
-        sys.exit(1)
+    sys.exit(0 if report.ok else 1)
 
 
 # -- conversation history: transcripts, never the memory ------------------
@@ -388,9 +383,7 @@ def history(**params):
     Memory files are searched by `memsearch query`, never here. Exit status
     1 when nothing matched.
     """
-    status = run_history(**params)  # the console script runs it without click, too
-    if status:
-        sys.exit(status)
+    sys.exit(run_history(**params))  # the console script runs it without click, too
 
 
 @main.command("session-context", short_help="Read a past session with a question.")

@@ -143,7 +143,7 @@ def run_history(text, history_root, db_path, project, session, role, since, mess
         print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
                       f" {REFRESH_SECONDS:g} s at most): search again for the rest")
     # A transcript skipped for good (too large, unreadable) is never searched: say so, in one line.
-    skipped = [s for s in (result.refresh.skipped if result.refresh else ()) if s[1] != DEFERRED]
+    skipped = [(path, why) for path, why in (result.refresh.skipped if result.refresh else ()) if why != DEFERRED]
     if skipped and not as_json:  # --json lists them all in its report
         path, reason = skipped[0]
         more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""

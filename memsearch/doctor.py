@@ -209,11 +209,11 @@ def _check_files(index, conn, notes: list[str]) -> Check:
         return Check("files", False, str(ex))
     # Names of a file indexed under another name are left out, as reconcile leaves them.
     hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
-    missing = sorted(seen.files.keys() - stored.keys())
     # A file the indexer reads and skips (unreadable, binary, UTF-16) has no row by design: not missing.
-    read = {path: read_text(path, seen.files[path][0], index.settings.max_file_bytes) for path in missing}
+    read = {path: read_text(path, seen.files[path][0], index.settings.max_file_bytes)
+            for path in sorted(seen.files.keys() - stored.keys())}
     left_out = [got for got in read.values() if isinstance(got, Skipped)]
-    missing = [path for path in missing if not isinstance(read[path], Skipped)]
+    missing = [path for path, got in read.items() if not isinstance(got, Skipped)]
     # Not problems of the index, but files a search cannot show as written: said, never silently.
     for what, found in (("left out of the index", [*seen.skipped, *left_out]),
                         ("indexed as plain text", malformed(conn))):

@@ -4,6 +4,7 @@ of its start-up), read from the query_args table; help, usage errors and every o
 import errno
 import os
 import sys
+from contextlib import suppress
 
 
 def entry() -> None:
@@ -68,8 +69,6 @@ def end_process(code) -> None:
         code = 1
     run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(OSError, ValueError):  # a closed pipe (| head): click has already said so, or nobody listens
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (| head): click has already said so, or nobody listens
-            pass
     os._exit(code)

@@ -49,7 +49,8 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        command = open_hint(result.hits[0].session, result.query)  # folded only if it must be: a run of spaces is in the id
+        # Folded only if it must be: a run of spaces is in the id.
+        command = open_hint(result.hits[0].session, result.query)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -86,17 +87,17 @@ def unmatched_line(words, what: str = "memory file") -> str:
 
 def result_json(result, encoding: str = "utf-8") -> str:
     """A memory or history result as JSON (a history hit with the command that opens its session)."""
-    history = hasattr(result, "refresh")
     payload = result_dict(result)
-    if history:
+    if hasattr(result, "refresh"):  # history
         for shown, hit in zip(payload["results"], result.hits):
             shown["open"] = open_hint(hit.session, result.query)
-    if history and result.refresh is not None:
-        payload["refresh"] = result.refresh.to_dict()
-    if not history and result.reconcile is not None:
-        payload["reconcile"] = report_dict(result.reconcile, brief=True)
-    if not history and result.freshness is not None:
-        payload["freshness"] = result.freshness.to_dict()
+        if result.refresh is not None:
+            payload["refresh"] = result.refresh.to_dict()
+    else:
+        if result.reconcile is not None:
+            payload["reconcile"] = report_dict(result.reconcile, brief=True)
+        if result.freshness is not None:
+            payload["freshness"] = result.freshness.to_dict()
     return json_text(payload, encoding)
 
 

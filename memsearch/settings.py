@@ -14,10 +14,6 @@ from .memory_file import open_confined
 # OR-joined words, a file matching one common word); the top hit is kept.
 FLOOR = 0.15
 
-# Reconciling before every query is what makes results never stale; turn it
-# off only when something else (a watcher, a batch job) keeps the index fresh.
-RECONCILE = True
-
 # Fetch this many times the limit from FTS5 (capped) so the floor has
 # candidates to judge while a query stays a bounded amount of work.
 OVERFETCH = 3
@@ -39,23 +35,23 @@ MAX_FILE_BYTES = 2_000_000
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
-# While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms) before
-# walking the tree itself; raise it on a slow or very busy machine.
-SYNC_TIMEOUT_S = 1.0
-
 # A manifest goes into an agent's context, where a list of thousands is noise:
 # it stops here (as Claude Code's memory scan does).
 MANIFEST_LIMIT = 200
 
 
 class Settings(NamedTuple):
-    """The values above as the config file sets them; immutable."""
+    """The settings the config file (or a caller) may change, with their defaults; immutable."""
 
     floor: float = FLOOR
-    reconcile: bool = RECONCILE
+    # Reconciling before every query is what makes results never stale; turn it off only when something else
+    # (a watcher, a batch job) keeps the index fresh.
+    reconcile: bool = True
     max_file_bytes: int = MAX_FILE_BYTES
     manifest_limit: int = MANIFEST_LIMIT
-    sync_timeout: float = SYNC_TIMEOUT_S
+    # While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms)
+    # before walking the tree itself; raise it on a slow or very busy machine.
+    sync_timeout: float = 1.0
 
     def with_overrides(self, **values) -> "Settings":
         """A copy with the values given that are not None, each checked; TypeError for an unknown name."""
@@ -63,15 +59,14 @@ class Settings(NamedTuple):
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
         settings = self._replace(**{k: v for k, v in values.items() if v is not None})
         for name, value in zip(self._fields, settings):
-            if (why := bad_setting(name, value)) is not None:
-                raise InvalidArgument(f"settings: {name} {why}")
+            checked_number(name, value, "settings: ")
         return settings
 
 
-# The range and type of each numeric setting (the config file's and a caller's Settings alike), and of a
-# search's limit, checked by the same rule.
-RANGES = {"floor": (0.0, 1.0, float), "max_file_bytes": (1, 1 << 34, int), "manifest_limit": (1, 1 << 31, int),
-          "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
+# The range and type of each setting (the config file's and a caller's Settings alike), and of a search's limit,
+# checked by the same rule.
+RANGES = {"floor": (0.0, 1.0, float), "reconcile": (False, True, bool), "max_file_bytes": (1, 1 << 34, int),
+          "manifest_limit": (1, 1 << 31, int), "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
 
 
 def given_settings(settings: Settings | None, **overrides) -> Settings:
@@ -81,30 +76,25 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
     return (settings or load_settings()).with_overrides(**overrides)
 
 
-def bad_setting(name: str, value) -> str | None:
-    """Why ``value`` cannot be setting ``name`` (None: it can). NaN is in no range."""
-    if name == "reconcile":
-        return None if isinstance(value, bool) else f"must be true or false, got {quoted(value, 40, always=True)}"
+def checked_number(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument):
+    """``value`` if it can be setting ``name`` (or a search's limit, its floor), else ``error`` saying why. NaN is
+    in no range."""
     low, high, kind = RANGES[name]
-    if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)) \
-            or not low <= value <= high:
-        kind_of = "whole number" if kind is int else "number"
-        return f"must be a {kind_of} from {low} to {high}, got {quoted(value, 40, always=True)}"
-    return None
-
-
-def checked_number(name: str, value):
-    """A search's own ``value`` for ``name`` (its limit, its floor), checked as the setting is."""
-    if (why := bad_setting(name, value)) is not None:
-        raise InvalidArgument(f"{name} {why}")
+    if kind is bool:
+        fits, rule = isinstance(value, bool), "true or false"
+    else:
+        fits = not isinstance(value, bool) and isinstance(value, (int,) if kind is int else (int, float)) \
+            and low <= value <= high
+        rule = f"a {'whole number' if kind is int else 'number'} from {low} to {high}"
+    if not fits:
+        raise error(f"{prefix}{name} must be {rule}, got {quoted(value, 40, always=True)}")
     return value
 
 
-def checked_progress(progress):
+def checked_progress(progress) -> None:
     """A caller's progress callback (None: none), checked where it enters, not when first called mid-walk."""
     if progress is not None and not callable(progress):
         raise InvalidArgument(f"progress must be called as progress(done, total), got {type(progress).__name__}")
-    return progress
 
 
 def given_path(value, must_be: str) -> str:
@@ -174,10 +164,5 @@ def read_config() -> dict:
 
 def load_settings() -> Settings:
     conf = read_config()
-    values = {}
-    for name in Settings._fields:
-        if name in conf:
-            if (why := bad_setting(name, conf[name])) is not None:
-                raise MemsearchError(f"config: {name} {why}")
-            values[name] = conf[name] if name == "reconcile" else RANGES[name][2](conf[name])
-    return Settings(**values)
+    return Settings(**{name: RANGES[name][2](checked_number(name, conf[name], "config: ", MemsearchError))
+                       for name in Settings._fields if name in conf})

@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile, quoted
 from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
-from .index import SCOPES, MemoryIndex, SearchResult
+from .index import SCOPES, MemoryIndex
 from .memory_file import PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
@@ -80,15 +80,6 @@ def _scope_words(scopes) -> str:
     return ", ".join(_SCOPE_WORDS.get(s, s) for s in scopes)
 
 
-def _filter_words(scopes, types) -> str:
-    """The description's last paragraph: the values the scope and type filters take."""
-    filters = f"type = {', '.join(types)}"
-    if scopes:
-        filters = (f"scope = {_scope_words(scopes)}; scopeId = a project, session or checkout id (see the scopeId"
-                   f" parameter); {filters}")
-    return f"\n\nFilters (optional): {filters}."
-
-
 def _text(description: str, most: int = MAX_NAME_CHARS) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": most, "description": description}
 
@@ -96,22 +87,6 @@ def _text(description: str, most: int = MAX_NAME_CHARS) -> dict[str, Any]:
 _LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": TOOL_MAX_LIMIT, "default": TOOL_DEFAULT_LIMIT,
                  "description": f"Most hits to return (1 to {TOOL_MAX_LIMIT}, default {TOOL_DEFAULT_LIMIT})."}
 
-
-def _search_schema(scopes, types) -> dict[str, Any]:
-    """memory_search's arguments for hits of these scopes and types (no scopes: no scope filters)."""
-    scoped = {"scope": {"type": "string", "enum": list(scopes),
-                        "description": f"Only this layer: {_scope_words(scopes)}."},
-              "scopeId": _text("Only this project or session id (the folder name under its scope).")}
-    return object_schema({
-        "query": _text("One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
-                       MAX_QUERY_CHARS),
-        **(scoped if scopes else {}),
-        "type": {"type": "string", "enum": list(types), "description": f"Only this type: {', '.join(types)}."},
-        "limit": dict(_LIMIT_SCHEMA),
-    }, "query")
-
-
-SEARCH_SCHEMA = _search_schema(SCOPES, TYPES)
 
 READ_DESCRIPTION = """\
 Read one memory file whole, by the path a memory_search hit gave (absolute, or relative to the \
@@ -173,7 +148,27 @@ class ToolSpec(NamedTuple):
                 "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}}
 
 
-SEARCH_TOOL = ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION + _filter_words(SCOPES, TYPES), SEARCH_SCHEMA)
+def _search_tool(scopes, types) -> ToolSpec:
+    """memory_search for hits of these scopes and types (no scopes: no scope filters)."""
+    scoped = {"scope": {"type": "string", "enum": list(scopes),
+                        "description": f"Only this layer: {_scope_words(scopes)}."},
+              "scopeId": _text("Only this project or session id (the folder name under its scope).")}
+    schema = object_schema({
+        "query": _text("One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
+                       MAX_QUERY_CHARS),
+        **(scoped if scopes else {}),
+        "type": {"type": "string", "enum": list(types), "description": f"Only this type: {', '.join(types)}."},
+        "limit": dict(_LIMIT_SCHEMA),
+    }, "query")
+    filters = f"type = {', '.join(types)}"  # the description's last paragraph
+    if scopes:
+        filters = (f"scope = {_scope_words(scopes)}; scopeId = a project, session or checkout id (see the scopeId"
+                   f" parameter); {filters}")
+    return ToolSpec(SEARCH_TOOL_NAME, f"{SEARCH_DESCRIPTION}\n\nFilters (optional): {filters}.", schema)
+
+
+SEARCH_TOOL = _search_tool(SCOPES, TYPES)
+SEARCH_SCHEMA = SEARCH_TOOL.input_schema
 READ_TOOL = ToolSpec(READ_TOOL_NAME, READ_DESCRIPTION, READ_SCHEMA)
 HISTORY_TOOL = ToolSpec(HISTORY_TOOL_NAME, HISTORY_DESCRIPTION, HISTORY_SCHEMA)
 CONTEXT_TOOL = ToolSpec(CONTEXT_TOOL_NAME, CONTEXT_DESCRIPTION, sc.SCHEMA)
@@ -184,7 +179,7 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
     """memory_search as this index can answer it: only its roots' scopes and types, and the scope ids indexed now."""
     scopes = list(index.layout.scopes())  # none for plain roots: their hits have no scope
     types = index.layout.types() or TYPES  # a mimo tree's types are its paths': no other would match
-    schema = _search_schema(scopes, types)
+    spec = _search_tool(scopes, types)
     if scopes:
         try:
             index.refresh()  # the ids present now, as a search would see them
@@ -194,8 +189,9 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
             shown = [f"{quoted(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            schema["properties"]["scopeId"]["description"] += f" Indexed now: {_first_ids(shown, len(found))}."
-    return ToolSpec(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION + _filter_words(scopes, types), schema)
+            spec.input_schema["properties"]["scopeId"]["description"] += (
+                f" Indexed now: {_first_ids(shown, len(found))}.")
+    return spec
 
 
 def _first_ids(shown: list[str], found: int) -> str:
@@ -225,7 +221,13 @@ def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResul
     data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
     if not result.hits:
         data["hint"] = zero_hint(index)
-    return ToolResult(format_search(index, args, result), data)
+        return ToolResult(f"No memory matched {_filters(args)}.\n{data['hint']}", data)
+    lines = [f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
+             " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"]
+    if result.unmatched:
+        lines.insert(0, unmatched_line(result.unmatched))
+    lines += [f"{n}. {hit_line(hit)}\n   {one_line(hit.snippet)}" for n, hit in enumerate(result.hits, 1)]
+    return ToolResult("\n".join(lines), data)
 
 
 def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> None:
@@ -240,17 +242,6 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
-
-
-def format_search(index: MemoryIndex, args: dict, result: SearchResult) -> str:
-    if not result.hits:
-        return f"No memory matched {_filters(args)}.\n{zero_hint(index)}"
-    lines = [f"{len(result.hits)} hit{'s' if len(result.hits) > 1 else ''} for {_filters(args)}, best first"
-             " (<< >> mark matched words; excerpts may paraphrase: read the file for exact values):"]
-    if result.unmatched:
-        lines.insert(0, unmatched_line(result.unmatched))
-    lines += [f"{n}. {hit_line(hit)}\n   {one_line(hit.snippet)}" for n, hit in enumerate(result.hits, 1)]
-    return "\n".join(lines)
 
 
 def zero_hint(index: MemoryIndex) -> str:
@@ -320,7 +311,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             return open_memory_file(real_root, root.kind in SCOPE_OF_KIND, parts, shown,
                                     index.settings.max_file_bytes, place)
         except NotAMemoryFile as ex:
-            if first is None or (isinstance(first, NotAMemoryFile) and first.missing and not ex.missing):
+            if first is None or (first.missing and not ex.missing):
                 first = ex
     if _climbs(path):
         raise outside  # the reason that matters, not "hidden" or "not Markdown"

@@ -83,9 +83,8 @@ def check_write(target: str | os.PathLike, *, agent: str, memory_root: str | os.
         _deny(target, "a path with a drive letter cannot be judged beside memory and worktree folders without one"
               f" ({_join(root)}, {_join(wt)})", "ambiguous",
               f"Spell it as the worktree is spelled, as in {_join(wt)}/..., or relative to it.")
+    # Never empty: _split_target refused a last segment "", "." or "..", and _collapse keeps the last name.
     path = (wt[0], _collapse(wt[1] + given)) if given_anchor is None else (given_anchor, _collapse(given))
-    if not path[1]:
-        _deny(target, "it names a file system root, not a file", "invalid", "Name the Markdown file to write.")
     resolved = _join(path)
 
     rel = _below(path, root)
