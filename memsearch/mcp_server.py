@@ -1,11 +1,10 @@
-"""``memsearch mcp``: :mod:`memsearch.tool` served over stdio with the official SDK (1.x or 2.x, imported by
+"""``memsearch mcp``: :mod:`memsearch.tool` served over stdio with the official SDK (2.x, imported by
 :func:`serve`). Nothing a client sends stops the server: even bugs come back as results with ``isError`` set."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import inspect
 import json
 import logging
 import signal
@@ -78,7 +77,7 @@ def serve(index: MemoryIndex) -> None:
 
         raise McpUnavailable(
             f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
-            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
+            f" {shlex.quote(sys.executable)} -m pip install 'mcp>=2.0' 'anyio>=4' (the mcp extra of memsearch-fts)"
         ) from None
 
     import threading
@@ -164,8 +163,7 @@ def _error_reply(ex: Exception):
     unparsed = callable(errors) and any(e.get("type") == "json_invalid" for e in errors())
     code, text = (types.PARSE_ERROR, "Parse error") if unparsed else (types.INVALID_REQUEST, "Invalid Request")
     error = types.JSONRPCError.model_construct(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text))
-    wrapper = getattr(types, "JSONRPCMessage", None)  # SDK 1.x wraps each message in a root model
-    return SessionMessage(wrapper(error) if hasattr(wrapper, "model_fields") else error)
+    return SessionMessage(error)
 
 
 def _build_server(call, specs):
@@ -174,30 +172,11 @@ def _build_server(call, specs):
 
     from . import __version__
 
-    if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # SDK 2.x
-        async def on_list_tools(ctx, params):
-            return types.ListToolsResult(tools=await specs())
+    async def on_list_tools(ctx, params):
+        return types.ListToolsResult(tools=await specs())
 
-        async def on_call_tool(ctx, params):
-            return await call(params.name, params.arguments)
+    async def on_call_tool(ctx, params):
+        return await call(params.name, params.arguments)
 
-        return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                      on_list_tools=on_list_tools, on_call_tool=on_call_tool)
-
-    # SDK 1.x: the call_tool() decorator's contract changed within 1.x, so the handlers go straight into the table.
-    for options in ({"version": __version__, "instructions": INSTRUCTIONS}, {"version": __version__}, {}):
-        try:
-            server = Server(SERVER_NAME, **options)
-            break
-        except TypeError:
-            continue
-
-    async def list_tools(request):
-        return types.ServerResult(types.ListToolsResult(tools=await specs()))
-
-    async def call_tool(request):
-        return types.ServerResult(await call(request.params.name, request.params.arguments))
-
-    server.request_handlers[types.ListToolsRequest] = list_tools
-    server.request_handlers[types.CallToolRequest] = call_tool
-    return server
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)

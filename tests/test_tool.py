@@ -404,7 +404,7 @@ def test_missing_sdk_message(tree, tmp_path):
     assert out.stderr.count("\n") == 1
     assert out.stderr.startswith("Error: memsearch mcp needs")
     # A command that works before memsearch-fts is on PyPI (issue 32): pip for this interpreter, the SDK itself.
-    assert f"{sys.executable} -m pip install 'mcp>=1.0'" in out.stderr and "memsearch-fts[mcp]" not in out.stderr
+    assert f"{sys.executable} -m pip install 'mcp>=2.0'" in out.stderr and "memsearch-fts[mcp]" not in out.stderr
 
 
 # -- hostile reads (issue 14) ------------------------------------------------------
