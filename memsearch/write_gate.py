@@ -33,8 +33,7 @@ _DRIVE = re.compile(r"[A-Za-z]:")
 _SHORT_NAME = re.compile(r"~[0-9]")
 _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
                              | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)})
-# Default-ignorable code points outside the C* categories: they render as
-# nothing, and some file systems (HFS+) drop them from names.
+# Default-ignorable code points outside the C* categories: they render as nothing, and HFS+ drops them from names.
 _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
