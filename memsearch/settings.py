@@ -1,6 +1,5 @@
 """Tunable constants, and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml`` or
-``$MEMSEARCH_CONFIG``) that sets those a user may want to change (README, "Configuration").
-"""
+``$MEMSEARCH_CONFIG``) that sets those a user may want to change (README, "Configuration")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Memory write gate: may this agent write this file? Decided without I/O. Hosts that let models
-write memory with ordinary Write/Edit tools call ``check_write`` before every write; the rules and
-their reasons: docs/write-gate.md.
-"""
+"""Memory write gate: may this agent write this file? Decided without I/O. Hosts that let models write memory
+with ordinary Write/Edit tools call ``check_write`` before every write; rules and reasons: docs/write-gate.md."""
 
 from __future__ import annotations
 
@@ -167,8 +165,7 @@ def _check_sensitive(target, part, instead):
 
 
 def _check_ambiguity(target, given, anchor, roots):
-    """Refuse any segment the host or file system could read as another name
-    (but those spelling out a root exactly: they are the host's own)."""
+    """Refuse any segment the host or file system could read as another name (not those of a root, the host's own)."""
     if anchor is None and given[0].startswith("~"):
         _deny(target, "a leading '~' may be expanded to a home directory", "ambiguous",
               "Pass an absolute path or one relative to the worktree.")
