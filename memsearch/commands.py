@@ -93,8 +93,7 @@ def open_index(root, db_path):
 
 @contextmanager
 def progress_bar(threshold: int, label: str):
-    """A progress callback drawing a bar (click's, imported then) for a total of at least ``threshold``
-    on a terminal."""
+    """A progress callback drawing click's bar (imported then) on a terminal, for a total of ``threshold`` or more."""
     bar = None
     with ExitStack() as stack:
         def progress(done, total):

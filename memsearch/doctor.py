@@ -1,9 +1,7 @@
-"""``memsearch doctor``: check an index against SQLite, FTS5 and the files; with ``fix``, repair
-what was found. The checks, in order: ``database`` (ours, not a newer memsearch's), ``sqlite``,
-``fts5`` (the full-text index against its content), ``files`` (rows against the files) and
-``query`` (open, search and write, rolled back, as a query does). Without ``fix`` nothing changes
-but what any query would change; with it each problem's remedy runs, then the checks again.
-"""
+"""``memsearch doctor``: check an index against SQLite, FTS5 and the files. The checks, in order: ``database``
+(ours, not a newer memsearch's), ``sqlite``, ``fts5`` (the full-text index against its content), ``files`` (rows
+against the files), ``query`` (open, search and write, rolled back). Without ``fix`` nothing changes but what any
+query would change; with it each problem's remedy runs, then the checks again."""
 
 from __future__ import annotations
 

@@ -10,9 +10,8 @@ CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x20
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
-# Besides letters and digits, what a name may hold and still be shown as it is: the punctuation
-# of ordinary file names and ids, single spaces, and the backslash of printable_name's \xNN.
-# A bracket, '·', a quote, two spaces in a row or a control, and it is quoted.
+# Besides letters and digits, what a name may hold and be shown as it is: file-name and id punctuation, single
+# spaces, printable_name's \xNN backslash. A bracket, '·', a quote, two spaces or a control, and it is quoted.
 _PLAIN = frozenset("-_./:@+~,=#%&()! \\")
 
 

@@ -145,8 +145,7 @@ STATUS_UNITS = {"watcher_heartbeat_age": " s", "cookie_ms": " ms", "database_byt
 
 
 def format_status(status: dict) -> str:
-    """One line a field (a root or database path's line breaks and controls escaped); a field with
-    nothing to say (None, an empty list) is left out."""
+    """One line a field (line breaks and controls in a path escaped); a field with nothing to say (None, []) left out."""
     shown = {k.removesuffix("_ms").replace("_", " "): one_line(f"{'; '.join(v) if isinstance(v, list) else v}")
              + STATUS_UNITS.get(k, "") for k, v in status.items()
              if v is not None and v != [] and not (k == "root" and "roots" in status)}

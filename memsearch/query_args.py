@@ -10,7 +10,7 @@ from .settings import DEFAULT_LIMIT, MAX_LIMIT
 
 
 class Option(NamedTuple):
-    names: tuple[str, ...]  # its spellings
+    names: tuple[str, ...]
     key: str  # the keyword click passes it as
     help: str
     flag: bool = False

@@ -1,6 +1,5 @@
 """Tunable constants, and the optional config file (``$XDG_CONFIG_HOME/memsearch/config.toml`` or
-``$MEMSEARCH_CONFIG``) that sets those a user may want to change (README, "Configuration").
-"""
+``$MEMSEARCH_CONFIG``) that sets those a user may want to change (README, "Configuration")."""
 
 from __future__ import annotations
 
@@ -10,12 +9,10 @@ from typing import NamedTuple
 from .errors import InvalidArgument, MemsearchError, quoted
 from .memory_file import open_confined
 
-# A hit scoring under this fraction of the top hit's score is noise (with
-# OR-joined words, a file matching one common word); the top hit is kept.
+# A hit under this fraction of the top hit's score is noise (of OR-joined words, it matched one common one).
 FLOOR = 0.15
 
-# Fetch this many times the limit from FTS5 (capped) so the floor has
-# candidates to judge while a query stays a bounded amount of work.
+# Fetch this many times the limit from FTS5 (up to the cap): candidates for the floor, in bounded work.
 OVERFETCH = 3
 OVERFETCH_CAP = 50
 
@@ -28,15 +25,13 @@ MARK_OPEN, MARK_CLOSE, ELLIPSIS = "<<", ">>", "..."
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 1000
 
-# Memory files are notes; anything bigger is a log or a dump that would
-# swamp the ranking and the index. Skipped and reported.
+# Memory files are notes; a bigger file is a log or a dump that would swamp the ranking: skipped and reported.
 MAX_FILE_BYTES = 2_000_000
 
 # How long a writer waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
 
-# A manifest goes into an agent's context, where a list of thousands is noise:
-# it stops here (as Claude Code's memory scan does).
+# A manifest goes into an agent's context: past this many lines it is noise (Claude Code's memory scan stops here too).
 MANIFEST_LIMIT = 200
 
 
@@ -44,13 +39,11 @@ class Settings(NamedTuple):
     """The settings the config file (or a caller) may change, with their defaults; immutable."""
 
     floor: float = FLOOR
-    # Reconciling before every query is what makes results never stale; turn it off only when something else
-    # (a watcher, a batch job) keeps the index fresh.
+    # Reconciling before every query keeps results fresh: off only when something else (a watcher, a batch job) does.
     reconcile: bool = True
     max_file_bytes: int = MAX_FILE_BYTES
     manifest_limit: int = MANIFEST_LIMIT
-    # While `memsearch watch` runs, a query waits this long for the watcher to acknowledge its cookie (a few ms)
-    # before walking the tree itself; raise it on a slow or very busy machine.
+    # How long a query waits for a running watcher's cookie reply (a few ms) before walking the tree itself.
     sync_timeout: float = 1.0
 
     def with_overrides(self, **values) -> "Settings":
@@ -63,8 +56,7 @@ class Settings(NamedTuple):
         return settings
 
 
-# The range and type of each setting (the config file's and a caller's Settings alike), and of a search's limit,
-# checked by the same rule.
+# Each setting's range and type (config file and caller's Settings alike), and a search limit's: one rule.
 RANGES = {"floor": (0.0, 1.0, float), "reconcile": (False, True, bool), "max_file_bytes": (1, 1 << 34, int),
           "manifest_limit": (1, 1 << 31, int), "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
 
@@ -77,8 +69,7 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
 
 
 def checked_number(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument):
-    """``value`` if it can be setting ``name`` (or a search's limit, its floor), else ``error`` saying why. NaN is
-    in no range."""
+    """``value`` if setting ``name`` (or a search's limit) may hold it, else ``error`` saying why; NaN is in no range."""
     low, high, kind = RANGES[name]
     if kind is bool:
         fits, rule = isinstance(value, bool), "true or false"

@@ -71,7 +71,6 @@ full command, path), read the hit's file ({READ_TOOL_NAME} or any file tool) bef
 - On zero results, escalate step by step:
 {textwrap.indent(ESCALATION.format(roots="<memory folder>"), "  ")}"""
 
-# A scope in words: whose memory it is (memsearch.roots' tables).
 _SCOPE_WORDS = {**{scope: f"{scope} ({AGENT_NAMES[kind]})" for kind, scope in SCOPE_OF_KIND.items()},
                 REPO_SCOPE: f"{REPO_SCOPE} (a checkout's memory and instruction files)"}
 
@@ -96,7 +95,6 @@ string, port, full command. Only Markdown files inside the memory folder can be 
 READ_SCHEMA = object_schema({"path": _text("A memory file's path as a memory_search hit gave it.", MAX_PATH_CHARS)},
                             "path")
 
-# Conversation history: transcripts, not memory, so tools of their own.
 HISTORY_DESCRIPTION = """\
 Search the raw conversation history: the transcripts of past agent sessions (what the user and the \
 assistant wrote, tool calls and their output). Use it after memory_search when a memory paraphrases a \
@@ -160,7 +158,7 @@ def _search_tool(scopes, types) -> ToolSpec:
         "type": {"type": "string", "enum": list(types), "description": f"Only this type: {', '.join(types)}."},
         "limit": dict(_LIMIT_SCHEMA),
     }, "query")
-    filters = f"type = {', '.join(types)}"  # the description's last paragraph
+    filters = f"type = {', '.join(types)}"
     if scopes:
         filters = (f"scope = {_scope_words(scopes)}; scopeId = a project, session or checkout id (see the scopeId"
                    f" parameter); {filters}")
@@ -236,7 +234,7 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     if any(sid == scope_id and scope in (None, s) for s, sid, _ in found):
         return  # it exists: the words missed
     elsewhere = sorted({s for s, sid, _ in found if sid == scope_id})
-    if elsewhere:  # the id exists, under another scope than the one asked for
+    if elsewhere:
         raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {scope} one: change the scope or leave it out")
     known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
@@ -259,7 +257,7 @@ def _filters(args: dict) -> str:
 def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
     path = arguments["path"]
-    # Stripped, then as given (stripped, a hit's " notes.md" names no file), then as format.quoted quoted it.
+    # Stripped, then as given (a name may start with a space), then unquoted as format.quoted showed it.
     first = None
     for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
         try:
@@ -285,7 +283,7 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     truncated = len(text) > MAX_READ_CHARS or len(raw) > MAX_READ_CHARS * 4
     if truncated:
         text = text[:MAX_READ_CHARS] + f"\n[... truncated at {MAX_READ_CHARS} characters]"
-    # The real path spelled as hits spell a name that is not UTF-8: JSON text, and a path read takes back.
+    # The real path spelled as hits spell a non-UTF-8 name: valid JSON text, and a path read takes back.
     return ToolResult(text, {"path": path, "file": printable_name(file), "text": text, "truncated": truncated})
 
 

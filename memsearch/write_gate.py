@@ -1,7 +1,5 @@
-"""Memory write gate: may this agent write this file? Decided without I/O. Hosts that let models
-write memory with ordinary Write/Edit tools call ``check_write`` before every write; the rules and
-their reasons: docs/write-gate.md.
-"""
+"""Memory write gate: may this agent write this file? Decided without I/O. Hosts that let models write memory
+with ordinary Write/Edit tools call ``check_write`` before every write; rules and reasons: docs/write-gate.md."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ _DRIVE = re.compile(r"[A-Za-z]:")
 _SHORT_NAME = re.compile(r"~[0-9]")
 _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
                              | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)})
-# Default-ignorable code points outside the C* categories: they render as
-# nothing, and some file systems (HFS+) drop them from names.
+# Default-ignorable code points outside the C* categories: they render as nothing, and HFS+ drops them from names.
 _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
@@ -168,8 +165,7 @@ def _check_sensitive(target, part, instead):
 
 
 def _check_ambiguity(target, given, anchor, roots):
-    """Refuse any segment the host or file system could read as another name
-    (but those spelling out a root exactly: they are the host's own)."""
+    """Refuse any segment the host or file system could read as another name (not those of a root, the host's own)."""
     if anchor is None and given[0].startswith("~"):
         _deny(target, "a leading '~' may be expanded to a home directory", "ambiguous",
               "Pass an absolute path or one relative to the worktree.")
