@@ -20,9 +20,8 @@ from .prepare import prepare_one
 # Files per pickled chunk: small pickling overhead, yet the parent writes at once.
 CHUNK = 256
 
-# Chunks sent to the child and not yet taken back: one to prepare and one
-# queued, so it never waits for this process; more would leave this one
-# waiting longer at the end for the child's last.
+# Chunks sent to the child and not yet taken back: one to prepare and one queued, so it never waits for this
+# process; more would leave this one waiting longer at the end for the child's last.
 AHEAD = 2
 
 # Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
@@ -127,8 +126,7 @@ class _Child:
 
 
 def _start() -> subprocess.Popen | None:
-    # An embedded interpreter may have no python to run, and a frozen app's
-    # executable is the app itself, which would not run -c.
+    # An embedded interpreter may have no python to run; a frozen app's executable is the app, which would not run -c.
     if not sys.executable or getattr(sys, "frozen", False):
         return None
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
