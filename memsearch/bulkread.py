@@ -1,8 +1,7 @@
-"""Read the files of a large build in two processes: the GIL keeps a reader thread from
-overlapping preparing and storing, a child process overlaps for real. The child gets chunks of
-the file list on stdin and sends back, pickled, what prepare_one made of each; the parent
-prepares chunks too whenever the child's next one is not there yet. If the child cannot start
-or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
+"""Read the files of a large build in two processes: the GIL keeps a reader thread from overlapping preparing and
+storing, a child process overlaps for real. The child gets chunks of the file list on stdin and sends back, pickled,
+what prepare_one made of each; the parent prepares chunks too whenever the child's next one is not there yet. If the
+child cannot start or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations

@@ -252,10 +252,9 @@ class HistoryIndex(db.Opened):
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict, own: bool = False):
-        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
-        the question names), the first FUSED with their best message's (the user's if ``own``: see FUSED);
-        under a role or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their
-        best message."""
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date the
+        question names), the first FUSED with their best message's (the user's if ``own``: see FUSED); under a role
+        or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
         fuse, shown = None, limit
         if where == pieces:
             shown = max(limit, FUSED)

@@ -23,9 +23,8 @@ from .transcripts import CountingReader, Refused, find, own_session, parse_line
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# Rows are written every COMMIT_BYTES read or COMMIT_SECONDS spent, small transcripts' together (_Pending):
-# the write lock is held only while they are inserted, the WAL stays small, and an interrupted read resumes
-# from the last commit.
+# Rows are written every COMMIT_BYTES read or COMMIT_SECONDS spent, small transcripts' together (_Pending): the write
+# lock is held only while they are inserted, the WAL stays small, and an interrupted read resumes from the last commit.
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
