@@ -1,8 +1,7 @@
-"""Read the files of a large build in two processes: the GIL keeps a reader thread from
-overlapping preparing and storing, a child process overlaps for real. The child gets chunks of
-the file list on stdin and sends back, pickled, what prepare_one made of each; the parent
-prepares chunks too whenever the child's next one is not there yet. If the child cannot start
-or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
+"""Read the files of a large build in two processes: the GIL keeps a reader thread from overlapping preparing and
+storing, a child process overlaps for real. The child gets chunks of the file list on stdin and sends back, pickled,
+what prepare_one made of each; the parent prepares chunks too whenever the child's next one is not there yet. If the
+child cannot start or dies midway, the parent reads the rest itself: a speed-up, never a dependency.
 """
 
 from __future__ import annotations
@@ -20,9 +19,8 @@ from .prepare import prepare_one
 # Files per pickled chunk: small pickling overhead, yet the parent writes at once.
 CHUNK = 256
 
-# Chunks sent to the child and not yet taken back: one to prepare and one
-# queued, so it never waits for this process; more would leave this one
-# waiting longer at the end for the child's last.
+# Chunks sent to the child and not yet taken back: one to prepare and one queued, so it never waits for this
+# process; more would leave this one waiting longer at the end for the child's last.
 AHEAD = 2
 
 # Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
@@ -127,8 +125,7 @@ class _Child:
 
 
 def _start() -> subprocess.Popen | None:
-    # An embedded interpreter may have no python to run, and a frozen app's
-    # executable is the app itself, which would not run -c.
+    # An embedded interpreter may have no python to run; a frozen app's executable is the app, which would not run -c.
     if not sys.executable or getattr(sys, "frozen", False):
         return None
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

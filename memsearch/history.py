@@ -147,15 +147,18 @@ class HistoryIndex(db.Opened):
             super().close()
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, **filters) -> list[HistoryHit]:
+        """``search_result(query, limit, **filters).hits``: see :meth:`search_result`."""
         return self.search_result(query, limit, **filters).hits
 
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, *, project: str | None = None,
                       session: str | None = None, role: str | None = None, since: str | None = None,
                       refresh: bool = True, floor: float | None = None, messages: bool = False,
                       progress: Progress | None = None) -> HistoryResult:
-        """Sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``, single messages
-        (:class:`HistoryHit`). ``project``: a project folder, the working directory it is named after, or its
-        last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``since``: an ISO date."""
+        """At most ``limit`` sessions matching ``query`` (:class:`SessionHit`), best first; with ``messages``,
+        single messages (:class:`HistoryHit`). ``project``: a project folder, the working directory it is named
+        after, or its last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``role``: one
+        of ROLES; ``since``: an ISO date; ``refresh``: catch up with the files first (``progress`` hears it);
+        ``floor``: the relative score floor. Raises InvalidArgument, or NoSearchableWords for a query of none."""
         checked_number("limit", limit)
         floor = checked_number("floor", self.settings.floor if floor is None else floor)
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
@@ -186,13 +189,12 @@ class HistoryIndex(db.Opened):
             return [hit for hit in answer[0] if hit.file not in gone], answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
-        # The refreshes' reports summed: counts, skipped files, seconds.
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
     def _stale(self, ids: list[int]) -> set[int]:
-        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed
-        (a pread a message, a file opened once), marked to be read again from their start."""
+        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed,
+        marked to be read again from their start."""
         by_file: dict[int, list] = {}
         for row in rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root,"
                            " f.path FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
@@ -250,10 +252,9 @@ class HistoryIndex(db.Opened):
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
                       counts: dict, own: bool = False):
-        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date
-        the question names), the first FUSED with their best message's (the user's if ``own``: see FUSED);
-        under a role or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their
-        best message."""
+        """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date the
+        question names), the first FUSED with their best message's (the user's if ``own``: see FUSED); under a role
+        or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
         fuse, shown = None, limit
         if where == pieces:
             shown = max(limit, FUSED)
@@ -271,13 +272,10 @@ class HistoryIndex(db.Opened):
     def _session_hits(self, query: Query, kept: list, where: str, params: list, limit: int,
                       fuse: tuple | None = None) -> tuple[list, list]:
         """The first ``limit`` sessions of ``kept``, each with its EXCERPTS best matching messages (under the
-        filters ``where``) and how many matched. A bm25() query a session counted every word over the whole
-        index again: each word's messages are sought within the session's ids instead and scored as BM25
-        would, with a word's idf over the kept sessions' messages and its count in a message from the text,
-        for the REFINED likeliest of each session alone (_word_counts; the others count each word once).
-        ``fuse``: (pieces holding each word, all pieces, whether the question is in the first person): the first
-        FUSED sessions then go by their score plus FUSE_WEIGHT of their best message's (then their best of the
-        user's), each word's idf over the pieces (see FUSED)."""
+        filters ``where``) and how many matched: scored as BM25 would within the session's ids, not by bm25(),
+        which counts every word over the whole index again; a word's count read from the text for the REFINED
+        likeliest alone (_word_counts). ``fuse``: (pieces holding each word, all pieces, whether the question is
+        in the first person): the first FUSED sessions are fused, each word's idf over the pieces (see FUSED)."""
         conn = self.conn
         # The messages' average length in tokens, from FTS5's own totals (row count, then tokens).
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
@@ -304,7 +302,7 @@ class HistoryIndex(db.Opened):
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[str, tuple[int, list[int]]] = {}
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
-        users: set[int] = set()  # the user's messages
+        users: set[int] = set()
         for session, holds in found:
             rows = rows_of(conn, "SELECT m.id, d.sz, m.role FROM history_messages AS m JOIN history_fts_docsize AS d"
                            f" ON d.id = m.id WHERE m.id IN ({{marks}}) AND m.session = ?{where}", list(holds),
@@ -373,7 +371,7 @@ class HistoryIndex(db.Opened):
                 for (mid, *row, _, root, path, side, uuid), excerpt in zip(rows, excerpts)}
 
     def resolve_session(self, session: str) -> str:
-        """The full id of a session given whole or by its first characters."""
+        """The full id of a session given whole or by its first characters (else SessionNotFound, AmbiguousSession)."""
         return resolve_session(self.conn, self.roots, session)
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
@@ -400,10 +398,9 @@ class HistoryIndex(db.Opened):
         return self._verified(read, lambda context: list(context.ids))
 
     def _verified(self, read, ids_of, refreshed=None, give_up=None):
-        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale): the
-        check of every search and session read. A transcript changed under it is read again (each refresh's
-        report to ``refreshed``) and so is the answer, VERIFY_TRIES times at most; then give_up(answer, the
-        stale files) answers, by default an error."""
+        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale). A changed
+        transcript is refreshed (its report to ``refreshed``) and read() run again, VERIFY_TRIES times at most;
+        then give_up(answer, the stale files) answers, by default a MemsearchError."""
         for _ in range(VERIFY_TRIES):
             answer = self._guarded(read)
             stale = self._guarded(lambda: self._stale(ids_of(answer)))
@@ -417,6 +414,7 @@ class HistoryIndex(db.Opened):
         return give_up(answer, stale)
 
     def status(self) -> dict:
+        """The roots, the database file, and how many transcripts, sessions and messages it holds."""
         files, sessions, messages = self._guarded(lambda: self.conn.execute(
             "SELECT count(DISTINCT f.id), count(DISTINCT m.session), count(m.id) FROM history_files AS f LEFT JOIN"
             f" history_messages AS m ON m.file = f.id WHERE f.root IN ({','.join('?' * len(self.roots))})",
@@ -440,9 +438,8 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
 
 def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
     """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
-    ``holds``: each of the term's words' start (about its stem: search.stems) after a space or a line end (a
-    regular expression's \\b cost far more). A term no word of which is found so (a CJK bigram inside a word)
-    is left out: it counts once."""
+    ``holds``: its words' starts (search.stems) after a space or a line end, str.count being far cheaper than
+    a regular expression's \\b. A term not found so (a CJK bigram inside a word) is left out: it counts once."""
     needles = {term: stems(term) for term in set().union(*holds.values())}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
@@ -474,18 +471,15 @@ def _file(root: str, path: str) -> str:
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.
 EXCERPTS = 3
-# BM25 over a whole session favours an answer spread over it; a session that says it in one message
-# ranks lower. So the first FUSED sessions go by their score plus FUSE_WEIGHT of their best message's
-# (against the best of theirs, on the first session's scale); the later ones keep their order.
+# BM25 over a whole session favours an answer spread over it, so the first FUSED sessions go by their score plus
+# FUSE_WEIGHT of their best message's (against the best of theirs, on the first's scale); the others keep their order.
 FUSED = 10
 FUSE_WEIGHT = 0.25
-# A question in the first person ("what did I buy?") asks after what its user said: the best message fused is
-# then the best of the user's. A question about others ("what did Caroline paint?") keeps every role's: there
-# (LoCoMo) the "user" is but one of the two people asked about.
+# A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
+# paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
-# The messages' FTS5 table.
 MESSAGES = "history_fts"
 # A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
 EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"

@@ -23,9 +23,8 @@ from .transcripts import CountingReader, Refused, find, own_session, parse_line
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
 
-# Rows are written every COMMIT_BYTES read or COMMIT_SECONDS spent, small transcripts' together (_Pending):
-# the write lock is held only while they are inserted, the WAL stays small, and an interrupted read resumes
-# from the last commit.
+# Rows are written every COMMIT_BYTES read or COMMIT_SECONDS spent, small transcripts' together (_Pending): the write
+# lock is held only while they are inserted, the WAL stays small, and an interrupted read resumes from the last commit.
 COMMIT_BYTES = 8 << 20
 COMMIT_SECONDS = 0.25
 
@@ -34,13 +33,13 @@ COMMIT_SECONDS = 0.25
 REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 
-# A commit of at least BULK_ROWS rows indexes them in one FTS5 statement (db.bulk_indexing): a trigger
-# call per row flushed a segment each. A live session's small appends keep the trigger.
+# A commit of BULK_ROWS rows or more indexes them in one FTS5 statement (db.bulk_indexing), not a trigger call
+# a row, each flushing a segment; a live session's small appends keep the trigger.
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
-# FTS5's automerge is off for history's tables (migrations/0013: one append in 64 paid a large merge);
-# each commit merges in proportion to what it wrote instead: MERGE_PAGES, and a page a message.
+# FTS5's automerge is off for history's tables (migrations/0013: it made a rare append pay a large merge); each
+# commit merges in proportion to what it wrote instead: MERGE_PAGES, and a page a message.
 MERGE_PAGES = 16
 
 # Progress callback: (bytes read so far, bytes to read in all).
@@ -362,9 +361,8 @@ def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bo
 
 
 class _Pending:
-    """Batches parsed and not yet written. Small transcripts' are written together, once COMMIT_BYTES were
-    read or COMMIT_SECONDS spent since the first was begun (one transaction each, a small transcript paid a
-    commit, an FTS5 segment and its merging); no lock is held while a transcript is read."""
+    """Batches parsed and not yet written, small transcripts' together (not a commit and FTS5 segment each) once
+    COMMIT_BYTES were read or COMMIT_SECONDS spent since the first began; no lock is held while one is read."""
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0

@@ -94,7 +94,6 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None) -> Ses
     return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"])
 
 
-# -- scoring -----------------------------------------------------------------
 _WORD = re.compile(r"\w+")
 
 

@@ -16,7 +16,7 @@ from .db import IDS_AT_ONCE, Cached, rows_of
 from .query import STOP_WORDS, Query
 from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
 
-# The sessions' pieces' FTS5 table; one string's pieces and their bm25(), and how many there are.
+# The sessions' pieces' FTS5 table.
 SESSIONS = "history_session_fts"
 # Its columns' weights: what the user wrote, and the rest (replies, tool output). A question about a
 # session asks mostly after what the user said in it; the replies around it are long and generic.
