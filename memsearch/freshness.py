@@ -34,8 +34,8 @@ HOST = os.uname().nodename if hasattr(os, "uname") else __import__("platform").n
 
 
 class Freshness:
-    """How a query's index was made fresh: ``via`` "watcher" (cookie handshake) or "walk",
-    ``reason`` why it walked. (A plain class: dataclasses would slow every query's start.)"""
+    """How a query's index was made fresh: ``via`` "watcher" (cookie handshake) or "walk", ``reason`` why it
+    walked, ``seconds`` what it took. (A plain class: dataclasses would slow every query's start.)"""
 
     __slots__ = ("via", "reason", "seconds")
 
