@@ -1,17 +1,15 @@
 """Chinese, Japanese and Korean text for FTS5's ``unicode61`` tokenizer.
 
-``unicode61`` makes a run of Han, kana or Hangul without spaces ONE token:
-``暂存 提交`` cannot find ``将暂存的文件提交到仓库``. Instead of a tokenizer
-binary, memsearch indexes a *segmented* copy, each CJK run spelled as its
-overlapping bigrams (Lucene's CJKAnalyzer scheme), joined by ``SEPARATOR``::
+``unicode61`` makes a run of Han, kana or Hangul without spaces ONE token: ``暂存 提交`` cannot find
+``将暂存的文件提交到仓库``. Instead of a tokenizer binary, memsearch indexes a *segmented* copy, each CJK run
+spelled as its overlapping bigrams (Lucene's CJKAnalyzer scheme), joined by ``SEPARATOR``::
 
     segment("用 git 提交到仓库")  ->  "用 git 提交⁣交到⁣到仓⁣仓库⁣库"
 
-Other text is untouched. Each run ends with a unigram of its last character,
-so every character starts some token (a one-character query is a prefix,
-``"库"*``) and phrases of bigrams cannot run across two runs. The form is
-lossless, ``unsegment_snippet(segment(t)) == t``, so ``snippet()`` over it can
-show the original characters. Pure functions over ``str``; no sqlite3.
+Other text is untouched. Each run ends with a unigram of its last character, so every character starts some
+token (a one-character query is a prefix, ``"库"*``) and phrases of bigrams cannot run across two runs. The form
+is lossless, ``unsegment_snippet(segment(t)) == t``, so ``snippet()`` over it can show the original characters.
+Pure functions over ``str``; no sqlite3.
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ import re
 from .codewords import CLOSE, MARKS, OPEN, expand, folded, normalized, unexpand, unexpand_marked
 from .format import split_marks
 
-# Joins the bigrams of a run and splits it from letters glued to it
-# ("docker部署"). U+2063 is a format character (Cf): never inside a unicode61
-# token, rare in text; where text holds it, segment() doubles it.
+# Joins the bigrams of a run and splits it from letters glued to it ("docker部署"). U+2063 is a format character
+# (Cf): never inside a unicode61 token, rare in text; where text holds it, segment() doubles it.
 SEPARATOR = "\u2063"
 
-# Han, kana and Hangul letters and marks (L*, N*, M*) unicode61 keeps inside
-# tokens; their punctuation (、。「」・゛゜) already separates tokens.
+# Han, kana and Hangul letters and marks (L*, N*, M*) unicode61 keeps inside tokens; their punctuation
+# (、。「」・゛゜) already separates tokens.
 _CJK_CLASS = (
     "\u1100-\u11ff"  # Hangul Jamo
     "\u3005-\u3007"  # 々 〆 〇
@@ -54,11 +51,9 @@ _CJK_CLASS = (
     "\U00020000-\U0003ffff"  # CJK extensions B and later, compatibility supplement
 )
 
-# A query's word, here and in memsearch.query, goes on through combining marks (codewords.MARKS):
-# a stressed "моло́ко" (no NFC form) is one token to unicode61, a voweled Arabic or Hebrew word one
-# word to fold.
-# "_" joins a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores
-# alone is no word.
+# A query's word, here and in memsearch.query, goes on through combining marks (codewords.MARKS): a stressed
+# "моло́ко" (no NFC form) is one token to unicode61, a voweled Arabic or Hebrew word one word to fold. "_" joins
+# a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores alone is no word.
 WORD = re.compile(rf"_*[^\W_][\w{MARKS}]*")
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
@@ -99,17 +94,16 @@ def segmented(text: str | None) -> str | None:
 
 
 def stored(text: str | None) -> tuple[str | None, str | None]:
-    """The two columns that hold ``text``: (text column, shadow column). With
-    a shadow, the text column is "" and :func:`original` derives the text from
-    the shadow, so the row holds it once; a text not in NFC keeps its copy (its
-    shadow spells the NFC form)."""
+    """The two columns that hold ``text``: (text column, shadow column). With a shadow, the text column is "" and
+    :func:`original` derives the text from the shadow, so the row holds it once; a text not in NFC keeps its copy
+    (its shadow spells the NFC form)."""
     shadow, exact = _shadow(text)
     return ("" if exact else text, shadow) if shadow is not None else (text, None)
 
 
 def original(text: str | None, shadow: str | None) -> str | None:
-    """The text a row's (text column, shadow column) hold, as :func:`stored`
-    wrote them: every reader of a text column goes through this."""
+    """The text a row's (text column, shadow column) hold, as :func:`stored` wrote them: every reader of a text
+    column goes through this."""
     if text or shadow is None:
         return text
     if SEPARATOR in shadow:
@@ -117,8 +111,8 @@ def original(text: str | None, shadow: str | None) -> str | None:
     return unexpand(shadow) if OPEN in shadow or CLOSE in shadow else shadow
 
 
-# What segment() put in: an escaped SEPARATOR of the text, or a separator with
-# the character after it (the repeat of a bigram's, or a neighbour's).
+# What segment() put in: an escaped SEPARATOR of the text, or a separator with the character after it (the repeat
+# of a bigram's, or a neighbour's).
 _JOINS = re.compile(f"{SEPARATOR}(?:({SEPARATOR})|(.?))", re.DOTALL)
 
 
@@ -126,8 +120,8 @@ def _unjoin(m: re.Match[str]) -> str:
     if m.group(1):
         return SEPARATOR
     after = m.group(2)
-    # Only a bigram's second character repeats the one before the separator: a
-    # neighbour glued to a run is no CJK letter, else it would be in the run.
+    # Only a bigram's second character repeats the one before the separator: a neighbour glued to a run is no CJK
+    # letter, else it would be in the run.
     return "" if after and m.string[m.start() - 1] == after else after
 
 
@@ -183,9 +177,8 @@ _SLICE = 4096
 
 
 def segment(text: str) -> str:
-    """The text to index: a CJK run of one character stays; a longer one is its
-    bigrams plus its last character, joined by and split from glued letters by
-    ``SEPARATOR``. ``segment(t) == t`` when ``t`` has no CJK (nor SEPARATOR)."""
+    """The text to index: a CJK run of one character stays; a longer one is its bigrams plus its last character,
+    joined by and split from glued letters by ``SEPARATOR``. ``segment(t) == t`` when ``t`` has no CJK nor SEPARATOR."""
     if SEPARATOR in text:
         text = text.replace(SEPARATOR, SEPARATOR * 2)
     elif not has_cjk(text):
@@ -213,8 +206,7 @@ def quote(words: str) -> str:
 
 def _cjk_word(run: str, mode: str) -> str:
     if len(run) == 1:
-        # Matches the unigram of a one-character run and every bigram that
-        # starts with the character: together, every occurrence of it.
+        # Matches the unigram of a one-character run and every bigram starting with it: every occurrence of it.
         return f"{quote(run)}*"
     pairs = bigrams(run)
     if len(pairs) == 1:
@@ -238,13 +230,9 @@ def _other_words(word: str) -> list[str]:
 
 
 def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
-    """FTS5 query fragments, one per word of ``text`` (two where case folding
-    spells it otherwise), to join with OR.
-
-    A CJK run inside a ``\\w+`` word (``docker部署``) is a word of its own. A
-    non-CJK word is one quoted token; a CJK word of one character a quoted
-    prefix (``"库"*``), of two its bigram, longer its bigrams as ``mode`` says.
-    """
+    """FTS5 query fragments, one per word of ``text`` (two where case folding spells it otherwise), to join with OR.
+    A CJK run inside a ``\\w+`` word (``docker部署``) is a word of its own. A non-CJK word is one quoted token; a CJK
+    word of one character a quoted prefix (``"库"*``), of two its bigram, longer its bigrams as ``mode`` says."""
     if mode not in WORD_MODES:
         raise ValueError(f"mode must be one of {', '.join(WORD_MODES)}, not {mode!r}")
     terms: list[str] = []
@@ -258,9 +246,8 @@ def query_terms(text: str, mode: str = DEFAULT_WORD_MODE) -> list[str]:
 
 
 def _split_markers(snippet: str, start: str, end: str) -> list[tuple[str, bool]]:
-    """Each character of ``snippet`` without its markers, and whether a marker
-    pair encloses it. An unpaired marker stays text; a pair the original text
-    held reads as a highlight, written back with the same markers."""
+    """Each character of ``snippet`` without its markers, and whether a marker pair encloses it. An unpaired marker
+    stays text; a pair the original text held reads as a highlight, written back with the same markers."""
     pieces, paired = split_marks(snippet, start, end)
     chars: list[tuple[str, bool]] = []
     depth = 0
@@ -277,8 +264,8 @@ _QUERY_STRING = r'"([^"]*)"(\*?)'
 
 
 def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
-    """The prefix query ``"変"*`` matches the bigram token ``変更``: unmark its
-    second character, unless the query also asks for the whole bigram."""
+    """The prefix query ``"変"*`` matches the bigram token ``変更``: unmark its second character, unless the query
+    also asks for the whole bigram."""
     prefixes, exact = set(), set()
     for text, star in re.findall(_QUERY_STRING, query):
         if star and len(text) == 1:
@@ -292,8 +279,7 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
     while i < len(chars) - 1:
         (a, a_lit), (b, b_lit) = chars[i], chars[i + 1]
         if cjk_char.match(a) and cjk_char.match(b):
-            # Two CJK characters in a row are one bigram token: segment()
-            # puts a separator between tokens.
+            # Two CJK characters in a row are one bigram token: segment() puts a separator between tokens.
             if a_lit and b_lit and a in prefixes and a + b not in exact:
                 chars[i + 1] = (b, False)
             i += 2
@@ -302,12 +288,10 @@ def _unmark_prefix_matches(chars: list[tuple[str, bool]], query: str) -> None:
 
 
 def unsegment_snippet(snippet: str, start: str = "<<", end: str = ">>", *, query: str = "") -> str:
-    """Map ``snippet()`` output over the segmented text back to the original:
-    matched ``暂存`` and ``存的`` become ``<<暂存的>>``, a window cut inside a
-    run maps back too, and with no markers this inverts ``segment()`` exactly.
-    ``query``: the FTS5 query that made the snippet; with it, a character
-    searched alone is marked alone (``<<変>>更``, not ``<<変更>>``). The
-    expansions of code words go too (codewords.unexpand_marked)."""
+    """Map ``snippet()`` output over the segmented text back to the original: matched ``暂存`` and ``存的`` become
+    ``<<暂存的>>``, a window cut inside a run maps back too, and with no markers this inverts ``segment()`` exactly.
+    ``query``: the FTS5 query that made the snippet; with it, a character searched alone is marked alone
+    (``<<変>>更``, not ``<<変更>>``). The expansions of code words go too (codewords.unexpand_marked)."""
     segmented_ = SEPARATOR in snippet
     if not segmented_ and OPEN not in snippet and CLOSE not in snippet:
         return snippet  # nothing was segmented or expanded

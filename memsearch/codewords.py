@@ -1,32 +1,24 @@
 """Code words and folded letters for FTS5's ``unicode61`` tokenizer.
 
-``unicode61`` drops ``+``, ``#`` and ``.``, keeps ``getUserById`` as one
-token and folds accents of Latin letters only. So the indexed copy of a text
-(the shadow column memsearch.cjk fills) gets, right after each word that
-needs it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra
-tokens the word stands for::
+``unicode61`` drops ``+``, ``#`` and ``.``, keeps ``getUserById`` as one token and folds accents of Latin letters
+only. So the indexed copy of a text (the shadow column memsearch.cjk fills) gets, right after each word that needs
+it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the word stands for::
 
     expand("use C++ and getUserById in Αθηνά")
       -> "use C++⁤cplusplus⁢ and getUserById⁤get User By Id⁢ in Αθηνά⁤Αθηνα⁢"
 
-- a symbol word, a letter run ending in ``++`` or ``#`` (``C++``, ``g++``,
-  ``C#``, ``F#``) or ``.NET``: its spelled name (``cplusplus``, ``csharp``,
-  ``dotnet``), so it is a word of its own and not the letter ``c``;
-- an identifier with case changes or digits (``getUserById``, ``utf8``):
-  its parts (``get User By Id``), and, if ``_`` or ``-`` join some of them
-  (``get_userById``), all of them joined (``getuserbyid``); a name with
-  digits also the units it is typed as (``Base64Encode``: ``Base64``,
-  ``sha256sum``: ``sha256``).
-  ``user_id`` needs nothing: unicode61 splits it, and a query for ``userId``
-  asks for the phrase ``"user Id"`` as well as the token ``userid``;
-- a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with
-  two marks as in Vietnamese, ``ı ø ł đ``, full-width letters) or splits it
-  at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``, ``tieng``,
-  ``git``, ``שלום``).
+- a symbol word, a letter run ending in ``++`` or ``#`` (``C++``, ``g++``, ``C#``, ``F#``) or ``.NET``: its spelled
+  name (``cplusplus``, ``csharp``, ``dotnet``), so it is a word of its own and not the letter ``c``;
+- an identifier with case changes or digits (``getUserById``, ``utf8``): its parts (``get User By Id``), and, if
+  ``_`` or ``-`` join some of them (``get_userById``), all of them joined (``getuserbyid``); a name with digits
+  also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``). ``user_id`` needs
+  nothing: unicode61 splits it, and a query for ``userId`` asks for the phrase ``"user Id"`` and the token ``userid``;
+- a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
+  ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
+  ``tieng``, ``git``, ``שלום``).
 
-The query side (memsearch.query) asks for the same forms, and excerpts map
-back to the text (:func:`unexpand_marked`): an expansion is dropped, and a
-match inside it marks the word it follows. Pure functions over ``str``.
+The query side (memsearch.query) asks for the same forms, and excerpts map back to the text (:func:`unexpand_marked`):
+an expansion is dropped, and a match inside it marks the word it follows. Pure functions over ``str``.
 """
 
 from __future__ import annotations
@@ -34,29 +26,25 @@ from __future__ import annotations
 import functools
 import re
 
-# Invisible format characters (Cf), never inside a unicode61 token: INVISIBLE
-# PLUS opens an expansion, INVISIBLE TIMES closes it. Two of a kind in a
-# row are the character itself (expand() doubles those the text holds).
+# Invisible format characters (Cf), never inside a unicode61 token: INVISIBLE PLUS opens an expansion, INVISIBLE
+# TIMES closes it. Two of a kind in a row are the character itself (expand() doubles those the text holds).
 OPEN, CLOSE = "\u2064", "\u2062"
 
 # What a symbol's characters spell (a token is letters and digits only).
 SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
-# A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), and .NET
-# (also inside ASP.NET; lower-case .net only where no word precedes it, so
-# example.net stays a domain). Files are scanned from their ++, # and .NET (_symbols).
-# A version may follow the symbol (C++17, C#10).
+# A letter run ending in ++ or # (C++, g++, C#, F#, notepad++), a version maybe after (C++17, C#10), and .NET (also
+# in ASP.NET; lower-case .net only where no word precedes it: example.net stays a domain). Files are scanned from
+# their ++, # and .NET (_symbols).
 SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
 
-# Files are scanned for identifiers in a copy of their text with one byte a
-# character, each spelled by its class (a: lower case, A: upper case, 0:
-# digit, _: _ or -, space: anything else): far cheaper than a regex over the text.
+# Files are scanned for identifiers in a copy of their text with one byte a character, each spelled by its class
+# (a: lower case, A: upper case, 0: digit, _: _ or -, space: anything else): far cheaper than a regex over the text.
 _CLASSES = bytes.maketrans(
     bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
     b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
 _CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
-# The same without case and with the symbols' characters (a: a letter, #
-# and + as themselves), to find a digit by a letter in one pass
-# (_DIGIT_BY_LETTER) and a letter or digit before ++ or # (_symbols).
+# The same without case and with the symbols' characters (a: a letter, # and + as themselves), to find a digit by
+# a letter in one pass (_DIGIT_BY_LETTER) and a letter or digit before ++ or # (_symbols).
 _CASELESS = _CLASSES.translate(bytes.maketrans(b"A", b"a"))
 _CASELESS = bytes(c if c in b"#+" else _CASELESS[c] for c in range(256))
 
@@ -65,9 +53,6 @@ PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 JOINT = re.compile(r"[_-]+")
 # A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
 MAX_JOINED = 6
-
-# An identifier's parts follow its first occurrence in a text only: after each, a page naming
-# CreateThread fifty times outranked the page about threads. The whole identifier keeps its count.
 
 FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ＡＢＣ＋＋ -> ABC++
 # Letters with no decomposition that are read as their plain letter (or two).
@@ -99,9 +84,8 @@ def normalized(form: str, text: str) -> str:
 
 
 def fold(word: str) -> str:
-    """``word`` without combining accents (MARKS, after NFD), with
-    ``ı ø ł đ ħ`` as ``i o l d h`` and full-width ASCII as ASCII. Kana's
-    (han)dakuten and Hangul are untouched (their marks are outside MARKS)."""
+    """``word`` without combining accents (MARKS, after NFD), with ``ı ø ł đ ħ`` as ``i o l d h`` and full-width
+    ASCII as ASCII. Kana's (han)dakuten and Hangul are untouched (their marks are outside MARKS)."""
     if word.isascii():
         return word
     return normalized("NFC", _MARKS.sub("", normalized("NFD", word.translate(_PLAIN))))
@@ -125,9 +109,8 @@ def _letters() -> dict[int, str]:
 
 
 def _unicode61_folds(char: str) -> bool:
-    """Whether ``remove_diacritics 1`` already folds ``char`` as fold() does:
-    a Latin letter with one mark over an ASCII letter (tests/test_code_words.py
-    checks this against FTS5 itself, letter by letter)."""
+    """Whether ``remove_diacritics 1`` already folds ``char`` as fold() does: a Latin letter with one mark over an
+    ASCII letter (tests/test_code_words.py checks this against FTS5 itself, letter by letter)."""
     if not ("\u00c0" <= char <= "\u024f" or "\u1e00" <= char <= "\u1eff"):
         return False
     from unicodedata import normalize
@@ -181,9 +164,8 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     return tuple(forms)
 
 
-# A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and
-# at digits alone (OAuth|2); a name and its number before more letters (md5 of md5sum): the units a name
-# with digits is typed as.
+# A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and at digits
+# alone (OAuth|2); a name and its number before more letters (md5 of md5sum): the units a name with digits is typed as.
 _CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 # Tried only where a letter run starts: from inside one it reaches the same digits, and retrying at each
@@ -258,8 +240,8 @@ def _expand(text: str) -> str:
     return "".join(out)
 
 
-# Where a symbol ends: ++ or # after a letter or digit (in _CASELESS),
-# .NET. Each regex starts with a literal, so re skips ahead to it.
+# Where a symbol ends: ++ or # after a letter or digit (in _CASELESS), .NET. Each regex starts with a literal, so re
+# skips ahead to it.
 _AFTER_LETTERS = (re.compile(rb"#(?<=[a0]#)"), re.compile(rb"\+\+(?<=[a0]\+\+)"))
 _DOTNET = re.compile(r"\.(?:NET|Net|net)")
 
@@ -284,18 +266,17 @@ def _symbol_at(text: str, start: int, end: int, found: list) -> None:
         found.append((end, symbol_name(s)))
 
 
-# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a
-# in _CASELESS: utf8, 2nd); one joined by _ or - alone gets nothing (unicode61 splits it). Each regex
-# starts with a literal, so re skips ahead to it as bytes.find does.
+# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a in _CASELESS:
+# utf8, 2nd); one joined by _ or - alone gets nothing (unicode61 splits it). Each regex starts with a literal.
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")
 
 
 def _runs(text: str, cls: bytes, caseless: bytes) -> dict[str, int]:
-    """Each run of ASCII letters, digits, _ and - holding a boundary, found in
-    ``cls`` and ``caseless`` (``text`` spelled by _CLASSES and _CASELESS), and
-    where its first occurrence ends (its parts follow that one only)."""
+    """Each run of ASCII letters, digits, _ and - holding a boundary, found in ``cls`` and ``caseless`` (``text``
+    spelled by _CLASSES and _CASELESS), and where its first occurrence ends: its parts follow that one only, so a
+    name repeated does not repeat its parts' words (the whole name keeps its count)."""
     spans: dict[int, int] = {}
     for spelled, boundary in ((cls, _CASE_CHANGE), (caseless, _DIGIT_BY_LETTER)):
         spans.update({cls.rfind(b" ", 0, m.start()) + 1: m.end() for m in boundary.finditer(spelled)})
@@ -304,8 +285,8 @@ def _runs(text: str, cls: bytes, caseless: bytes) -> dict[str, int]:
 
 
 def _foldable_words(text: str) -> list[tuple[int, str]]:
-    """(end, word) of each word holding a letter to fold (_foldable); the word
-    stops at CJK, which memsearch.cjk spells as bigrams."""
+    """(end, word) of each word holding a letter to fold (_foldable); the word stops at CJK, which memsearch.cjk
+    spells as bigrams."""
     found, end = [], 0
     stop = _NOT_IN_WORD
     for m in _foldable().finditer(text):
@@ -333,9 +314,8 @@ def _word_start(chars: list, end: int) -> int:
 
 
 def unexpand_marked(chars: list[list]) -> list[list]:
-    """[char, marked] items of an excerpt without the expansions; a marked
-    character inside one marks the word it follows. An excerpt may start or
-    end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
+    """[char, marked] items of an excerpt without the expansions; a marked character inside one marks the word it
+    follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
     first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
     inside = first == CLOSE  # the excerpt starts inside an expansion
     out: list[list] = []

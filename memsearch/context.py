@@ -47,12 +47,13 @@ def _without_comments(text: str) -> str:
 
 
 def index_for_context(path: str | os.PathLike) -> str:
-    """The index at ``path`` (a MEMORY.md or its folder) ready for context, or ""."""
+    """The index at ``path`` (a MEMORY.md or its folder) ready for context, or "" (no such file, unreadable, or a
+    link leading out of its folder). InvalidArgument if ``path`` is no str or path-like."""
     path = given_path(path, "path must be a MEMORY.md or its folder")
     if os.path.isdir(path):
         path = os.path.join(path, INDEX_NAME)
-    # A link is followed only within the index's folder, as the walk follows one only within its root:
-    # a MEMORY.md planted as a link to ~/.ssh/id_rsa must not put the key into an agent's context.
+    # A link is followed only within the index's folder, as the walk follows one only within its root: a MEMORY.md
+    # planted as a link to ~/.ssh/id_rsa must not put the key into an agent's context.
     real = "" if "\0" in path else os.path.realpath(path)  # (a NUL names no file)
     if not real or below(real, os.path.realpath(os.path.dirname(path) or ".")) is None:
         return ""
@@ -89,8 +90,8 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
-    """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only
-    the start of a file this big (marked truncated)."""
+    """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only the start of
+    a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
     if not isinstance(text, str):
         raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
     return truncate(clean(text), name=name, file_bytes=file_bytes).translate(_CONTROLS)

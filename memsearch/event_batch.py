@@ -74,8 +74,7 @@ class Batch:
         parts = rel.split("/")
         if any(part.startswith(".") for part in parts) or (
                 not is_dir and kind in ("modified", "closed", "attrib") and not is_markdown(parts[-1])):
-            # Hidden (editor temp files, .git) or the content of a file that
-            # is not indexed: no row can change, unless a symlink shows it.
+            # Hidden (editor temp files, .git) or an unindexed file's content: no row changes, unless a symlink shows it.
             if not links:
                 return None
             self.links = True
@@ -91,8 +90,7 @@ class Batch:
         if not discover.is_relevant(rel, is_dir):
             return None
         inside = rel.partition("/")[2]
-        # Only the deep walk finds a new checkout or nested file (a known one's change the plain walk
-        # sees), and it is slow: only then.
+        # Only the deep walk finds a new checkout or nested file; it is slow, so only then (the plain one sees the rest).
         in_a_place = inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
         if not inside or (not in_a_place and (is_dir or kind == "created")):
             self.deep = True

@@ -28,10 +28,9 @@ _KINDS = ((IN_CREATE | IN_MOVED_TO, "created"), (IN_DELETE | IN_MOVED_FROM, "del
 
 
 class EventSource:
-    """Watches on the root ``folder`` (``repos``: on what discovery reads in
-    it); ``on_event(kind, path, is_dir)`` and ``on_overflow()`` are called
-    from this source's thread, ``on_trouble(reason)`` when a watch cannot be
-    added (events may then be missed: the watcher restarts)."""
+    """Watches on the root ``folder`` (``repos``: on what discovery reads in it); ``on_event(kind, path, is_dir)``
+    and ``on_overflow()`` are called from this source's thread, ``on_trouble(reason)`` when a watch cannot be added
+    (events may then be missed: the watcher restarts)."""
 
     def __init__(self, folder: str, on_event, on_overflow, on_trouble, *, repos: bool = False):
         self.folder, self.repos = folder, repos
@@ -123,8 +122,7 @@ class EventSource:
                 continue
 
     def _forget_below(self, folder: str) -> None:
-        """Drop the watches at and under a folder moved away: their events
-        would carry its old path."""
+        """Drop the watches at and under a folder moved away: their events would carry its old path."""
         head = folder + os.sep
         with self._lock:
             gone = [wd for wd, p in self._paths.items() if p == folder or p.startswith(head)]
@@ -195,7 +193,6 @@ class EventSource:
             self.follow(os.path.dirname(folder))
             if folder not in self._deep:  # a Markdown file in it, and still not memory
                 self._mixed.add(folder)
-        # Otherwise an edit, a note gone, or a note made beside a known file not Markdown: no turn.
 
     def _watch_new(self, parent: str, path: str) -> None:
         """A folder made or moved in: watched whole below a folder watched whole; elsewhere maybe a

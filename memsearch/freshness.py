@@ -19,8 +19,7 @@ from .errors import WatcherError, quoted
 
 COOKIE_PREFIX = ".memsearch-cookie-"
 
-# The watcher refreshes its row this often; a query trusts a heartbeat up to
-# STALE_S old. Between the two: room for a busy machine or a slow commit.
+# The watcher beats this often; a query trusts a heartbeat up to STALE_S old (room for a busy machine, a slow commit).
 HEARTBEAT_S = 1.0
 STALE_S = 5.0
 
@@ -34,8 +33,8 @@ HOST = os.uname().nodename if hasattr(os, "uname") else __import__("platform").n
 
 
 class Freshness:
-    """How a query's index was made fresh: ``via`` "watcher" (cookie handshake) or "walk",
-    ``reason`` why it walked. (A plain class: dataclasses would slow every query's start.)"""
+    """How a query's index was made fresh: ``via`` "watcher" (cookie handshake) or "walk", ``reason`` why it
+    walked, ``seconds`` what it took. (A plain class: dataclasses would slow every query's start.)"""
 
     __slots__ = ("via", "reason", "seconds")
 
@@ -155,8 +154,8 @@ def unusable(row: _Row | None, now: float) -> str | None:
     return None
 
 
-# A query polls for the acknowledgement as often as sleep allows while the answer usually
-# comes, then every millisecond (a watcher with a long batch ahead is not spun on).
+# A query polls for the acknowledgement as often as sleep allows while the answer usually comes, then every
+# millisecond (a watcher with a long batch ahead is not spun on).
 FAST_POLL_S = 0.0001
 FAST_POLL_FOR_S = 0.005
 SLOW_POLL_S = 0.001
@@ -211,8 +210,7 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
         state = "none"
     elif shown.state != STOPPED and shown.host == HOST and not pid_alive(shown.pid):
         state = "dead"
-    # A first reconcile or a rescan beats no heartbeat (see WatcherRows.claim);
-    # in any other state an old heartbeat means the watcher is hung or paused.
+    # A first reconcile or a rescan beats no heartbeat (WatcherRows.claim); otherwise an old one means hung or paused.
     elif shown.state not in (STOPPED, STARTING, RESCANNING) and now - shown.heartbeat_at > STALE_S:
         state = "not answering"
     else:
@@ -293,8 +291,7 @@ class WatcherRows:
             if cur.rowcount < len(self.roots) and state != STOPPED:
                 if any(key in _rows(conn) for key, _ in self.roots):
                     raise TakenOver("another watcher took over this index's roots")
-                # The database was rebuilt, or rewritten for other roots (disown): claim it again,
-                # and vouch for it only after reconciling everything.
+                # Rebuilt, or rewritten for other roots (disown): claim it again, vouch for it only once all reconciled.
                 self._insert(conn, RESCANNING if state == READY else state)
                 self.lost = True
             elif cookies:

@@ -1,7 +1,7 @@
-"""What a memory file is, one rule for the indexer and ``memory_read``, and how to open one
-without ever leaving its root: a Markdown file (``.md``, any case) with no hidden part in its path,
-in a root of projects (claude, zcode) in ``<project>/memory/``; a symlink is followed only to such a path inside
-the root. Opened one name at a time with ``O_NOFOLLOW`` (docs/hostile-content.md).
+"""What a memory file is, one rule for the indexer and ``memory_read``, and how to open one without ever leaving
+its root: a Markdown file (``.md``, any case) with no hidden part in its path, in a root of projects (claude, zcode)
+in ``<project>/memory/``; a symlink is followed only to such a path inside the root. Opened one name at a time with
+``O_NOFOLLOW`` (docs/hostile-content.md).
 """
 
 from __future__ import annotations
@@ -69,10 +69,9 @@ def below(path: str, folder: str) -> str | None:
 
 
 def opened_at(fd: int, abspath: str) -> bool:
-    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path in the root), not
-    one reached through a folder swapped for a link since the walk. One deleted or renamed over
-    since it was opened (as editors save) still counts ("(deleted)" in /proc); without /proc,
-    abspath is stat()ed."""
+    """Whether the file open as ``fd`` is the one at ``abspath`` (a resolved path in the root), not one reached
+    through a folder swapped for a link since the walk. One deleted or renamed over since it was opened (as editors
+    save) still counts ("(deleted)" in /proc); without /proc, abspath is stat()ed."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}") in (abspath, abspath + " (deleted)")
     except OSError:
@@ -88,11 +87,10 @@ class Unconfined(OSError):
 
 
 def open_confined(abspath: str, *, confined: bool = True) -> tuple[int, os.stat_result]:
-    """(A read-only descriptor, its fstat()) of the regular file at ``abspath``, the one open of a
-    file memsearch reads. Non-blocking, so a FIFO swapped in never hangs the open. ``confined``
-    (``abspath`` is a resolved path a walk found in a root): no link is followed, and the file is
-    read only if ``abspath`` still names it (no folder on its way swapped for a link since, which
-    could lead out of the root). Raises OSError: Unconfined with the reason, FileNotFoundError..."""
+    """(A read-only descriptor, its fstat()) of the regular file at ``abspath``: the one open of a file memsearch
+    reads, non-blocking (a FIFO swapped in never hangs it). ``confined`` (a resolved path a walk found in a root): no
+    link is followed, and the file is read only if ``abspath`` still names it (no folder on its way since swapped for
+    a link, which could lead out of the root). Raises OSError: Unconfined with the reason, FileNotFoundError..."""
     fd = os.open(abspath, _FILE_FLAGS if confined else _FILE_FLAGS & ~os.O_NOFOLLOW)
     try:
         st = os.fstat(fd)
@@ -133,11 +131,10 @@ def disk_name(shown: str) -> str | None:
 
 def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
-    """(A descriptor open for reading, the real path) of the memory file at ``parts`` (names below
-    the root, as a hit shows them); ``projects``: the root keeps memory in ``<project>/memory/``
-    (memsearch.roots.SCOPE_OF_KIND). ``place``: for a folder of checkouts
-    (discover.reads), whether discovery reads a path, in place of the no-hidden-part rule
-    (``.claude/memory``). Any refusal or OS error is one NotAMemoryFile naming ``shown``."""
+    """(A descriptor open for reading, the real path) of the memory file at ``parts`` (names below the root, as a
+    hit shows them); ``projects``: the root keeps memory in ``<project>/memory/`` (memsearch.roots.SCOPE_OF_KIND).
+    ``place``: for a folder of checkouts (discover.reads), whether discovery reads a path, in place of the
+    no-hidden-part rule (``.claude/memory``). Any refusal or OS error is one NotAMemoryFile naming ``shown``."""
     if ".." in parts:
         raise NotAMemoryFile(f"{shown} climbs out of its folder ('..'):"
                              " only memory files inside the memory folder can be read")
@@ -177,8 +174,8 @@ def _open_below(root_fd: int, real_root: str, projects: bool, parts: list[str], 
     outside = NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
     fds = [root_fd]  # the directories opened so far, the root first
     done: list[str] = []  # their real names below the root, then the file's
-    # Names to look up (last first), each with its index in ``parts`` if the caller gave it
-    # (a \xNN spelling, maybe), None if a link's target did.
+    # Names to look up (last first), each with its index in ``parts`` if the caller gave it (a \xNN spelling,
+    # maybe), None if a link's target did.
     todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
     # Where the file must end up: the root, or in a root of projects the real <project>/memory folder,
     # which the walk starts from and judges links by.

@@ -206,25 +206,22 @@ def _compile() -> None:
     # The inside of a double-quoted scalar whose only escapes are \" and \\.
     _QUOTED = re.compile(r'(?:[^"\\]|\\["\\])*')
     _UNESCAPE = re.compile(r'\\(["\\])')
-    # One item of a one-line flow sequence and the comma after it (or the end).
-    # A plain item ends at its last character that is not a space (linear, as _LINE).
+    # One item of a one-line flow sequence and the comma after it (or the end); a plain item ends at its last
+    # character that is not a space (linear, as _LINE).
     _FLOW_ITEM = re.compile(r' *("(?:[^"\\]|\\["\\])*"|\'(?:[^\']|\'\')*\'|[^,\[\]{}"\'#: ](?:[^,\[\]{}"\'#:]*[^,\[\]{}"\'#: ])?) *(,|$)')
-    # Characters PyYAML errors on, breaks lines at or reads otherwise: C0 and C1
-    # controls (tab too), lone CR, NEL, LS, PS, BOM, surrogates, non-characters.
+    # Characters PyYAML errors on, breaks lines at or reads otherwise: C0 and C1 controls (tab too), lone CR,
+    # NEL, LS, PS, BOM, surrogates, non-characters.
     _AWKWARD = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]|\r(?!\n)")
 
 
-# A plain scalar cannot start with these (YAML's indicators); '-' and '?'
-# could also open a sequence entry or a complex key.
+# A plain scalar cannot start with these (YAML's indicators); '-' and '?' may also open a sequence entry or complex key.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
-# The words YAML 1.1 reads as a bool or null: the only keys _LINE accepts
-# (a letter or '_' first) that are not strings.
+# The words YAML 1.1 reads as a bool or null: the only keys _LINE accepts (a letter or '_' first) not strings.
 _NOT_STR_KEYS = frozenset(
     "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
 )
-# Plain scalars of these types are built by SafeConstructor itself; any
-# other tag (merge '<<', value '=') is left to PyYAML.
+# Plain scalars of these types are built by SafeConstructor itself; any other tag ('<<', '=') is left to PyYAML.
 _BUILT = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "timestamp")}
 
 
@@ -248,8 +245,7 @@ def _simple(raw: str):
         value = _scalar(raw_value) if raw_value else None
         if not indent:
             data[key] = value
-            # Only a key with nothing after it may open a nested mapping
-            # ("key: ~" is a null, and indented lines after it an error).
+            # Only a key with nothing after it opens a nested mapping ("key: ~" is a null; lines under it an error).
             parent, child_indent = (None if raw_value else key), None
             continue
         # Indented under a key that has a value, or a deeper level.

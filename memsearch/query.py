@@ -1,15 +1,12 @@
 """Turn what a user typed into FTS5 queries that cannot fail to parse.
 
-Every run of letters, digits and ``_`` is a word, searched as a double-quoted
-FTS5 string, so FTS5 syntax in the input (``AND``, ``NEAR``, ``*``, ``-``,
-``:``, parentheses, quotes) is never interpreted. The strings are ORed, so one
-unmatched word never empties the result. :func:`plan` searches every word but
-English stop words (unless nothing else is left: they push files sharing only
-them above files sharing the one rare word), and every pair of adjacent words
-not both stop words and neither a question word, as a phrase, so files holding
-them together rank higher.
-A CJK word is matched through the index's bigrams (``memsearch.cjk``):
-``提交到`` asks for ``("提交" OR "交到")``, one character is a prefix (``"库"*``).
+Every run of letters, digits and ``_`` is a word, searched as a double-quoted FTS5 string, so FTS5 syntax in the
+input (``AND``, ``NEAR``, ``*``, ``-``, ``:``, parentheses, quotes) is never interpreted. The strings are ORed, so
+one unmatched word never empties the result. :func:`plan` searches every word but English stop words (unless
+nothing else is left: they push files sharing only them above files sharing the one rare word), and every pair of
+adjacent words not both stop words and neither a question word, as a phrase, so files holding them together rank
+higher. A CJK word is matched through the index's bigrams (``memsearch.cjk``): ``提交到`` asks for
+``("提交" OR "交到")``, one character is a prefix (``"库"*``).
 """
 
 from __future__ import annotations
@@ -38,17 +35,16 @@ STOP_WORDS = frozenset(
 # next word ("how much", "what format") it lifts files that merely say the same phrase.
 QUESTION_WORDS = frozenset("what which who whom how why where when".split())
 
-# One FTS5 query is run per searched string (memsearch.search); past this
-# many strings (a pasted paragraph, not a question) the words are searched
-# as one OR query ranked by FTS5's own bm25(), and pairs are left out.
+# One FTS5 query is run per searched string (memsearch.search); past this many (a pasted paragraph, not a
+# question) the words are searched as one OR query ranked by FTS5's own bm25(), and pairs are left out.
 MAX_STRINGS = 64
 
 _ONE_PHRASE = re.compile(r'"[^"]*"\*?')
 
 
 class Query(NamedTuple):
-    """The FTS5 strings a search scores and adds up: ``terms``, one per word
-    kept (a CJK word may give an OR of bigrams), and ``pairs``, as phrases."""
+    """The FTS5 strings a search scores and adds up: ``terms``, one per word kept (a CJK word may give an OR of
+    bigrams), and ``pairs``, as phrases."""
 
     terms: tuple[str, ...]
     pairs: tuple[str, ...] = ()
@@ -80,10 +76,9 @@ def words(text: str) -> list[str]:
 
 # A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
 QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|\.(?:net|NET|Net)\b")
-# Words joined without spaces by . / \ : @ (a path, a dotted name, a
-# version) or by - alone (user-id): searched as a phrase too, or joined.
-# Tried only where a word starts: from inside one it reaches the same end, and retrying at each
-# letter cost a long word its length squared.
+# Words joined without spaces by . / \ : @ (a path, a dotted name, a version) or by - alone (user-id): searched as
+# a phrase too, or joined. Tried only where a word starts: from inside one it reaches the same end, and retrying
+# at each letter cost a long word its length squared.
 COMPOUND = re.compile(rf"(?<![\w{codewords.MARKS}])_*[^\W_][\w{codewords.MARKS}]*(?:[./\\:@-]+_*[^\W_][\w{codewords.MARKS}]*)+")
 
 
@@ -102,10 +97,8 @@ def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[st
 
 
 def _fragments(word: str) -> list[str]:
-    """What one word is searched as: query_terms(), then, for an identifier
-    with a case change, its parts as a phrase (getUserById: "get User By
-    Id") and, joined by _, its parts joined ("userid"), as the index's
-    expansions hold them."""
+    """What one word is searched as: query_terms(), then, for an identifier with a case change, its parts as a
+    phrase (getUserById: "get User By Id") and, joined by _, its parts joined ("userid"), as the index holds them."""
     terms = query_terms(word)
     if word.isascii() and (CASE_OR_JOINT.search(word) or NAME_NUMBER.fullmatch(word)):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
@@ -136,11 +129,9 @@ _ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
 
 
 def _sequence(text: str) -> list[tuple[str, str, str]]:
-    """(key, first words, all words) of each word and symbol word of ``text``
-    in order, as the index spells them: a pair's phrase runs through the
-    first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
-    identifier's parts follow only its first occurrence in a file, as a rule
-    its title or heading (codewords.ONCE)."""
+    """(key, first words, all words) of each word and symbol word of ``text`` in order, as the index spells them:
+    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
+    identifier's parts follow only its first occurrence in a file, as a rule its title or heading (codewords._runs)."""
     items = []
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
@@ -166,17 +157,15 @@ def plan(text: str) -> Query:
             if text.strip()
             else "empty query: type a word to search for"
         )
-    # query_terms() quotes a word without CJK exactly as quote() does; a
-    # word with CJK (or full-width letters) becomes one or more fragments.
-    # A pasted text (one OR query of its words, see MAX_STRINGS) gets no code-word forms.
+    # query_terms() quotes a word without CJK exactly as quote() does; a word with CJK (or full-width letters)
+    # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
     fragments = {word: _fragments(word) if short else query_terms(word) for word in found}
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
                                  *(term for word in kept for term in fragments[word]),
                                  *(_compound_terms(rest) if short else ())]))
-    # A pair with a CJK word could only match its unsegmented spelling, which
-    # the index never holds (a full-width word is left unpaired too; a word
-    # also searched case folded is paired as typed, as it was before).
+    # A pair with a CJK word could only match its unsegmented spelling, which the index never holds (a full-width
+    # word is left unpaired too; a word also searched case folded is paired as typed).
     plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
     plain.update(token for _, token in symbols)
     sequence = _sequence(text) if symbols or short else [(w.casefold(), w, w) for w in WORD.findall(rest)]
@@ -191,15 +180,14 @@ def plan(text: str) -> Query:
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
-    """The searched words of ``text`` that no file holds, by ``counts`` (files
-    each FTS5 string matched; one not counted is taken to match). Saying so
-    keeps a model from reading a hit on "secret" as one on "stripe webhook secret"."""
+    """The searched words of ``text`` that no file holds, by ``counts`` (files each FTS5 string matched; one not
+    counted is taken to match): a model must not read a hit on "secret" as one on "stripe webhook secret"."""
     symbols, _, _, kept = _searched(_typed(text))
     searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w)) for w in kept]
     return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 
 
 def build_query(text: str) -> str:
-    """The FTS5 MATCH expression for ``text`` (:func:`plan`'s strings, ORed);
-    NoSearchableWords if there is none."""
+    """The FTS5 MATCH expression for ``text`` (:func:`plan`'s strings, ORed). Raises NoSearchableWords if
+    ``text`` has no word, InvalidArgument if it is no string."""
     return plan(text).fts

@@ -22,9 +22,8 @@ from .cjk import SEPARATOR, unsegment_snippet
 from .query import Query, is_phrase
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
 
-# bm25() weights of the columns (body, name, description): a description is
-# the one line its author wrote to say what the memory is about, so it counts
-# double; heavier weights lost recall (docs/ranking.md has the table).
+# bm25() weights of (body, name, description): a description is its author's one line on what the memory is
+# about, so it counts double; heavier weights lost recall (docs/ranking.md has the table).
 COLUMN_WEIGHTS = (1.0, 1.0, 2.0)
 
 # A MEMORY.md repeats its folder's descriptions, so it outranked the very files it points to: it
@@ -43,9 +42,8 @@ STRING = (
     " FROM {fts} WHERE {fts} MATCH ?"
 )
 
-# The second term is zero unless strings were pruned: a pruned string's
-# bm25() also counted the other strings' phrases, so theirs (the row's raw,
-# summed) is subtracted before it is weighted. LIMIT -1 keeps SQLite from
+# The second term is zero unless strings were pruned: a pruned string's bm25() also counted the other strings'
+# phrases, so theirs (the row's raw, summed) is subtracted before it is weighted. LIMIT -1 keeps SQLite from
 # merging a lone string's query into the sum(), where bm25() cannot run.
 RANKING = """
 SELECT id, sum(-raw * weight * factor)
@@ -75,11 +73,10 @@ def string_params(scored: list, common: list = ()) -> list:
 # The number of files each string matches (its n), one subquery a string.
 COUNT = "(SELECT count(*) FROM {fts} WHERE {fts} MATCH ?)"
 
-# Pruning (MaxScore, Turtle & Flood 1995): bm25() gives a string at most idf x (k1 + 1) in a file,
-# yet scoring a common string's every file was most of a broad query. Common strings are scored only
-# in files matching another string (``common AND (others)``); when the last file kept outscores their
-# bounds' sum, the result is exactly the unpruned one (else see _rank). Below PRUNE_MIN_FILES a string
-# costs less than a try.
+# Pruning (MaxScore, Turtle & Flood 1995): bm25() gives a string at most idf x (k1 + 1) in a file, yet scoring
+# a common string's every file was most of a broad query. Common strings are scored only in files matching another
+# string (``common AND (others)``); when the last file kept outscores their bounds' sum, the result is exactly the
+# unpruned one (else see _rank). Below PRUNE_MIN_FILES a string costs less than a try.
 FTS5_K1 = 1.2
 PRUNE_MIN_FILES = 500
 
@@ -109,8 +106,7 @@ FROM memory_fts_idx WHERE memory_fts_idx MATCH ? AND rowid IN ({marks})
 ANY_ROW = ("SELECT EXISTS (SELECT 1 FROM {fts} CROSS JOIN {rows} AS m ON m.id = {fts}.rowid"
            " WHERE {fts} MATCH ?{filters})")
 
-# FTS5's row count: the first varint of row 1 of its data table, one lookup
-# where count(*) would read a whole index at every query.
+# FTS5's row count: the first varint of row 1 of its data table, one lookup where count(*) reads a whole index.
 FILE_COUNT = "SELECT block FROM {fts}_data WHERE id = 1"
 
 
@@ -121,8 +117,7 @@ def file_count(conn: sqlite3.Connection, fts: str = "memory_fts_idx") -> int:
 
 
 def varints(data: bytes) -> Iterator[int]:
-    """SQLite's variable-length integers (FTS5 writes its counts with them) one after the other
-    (a docsize record: one a column)."""
+    """SQLite's variable-length integers (FTS5's counts; a docsize record: one a column), one after the other."""
     value = length = 0
     for byte in data:
         length += 1
@@ -210,8 +205,7 @@ def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: 
 
 
 class Scored(NamedTuple):
-    """A string as the ranking sees it; ``bound``: the most it can add to a
-    file's score (see Pruning)."""
+    """A string as the ranking sees it; ``bound``: the most it can add to a file's score (see Pruning)."""
 
     fts: str
     weight: float
@@ -242,7 +236,7 @@ def lucene_factor(files: int, n: int, weight: float, lucene: bool) -> tuple[floa
     Lucene's, the bound is the most it adds to a row's score (see Pruning)."""
     if not lucene:  # an OR of several phrases has no bound and is never pruned
         return 1.0, math.inf
-    idf = math.log(1 + (files - n + 0.5) / (n + 0.5))  # Lucene's
+    idf = math.log(1 + (files - n + 0.5) / (n + 0.5))
     # A hair for rounding on the bound; max() keeps the factor finite where FTS5 clamps its idf to 1e-6.
     return idf / max(math.log((files - n + 0.5) / (n + 0.5)), 1e-6), weight * idf * (FTS5_K1 + 1) * (1 + 1e-9)
 
@@ -256,9 +250,8 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
             reach = rows[-1][4]
             if reach > sum(s.bound for s in common):
                 return rows
-            # The best ``size`` of all score at least ``reach``: common strings
-            # whose bounds together stay under it can be pruned. Pruning fewer
-            # ranks more files, so no check is needed after. Least bound first: the longest such start.
+            # The best ``size`` of all score at least ``reach``: the longest start of ``common`` (least bound
+            # first) whose bounds stay under it can be pruned; pruning fewer ranks more files, so no check after.
             totals = accumulate(s.bound for s in common)
             fewer = common[:next((n for n, total in enumerate(totals) if total >= reach), len(common))]
             if fewer:
@@ -298,8 +291,7 @@ def _top(conn, ranking: str, params: list, size: int) -> list[tuple]:
         ranked = [r for r in ranked if r[1] >= last]  # the first ``size`` and their ties
     scores = dict(ranked)
     rows = conn.execute(ROWS.format(marks=",".join("?" * len(scores))), list(scores)).fetchall()
-    # Python orders str as SQLite's BINARY collation does (UTF-8 bytes
-    # order as code points), so this is ORDER BY score DESC, path.
+    # Python orders str as SQLite's BINARY collation does (UTF-8 bytes order as code points): ORDER BY score DESC, path.
     rows.sort(key=lambda r: (-scores[r[4]], r[0]))
     return [(path, scope, scope_id, kind, scores[i], i) for path, scope, scope_id, kind, i in rows[:size]]
 
@@ -352,9 +344,8 @@ def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
 
 
 def text_snippets(texts: list[str], words: str) -> list[str]:
-    """The excerpt of each indexed text for the FTS5 query ``words``, as :func:`snippets` gives it, at
-    the cost of their own length (indexed together in the scratch table, in one statement: a snippet
-    is its own row's alone)."""
+    """The excerpt of each indexed text for the FTS5 query ``words``, as :func:`snippets` gives it, at the cost
+    of their own length (indexed together in the scratch table, in one statement: a snippet is its own row's)."""
     found = dict(_scratch_rows(texts, SLICE_SNIPPETS, words))
     return [_shown(found[n], words) if found.get(n) else "" for n in range(1, len(texts) + 1)]
 
@@ -366,9 +357,8 @@ def _best_slice(pieces: list[str], words: str) -> str | None:
 
 
 def _scratch_rows(texts: list[str], sql: str, words: str) -> list[tuple]:
-    """The rows of ``sql`` (its parameters: the marks, the ellipsis, the tokens, ``words``) over the scratch
-    table holding ``texts`` as rows 1, 2, ...: rolled back, not deleted, so the table stays empty and FTS5
-    writes no segment."""
+    """The rows of ``sql`` (parameters: the marks, the ellipsis, the tokens, ``words``) over the scratch table
+    holding ``texts`` as rows 1, 2, ...: rolled back, not deleted, so it stays empty and FTS5 writes no segment."""
     scratch = _scratch()
     scratch.execute("BEGIN")
     try:

@@ -28,8 +28,7 @@ log = logging.getLogger("memsearch.watch")
 DEBOUNCE_S = 0.1
 MAX_DELAY_S = 1.0
 
-# After a failure, the watcher retries (restart the event source, reconcile
-# everything) after these pauses, the last one repeating.
+# Pauses before each retry after a failure (restart the event sources, reconcile everything), the last repeating.
 RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 
 
@@ -39,7 +38,9 @@ class Watcher:
     >>> with MemoryIndex("~/memory") as idx, Watcher(idx):
     ...     idx.search("docker port")      # a cookie handshake, no walk
 
-    After a successful start it never raises: a failure puts it in the "failed" state, in which
+    ``index``: the MemoryIndex to keep fresh (the watcher opens its own connection to it); ``debounce`` and
+    ``max_delay``: when a batch of events is written (DEBOUNCE_S, MAX_DELAY_S); ``heartbeat``: seconds between
+    heartbeats. After a successful start it never raises: a failure puts it in the "failed" state, in which
     queries walk the tree, and it retries.
     """
 
@@ -67,8 +68,8 @@ class Watcher:
         return self._thread is not None and not self._done.is_set()
 
     def start(self, *, wait: bool = True, timeout: float | None = None) -> "Watcher":
-        """Start following the roots. ``wait``: return once the whole tree is reconciled,
-        raising WatcherError when it cannot start."""
+        """Start following the roots. ``wait``: return once the whole tree is reconciled, raising WatcherError when
+        it cannot start (or is not ready within ``timeout``). RuntimeError if it was started before."""
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
         from .index import MemoryIndex
