@@ -93,10 +93,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
     unchanged = 0
     pending = dict(known) if known else {}  # directories not walked (yet)
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
-    again: dict[str, set[str]] = {}  # recheck, by directory
-    for rel in recheck:
-        folder, name = _split(rel)
-        again.setdefault(folder, set()).add(name)
+    again = Known(dict.fromkeys(recheck))  # recheck, by directory
     linked_dirs: set[str] = set()
     stack = [start] if start else [(real_root, "")]
     while stack:
