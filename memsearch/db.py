@@ -395,11 +395,12 @@ def _header_mark(path: str) -> bool:
     return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
+# The columns of memory_fts a reconcile writes, in the order of its rows (memsearch.reconcile._row).
+WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
+           *(f"{text}_seg" for text in ("body", *FIELDS)), *FINGERPRINT.split(", "))
 # Columns of memory_fts that reconcile and search use: an index its migrations call current that
 # lacks one (a development build, a hand edit) would fail every query, so it is rebuilt.
-COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "frontmatter_error", "racy",
-                     *FINGERPRINT.split(", "), *(f"{kind}{text}{seg}" for text in ("body", *FIELDS)
-                                                 for kind, seg in (("", ""), ("", "_seg"), ("idx_", "")))))
+COLUMNS = frozenset(("id", *WRITTEN, *(f"idx_{text}" for text in ("body", *FIELDS))))
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:

@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import Cached, bulk_indexing, write_transaction
+from .db import WRITTEN, Cached, bulk_indexing, write_transaction
 from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
@@ -39,10 +39,8 @@ MERGE_PAGES = 500
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
 
-_WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
-            *(f"{text}_seg" for text in ("body", *FIELDS)), *COLUMNS.split(", "))
-UPSERT = (f"INSERT INTO memory_fts ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
-          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _WRITTEN[1:])}")
+UPSERT = (f"INSERT INTO memory_fts ({', '.join(WRITTEN)}) VALUES ({', '.join('?' * len(WRITTEN))})"
+          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in WRITTEN[1:])}")
 
 
 class ReconcileReport(NamedTuple):
@@ -109,26 +107,25 @@ class KnownFingerprints(Cached):
 
 def reconcile(
     conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints | None = None, deep: bool,
+    known: KnownFingerprints, deep: bool,
 ) -> ReconcileReport:
     """``deep`` (no default: each caller says): look for nested instruction
     files in repos roots, as an index build does."""
     started = time.perf_counter()
-    cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout)
-    known, racy = cache.get(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
-    hard_links(seen, known, layout.locate)
+    stored, racy = known.get(conn)
+    seen = layout.walk(max_file_bytes, stored, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
+    hard_links(seen, stored, layout.locate)
     report = ReconcileReport(unchanged=seen.unchanged, skipped=tuple(seen.skipped))
     if seen.files or seen.missing:
-        report = _write(conn, layout, seen, known, None, progress, max_file_bytes)
+        report = _write(conn, layout, seen, stored, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=malformed(conn))
 
 
 def reconcile_paths(
     conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints | None = None, deep: bool,
+    known: KnownFingerprints, deep: bool,
 ) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
     them in step, at a cost that follows the paths: how the watcher applies a
@@ -136,7 +133,6 @@ def reconcile_paths(
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    known = known or KnownFingerprints()
     kept: set[str] = set()  # the paths without those inside another one of them
     for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
         parts = path.split("/")
