@@ -103,9 +103,8 @@ class MemoryIndex(db.Opened):
     # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                super().close()
-                self._known.forget()
+            super().close()
+            self._known.forget()
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
