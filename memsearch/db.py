@@ -11,17 +11,13 @@ import stat
 import time
 from _thread import RLock  # threading's own, without importing threading on the query path
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, NoReturn
+from typing import Any, Callable, NoReturn
 
 from . import migrate
 from .fingerprint import COLUMNS as FINGERPRINT
 from .metadata import FIELDS
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, given_path, path_text, xdg_folder
-
-if TYPE_CHECKING:
-    from typing import Any, Callable
-
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 32768
