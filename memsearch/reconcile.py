@@ -105,10 +105,8 @@ class KnownFingerprints(Cached):
         super().__init__(stored_rows)
 
 
-def reconcile(
-    conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints, deep: bool,
-) -> ReconcileReport:
+def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
+              known: KnownFingerprints, deep: bool) -> ReconcileReport:
     """``deep`` (no default: each caller says): look for nested instruction
     files in repos roots, as an index build does."""
     started = time.perf_counter()
@@ -123,10 +121,8 @@ def reconcile(
                            malformed=malformed(conn))
 
 
-def reconcile_paths(
-    conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints, deep: bool,
-) -> ReconcileReport:
+def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
+                    known: KnownFingerprints, deep: bool) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
     them in step, at a cost that follows the paths: how the watcher applies a
     batch of events. A root named whole is reconciled; so are the roots for a
