@@ -205,11 +205,9 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
 
 
 # -- roots from the environment and the config file ---------------------------------
-def configured(conf: dict | None = None) -> list[Root]:
+def configured() -> list[Root]:
     """The config file's roots (``roots = [...]`` or ``[[roots]]`` tables), but ``enabled = false``."""
-    if conf is None:
-        conf = read_config()
-    entries = conf.get("roots", [])
+    entries = read_config().get("roots", [])
     if not isinstance(entries, list):
         raise MemsearchError("config: roots must be a list of folders, kinds or tables")
     roots = []
