@@ -189,9 +189,6 @@ class Cached:
             self.key = key
         return self._value
 
-    def forget(self) -> None:
-        self._value = None
-
 
 class Opened:
     """What MemoryIndex and HistoryIndex share: an index file whose connection is opened at first

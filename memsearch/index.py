@@ -104,7 +104,7 @@ class MemoryIndex(db.Opened):
     def close(self) -> None:
         with self._lock:
             super().close()
-            self._known.forget()
+            self._known = KnownFingerprints()  # read afresh by the next connection
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
