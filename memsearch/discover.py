@@ -194,11 +194,8 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
     stack = [(checkout, prefix, 0)]
     while stack:
         path, rel, depth = stack.pop()
-        entries = _scan(path)
-        if entries is None:
-            continue
         dirs, files = [], []
-        for entry in entries:
+        for entry in _scan(path) or []:  # an unreadable folder: nothing found in it
             name = entry.name
             if name[0] == ".":
                 continue
