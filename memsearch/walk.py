@@ -127,8 +127,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
                         continue
                     if name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
-                        size = st.st_size
-                        if size <= max_file_bytes and S_ISREG(st.st_mode):
+                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode):
                             now = key(st)
                             if pop(name, None) == now and name not in recheck_here:
                                 unchanged += 1
