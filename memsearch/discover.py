@@ -91,8 +91,7 @@ def _holds_memory(folder: str) -> bool:
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
     """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
     the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
-    entries = _scan(checkout) or []
-    names = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
+    names = {e.name for e in _scan(checkout) or [] if e.is_dir(follow_symlinks=False)}
     out: dict[str, bool] = {}
     for top, rest in MEMORY_FOLDERS:
         if top not in names:
