@@ -236,9 +236,8 @@ def _entered(real_root: str, folders: list[str]) -> str | None:
     for name in folders:
         path = os.path.join(here, name)
         if os.path.islink(path):
-            target = os.path.realpath(path)
-            if link_target_refusal(real_root, target, True) or below(here, target) is not None:
+            path = os.path.realpath(path)
+            if link_target_refusal(real_root, path, True) or below(here, path) is not None:
                 return None
-            path = target
         here = path
     return here
