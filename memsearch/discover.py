@@ -244,13 +244,9 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         skipped.append(Skipped(name, "unreadable directory"))
         return False
     names = {e.name for e in entries}
-    plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
-    for top in TOPS:
-        if top in names:
-            if keep(os.path.join(checkout, top)):
-                plain_tops.add(top)
-            else:
-                cacheable = False
+    # Folders on the way to a single file that are no link ("": the checkout).
+    plain_tops = {"", *(top for top in TOPS if top in names and keep(os.path.join(checkout, top)))}
+    cacheable = cacheable and all(top in plain_tops for top in TOPS if top in names)
     mine: dict = {}
     passed_over = len(skipped)
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
