@@ -312,7 +312,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         return result
     nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
-    skipped: list[Skipped] = []
+    skipped = result.skipped
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
     # What a steady state would rely on: every folder listed (path, mtime, inode), and every file
     # found; whole: all of it reached through no link.
@@ -326,7 +326,6 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
         if rel not in found or found[rel][0] != path:
             whole = False
-    result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
     result.files = {rel: info for rel, info in found.items() if known.get(rel) != info[1] or rel in recheck}
     result.unchanged = len(found) - len(result.files)
