@@ -124,8 +124,7 @@ class MemoryIndex(db.Opened):
         for root in self.roots:
             if root.kind not in ("plain", "mimo"):
                 continue
-            files = hidden_memory(root.path)
-            if files:
+            if files := hidden_memory(root.path):
                 shown = ", ".join(HIDDEN_PLACES[:3])
                 out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
                                    " does not read", f"--root repos={root.path} indexes each checkout's memory"))
@@ -197,8 +196,7 @@ class MemoryIndex(db.Opened):
         if do_reconcile and self.freshness.via == "watcher" and hits:
             # inotify misses some writes (through a memory map, from another host): a hit whose file
             # no longer has its stored fingerprint is read again, and the query run again.
-            changed = self._guarded(lambda: self._changed([hit.path for hit in hits]))
-            if changed:
+            if changed := self._guarded(lambda: self._changed([hit.path for hit in hits])):
                 self.reconcile_paths(changed)
                 hits, floored = self._guarded(run)
         # The file as text: a root folder's name that is not UTF-8 is no JSON text.

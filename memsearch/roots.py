@@ -215,8 +215,7 @@ def configured() -> list[Root]:
         if isinstance(entry, str):
             roots.append(Root.parse(entry))
         elif isinstance(entry, dict):
-            unknown = set(entry) - {"kind", "path", "name", "enabled"}
-            if unknown:
+            if unknown := set(entry) - {"kind", "path", "name", "enabled"}:
                 raise MemsearchError(f"config: unknown key(s) in a [[roots]] table: {', '.join(sorted(unknown))}")
             enabled = entry.get("enabled", True)
             if not isinstance(enabled, bool):  # "no" would read as on

@@ -172,8 +172,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
     is_dir = S_ISDIR(st.st_mode)
     if not is_dir and not is_markdown(name):
         return
-    refusal = link_target_refusal(real_root, target, is_dir)
-    if refusal:
+    if refusal := link_target_refusal(real_root, target, is_dir):
         skipped.append(Skipped(rel, refusal))
     elif not is_dir:
         add_file(rel, target, st, files, skipped, max_file_bytes)
