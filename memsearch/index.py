@@ -120,12 +120,10 @@ class MemoryIndex(db.Opened):
         (``.claude/memory``...) of a plain or mimo root or its folders, and the kind that indexes it."""
         from .discover import HIDDEN_PLACES, hidden_memory
 
+        shown = ", ".join(HIDDEN_PLACES[:3])
         out = []
         for root in self.roots:
-            if root.kind not in ("plain", "mimo"):
-                continue
-            if files := hidden_memory(root.path):
-                shown = ", ".join(HIDDEN_PLACES[:3])
+            if root.kind in ("plain", "mimo") and (files := hidden_memory(root.path)):
                 out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
                                    " does not read", f"--root repos={root.path} indexes each checkout's memory"))
         return out
