@@ -162,11 +162,10 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
 
 
 def identity(path: str | os.PathLike) -> tuple[int, int] | None:
-    try:
+    with suppress(OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         st = os.stat(path)
-    except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
-        return None
-    return st.st_dev, st.st_ino
+        return st.st_dev, st.st_ino
+    return None
 
 
 class Cached:
@@ -380,12 +379,10 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
 
 def _header_mark(path: str) -> bool:
     """Whether the file's header says SQLite and carries our mark."""
-    try:
-        with open(path, "rb") as f:
-            header = f.read(72)
-    except OSError:
-        return False
-    return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    with suppress(OSError), open(path, "rb") as f:
+        header = f.read(72)
+        return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    return False
 
 
 # The columns of memory_fts a reconcile writes, in the order of its rows (memsearch.reconcile._row).

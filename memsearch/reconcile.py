@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -237,12 +237,10 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
 
 def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> str | None:
     """The real path of the file at index path ``rel`` if it is the file ``identity``."""
-    try:
+    with suppress(OSError, KeyError):
         path = os.path.realpath(locate(rel))
-        st = os.stat(path)
-    except (OSError, KeyError):
-        return None
-    return path if of(st).identity == identity else None
+        return path if of(os.stat(path)).identity == identity else None
+    return None
 
 
 def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:
