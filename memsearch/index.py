@@ -206,10 +206,9 @@ class MemoryIndex(db.Opened):
         stored = stored_rows(self.conn, paths)[0]
         changed = []
         for path in paths:
-            try:
+            now = None  # gone or unreadable: no fingerprint, so changed if a row has one
+            with suppress(OSError):
                 now = fingerprint.of(os.stat(self.layout.locate(path)))
-            except OSError:
-                now = None
             if stored.get(path) != now:
                 changed.append(path)
         return changed
