@@ -170,7 +170,6 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
-    skipped = seen.skipped
     with write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())
@@ -179,13 +178,13 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
         root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
         bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
         with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-            conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
+            conn.executemany(UPSERT, _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes))
             # Files gone or unreadable since the walk keep no old text searchable.
             gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
             conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
         if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
             conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(skipped))
+    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(seen.skipped))
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
