@@ -11,17 +11,13 @@ import stat
 import time
 from _thread import RLock  # threading's own, without importing threading on the query path
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, NoReturn
+from typing import Any, Callable, NoReturn
 
 from . import migrate
 from .fingerprint import COLUMNS as FINGERPRINT
 from .metadata import FIELDS
 from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
 from .settings import BUSY_TIMEOUT_S, given_path, path_text, xdg_folder
-
-if TYPE_CHECKING:
-    from typing import Any, Callable
-
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
 CACHE_KIB = 32768
@@ -166,11 +162,10 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
 
 
 def identity(path: str | os.PathLike) -> tuple[int, int] | None:
-    try:
+    with suppress(OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
         st = os.stat(path)
-    except (OSError, ValueError):  # ValueError: a NUL byte, which no file's path holds
-        return None
-    return st.st_dev, st.st_ino
+        return st.st_dev, st.st_ino
+    return None
 
 
 class Cached:
@@ -192,9 +187,6 @@ class Cached:
                 self._value = value
             self.key = key
         return self._value
-
-    def forget(self) -> None:
-        self._value = None
 
 
 class Opened:
@@ -387,19 +379,18 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
 
 def _header_mark(path: str) -> bool:
     """Whether the file's header says SQLite and carries our mark."""
-    try:
-        with open(path, "rb") as f:
-            header = f.read(72)
-    except OSError:
-        return False
-    return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    with suppress(OSError), open(path, "rb") as f:
+        header = f.read(72)
+        return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+    return False
 
 
+# The columns of memory_fts a reconcile writes, in the order of its rows (memsearch.reconcile._row).
+WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
+           *(f"{text}_seg" for text in ("body", *FIELDS)), *FINGERPRINT.split(", "))
 # Columns of memory_fts that reconcile and search use: an index its migrations call current that
 # lacks one (a development build, a hand edit) would fail every query, so it is rebuilt.
-COLUMNS = frozenset(("id", "path", "root", "scope", "scope_id", "type", "frontmatter_error", "racy",
-                     *FINGERPRINT.split(", "), *(f"{kind}{text}{seg}" for text in ("body", *FIELDS)
-                                                 for kind, seg in (("", ""), ("", "_seg"), ("idx_", "")))))
+COLUMNS = frozenset(("id", *WRITTEN, *(f"idx_{text}" for text in ("body", *FIELDS))))
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:

@@ -91,8 +91,7 @@ def _holds_memory(folder: str) -> bool:
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
     """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
     the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
-    entries = _scan(checkout) or []
-    names = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
+    names = {e.name for e in _scan(checkout) or [] if e.is_dir(follow_symlinks=False)}
     out: dict[str, bool] = {}
     for top, rest in MEMORY_FOLDERS:
         if top not in names:
@@ -194,11 +193,8 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
     stack = [(checkout, prefix, 0)]
     while stack:
         path, rel, depth = stack.pop()
-        entries = _scan(path)
-        if entries is None:
-            continue
         dirs, files = [], []
-        for entry in entries:
+        for entry in _scan(path) or []:  # an unreadable folder: nothing found in it
             name = entry.name
             if name[0] == ".":
                 continue
@@ -248,13 +244,9 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         skipped.append(Skipped(name, "unreadable directory"))
         return False
     names = {e.name for e in entries}
-    plain_tops = {""}  # folders on the way to a single file that are no link ("": the checkout)
-    for top in TOPS:
-        if top in names:
-            if keep(os.path.join(checkout, top)):
-                plain_tops.add(top)
-            else:
-                cacheable = False
+    # Folders on the way to a single file that are no link ("": the checkout).
+    plain_tops = {"", *(top for top in TOPS if top in names and keep(os.path.join(checkout, top)))}
+    cacheable = cacheable and all(top in plain_tops for top in TOPS if top in names)
     mine: dict = {}
     passed_over = len(skipped)
     for (top, _), rel in zip(MEMORY_FOLDERS, _FOLDERS):
@@ -320,7 +312,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         return result
     nested = [] if deep else [rel for rel in known if "/" in rel and not _in_place(rel)]  # the deep walk's finds
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
-    skipped: list[Skipped] = []
+    skipped = result.skipped
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
     # What a steady state would rely on: every folder listed (path, mtime, inode), and every file
     # found; whole: all of it reached through no link.
@@ -334,7 +326,6 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
         if rel not in found or found[rel][0] != path:
             whole = False
-    result.skipped = skipped
     calm, cache.calm, cache.steady = cache.calm, None, None
     result.files = {rel: info for rel, info in found.items() if known.get(rel) != info[1] or rel in recheck}
     result.unchanged = len(found) - len(result.files)

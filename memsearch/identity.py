@@ -72,7 +72,7 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
     """The main ``.git`` folder of the repository holding ``path``, or None. A linked worktree's
     ``.git`` is a file (``gitdir: ...``) whose folder's ``commondir`` names the main one."""
     here = Path(os.path.abspath(given_path(path, "path must be a path")))
-    try:
+    with suppress(OSError):  # a name too long, a loop: no repository to speak of
         for folder in (here, *here.parents):
             dot_git = folder / ".git"
             if dot_git.is_dir():
@@ -83,8 +83,6 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
                     return None
                 git_dir = Path(os.path.normpath(folder / line[len("gitdir:"):].strip()))  # an absolute one replaces folder
                 return _common_dir(git_dir) if _is_git_dir(git_dir) else None
-    except OSError:  # a name too long, a loop: no repository to speak of
-        return None
     return None
 
 
@@ -106,10 +104,9 @@ def _read_stripped(path: Path) -> str:
     """The file's text stripped, or "" if it cannot be read as UTF-8: its first 4 KiB, only if it is a
     regular file (a FIFO or /dev/zero in its place must not hang or fill memory)."""
     head = read_head(str(path), 4096)
-    try:
+    with suppress(UnicodeDecodeError):
         return "" if head is None else head[0].decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return ""
+    return ""
 
 
 def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> str | None:
@@ -144,8 +141,7 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
 
 def _read_id(path: Path) -> str | None:
     text = _read_stripped(path)
-    try:
+    with suppress(ValueError):  # not a UUID (nor "": unreadable)
         uuid.UUID(text)
-    except ValueError:  # not a UUID (nor "": unreadable)
-        return None
-    return text
+        return text
+    return None

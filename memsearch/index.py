@@ -103,9 +103,8 @@ class MemoryIndex(db.Opened):
     # -- lifecycle (conn, with: db.Opened) -----------------------------------
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                super().close()
-                self._known.forget()
+            super().close()
+            self._known = KnownFingerprints()  # read afresh by the next connection
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
@@ -121,13 +120,10 @@ class MemoryIndex(db.Opened):
         (``.claude/memory``...) of a plain or mimo root or its folders, and the kind that indexes it."""
         from .discover import HIDDEN_PLACES, hidden_memory
 
+        shown = ", ".join(HIDDEN_PLACES[:3])
         out = []
         for root in self.roots:
-            if root.kind not in ("plain", "mimo"):
-                continue
-            files = hidden_memory(root.path)
-            if files:
-                shown = ", ".join(HIDDEN_PLACES[:3])
+            if root.kind in ("plain", "mimo") and (files := hidden_memory(root.path)):
                 out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
                                    " does not read", f"--root repos={root.path} indexes each checkout's memory"))
         return out
@@ -198,8 +194,7 @@ class MemoryIndex(db.Opened):
         if do_reconcile and self.freshness.via == "watcher" and hits:
             # inotify misses some writes (through a memory map, from another host): a hit whose file
             # no longer has its stored fingerprint is read again, and the query run again.
-            changed = self._guarded(lambda: self._changed([hit.path for hit in hits]))
-            if changed:
+            if changed := self._guarded(lambda: self._changed([hit.path for hit in hits])):
                 self.reconcile_paths(changed)
                 hits, floored = self._guarded(run)
         # The file as text: a root folder's name that is not UTF-8 is no JSON text.
@@ -211,10 +206,9 @@ class MemoryIndex(db.Opened):
         stored = stored_rows(self.conn, paths)[0]
         changed = []
         for path in paths:
-            try:
+            now = None  # gone or unreadable: no fingerprint, so changed if a row has one
+            with suppress(OSError):
                 now = fingerprint.of(os.stat(self.layout.locate(path)))
-            except OSError:
-                now = None
             if stored.get(path) != now:
                 changed.append(path)
         return changed

@@ -138,13 +138,12 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
 
 
 def _budgets(given) -> dict:
-    if given is None:
-        return dict(DEFAULT_BUDGETS)
+    given = {} if given is None else given
     if not isinstance(given, dict):
         raise InvalidArgument(f"budgets must be a dict of tokens by section, got {type(given).__name__}")
     if unknown := [name for name in given if name not in DEFAULT_BUDGETS]:
         raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
-    return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS, InvalidArgument)
+    return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS)
                                   for name, tokens in given.items()}}
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import Cached, bulk_indexing, write_transaction
+from .db import WRITTEN, Cached, bulk_indexing, write_transaction
 from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
@@ -39,10 +39,8 @@ MERGE_PAGES = 500
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
 
-_WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
-            *(f"{text}_seg" for text in ("body", *FIELDS)), *COLUMNS.split(", "))
-UPSERT = (f"INSERT INTO memory_fts ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
-          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _WRITTEN[1:])}")
+UPSERT = (f"INSERT INTO memory_fts ({', '.join(WRITTEN)}) VALUES ({', '.join('?' * len(WRITTEN))})"
+          f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in WRITTEN[1:])}")
 
 
 class ReconcileReport(NamedTuple):
@@ -107,36 +105,30 @@ class KnownFingerprints(Cached):
         super().__init__(stored_rows)
 
 
-def reconcile(
-    conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-    known: KnownFingerprints | None = None, deep: bool,
-) -> ReconcileReport:
+def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
+              known: KnownFingerprints, deep: bool) -> ReconcileReport:
     """``deep`` (no default: each caller says): look for nested instruction
     files in repos roots, as an index build does."""
     started = time.perf_counter()
-    cache = known or KnownFingerprints()
     dropped = _drop_roots_turned_off(conn, layout)
-    known, racy = cache.get(conn)
-    seen = layout.walk(max_file_bytes, known, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
-    hard_links(seen, known, layout.locate)
+    stored, racy = known.get(conn)
+    seen = layout.walk(max_file_bytes, stored, racy, walker=walk, deep=deep)  # walk: reconcile's, as the tests patch it
+    hard_links(seen, stored, layout.locate)
     report = ReconcileReport(unchanged=seen.unchanged, skipped=tuple(seen.skipped))
     if seen.files or seen.missing:
-        report = _write(conn, layout, seen, known, None, progress, max_file_bytes)
+        report = _write(conn, layout, seen, stored, None, progress, max_file_bytes)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=malformed(conn))
 
 
-def reconcile_paths(
-    conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
-    known: KnownFingerprints | None = None, deep: bool,
-) -> ReconcileReport:
+def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
+                    known: KnownFingerprints, deep: bool) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
     them in step, at a cost that follows the paths: how the watcher applies a
     batch of events. A root named whole is reconciled; so are the roots for a
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    known = known or KnownFingerprints()
     kept: set[str] = set()  # the paths without those inside another one of them
     for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
         parts = path.split("/")
@@ -178,7 +170,6 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
-    skipped = seen.skipped
     with write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())
@@ -187,13 +178,13 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
         root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
         bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
         with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-            conn.executemany(UPSERT, _read_rows(plan, skipped, progress, layout, root_ids, max_file_bytes))
+            conn.executemany(UPSERT, _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes))
             # Files gone or unreadable since the walk keep no old text searchable.
             gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
             conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))
         if not bulk and (plan.added or plan.updated or gone):  # fold the one-row segments left (see MERGE_PAGES)
             conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(skipped))
+    return ReconcileReport(tuple(plan.added), tuple(plan.updated), tuple(gone), plan.unchanged, tuple(seen.skipped))
 
 
 def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[FileInfo]:
@@ -245,12 +236,10 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
 
 def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> str | None:
     """The real path of the file at index path ``rel`` if it is the file ``identity``."""
-    try:
+    with suppress(OSError, KeyError):
         path = os.path.realpath(locate(rel))
-        st = os.stat(path)
-    except (OSError, KeyError):
-        return None
-    return path if of(st).identity == identity else None
+        return path if of(os.stat(path)).identity == identity else None
+    return None
 
 
 def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:

@@ -205,11 +205,9 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
 
 
 # -- roots from the environment and the config file ---------------------------------
-def configured(conf: dict | None = None) -> list[Root]:
+def configured() -> list[Root]:
     """The config file's roots (``roots = [...]`` or ``[[roots]]`` tables), but ``enabled = false``."""
-    if conf is None:
-        conf = read_config()
-    entries = conf.get("roots", [])
+    entries = read_config().get("roots", [])
     if not isinstance(entries, list):
         raise MemsearchError("config: roots must be a list of folders, kinds or tables")
     roots = []
@@ -217,8 +215,7 @@ def configured(conf: dict | None = None) -> list[Root]:
         if isinstance(entry, str):
             roots.append(Root.parse(entry))
         elif isinstance(entry, dict):
-            unknown = set(entry) - {"kind", "path", "name", "enabled"}
-            if unknown:
+            if unknown := set(entry) - {"kind", "path", "name", "enabled"}:
                 raise MemsearchError(f"config: unknown key(s) in a [[roots]] table: {', '.join(sorted(unknown))}")
             enabled = entry.get("enabled", True)
             if not isinstance(enabled, bool):  # "no" would read as on

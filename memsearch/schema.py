@@ -34,8 +34,7 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str,
     if not isinstance(arguments, Mapping):
         raise error(f"{tool} arguments must be a JSON object, got {_kind(arguments)}")
     expected = schema["properties"]
-    unknown = sorted(str(k) for k in arguments if k not in expected)
-    if unknown:
+    if unknown := sorted(str(k) for k in arguments if k not in expected):
         shown = ", ".join(quoted(k, 100, always=True) for k in unknown[:5])
         raise error(f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
                     f" for {tool}{_did_you_mean(unknown[0], expected)}; expected {', '.join(expected)}")

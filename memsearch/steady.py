@@ -85,12 +85,7 @@ def snapshot(dirs: list[tuple[str, int, int]], found: dict[str, tuple[str, Finge
             for rel, key in zip(found, keys[len(dirs):])):
         return None
     before = time.time_ns() - RACY_NS
-    settled, ctimes, racy, racy_keys = [], [], [], []
-    for path, key in zip(paths, keys):
-        if key[2] < before:
-            settled.append(path)
-            ctimes.append(key[2])
-        else:
-            racy.append(path)
-            racy_keys.append(key)
-    return known, settled, ctimes, racy, racy_keys
+    settled = [(path, key) for path, key in zip(paths, keys) if key[2] < before]
+    racy = [(path, key) for path, key in zip(paths, keys) if key[2] >= before]
+    return (known, [path for path, _ in settled], [key[2] for _, key in settled],
+            [path for path, _ in racy], [key for _, key in racy])

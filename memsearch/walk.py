@@ -93,10 +93,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
     unchanged = 0
     pending = dict(known) if known else {}  # directories not walked (yet)
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
-    again: dict[str, set[str]] = {}  # recheck, by directory
-    for rel in recheck:
-        folder, name = _split(rel)
-        again.setdefault(folder, set()).add(name)
+    again = Known(dict.fromkeys(recheck))  # recheck, by directory
     linked_dirs: set[str] = set()
     stack = [start] if start else [(real_root, "")]
     while stack:
@@ -130,8 +127,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
                         continue
                     if name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
-                        size = st.st_size
-                        if size <= max_file_bytes and S_ISREG(st.st_mode):
+                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode):
                             now = key(st)
                             if pop(name, None) == now and name not in recheck_here:
                                 unchanged += 1
@@ -176,8 +172,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
     is_dir = S_ISDIR(st.st_mode)
     if not is_dir and not is_markdown(name):
         return
-    refusal = link_target_refusal(real_root, target, is_dir)
-    if refusal:
+    if refusal := link_target_refusal(real_root, target, is_dir):
         skipped.append(Skipped(rel, refusal))
     elif not is_dir:
         add_file(rel, target, st, files, skipped, max_file_bytes)
@@ -240,9 +235,8 @@ def _entered(real_root: str, folders: list[str]) -> str | None:
     for name in folders:
         path = os.path.join(here, name)
         if os.path.islink(path):
-            target = os.path.realpath(path)
-            if link_target_refusal(real_root, target, True) or below(here, target) is not None:
+            path = os.path.realpath(path)
+            if link_target_refusal(real_root, path, True) or below(here, path) is not None:
                 return None
-            path = target
         here = path
     return here
