@@ -27,7 +27,7 @@ WARNING = (
 )
 
 # Controls but tab and line feed, spelled \xNN: the index must not drive the terminal (a lone CR hides a line).
-_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
+LINE_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c not in (0x09, 0x0A)}
 
 _FENCE = re.compile(r"( *)(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"( {0,3})([-+*]|\d{1,9}[.)])( +|$)")
@@ -57,13 +57,14 @@ def index_for_context(path: str | os.PathLike) -> str:
     real = "" if "\0" in path else os.path.realpath(path)  # (a NUL names no file)
     if not real or below(real, os.path.realpath(os.path.dirname(path) or ".")) is None:
         return ""
-    read = read_text(real, READ_BYTES, confined=True)
+    read = read_text(real, READ_BYTES)
     return "" if read is None else format_index_for_context(read[0], name=os.path.basename(path), file_bytes=read[1])
 
 
-def read_text(path: str, limit: int, *, confined: bool = False) -> tuple[str, int | None] | None:
-    """:func:`read_head` as text, and the file's size when only a part was read (which ends on a whole line)."""
-    head = read_head(path, limit, confined=confined)
+def read_text(path: str, limit: int) -> tuple[str, int | None] | None:
+    """:func:`read_head` of a path a walk found, as text, and the file's size when only a part was read (which
+    ends on a whole line)."""
+    head = read_head(path, limit, confined=True)
     if head is None:
         return None
     data, size = head
@@ -94,7 +95,7 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
     a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
     if not isinstance(text, str):
         raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(_CONTROLS)
+    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
 
 
 def clean(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .context import _CONTROLS, clean, read_text, whole_lines  # _CONTROLS: the index block's spelling of controls
+from .context import LINE_CONTROLS, clean, read_text, whole_lines
 from .errors import InvalidArgument, SessionNotFound, quoted
 from .identity import mimo_project_id, zcode_project_folder
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name
@@ -179,10 +179,10 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
     """The file at ``file`` (a resolved path the walk found) as a section, or None if it cannot be
     read or shows nothing. At most its budget in characters at UTF-8's widest is read."""
     limit = budget * CHARS_PER_TOKEN
-    if (read := read_text(file, limit * UTF8_MAX + READ_MARGIN, confined=True)) is None:
+    if (read := read_text(file, limit * UTF8_MAX + READ_MARGIN)) is None:
         return None
     raw, file_bytes = read
-    text = clean(raw).translate(_CONTROLS)
+    text = clean(raw).translate(LINE_CONTROLS)
     kept = whole_lines(text, limit).rstrip()  # a cut at a blank line leaves no blank line behind
     if not kept and file_bytes is None:
         return None
