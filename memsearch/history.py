@@ -26,7 +26,7 @@ from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import SESSIONS, pieces_of, rank_sessions
-from .settings import (DEFAULT_LIMIT, Settings, checked_number, checked_progress, given_path, given_settings,
+from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
@@ -159,8 +159,8 @@ class HistoryIndex(db.Opened):
         after, or its last part (``shop`` for ``-home-me-shop``); ``session``: an id or its start; ``role``: one
         of ROLES; ``since``: an ISO date; ``refresh``: catch up with the files first (``progress`` hears it);
         ``floor``: the relative score floor. Raises InvalidArgument, or NoSearchableWords for a query of none."""
-        checked_number("limit", limit)
-        floor = checked_number("floor", self.settings.floor if floor is None else floor)
+        checked_setting("limit", limit)
+        floor = checked_setting("floor", self.settings.floor if floor is None else floor)
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
             if value is not None and not isinstance(value, str):  # the query's is plan()'s
                 raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")

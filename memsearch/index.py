@@ -17,7 +17,7 @@ from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, checked_number, checked_progress, given_settings
+from .settings import DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -175,8 +175,8 @@ class MemoryIndex(db.Opened):
     def search_result(self, query: str, limit: int = DEFAULT_LIMIT, scope: str | None = None,
                       scope_id: str | None = None, type: str | None = None, *, reconcile: bool | None = None,
                       floor: float | None = None, progress: Progress | None = None) -> SearchResult:
-        checked_number("limit", limit)
-        floor = checked_number("floor", self.settings.floor if floor is None else floor)
+        checked_setting("limit", limit)
+        floor = checked_setting("floor", self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
         do_reconcile = self.settings.reconcile if reconcile is None else reconcile

@@ -28,7 +28,7 @@ OPTIONS = (
            " MEMSEARCH_ROOTS takes several, separated by ':'.", envvars=("MEMSEARCH_ROOTS", "MEMSEARCH_ROOT"),
            kind="spec"),
     Option(("--db",), "db_path", "Index database file.", envvars=("MEMSEARCH_DB",), kind="file"),
-    # A number click reads; its range is the library's to check (settings.checked_number).
+    # A number click reads; its range is the library's to check (settings.checked_setting).
     Option(("--limit", "-n"), "limit", f"Most hits to show, 1 to {MAX_LIMIT}.", kind="int", default=DEFAULT_LIMIT),
     Option(("--scope",), "scope", "Only this scope ({scopes})."),
     Option(("--scope-id",), "scope_id", "Only this scope id (a project or session id; a {project_kinds} project"

@@ -52,7 +52,7 @@ class Settings(NamedTuple):
             raise TypeError(f"unknown setting {', '.join(unknown)}: use one of {', '.join(self._fields)}")
         settings = self._replace(**{k: v for k, v in values.items() if v is not None})
         for name, value in zip(self._fields, settings):
-            checked_number(name, value, "settings: ")
+            checked_setting(name, value, "settings: ")
         return settings
 
 
@@ -68,7 +68,7 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
     return (settings or load_settings()).with_overrides(**overrides)
 
 
-def checked_number(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument):
+def checked_setting(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument):
     """``value`` if setting ``name`` (or a search's limit) may hold it, else ``error`` saying why; NaN is in no range."""
     low, high, kind = RANGES[name]
     if kind is bool:
@@ -155,5 +155,5 @@ def read_config() -> dict:
 
 def load_settings() -> Settings:
     conf = read_config()
-    return Settings(**{name: RANGES[name][2](checked_number(name, conf[name], "config: ", MemsearchError))
+    return Settings(**{name: RANGES[name][2](checked_setting(name, conf[name], "config: ", MemsearchError))
                        for name in Settings._fields if name in conf})
