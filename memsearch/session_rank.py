@@ -37,9 +37,10 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     common = _common_words(conn, runs, counts, pieces)
     scores: dict[int, float] = {}
     for fts, weight, lucene in runs:
-        if fts in common or (weight == PAIR_WEIGHT and _common_pair(fts, counts, pieces)):
+        stop_pair = weight == PAIR_WEIGHT and _holds_stop_word(fts)
+        if fts in common or (stop_pair and _common_pair(fts, counts, pieces)):
             continue
-        rows = conn.execute(PIECE_STRING, (fts,)).fetchall()
+        rows = conn.execute(PIECE_STRING, (USER_ONLY + fts if stop_pair else fts,)).fetchall()
         factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
         counts[fts] = len(rows)
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
@@ -67,19 +68,23 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
 
 
-# A pair of a stop word and words each in this share of the pieces or more is not ranked: over long
-# sessions it is in most of them too (idf near nothing), and matching it reads every position.
+# A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there its
+# wording tells; in long replies and tool output it is generic, and FTS5 reads the stop word's every position.
+USER_ONLY = "{idx_user} : "
+# Such a pair whose other words are each in this share of the pieces or more is not ranked at all:
+# over long sessions it is in most of them too (idf near nothing).
 COMMON_SHARE = 0.5
 
 
+def _holds_stop_word(pair: str) -> bool:
+    return any(w.casefold() in STOP_WORDS for w in WORD.findall(pair))
+
+
 def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
-    """Whether ``pair`` (an FTS5 phrase) holds a stop word and words that ``counts`` (pieces a
-    string matched) says are common; a word not counted as a term of its own is not."""
-    words = [w.casefold() for w in WORD.findall(pair)]
-    if not STOP_WORDS.intersection(words):
-        return False
+    """Whether ``pair``, holding a stop word, has only words that ``counts`` (pieces a string
+    matched) says are common besides; a word not counted as a term of its own is not."""
     common = {term[1:-1].casefold() for term, n in counts.items() if n >= COMMON_SHARE * pieces}
-    return all(w in common for w in words if w not in STOP_WORDS)
+    return all(w in common for w in map(str.casefold, WORD.findall(pair)) if w not in STOP_WORDS)
 
 
 def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int) -> dict[str, int]:

@@ -1247,6 +1247,20 @@ def test_a_pair_of_a_stop_word_and_a_common_word_is_left_out_of_session_ranking(
     assert scores["adjacent"] > scores["apart"]  # in 2 of 5: the pair ranks them
 
 
+def test_a_pair_holding_a_stop_word_ranks_by_what_the_user_wrote(history, hroot):
+    """"the bus" lifts a session where the user wrote it; in a reply it is generic and counts nothing."""
+    for n in range(8):  # "bus" in a third of the sessions: the pair is ranked
+        transcript(hroot, [line("user", f"other chatter {n} about the weather")], session=f"other{n}")
+    for who, said in (("user", "the bus"), ("assistant", "the bus")):
+        for form, words in (("adjacent", said), ("apart", "bus the")):
+            transcript(hroot, [line("user", "a question"), line("assistant", "an answer"),
+                               line(who, f"{words} zebra")], session=f"{who}-{form}")
+    scores = {h.session: h.score for h in history.search("the bus", floor=0.0)}
+    assert scores["user-adjacent"] > scores["user-apart"]
+    assert scores["assistant-adjacent"] == scores["assistant-apart"]
+    assert scores["user-adjacent"] == max(scores.values())
+
+
 def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
     """Without bm25() a session, a message still ranks by its rarer words, by how often it holds
     them and by its length."""
