@@ -19,7 +19,7 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, disk_name, link_target_refusal
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
 from .walk import Known, Walk, printable_name, walk
@@ -85,13 +85,7 @@ class Layout:
         """The file behind a shown path; a name the walk spelled \\xNN is the real name again, unless
         that spelling is itself a name there."""
         root, rel = self.owner(path)
-        found = root.path
-        for part in rel.split("/"):
-            real = disk_name(part)
-            if real is not None and not os.path.lexists(os.path.join(found, part)):
-                part = real
-            found = os.path.join(found, part)
-        return found
+        return on_disk(root.path, rel.split("/"))
 
     def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
         """(root key, scope, scope id, type) of a file, from its path and ``meta`` (Metadata or None)."""

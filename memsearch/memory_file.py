@@ -129,6 +129,17 @@ def disk_name(shown: str) -> str | None:
     return name if name != shown and printable_name(name) == shown else None
 
 
+def on_disk(folder: str, parts: list[str]) -> str:
+    """The path of the index path ``parts`` below ``folder``: a name the walk spelled \\xNN is the real
+    name again, unless that spelling is itself a name there (as walk.shown_name keeps it)."""
+    for part in parts:
+        real = disk_name(part)
+        if real is not None and not os.path.lexists(os.path.join(folder, part)):
+            part = real
+        folder = os.path.join(folder, part)
+    return folder
+
+
 def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: str, max_bytes: int,
                      place: Callable[[str], bool] | None = None) -> tuple[int, str]:
     """(A descriptor open for reading, the real path) of the memory file at ``parts`` (names below the root, as a

@@ -6,6 +6,7 @@ cases; these are the property-based and extreme ones)."""
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import cli, run_memsearch, write
-from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
+from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, Watcher, build_query
 from memsearch.index import SCOPES, TYPES
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -199,6 +200,30 @@ def test_names_that_escape_to_the_same_path_are_both_kept(root, tmp_path):
     # reported rather than silently hidden behind it.
     assert [h.snippet for h in found] == ["<<okapi>> from the <<literal>> name"]
     assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("caf\\xe9.md", True)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
+def test_names_not_utf8_that_the_watcher_rechecks_stay_found(root, tmp_path, monkeypatch):
+    """A watcher re-reads symlinks and hard-linked files by their index path at every batch, and so
+    does reconcile_paths() with a hit's path: spelled \\xNN, such a name was looked up as it is
+    shown, not found, and its row dropped, so a watcher-fresh query missed the file."""
+    (tmp_path / "config.toml").write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    folder = os.path.join(os.fsencode(root), b"d\xffir")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"caf\xe9.md"), "wb") as f:
+        f.write(b"okapi hard linked\n")
+    os.link(os.path.join(folder, b"caf\xe9.md"), os.path.join(os.fsencode(tmp_path), b"outside.md"))
+    write(root, "target.md", "okapi target\n")
+    os.symlink(b"../target.md", os.path.join(folder, b"l\xefnk.md"))
+    found = ["d\\xffir/caf\\xe9.md", "d\\xffir/l\\xefnk.md", "target.md"]
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        with Watcher(idx):
+            write(root, "other.md", "a batch of events\n")
+            result = idx.search_result("okapi")
+            assert result.freshness.via == "watcher" and sorted(h.path for h in result.hits) == found
+        idx.reconcile_paths(found)
+        assert sorted(h.path for h in idx.search("okapi", reconcile=False)) == found
 
 
 @pytest.mark.parametrize("kind, note", [("mimo", "global/a.md"), ("plain", "a.md"),
