@@ -15,7 +15,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .fingerprint import Fingerprint, key as fp_key, make
-from .memory_file import below
+from .memory_file import below, on_disk
 from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
@@ -322,7 +322,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     for rel in nested:
-        path = os.path.join(real_root, *rel.split("/"))
+        path = on_disk(real_root, rel.split("/"))  # a name the deep walk spelled \xNN: its real one
         _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
         if rel not in found or found[rel][0] != path:
             whole = False

@@ -3,6 +3,7 @@ deep trees and symlink loops. Nothing crashes, nothing hangs, and every
 file is either indexed or reported (tests/test_reconcile.py has the common
 cases; these are the property-based and extreme ones)."""
 
+import json
 import os
 import shutil
 import sqlite3
@@ -224,6 +225,23 @@ def test_names_not_utf8_that_the_watcher_rechecks_stay_found(root, tmp_path, mon
             assert result.freshness.via == "watcher" and sorted(h.path for h in result.hits) == found
         idx.reconcile_paths(found)
         assert sorted(h.path for h in idx.search("okapi", reconcile=False)) == found
+
+
+def test_nested_instruction_files_below_names_not_utf8_stay_found(tmp_path):
+    """In a repos root a query stats again the nested files the deep walk found, by their index
+    path: spelled \\xNN (a checkout or folder name not UTF-8), they were not found, and the first
+    query after `memsearch index` dropped them."""
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    for folder in (b"sh\xffop/src/api", b"shop/s\xffrc"):
+        os.makedirs(os.path.join(repos, folder))
+        with open(os.path.join(repos, folder, b"AGENTS.md"), "wb") as f:
+            f.write(b"okapi nested\n")
+    spec, db = f"repos={os.fsdecode(repos)}", str(tmp_path / "db")
+    assert cli("index", "--root", spec, "--db", db).exit_code == 0
+    for _ in range(2):
+        r = cli("query", "okapi", "--root", spec, "--db", db, "--json")
+        assert sorted(hit["path"] for hit in json.loads(r.stdout)["results"]) == [
+            "sh\\xffop/src/api/AGENTS.md", "shop/s\\xffrc/AGENTS.md"]
 
 
 @pytest.mark.parametrize("kind, note", [("mimo", "global/a.md"), ("plain", "a.md"),
