@@ -112,7 +112,7 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 def nested_folders(root: str, rels) -> set[str]:
     """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
-    return {os.path.join(root, *rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
+    return {on_disk(root, rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
             if rel.count("/") > 1 and rel.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel)}
 
 

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 from conftest import cli, run_memsearch, write
 from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, Watcher, build_query
 from memsearch.index import SCOPES, TYPES
+from memsearch.memory_file import disk_name
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
@@ -242,6 +243,27 @@ def test_nested_instruction_files_below_names_not_utf8_stay_found(tmp_path):
         r = cli("query", "okapi", "--root", spec, "--db", db, "--json")
         assert sorted(hit["path"] for hit in json.loads(r.stdout)["results"]) == [
             "sh\\xffop/src/api/AGENTS.md", "shop/s\\xffrc/AGENTS.md"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
+@pytest.mark.parametrize("note", ["sh\\xffop/CLAUDE.md", "shop/s\\xffrc/AGENTS.md"])
+def test_a_watched_repos_root_follows_changes_below_names_not_utf8(note, tmp_path, monkeypatch):
+    """A change in a checkout whose name is not UTF-8 failed the watcher (its path went to
+    reconcile_paths unspelled), and a nested folder so named was watched under its \\xNN spelling,
+    which names no folder: an edit there went unseen by watcher-fresh queries."""
+    (tmp_path / "config.toml").write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    path = os.path.join(repos, *[os.fsencode(disk_name(p) or p) for p in note.split("/")])
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write(b"okapi before\n")
+    with MemoryIndex(roots=[Root("repos", os.fsdecode(repos))], db_path=tmp_path / "db") as idx, Watcher(idx):
+        assert [h.path for h in idx.search("okapi")] == [note]
+        with open(path, "ab") as f:
+            f.write(b"okapi changed while watched\n")
+        result = idx.search_result("changed")
+        assert result.freshness.via == "watcher" and [h.path for h in result.hits] == [note]
 
 
 @pytest.mark.parametrize("kind, note", [("mimo", "global/a.md"), ("plain", "a.md"),
