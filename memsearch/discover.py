@@ -351,15 +351,16 @@ def is_instructions(rel: str) -> bool:
 
 
 def reads(root: str, rel: str) -> bool:
-    """Whether discovery under the repos root ``root`` reads the file at ``rel``."""
+    """Whether discovery under the repos root ``root`` reads the file at ``rel`` (names on disk, or as
+    the index spells them)."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
     # A nested file: not where the deep walk saw a virtual environment.
-    if not _in_place(rel) and any(os.path.lexists(os.path.join(root, *parts[:i], "pyvenv.cfg"))
+    if not _in_place(rel) and any(os.path.lexists(os.path.join(on_disk(root, parts[:i]), "pyvenv.cfg"))
                                   for i in range(1, len(parts))):
         return False
-    return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
+    return parts[1] != "memory" or _holds_memory(on_disk(root, [parts[0], "memory"]))
 
 
 def is_memory_path(rel: str) -> bool:

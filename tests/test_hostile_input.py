@@ -18,6 +18,7 @@ from conftest import cli, run_memsearch, write
 from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, Watcher, build_query
 from memsearch.index import SCOPES, TYPES
 from memsearch.memory_file import disk_name
+from memsearch.tool import call_tool
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
@@ -243,6 +244,22 @@ def test_nested_instruction_files_below_names_not_utf8_stay_found(tmp_path):
         r = cli("query", "okapi", "--root", spec, "--db", db, "--json")
         assert sorted(hit["path"] for hit in json.loads(r.stdout)["results"]) == [
             "sh\\xffop/src/api/AGENTS.md", "shop/s\\xffrc/AGENTS.md"]
+
+
+def test_memory_read_reads_a_checkouts_memory_folder_below_a_name_not_utf8(tmp_path):
+    """memory_read asked discovery whether it reads a path with the names as the hit spells them:
+    a checkout's memory/ below a name not UTF-8 (sh\\xffop/memory/MEMORY.md) was looked for at its
+    \\xNN spelling, not found, and a file the index returns was refused."""
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    os.makedirs(os.path.join(repos, b"sh\xffop", b"memory"))
+    with open(os.path.join(repos, b"sh\xffop", b"memory", b"MEMORY.md"), "wb") as f:
+        f.write(b"okapi in a checkout's memory\n")
+    with MemoryIndex(roots=[Root("repos", os.fsdecode(repos))], db_path=tmp_path / "db") as idx:
+        hits = idx.search("okapi")
+        assert [h.path for h in hits] == ["sh\\xffop/memory/MEMORY.md"]
+        for path in (hits[0].path, hits[0].file):
+            read = call_tool(idx, "memory_read", {"path": path})
+            assert not read.is_error and read.text == "okapi in a checkout's memory\n", read.text
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
