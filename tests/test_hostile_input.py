@@ -304,6 +304,26 @@ def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
         assert idx.search("okapi") == []
 
 
+def test_a_root_folder_not_utf8_beside_another_root_is_searched(tmp_path):
+    """With several roots a hit's path starts with its root's name, by default the folder's: one
+    not UTF-8 put a lone surrogate in every path of that root, and the search of all of them
+    failed with a raw UnicodeEncodeError."""
+    odd = os.path.join(os.fsencode(tmp_path), b"r\xffoot")
+    os.makedirs(odd)
+    with open(os.path.join(odd, b"a.md"), "wb") as f:
+        f.write(b"okapi under an odd root\n")
+    write(tmp_path / "other", "b.md", "okapi under a plain root\n")
+    specs = [f"plain={os.fsdecode(odd)}", f"plain={tmp_path / 'other'}"]
+    db = str(tmp_path / "db")
+    with MemoryIndex(roots=[Root.parse(spec) for spec in specs], db_path=db) as idx:
+        hits = idx.search("okapi", floor=0.0)
+        assert sorted(h.path for h in hits) == ["other:b.md", "r\\xffoot:a.md"]
+        read = call_tool(idx, "memory_read", {"path": "r\\xffoot:a.md"})
+        assert read.text == "okapi under an odd root\n"
+    r = cli("query", "okapi", "--root", specs[0], "--root", specs[1], "--db", db)
+    assert r.exit_code == 0 and f"{tmp_path}/r\\xffoot/a.md  [free]" in r.stdout, r.output
+
+
 # -- control characters and huge text in output ------------------------------------------
 
 def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
