@@ -324,6 +324,22 @@ def test_a_root_folder_not_utf8_beside_another_root_is_searched(tmp_path):
     assert r.exit_code == 0 and f"{tmp_path}/r\\xffoot/a.md  [free]" in r.stdout, r.output
 
 
+def test_the_tools_answers_about_a_root_not_utf8_can_be_sent(tmp_path):
+    """The zero-result hint and memory_read's "outside" error name the roots: a folder name not
+    UTF-8 put a lone surrogate in the text, which no JSON can carry (memsearch mcp answered
+    "internal error in memory_search: UnicodeEncodeError")."""
+    odd = os.path.join(os.fsencode(tmp_path), b"r\xffoot")
+    os.makedirs(odd)
+    with open(os.path.join(odd, b"a.md"), "wb") as f:
+        f.write(b"okapi under an odd root\n")
+    with MemoryIndex(Root("plain", os.fsdecode(odd)), tmp_path / "db") as idx:
+        for name, args in [("memory_search", {"query": "wombat"}), ("memory_read", {"path": "/etc/x.md"})]:
+            result = call_tool(idx, name, args)
+            assert "r\\xffoot" in result.text, result.text
+            result.text.encode("utf-8")
+            json.dumps(result.data, ensure_ascii=False).encode("utf-8")
+
+
 # -- control characters and huge text in output ------------------------------------------
 
 def test_control_characters_in_a_file_never_reach_the_terminal(root, tmp_path):
