@@ -15,7 +15,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .fingerprint import Fingerprint, key as fp_key, make
-from .memory_file import below, on_disk
+from .memory_file import below, on_disk, real_path
 from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
@@ -125,7 +125,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
         return
     try:
         st = os.lstat(abspath)
-        real = os.path.realpath(abspath)
+        real = real_path(abspath)
         if real != abspath:  # a link, or a link on the way: only to a place discovery reads
             inside = below(real, real_root)
             if not inside:
@@ -149,7 +149,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                  walked: list, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder; ``walked`` gets every folder listed. ``resolved``:
     no folder on the way is a link (no realpath)."""
-    real = folder if resolved else os.path.realpath(folder)
+    real = folder if resolved else real_path(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
         return
@@ -295,7 +295,7 @@ def _one_hop(link: str) -> bool:
     except OSError:
         return False
     climbs_back = ".." in dropwhile("..".__eq__, target.split(os.sep))
-    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
+    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == real_path(link)
 
 
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,

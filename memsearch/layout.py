@@ -19,7 +19,7 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk, real_path
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
 from .walk import Known, Walk, printable_name, walk
@@ -194,7 +194,7 @@ def _project_folders(path: str) -> list[str]:
     # A project or memory folder that is a link must lead inside the root (as open_memory_file), to a
     # project's memory folder: "memory -> .." made every project walk the whole root (N² rows).
     real_root = os.path.realpath(path)
-    memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
+    memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}
     return sorted(name for name, folder in memory.items()
                   if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None

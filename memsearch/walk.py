@@ -9,7 +9,7 @@ from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
 from .fingerprint import Fingerprint, key, make
-from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name
+from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name, real_path
 
 
 class Skipped(NamedTuple):
@@ -162,7 +162,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
 
 def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes):
     """Judge the link at ``path`` (named ``name``, ``rel`` in the index) by its target."""
-    target = os.path.realpath(path)
+    target = real_path(path)
     try:
         st = os.stat(target)
     except OSError:
@@ -236,7 +236,7 @@ def _entered(real_root: str, folders: list[str]) -> str | None:
     for name in folders:
         path = on_disk(here, [name])
         if os.path.islink(path):
-            path = os.path.realpath(path)
+            path = real_path(path)
             if link_target_refusal(real_root, path, True) or below(here, path) is not None:
                 return None
         here = path

@@ -428,6 +428,48 @@ def test_symlink_loops_of_every_shape(root, tmp_path):
     assert chain.is_symlink() and "chain0.md" in found
 
 
+@pytest.mark.parametrize("spec, folder, chain_dir", [
+    ("{}", "global", "global"), ("repos={}", "shop/.claude/memory", "shop/.claude/memory"),
+    ("claude={}", "p1/memory", "p2")])
+def test_a_chain_of_more_links_than_python_recurses_stops_no_walk(spec, folder, chain_dir, tmp_path):
+    """os.path.realpath recurses once a link: a chain of 1,200 links under a root (of files, or
+    of folders for a project's memory folder) raised RecursionError at every query and index
+    build, and each link cost the rest of the chain (N² lstats). Such a chain is passed over."""
+    root = tmp_path / "root"
+    write(root / folder, "real.md", "okapi at the end of the chain\n")
+    chain = root / chain_dir
+    chain.mkdir(parents=True, exist_ok=True)
+    last = 1200
+    if chain_dir == "p2":  # p2/memory -> l0 -> l1 ... -> ../p1/memory: folders
+        os.symlink("l0", chain / "memory")
+        os.symlink("../p1/memory", chain / f"l{last}")
+    else:  # (repos: CLAUDE.md -> .claude/memory/l0.md -> ...)
+        os.symlink(".claude/memory/l0.md" if spec.startswith("repos") else "l0.md",
+                   root / ("shop/CLAUDE.md" if spec.startswith("repos") else f"{chain_dir}/first.md"))
+        os.symlink("real.md", chain / f"l{last}.md")
+    suffix = "" if chain_dir == "p2" else ".md"
+    for i in range(last):
+        os.symlink(f"l{i + 1}{suffix}", chain / f"l{i}{suffix}")
+    args = ("--root", spec.format(root), "--db", str(tmp_path / "db"))
+    assert cli("index", *args).exit_code == 0
+    r = cli("query", "okapi", *args, "--json")
+    # The one file, under its first names (real.md or links to it: reconcile.hard_links' rule).
+    assert r.exit_code == 0 and {h["snippet"] for h in json.loads(r.stdout)["results"]} == {
+        "<<okapi>> at the end of the chain\n"}
+
+
+def test_memory_read_follows_a_chain_of_links_as_far_as_the_walk(root, tmp_path):
+    """The walk follows a chain past the kernel's 40 links (it reads the resolved path); memory_read
+    stopped at 40, so a hit at the head of a chain of 60 could not be read back."""
+    write(root, "a/real.md", "okapi real\n")
+    for i in range(60):
+        os.symlink(f"chain{i + 1}.md", root / f"chain{i}.md")
+    os.symlink("a/real.md", root / "chain60.md")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert "chain0.md" in {h.path for h in idx.search("okapi", limit=100, floor=0.0)}
+        assert call_tool(idx, "memory_read", {"path": "chain0.md"}).text == "okapi real\n"
+
+
 def test_thousands_of_files_change_at_once(root, tmp_path):
     """tests/test_reconcile.py builds 3000 files in one directory; here a
     thousand change between two queries and the next query sees every one."""
