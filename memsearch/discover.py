@@ -153,6 +153,8 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
         return
+    # Reached through a link (.claude -> src): each file only where discovery reads it, as a link to a file.
+    linked = real != folder
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
@@ -180,6 +182,9 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             except OSError:
                 continue
             if name[-3:].lower() == ".md":
+                if linked and not reads(real_root, below(entry.path, real_root).replace(os.sep, "/")):
+                    skipped.append(Skipped(shown, "symlink points to a file the discovery does not read"))
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)  # no path to build: the floor of a query
                 except OSError:
