@@ -392,7 +392,8 @@ def is_relevant(rel: str, is_dir: bool) -> bool:
         return False
     if len(parts) == 1:
         return is_dir
-    return (is_dir and "/".join(parts[1:]) in _ON_THE_WAY) or is_memory_path(rel)
+    # At a checkout's top, a link too (.claude -> ../shop/.claude): no folder to inotify, but the walk follows it.
+    return ((is_dir or len(parts) == 2) and "/".join(parts[1:]) in _ON_THE_WAY) or is_memory_path(rel)
 
 
 # -- what other kinds of root leave out ----------------------------------------------
