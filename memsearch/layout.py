@@ -22,7 +22,7 @@ from .errors import RootNotFound
 from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk, real_path
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
-from .walk import Known, Walk, printable_name, walk
+from .walk import Known, Walk, shown_name, walk
 
 
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
@@ -104,14 +104,17 @@ class Layout:
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
-    def starts(self) -> list[tuple[str, str, bool]]:
-        """(folder, prefix of its shown paths, must exist) for every folder to walk."""
+    def starts(self, skipped: list | None = None) -> list[tuple[str, str, bool]]:
+        """(folder, prefix of its shown paths, must exist) for every folder to walk; ``skipped`` gets the project
+        folders passed over: a name not UTF-8 whose \\xNN spelling is another project's (as walk.shown_name)."""
         out = []
         for root in self.roots:
             label = self.label(root)
             if root.kind in SCOPE_OF_KIND:
                 for project in _project_folders(root.path):
-                    name = project if project.isascii() else printable_name(project)
+                    name = shown_name(root.path, project, label, [] if skipped is None else skipped)
+                    if name is None:
+                        continue
                     out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
             else:
                 out.append((root.path, label, True))
@@ -127,7 +130,8 @@ class Layout:
                 return discover.walk_checkouts(folder, max_file_bytes, indexed, again, deep=deep)
             return walker(folder, max_file_bytes, indexed, again)
 
-        starts = self.starts()
+        passed_over: list = []
+        starts = self.starts(passed_over)
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
         parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
         if whole:
@@ -143,6 +147,7 @@ class Layout:
                     raise
                 total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
         total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
+        total.skipped.extend(passed_over)
         return total
 
     def _partition(self, known: dict[str, Fingerprint], prefixes: list[str], whole: bool = False

@@ -205,6 +205,25 @@ def test_names_that_escape_to_the_same_path_are_both_kept(root, tmp_path):
     assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("caf\\xe9.md", True)]
 
 
+def test_project_folders_that_escape_to_the_same_name_are_not_mixed_up(tmp_path):
+    """In a claude root, project folders p<ff> and a literal p\\xff both took the paths p\\xff/memory/...:
+    each query removed and added rows again, and a hit showed one file's text while memory_read read
+    the other. As for files, the real name keeps the path and the other is reported."""
+    root = os.path.join(os.fsencode(tmp_path), b"projects")
+    for project, text in [(b"p\xff", b"okapi latin byte"), (b"p\\xff", b"okapi literal")]:
+        os.makedirs(os.path.join(root, project, b"memory"))
+        with open(os.path.join(root, project, b"memory", b"a.md"), "wb") as f:
+            f.write(text + b"\n")
+    with MemoryIndex(Root("claude", os.fsdecode(root)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("p\\xff", True)]
+        for _ in range(2):
+            result = idx.search_result("okapi")
+            assert not result.reconcile.changed
+            assert [(h.path, h.snippet) for h in result.hits] == [("p\\xff/memory/a.md", "<<okapi>> literal\n")]
+        assert call_tool(idx, "memory_read", {"path": "p\\xff/memory/a.md"}).text == "okapi literal\n"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
 def test_names_not_utf8_that_the_watcher_rechecks_stay_found(root, tmp_path, monkeypatch):
     """A watcher re-reads symlinks and hard-linked files by their index path at every batch, and so
