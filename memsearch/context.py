@@ -9,7 +9,7 @@ import re
 
 from .errors import InvalidArgument
 from .format import CONTROLS
-from .memory_file import INDEX_NAME, below, open_confined
+from .memory_file import INDEX_NAME, below, open_confined, real_path
 from .metadata import BOM, FENCE_LINE
 from .settings import given_path
 
@@ -54,8 +54,8 @@ def index_for_context(path: str | os.PathLike) -> str:
         path = os.path.join(path, INDEX_NAME)
     # A link is followed only within the index's folder, as the walk follows one only within its root: a MEMORY.md
     # planted as a link to ~/.ssh/id_rsa must not put the key into an agent's context.
-    real = "" if "\0" in path else os.path.realpath(path)  # (a NUL names no file)
-    if not real or below(real, os.path.realpath(os.path.dirname(path) or ".")) is None:
+    real = "" if "\0" in path else real_path(path)  # (a NUL names no file)
+    if not real or below(real, real_path(os.path.dirname(path) or ".")) is None:
         return ""
     read = read_text(real, READ_BYTES)
     return "" if read is None else format_index_for_context(read[0], name=os.path.basename(path), file_bytes=read[1])

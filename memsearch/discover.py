@@ -15,7 +15,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
 from .fingerprint import Fingerprint, key as fp_key, make
-from .memory_file import below
+from .memory_file import below, on_disk, real_path
 from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
@@ -112,7 +112,7 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 def nested_folders(root: str, rels) -> set[str]:
     """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
-    return {os.path.join(root, *rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
+    return {on_disk(root, rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
             if rel.count("/") > 1 and rel.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel)}
 
 
@@ -125,7 +125,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
         return
     try:
         st = os.lstat(abspath)
-        real = os.path.realpath(abspath)
+        real = real_path(abspath)
         if real != abspath:  # a link, or a link on the way: only to a place discovery reads
             inside = below(real, real_root)
             if not inside:
@@ -149,10 +149,12 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                  walked: list, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder; ``walked`` gets every folder listed. ``resolved``:
     no folder on the way is a link (no realpath)."""
-    real = folder if resolved else os.path.realpath(folder)
+    real = folder if resolved else real_path(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
         return
+    # Reached through a link (.claude -> src): each file only where discovery reads it, as a link to a file.
+    linked = real != folder
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
@@ -180,6 +182,9 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             except OSError:
                 continue
             if name[-3:].lower() == ".md":
+                if linked and not reads(real_root, below(entry.path, real_root).replace(os.sep, "/")):
+                    skipped.append(Skipped(shown, "symlink points to a file the discovery does not read"))
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)  # no path to build: the floor of a query
                 except OSError:
@@ -295,7 +300,7 @@ def _one_hop(link: str) -> bool:
     except OSError:
         return False
     climbs_back = ".." in dropwhile("..".__eq__, target.split(os.sep))
-    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == os.path.realpath(link)
+    return not climbs_back and os.path.normpath(os.path.join(os.path.dirname(link), target)) == real_path(link)
 
 
 def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint] | None = None,
@@ -322,7 +327,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
         if deep:
             _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
     for rel in nested:
-        path = os.path.join(real_root, *rel.split("/"))
+        path = on_disk(real_root, rel.split("/"))  # a name the deep walk spelled \xNN: its real one
         _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
         if rel not in found or found[rel][0] != path:
             whole = False
@@ -351,15 +356,16 @@ def is_instructions(rel: str) -> bool:
 
 
 def reads(root: str, rel: str) -> bool:
-    """Whether discovery under the repos root ``root`` reads the file at ``rel``."""
+    """Whether discovery under the repos root ``root`` reads the file at ``rel`` (names on disk, or as
+    the index spells them)."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
     # A nested file: not where the deep walk saw a virtual environment.
-    if not _in_place(rel) and any(os.path.lexists(os.path.join(root, *parts[:i], "pyvenv.cfg"))
+    if not _in_place(rel) and any(os.path.lexists(os.path.join(on_disk(root, parts[:i]), "pyvenv.cfg"))
                                   for i in range(1, len(parts))):
         return False
-    return parts[1] != "memory" or _holds_memory(os.path.join(root, parts[0], "memory"))
+    return parts[1] != "memory" or _holds_memory(on_disk(root, [parts[0], "memory"]))
 
 
 def is_memory_path(rel: str) -> bool:
@@ -386,7 +392,8 @@ def is_relevant(rel: str, is_dir: bool) -> bool:
         return False
     if len(parts) == 1:
         return is_dir
-    return (is_dir and "/".join(parts[1:]) in _ON_THE_WAY) or is_memory_path(rel)
+    # At a checkout's top, a link too (.claude -> ../shop/.claude): no folder to inotify, but the walk follows it.
+    return ((is_dir or len(parts) == 2) and "/".join(parts[1:]) in _ON_THE_WAY) or is_memory_path(rel)
 
 
 # -- what other kinds of root leave out ----------------------------------------------

@@ -94,7 +94,7 @@ class Batch:
         in_a_place = inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
         if not inside or (not in_a_place and (is_dir or kind == "created")):
             self.deep = True
-        self.paths.add(f.label + rel)
+        self.paths.add(f.label + printable_name(rel))  # as the index spells it (any path reconciles the root)
         return "event"
 
 

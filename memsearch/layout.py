@@ -19,10 +19,10 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, disk_name, link_target_refusal
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk, real_path
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
-from .walk import Known, Walk, printable_name, walk
+from .walk import Known, Walk, shown_name, walk
 
 
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
@@ -85,13 +85,7 @@ class Layout:
         """The file behind a shown path; a name the walk spelled \\xNN is the real name again, unless
         that spelling is itself a name there."""
         root, rel = self.owner(path)
-        found = root.path
-        for part in rel.split("/"):
-            real = disk_name(part)
-            if real is not None and not os.path.lexists(os.path.join(found, part)):
-                part = real
-            found = os.path.join(found, part)
-        return found
+        return on_disk(root.path, rel.split("/"))
 
     def describe(self, path: str, meta) -> tuple[str, str | None, str | None, str]:
         """(root key, scope, scope id, type) of a file, from its path and ``meta`` (Metadata or None)."""
@@ -110,14 +104,17 @@ class Layout:
         return key, SCOPE_OF_KIND[root.kind], parts[0], kind
 
     # -- walking ------------------------------------------------------------------
-    def starts(self) -> list[tuple[str, str, bool]]:
-        """(folder, prefix of its shown paths, must exist) for every folder to walk."""
+    def starts(self, skipped: list | None = None) -> list[tuple[str, str, bool]]:
+        """(folder, prefix of its shown paths, must exist) for every folder to walk; ``skipped`` gets the project
+        folders passed over: a name not UTF-8 whose \\xNN spelling is another project's (as walk.shown_name)."""
         out = []
         for root in self.roots:
             label = self.label(root)
             if root.kind in SCOPE_OF_KIND:
                 for project in _project_folders(root.path):
-                    name = project if project.isascii() else printable_name(project)
+                    name = shown_name(root.path, project, label, [] if skipped is None else skipped)
+                    if name is None:
+                        continue
                     out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
             else:
                 out.append((root.path, label, True))
@@ -133,7 +130,8 @@ class Layout:
                 return discover.walk_checkouts(folder, max_file_bytes, indexed, again, deep=deep)
             return walker(folder, max_file_bytes, indexed, again)
 
-        starts = self.starts()
+        passed_over: list = []
+        starts = self.starts(passed_over)
         whole = len(starts) == 1 and starts[0][1] == "" and starts[0][2]  # one plain tree
         parts, gone = self._partition(known or {}, [prefix for _, prefix, _ in starts], whole)
         if whole:
@@ -149,6 +147,7 @@ class Layout:
                     raise
                 total.missing.extend(prefix + rel for rel in mine)  # the project went away meanwhile
         total.missing.extend(gone)  # rows under no folder walked now: a project or root that is gone
+        total.skipped.extend(passed_over)
         return total
 
     def _partition(self, known: dict[str, Fingerprint], prefixes: list[str], whole: bool = False
@@ -200,7 +199,7 @@ def _project_folders(path: str) -> list[str]:
     # A project or memory folder that is a link must lead inside the root (as open_memory_file), to a
     # project's memory folder: "memory -> .." made every project walk the whole root (N² rows).
     real_root = os.path.realpath(path)
-    memory = {e.name: os.path.realpath(os.path.join(e.path, MEMORY_DIR))
+    memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}
     return sorted(name for name, folder in memory.items()
                   if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None

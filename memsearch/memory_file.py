@@ -19,8 +19,9 @@ from .fingerprint import same_file
 NAME_MAX = 255
 PATH_MAX = 4096
 
-# The kernel gives up after 40 links in one lookup (ELOOP); so do we.
-MAX_LINKS = 40
+# Links one path may go through, here as for the walk (which reads the resolved path, so past the kernel's 40):
+# a chain of any length cost each of its links the rest of it, and Python's realpath recursion.
+MAX_LINKS = 100
 
 # The top folders of a mimo tree, each a scope (see memsearch.layout).
 MIMO_SCOPES = ("global", "projects", "sessions")
@@ -86,6 +87,46 @@ class Unconfined(OSError):
     """What :func:`open_confined` opened is no regular file at its path (``strerror``: why)."""
 
 
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, or ``path`` as it is (as realpath leaves a loop) past MAX_LINKS links: realpath
+    recurses once a link, so a chain of 1,000 under a root raised RecursionError at every walk."""
+    try:
+        os.stat(path)  # the kernel followed at most its 40 links: realpath follows as few
+    except OSError:  # a broken link, a loop or a longer chain: counted first
+        if _too_many_links(path):
+            return path
+    try:
+        return os.path.realpath(path)
+    except RecursionError:  # a chain made longer since
+        return path
+
+
+def _too_many_links(path: str) -> bool:
+    """Whether resolving ``path`` as realpath does goes through over MAX_LINKS links (a loop ends the count)."""
+    names = os.path.abspath(path).split(os.sep)[::-1]  # the names left to look up, the next one last
+    here, seen = os.sep, set()
+    while names:
+        name = names.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            here = os.path.dirname(here)
+            continue
+        here = os.path.join(here, name)
+        try:
+            target = os.readlink(here)
+        except OSError:  # no link (or nothing there): realpath goes on with the names as they are
+            continue
+        if here in seen:
+            return False  # a loop, which realpath leaves unresolved when it meets it again
+        seen.add(here)
+        if len(seen) > MAX_LINKS:
+            return True
+        here = os.sep if os.path.isabs(target) else os.path.dirname(here)
+        names.extend(target.split(os.sep)[::-1])
+    return False
+
+
 def open_confined(abspath: str, *, confined: bool = True) -> tuple[int, os.stat_result]:
     """(A read-only descriptor, its fstat()) of the regular file at ``abspath``: the one open of a file memsearch
     reads, non-blocking (a FIFO swapped in never hangs it). ``confined`` (a resolved path a walk found in a root): no
@@ -127,6 +168,17 @@ def disk_name(shown: str) -> str | None:
         return None
     name = os.fsdecode(raw)
     return name if name != shown and printable_name(name) == shown else None
+
+
+def on_disk(folder: str, parts: list[str]) -> str:
+    """The path of the index path ``parts`` below ``folder``: a name the walk spelled \\xNN is the real
+    name again, unless that spelling is itself a name there (as walk.shown_name keeps it)."""
+    for part in parts:
+        real = disk_name(part)
+        if real is not None and not os.path.lexists(os.path.join(folder, part)):
+            part = real
+        folder = os.path.join(folder, part)
+    return folder
 
 
 def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: str, max_bytes: int,
@@ -193,7 +245,7 @@ def _open_below(root_fd: int, real_root: str, projects: bool, parts: list[str], 
                     rest = []
                     while todo and todo[-1][1] is None:
                         rest.append(todo.pop()[0])
-                    rel = below(os.path.realpath(os.path.join(os.path.dirname(real_root), *rest)), real_root)
+                    rel = below(real_path(os.path.join(os.path.dirname(real_root), *rest)), real_root)
                     if not rel:
                         raise outside
                     todo.extend((part, None) for part in reversed(rel.split(os.sep)))
@@ -218,7 +270,7 @@ def _open_below(root_fd: int, real_root: str, projects: bool, parts: list[str], 
                         rel = below(target, real_root)
                         # Else spelled through a link to the root or a folder above it (macOS's /tmp is
                         # /private/tmp): its real path names the names to look up below the root.
-                        target = rel if rel is not None else below(os.path.realpath(target), real_root)
+                        target = rel if rel is not None else below(real_path(target), real_root)
                         if not target:
                             raise outside
                         while len(fds) > 1:  # on from the root

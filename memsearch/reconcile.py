@@ -20,6 +20,7 @@ from .layout import Layout
 from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
+from .memory_file import real_path
 from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 
 # A batch this large (and at least half the index) is indexed by one FTS5
@@ -237,7 +238,7 @@ def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str
 def _real(locate: Callable[[str], str], rel: str, identity: tuple[int, int]) -> str | None:
     """The real path of the file at index path ``rel`` if it is the file ``identity``."""
     with suppress(OSError, KeyError):
-        path = os.path.realpath(locate(rel))
+        path = real_path(locate(rel))
         return path if of(os.stat(path)).identity == identity else None
     return None
 

@@ -191,8 +191,8 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
         if root.name is None:
             default = root.kind != "mimo" or os.path.realpath(root.path) == os.path.realpath(default_path("mimo"))
             base = DEFAULT_NAMES.get(root.kind) if default else None
-            if not base:  # the folder's name
-                base = os.path.basename(root.path.rstrip(os.sep)) or "root"
+            if not base:  # the folder's name, as the index spells one not UTF-8 (it starts every path)
+                base = printable_name(os.path.basename(root.path.rstrip(os.sep))) or "root"
                 base = base.replace(LABEL_SEP, "-").replace("/", "-")
             name, n = base, 1
             while name in taken:

@@ -243,8 +243,9 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
 
 
 def zero_hint(index: MemoryIndex) -> str:
-    roots = " ".join(r.path if all(c.isalnum() or c in "/._-~" for c in r.path)
-                     else "'" + r.path.replace("'", "'\\''") + "'" for r in index.roots)  # shell words
+    paths = [printable_name(r.path) for r in index.roots]  # a name not UTF-8 is no JSON text: \xNN, as hits show it
+    roots = " ".join(p if all(c.isalnum() or c in "/._-~" for c in p)
+                     else "'" + p.replace("'", "'\\''") + "'" for p in paths)  # shell words
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 
@@ -293,7 +294,7 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
     if "\0" in path:
         raise ToolArgumentError("path contains a NUL character")
     shown = quoted(path, 200, always=True)
-    roots = ", ".join(r.path for r in index.roots)
+    roots = ", ".join(printable_name(r.path) for r in index.roots)  # a name not UTF-8 is no JSON text
     outside = ToolArgumentError(f"{shown} is outside the memory folder ({roots}): only memory files can be read")
     if not is_markdown(path):
         raise outside if _climbs(path) else ToolArgumentError(

@@ -9,7 +9,7 @@ from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
 from .fingerprint import Fingerprint, key, make
-from .memory_file import below, is_markdown, link_target_refusal, printable_name
+from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name, real_path
 
 
 class Skipped(NamedTuple):
@@ -162,7 +162,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
 
 def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files, skipped, max_file_bytes):
     """Judge the link at ``path`` (named ``name``, ``rel`` in the index) by its target."""
-    target = os.path.realpath(path)
+    target = real_path(path)
     try:
         st = os.stat(target)
     except OSError:
@@ -197,7 +197,8 @@ def unreadable(ex: OSError, what: str = "unreadable") -> str:
 
 
 def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
-    """What walk() would find at just these paths ('/'-separated, files or folders walked whole)."""
+    """What walk() would find at just these paths ('/'-separated, files or folders walked whole), spelled as
+    it shows them (a name not UTF-8 in \\xNN)."""
     real_root = os.path.realpath(root)
     result = Walk()
     files, skipped = result.files, result.skipped
@@ -210,7 +211,7 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
             folder = _entered(real_root, parts[:-1])
             if folder is None:
                 continue
-            path = os.path.join(folder, parts[-1])
+            path = on_disk(folder, parts[-1:])
             st = os.lstat(path)
             if S_ISLNK(st.st_mode):  # a linked folder lands on the stack, walked below
                 _follow_link(parts[-1], path, rel, folder, real_root, set(), stack, files, skipped, max_file_bytes)
@@ -233,9 +234,9 @@ def _entered(real_root: str, folders: list[str]) -> str | None:
     would not follow a link on the way (out of the root, hidden, or back to a folder it is in)."""
     here = real_root
     for name in folders:
-        path = os.path.join(here, name)
+        path = on_disk(here, [name])
         if os.path.islink(path):
-            path = os.path.realpath(path)
+            path = real_path(path)
             if link_target_refusal(real_root, path, True) or below(here, path) is not None:
                 return None
         here = path

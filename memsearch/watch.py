@@ -225,7 +225,9 @@ class Watcher:
         elif batch.paths or batch.links or (batch.cookies and self._links.hard):
             report = self._index.reconcile_paths(batch.paths | self._links.paths | self._links.hard, deep=batch.deep)
             self.batches += 1
-            self._links.track(batch.paths, self._index.locate)
+            # And the names it passed over: a file linked to a name that sorts first is left out under its own
+            # name, whose link count changed with no event; rechecked as a hard link, it answers once that name goes.
+            self._links.track(batch.paths | {s.path for s in report.skipped}, self._index.locate)
             if batch.deep:
                 self._watch_nested()
             if report.changed:

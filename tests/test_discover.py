@@ -387,6 +387,25 @@ def test_single_files_reached_through_a_link_out_of_the_root_are_not_read(src, t
         assert {h.path for h in idx.search("netlify")} == {"blog/memory/hosting.md", "blog/AGENTS.md"}
 
 
+def test_a_memory_folder_reached_through_a_link_holds_only_what_discovery_reads(src, tmp_path):
+    """A checkout's .claude linked to its source tree (.claude -> services) made the walk index
+    services/memory/*.md as .claude/memory/*.md: Markdown discovery never reads, shown as the
+    checkout's memory, which memory_read then refused. A link to another checkout's place stays."""
+    write(src / "shop" / "services" / "memory" / "design.md", "source tree zebracorn design notes\n")
+    shutil.rmtree(src / "shop" / ".claude")
+    (src / "shop" / ".claude").symlink_to("services", target_is_directory=True)
+    (src / "blog" / ".claude").symlink_to("../blog/.agents", target_is_directory=True)  # .agents/memory: a place
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert {s.path: s.reason for s in report.skipped} == {
+            "shop/.claude/memory/design.md": "symlink points to a file the discovery does not read"}
+        assert idx.search("zebracorn") == []
+        assert {h.path for h in idx.search("british")} == {"blog/.agents/memory/style.md",
+                                                           "blog/.claude/memory/style.md"}
+        read = call_tool(idx, "memory_read", {"path": "blog/.claude/memory/style.md"})
+        assert read.text == "Posts are written in British English.\n"
+
+
 def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch):
     """The steady state is taken from stats made again after the walk: a
     file edited between the two must fail the check, or every later query

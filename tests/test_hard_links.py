@@ -3,9 +3,12 @@ once, under the first of its names in sorted order, and reports the others;
 when that name goes, the next one answers at the next query."""
 
 import os
+import sys
+
+import pytest
 
 from conftest import run_memsearch, write
-from memsearch import MemoryIndex, Root
+from memsearch import MemoryIndex, Root, Watcher
 
 LINKS = 20
 
@@ -92,6 +95,25 @@ def test_a_link_made_while_watched_is_not_a_second_row(tmp_path):
         idx.reconcile_paths(["0-new.md"])  # what the watcher does with the event of its name
         assert _rows(idx) == ["0-new.md", "other.md"]
         assert [h.path for h in idx.search("quokka", reconcile=False)] == ["0-new.md"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
+def test_a_file_linked_while_watched_answers_again_when_its_new_first_name_goes(tmp_path, monkeypatch):
+    """Linking a file to a name that sorts first raises an event for that name only: the file's own
+    name, left out as its hard link, was never rechecked, so once the new name was deleted the file
+    was missing from every watcher-fresh query until it next changed."""
+    (tmp_path / "config.toml").write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    root = tmp_path / "notes"
+    write(root, "z/late.md", "The quokka enclosure opens at nine.\n")
+    (root / "a").mkdir()
+    with MemoryIndex(root, tmp_path / "db") as idx, Watcher(idx):
+        assert [h.path for h in idx.search("quokka")] == ["z/late.md"]
+        os.link(root / "z" / "late.md", root / "a" / "first.md")
+        assert [h.path for h in idx.search("quokka")] == ["a/first.md"]
+        (root / "a" / "first.md").unlink()
+        result = idx.search_result("quokka")
+        assert result.freshness.via == "watcher" and [h.path for h in result.hits] == ["z/late.md"]
 
 
 def test_doctor_finds_nothing_wrong_with_links_and_the_cli_lists_them(tmp_path):

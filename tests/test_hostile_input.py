@@ -3,9 +3,11 @@ deep trees and symlink loops. Nothing crashes, nothing hangs, and every
 file is either indexed or reported (tests/test_reconcile.py has the common
 cases; these are the property-based and extreme ones)."""
 
+import json
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
 from pathlib import Path
 
@@ -13,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import cli, run_memsearch, write
-from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, build_query
+from memsearch import InvalidArgument, MemoryIndex, NoSearchableWords, Root, UnknownFilter, Watcher, build_query
 from memsearch.index import SCOPES, TYPES
+from memsearch.memory_file import disk_name
+from memsearch.tool import call_tool
 
 FAST = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
@@ -201,6 +205,103 @@ def test_names_that_escape_to_the_same_path_are_both_kept(root, tmp_path):
     assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("caf\\xe9.md", True)]
 
 
+def test_project_folders_that_escape_to_the_same_name_are_not_mixed_up(tmp_path):
+    """In a claude root, project folders p<ff> and a literal p\\xff both took the paths p\\xff/memory/...:
+    each query removed and added rows again, and a hit showed one file's text while memory_read read
+    the other. As for files, the real name keeps the path and the other is reported."""
+    root = os.path.join(os.fsencode(tmp_path), b"projects")
+    for project, text in [(b"p\xff", b"okapi latin byte"), (b"p\\xff", b"okapi literal")]:
+        os.makedirs(os.path.join(root, project, b"memory"))
+        with open(os.path.join(root, project, b"memory", b"a.md"), "wb") as f:
+            f.write(text + b"\n")
+    with MemoryIndex(Root("claude", os.fsdecode(root)), tmp_path / "db") as idx:
+        report = idx.reconcile()
+        assert [(s.path, "escaped" in s.reason) for s in report.skipped] == [("p\\xff", True)]
+        for _ in range(2):
+            result = idx.search_result("okapi")
+            assert not result.reconcile.changed
+            assert [(h.path, h.snippet) for h in result.hits] == [("p\\xff/memory/a.md", "<<okapi>> literal\n")]
+        assert call_tool(idx, "memory_read", {"path": "p\\xff/memory/a.md"}).text == "okapi literal\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
+def test_names_not_utf8_that_the_watcher_rechecks_stay_found(root, tmp_path, monkeypatch):
+    """A watcher re-reads symlinks and hard-linked files by their index path at every batch, and so
+    does reconcile_paths() with a hit's path: spelled \\xNN, such a name was looked up as it is
+    shown, not found, and its row dropped, so a watcher-fresh query missed the file."""
+    (tmp_path / "config.toml").write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    folder = os.path.join(os.fsencode(root), b"d\xffir")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"caf\xe9.md"), "wb") as f:
+        f.write(b"okapi hard linked\n")
+    os.link(os.path.join(folder, b"caf\xe9.md"), os.path.join(os.fsencode(tmp_path), b"outside.md"))
+    write(root, "target.md", "okapi target\n")
+    os.symlink(b"../target.md", os.path.join(folder, b"l\xefnk.md"))
+    found = ["d\\xffir/caf\\xe9.md", "d\\xffir/l\\xefnk.md", "target.md"]
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        with Watcher(idx):
+            write(root, "other.md", "a batch of events\n")
+            result = idx.search_result("okapi")
+            assert result.freshness.via == "watcher" and sorted(h.path for h in result.hits) == found
+        idx.reconcile_paths(found)
+        assert sorted(h.path for h in idx.search("okapi", reconcile=False)) == found
+
+
+def test_nested_instruction_files_below_names_not_utf8_stay_found(tmp_path):
+    """In a repos root a query stats again the nested files the deep walk found, by their index
+    path: spelled \\xNN (a checkout or folder name not UTF-8), they were not found, and the first
+    query after `memsearch index` dropped them."""
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    for folder in (b"sh\xffop/src/api", b"shop/s\xffrc"):
+        os.makedirs(os.path.join(repos, folder))
+        with open(os.path.join(repos, folder, b"AGENTS.md"), "wb") as f:
+            f.write(b"okapi nested\n")
+    spec, db = f"repos={os.fsdecode(repos)}", str(tmp_path / "db")
+    assert cli("index", "--root", spec, "--db", db).exit_code == 0
+    for _ in range(2):
+        r = cli("query", "okapi", "--root", spec, "--db", db, "--json")
+        assert sorted(hit["path"] for hit in json.loads(r.stdout)["results"]) == [
+            "sh\\xffop/src/api/AGENTS.md", "shop/s\\xffrc/AGENTS.md"]
+
+
+def test_memory_read_reads_a_checkouts_memory_folder_below_a_name_not_utf8(tmp_path):
+    """memory_read asked discovery whether it reads a path with the names as the hit spells them:
+    a checkout's memory/ below a name not UTF-8 (sh\\xffop/memory/MEMORY.md) was looked for at its
+    \\xNN spelling, not found, and a file the index returns was refused."""
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    os.makedirs(os.path.join(repos, b"sh\xffop", b"memory"))
+    with open(os.path.join(repos, b"sh\xffop", b"memory", b"MEMORY.md"), "wb") as f:
+        f.write(b"okapi in a checkout's memory\n")
+    with MemoryIndex(roots=[Root("repos", os.fsdecode(repos))], db_path=tmp_path / "db") as idx:
+        hits = idx.search("okapi")
+        assert [h.path for h in hits] == ["sh\\xffop/memory/MEMORY.md"]
+        for path in (hits[0].path, hits[0].file):
+            read = call_tool(idx, "memory_read", {"path": path})
+            assert not read.is_error and read.text == "okapi in a checkout's memory\n", read.text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs inotify")
+@pytest.mark.parametrize("note", ["sh\\xffop/CLAUDE.md", "shop/s\\xffrc/AGENTS.md"])
+def test_a_watched_repos_root_follows_changes_below_names_not_utf8(note, tmp_path, monkeypatch):
+    """A change in a checkout whose name is not UTF-8 failed the watcher (its path went to
+    reconcile_paths unspelled), and a nested folder so named was watched under its \\xNN spelling,
+    which names no folder: an edit there went unseen by watcher-fresh queries."""
+    (tmp_path / "config.toml").write_text("sync_timeout = 60\n")
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    repos = os.path.join(os.fsencode(tmp_path), b"repos")
+    path = os.path.join(repos, *[os.fsencode(disk_name(p) or p) for p in note.split("/")])
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write(b"okapi before\n")
+    with MemoryIndex(roots=[Root("repos", os.fsdecode(repos))], db_path=tmp_path / "db") as idx, Watcher(idx):
+        assert [h.path for h in idx.search("okapi")] == [note]
+        with open(path, "ab") as f:
+            f.write(b"okapi changed while watched\n")
+        result = idx.search_result("changed")
+        assert result.freshness.via == "watcher" and [h.path for h in result.hits] == [note]
+
+
 @pytest.mark.parametrize("kind, note", [("mimo", "global/a.md"), ("plain", "a.md"),
                                         ("repos", "checkout/CLAUDE.md")])
 def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
@@ -220,6 +321,42 @@ def test_a_root_folder_whose_name_is_not_utf8_is_searched(tmp_path, kind, note):
         assert r.exit_code == 0 and r.stdout.startswith(f"{tmp_path}/r\\xffoot/{note}  ["), r.output
         os.unlink(path)
         assert idx.search("okapi") == []
+
+
+def test_a_root_folder_not_utf8_beside_another_root_is_searched(tmp_path):
+    """With several roots a hit's path starts with its root's name, by default the folder's: one
+    not UTF-8 put a lone surrogate in every path of that root, and the search of all of them
+    failed with a raw UnicodeEncodeError."""
+    odd = os.path.join(os.fsencode(tmp_path), b"r\xffoot")
+    os.makedirs(odd)
+    with open(os.path.join(odd, b"a.md"), "wb") as f:
+        f.write(b"okapi under an odd root\n")
+    write(tmp_path / "other", "b.md", "okapi under a plain root\n")
+    specs = [f"plain={os.fsdecode(odd)}", f"plain={tmp_path / 'other'}"]
+    db = str(tmp_path / "db")
+    with MemoryIndex(roots=[Root.parse(spec) for spec in specs], db_path=db) as idx:
+        hits = idx.search("okapi", floor=0.0)
+        assert sorted(h.path for h in hits) == ["other:b.md", "r\\xffoot:a.md"]
+        read = call_tool(idx, "memory_read", {"path": "r\\xffoot:a.md"})
+        assert read.text == "okapi under an odd root\n"
+    r = cli("query", "okapi", "--root", specs[0], "--root", specs[1], "--db", db)
+    assert r.exit_code == 0 and f"{tmp_path}/r\\xffoot/a.md  [free]" in r.stdout, r.output
+
+
+def test_the_tools_answers_about_a_root_not_utf8_can_be_sent(tmp_path):
+    """The zero-result hint and memory_read's "outside" error name the roots: a folder name not
+    UTF-8 put a lone surrogate in the text, which no JSON can carry (memsearch mcp answered
+    "internal error in memory_search: UnicodeEncodeError")."""
+    odd = os.path.join(os.fsencode(tmp_path), b"r\xffoot")
+    os.makedirs(odd)
+    with open(os.path.join(odd, b"a.md"), "wb") as f:
+        f.write(b"okapi under an odd root\n")
+    with MemoryIndex(Root("plain", os.fsdecode(odd)), tmp_path / "db") as idx:
+        for name, args in [("memory_search", {"query": "wombat"}), ("memory_read", {"path": "/etc/x.md"})]:
+            result = call_tool(idx, name, args)
+            assert "r\\xffoot" in result.text, result.text
+            result.text.encode("utf-8")
+            json.dumps(result.data, ensure_ascii=False).encode("utf-8")
 
 
 # -- control characters and huge text in output ------------------------------------------
@@ -308,6 +445,48 @@ def test_symlink_loops_of_every_shape(root, tmp_path):
     assert {"self.md", "ping.md", "pong.md"} <= reasons.keys()
     # A long chain that ends inside the root is a link like any other.
     assert chain.is_symlink() and "chain0.md" in found
+
+
+@pytest.mark.parametrize("spec, folder, chain_dir", [
+    ("{}", "global", "global"), ("repos={}", "shop/.claude/memory", "shop/.claude/memory"),
+    ("claude={}", "p1/memory", "p2")])
+def test_a_chain_of_more_links_than_python_recurses_stops_no_walk(spec, folder, chain_dir, tmp_path):
+    """os.path.realpath recurses once a link: a chain of 1,200 links under a root (of files, or
+    of folders for a project's memory folder) raised RecursionError at every query and index
+    build, and each link cost the rest of the chain (N² lstats). Such a chain is passed over."""
+    root = tmp_path / "root"
+    write(root / folder, "real.md", "okapi at the end of the chain\n")
+    chain = root / chain_dir
+    chain.mkdir(parents=True, exist_ok=True)
+    last = 1200
+    if chain_dir == "p2":  # p2/memory -> l0 -> l1 ... -> ../p1/memory: folders
+        os.symlink("l0", chain / "memory")
+        os.symlink("../p1/memory", chain / f"l{last}")
+    else:  # (repos: CLAUDE.md -> .claude/memory/l0.md -> ...)
+        os.symlink(".claude/memory/l0.md" if spec.startswith("repos") else "l0.md",
+                   root / ("shop/CLAUDE.md" if spec.startswith("repos") else f"{chain_dir}/first.md"))
+        os.symlink("real.md", chain / f"l{last}.md")
+    suffix = "" if chain_dir == "p2" else ".md"
+    for i in range(last):
+        os.symlink(f"l{i + 1}{suffix}", chain / f"l{i}{suffix}")
+    args = ("--root", spec.format(root), "--db", str(tmp_path / "db"))
+    assert cli("index", *args).exit_code == 0
+    r = cli("query", "okapi", *args, "--json")
+    # The one file, under its first names (real.md or links to it: reconcile.hard_links' rule).
+    assert r.exit_code == 0 and {h["snippet"] for h in json.loads(r.stdout)["results"]} == {
+        "<<okapi>> at the end of the chain\n"}
+
+
+def test_memory_read_follows_a_chain_of_links_as_far_as_the_walk(root, tmp_path):
+    """The walk follows a chain past the kernel's 40 links (it reads the resolved path); memory_read
+    stopped at 40, so a hit at the head of a chain of 60 could not be read back."""
+    write(root, "a/real.md", "okapi real\n")
+    for i in range(60):
+        os.symlink(f"chain{i + 1}.md", root / f"chain{i}.md")
+    os.symlink("a/real.md", root / "chain60.md")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert "chain0.md" in {h.path for h in idx.search("okapi", limit=100, floor=0.0)}
+        assert call_tool(idx, "memory_read", {"path": "chain0.md"}).text == "okapi real\n"
 
 
 def test_thousands_of_files_change_at_once(root, tmp_path):

@@ -881,6 +881,21 @@ def test_a_repos_root_watches_its_memory_places_not_its_source_trees(tmp_path, c
         assert _inotify_watches() - before <= 30
 
 
+def test_a_link_made_or_removed_at_a_checkouts_top_is_seen_by_the_watcher(tmp_path, config):
+    """A checkout's .claude made a link to another checkout's (the walk follows it) raised an event
+    for a name that is no folder: taken for a source edit, it was passed over, and watcher-fresh
+    queries missed the files a walk found through it (and kept them once the link was gone)."""
+    src = tmp_path / "src"
+    write(src, "shop/.claude/memory/notes.md", "shop deploys on fridays with a walrus\n")
+    (src / "blog").mkdir()
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "walrus") == ["shop/.claude/memory/notes.md"]
+        (src / "blog" / ".claude").symlink_to("../shop/.claude", target_is_directory=True)
+        assert fresh(idx, "walrus") == ["blog/.claude/memory/notes.md", "shop/.claude/memory/notes.md"]
+        (src / "blog" / ".claude").unlink()
+        assert fresh(idx, "walrus") == ["shop/.claude/memory/notes.md"]
+
+
 def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_path):
     """The batch is plain data: a source edit adds nothing, a memory place
     its path, a new checkout or a nested file the deep walk too."""
