@@ -28,7 +28,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
 from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
-from .memory_file import below, encodable
+from .memory_file import below, encodable, printable_name
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
@@ -123,15 +123,21 @@ class HistoryIndex(db.Opened):
             roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
         except TypeError:
             raise InvalidArgument(f"roots must be a folder or a list of folders, got {type(roots).__name__}") from None
-        self.roots: tuple[str, ...] = tuple(dict.fromkeys(
+        real = list(dict.fromkeys(
             resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
-        if not self.roots:
+        if not real:
             raise InvalidArgument("no transcript folder given")
+        # As the index stores and shows them: a folder's name that is not UTF-8 (surrogateescape) is no text SQLite
+        # binds, so it is spelled \\xNN there; the walks read the folder itself.
+        paths = {}
+        for folder in real:
+            paths.setdefault(printable_name(folder), folder)
+        self.roots: tuple[str, ...] = tuple(paths)
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
-        self._walks = history_refresh.Walks(self.roots)
+        self._walks = history_refresh.Walks(self.roots, paths)
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
-        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
+        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(real, "history")
 
     db_path = db.Opened.db_file  # the public name of the database file
 
@@ -220,8 +226,11 @@ class HistoryIndex(db.Opened):
     def _real(self, root: str, rel: str) -> str:
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
-            real = os.path.realpath(_file(root, rel))
-            if not below(real, os.path.realpath(root)):
+            folder = self._walks.paths.get(root)
+            if folder is None:
+                raise ValueError("not a root of this index")
+            real = os.path.realpath(_file(folder, rel))
+            if not below(real, os.path.realpath(folder)):
                 raise ValueError("outside the root")
         return real
 

@@ -99,7 +99,8 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = [(n, root, t) for n, root in enumerate(roots) for t in find(root, walks.listings.setdefault(root, {}))]
+    found = [(n, root, t) for n, root in enumerate(roots)
+             for t in find(walks.paths[root], walks.listings.setdefault(root, {}))]
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
         walks.reals[name] = t.real
@@ -166,8 +167,9 @@ class Walks:
     stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot
     search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
-    def __init__(self, roots: tuple[str, ...]) -> None:
-        self.roots = roots
+    def __init__(self, roots: tuple[str, ...], paths: dict[str, str] | None = None) -> None:
+        self.roots = roots  # as the index stores them (a name that is not UTF-8 spelled \\xNN)
+        self.paths = paths or {root: root for root in roots}  # each root's folder, as the file system names it
         self.known = db.Cached(lambda conn: stored_files(conn, roots))
         self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
@@ -184,7 +186,7 @@ class Walks:
             return None
         state, aliases, report = proof
         try:
-            if (db.Cached.key_of(conn), [db.identity(root) for root in self.roots]) != state or any(
+            if (db.Cached.key_of(conn), [db.identity(self.paths[root]) for root in self.roots]) != state or any(
                     fingerprint.of(os.stat(path)) != was for path, was in aliases):
                 return None
         except OSError:
@@ -205,7 +207,7 @@ class Walks:
         if self._inotify:
             self._watch()
             self._inotify.read(timeout=0)
-            self._identities = [db.identity(root) for root in self.roots]
+            self._identities = [db.identity(self.paths[root]) for root in self.roots]
 
     def end(self, conn: sqlite3.Connection, found: list, report: HistoryReport | None):
         """After a walk (``found``: its (n, root, Transcript)): its new folders watched; ``report`` (None: not
@@ -265,7 +267,7 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
         return [(root, t) for _, root, t in found]
     chosen: dict[tuple[int, int], tuple] = {}
     for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared),
-                             key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
+                             key=lambda x: (x[2].alias not in ("", x[2].real),  # through a symlink: after
                                             (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
         one = chosen.setdefault(t.fingerprint.identity, (root, t))
         if one[1] is not t and one[1].real != t.real:

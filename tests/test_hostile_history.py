@@ -373,3 +373,27 @@ def test_rows_from_before_the_ctime_was_kept_are_not_read_again(history, hroot):
     assert (report.unchanged, report.reread, report.bytes_read) == (1, 0, 0)
     assert history.conn.execute("SELECT count(*) FROM history_files WHERE ctime_ns = -1").fetchone() == (0,)
     assert history.refresh().bytes_read == 0
+
+
+# -- a second audit (issue a49): names, links and ids ------------------------------------
+def test_a_transcript_folder_whose_name_is_not_utf8_is_searched(tmp_path):
+    """A root below a folder named in Latin-1 raised a raw UnicodeEncodeError from SQLite at every
+    history search and session-context (memory search kept such a root): it is stored spelled \\xNN."""
+    from conftest import append
+    from memsearch import HistoryIndex
+
+    root = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9", b"projects"))
+    path = transcript(tmp_path / os.fsdecode(b"caf\xe9") / "projects", [line("user", "the latin curlew")], session="s")
+    with HistoryIndex(root, tmp_path / "db") as history:
+        assert history.roots == (str(tmp_path / "caf\\xe9" / "projects"),)
+        (hit,) = history.search("curlew")
+        assert (hit.session, hit.file) == ("s", str(tmp_path / "caf\\xe9" / "projects" / PROJECT / "s.jsonl"))
+        assert [f[3] for f in history.read_session_context("s", "curlew").fragments] == ["the latin curlew"]
+        history.refresh()  # from the second on, it watches the folders
+        append(path, line("user", "the latin godwit"))
+        assert found(history, "godwit") == ["the latin godwit"]
+        assert history.status()["messages"] == 2
+    done = subprocess.run([os.fsencode(memsearch_exe()), b"history", b"curlew", b"--json", b"--history-root",
+                           os.fsencode(root), b"--db", os.fsencode(tmp_path / "db2")], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["excerpts"][0]["snippet"] == "the latin <<curlew>>"
