@@ -99,8 +99,11 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = [(n, root, t) for n, root in enumerate(roots)
-             for t in find(walks.paths[root], walks.listings.setdefault(root, {}))]
+    found = []
+    for n, root in enumerate(roots):
+        passed: list = []  # (path below the root, why) of the names the walk passes over
+        found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]
+        skipped += [(os.path.join(root, *rel.split("/")), why) for rel, why in passed]
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
         walks.reals[name] = t.real

@@ -397,3 +397,20 @@ def test_a_transcript_folder_whose_name_is_not_utf8_is_searched(tmp_path):
                            os.fsencode(root), b"--db", os.fsencode(tmp_path / "db2")], capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["excerpts"][0]["snippet"] == "the latin <<curlew>>"
+
+
+def test_a_name_that_is_not_utf8_spelled_as_another_files_name_is_passed_over(history, hroot):
+    """`s\\xff.jsonl` (the byte) and `s\\\\xff.jsonl` (four characters) were one (root, path) in the index: the
+    two files took the row from each other, one never searched. As in the memory walk, the UTF-8 name
+    keeps the spelling and the other is passed over, listed in the report."""
+    transcript(hroot, [line("user", "the plain plover")], session="s\\xff")
+    folder = os.path.join(os.fsencode(hroot), os.fsencode(PROJECT))
+    with open(os.path.join(folder, b"s\xff.jsonl"), "w") as f:
+        f.write(json.dumps(line("user", "the hidden plover", sessionId="s")) + "\n")
+    for _ in range(3):  # a watching index's passes too
+        report = history.refresh()
+        assert report.skipped == ((str(hroot / PROJECT / "s\\xff.jsonl"),
+                                   "name is not UTF-8 and its escaped form names another file"),)
+        assert found(history, "plover") == ["the plain plover"]
+    os.remove(hroot / PROJECT / "s\\xff.jsonl")
+    assert found(history, "plover") == ["the hidden plover"]
