@@ -135,7 +135,8 @@ def run_history(text, history_root, db_path, project, session, role, since, mess
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():
-            result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
+            result = idx.search_result(" ".join(text), limit, project=fmt.unquoted(project),
+                                       session=fmt.unquoted(session), role=role,
                                        since=since, floor=0.0 if no_floor else None, messages=messages,
                                        progress=progress)
     if result.refresh is not None and result.refresh.deferred:

@@ -3,6 +3,7 @@ sessions claimed from another project's folder, odd names; every history call bo
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -414,3 +415,22 @@ def test_a_name_that_is_not_utf8_spelled_as_another_files_name_is_passed_over(hi
         assert found(history, "plover") == ["the plain plover"]
     os.remove(hroot / PROJECT / "s\\xff.jsonl")
     assert found(history, "plover") == ["the hidden plover"]
+
+
+@pytest.mark.parametrize("session", ["s\nx", "s\u202ex", "s\x1b[31mx"])
+def test_the_open_a_session_line_of_an_id_with_a_control_opens_it(hroot, tmp_path, session):
+    """The command after "open a session" was folded onto one line, its id with it: `'s x'`, or a `\\u202e`
+    the shell passes as six characters, named no session. It gives the id quoted as the hit shows it, which
+    session-context (and --session) take back."""
+    transcript(hroot, [line("user", "the odd dunlin")], session=session)
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run("history", "dunlin", *common)
+    assert done.returncode == 0, done.stderr
+    assert f"session {session!r}  [" in done.stdout
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    assert command.isprintable() and command.startswith("memsearch session-context ")
+    shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')} {shlex.join(common)}"
+    opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
+    only = run("history", "dunlin", "--session", repr(session), *common)
+    assert only.returncode == 0 and f"session {session!r}  [" in only.stdout
