@@ -292,6 +292,7 @@ class HistoryIndex(db.Opened):
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
         found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
         span, seen = 0, dict.fromkeys(query.terms, 0)
+        held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
@@ -300,13 +301,15 @@ class HistoryIndex(db.Opened):
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 for term in query.terms:
-                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
+                    # A session appended to weeks apart spans every message written between: those are counted
+                    # (in C) where the idf needs them, never held; only the session's own are.
+                    if not held.get(term):
+                        seen[term] += conn.execute(EXCERPT_COUNT, (term, low, high)).fetchone()[0]
+                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high, session)):
                         holds.setdefault(mid, []).append(term)
-                        seen[term] += 1
             found.append((session, holds))
         # A word's idf: over the pieces when ``fuse`` counts it (the same whichever sessions are kept),
         # else over the kept sessions' messages.
-        held, pieces, own = fuse or ({}, 0, False)
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[str, tuple[int, list[int]]] = {}
@@ -490,8 +493,12 @@ FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 MESSAGES = "history_fts"
-# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
-EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
+# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to, then
+# those of the session alone (CROSS JOIN: the word's matches first, never a full-text query a message).
+EXCERPT_WORD = (f"SELECT f.rowid FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
+                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ?")
+# And how many messages between those bounds hold it, whatever their session.
+EXCERPT_COUNT = f"SELECT count(*) FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
 REFINED = 30
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).

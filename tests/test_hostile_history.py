@@ -434,3 +434,28 @@ def test_the_open_a_session_line_of_an_id_with_a_control_opens_it(hroot, tmp_pat
     assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
     only = run("history", "dunlin", "--session", repr(session), *common)
     assert only.returncode == 0 and f"session {session!r}  [" in only.stdout
+
+
+def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
+    """A session appended to long after its first read (or claimed so by a sub-agent's line) spans every
+    message indexed between: its excerpts held each of those holding a query word, 36 MB at 200,000."""
+    import tracemalloc
+
+    path = transcript(hroot, [line("user", "the first heron said")], session="long")
+    history.refresh()
+    other = hroot / PROJECT / "other.jsonl"
+    other.write_text("".join(json.dumps(line("user", f"said w{n}", sessionId="other")) + "\n" for n in range(40_000)))
+    history.refresh()
+    with open(path, "a") as f:
+        f.write(json.dumps(line("user", "the last heron said", sessionId="long")) + "\n")
+    history.refresh()
+    for role in (None, "user"):
+        history.search_result("heron said", role=role, session="long")
+        tracemalloc.start()
+        try:
+            hits = history.search_result("heron said", role=role, session="long").hits
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert hits[0].session == "long" and len(hits[0].excerpts) == 2
+        assert peak < 1_000_000, peak  # was 6 MB
