@@ -8,17 +8,19 @@ with the memory search's query builder, ranking and floor. Every search first ca
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import sqlite3
 from functools import reduce
+from itertools import groupby, islice
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
 from .dates import held_factor, uncounted, windows
-from .db import rows_of
+from .db import IDS_AT_ONCE, rows_of
 from .errors import InvalidArgument, MemsearchError, quoted
 from .history_refresh import HistoryReport, Progress
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
@@ -290,47 +292,61 @@ class HistoryIndex(db.Opened):
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
-        found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
+        bounds: list[tuple[str, int, int]] = []  # (session, its first and last message ids)
         span, seen = 0, dict.fromkeys(query.terms, 0)
         held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session,)).fetchone()
-            holds: dict[int, list[str]] = {}
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
+                bounds.append((session, low, high))
                 for term in query.terms:
                     # A session appended to weeks apart spans every message written between: those are counted
-                    # (in C) where the idf needs them, never held; only the session's own are.
+                    # (in C) where the idf needs them, never held.
                     if not held.get(term):
                         seen[term] += conn.execute(EXCERPT_COUNT, (term, low, high)).fetchone()[0]
-                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high, session)):
-                        holds.setdefault(mid, []).append(term)
-            found.append((session, holds))
         # A word's idf: over the pieces when ``fuse`` counts it (the same whichever sessions are kept),
         # else over the kept sessions' messages.
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
-        best: dict[str, tuple[int, list[int]]] = {}
+        best: dict[str, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
+        holds: dict[int, list[str]] = {}  # the words each message kept holds
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         users: set[int] = set()
-        for session, holds in found:
-            rows = rows_of(conn, "SELECT m.id, d.sz, m.role FROM history_messages AS m JOIN history_fts_docsize AS d"
-                           f" ON d.id = m.id WHERE m.id IN ({{marks}}) AND m.session = ?{where}", list(holds),
-                           [session, *params])
-            for mid, size, role in rows:
-                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
+        for session, low, high in bounds:
+            # The session's messages holding each word, merged in id order and looked up a chunk at a time: time
+            # and memory go with the REFINED likeliest, not with how many match (a hostile session of a million
+            # one-word messages held them all, 700 MB).
+            streams = [_labelled(conn.execute(EXCERPT_WORD, (term, low, high, session)), n, term)
+                       for n, term in enumerate(query.terms)]
+            words = ((mid, [term for _, _, term in group])
+                     for mid, group in groupby(heapq.merge(*streams), key=itemgetter(0)))
+            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
+            matched = 0
+            while chunk := dict(islice(words, IDS_AT_ONCE)):
+                # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
+                # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
+                for mid, size, role in conn.execute(
+                        "SELECT m.id, d.sz, m.role FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
+                        f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?{where}",
+                        [*chunk, session, *params]):
+                    matched += 1
+                    k = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
+                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, role)
+                    (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
+            once = sorted(likeliest, reverse=True)  # best first, ties to the later message
+            for _, mid, terms, k, role in once:
+                holds[mid], lengths[mid] = terms, k
                 if role == "user":
                     users.add(mid)
-            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, *_ in rows),
-                          key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
-            best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, {mid: holds[mid] for session, holds in found for mid in best[session][1]})
+            best[session] = (matched, [mid for one, mid, *_ in once if one * (1 + lengths[mid]) >= reach])
+        counts = _word_counts(conn, {mid: holds[mid] for matched, mids in best.values() for mid in mids})
         top = {}  # each session's best message's score
-        for session, holds in found:
+        for session in best:
             matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
@@ -448,6 +464,12 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
+def _labelled(rows, n: int, term: str):
+    """(id, n, term) for each (id,) of ``rows``."""
+    for mid, in rows:
+        yield mid, n, term
+
+
 def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
     """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
     ``holds``: its words' starts (search.stems) after a space or a line end, str.count being far cheaper than
@@ -496,7 +518,7 @@ MESSAGES = "history_fts"
 # A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to, then
 # those of the session alone (CROSS JOIN: the word's matches first, never a full-text query a message).
 EXCERPT_WORD = (f"SELECT f.rowid FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
-                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ?")
+                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ? ORDER BY f.rowid")
 # And how many messages between those bounds hold it, whatever their session.
 EXCERPT_COUNT = f"SELECT count(*) FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.

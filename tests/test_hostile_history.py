@@ -459,3 +459,26 @@ def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, 
             tracemalloc.stop()
         assert hits[0].session == "long" and len(hits[0].excerpts) == 2
         assert peak < 1_000_000, peak  # was 6 MB
+
+
+def test_a_session_of_many_matching_messages_costs_its_excerpts_in_memory(history, hroot):
+    """A 37 MB transcript of 1,000,000 one-word messages held each in Python at every search of the word
+    (700 MB), and SQLite scanned the whole session for every 900 of them (2 minutes): now the REFINED
+    likeliest are held, and a chunk of ids is looked up by its ids."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "spam.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(50_000)))
+    transcript(hroot, [line("user", "deploy the heron service")], session="real")
+    history.refresh()
+    history.search_result("deploy heron")
+    tracemalloc.start()
+    try:
+        hits = history.search_result("deploy heron").hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(h.session, h.matched) for h in hits] == [("real", 1), ("spam", 50_000)]
+    assert [e.snippet for e in hits[1].excerpts] == ["<<deploy>> w49999", "<<deploy>> w49998", "<<deploy>> w49997"]
+    assert peak < 1_000_000, peak  # was 35 MB
