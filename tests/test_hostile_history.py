@@ -482,3 +482,25 @@ def test_a_session_of_many_matching_messages_costs_its_excerpts_in_memory(histor
     assert [(h.session, h.matched) for h in hits] == [("real", 1), ("spam", 50_000)]
     assert [e.snippet for e in hits[1].excerpts] == ["<<deploy>> w49999", "<<deploy>> w49998", "<<deploy>> w49997"]
     assert peak < 1_000_000, peak  # was 35 MB
+
+
+def test_a_sub_agents_file_claiming_thousands_of_sessions_is_read_in_time_in_proportion(history, hroot):
+    """Each session's piece read its file's every message (SQLite took the file's index), so a file whose
+    lines claim a session each cost the square of its lines: 300,000 held the write lock 40 s, then 95 s,
+    then 122 s a batch, every search; dropping the pieces again at a rewrite, as long. Counted in SQLite's
+    steps (a progress callback every 10,000), which the square made 35,000 here, 70,000 at the rewrite."""
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"the w{n}"}})
+                            + "\n" for n in range(5000)))
+    steps = []
+    history.conn.set_progress_handler(lambda: steps.append(1), 10_000)
+    history.refresh()
+    assert len(history.search("w4321")) == 1 and len(steps) < 2000, len(steps)
+    path.write_text(path.read_text().replace('"the ', '"one '))
+    steps.clear()
+    history.refresh()
+    assert len(steps) < 2000, len(steps)
+    (hit,) = history.search("w4321")
+    assert (hit.session, [e.snippet for e in hit.excerpts]) == ("s4321", ["one <<w4321>>"])
+    assert history.search("the") == []  # its pieces' old text went with them
