@@ -504,3 +504,24 @@ def test_a_sub_agents_file_claiming_thousands_of_sessions_is_read_in_time_in_pro
     (hit,) = history.search("w4321")
     assert (hit.session, [e.snippet for e in hit.excerpts]) == ("s4321", ["one <<w4321>>"])
     assert history.search("the") == []  # its pieces' old text went with them
+
+
+def test_many_sessions_in_a_database_shared_with_other_roots_rank_in_proportion(hroot, tmp_path):
+    """With another set of roots in the database, a search keeps to its roots' files; SQLite then read every
+    piece of those files for each 900 candidate pieces (a session each here): 300,000 cost 9 s a search."""
+    from memsearch import HistoryIndex
+
+    other = tmp_path / "other"
+    transcript(other, [line("user", "the other root's deploy")], session="o")
+    HistoryIndex(other, tmp_path / "db").refresh()
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"deploy w{n}"}})
+                            + "\n" for n in range(50_000)))
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        history.refresh()
+        steps = []
+        history.conn.set_progress_handler(lambda: steps.append(1), 10_000)
+        hits = history.search("deploy")
+        assert len(hits) == 10 and "o" not in {h.session for h in hits}
+        assert len(steps) < 1000, len(steps)  # 2,445 at 50,000 pieces, growing with their square
