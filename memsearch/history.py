@@ -192,38 +192,53 @@ class HistoryIndex(db.Opened):
                     self._run_sessions(planned, limit, floor, pieces, where, held, counts, own))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
-            gone = {_file(*row) for row in rows_of(
-                self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
-            return [hit for hit in answer[0] if hit.file not in gone], answer[1], answer[2]
+            ids, kept = iter(answer[2]), []
+            for hit in answer[0]:  # a session hit's excerpts' messages, in order, then the next one's
+                if stale.isdisjoint(islice(ids, len(hit.excerpts) if messages is False else 1)):
+                    kept.append(hit)  # not one of its messages in doubt
+            return kept, answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
-    def _stale(self, ids: list[int]) -> set[int]:
-        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed,
-        marked to be read again from their start."""
+    def _read_checked(self, read, ids_of) -> tuple:
+        """(read()'s answer, the rows _stale checks of the messages ``ids_of`` it names), both of one snapshot of the
+        index: checked after, by their ids, they could be another process's rows of its own read of the transcript
+        since (a redaction read again reuses the ids), and the text shown would never have been checked."""
+        conn = self.conn
+        conn.execute("BEGIN")  # deferred: a read transaction from the first statement, writing nothing
+        try:
+            answer = read()
+            rows = rows_of(conn, CHECKED, list(ids_of(answer)))
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        return answer, rows
+
+    def _stale(self, ids: list[int], rows: list) -> set[int]:
+        """Those of messages ``ids`` that cannot be shown: not in ``rows`` (CHECKED), or of a file whose bytes at a
+        message's place no longer parse to the text indexed, which is marked to be read again from its start."""
         by_file: dict[int, list] = {}
-        for row in rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root,"
-                           " f.path FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                           " WHERE m.id IN ({marks})", ids):
+        for row in rows:
             by_file.setdefault(row[0], []).append(row)
-        stale = set()
+        stale = set(ids).difference(row[8] for row in rows)
+        files = set()
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
-                    for _, at, size, part, body, body_seg, _, _ in messages:
+                    for _, at, size, part, body, body_seg, _, _, _ in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
                         if not parts or part >= len(parts) or parts[part].text != original(body, body_seg):
-                            stale.add(fid)
+                            files.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
-                stale.add(fid)
-        if stale:  # an inode no file has
+                files.add(fid)
+        if files:  # an inode no file has
             with db.write_transaction(self.conn):
-                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in stale])
-        return stale
+                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
+        return stale.union(row[8] for fid in files for row in by_file[fid])
 
     def _real(self, root: str, rel: str) -> str:
         real = self._walks.reals.get((root, rel))
@@ -428,10 +443,10 @@ class HistoryIndex(db.Opened):
     def _verified(self, read, ids_of, refreshed=None, give_up=None):
         """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale). A changed
         transcript is refreshed (its report to ``refreshed``) and read() run again, VERIFY_TRIES times at most;
-        then give_up(answer, the stale files) answers, by default a MemsearchError."""
+        then give_up(answer, the ids of _stale) answers, by default a MemsearchError."""
         for _ in range(VERIFY_TRIES):
-            answer = self._guarded(read)
-            stale = self._guarded(lambda: self._stale(ids_of(answer)))
+            answer, rows = self._guarded(lambda: self._read_checked(read, ids_of))
+            stale = self._guarded(lambda: self._stale(list(ids_of(answer)), rows))
             if not stale:
                 return answer
             report = self.refresh(None, history_refresh.REFRESH_SECONDS)
@@ -501,6 +516,9 @@ def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
 
+# What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id.
+CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id FROM history_messages"
+           " AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({marks})")
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import PROJECT, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import AmbiguousSession
+from memsearch import history as history_module
 from memsearch import history_refresh as refresh_mod
 from memsearch import transcripts
 from memsearch.session_context import check_arguments, select
@@ -525,3 +526,46 @@ def test_many_sessions_in_a_database_shared_with_other_roots_rank_in_proportion(
         hits = history.search("deploy")
         assert len(hits) == 10 and "o" not in {h.session for h in hits}
         assert len(steps) < 1000, len(steps)  # 2,445 at 50,000 pieces, growing with their square
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_redaction_another_process_read_first_is_never_shown(history, hroot, tmp_path, messages):
+    """Each Claude Code session runs its own `memsearch mcp`, all on one history database. A search checked the
+    messages it shows by their ids after it read them: another process that read a redacted transcript again in
+    between had new rows under the same ids, saying the redacted text, which the file bytes matched, and the
+    old excerpt with the secret was shown."""
+    from memsearch import HistoryIndex
+
+    path = transcript(hroot, [line("user", "the vault password is hunter2 okay")])
+    history.refresh()
+    other = HistoryIndex(hroot, tmp_path / "index.db")  # the fixture's database
+    real, calls = history._stale, []
+
+    def racing(ids, rows):
+        if not calls:  # between this search's read and its check, the other one reads the redaction
+            path.write_text(path.read_text().replace("hunter2", "*******"))
+            assert other.refresh().reread == 1
+        calls.append(ids)
+        return real(ids, rows)
+
+    history._stale = racing
+    result = history.search_result("password", messages=messages)
+    shown = [h.snippet if messages else h.excerpts[0].snippet for h in result.hits]
+    assert shown == ["the vault <<password>> is ******* okay"] and len(calls) == 2
+    other.close()
+
+
+def test_a_session_hit_whose_transcripts_keep_changing_is_left_out_whole(history, hroot, monkeypatch):
+    """After three tries a search shows what it could check: a session hit was kept when its first excerpt's
+    file was fine, its other excerpts, of a file that kept failing the check, shown all the same."""
+    transcript(hroot, [line("user", "heron heron heron")], session="s-1")
+    transcript(hroot, [line("user", "a heron and the secret plan", isSidechain=True)], session="s-1/subagents/agent-1")
+    transcript(hroot, [line("user", "one heron")], session="s-2")
+    (hit, _) = history.search("heron", floor=0.0)
+    assert hit.session == "s-1" and [e.sidechain for e in hit.excerpts] == [False, True]
+    real = history_module.parse_line
+    monkeypatch.setattr(history_module, "parse_line",  # a file rewritten again before each check
+                        lambda raw: [] if b"secret" in raw else real(raw))
+    assert [h.session for h in history.search("heron", floor=0.0)] == ["s-2"]
+    assert [h.snippet for h in history.search("heron", floor=0.0, messages=True)] == [
+        "<<heron>> <<heron>> <<heron>>", "one <<heron>>"]
