@@ -569,3 +569,25 @@ def test_a_session_hit_whose_transcripts_keep_changing_is_left_out_whole(history
     assert [h.session for h in history.search("heron", floor=0.0)] == ["s-2"]
     assert [h.snippet for h in history.search("heron", floor=0.0, messages=True)] == [
         "<<heron>> <<heron>> <<heron>>", "one <<heron>>"]
+
+
+def test_a_long_sessions_pieces_read_their_own_messages_when_dropped(history, hroot, monkeypatch):
+    """A rewritten transcript's pieces are dropped with their texts, each read again: by its file's index a
+    piece read its file's every message (1,000,000 messages took 15 s to drop, the square of the file), and
+    by its session's, all of the session's. Counted here in SQLite's steps, as the drop reads them."""
+    from memsearch.pieces import PIECE_TEXT
+
+    path = hroot / PROJECT / "long.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "message": {"content": f"the w{n}"}}) + "\n"
+                            for n in range(60_000)))
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 32 << 10)  # a piece a batch, as a live session's appends make
+    history.refresh()
+    (fid, pieces), = history.conn.execute("SELECT file, count(*) FROM history_pieces GROUP BY file")
+    assert pieces > 50
+    steps = []
+    history.conn.set_progress_handler(lambda: steps.append(1), 1000)
+    texts = history.conn.execute(f"SELECT {PIECE_TEXT} FROM history_pieces AS p WHERE p.file = ?", (fid,)).fetchall()
+    history.conn.set_progress_handler(None, 0)
+    assert sum(len(user.split("\n")) for user, _ in texts) == 60_000
+    assert len(steps) < 5000, len(steps)  # 86,000 by the file's index, 122,000 by the session's
