@@ -32,6 +32,8 @@ COMMIT_SECONDS = 0.25
 # read on from where it committed.
 REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
+# The start of the reason listed for another name of a file read once (a hard link): searched, under that name.
+LINKED = "the same file as "
 
 # A commit of BULK_ROWS rows or more indexes them in one FTS5 statement (db.bulk_indexing), not a trigger call
 # a row, each flushing a segment; a live session's small appends keep the trigger.
@@ -276,7 +278,7 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
         if one[1] is not t and one[1].real != t.real:
             counts["linked"] += 1
             skipped.append((os.path.join(root, t.rel),
-                            f"the same file as {os.path.join(one[0], one[1].rel)} (a hard link): read once"))
+                            f"{LINKED}{os.path.join(one[0], one[1].rel)} (a hard link): read once"))
     return [(root, t) for _, root, t in found if chosen.get(t.fingerprint.identity, (root, t))[1] is t]
 
 

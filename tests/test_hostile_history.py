@@ -591,3 +591,15 @@ def test_a_long_sessions_pieces_read_their_own_messages_when_dropped(history, hr
     history.conn.set_progress_handler(None, 0)
     assert sum(len(user.split("\n")) for user, _ in texts) == 60_000
     assert len(steps) < 5000, len(steps)  # 86,000 by the file's index, 122,000 by the session's
+
+
+def test_memsearch_history_warns_of_no_hard_link_as_unsearched(hroot, tmp_path):
+    """Another name of a file read once was warned of at every search as "skipped, not searched": it is
+    searched, under the first name; --json still lists it."""
+    path = transcript(hroot, [line("user", "the bittern booms")])
+    os.link(path, hroot / PROJECT / "link.jsonl")
+    common = ["--history-root", hroot, "--db", tmp_path / "db"]
+    done = run("history", "bittern", *common)
+    assert done.returncode == 0 and "<<bittern>>" in done.stdout and done.stderr == "", done.stderr
+    report = json.loads(run("history", "bittern", "--json", *common).stdout)["refresh"]
+    assert [s["reason"].startswith("the same file as") for s in report["skipped"]] == [True]
