@@ -163,13 +163,19 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
 # watches (fs.inotify.max_user_watches), which other programs share; a larger tree is walked each refresh.
 MAX_WATCHES = 16384
 
+# And walks nothing for at most this long after a walk began: a transcript hard-linked since from outside the
+# folders it watches changes with no event (link() tells only the new name's folder, a write the name's written
+# through); the next walk finds its links and stats it at every refresh, as it does every hard-linked one.
+PROOF_SECONDS = 10.0
+
 
 class Walks:
     """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``: stored_files), the file
     find() checked for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
     index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
-    stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot
+    stat the same, nothing changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS
+    at most after that walk began). A one-shot
     search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
     def __init__(self, roots: tuple[str, ...], paths: dict[str, str] | None = None) -> None:
@@ -182,14 +188,15 @@ class Walks:
         self._watches: dict[str, int] = {}  # folder -> its watch
         self._identities: list | None = None  # the roots' db.identity() when the walk began
         self._most = 0  # the most folders it watches
-        self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
+        self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then, until)
+        self._began = 0.0  # when the last walk began (time.monotonic())
 
     def unchanged(self, conn: sqlite3.Connection) -> HistoryReport | None:
         """The last complete refresh's report, its counts all unchanged, if nothing changed since; else None."""
         proof, self._proof = self._proof, None
-        if proof is None or self._inotify.read(timeout=0):
+        if proof is None or self._inotify.read(timeout=0) or time.monotonic() >= proof[3]:
             return None
-        state, aliases, report = proof
+        state, aliases, report, _ = proof
         try:
             if (db.Cached.key_of(conn), [db.identity(self.paths[root]) for root in self.roots]) != state or any(
                     fingerprint.of(os.stat(path)) != was for path, was in aliases):
@@ -201,7 +208,7 @@ class Walks:
 
     def begin(self) -> None:
         """Before a walk: the folders the last one listed watched, and the events so far dropped (it sees them)."""
-        self._identities = None
+        self._identities, self._began = None, time.monotonic()
         if self._inotify is None and self.listings:
             try:
                 from .event_source import max_user_watches, require
@@ -227,7 +234,7 @@ class Walks:
         unchanged = report.new + report.grown + report.reread + report.unchanged
         aliases = [(t.alias, t.fingerprint) for _, _, t in found if t.alias]
         self._proof = ((key, self._identities), aliases, HistoryReport(
-            linked=report.linked, unchanged=unchanged, skipped=report.skipped))
+            linked=report.linked, unchanged=unchanged, skipped=report.skipped), self._began + PROOF_SECONDS)
 
     def _watch(self) -> bool:
         """Watches on the listed folders, none on the others; whether every listed one had its watch already.

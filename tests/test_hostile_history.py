@@ -7,6 +7,7 @@ import shlex
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -603,3 +604,25 @@ def test_memsearch_history_warns_of_no_hard_link_as_unsearched(hroot, tmp_path):
     assert done.returncode == 0 and "<<bittern>>" in done.stdout and done.stderr == "", done.stderr
     report = json.loads(run("history", "bittern", "--json", *common).stdout)["refresh"]
     assert [s["reason"].startswith("the same file as") for s in report["skipped"]] == [True]
+
+
+def test_a_transcript_hard_linked_from_outside_after_the_walk_is_seen(history, hroot, tmp_path):
+    """A long-lived index walks nothing while no event comes in the folders it watches: a link made to a
+    transcript from outside them, and writes through it, send none there, and its appends were never searched.
+    The walk after PROOF_SECONDS finds the link, and from then on the file is stat'ed at every search."""
+    from conftest import append
+
+    path = transcript(hroot, [line("user", "the first avocet")])
+    for _ in range(3):  # from the second on, it watches the folders and walks nothing while none changes
+        history.refresh()
+    outside = tmp_path / "elsewhere.jsonl"
+    os.link(path, outside)
+    append(outside, line("user", "the linked godwit"))
+    assert found(history, "godwit") == []  # within PROOF_SECONDS of the last walk: no event, no walk
+    walks = history._walks
+    assert walks._proof[3] <= time.monotonic() + refresh_mod.PROOF_SECONDS
+    walks._proof = (*walks._proof[:3], time.monotonic())  # as PROOF_SECONDS later
+    assert found(history, "godwit") == ["the linked godwit"]
+    history.refresh()
+    append(outside, line("user", "the linked curlew"))
+    assert found(history, "curlew") == ["the linked curlew"]  # a hard-linked file is stat'ed at every search
