@@ -12,6 +12,7 @@ import heapq
 import math
 import os
 import sqlite3
+from contextlib import suppress
 from functools import reduce
 from itertools import groupby, islice
 from operator import add, itemgetter
@@ -212,8 +213,9 @@ class HistoryIndex(db.Opened):
             answer = read()
             rows = rows_of(conn, CHECKED, list(ids_of(answer)))
         finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")
+            if conn.in_transaction:  # it wrote nothing; and an error's own stands, not the end's
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
         return answer, rows
 
     def _stale(self, ids: list[int], rows: list) -> set[int]:
