@@ -403,7 +403,8 @@ def session_context(session, history_root, db_path, query, strategy, max_tokens,
     handoff its end. The output is marked as untrusted background material.
     """
     with open_history(history_root, db_path) as idx, one_line_errors():
-        found = idx.read_session_context(session, query, strategy, max_tokens)
+        # A hit quotes an id that is not plain (format.quoted): taken back as the tools take it.
+        found = idx.read_session_context(fmt.unquoted(session), query, strategy, max_tokens)
     click.echo(fmt.json_text(found.to_dict()) if as_json else found.text)
 
 

@@ -131,18 +131,21 @@ def open_history(history_root, db_path):
 
 def run_history(text, history_root, db_path, project, session, role, since, messages, limit, no_floor, as_json,
                 color=None) -> int:
-    from .history_refresh import DEFERRED, REFRESH_SECONDS
+    from .history_refresh import DEFERRED, LINKED, REFRESH_SECONDS
 
     with open_history(history_root, db_path) as idx, progress_bar(64 << 20, "reading transcripts") as progress:
         with one_line_errors():
-            result = idx.search_result(" ".join(text), limit, project=project, session=session, role=role,
+            result = idx.search_result(" ".join(text), limit, project=fmt.unquoted(project),
+                                       session=fmt.unquoted(session), role=role,
                                        since=since, floor=0.0 if no_floor else None, messages=messages,
                                        progress=progress)
     if result.refresh is not None and result.refresh.deferred:
         print_warning(f"{result.refresh.deferred} transcript(s) not read in full yet (a search reads for"
                       f" {REFRESH_SECONDS:g} s at most): search again for the rest")
     # A transcript skipped for good (too large, unreadable) is never searched: say so, in one line.
-    skipped = [(path, why) for path, why in (result.refresh.skipped if result.refresh else ()) if why != DEFERRED]
+    # (Another name of a file read once is searched under the first: no warning.)
+    skipped = [(path, why) for path, why in (result.refresh.skipped if result.refresh else ())
+               if why != DEFERRED and not why.startswith(LINKED)]
     if skipped and not as_json:  # --json lists them all in its report
         path, reason = skipped[0]
         more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""

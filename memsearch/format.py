@@ -49,8 +49,10 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        # Folded only if it must be: a run of spaces is in the id.
-        command = open_hint(result.hits[0].session, result.query)
+        # An id holding a line break or a control is given quoted as the hit shows it (session-context takes it
+        # back): on one line, folded, it named no session. The query is folded only if it must be.
+        session = result.hits[0].session
+        command = open_hint(session if session.isprintable() else quoted(session, always=True), result.query)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))

@@ -8,17 +8,20 @@ with the memory search's query builder, ranking and floor. Every search first ca
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import sqlite3
+from contextlib import suppress
 from functools import reduce
+from itertools import groupby, islice
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import db, history_refresh
 from .cjk import original
 from .dates import held_factor, uncounted, windows
-from .db import rows_of
+from .db import IDS_AT_ONCE, rows_of
 from .errors import InvalidArgument, MemsearchError, quoted
 from .history_refresh import HistoryReport, Progress
 from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
@@ -28,7 +31,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
 from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
-from .memory_file import below, encodable
+from .memory_file import below, encodable, printable_name
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
@@ -123,15 +126,21 @@ class HistoryIndex(db.Opened):
             roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
         except TypeError:
             raise InvalidArgument(f"roots must be a folder or a list of folders, got {type(roots).__name__}") from None
-        self.roots: tuple[str, ...] = tuple(dict.fromkeys(
+        real = list(dict.fromkeys(
             resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
-        if not self.roots:
+        if not real:
             raise InvalidArgument("no transcript folder given")
+        # As the index stores and shows them: a folder's name that is not UTF-8 (surrogateescape) is no text SQLite
+        # binds, so it is spelled \\xNN there; the walks read the folder itself.
+        paths = {}
+        for folder in real:
+            paths.setdefault(printable_name(folder), folder)
+        self.roots: tuple[str, ...] = tuple(paths)
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
-        self._walks = history_refresh.Walks(self.roots)
+        self._walks = history_refresh.Walks(self.roots, paths)
         self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
-        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(self.roots, "history")
+        self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(real, "history")
 
     db_path = db.Opened.db_file  # the public name of the database file
 
@@ -184,44 +193,63 @@ class HistoryIndex(db.Opened):
                     self._run_sessions(planned, limit, floor, pieces, where, held, counts, own))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
-            gone = {_file(*row) for row in rows_of(
-                self.conn, "SELECT root, path FROM history_files WHERE id IN ({marks})", list(stale))}
-            return [hit for hit in answer[0] if hit.file not in gone], answer[1], answer[2]
+            ids, kept = iter(answer[2]), []
+            for hit in answer[0]:  # a session hit's excerpts' messages, in order, then the next one's
+                if stale.isdisjoint(islice(ids, len(hit.excerpts) if messages is False else 1)):
+                    kept.append(hit)  # not one of its messages in doubt
+            return kept, answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
-    def _stale(self, ids: list[int]) -> set[int]:
-        """The files of messages ``ids`` whose bytes at a message's place no longer parse to the text indexed,
-        marked to be read again from their start."""
+    def _read_checked(self, read, ids_of) -> tuple:
+        """(read()'s answer, the rows _stale checks of the messages ``ids_of`` it names), both of one snapshot of the
+        index: checked after, by their ids, they could be another process's rows of its own read of the transcript
+        since (a redaction read again reuses the ids), and the text shown would never have been checked."""
+        conn = self.conn
+        conn.execute("BEGIN")  # deferred: a read transaction from the first statement, writing nothing
+        try:
+            answer = read()
+            rows = rows_of(conn, CHECKED, list(ids_of(answer)))
+        finally:
+            if conn.in_transaction:  # it wrote nothing; and an error's own stands, not the end's
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+        return answer, rows
+
+    def _stale(self, ids: list[int], rows: list) -> set[int]:
+        """Those of messages ``ids`` that cannot be shown: not in ``rows`` (CHECKED), or of a file whose bytes at a
+        message's place no longer parse to the text indexed, which is marked to be read again from its start."""
         by_file: dict[int, list] = {}
-        for row in rows_of(self.conn, "SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root,"
-                           " f.path FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
-                           " WHERE m.id IN ({marks})", ids):
+        for row in rows:
             by_file.setdefault(row[0], []).append(row)
-        stale = set()
+        stale = set(ids).difference(row[8] for row in rows)
+        files = set()
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
-                    for _, at, size, part, body, body_seg, _, _ in messages:
+                    for _, at, size, part, body, body_seg, _, _, _ in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
                         if not parts or part >= len(parts) or parts[part].text != original(body, body_seg):
-                            stale.add(fid)
+                            files.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
-                stale.add(fid)
-        if stale:  # an inode no file has
+                files.add(fid)
+        if files:  # an inode no file has
             with db.write_transaction(self.conn):
-                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in stale])
-        return stale
+                self.conn.executemany("UPDATE history_files SET inode = -1 WHERE id = ?", [(f,) for f in files])
+        return stale.union(row[8] for fid in files for row in by_file[fid])
 
     def _real(self, root: str, rel: str) -> str:
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
-            real = os.path.realpath(_file(root, rel))
-            if not below(real, os.path.realpath(root)):
+            folder = self._walks.paths.get(root)
+            if folder is None:
+                raise ValueError("not a root of this index")
+            real = os.path.realpath(_file(folder, rel))
+            if not below(real, os.path.realpath(folder)):
                 raise ValueError("outside the root")
         return real
 
@@ -281,44 +309,61 @@ class HistoryIndex(db.Opened):
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
-        found: list[tuple[str, dict[int, list[str]]]] = []  # (session, {message: the words it holds})
+        bounds: list[tuple[str, int, int]] = []  # (session, its first and last message ids)
         span, seen = 0, dict.fromkeys(query.terms, 0)
+        held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
             low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
                                      (session,)).fetchone()
-            holds: dict[int, list[str]] = {}
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
+                bounds.append((session, low, high))
                 for term in query.terms:
-                    for mid, in conn.execute(EXCERPT_WORD, (term, low, high)):
-                        holds.setdefault(mid, []).append(term)
-                        seen[term] += 1
-            found.append((session, holds))
+                    # A session appended to weeks apart spans every message written between: those are counted
+                    # (in C) where the idf needs them, never held.
+                    if not held.get(term):
+                        seen[term] += conn.execute(EXCERPT_COUNT, (term, low, high)).fetchone()[0]
         # A word's idf: over the pieces when ``fuse`` counts it (the same whichever sessions are kept),
         # else over the kept sessions' messages.
-        held, pieces, own = fuse or ({}, 0, False)
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
-        best: dict[str, tuple[int, list[int]]] = {}
+        best: dict[str, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
+        holds: dict[int, list[str]] = {}  # the words each message kept holds
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         users: set[int] = set()
-        for session, holds in found:
-            rows = rows_of(conn, "SELECT m.id, d.sz, m.role FROM history_messages AS m JOIN history_fts_docsize AS d"
-                           f" ON d.id = m.id WHERE m.id IN ({{marks}}) AND m.session = ?{where}", list(holds),
-                           [session, *params])
-            for mid, size, role in rows:
-                lengths[mid] = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
+        for session, low, high in bounds:
+            # The session's messages holding each word, merged in id order and looked up a chunk at a time: time
+            # and memory go with the REFINED likeliest, not with how many match (a hostile session of a million
+            # one-word messages held them all, 700 MB).
+            streams = [_labelled(conn.execute(EXCERPT_WORD, (term, low, high, session)), n, term)
+                       for n, term in enumerate(query.terms)]
+            words = ((mid, [term for _, _, term in group])
+                     for mid, group in groupby(heapq.merge(*streams), key=itemgetter(0)))
+            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
+            matched = 0
+            while chunk := dict(islice(words, IDS_AT_ONCE)):
+                # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
+                # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
+                for mid, size, role in conn.execute(
+                        "SELECT m.id, d.sz, m.role FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
+                        f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?{where}",
+                        [*chunk, session, *params]):
+                    matched += 1
+                    k = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
+                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, role)
+                    (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
+            once = sorted(likeliest, reverse=True)  # best first, ties to the later message
+            for _, mid, terms, k, role in once:
+                holds[mid], lengths[mid] = terms, k
                 if role == "user":
                     users.add(mid)
-            once = sorted(((sum(idf[t] for t in holds[mid]) / (1 + lengths[mid]), mid) for mid, *_ in rows),
-                          key=lambda r: (-r[0], -r[1]))
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
-            best[session] = (len(rows), [mid for one, mid in once[:REFINED] if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, {mid: holds[mid] for session, holds in found for mid in best[session][1]})
+            best[session] = (matched, [mid for one, mid, *_ in once if one * (1 + lengths[mid]) >= reach])
+        counts = _word_counts(conn, {mid: holds[mid] for matched, mids in best.values() for mid in mids})
         top = {}  # each session's best message's score
-        for session, holds in found:
+        for session in best:
             matched, mids = best[session]
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
@@ -400,10 +445,10 @@ class HistoryIndex(db.Opened):
     def _verified(self, read, ids_of, refreshed=None, give_up=None):
         """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale). A changed
         transcript is refreshed (its report to ``refreshed``) and read() run again, VERIFY_TRIES times at most;
-        then give_up(answer, the stale files) answers, by default a MemsearchError."""
+        then give_up(answer, the ids of _stale) answers, by default a MemsearchError."""
         for _ in range(VERIFY_TRIES):
-            answer = self._guarded(read)
-            stale = self._guarded(lambda: self._stale(ids_of(answer)))
+            answer, rows = self._guarded(lambda: self._read_checked(read, ids_of))
+            stale = self._guarded(lambda: self._stale(list(ids_of(answer)), rows))
             if not stale:
                 return answer
             report = self.refresh(None, history_refresh.REFRESH_SECONDS)
@@ -434,6 +479,12 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
     args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
+
+
+def _labelled(rows, n: int, term: str):
+    """(id, n, term) for each (id,) of ``rows``."""
+    for mid, in rows:
+        yield mid, n, term
 
 
 def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
@@ -467,6 +518,9 @@ def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
 
+# What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id.
+CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id FROM history_messages"
+           " AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({marks})")
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.
@@ -481,8 +535,12 @@ FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 MESSAGES = "history_fts"
-# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to.
-EXCERPT_WORD = f"SELECT rowid FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
+# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to, then
+# those of the session alone (CROSS JOIN: the word's matches first, never a full-text query a message).
+EXCERPT_WORD = (f"SELECT f.rowid FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
+                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ? ORDER BY f.rowid")
+# And how many messages between those bounds hold it, whatever their session.
+EXCERPT_COUNT = f"SELECT count(*) FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
 REFINED = 30
 # FTS5's bm25() b (its k1 is memsearch.search.FTS5_K1).

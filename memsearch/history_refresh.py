@@ -32,6 +32,8 @@ COMMIT_SECONDS = 0.25
 # read on from where it committed.
 REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
+# The start of the reason listed for another name of a file read once (a hard link): searched, under that name.
+LINKED = "the same file as "
 
 # A commit of BULK_ROWS rows or more indexes them in one FTS5 statement (db.bulk_indexing), not a trigger call
 # a row, each flushing a segment; a live session's small appends keep the trigger.
@@ -99,7 +101,11 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
     skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = [(n, root, t) for n, root in enumerate(roots) for t in find(root, walks.listings.setdefault(root, {}))]
+    found = []
+    for n, root in enumerate(roots):
+        passed: list = []  # (path below the root, why) of the names the walk passes over
+        found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]
+        skipped += [(os.path.join(root, *rel.split("/")), why) for rel, why in passed]
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
         walks.reals[name] = t.real
@@ -157,17 +163,24 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
 # watches (fs.inotify.max_user_watches), which other programs share; a larger tree is walked each refresh.
 MAX_WATCHES = 16384
 
+# And walks nothing for at most this long after a walk began: a transcript hard-linked since from outside the
+# folders it watches changes with no event (link() tells only the new name's folder, a write the name's written
+# through); the next walk finds its links and stats it at every refresh, as it does every hard-linked one.
+PROOF_SECONDS = 10.0
+
 
 class Walks:
     """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``: stored_files), the file
     find() checked for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second
     refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
     index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
-    stat the same, nothing changed since the last complete refresh: the next one walks nothing. A one-shot
+    stat the same, nothing changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS
+    at most after that walk began). A one-shot
     search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
-    def __init__(self, roots: tuple[str, ...]) -> None:
-        self.roots = roots
+    def __init__(self, roots: tuple[str, ...], paths: dict[str, str] | None = None) -> None:
+        self.roots = roots  # as the index stores them (a name that is not UTF-8 spelled \\xNN)
+        self.paths = paths or {root: root for root in roots}  # each root's folder, as the file system names it
         self.known = db.Cached(lambda conn: stored_files(conn, roots))
         self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
@@ -175,16 +188,17 @@ class Walks:
         self._watches: dict[str, int] = {}  # folder -> its watch
         self._identities: list | None = None  # the roots' db.identity() when the walk began
         self._most = 0  # the most folders it watches
-        self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then)
+        self._proof: tuple | None = None  # (what must stay the same, aliases' fingerprints, the report then, until)
+        self._began = 0.0  # when the last walk began (time.monotonic())
 
     def unchanged(self, conn: sqlite3.Connection) -> HistoryReport | None:
         """The last complete refresh's report, its counts all unchanged, if nothing changed since; else None."""
         proof, self._proof = self._proof, None
-        if proof is None or self._inotify.read(timeout=0):
+        if proof is None or self._inotify.read(timeout=0) or time.monotonic() >= proof[3]:
             return None
-        state, aliases, report = proof
+        state, aliases, report, _ = proof
         try:
-            if (db.Cached.key_of(conn), [db.identity(root) for root in self.roots]) != state or any(
+            if (db.Cached.key_of(conn), [db.identity(self.paths[root]) for root in self.roots]) != state or any(
                     fingerprint.of(os.stat(path)) != was for path, was in aliases):
                 return None
         except OSError:
@@ -194,7 +208,7 @@ class Walks:
 
     def begin(self) -> None:
         """Before a walk: the folders the last one listed watched, and the events so far dropped (it sees them)."""
-        self._identities = None
+        self._identities, self._began = None, time.monotonic()
         if self._inotify is None and self.listings:
             try:
                 from .event_source import max_user_watches, require
@@ -205,7 +219,7 @@ class Walks:
         if self._inotify:
             self._watch()
             self._inotify.read(timeout=0)
-            self._identities = [db.identity(root) for root in self.roots]
+            self._identities = [db.identity(self.paths[root]) for root in self.roots]
 
     def end(self, conn: sqlite3.Connection, found: list, report: HistoryReport | None):
         """After a walk (``found``: its (n, root, Transcript)): its new folders watched; ``report`` (None: not
@@ -220,7 +234,7 @@ class Walks:
         unchanged = report.new + report.grown + report.reread + report.unchanged
         aliases = [(t.alias, t.fingerprint) for _, _, t in found if t.alias]
         self._proof = ((key, self._identities), aliases, HistoryReport(
-            linked=report.linked, unchanged=unchanged, skipped=report.skipped))
+            linked=report.linked, unchanged=unchanged, skipped=report.skipped), self._began + PROOF_SECONDS)
 
     def _watch(self) -> bool:
         """Watches on the listed folders, none on the others; whether every listed one had its watch already.
@@ -265,13 +279,13 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
         return [(root, t) for _, root, t in found]
     chosen: dict[tuple[int, int], tuple] = {}
     for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared),
-                             key=lambda x: (x[2].real != os.path.join(x[1], *x[2].rel.split("/")),
+                             key=lambda x: (x[2].alias not in ("", x[2].real),  # through a symlink: after
                                             (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
         one = chosen.setdefault(t.fingerprint.identity, (root, t))
         if one[1] is not t and one[1].real != t.real:
             counts["linked"] += 1
             skipped.append((os.path.join(root, t.rel),
-                            f"the same file as {os.path.join(one[0], one[1].rel)} (a hard link): read once"))
+                            f"{LINKED}{os.path.join(one[0], one[1].rel)} (a hard link): read once"))
     return [(root, t) for _, root, t in found if chosen.get(t.fingerprint.identity, (root, t))[1] is t]
 
 

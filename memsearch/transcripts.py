@@ -317,10 +317,11 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
-def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
+def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
     """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down; hidden ones, and symlinks
     leaving the root or into a hidden folder, skipped. The project is the first folder below the root.
-    ``listings``: what the last walk of this root read of each folder, kept and updated (see _listing)."""
+    ``listings``: what the last walk of this root read of each folder, kept and updated (see _listing);
+    ``passed``: gets (path below the root, why) of each name passed over that is no hidden one."""
     real_root = os.path.realpath(root)
     fresh: dict = {}
     # Folders: (real path ending in "/", shown path ending in "/", project, depth).
@@ -333,6 +334,8 @@ def find(root: str, listings: dict | None = None) -> Iterator[Transcript]:
             continue
         fresh[folder[0]] = listed
         stack += listed[1]
+        if passed is not None:
+            passed += listed[4]
         yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
             target = os.path.realpath(path)
@@ -365,7 +368,7 @@ def _restat(files: list) -> Iterator[Transcript]:
 
 
 def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
-    """(its key, subfolders, regular transcripts, symlinked ones) of ``folder``; ``kept`` while the key is as it
+    """(its key, subfolders, regular transcripts, symlinked ones, names passed over) of ``folder``; ``kept`` while the key is as it
     was and its mtime was RACY_NS old when listed (a change in the tick of the listing might not move it). The
     key holds the ctime too: a restore that keeps the mtime (cp -a, rsync -a) moves it. None: not listable."""
     real_dir, shown_dir, project, depth = folder
@@ -383,12 +386,16 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         entries = list(os.scandir(real_dir))
     except OSError:
         return None
-    folders, files, links = [], [], []
+    names = {entry.name for entry in entries}
+    folders, files, links, passed = [], [], [], []
     for entry in entries:
         name = entry.name
         if name[0] == ".":
             continue
         shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
+        if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
+            passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
+            continue
         try:
             if entry.is_dir(follow_symlinks=False):
                 if depth < MAX_DEPTH:
@@ -403,7 +410,7 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                     files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
         except OSError:
             continue
-    return key if key[0] < now - RACY_NS else None, folders, files, links
+    return key if key[0] < now - RACY_NS else None, folders, files, links, passed
 
 
 def _alias(path: str, st: os.stat_result) -> str:

@@ -341,8 +341,8 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
         os.symlink(inside, link)
     real_find = refresh_mod.find
 
-    def find_then_swap(root, listings=None):
-        yield from real_find(root, listings)  # checked here: all of it inside the root
+    def find_then_swap(root, listings=None, passed=None):
+        yield from real_find(root, listings, passed)  # checked here: all of it inside the root
         if swapped == "link":  # then, before the read, the link is turned out of the root
             os.remove(link)
             os.symlink(outside / "secret.jsonl", link)
@@ -493,9 +493,9 @@ def walks(monkeypatch):
 
     walked, real = [], history_refresh.find
 
-    def find(root, listings=None):
+    def find(root, listings=None, passed=None):
         walked.append(root)
-        return real(root, listings)
+        return real(root, listings, passed)
 
     monkeypatch.setattr(history_refresh, "find", find)
     return walked
@@ -648,8 +648,8 @@ def test_a_transcript_made_in_a_new_folder_before_its_watch_is_found(history, hr
     (hroot / PROJECT / "s-0").mkdir()
     real = history_refresh.find
 
-    def find(root, listings=None):
-        yield from real(root, listings)  # s-0/ listed, still empty
+    def find(root, listings=None, passed=None):
+        yield from real(root, listings, passed)  # s-0/ listed, still empty
         transcript(hroot, [line("user", "sigma")], session="s-0/subagents/agent-1")
 
     monkeypatch.setattr(history_refresh, "find", find)

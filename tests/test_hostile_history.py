@@ -3,14 +3,17 @@ sessions claimed from another project's folder, odd names; every history call bo
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import PROJECT, line, memsearch_exe, run_memsearch as run, transcript
 from memsearch import AmbiguousSession
+from memsearch import history as history_module
 from memsearch import history_refresh as refresh_mod
 from memsearch import transcripts
 from memsearch.session_context import check_arguments, select
@@ -373,3 +376,253 @@ def test_rows_from_before_the_ctime_was_kept_are_not_read_again(history, hroot):
     assert (report.unchanged, report.reread, report.bytes_read) == (1, 0, 0)
     assert history.conn.execute("SELECT count(*) FROM history_files WHERE ctime_ns = -1").fetchone() == (0,)
     assert history.refresh().bytes_read == 0
+
+
+# -- a second audit (issue a49): names, links and ids ------------------------------------
+def test_a_transcript_folder_whose_name_is_not_utf8_is_searched(tmp_path):
+    """A root below a folder named in Latin-1 raised a raw UnicodeEncodeError from SQLite at every
+    history search and session-context (memory search kept such a root): it is stored spelled \\xNN."""
+    from conftest import append
+    from memsearch import HistoryIndex
+
+    root = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9", b"projects"))
+    path = transcript(tmp_path / os.fsdecode(b"caf\xe9") / "projects", [line("user", "the latin curlew")], session="s")
+    with HistoryIndex(root, tmp_path / "db") as history:
+        assert history.roots == (str(tmp_path / "caf\\xe9" / "projects"),)
+        (hit,) = history.search("curlew")
+        assert (hit.session, hit.file) == ("s", str(tmp_path / "caf\\xe9" / "projects" / PROJECT / "s.jsonl"))
+        assert [f[3] for f in history.read_session_context("s", "curlew").fragments] == ["the latin curlew"]
+        history.refresh()  # from the second on, it watches the folders
+        append(path, line("user", "the latin godwit"))
+        assert found(history, "godwit") == ["the latin godwit"]
+        assert history.status()["messages"] == 2
+    done = subprocess.run([os.fsencode(memsearch_exe()), b"history", b"curlew", b"--json", b"--history-root",
+                           os.fsencode(root), b"--db", os.fsencode(tmp_path / "db2")], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["excerpts"][0]["snippet"] == "the latin <<curlew>>"
+
+
+def test_a_name_that_is_not_utf8_spelled_as_another_files_name_is_passed_over(history, hroot):
+    """`s\\xff.jsonl` (the byte) and `s\\\\xff.jsonl` (four characters) were one (root, path) in the index: the
+    two files took the row from each other, one never searched. As in the memory walk, the UTF-8 name
+    keeps the spelling and the other is passed over, listed in the report."""
+    transcript(hroot, [line("user", "the plain plover")], session="s\\xff")
+    folder = os.path.join(os.fsencode(hroot), os.fsencode(PROJECT))
+    with open(os.path.join(folder, b"s\xff.jsonl"), "w") as f:
+        f.write(json.dumps(line("user", "the hidden plover", sessionId="s")) + "\n")
+    for _ in range(3):  # a watching index's passes too
+        report = history.refresh()
+        assert report.skipped == ((str(hroot / PROJECT / "s\\xff.jsonl"),
+                                   "name is not UTF-8 and its escaped form names another file"),)
+        assert found(history, "plover") == ["the plain plover"]
+    os.remove(hroot / PROJECT / "s\\xff.jsonl")
+    assert found(history, "plover") == ["the hidden plover"]
+
+
+@pytest.mark.parametrize("session", ["s\nx", "s\u202ex", "s\x1b[31mx"])
+def test_the_open_a_session_line_of_an_id_with_a_control_opens_it(hroot, tmp_path, session):
+    """The command after "open a session" was folded onto one line, its id with it: `'s x'`, or a `\\u202e`
+    the shell passes as six characters, named no session. It gives the id quoted as the hit shows it, which
+    session-context (and --session) take back."""
+    transcript(hroot, [line("user", "the odd dunlin")], session=session)
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run("history", "dunlin", *common)
+    assert done.returncode == 0, done.stderr
+    assert f"session {session!r}  [" in done.stdout
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    assert command.isprintable() and command.startswith("memsearch session-context ")
+    shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')} {shlex.join(common)}"
+    opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
+    only = run("history", "dunlin", "--session", repr(session), *common)
+    assert only.returncode == 0 and f"session {session!r}  [" in only.stdout
+
+
+def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
+    """A session appended to long after its first read (or claimed so by a sub-agent's line) spans every
+    message indexed between: its excerpts held each of those holding a query word, 36 MB at 200,000."""
+    import tracemalloc
+
+    path = transcript(hroot, [line("user", "the first heron said")], session="long")
+    history.refresh()
+    other = hroot / PROJECT / "other.jsonl"
+    other.write_text("".join(json.dumps(line("user", f"said w{n}", sessionId="other")) + "\n" for n in range(40_000)))
+    history.refresh()
+    with open(path, "a") as f:
+        f.write(json.dumps(line("user", "the last heron said", sessionId="long")) + "\n")
+    history.refresh()
+    for role in (None, "user"):
+        history.search_result("heron said", role=role, session="long")
+        tracemalloc.start()
+        try:
+            hits = history.search_result("heron said", role=role, session="long").hits
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert hits[0].session == "long" and len(hits[0].excerpts) == 2
+        assert peak < 1_000_000, peak  # was 6 MB
+
+
+def test_a_session_of_many_matching_messages_costs_its_excerpts_in_memory(history, hroot):
+    """A 37 MB transcript of 1,000,000 one-word messages held each in Python at every search of the word
+    (700 MB), and SQLite scanned the whole session for every 900 of them (2 minutes): now the REFINED
+    likeliest are held, and a chunk of ids is looked up by its ids."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "spam.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(50_000)))
+    transcript(hroot, [line("user", "deploy the heron service")], session="real")
+    history.refresh()
+    history.search_result("deploy heron")
+    tracemalloc.start()
+    try:
+        hits = history.search_result("deploy heron").hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(h.session, h.matched) for h in hits] == [("real", 1), ("spam", 50_000)]
+    assert [e.snippet for e in hits[1].excerpts] == ["<<deploy>> w49999", "<<deploy>> w49998", "<<deploy>> w49997"]
+    assert peak < 1_000_000, peak  # was 35 MB
+
+
+def test_a_sub_agents_file_claiming_thousands_of_sessions_is_read_in_time_in_proportion(history, hroot):
+    """Each session's piece read its file's every message (SQLite took the file's index), so a file whose
+    lines claim a session each cost the square of its lines: 300,000 held the write lock 40 s, then 95 s,
+    then 122 s a batch, every search; dropping the pieces again at a rewrite, as long. Counted in SQLite's
+    steps (a progress callback every 10,000), which the square made 35,000 here, 70,000 at the rewrite."""
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"the w{n}"}})
+                            + "\n" for n in range(5000)))
+    steps = []
+    history.conn.set_progress_handler(lambda: steps.append(1), 10_000)
+    history.refresh()
+    assert len(history.search("w4321")) == 1 and len(steps) < 2000, len(steps)
+    path.write_text(path.read_text().replace('"the ', '"one '))
+    steps.clear()
+    history.refresh()
+    assert len(steps) < 2000, len(steps)
+    (hit,) = history.search("w4321")
+    assert (hit.session, [e.snippet for e in hit.excerpts]) == ("s4321", ["one <<w4321>>"])
+    assert history.search("the") == []  # its pieces' old text went with them
+
+
+def test_many_sessions_in_a_database_shared_with_other_roots_rank_in_proportion(hroot, tmp_path):
+    """With another set of roots in the database, a search keeps to its roots' files; SQLite then read every
+    piece of those files for each 900 candidate pieces (a session each here): 300,000 cost 9 s a search."""
+    from memsearch import HistoryIndex
+
+    other = tmp_path / "other"
+    transcript(other, [line("user", "the other root's deploy")], session="o")
+    HistoryIndex(other, tmp_path / "db").refresh()
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"deploy w{n}"}})
+                            + "\n" for n in range(50_000)))
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        history.refresh()
+        steps = []
+        history.conn.set_progress_handler(lambda: steps.append(1), 10_000)
+        hits = history.search("deploy")
+        assert len(hits) == 10 and "o" not in {h.session for h in hits}
+        assert len(steps) < 1000, len(steps)  # 2,445 at 50,000 pieces, growing with their square
+
+
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_redaction_another_process_read_first_is_never_shown(history, hroot, tmp_path, messages):
+    """Each Claude Code session runs its own `memsearch mcp`, all on one history database. A search checked the
+    messages it shows by their ids after it read them: another process that read a redacted transcript again in
+    between had new rows under the same ids, saying the redacted text, which the file bytes matched, and the
+    old excerpt with the secret was shown."""
+    from memsearch import HistoryIndex
+
+    path = transcript(hroot, [line("user", "the vault password is hunter2 okay")])
+    history.refresh()
+    other = HistoryIndex(hroot, tmp_path / "index.db")  # the fixture's database
+    real, calls = history._stale, []
+
+    def racing(ids, rows):
+        if not calls:  # between this search's read and its check, the other one reads the redaction
+            path.write_text(path.read_text().replace("hunter2", "*******"))
+            assert other.refresh().reread == 1
+        calls.append(ids)
+        return real(ids, rows)
+
+    history._stale = racing
+    result = history.search_result("password", messages=messages)
+    shown = [h.snippet if messages else h.excerpts[0].snippet for h in result.hits]
+    assert shown == ["the vault <<password>> is ******* okay"] and len(calls) == 2
+    other.close()
+
+
+def test_a_session_hit_whose_transcripts_keep_changing_is_left_out_whole(history, hroot, monkeypatch):
+    """After three tries a search shows what it could check: a session hit was kept when its first excerpt's
+    file was fine, its other excerpts, of a file that kept failing the check, shown all the same."""
+    transcript(hroot, [line("user", "heron heron heron")], session="s-1")
+    transcript(hroot, [line("user", "a heron and the secret plan", isSidechain=True)], session="s-1/subagents/agent-1")
+    transcript(hroot, [line("user", "one heron")], session="s-2")
+    (hit, _) = history.search("heron", floor=0.0)
+    assert hit.session == "s-1" and [e.sidechain for e in hit.excerpts] == [False, True]
+    real = history_module.parse_line
+    monkeypatch.setattr(history_module, "parse_line",  # a file rewritten again before each check
+                        lambda raw: [] if b"secret" in raw else real(raw))
+    assert [h.session for h in history.search("heron", floor=0.0)] == ["s-2"]
+    assert [h.snippet for h in history.search("heron", floor=0.0, messages=True)] == [
+        "<<heron>> <<heron>> <<heron>>", "one <<heron>>"]
+
+
+def test_a_long_sessions_pieces_read_their_own_messages_when_dropped(history, hroot, monkeypatch):
+    """A rewritten transcript's pieces are dropped with their texts, each read again: by its file's index a
+    piece read its file's every message (1,000,000 messages took 15 s to drop, the square of the file), and
+    by its session's, all of the session's. Counted here in SQLite's steps, as the drop reads them."""
+    from memsearch.pieces import PIECE_TEXT
+
+    path = hroot / PROJECT / "long.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "message": {"content": f"the w{n}"}}) + "\n"
+                            for n in range(60_000)))
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 32 << 10)  # a piece a batch, as a live session's appends make
+    history.refresh()
+    (fid, pieces), = history.conn.execute("SELECT file, count(*) FROM history_pieces GROUP BY file")
+    assert pieces > 50
+    steps = []
+    history.conn.set_progress_handler(lambda: steps.append(1), 1000)
+    texts = history.conn.execute(f"SELECT {PIECE_TEXT} FROM history_pieces AS p WHERE p.file = ?", (fid,)).fetchall()
+    history.conn.set_progress_handler(None, 0)
+    assert sum(len(user.split("\n")) for user, _ in texts) == 60_000
+    assert len(steps) < 5000, len(steps)  # 86,000 by the file's index, 122,000 by the session's
+
+
+def test_memsearch_history_warns_of_no_hard_link_as_unsearched(hroot, tmp_path):
+    """Another name of a file read once was warned of at every search as "skipped, not searched": it is
+    searched, under the first name; --json still lists it."""
+    path = transcript(hroot, [line("user", "the bittern booms")])
+    os.link(path, hroot / PROJECT / "link.jsonl")
+    common = ["--history-root", hroot, "--db", tmp_path / "db"]
+    done = run("history", "bittern", *common)
+    assert done.returncode == 0 and "<<bittern>>" in done.stdout and done.stderr == "", done.stderr
+    report = json.loads(run("history", "bittern", "--json", *common).stdout)["refresh"]
+    assert [s["reason"].startswith("the same file as") for s in report["skipped"]] == [True]
+
+
+def test_a_transcript_hard_linked_from_outside_after_the_walk_is_seen(history, hroot, tmp_path):
+    """A long-lived index walks nothing while no event comes in the folders it watches: a link made to a
+    transcript from outside them, and writes through it, send none there, and its appends were never searched.
+    The walk after PROOF_SECONDS finds the link, and from then on the file is stat'ed at every search."""
+    from conftest import append
+
+    path = transcript(hroot, [line("user", "the first avocet")])
+    for _ in range(3):  # from the second on, it watches the folders and walks nothing while none changes
+        history.refresh()
+    outside = tmp_path / "elsewhere.jsonl"
+    os.link(path, outside)
+    append(outside, line("user", "the linked godwit"))
+    assert found(history, "godwit") == []  # within PROOF_SECONDS of the last walk: no event, no walk
+    walks = history._walks
+    assert walks._proof[3] <= time.monotonic() + refresh_mod.PROOF_SECONDS
+    walks._proof = (*walks._proof[:3], time.monotonic())  # as PROOF_SECONDS later
+    assert found(history, "godwit") == ["the linked godwit"]
+    history.refresh()
+    append(outside, line("user", "the linked curlew"))
+    assert found(history, "curlew") == ["the linked curlew"]  # a hard-linked file is stat'ed at every search
