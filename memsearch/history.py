@@ -333,13 +333,13 @@ class HistoryIndex(db.Opened):
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         users: set[int] = set()
         for session, low, high in bounds:
-            # The session's messages holding each word, merged in id order and looked up a chunk at a time: time
-            # and memory go with the REFINED likeliest, not with how many match (a hostile session of a million
-            # one-word messages held them all, 700 MB).
-            streams = [_labelled(conn.execute(EXCERPT_WORD, (term, low, high, session)), n, term)
-                       for n, term in enumerate(query.terms)]
-            words = ((mid, [term for _, _, term in group])
-                     for mid, group in groupby(heapq.merge(*streams), key=itemgetter(0)))
+            # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
+            # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
+            # not with how many match (a hostile session of a million one-word messages held them all, 700 MB).
+            terms = query.terms
+            rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(terms)) + " ORDER BY 1, 2",
+                                [v for n, term in enumerate(terms) for v in (n, term, low, high, session)])
+            words = ((mid, [terms[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
             likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
@@ -481,12 +481,6 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
-def _labelled(rows, n: int, term: str):
-    """(id, n, term) for each (id,) of ``rows``."""
-    for mid, in rows:
-        yield mid, n, term
-
-
 def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
     """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
     ``holds``: its words' starts (search.stems) after a space or a line end, str.count being far cheaper than
@@ -535,10 +529,11 @@ FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under a role or time filter, sessions are ranked by their best message among this many.
 SESSION_MESSAGES = 200
 MESSAGES = "history_fts"
-# A session's messages holding a word, for its excerpts: its ids between two bounds, which FTS5 seeks to, then
-# those of the session alone (CROSS JOIN: the word's matches first, never a full-text query a message).
-EXCERPT_WORD = (f"SELECT f.rowid FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
-                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ? ORDER BY f.rowid")
+# A session's messages holding a word (with the word's place in the query), for its excerpts: its ids between
+# two bounds, which FTS5 seeks to, then those of the session alone (CROSS JOIN: the word's matches first, never
+# a full-text query a message).
+EXCERPT_WORD = (f"SELECT f.rowid, ? FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
+                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ?")
 # And how many messages between those bounds hold it, whatever their session.
 EXCERPT_COUNT = f"SELECT count(*) FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.
