@@ -31,7 +31,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
 from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
-from .memory_file import below, encodable, printable_name
+from .memory_file import below, encodable, printable_name, real_path
 from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class HistoryIndex(db.Opened):
             folder = self._walks.paths.get(root)
             if folder is None:
                 raise ValueError("not a root of this index")
-            real = os.path.realpath(_file(folder, rel))
+            real = real_path(_file(folder, rel))
             if not below(real, os.path.realpath(folder)):
                 raise ValueError("outside the root")
         return real

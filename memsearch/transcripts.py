@@ -26,7 +26,7 @@ from typing import Iterator, NamedTuple
 from . import fingerprint
 from .errors import RootNotFound, quoted
 from .fingerprint import RACY_NS, Fingerprint
-from .memory_file import below, open_confined, printable_name
+from .memory_file import below, open_confined, printable_name, real_path
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -338,7 +338,7 @@ def find(root: str, listings: dict | None = None, passed: list | None = None) ->
             passed += listed[4]
         yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
-            target = os.path.realpath(path)
+            target = real_path(path)
             inside = below(target, real_root)
             # Out of the root (or at it: a loop), or into what the scan never reads.
             if not inside or any(part.startswith(".") for part in inside.split(os.sep)):

@@ -626,3 +626,18 @@ def test_a_transcript_hard_linked_from_outside_after_the_walk_is_seen(history, h
     history.refresh()
     append(outside, line("user", "the linked curlew"))
     assert found(history, "curlew") == ["the linked curlew"]  # a hard-linked file is stat'ed at every search
+
+
+def test_a_chain_of_more_links_than_python_recurses_is_passed_over(hroot, tmp_path):
+    """os.path.realpath recurses once a link: a chain of 1,200 links in a transcript folder raised
+    RecursionError at every `memsearch history`. The chain is passed over; the rest is searched."""
+    transcript(hroot, [line("user", "okapi in the real transcript")], session="real")
+    chain = hroot / PROJECT / "chain"
+    chain.mkdir()
+    os.symlink("../real.jsonl", chain / "l1200")
+    for i in range(1200):
+        os.symlink(f"l{i + 1}", chain / f"l{i}")
+    os.symlink("chain/l0", hroot / PROJECT / "linked.jsonl")
+    r = run("history", "okapi", "--history-root", str(hroot), "--db", str(tmp_path / "db"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert [h["session"] for h in json.loads(r.stdout)["results"]] == ["real"]
