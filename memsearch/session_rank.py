@@ -128,7 +128,8 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
         missing = [p for p in scores if p not in known]
         known.update(dict.fromkeys(missing))
         # By the ids alone (NOT INDEXED): a filter on the roots' files made SQLite read every piece of theirs a chunk.
-        sql = f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m NOT INDEXED WHERE m.id IN ({{marks}}){where}"
+        sql = (f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m NOT INDEXED"
+               f" WHERE m.id IN ({{marks}}){where}")
         known.update((p, (s, f)) for p, s, f in rows_of(conn, sql, missing, params, factor_params))
         for pid in scores:
             if (owner := known[pid]) is not None:

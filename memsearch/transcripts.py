@@ -368,9 +368,10 @@ def _restat(files: list) -> Iterator[Transcript]:
 
 
 def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
-    """(its key, subfolders, regular transcripts, symlinked ones, names passed over) of ``folder``; ``kept`` while the key is as it
-    was and its mtime was RACY_NS old when listed (a change in the tick of the listing might not move it). The
-    key holds the ctime too: a restore that keeps the mtime (cp -a, rsync -a) moves it. None: not listable."""
+    """(its key, subfolders, regular transcripts, symlinked ones, names passed over) of ``folder``; ``kept`` while
+    the key is as it was and its mtime was RACY_NS old when listed (a change in the tick of the listing might not
+    move it). The key holds the ctime too: a restore that keeps the mtime (cp -a, rsync -a) moves it. None: not
+    listable."""
     real_dir, shown_dir, project, depth = folder
     now = time.time_ns()
     try:
