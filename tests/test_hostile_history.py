@@ -515,7 +515,8 @@ def test_many_sessions_in_a_database_shared_with_other_roots_rank_in_proportion(
 
     other = tmp_path / "other"
     transcript(other, [line("user", "the other root's deploy")], session="o")
-    HistoryIndex(other, tmp_path / "db").refresh()
+    with HistoryIndex(other, tmp_path / "db") as first:
+        first.refresh()
     path = hroot / PROJECT / "agent-x.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"deploy w{n}"}})
