@@ -6,6 +6,7 @@ folder): lines elsewhere claiming its id are never shown as its own.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Iterator, NamedTuple
 
@@ -42,16 +43,22 @@ def check_session(session: str) -> None:
         raise InvalidArgument(f"session id {_quoted(session)} is not valid text (it holds a lone surrogate)")
 
 
+# A session id as Claude Code makes it (a UUID), in any case.
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
 def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
     """The full id of a session given whole or by its first characters; AmbiguousSession when they start
-    more than one (the whole id of one included: a transcript must not take over another's short form)."""
+    more than one (the whole id of one included: a transcript must not take over another's short form), but
+    for a whole UUID, the form Claude Code gives sessions: no other UUID starts with it, so a file named
+    ``<uuid>x`` cannot make it ambiguous."""
     if not isinstance(session, str) or not session.strip():
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
     check_session(session := session.strip())
     found = _sessions_from(conn, roots, session, 4)
     if not found:
         raise SessionNotFound(f"no session {_quoted(session)} in the transcripts: use a session id from a history hit")
-    if len(found) > 1:
+    if len(found) > 1 and not (found[0] == session and _UUID.fullmatch(session)):
         raise AmbiguousSession(f"{_quoted(session)} starts several session ids ({', '.join(map(_quoted, found[:3]))}"
                                f"{', ...' if len(found) > 3 else ''}): give more of it")
     return found[0]

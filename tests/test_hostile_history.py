@@ -262,6 +262,18 @@ def test_a_short_id_that_starts_a_full_one_is_an_ambiguity_error(history, hroot,
     assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
 
 
+def test_a_file_named_a_whole_id_and_more_leaves_that_id_whole(history, hroot, tmp_path):
+    """`<victim's id>x.jsonl` made the victim's whole id "start several session ids": its context could no
+    longer be read. No other UUID starts with a whole UUID: given whole, it names its session."""
+    transcript(hroot, [line("user", "the victim's own swift")], session=VICTIM)
+    transcript(hroot, [line("user", "forged swift")], session=VICTIM + "x", project="-home-x-attacker")
+    assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
+    done = run("session-context", VICTIM, "--query", "swift", "--history-root", hroot, "--db", tmp_path / "db")
+    assert done.returncode == 0 and "the victim's own swift" in done.stdout and "forged" not in done.stdout
+    with pytest.raises(AmbiguousSession):  # its short form stays ambiguous
+        history.read_session_context(VICTIM[:8], "swift")
+
+
 # -- freshness and names ----------------------------------------------------------------
 def test_a_same_size_rewrite_with_its_mtime_put_back_is_seen(history, hroot):
     path = transcript(hroot, [line("user", "the first avocet")])
