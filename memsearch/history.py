@@ -336,10 +336,10 @@ class HistoryIndex(db.Opened):
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
             # not with how many match (a hostile session of a million one-word messages held them all, 700 MB).
-            terms = query.terms
-            rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(terms)) + " ORDER BY 1, 2",
-                                [v for n, term in enumerate(terms) for v in (n, term, low, high, session)])
-            words = ((mid, [terms[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
+            asked = query.terms
+            rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
+                                [v for n, term in enumerate(asked) for v in (n, term, low, high, session)])
+            words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
             likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
