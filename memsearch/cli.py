@@ -396,15 +396,16 @@ def history(**params):
               help="relevant: the messages that bear on the query; handoff: the end of the session.")
 @click.option("--max-tokens", type=int, default=None, show_default="6000",
               help="Budget in tokens, at most 12000; 4 characters each, 4,000-48,000 characters.")
+@click.option("--project", help="The session's project as its hit shows it, where several hold its id.")
 @option("as_json")
-def session_context(session, history_root, db_path, query, strategy, max_tokens, as_json):
+def session_context(session, history_root, db_path, query, strategy, max_tokens, project, as_json):
     """Read past session SESSION with a question (ReadSessionContext): its
     messages that bear on --query within the budget, or with --strategy
     handoff its end. The output is marked as untrusted background material.
     """
     with open_history(history_root, db_path) as idx, one_line_errors():
         # A hit quotes an id that is not plain (format.quoted): taken back as the tools take it.
-        found = idx.read_session_context(fmt.unquoted(session), query, strategy, max_tokens)
+        found = idx.read_session_context(fmt.unquoted(session), query, strategy, max_tokens, fmt.unquoted(project))
     click.echo(fmt.json_text(found.to_dict()) if as_json else found.text)
 
 

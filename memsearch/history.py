@@ -139,7 +139,7 @@ class HistoryIndex(db.Opened):
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
         self._walks = history_refresh.Walks(self.roots, paths)
-        self._owners = db.Cached(pieces_of)  # {piece: its session}, for session ranking
+        self._owners = db.Cached(pieces_of)  # {piece: its (session, project)}, for session ranking
         self._db_file = db.given_file(db_path) if db_path else db.roots_db_file(real, "history")
 
     db_path = db.Opened.db_file  # the public name of the database file
@@ -289,9 +289,9 @@ class HistoryIndex(db.Opened):
             ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
             fuse = (counts, file_count(self.conn, SESSIONS), own)
         else:
-            best: dict[str, float] = {}
+            best: dict[tuple, float] = {}
             for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
-                best.setdefault(hit.session, hit.score)  # best first: a session's first hit is its best
+                best.setdefault((hit.session, hit.project), hit.score)  # best first: a session's first hit is its best
             ranked = list(best.items())[:fetch_size(limit)]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:shown]
         hits, ids = self._session_hits(query, kept, *where, limit, fuse)
@@ -309,13 +309,13 @@ class HistoryIndex(db.Opened):
         row = conn.execute(FILE_COUNT.format(fts=MESSAGES)).fetchone()
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
-        bounds: list[tuple[str, int, int]] = []  # (session, its first and last message ids)
+        bounds: list[tuple[tuple, int, int]] = []  # ((session, project), its first and last message ids)
         span, seen = 0, dict.fromkeys(query.terms, 0)
         held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
-            low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?",
-                                     (session,)).fetchone()
+            low, high = conn.execute("SELECT min(first), max(last) FROM history_pieces WHERE session = ?"
+                                     " AND project = ?", session).fetchone()
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 bounds.append((session, low, high))
@@ -328,7 +328,7 @@ class HistoryIndex(db.Opened):
         # else over the kept sessions' messages.
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
-        best: dict[str, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
+        best: dict[tuple, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
         holds: dict[int, list[str]] = {}  # the words each message kept holds
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
         users: set[int] = set()
@@ -338,7 +338,7 @@ class HistoryIndex(db.Opened):
             # not with how many match (a hostile session of a million one-word messages held them all, 700 MB).
             asked = query.terms
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
-                                [v for n, term in enumerate(asked) for v in (n, term, low, high, session)])
+                                [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
             words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
             likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
             matched = 0
@@ -347,8 +347,8 @@ class HistoryIndex(db.Opened):
                 # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
                 for mid, size, role in conn.execute(
                         "SELECT m.id, d.sz, m.role FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
-                        f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?{where}",
-                        [*chunk, session, *params]):
+                        f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?"
+                        f" AND m.project = ?{where}", [*chunk, *session, *params]):
                     matched += 1
                     k = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
                     item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, role)
@@ -376,11 +376,11 @@ class HistoryIndex(db.Opened):
         kept = kept[:limit]
         ids = [mid for session, _ in kept for mid in best[session][1]]
         found_, hits = self._found(query, ids), []
-        for session, score in kept:
-            matched, mids = best[session]
+        for (session, project), score in kept:
+            matched, mids = best[session, project]
             if mids:
                 first = found_[mids[0]]
-                hits.append(SessionHit(session, first.project, first.at, score, matched, tuple(
+                hits.append(SessionHit(session, project, first.at, score, matched, tuple(
                     Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in map(found_.get, mids)), first.file))
         return hits, ids
 
@@ -419,24 +419,30 @@ class HistoryIndex(db.Opened):
         """The full id of a session given whole or by its first characters (else SessionNotFound, AmbiguousSession)."""
         return resolve_session(self.conn, self.roots, session)
 
-    def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False) -> list[Message]:
-        """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked)."""
+    def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False,
+                         project: str | None = None) -> list[Message]:
+        """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
+        as read_session_context takes it."""
+        if project is not None and not isinstance(project, str):
+            raise InvalidArgument(f"project must be a string, got {type(project).__name__}")
         if refresh:
             self.refresh(seconds=history_refresh.REFRESH_SECONDS)
         return self._verified(
-            lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains))),
+            lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
             lambda messages: [m.id for m in messages])
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
-                             max_tokens: int | None = None):
-        """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context)."""
+                             max_tokens: int | None = None, project: str | None = None):
+        """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context).
+        ``project``, a hit's project folder or the working directory it is named after, is needed only when
+        several project folders hold a transcript of the id (else AmbiguousSession)."""
         from .session_context import check_arguments, select  # here: a search never loads it
 
-        args = check_arguments(session, query, strategy, max_tokens)
+        args = check_arguments(session, query, strategy, max_tokens, project)
         self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
         def read():
-            where = session_files(self.conn, self.roots, args.session, False)
+            where = session_files(self.conn, self.roots, args.session, False, args.project)
             return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
                           newest_first=read_messages(self.conn, where, newest_first=True))
 
@@ -472,11 +478,11 @@ class HistoryIndex(db.Opened):
 
 
 def read_session_context(session: str, query: str = "", strategy: str = "relevant", max_tokens: int | None = None,
-                         *, roots=None, db_path=None) -> SessionContext:
+                         project: str | None = None, *, roots=None, db_path=None) -> SessionContext:
     """ReadSessionContext as one call over the transcripts of ``roots`` (see :class:`HistoryIndex`)."""
     from .session_context import check_arguments
 
-    args = check_arguments(session, query, strategy, max_tokens)  # before any I/O
+    args = check_arguments(session, query, strategy, max_tokens, project)  # before any I/O
     with HistoryIndex(roots, db_path) as history:
         return history.read_session_context(*args)
 
@@ -533,7 +539,7 @@ MESSAGES = "history_fts"
 # two bounds, which FTS5 seeks to, then those of the session alone (CROSS JOIN: the word's matches first, never
 # a full-text query a message).
 EXCERPT_WORD = (f"SELECT f.rowid, ? FROM {MESSAGES} AS f CROSS JOIN history_messages AS m ON m.id = f.rowid"
-                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ?")
+                f" WHERE f.{MESSAGES} MATCH ? AND f.rowid BETWEEN ? AND ? AND +m.session = ? AND +m.project = ?")
 # And how many messages between those bounds hold it, whatever their session.
 EXCERPT_COUNT = f"SELECT count(*) FROM {MESSAGES} WHERE {MESSAGES} MATCH ? AND rowid BETWEEN ? AND ?"
 # A session's likeliest excerpts by the words they hold, whose words are then counted in their text.

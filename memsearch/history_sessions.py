@@ -13,6 +13,7 @@ from typing import Iterator, NamedTuple
 from .cjk import original
 from .errors import AmbiguousSession, InvalidArgument, SessionNotFound, quoted
 from .memory_file import encodable
+from .transcripts import slug
 
 
 class Message(NamedTuple):
@@ -80,13 +81,20 @@ def _sessions_from(conn: sqlite3.Connection, roots: tuple[str, ...], start: str,
     return found
 
 
-def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> str:
+def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, project: str | None) -> str:
     """The project whose folder holds ``session``'s own transcript, the only one its messages are read from:
-    lines in another project's folder claiming the id are never shown as this session's."""
+    lines in another project's folder claiming the id are never shown as this session's. ``project`` (a hit's
+    project folder, or the working directory it is named after) names the folder whose lines are read."""
     marks = ",".join("?" * len(roots))
     projects = [p for (p,) in conn.execute(
         f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
         f" WHERE m.session = ? AND f.root IN ({marks})", [session, *roots])]
+    if project is not None:  # as a search shows it: a session's lines in one project folder
+        picked = [p for p in projects if p in (project, slug(project))]
+        if not picked:
+            raise SessionNotFound(f"session {_quoted(session)} is not in project {_quoted(project)}"
+                                  f" (it is in {', '.join(map(_quoted, projects[:3]))})")
+        return picked[0]
     owners = [p for p in projects if conn.execute(
         f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({marks}) AND (path IN (?, ?)"
         " OR substr(path, 1, ?) = ?) LIMIT 1",
@@ -94,14 +102,15 @@ def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str) -> st
          f"{p}/{session}/"]).fetchone()] or projects
     if len(owners) > 1:
         raise AmbiguousSession(f"session {_quoted(session)} is in several project folders"
-                               f" ({', '.join(map(_quoted, owners[:3]))}): it cannot be told which is its own")
+                               f" ({', '.join(map(_quoted, owners[:3]))}): give its project too (as a hit shows it)")
     return owners[0]
 
 
-def session_files(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, sidechains: bool) -> SessionFiles:
+def session_files(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, sidechains: bool,
+                  project: str | None = None) -> SessionFiles:
     """The session ``session`` names (whole or its start) and the files of its messages."""
     full = resolve_session(conn, roots, session)
-    project = _owner(conn, roots, full)
+    project = _owner(conn, roots, full, project)
     # A file's lines in their order, files by their first time: history_messages_session answers it alone.
     files = conn.execute("SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ?"
                          " AND sidechain <= ? GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains)))

@@ -46,6 +46,9 @@ SCHEMA = object_schema({
               "description": f"The question to read the session with (at most {MAX_QUERY_CHARS:,} characters)."},
     "strategy": {"type": "string", "enum": list(STRATEGIES), "default": STRATEGIES[0]},
     "maxTokens": {"type": "integer", "minimum": 1, "maximum": MAX_TOKENS, "default": DEFAULT_MAX_TOKENS},
+    "project": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS,
+                "description": "The session's project as its hit shows it: needed only when several project"
+                               " folders hold a transcript of that id."},
 }, "sessionId")
 
 
@@ -58,6 +61,7 @@ class SessionContextArgs(NamedTuple):
     query: str
     strategy: str
     max_tokens: int
+    project: str | None = None
 
     @property
     def budget(self) -> int:
@@ -85,13 +89,14 @@ class SessionContext(NamedTuple):
                 "text": self.text}
 
 
-def check_arguments(session, query, strategy="relevant", max_tokens=None) -> SessionContextArgs:
-    args = checked({"sessionId": session, "query": query, "strategy": strategy, "maxTokens": max_tokens}, SCHEMA,
-                   "ReadSessionContext", SessionContextArgumentError)
+def check_arguments(session, query, strategy="relevant", max_tokens=None, project=None) -> SessionContextArgs:
+    args = checked({"sessionId": session, "query": query, "strategy": strategy, "maxTokens": max_tokens,
+                    "project": project}, SCHEMA, "ReadSessionContext", SessionContextArgumentError)
     if args["strategy"] == "relevant" and not args.get("query"):
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
                                           " (or use strategy handoff)")
-    return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"])
+    return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"],
+                              args.get("project"))
 
 
 _WORD = re.compile(r"\w+")

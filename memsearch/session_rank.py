@@ -1,4 +1,5 @@
 """Sessions ranked as wholes: BM25 over the sessions' pieces (memsearch.pieces), summed by session.
+A session is an id in one project folder: lines elsewhere claiming its id are another hit.
 
 What memsearch.search.ranking() gives over the pieces' FTS5 table, but each string read once, and
 the words most pieces hold scored last, each only in the pieces of the sessions that its bound and
@@ -29,9 +30,9 @@ CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
                   held: tuple, owners: Cached) -> list:
-    """The ``size`` best (session, score): the pieces' scores summed by session (doubled if held
+    """The ``size`` best ((session, project), score): the pieces' scores summed by session (doubled if held
     at a date the question names), each string read once and counted as its rows come. ``owners``:
-    {piece: session} kept between searches (pieces_of), for the searches without a filter or a date."""
+    {piece: (session, project)} kept between searches (pieces_of), for the searches without a filter or a date."""
     pieces = file_count(conn, SESSIONS)
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces)
@@ -53,7 +54,8 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
         order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
         # The sessions of several pieces (a long session, one read in several goes); any other has one.
-        multi = dict(conn.execute("SELECT session, count(*) FROM history_pieces GROUP BY session HAVING count(*) > 1"))
+        multi = {(s, p): n for s, p, n in conn.execute(
+            "SELECT session, project, count(*) FROM history_pieces GROUP BY session, project HAVING count(*) > 1")}
         for n, fts in enumerate(order):
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
@@ -107,18 +109,18 @@ def _add(scores: dict[int, float], rows, scale: float) -> None:
         scores[pid] = get(pid, 0.0) + raw * scale
 
 
-def pieces_of(conn: sqlite3.Connection) -> dict[int, str]:
-    """{piece: its session}, for a db.Cached: a search then looks its pieces up, not an IN query of them."""
-    return dict(conn.execute("SELECT id, session FROM history_pieces"))
+def pieces_of(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
+    """{piece: its (session, project)}, for a db.Cached: a search then looks its pieces up, not an IN query of them."""
+    return {pid: (s, p) for pid, s, p in conn.execute("SELECT id, session, project FROM history_pieces")}
 
 
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
-                factor_sql: tuple, owners: dict[int, str] | None, known: dict) -> tuple[list, dict]:
-    """(session, score) best first of the pieces ``scores`` passing ``where``, and {session: its pieces};
-    ``owners``: every piece's session, when there is no filter nor date factor; else ``known``: {piece:
-    (session, factor) or None where filtered out}, read once a piece for every call of one search."""
-    members: dict[str, list[int]] = {}
-    factors: dict[str, float] = {}
+                factor_sql: tuple, owners: dict[int, tuple] | None, known: dict) -> tuple[list, dict]:
+    """((session, project), score) best first of the pieces ``scores`` passing ``where``, and {(session, project):
+    its pieces}; ``owners``: every piece's, when there is no filter nor date factor; else ``known``: {piece:
+    ((session, project), factor) or None where filtered out}, read once a piece for every call of one search."""
+    members: dict[tuple, list[int]] = {}
+    factors: dict[tuple, float] = {}
     factor, factor_params = factor_sql
     if owners is not None:  # every factor 1
         for pid in scores:
@@ -128,15 +130,15 @@ def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, 
         missing = [p for p in scores if p not in known]
         known.update(dict.fromkeys(missing))
         # By the ids alone (NOT INDEXED): a filter on the roots' files made SQLite read every piece of theirs a chunk.
-        sql = (f"SELECT m.id, m.session, 1.0{factor} FROM history_pieces AS m NOT INDEXED"
+        sql = (f"SELECT m.id, m.session, m.project, 1.0{factor} FROM history_pieces AS m NOT INDEXED"
                f" WHERE m.id IN ({{marks}}){where}")
-        known.update((p, (s, f)) for p, s, f in rows_of(conn, sql, missing, params, factor_params))
+        known.update((p, ((s, o), f)) for p, s, o, f in rows_of(conn, sql, missing, params, factor_params))
         for pid in scores:
             if (owner := known[pid]) is not None:
                 members.setdefault(owner[0], []).append(pid)
                 factors[owner[0]] = max(factors.get(owner[0], 1.0), owner[1])
     # fsum: a session's score does not hang on the order its pieces come in. Python orders str as
-    # SQLite's BINARY collation does, so ties go by session as ORDER BY m.session had them.
+    # SQLite's BINARY collation does, so ties go by session (then project) as ORDER BY had them.
     get = scores.__getitem__
     ranked = sorted((-math.fsum(map(get, v)) * factors.get(s, 1.0), s) for s, v in members.items())
     return [(s, -score) for score, s in ranked], members
@@ -146,7 +148,8 @@ def _exact(conn: sqlite3.Connection, ranked: list, members: dict, multi: dict, b
            grow: float) -> list[int] | None:
     """The pieces of the sessions that may still be among the first ``size``: ``ranked`` as scored so far,
     the words left to score adding at most ``bound`` to a piece (a date's factor, ``grow``, included);
-    None when a session none of whose pieces is scored yet might be (``multi``: {session: pieces} of 2 or more)."""
+    None when a session none of whose pieces is scored yet might be (``multi``: {(session, project): pieces} of 2
+    or more)."""
     if len(ranked) < size or bound >= ranked[size - 1][1]:
         return None
     reach = ranked[size - 1][1]  # the first ``size`` score at least this in the end
@@ -161,4 +164,7 @@ def _exact(conn: sqlite3.Connection, ranked: list, members: dict, multi: dict, b
                 whole.append(s)
         elif score + bound >= reach:
             ids += members[s]
-    return ids + [p for p, in rows_of(conn, "SELECT id FROM history_pieces WHERE session IN ({marks})", whole)]
+    whole_ = set(whole)
+    return ids + [p for p, *key in rows_of(conn, "SELECT id, session, project FROM history_pieces"
+                                                  " WHERE session IN ({marks})", [s for s, _ in whole])
+                  if tuple(key) in whole_]

@@ -393,7 +393,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
 def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     args = checked(arguments, sc.SCHEMA, CONTEXT_TOOL_NAME)
     found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
-                                                    args["strategy"], args["maxTokens"])
+                                                    args["strategy"], args["maxTokens"], unquoted(args.get("project")))
     return ToolResult(found.text, found.to_dict())
 
 
