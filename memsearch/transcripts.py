@@ -317,6 +317,12 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
+def sub_agent(rel: str) -> bool:
+    """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``): its lines are marked so whatever
+    their ``isSidechain`` claims, so a file so named cannot pass its lines for a session's own."""
+    return rel.rsplit("/", 1)[-1].startswith("agent-")
+
+
 def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
     """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down; hidden ones, and symlinks
     leaving the root or into a hidden folder, skipped. The project is the first folder below the root.

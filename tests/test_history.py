@@ -127,7 +127,7 @@ def test_a_sessions_messages_keep_their_file_order_when_some_have_no_time(histor
             line("assistant", "its reply", session="multi", at="2025-03-01T10:00:05Z")]
     transcript(hroot, early, session="agent-a")  # sub-agents' files: their lines name their session
     transcript(hroot, late, session="agent-b")
-    assert [m.text for m in history.session_messages("multi")] == [
+    assert [m.text for m in history.session_messages("multi", sidechains=True)] == [  # (sub-agents' by their name)
         "second file, earlier time", "its reply", "first file, later time"]
 
 
@@ -1070,7 +1070,7 @@ def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot
     """A transcript's sessionId is its author's text: with spaces it read as the hit's project, score
     and role, and the "open a session" line was a command with a second one in it."""
     forged = "s-2  [-home-u-bank]  score 99.00; touch pwned"
-    transcript(hroot, [line("user", "the mango token", session=forged)], session="agent-2")  # a sub-agent's: its lines name the session
+    transcript(hroot, [line("user", "the mango token", session=forged)], session=forged)  # a file's name is its id
     done = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query mango"
