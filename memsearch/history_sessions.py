@@ -90,7 +90,8 @@ def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, proje
         f"SELECT DISTINCT f.project FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
         f" WHERE m.session = ? AND f.root IN ({marks})", [session, *roots])]
     if project is not None:  # as a search shows it: a session's lines in one project folder
-        picked = [p for p in projects if p in (project, slug(project))]
+        # The folder so named first: another whose name is its slug (my-proj for my.proj) must not stand in for it.
+        picked = [p for p in projects if p == project] or [p for p in projects if p == slug(project)]
         if not picked:
             raise SessionNotFound(f"session {_quoted(session)} is not in project {_quoted(project)}"
                                   f" (it is in {', '.join(map(_quoted, projects[:3]))})")
