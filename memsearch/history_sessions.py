@@ -1,7 +1,7 @@
 """One session of the history index: its id resolved from a prefix, its owner, its messages in order.
 
-A session is owned by its own transcript's project folder (``<session>.jsonl`` or a ``<session>/``
-folder): lines elsewhere claiming its id are never shown as its own.
+A session is owned by its own transcript's project folder (``<session>.jsonl``; its ``<session>/`` folder holds
+sub-agents' lines): lines elsewhere claiming its id are never shown as its own.
 """
 
 from __future__ import annotations
@@ -96,11 +96,10 @@ def _owner(conn: sqlite3.Connection, roots: tuple[str, ...], session: str, proje
             raise SessionNotFound(f"session {_quoted(session)} is not in project {_quoted(project)}"
                                   f" (it is in {', '.join(map(_quoted, projects[:3]))})")
         return picked[0]
+    # Its own transcript is <session>.jsonl: a <session>/ folder holds sub-agents' lines, never read as its own.
     owners = [p for p in projects if conn.execute(
-        f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({marks}) AND (path IN (?, ?)"
-        " OR substr(path, 1, ?) = ?) LIMIT 1",
-        [p, *roots, f"{session}.jsonl", f"{p}/{session}.jsonl", len(p) + len(session) + 2,
-         f"{p}/{session}/"]).fetchone()] or projects
+        f"SELECT 1 FROM history_files WHERE project = ? AND root IN ({marks}) AND path IN (?, ?) LIMIT 1",
+        [p, *roots, f"{session}.jsonl", f"{p}/{session}.jsonl"]).fetchone()] or projects
     if len(owners) > 1:
         raise AmbiguousSession(f"session {_quoted(session)} is in several project folders"
                                f" ({', '.join(map(_quoted, owners[:3]))}): give its project too (as a hit shows it)")

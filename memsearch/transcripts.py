@@ -318,9 +318,10 @@ def own_session(rel: str) -> str | None:
 
 
 def sub_agent(rel: str) -> bool:
-    """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``): its lines are marked so whatever
-    their ``isSidechain`` claims, so a file so named cannot pass its lines for a session's own."""
-    return rel.rsplit("/", 1)[-1].startswith("agent-")
+    """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``,
+    where Claude Code writes only those): its lines are marked so whatever their ``isSidechain`` claims, so such a
+    file cannot pass its lines for a session's own."""
+    return rel.count("/") > 1 or rel.rsplit("/", 1)[-1].startswith("agent-")
 
 
 def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
