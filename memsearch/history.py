@@ -289,10 +289,7 @@ class HistoryIndex(db.Opened):
             ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
             fuse = (counts, file_count(self.conn, SESSIONS), own)
         else:
-            best: dict[tuple, float] = {}
-            for hit in self._run(query, SESSION_MESSAGES, 0.0, where, held, counts)[0]:
-                best.setdefault((hit.session, hit.project), hit.score)  # best first: a session's first hit is its best
-            ranked = list(best.items())[:fetch_size(limit)]
+            ranked = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True)
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:shown]
         hits, ids = self._session_hits(query, kept, *where, limit, fuse)
         return hits, len(ranked) - min(len(kept), limit), ids
@@ -384,17 +381,24 @@ class HistoryIndex(db.Opened):
                     Excerpt(m.role, m.at, m.snippet, m.uuid, m.sidechain) for m in map(found_.get, mids)), first.file))
         return hits, ids
 
-    def _run(self, query: Query, limit: int, floor: float, filters: tuple, held: tuple, counts: dict):
+    def _run(self, query: Query, limit: int, floor: float, filters: tuple, held: tuple, counts: dict,
+             sessions: bool = False):
+        """(Hits, how many the floor dropped, their ids); with ``sessions``, the ``limit`` best ((session, project),
+        score) by their best message."""
         conn, (where, params) = self.conn, filters
         scored = scored_strings(conn, query, MESSAGES)
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, where, params, MESSAGES, "history_messages")
         scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
-            return [], 0, []
+            return [] if sessions else ([], 0, [])
         # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore): a
         # question's words are common in conversation, so it mostly failed its check and ran again.
         sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
+        if sessions:  # one row a session: a session's many best messages must not take every place
+            sql = SESSION_BEST.format(ranking=sql, factor=factor, where=where)
+            return [((s, p), score) for s, p, score in conn.execute(
+                sql, [*factor_params, *string_params(scored), *params, limit])]
         if where or factor:  # without a filter or a date, no row is joined
             sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
                    f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
@@ -532,8 +536,15 @@ FUSE_WEIGHT = 0.25
 # A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
 # paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under a role or time filter, sessions are ranked by their best message among this many.
-SESSION_MESSAGES = 200
+# Under a role or time filter, sessions are ranked by their best message (ties: the later one's).
+SESSION_BEST = """
+SELECT session, project, score FROM (
+    SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)
+        AS n
+    FROM (SELECT m.session, m.project, s.id, s.score{factor} AS score FROM ({ranking}) AS s
+          JOIN history_messages AS m ON m.id = s.id WHERE 1{where}))
+WHERE n = 1 ORDER BY score DESC, id DESC LIMIT ?
+"""
 MESSAGES = "history_fts"
 # A session's messages holding a word (with the word's place in the query), for its excerpts: its ids between
 # two bounds, which FTS5 seeks to, then those of the session alone (CROSS JOIN: the word's matches first, never

@@ -835,3 +835,20 @@ def test_an_index_from_before_0021_reads_files_below_a_sessions_folder_again(hro
         inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
         assert inodes[f"{PROJECT}/{VICTIM}/notes.jsonl"] == -1 and inodes[f"{PROJECT}/{VICTIM}.jsonl"] > 0
         assert [f[3] for f in h.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
+
+
+@pytest.mark.parametrize("filters", [{"role": "user"}, {"since": "2020-01-01"}])
+def test_a_session_of_many_matching_messages_hides_no_other_under_a_filter(history, hroot, filters):
+    """Under a role or time filter sessions are ranked by their best message: they were taken from the best 200
+    messages, so a session holding 300 that match outranked every other's and the search found it alone."""
+    transcript(hroot, [line("user", "the victim's own swift deploy")], session=VICTIM)
+    for k in range(3):
+        transcript(hroot, [line("user", f"other {k} swift")], session=f"o{k}")
+    transcript(hroot, [line("user", f"swift swift swift {n}") for n in range(300)], session="flood",
+               project="-home-x-attacker")
+    unfiltered = [(h.session, h.project) for h in history.search("swift")]
+    assert len(unfiltered) == 5
+    hits = history.search("swift", **filters)
+    assert [(h.session, h.project) for h in hits][:1] == [("flood", "-home-x-attacker")]
+    assert sorted((h.session, h.project) for h in hits) == sorted(unfiltered)
+    assert {h.session: h.matched for h in hits}["flood"] == 300
