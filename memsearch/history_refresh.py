@@ -18,7 +18,7 @@ from .cjk import stored
 from .errors import MemsearchError
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
-from .transcripts import CountingReader, Refused, find, own_session, parse_line, sub_agent
+from .transcripts import CountingReader, Refused, claimed_session, find, own_session, parse_line, sub_agent
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
@@ -271,15 +271,25 @@ class Walks:
 
 def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
     """(root, transcript) of each file of ``found`` ((root's number, root, Transcript)) once. A file reached
-    twice (a link, nested roots) is read by its own path first, then the name already indexed, then the first
-    in order; its other names that are not symlinks to it are counted and listed. Only such files are sorted."""
+    twice (a link, nested roots) is read by its own path first, then the name of the session its lines claim,
+    then the name already indexed, then the first in order; its other names that are not symlinks to it are
+    counted and listed. Only such files are sorted."""
     seen: dict[tuple[int, int], object] = {}
     shared = {ident for _, _, t in found if seen.setdefault(ident := t.fingerprint.identity, t) is not t}
     if not shared:
         return [(root, t) for _, root, t in found]
+    # A hard link named for another session must not take this one's lines (read only where the names differ).
+    sessions: dict[tuple[int, int], set] = {}
+    for _, _, t in found:
+        if t.fingerprint.identity in shared:
+            sessions.setdefault(t.fingerprint.identity, set()).add(own_session(t.rel))
+    claims = {ident: claim for ident, named in sessions.items()
+              if len(named) > 1 and (claim := claimed_session(seen[ident].real)) is not None}
     chosen: dict[tuple[int, int], tuple] = {}
     for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared),
                              key=lambda x: (x[2].alias not in ("", x[2].real),  # through a symlink: after
+                                            claims.get(x[2].fingerprint.identity, own_session(x[2].rel))
+                                            != own_session(x[2].rel),
                                             (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
         one = chosen.setdefault(t.fingerprint.identity, (root, t))
         if one[1] is not t and one[1].real != t.real:

@@ -317,6 +317,21 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
+# Bytes of a file under several names read to learn the session its lines claim (its first lines).
+CLAIM_BYTES = 64 << 10
+
+
+def claimed_session(real: str) -> str | None:
+    """The session the first lines of the transcript at ``real`` (a path :func:`find` checked) name, which Claude
+    Code names its file for; None where none within CLAIM_BYTES does, or it cannot be read."""
+    try:
+        with CountingReader(real) as reader:
+            head = reader.pread(CLAIM_BYTES, 0)
+    except OSError:
+        return None
+    return next((p.session for raw in head.split(b"\n")[:-1] for p in parse_line(raw) or () if p.session), None)
+
+
 def sub_agent(rel: str) -> bool:
     """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``,
     where Claude Code writes only those): its lines are marked so whatever their ``isSidechain`` claims, so such a

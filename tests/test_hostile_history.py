@@ -404,6 +404,28 @@ def test_transcripts_with_names_that_are_not_utf8_are_indexed(history, hroot):
     assert [m.text for m in history.session_messages("s\\xff")] == ["the latin curlew"]
 
 
+def test_a_hard_link_under_another_name_does_not_take_a_session_over(hroot, tmp_path):
+    """On a new index the first name in order was the one read: a hard link -home-a/x.jsonl to the victim's
+    transcript made its lines session x of -home-a, and the victim's id named no session. The name its lines
+    claim is read, on a new index and on one that had read the link's name."""
+    victim = transcript(hroot, [line("user", "the victim's own swift"), line("assistant", "noted")], session=VICTIM)
+    (hroot / "-home-a").mkdir()
+    os.link(victim, hroot / "-home-a" / "x.jsonl")
+    with history_module.HistoryIndex(hroot, tmp_path / "db") as fresh:
+        report = fresh.refresh()
+        assert report.linked == 1 and report.skipped[0][0] == str(hroot / "-home-a" / "x.jsonl")
+        assert [(h.session, h.project) for h in fresh.search("swift")] == [(VICTIM, PROJECT)]
+        assert [f[3] for f in fresh.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
+    conn = sqlite3.connect(tmp_path / "db", isolation_level=None)  # as an index that read the link's name had it
+    conn.execute("UPDATE history_files SET path = '-home-a/x.jsonl', project = '-home-a'")
+    conn.execute("UPDATE history_messages SET session = 'x', project = '-home-a'")
+    conn.execute("UPDATE history_pieces SET session = 'x', project = '-home-a'")
+    conn.close()
+    with history_module.HistoryIndex(hroot, tmp_path / "db") as healed:
+        assert [(h.session, h.project) for h in healed.search("swift")] == [(VICTIM, PROJECT)]
+        assert [m.text for m in healed.session_messages(VICTIM)] == ["the victim's own swift", "noted"]
+
+
 def test_a_link_into_a_hidden_folder_is_not_followed(history, hroot):
     hidden = transcript(hroot, [line("user", "the hidden dunlin")], project=".trash")
     transcript(hroot, [line("user", "the open dunlin")], session="s-2")
