@@ -201,6 +201,11 @@ def _project_folders(path: str) -> list[str]:
     real_root = os.path.realpath(path)
     memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}
-    return sorted(name for name, folder in memory.items()
-                  if os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
-                  and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])
+    return sorted(name for name, folder in memory.items() if is_project_memory(real_root, folder))
+
+
+def is_project_memory(real_root: str, folder: str) -> bool:
+    """Whether the resolved ``folder`` is a project's memory folder inside ``real_root``, the only
+    kind the walk enters ("memory -> .." made every project walk the whole root)."""
+    return (os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
+            and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from .context import LINE_CONTROLS, clean, read_text, whole_lines
 from .errors import InvalidArgument, SessionNotFound, quoted
 from .identity import mimo_project_id, zcode_project_folder
+from .layout import is_project_memory
 from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name, real_path
 from .roots import AGENT_KINDS, Root, resolve
 from .schema import whole_number
@@ -123,8 +124,7 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
     with no folder for ``session``."""
     if root.kind != "mimo":  # the project's memory folder, if the indexer would walk it (memsearch.layout)
         folder = real_path(os.path.join(root.path, project, MEMORY_DIR))
-        walked = os.path.isdir(folder) and not link_target_refusal(os.path.realpath(root.path), folder, True)
-        found = walk(folder, ANY_SIZE).files if walked else {}
+        found = walk(folder, ANY_SIZE).files if is_project_memory(os.path.realpath(root.path), folder) else {}
         return {"project": INDEX_NAME}, f"{printable_name(project)}/{MEMORY_DIR}/", found
     real_root = real_folder(root.path)
     folder = real_path(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""

@@ -343,6 +343,22 @@ def test_a_claude_root_has_the_project_pieces(tmp_path):
     assert found.kind == "claude" and found.keys == (f"{folder}/memory/db.md",)
 
 
+def test_a_project_memory_folder_linked_to_no_projects_memory_shows_nothing(tmp_path):
+    """A project whose memory is a link to the root (memory -> ..) is no project the indexer walks:
+    its block showed the root's own MEMORY.md as the project's and every project's keys as its own."""
+    config = tmp_path / "claude"
+    write(config, "projects/victim/memory/MEMORY.md", "- the victim's index\n")
+    write(config, "projects/victim/memory/plan.md", "the victim's plan\n")
+    write(config, "projects/MEMORY.md", "text no project holds\n")
+    (config / "projects/evil").mkdir()
+    (config / "projects/evil/memory").symlink_to("..")
+    found = rebuild_context(Root("claude", config), "s", "evil")
+    assert (found.text, found.sections, found.keys) == ("", (), ())
+    (config / "projects/evil/memory").unlink()
+    (config / "projects/evil/memory").symlink_to("../victim/memory")  # another project's memory: indexed too
+    assert rebuild_context(Root("claude", config), "s", "evil").keys == ("evil/memory/plan.md",)
+
+
 def test_a_zcode_root_has_the_project_pieces(tmp_path):
     from memsearch import zcode_project_folder
 
