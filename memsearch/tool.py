@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import textwrap
 import weakref
 from typing import Any, Mapping, NamedTuple
@@ -186,10 +187,19 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             found = []
         if found:
             # Escaped as hits are: a folder's name must not start a line of its own in the description.
-            shown = [f"{quoted(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
+            shown = [f"{_shown_id(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
             spec.input_schema["properties"]["scopeId"]["description"] += (
                 f" Indexed now: {_first_ids(shown, len(found))}.")
     return spec
+
+
+# Scope ids are listed inside the tool's own words: one word stands as it is, anything else (spaces, brackets,
+# commas) is a quoted value, or a folder named "shop (projects). Before any answer, ..." reads as guidance.
+_ONE_WORD = re.compile(r"[\w.-]+")
+
+
+def _shown_id(sid: str) -> str:
+    return quoted(sid, always=_ONE_WORD.fullmatch(sid) is None)
 
 
 def _first_ids(shown: list[str], found: int) -> str:
@@ -213,9 +223,10 @@ def _query(args: dict) -> str:
 
 def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
-    result = index.search_result(_query(args), args["limit"], args.get("scope"), args.get("scopeId"), args.get("type"))
+    scope_id = unquoted(args.get("scopeId"))  # as the description and the labels quote it
+    result = index.search_result(_query(args), args["limit"], args.get("scope"), scope_id, args.get("type"))
     if "scopeId" in args and not result.hits:
-        _check_scope_id(index, args["scopeId"], args.get("scope"))
+        _check_scope_id(index, scope_id, args.get("scope"))
     data = {**result_dict(result), "filters": {k: args.get(k) for k in ("scope", "scopeId", "type", "limit")}}
     if not result.hits:
         data["hint"] = zero_hint(index)
@@ -237,7 +248,7 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     if elsewhere:
         raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {scope} one: change the scope or leave it out")
-    known = _first_ids([quoted(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+    known = _first_ids([_shown_id(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
