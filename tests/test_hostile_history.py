@@ -291,22 +291,23 @@ def test_a_sub_agents_file_cannot_pass_its_lines_for_the_sessions_own(history, h
         (False, False), (False, False), (True, True)], hit  # shown, marked as a sub-agent's
 
 
-def test_an_index_from_before_0020_reads_sub_agents_files_again(hroot, tmp_path):
-    """0020 marks every agent-*.jsonl to be read again: its lines indexed as the session's own become
-    sub-agent lines; the session's own transcript is not read again."""
+@pytest.mark.parametrize("version, name", [(20, "agent-evil"), (21, f"{VICTIM}/notes")])
+def test_an_index_from_before_the_sub_agent_rules_reads_such_files_again(hroot, tmp_path, version, name):
+    """0020 marks every agent-*.jsonl to be read again, 0021 every file below a session's folder: their lines
+    indexed as the session's own become sub-agent lines; the session's own transcript is not read again."""
     transcript(hroot, [line("user", "the victim's own swift")], session=VICTIM)
-    transcript(hroot, [line("user", "forged swift", session=VICTIM, isSidechain=False)], session="agent-evil")
+    transcript(hroot, [line("user", "forged swift", session=VICTIM, isSidechain=False)], session=name)
     db = tmp_path / "db"
     with history_module.HistoryIndex(hroot, db) as h:
         h.refresh()
-    conn = sqlite3.connect(db, isolation_level=None)  # as the rule before 0020 indexed it
+    conn = sqlite3.connect(db, isolation_level=None)  # as the rules before the migration indexed it
     conn.execute("UPDATE history_messages SET sidechain = 0")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 20")
-    conn.execute("PRAGMA user_version = 19")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (version,))
+    conn.execute(f"PRAGMA user_version = {version - 1}")
     conn.close()
     with history_module.HistoryIndex(hroot, db) as h:
         inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
-        assert inodes[f"{PROJECT}/agent-evil.jsonl"] == -1 and inodes[f"{PROJECT}/{VICTIM}.jsonl"] > 0
+        assert inodes[f"{PROJECT}/{name}.jsonl"] == -1 and inodes[f"{PROJECT}/{VICTIM}.jsonl"] > 0
         assert [f[3] for f in h.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
         h.conn.execute("INSERT INTO history_fts (history_fts, rank) VALUES ('integrity-check', 1)")
 
@@ -840,23 +841,6 @@ def test_files_below_a_sessions_folder_are_its_sub_agents(history, hroot):
     assert sorted((e.sidechain, "forged" in e.snippet) for e in hit.excerpts) == [
         (False, False), (False, False), (True, True)], hit  # shown, marked as a sub-agent's
     assert all(h.sidechain for h in history.search("forged", messages=True))
-
-
-def test_an_index_from_before_0021_reads_files_below_a_sessions_folder_again(hroot, tmp_path):
-    transcript(hroot, [line("user", "the victim's own swift")], session=VICTIM)
-    transcript(hroot, [line("user", "forged swift", isSidechain=False)], session=f"{VICTIM}/notes")
-    db = tmp_path / "db"
-    with history_module.HistoryIndex(hroot, db) as h:
-        h.refresh()
-    conn = sqlite3.connect(db, isolation_level=None)  # as the rule before 0021 indexed it
-    conn.execute("UPDATE history_messages SET sidechain = 0")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 21")
-    conn.execute("PRAGMA user_version = 20")
-    conn.close()
-    with history_module.HistoryIndex(hroot, db) as h:
-        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
-        assert inodes[f"{PROJECT}/{VICTIM}/notes.jsonl"] == -1 and inodes[f"{PROJECT}/{VICTIM}.jsonl"] > 0
-        assert [f[3] for f in h.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
 
 
 @pytest.mark.parametrize("filters", [{"role": "user"}, {"since": "2020-01-01"}])
