@@ -319,7 +319,7 @@ def unexpand_marked(chars: list[list]) -> list[list]:
     first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
     inside = first == CLOSE  # the excerpt starts inside an expansion
     out: list[list] = []
-    lit = False
+    lit, inner = False, []  # whether a character of the expansion is marked, and its characters
     i, n = 0, len(chars)
     while i < n:
         char = chars[i][0]
@@ -331,16 +331,19 @@ def unexpand_marked(chars: list[list]) -> list[list]:
                 i += 2
                 continue
             if char == OPEN:
-                inside, lit = True, False
+                inside, lit, inner = True, False, []
             elif inside:
                 if lit:
-                    for item in out[_word_start(out, len(out)):]:
+                    start = _word_start(out, len(out))
+                    start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
+                    for item in out[start:]:
                         item[1] = True
                 inside = False
             i += 1
             continue
         if inside:
             lit = lit or chars[i][1]
+            inner.append(char)
         else:
             out.append(list(chars[i]))
         i += 1
@@ -350,6 +353,17 @@ def unexpand_marked(chars: list[list]) -> list[list]:
         if out[j - 1][1] and out[j + 1][1] and not out[j][1] and out[j][0] in _JOINERS:
             out[j][1] = True
     return out
+
+
+def _own_word(word: str, forms: list[str]) -> int:
+    """Where in ``word`` (the letters, digits and joiners before an expansion) the word of the expansion's
+    ``forms`` starts: a symbol's (foo-C# adds csharp for C#) or a folded word's own, else the whole run (an
+    identifier's parts stand for all of it)."""
+    for m in SYMBOL.finditer(word):
+        if m.end() == len(word) and symbol_name(m) in forms:
+            return m.start()
+    last = re.search(rf"[^\W_][\w{MARKS}]*$", word)
+    return last.start() if last and not last.group().isascii() and fold(last.group()) in forms else 0
 
 
 _JOINERS = frozenset("./\\:@-")

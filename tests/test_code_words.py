@@ -292,6 +292,18 @@ def test_unicode61_folds_what_fold_leaves_to_it():
             assert not expanded, (letter, hex(ord(letter)))
 
 
+def test_an_excerpt_marks_a_symbol_or_folded_word_not_the_run_it_ends(tmp_path):
+    """A match through a symbol's or a folded word's expansion marked the whole run of letters and joiners
+    before it: `foo-bar-baz-C#` for C#, `Αθηνά-Πειραιάς` for Πειραιας. An identifier's parts still mark it whole."""
+    write(tmp_path / "m", "a.md", "note foo-bar-baz-C# and x-g++ on the Αθηνά-Πειραιάς line, get_userById\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        for query, marked in [("C#", "foo-bar-baz-<<C#>> and"), ("g++", "x-<<g++>> on"),
+                              ("Πειραιας", "Αθηνά-<<Πειραιάς>> line"), ("Αθηνα", "<<Αθηνά>>-Πειραιάς"),
+                              ("userById", "<<get_userById>>")]:
+            (hit,) = idx.search(query)
+            assert marked in hit.snippet and hit.snippet.count("<<") == 1, (query, hit.snippet)
+
+
 def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
     """Through the installed script, as a user runs it."""
     db = tmp_path / "cli.db"
