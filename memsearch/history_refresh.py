@@ -47,7 +47,8 @@ MERGE_PAGES = 16
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
 
-# A transcript's fingerprint columns, as written when its read begins: size 0 until the read is done.
+# A transcript's fingerprint columns, as written when it is first seen. While a read is unfinished its size is
+# minus the file's size when that read opened it: a resumed read must tell a rewrite in place from no change.
 _ZEROS = ", ".join("0" for _ in Fingerprint._fields)
 _STAT_SET = ", ".join(f"{column} = ?" for column in fingerprint.COLUMNS.split(", ")[1:])
 
@@ -334,8 +335,8 @@ def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
                     out["reread"] = 1
             if start == 0:
                 head = tail = b""
-            conn.execute(f"UPDATE history_files SET project = ?, size = 0, {_STAT_SET}, consumed = ?, head = ?,"
-                         " tail = ? WHERE id = ?", (t.project, *now[1:], start, head, tail, fid))
+            conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = ?,"
+                         " tail = ? WHERE id = ?", (t.project, -now.size, *now[1:], start, head, tail, fid))
         _read_lines(pending, reader, fid, start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
@@ -366,11 +367,11 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
 
 class _Batch(NamedTuple):
     """A transcript's lines ``expected`` to ``end``, parsed: ``rows`` to insert and its history_files row
-    after (``size``: 0 until it is read in full; ``head``, ``tail`` for _same_start)."""
+    after (``size``: minus the size at open until it is read in full; ``head``, ``tail`` for _same_start)."""
     fid: int
     expected: int
     end: int
-    stat: tuple  # the Fingerprint of the file read, but its size
+    stat: tuple  # the row's fingerprint columns while the read is unfinished (see _ZEROS)
     size: int
     head: bytes
     tail: bytes
@@ -380,7 +381,8 @@ class _Batch(NamedTuple):
 def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
     st, end = reader.stat, reader.end
     size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
-    return _Batch(fid, expected, end, fingerprint.key(st)[1:], st.st_size if done else 0, reader.pread(size, 0),
+    unfinished = (-st.st_size, *fingerprint.key(st)[1:])
+    return _Batch(fid, expected, end, unfinished, st.st_size if done else unfinished[0], reader.pread(size, 0),
                   reader.pread(size, end - size), rows)
 
 
@@ -420,7 +422,7 @@ def _write(conn: sqlite3.Connection, batch: _Batch) -> bool:
     took those lines: False)."""
     row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
                        (batch.fid,)).fetchone()
-    if row != (batch.expected, 0, *batch.stat):
+    if row != (batch.expected, *batch.stat):
         return False
     after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
     with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
@@ -440,10 +442,14 @@ def _merge(conn: sqlite3.Connection, pages: int) -> None:
 def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
     """Whether a transcript still begins with the bytes read before, as far as a check in proportion to an
     append can tell: the same file, longer, not older (a restored copy can be), the same first and last kept
-    bytes (a rewrite of middle bytes alone goes unnoticed). ``was``: its size 0 while a read is unfinished."""
+    bytes (a rewrite of middle bytes alone goes unnoticed). ``was``: its size negative while a read is unfinished
+    (see _ZEROS); the same size then is no change only with the same times."""
     st = reader.stat
     if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
         return False
-    if st.st_size < consumed or st.st_size <= was.size or st.st_mtime_ns < was.mtime_ns:
+    if st.st_size < consumed or st.st_size < abs(was.size) or st.st_mtime_ns < was.mtime_ns:
+        return False
+    same_times = (st.st_mtime_ns, st.st_ctime_ns) == (was.mtime_ns, was.ctime_ns)
+    if st.st_size == abs(was.size) and (was.size > 0 or not same_times):
         return False
     return reader.pread(len(head), 0) == head and reader.pread(len(tail), consumed - len(tail)) == tail

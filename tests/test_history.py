@@ -372,6 +372,27 @@ def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, mo
     assert len(history.search("omega", limit=1000, floor=0, messages=True)) == 200
 
 
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_same_size_rewrite_of_a_transcript_read_in_part_is_read_again(history, hroot, monkeypatch, messages):
+    """A read left unfinished (a search's time ran out, or a crash) resumes where it committed, unless the file
+    was rewritten in place meanwhile (its size kept, its mtime put back): resumed, the rewritten text was never
+    indexed, and no search found it."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
+    path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
+    real = _fail_at_line(monkeypatch, 150)
+    assert len(history.refresh().skipped) == 1
+    monkeypatch.setattr(refresh_mod, "parse_line", real)
+    before = path.stat()
+    middle_rewrite(path, "omega message 50 ", "osprey message 50")  # read before the crash
+    keep_times(path, before)
+    result = history.search_result("osprey", messages=messages)
+    assert result.refresh.reread == 1 and len(result.hits) == 1
+    assert "<<osprey>> message 50" in json.dumps([hit.to_dict() for hit in result.hits])
+    assert len(history.search("omega", limit=1000, floor=0, messages=True)) == 199
+
+
 # -- incremental ---------------------------------------------------------------
 def test_a_query_after_an_append_reads_only_the_appended_bytes(history, hroot):
     path = transcript(hroot, [line("user", f"filler message number {i} " + "lorem " * 50) for i in range(4000)])
