@@ -229,10 +229,11 @@ class HistoryIndex(db.Opened):
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
-                    for _, at, size, part, body, body_seg, _, _, _ in messages:
+                    for _, at, size, part, body, body_seg, _, _, _, *shown in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
-                        if not parts or part >= len(parts) or parts[part].text != original(body, body_seg):
+                        if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
+                                or [parts[part].role, parts[part].at, parts[part].uuid] != shown):
                             files.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
@@ -522,9 +523,10 @@ def _file(root: str, path: str) -> str:
     return os.path.join(root, *path.split("/"))
 
 
-# What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id.
-CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id FROM history_messages"
-           " AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({marks})")
+# What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id, and the
+# role, time and uuid a hit shows with the text (and --role, --since filter by).
+CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id, m.role, m.at,"
+           " m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({marks})")
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.

@@ -862,6 +862,26 @@ def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text
     assert history.search("hunter2zz", messages=messages) == []
 
 
+@pytest.mark.parametrize("messages", [False, True])
+def test_a_grown_transcript_whose_earlier_line_changed_speaker_or_time_shows_what_it_says_now(
+        history, hroot, messages):
+    """Earlier bytes changed outside the kept head and tail, then an append, where the text stays but the line
+    now says another role and time: a hit showed (and --role, --since found) the role and time indexed."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("assistant", "mu pgbouncer port", at="2025-01-20T10:00:00Z"),
+                              line("user", pad)])
+    assert [(h.role, h.at) for h in history.search("pgbouncer", messages=True)] == [
+        ("assistant", "2025-01-20T10:00:00Z")]
+    middle_rewrite(path, '"type": "assistant"', '"type":      "user"')
+    middle_rewrite(path, "2025-01-20T10:00:00Z", "2024-03-05T10:00:00Z")
+    append(path, line("assistant", "mu rotated"))
+    found = history.search_result("pgbouncer", messages=messages)
+    shown = [(h.role, h.at) for h in found.hits] if messages else [(e.role, e.at) for e in found.hits[0].excerpts]
+    assert shown == [("user", "2024-03-05T10:00:00Z")] and found.refresh.reread == 1
+    assert history.search("pgbouncer", messages=messages, role="assistant") == []
+    assert history.search("pgbouncer", messages=messages, since="2025-01-01") == []
+
+
 @pytest.mark.parametrize("strategy", ["relevant", "handoff"])
 def test_session_context_of_a_grown_transcript_with_changed_earlier_bytes_shows_its_new_text_only(
         history, hroot, tmp_path, strategy):
