@@ -307,7 +307,8 @@ def _drop(conn: sqlite3.Connection, fid: int) -> None:
 
 def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
     """Read one transcript from where the index left it, up to its size at open, with no lock held. The first
-    transaction records it as being read (size 0 until done: an interrupted read resumes, see _same_start)."""
+    transaction records it as being read (its size negative until done: an interrupted read resumes, see
+    _same_start)."""
     out, conn = {"bytes_read": 0, "skipped_lines": 0}, pending.conn
     with CountingReader(t.real) as reader:
         now, start = fingerprint.of(reader.stat), 0
