@@ -32,7 +32,7 @@ from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable, printable_name, real_path
-from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, timestamp
+from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, sub_agent, timestamp
 
 if TYPE_CHECKING:
     from .session_context import SessionContext
@@ -229,11 +229,13 @@ class HistoryIndex(db.Opened):
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
+                    side = sub_agent(messages[0][7])  # by its place, whatever its lines claim
                     for _, at, size, part, body, body_seg, _, _, _, *shown in messages:
                         raw = reader.pread(size, at)
                         parts = parse_line(raw) if len(raw) == size else None
                         if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
-                                or [parts[part].role, parts[part].at, parts[part].uuid] != shown):
+                                or [parts[part].role, parts[part].at, parts[part].uuid,
+                                    int(side or parts[part].sidechain)] != shown):
                             files.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
@@ -524,9 +526,10 @@ def _file(root: str, path: str) -> str:
 
 
 # What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id, and the
-# role, time and uuid a hit shows with the text (and --role, --since filter by).
+# role, time, uuid and sub-agent mark a hit shows with the text (and --role, --since, session-context go by).
 CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id, m.role, m.at,"
-           " m.uuid FROM history_messages AS m JOIN history_files AS f ON f.id = m.file WHERE m.id IN ({marks})")
+           " m.uuid, m.sidechain FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+           " WHERE m.id IN ({marks})")
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3
 # A session hit shows at most this many of its messages: enough to tell what it was about.

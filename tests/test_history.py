@@ -862,6 +862,19 @@ def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text
     assert history.search("hunter2zz", messages=messages) == []
 
 
+def test_a_grown_transcript_whose_earlier_line_left_a_sub_agent_is_read_as_the_sessions_now(history, hroot):
+    """The same rewrite then append, of ``isSidechain``: the line, now the session's own, stayed marked a
+    sub-agent's and out of session-context."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "nu pgbouncer port", isSidechain=True),
+                              line("user", pad)])
+    assert "pgbouncer" not in history.read_session_context("s-1", "pgbouncer").text
+    middle_rewrite(path, '"isSidechain": true', '"isSidechain":false')
+    append(path, line("assistant", "nu rotated"))
+    assert [h.sidechain for h in history.search("pgbouncer", messages=True)] == [False]
+    assert "pgbouncer" in history.read_session_context("s-1", "pgbouncer").text
+
+
 @pytest.mark.parametrize("messages", [False, True])
 def test_a_grown_transcript_whose_earlier_line_changed_speaker_or_time_shows_what_it_says_now(
         history, hroot, messages):
