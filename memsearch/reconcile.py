@@ -354,6 +354,8 @@ def _read_rows(plan: _Plan, skipped: list, progress: Progress | None, layout: La
 def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]) -> tuple:
     root_key, scope, scope_id, kind = layout.describe(info.relpath, got.meta)
     fields = [getattr(got.meta, field, None) for field in FIELDS]
-    racy = info.fingerprint.mtime_ns + RACY_NS > time.time_ns()  # re-read at each reconcile until it settles
+    # Re-read at each reconcile until it settles; by the ctime too: a rewrite in the ctime's tick with the
+    # mtime put back keeps the whole fingerprint.
+    racy = max(info.fingerprint.mtime_ns, info.fingerprint.ctime_ns) + RACY_NS > time.time_ns()
     return (info.relpath, root_ids[root_key], scope, scope_id, kind, *fields, got.body,
             getattr(got.meta, "error", None), racy, *got.segs, *info.fingerprint)

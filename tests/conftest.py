@@ -284,12 +284,20 @@ def append(path: Path, *lines: dict, raw: str = "") -> int:
 
 
 def settle(root):
-    """Every file and folder under ``root`` last changed a minute ago: old
-    enough for a folder's listing to be kept and a file's fingerprint to be
-    trusted (memsearch.fingerprint.RACY_NS)."""
+    """Every file and folder under ``root`` last modified a minute ago: old
+    enough for a folder's listing to be kept (memsearch.fingerprint.RACY_NS).
+    A file's fingerprint is trusted once its ctime is that old too, which
+    nothing sets back: see ``trusted_at_once``."""
     for path in [root, *(p for p in root.rglob("*") if not p.is_symlink())]:
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+
+
+@pytest.fixture
+def trusted_at_once(monkeypatch):
+    """A memory file's fingerprint trusted as soon as it is read: no racy window, in which every
+    reconcile reads it again (and a repos root takes no steady state)."""
+    monkeypatch.setattr("memsearch.reconcile.RACY_NS", 0)
 
 
 @pytest.fixture

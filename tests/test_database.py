@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import bad_copies, bump_mtime, cli, line, memsearch_exe, run_memsearch, transcript, unwritable, write
+from conftest import bad_copies, cli, line, memsearch_exe, run_memsearch, transcript, unwritable, write
 from memsearch import DatabaseError, HistoryIndex, MemoryIndex
 from memsearch.db import default_db_file
 
@@ -82,14 +82,14 @@ def test_a_relative_index_path_keeps_naming_one_file(tree, tmp_path, monkeypatch
     assert not (tmp_path / "b" / "index.db").exists()
 
 
-def test_the_wal_of_an_index_kept_open_shrinks_after_a_build(root, tmp_path):
+def test_the_wal_of_an_index_kept_open_shrinks_after_a_build(root, tmp_path, trusted_at_once):
     """SQLite keeps a WAL at its largest: after a cold build, a watcher or an
-    MCP server (a MemoryIndex kept open) held a WAL as large as the index."""
+    MCP server (a MemoryIndex kept open) held a WAL as large as the index.
+    (trusted_at_once: else the next reconcile re-reads and rewrites all 2,000 rows.)"""
     from memsearch.db import WAL_LIMIT_BYTES
 
     for i in range(2000):
-        # Older than the racy window: else the next reconcile re-reads (and rewrites) all 2,000 rows.
-        bump_mtime(write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300))))
+        write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300)))
     db = tmp_path / "index.db"
     wal = tmp_path / "index.db-wal"
     with MemoryIndex(root, db) as idx:

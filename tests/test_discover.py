@@ -263,7 +263,7 @@ def write_keeping_folder_mtime(path, text):
 
 
 @pytest.fixture
-def probed(src, tmp_path):
+def probed(src, tmp_path, trusted_at_once):
     """An index over ``src`` whose probes and steady state are cached (every
     file and folder settled), as in a process that queries again."""
     settle(src)
@@ -406,7 +406,8 @@ def test_a_memory_folder_reached_through_a_link_holds_only_what_discovery_reads(
         assert read.text == "Posts are written in British English.\n"
 
 
-def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch):
+def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch,
+                                                                                 trusted_at_once):
     """The steady state is taken from stats made again after the walk: a
     file edited between the two must fail the check, or every later query
     would call the edited file unchanged and serve its old text."""
@@ -472,7 +473,8 @@ def test_once_ctimes_settle_the_steady_check_compares_ctimes(probed, src, monkey
     assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
 
 
-def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(src, tmp_path, listings):
+def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(src, tmp_path, listings,
+                                                                                trusted_at_once):
     """CLAUDE.md -> AGENTS.md is a common layout: the link is checked like a
     folder on the way (re-pointed, it is a new link), the file it names like
     any memory file, and the other checkouts are not listed again for it."""

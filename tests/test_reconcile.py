@@ -1,6 +1,7 @@
 import contextlib
 import os
 import sqlite3
+import time
 
 import pytest
 
@@ -46,6 +47,54 @@ def test_a_same_size_rewrite_with_the_mtime_put_back_is_read_again(tree, tmp_pat
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
         assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
         assert idx.reconcile().updated == ("README.md",)
+
+
+def test_a_same_size_rewrite_in_the_ctime_tick_of_its_read_with_the_mtime_put_back_is_read_again(
+        root, tmp_path, monkeypatch):
+    """A kernel without fine-grained timestamps (before Linux 6.13) sets the ctime from a clock
+    that ticks every few milliseconds: a rewrite in the tick of the read keeps it, and with the
+    mtime put back (``cp -p``) the whole fingerprint. The racy rule must go by the ctime too.
+    Simulated: every stat of the file reports one ctime, a minute ahead (racy whatever the
+    machine's speed)."""
+    path = write(root, "a.md", "alpha walrus\n")
+    old = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(old, old))
+    tick = time.time_ns() + 60 * 10**9
+    scandir = os.scandir
+
+    class Entry:
+        def __init__(self, entry):
+            self._entry = entry
+
+        def __getattr__(self, name):
+            return getattr(self._entry, name)
+
+        def stat(self, *, follow_symlinks=True):
+            st = self._entry.stat(follow_symlinks=follow_symlinks)
+            if self._entry.name != "a.md":
+                return st
+            return os.stat_result([*st, st.st_atime, st.st_mtime, tick / 1e9, st.st_atime_ns, st.st_mtime_ns, tick])
+
+    class Listing:  # os.scandir's iterator, a context manager too
+        def __init__(self, folder="."):
+            self._entries = scandir(folder)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._entries.close()
+
+        def __iter__(self):
+            return map(Entry, self._entries)
+
+    monkeypatch.setattr(os, "scandir", Listing)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("alpha")] == ["a.md"]
+        path.write_text("gamma walrus\n")
+        os.utime(path, ns=(old, old))
+        assert [h.path for h in idx.search("gamma")] == ["a.md"]
+        assert idx.search("alpha") == []
 
 
 def test_hidden_dirs_and_non_markdown_are_ignored(root, tmp_path):
