@@ -147,8 +147,8 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
                  walked: list, resolved: bool = False) -> None:
-    """Every Markdown file of a memory folder; ``walked`` gets every folder listed. ``resolved``:
-    no folder on the way is a link (no realpath)."""
+    """Every Markdown file of a memory folder; ``walked`` gets every folder listed, with its
+    steady.dir_key from before the listing. ``resolved``: no folder on the way is a link (no realpath)."""
     real = folder if resolved else real_path(folder)
     if real != folder and not below(real, real_root):
         skipped.append(Skipped(prefix.rstrip("/"), "symlink points outside the root"))
@@ -158,7 +158,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
-        walked.append(path)
+        walked.append((path, dir_key(path)))
         entries = _scan(path)
         if entries is None:
             if os.path.isdir(path):
@@ -264,9 +264,12 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         # A checkout is no link (see checkouts()), a plain top neither, nor this place (just checked).
         _walk_folder(path, f"{name}/{rel}/", real_root, max_file_bytes, mine, skipped, walked,
                      resolved=top in plain_tops)
-        for folder in walked:
-            if folder != os.path.join(checkout, top) and not keep(folder):  # memory/ is a top already
-                cacheable = False
+        for folder, key in walked:
+            if folder != os.path.join(checkout, top):  # memory/ is a top already
+                if key is None:
+                    cacheable = False
+                else:
+                    dirs.append((folder, *key))
     links = []  # single files that are a link themselves (CLAUDE.md -> AGENTS.md): kept like folders
     for rel in MEMORY_FILES:
         if rel.split("/", 1)[0] not in names:
@@ -281,12 +284,12 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             except OSError:
                 pass
             if st is not None and S_ISLNK(st.st_mode) and _one_hop(path):
-                # A link is replaced, never changed: a new one has a new mtime.
-                links.append((path, st.st_mtime_ns, st.st_ino))
+                # A link is replaced, never changed: a new one has a new ctime.
+                links.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped, st)
     found.update(mine)
     dirs += links
-    base, linked = real_root.rstrip(os.sep) + os.sep, {path for path, _, _ in links}
+    base, linked = real_root.rstrip(os.sep) + os.sep, {link[0] for link in links}
     # Each file at its shown path, unless a link on the way (or a name shown escaped).
     return cacheable and len(skipped) == passed_over and all(
         abspath == (shown := base + rel.replace("/", os.sep)) or shown in linked for rel, (abspath, _) in mine.items())
@@ -319,7 +322,7 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     found: dict[str, tuple[str, Fingerprint]] = {}  # probed afresh: compared below
     skipped = result.skipped
     key = dir_key(real_root)  # before the listing: a change while it lists is seen next time
-    # What a steady state would rely on: every folder listed (path, mtime, inode), and every file
+    # What a steady state would rely on: every folder listed (path, mtime, ctime, inode), and every file
     # found; whole: all of it reached through no link.
     dirs, whole = [(real_root, *key)] if key else [], key is not None
     for name, checkout in checkouts(real_root, skipped):

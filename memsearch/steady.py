@@ -42,12 +42,14 @@ def cache_of(real_root: str, max_file_bytes: int) -> RootCache:
     return _caches.setdefault((real_root, max_file_bytes), RootCache())
 
 
-def dir_key(path: str) -> tuple[int, int] | None:
+def dir_key(path: str) -> tuple[int, int, int] | None:
+    """(mtime, ctime, inode) of a folder, taken before it is listed: a change since moves its ctime,
+    whatever was done to its mtime (os.utime)."""
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino) if S_ISDIR(st.st_mode) else None
 
 
 def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
@@ -65,10 +67,10 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
     return same
 
 
-def snapshot(dirs: list[tuple[str, int, int]], found: dict[str, tuple[str, Fingerprint]],
+def snapshot(dirs: list[tuple[str, int, int, int]], found: dict[str, tuple[str, Fingerprint]],
              known: dict[str, Fingerprint], max_file_bytes: int, now: int) -> tuple | None:
     """The steady state after a walk (begun at ``now``) that found every known file unchanged and
-    nothing new or passed over: ``dirs`` (path, mtime, inode) of every folder it listed and
+    nothing new or passed over: ``dirs`` (path, mtime, ctime, inode) of every folder it listed and
     single-file link, ``found`` {shown: (absolute path, Fingerprint)} of every file. From lstats
     taken again now and checked against what the walk relied on: None when any differs, or a folder
     had changed a moment before the walk listed it."""
@@ -79,8 +81,8 @@ def snapshot(dirs: list[tuple[str, int, int]], found: dict[str, tuple[str, Finge
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
         return None
-    if any((key[1], key[4]) != (mtime_ns, ino) or mtime_ns + RACY_NS >= now
-           for (_, mtime_ns, ino), key in zip(dirs, keys)) or any(
+    if any((key[2], key[4]) != (ctime_ns, ino) or mtime_ns + RACY_NS >= now
+           for (_, mtime_ns, ctime_ns, ino), key in zip(dirs, keys)) or any(
             not S_ISREG(key[_MODE]) or key[0] > max_file_bytes or known.get(rel) != key[:_MODE]
             for rel, key in zip(found, keys[len(dirs):])):
         return None

@@ -433,6 +433,41 @@ def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal
         assert paths(idx, "pgcat")[0][0] == "shop/.claude/memory/db.md"
 
 
+def test_a_note_added_after_its_folder_is_listed_with_the_folder_mtime_put_back_is_found(src, tmp_path, monkeypatch,
+                                                                                        trusted_at_once):
+    """A memory folder's key is taken after its listing: a note made in between, the folder's mtime
+    then put back (os.utime), left its key as the listing saw it; the steady state taken then
+    called the folder unchanged, and the note was never found. Its ctime moved."""
+    settle(src)
+    folder = src / "shop" / ".claude" / "memory"
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        idx.reconcile()
+        idx.search("pgbouncer")  # the first calm walk
+        real, added = os.scandir, []
+
+        class Listed(list):  # the listing as it was, a context manager as os.scandir's iterator is
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        def scandir(path="."):
+            entries = Listed(real(path))
+            if os.fspath(path) == str(folder) and not added:
+                st = folder.stat()
+                write(folder / "queue.md", "The shop queue is RabbitMQ.\n")
+                os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
+                added.append(path)
+            return entries
+
+        monkeypatch.setattr(os, "scandir", scandir)
+        idx.search("pgbouncer")  # the second calm walk: the steady state is taken
+        monkeypatch.setattr(os, "scandir", real)
+        assert added
+        assert paths(idx, "rabbitmq") == [("shop/.claude/memory/queue.md", "repo", "shop", "free")]
+
+
 def _lstat_keeping_ctime(monkeypatch, path, ctime_ns):
     """os.lstat as it is, except that ``path`` shows ``ctime_ns``: what an
     edit in the very timestamp tick of the last change looks like."""
