@@ -358,7 +358,8 @@ def test_a_path_swapped_after_the_scan_is_not_read_out_of_the_root(history, hroo
                                    "a folder on its path was replaced while it was read"),)
 
 
-def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, monkeypatch):
+def _read_in_part(history, hroot, monkeypatch):
+    """A transcript of 200 lines whose first read failed at line 150, committed in 4 KiB steps."""
     from memsearch import history_refresh as refresh_mod
 
     monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
@@ -366,6 +367,11 @@ def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, mo
     real = _fail_at_line(monkeypatch, 150)
     assert len(history.refresh().skipped) == 1
     monkeypatch.setattr(refresh_mod, "parse_line", real)
+    return path
+
+
+def test_an_interrupted_first_read_resumes_where_it_committed(history, hroot, monkeypatch):
+    path = _read_in_part(history, hroot, monkeypatch)
     report = history.refresh()
     assert (report.new, report.grown, report.reread) == (0, 1, 0)
     assert report.bytes_read < path.stat().st_size // 2
@@ -377,13 +383,7 @@ def test_a_same_size_rewrite_of_a_transcript_read_in_part_is_read_again(history,
     """A read left unfinished (a search's time ran out, or a crash) resumes where it committed, unless the file
     was rewritten in place meanwhile (its size kept, its mtime put back): resumed, the rewritten text was never
     indexed, and no search found it."""
-    from memsearch import history_refresh as refresh_mod
-
-    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
-    path = transcript(hroot, [line("user", f"omega message {i} " + "words " * 20) for i in range(200)])
-    real = _fail_at_line(monkeypatch, 150)
-    assert len(history.refresh().skipped) == 1
-    monkeypatch.setattr(refresh_mod, "parse_line", real)
+    path = _read_in_part(history, hroot, monkeypatch)
     before = path.stat()
     middle_rewrite(path, "omega message 50 ", "osprey message 50")  # read before the crash
     keep_times(path, before)
