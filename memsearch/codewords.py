@@ -362,8 +362,14 @@ def _own_word(word: str, forms: list[str]) -> int:
     for m in SYMBOL.finditer(word):
         if m.end() == len(word) and symbol_name(m) in forms:
             return m.start()
-    last = re.search(rf"[^\W_][\w{MARKS}]*$", word)
-    return last.start() if last and not last.group().isascii() and fold(last.group()) in forms else 0
+    # The last run of letters, digits and marks, from its first letter or digit (split and match: linear).
+    run = _NOT_WORD.split(word)[-1]
+    last = run[_NO_WORD_START.match(run).end():]
+    return len(word) - len(last) if last and not last.isascii() and fold(last) in forms else 0
+
+
+_NOT_WORD = re.compile(f"[^\\w{MARKS}]")
+_NO_WORD_START = re.compile(f"[_{MARKS}]*")
 
 
 _JOINERS = frozenset("./\\:@-")
