@@ -34,6 +34,9 @@ REFRESH_SECONDS = 5.0
 DEFERRED = f"not read in full: a search reads for {REFRESH_SECONDS:g} s at most, the next reads on"
 # The start of the reason listed for another name of a file read once (a hard link): searched, under that name.
 LINKED = "the same file as "
+# Files under names of several sessions whose first lines a walk reads to tell their own (transcripts.CLAIM_BYTES
+# each): beyond, the name already indexed is read, as before the rule.
+CLAIMS = 16
 
 # A commit of BULK_ROWS rows or more indexes them in one FTS5 statement (db.bulk_indexing), not a trigger call
 # a row, each flushing a segment; a live session's small appends keep the trigger.
@@ -279,19 +282,23 @@ def _once(found: list, stored: dict, counts: dict, skipped: list) -> list:
     shared = {ident for _, _, t in found if seen.setdefault(ident := t.fingerprint.identity, t) is not t}
     if not shared:
         return [(root, t) for _, root, t in found]
-    # A hard link named for another session must not take this one's lines (read only where the names differ).
+    # A hard link named for another session must not take this one's lines: where a file's names differ in
+    # session, its first lines say which is its own (CLAIMS files a walk at most, whatever the links' count).
     sessions: dict[tuple[int, int], set] = {}
     for _, _, t in found:
         if t.fingerprint.identity in shared:
             sessions.setdefault(t.fingerprint.identity, set()).add(own_session(t.rel))
-    claims = {ident: claim for ident, named in sessions.items()
-              if len(named) > 1 and (claim := claimed_session(seen[ident].real)) is not None}
+    differ = [ident for ident, named in sessions.items() if len(named) > 1][:CLAIMS]
+    claims = {ident: claim for ident in differ if (claim := claimed_session(seen[ident].real)) is not None}
+
+    def order(x):
+        n, root, t = x
+        own = own_session(t.rel)
+        return (t.alias not in ("", t.real),  # through a symlink: after
+                claims.get(t.fingerprint.identity, own) != own, (root, t.rel) not in stored, n, t.rel)
+
     chosen: dict[tuple[int, int], tuple] = {}
-    for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared),
-                             key=lambda x: (x[2].alias not in ("", x[2].real),  # through a symlink: after
-                                            claims.get(x[2].fingerprint.identity, own_session(x[2].rel))
-                                            != own_session(x[2].rel),
-                                            (x[1], x[2].rel) not in stored, x[0], x[2].rel)):
+    for _, root, t in sorted((x for x in found if x[2].fingerprint.identity in shared), key=order):
         one = chosen.setdefault(t.fingerprint.identity, (root, t))
         if one[1] is not t and one[1].real != t.real:
             counts["linked"] += 1

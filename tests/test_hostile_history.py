@@ -427,6 +427,20 @@ def test_a_hard_link_under_another_name_does_not_take_a_session_over(hroot, tmp_
         assert [m.text for m in healed.session_messages(VICTIM)] == ["the victim's own swift", "noted"]
 
 
+def test_a_walk_reads_the_starts_of_a_bounded_number_of_linked_files(history, hroot, monkeypatch):
+    """Telling a hard link's own name reads a file's first lines: many files each linked under another
+    session's name must not make every walk read them all."""
+    (hroot / "-home-a").mkdir()
+    for n in range(refresh_mod.CLAIMS + 5):
+        path = transcript(hroot, [line("user", f"note {n}")], session=f"s-{n}")
+        os.link(path, hroot / "-home-a" / f"x-{n}.jsonl")
+    real, read = refresh_mod.claimed_session, []
+    monkeypatch.setattr(refresh_mod, "claimed_session", lambda path: read.append(path) or real(path))
+    assert history.refresh().linked == refresh_mod.CLAIMS + 5
+    assert len(read) == refresh_mod.CLAIMS
+    assert len(history.search("note", limit=50, floor=0)) == refresh_mod.CLAIMS + 5  # each file read once
+
+
 def test_a_link_into_a_hidden_folder_is_not_followed(history, hroot):
     hidden = transcript(hroot, [line("user", "the hidden dunlin")], project=".trash")
     transcript(hroot, [line("user", "the open dunlin")], session="s-2")
