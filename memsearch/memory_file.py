@@ -1,7 +1,7 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and how to open one without ever leaving
 its root: a Markdown file (``.md``, any case) with no hidden part in its path, in a root of projects (claude, zcode)
-in ``<project>/memory/``; a symlink is followed only to such a path inside the root. Opened one name at a time with
-``O_NOFOLLOW`` (docs/hostile-content.md).
+in ``<project>/memory/``; a symlink is followed only to such a path inside the root. Resolved as the walk resolves
+it, then opened ``O_NOFOLLOW`` at that path (docs/hostile-content.md).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ MEMORY_DIR = "memory"
 # The index of a folder of memories (Claude Code's spelling), loaded into the agent's context.
 INDEX_NAME = "MEMORY.md"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a file swapped for a FIFO after the lstat below must not hang us.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -208,114 +207,37 @@ def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: st
     if sum(sizes) + len(sizes) > PATH_MAX:
         raise NotAMemoryFile(f"{shown} is longer than {PATH_MAX} bytes: no file has such a path")
     try:
-        root_fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as ex:
-        raise NotAMemoryFile(f"cannot open the memory folder of {shown}: {ex.strerror}") from None
-    try:
-        return _open_below(root_fd, real_root, projects, parts, shown, max_bytes, place)
+        return _open_below(real_root, projects, parts, shown, max_bytes, place)
     except OSError as ex:  # whatever the race did, one line
         missing = isinstance(ex, (FileNotFoundError, NotADirectoryError))
         raise NotAMemoryFile(f"no memory file at {shown}: use a path from a memory_search hit" if missing
                        else f"cannot read {shown}: {ex.strerror or type(ex).__name__}", missing=missing) from None
-    finally:
-        os.close(root_fd)
 
 
-def _open_below(root_fd: int, real_root: str, projects: bool, parts: list[str], shown: str,
+def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
                 max_bytes: int, place: Callable[[str], bool] | None) -> tuple[int, str]:
-    outside = NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
-    fds = [root_fd]  # the directories opened so far, the root first
-    done: list[str] = []  # their real names below the root, then the file's
-    # Names to look up (last first), each with its index in ``parts`` if the caller gave it (a \xNN spelling,
-    # maybe), None if a link's target did.
-    todo: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(parts)))]
-    # Where the file must end up: the root, or in a root of projects the real <project>/memory folder,
-    # which the walk starts from and judges links by.
-    base: list[str] = []
-    file_st = None
-    links = 0
-    linked = False  # a link was followed since the last name given was settled
+    """Resolved as the walk resolves a link (real_path), judged by the walk's rules, then opened confined: a folder
+    swapped for a link since the resolution is refused (open_confined)."""
+    real = real_path(on_disk(real_root, parts))
+    # In a root of projects the file stays in the real <project>/memory folder, which the walk starts from.
+    home = real_path(on_disk(real_root, parts[:2])) if projects else real_root
+    rel = below(real, real_root)
+    if not rel or below(real, home) is None:
+        raise NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
+    # The names given were judged up front: a hidden or other name here is a link's.
+    if place is None and any(is_hidden(part) for part in rel.split(os.sep)):
+        raise NotAMemoryFile(f"{shown} is a link into a hidden folder the memory index does not cover")
+    if not is_markdown(real):
+        raise NotAMemoryFile(f"{shown} is a link to a file that is not Markdown")
+    if place is not None and not place(rel.replace(os.sep, "/")):
+        raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
     try:
-        while todo:
-            name, given = todo.pop()
-            if name == "..":
-                if not done:
-                    # A link's target climbs above the root, maybe to come back (../mem/x.md for the
-                    # root mem): the walk judges links by their real path, so look the rest up by it.
-                    rest = []
-                    while todo and todo[-1][1] is None:
-                        rest.append(todo.pop()[0])
-                    rel = below(real_path(os.path.join(os.path.dirname(real_root), *rest)), real_root)
-                    if not rel:
-                        raise outside
-                    todo.extend((part, None) for part in reversed(rel.split(os.sep)))
-                    continue
-                os.close(fds.pop())
-                done.pop()
-            elif name not in ("", "."):
-                try:
-                    st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
-                except FileNotFoundError:
-                    real = disk_name(name) if given is not None else None
-                    if real is None:
-                        raise
-                    name = real
-                    st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
-                if stat.S_ISLNK(st.st_mode):
-                    links, linked = links + 1, True
-                    if links > MAX_LINKS:
-                        raise NotAMemoryFile(f"{shown} goes through too many symlinks")
-                    target = os.readlink(name, dir_fd=fds[-1])
-                    if os.path.isabs(target):
-                        rel = below(target, real_root)
-                        # Else spelled through a link to the root or a folder above it (macOS's /tmp is
-                        # /private/tmp): its real path names the names to look up below the root.
-                        target = rel if rel is not None else below(real_path(target), real_root)
-                        if not target:
-                            raise outside
-                        while len(fds) > 1:  # on from the root
-                            os.close(fds.pop())
-                        done.clear()
-                    todo.extend((part, None) for part in reversed(target.split(os.sep)))
-                elif todo:  # more names follow: this must be a directory
-                    fds.append(os.open(name, _DIR_FLAGS, dir_fd=fds[-1]))
-                    done.append(name)
-                elif stat.S_ISREG(st.st_mode):
-                    done.append(name)
-                    file_st = st
-                else:
-                    raise NotAMemoryFile(f"{shown} is not a regular file")
-            if todo and todo[-1][1] is None:
-                continue
-            # A name the caller gave is settled, links and all (it was checked up front): the walk
-            # would have gone there only if it is a memory place.
-            if linked:
-                linked = False
-                if done[:len(base)] != base:
-                    raise outside
-                if place is None and any(is_hidden(part) for part in done):
-                    raise NotAMemoryFile(f"{shown} is a link into a hidden folder the memory index does not cover")
-            if projects and todo and todo[-1][1] == 2:
-                base = list(done)
-        if file_st is None:
-            raise NotAMemoryFile(f"{shown} is not a regular file")
-        if not is_markdown(done[-1]):
-            raise NotAMemoryFile(f"{shown} is a link to a file that is not Markdown")
-        if place is not None and not place("/".join(done)):
-            raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
-        real = os.path.join(real_root, *done)
-        changed = f"{shown} changed while it was being opened: try again"
-        try:
-            fd, opened = open_confined(real)
-        except Unconfined:
-            raise NotAMemoryFile(changed) from None
-        if not same_file(opened, file_st):
-            os.close(fd)
-            raise NotAMemoryFile(changed)
-        if opened.st_size > max_bytes:
-            os.close(fd)
-            raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
-        return fd, real
-    finally:
-        for fd in fds[1:]:
-            os.close(fd)
+        fd, opened = open_confined(real)
+    except OSError:  # real_path leaves a chain of over MAX_LINKS unresolved: open_confined refuses it
+        if _too_many_links(real):
+            raise NotAMemoryFile(f"{shown} goes through too many symlinks") from None
+        raise
+    if opened.st_size > max_bytes:
+        os.close(fd)
+        raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
+    return fd, real
