@@ -14,6 +14,7 @@ from typing import NamedTuple
 from . import db as db_mod, migrate, search as search_mod
 from .errors import DatabaseCorrupt, MemsearchError, SchemaTooNew, quoted
 from .format import one_line
+from .index import file_bytes
 from .prepare import read_text
 from .query import plan
 from .settings import BUSY_TIMEOUT_S
@@ -232,19 +233,13 @@ def _check_files(index, conn, notes: list[str]) -> Check:
 
 
 def _notes(index) -> list[str]:
-    folder, kept, size = os.path.dirname(index.db_file), 0, 0
-    for name in db_mod.copies_aside(index.db_file):
-        try:
-            size += os.stat(os.path.join(folder, name)).st_size
-        except OSError:  # deleted since the listing: no longer kept
-            continue
-        kept += 1
-        for suffix in ("-wal", "-shm"):  # a copy's WAL files are part of it
-            with suppress(OSError):
-                size += os.stat(os.path.join(folder, f"{name}{suffix}")).st_size
+    folder = os.path.dirname(index.db_file)
+    # Those deleted since the listing are no longer kept; a copy's WAL files are part of it.
+    kept = [path for name in db_mod.copies_aside(index.db_file) if os.path.exists(path := os.path.join(folder, name))]
     if not kept:
         return []
-    return [f"{kept} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
+    size = sum(file_bytes(path, ("", "-wal", "-shm")) for path in kept)
+    return [f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
             " delete them once no longer needed"]
 
 

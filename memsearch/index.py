@@ -286,7 +286,7 @@ class MemoryIndex(db.Opened):
                 "files": files,
                 "unusable_frontmatter": plain,  # indexed as plain text; `memsearch index` says why
                 "schema_version": migrate.current_version(self.conn),
-                "database_bytes": _size(self._db_file),
+                "database_bytes": file_bytes(self._db_file),
                 "left_out": [x.describe() for x in self.left_out()],
                 "skipped": self.skipped,
                 **describe_watcher(self.conn, self.roots, self.settings.sync_timeout),
@@ -299,9 +299,10 @@ class MemoryIndex(db.Opened):
         self._reconcile()
 
 
-def _size(path: str) -> int:
+def file_bytes(path: str, suffixes: tuple[str, ...] = ("", "-wal")) -> int:
+    """The size of a database file and its side files (those absent count 0)."""
     total = 0
-    for suffix in ("", "-wal"):
+    for suffix in suffixes:
         with suppress(OSError):
             total += os.stat(f"{path}{suffix}").st_size
     return total

@@ -281,12 +281,10 @@ def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
     else:
         raise first
     try:
-        with open(fd, "rb", closefd=False) as f:
+        with open(fd, "rb") as f:  # closes fd
             raw = f.read(MAX_READ_CHARS * 4 + 1)  # UTF-8: at most 4 bytes a character
     except OSError as ex:
         raise ToolArgumentError(f"cannot read {quoted(path, 200, always=True)}: {ex.strerror}") from None
-    finally:
-        os.close(fd)
     reason = not_text(raw)  # as the indexer judges it: no memory file, and no text for a model
     if reason is not None:
         raise NotAMemoryFile(f"{quoted(path, 200, always=True)} is not a memory file ({reason}):"
