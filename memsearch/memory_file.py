@@ -1,7 +1,7 @@
 """What a memory file is, one rule for the indexer and ``memory_read``, and how to open one without ever leaving
 its root: a Markdown file (``.md``, any case) with no hidden part in its path, in a root of projects (claude, zcode)
 in ``<project>/memory/``; a symlink is followed only to such a path inside the root. Resolved as the walk resolves
-it, then opened ``O_NOFOLLOW`` at that path (docs/hostile-content.md).
+it, then opened one name at a time with ``O_NOFOLLOW`` (docs/hostile-content.md).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ MEMORY_DIR = "memory"
 # The index of a folder of memories (Claude Code's spelling), loaded into the agent's context.
 INDEX_NAME = "MEMORY.md"
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a file swapped for a FIFO after the lstat below must not hang us.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -126,17 +127,18 @@ def _too_many_links(path: str) -> bool:
     return False
 
 
-def open_confined(abspath: str, *, confined: bool = True) -> tuple[int, os.stat_result]:
+def open_confined(abspath: str, *, confined: bool = True, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
     """(A read-only descriptor, its fstat()) of the regular file at ``abspath``: the one open of a file memsearch
     reads, non-blocking (a FIFO swapped in never hangs it). ``confined`` (a resolved path a walk found in a root): no
     link is followed, and the file is read only if ``abspath`` still names it (no folder on its way since swapped for
-    a link, which could lead out of the root). Raises OSError: Unconfined with the reason, FileNotFoundError..."""
-    fd = os.open(abspath, _FILE_FLAGS if confined else _FILE_FLAGS & ~os.O_NOFOLLOW)
+    a link, which could lead out of the root; ``dir_fd``: a name in that folder, confined by the caller). Raises
+    OSError: Unconfined with the reason, FileNotFoundError..."""
+    fd = os.open(abspath, _FILE_FLAGS if confined else _FILE_FLAGS & ~os.O_NOFOLLOW, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Unconfined(0, "not a regular file")
-        if confined and not opened_at(fd, abspath):
+        if confined and dir_fd is None and not opened_at(fd, abspath):
             raise Unconfined(0, "a folder on its path was replaced while it was read")
     except BaseException:
         os.close(fd)
@@ -196,8 +198,8 @@ def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: st
     if place is None and any(is_hidden(part) for part in parts):
         raise NotAMemoryFile(f"{shown} is in a hidden folder the memory index does not cover")
     if projects and (len(parts) < 3 or parts[1] != MEMORY_DIR):
-        raise NotAMemoryFile(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...): only those are indexed",
-                       missing=True)
+        raise NotAMemoryFile(f"{shown} is not in a project's memory folder (<project>/{MEMORY_DIR}/...):"
+                             " only those are indexed", missing=True)
     try:
         sizes = [len(os.fsencode(part)) for part in parts]
     except UnicodeEncodeError:
@@ -216,8 +218,7 @@ def open_memory_file(real_root: str, projects: bool, parts: list[str], shown: st
 
 def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
                 max_bytes: int, place: Callable[[str], bool] | None) -> tuple[int, str]:
-    """Resolved as the walk resolves a link (real_path), judged by the walk's rules, then opened confined: a folder
-    swapped for a link since the resolution is refused (open_confined)."""
+    """Resolved as the walk resolves a link (real_path), judged by the walk's rules, then opened a name at a time."""
     real = real_path(on_disk(real_root, parts))
     # In a root of projects the file stays in the real <project>/memory folder, which the walk starts from.
     home = real_path(on_disk(real_root, parts[:2])) if projects else real_root
@@ -232,8 +233,8 @@ def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
     if place is not None and not place(rel.replace(os.sep, "/")):
         raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
     try:
-        fd, opened = open_confined(real)
-    except OSError:  # real_path leaves a chain of over MAX_LINKS unresolved: open_confined refuses it
+        fd, opened = _open_resolved(real_root, rel.split(os.sep))
+    except OSError:  # real_path leaves a chain of over MAX_LINKS unresolved: it cannot be opened so
         if _too_many_links(real):
             raise NotAMemoryFile(f"{shown} goes through too many symlinks") from None
         raise
@@ -241,3 +242,17 @@ def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
         os.close(fd)
         raise NotAMemoryFile(f"{shown} is too large to be a memory file ({opened.st_size} bytes, cap {max_bytes})")
     return fd, real
+
+
+def _open_resolved(real_root: str, names: list[str]) -> tuple[int, os.stat_result]:
+    """open_confined() of the resolved path ``names`` below ``real_root``, a name at a time from the root's
+    descriptor, none followed if a link: a folder swapped for a link since it was resolved fails to open, with or
+    without /proc."""
+    fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in names[:-1]:
+            fd, parent = os.open(name, _DIR_FLAGS, dir_fd=fd), fd
+            os.close(parent)
+        return open_confined(names[-1], dir_fd=fd)
+    finally:
+        os.close(fd)
