@@ -6,6 +6,7 @@ it, then opened one name at a time with ``O_NOFOLLOW`` (docs/hostile-content.md)
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -234,9 +235,14 @@ def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
         raise NotAMemoryFile(f"{shown} is a link to a file the discovery does not read")
     try:
         fd, opened = _open_resolved(real_root, rel.split(os.sep))
-    except OSError:  # real_path leaves a chain of over MAX_LINKS unresolved: it cannot be opened so
-        if _too_many_links(real):
-            raise NotAMemoryFile(f"{shown} goes through too many symlinks") from None
+    except Unconfined:  # the one reason for a name opened in a folder's descriptor
+        raise NotAMemoryFile(f"{shown} is not a regular file") from None
+    except OSError:  # real_path leaves a loop or a chain of over MAX_LINKS unresolved: no name of it opens
+        try:
+            os.stat(real)  # the kernel follows at most 40 links
+        except OSError as ex:
+            if ex.errno == errno.ELOOP:
+                raise NotAMemoryFile(f"{shown} goes through too many symlinks") from None
         raise
     if opened.st_size > max_bytes:
         os.close(fd)
