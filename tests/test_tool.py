@@ -302,6 +302,17 @@ def test_read_follows_links_inside_the_root(index, tree):
     assert result.data["file"] == str(tree / "projects" / "shop" / "memory-db.md")
 
 
+def test_read_names_a_link_loop_and_what_is_no_regular_file(index, tree):
+    os.symlink("loop.md", tree / "global" / "loop.md")
+    os.symlink("dir-loop", tree / "global" / "dir-loop")
+    os.mkfifo(tree / "global" / "fifo.md")
+    for path, reason in [("global/loop.md", "goes through too many symlinks"),
+                         ("global/dir-loop/x.md", "goes through too many symlinks"),
+                         ("global/fifo.md", "is not a regular file")]:
+        read = call_tool(index, "memory_read", {"path": path})
+        assert read.is_error and reason in read.text, (path, read.text)
+
+
 def test_read_follows_links_that_reach_the_root_another_way(tree, tmp_path):
     """Links the walk indexes (it judges them by their real path) read back: an absolute
     target through a link to the root's folder (macOS's /tmp is /private/tmp), and a
