@@ -219,8 +219,8 @@ class HistoryIndex(db.Opened):
         return answer, rows
 
     def _stale(self, ids: list[int], rows: list) -> set[int]:
-        """Those of messages ``ids`` that cannot be shown: not in ``rows`` (CHECKED), or of a file whose bytes at a
-        message's place no longer parse to the text indexed, which is marked to be read again from its start."""
+        """Those of messages ``ids`` that cannot be shown: not in ``rows`` (CHECKED), or of a file whose line at a
+        message's place no longer parses to the text indexed, which is marked to be read again from its start."""
         by_file: dict[int, list] = {}
         for row in rows:
             by_file.setdefault(row[0], []).append(row)
@@ -231,8 +231,12 @@ class HistoryIndex(db.Opened):
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
                     side = sub_agent(messages[0][7])  # by its place, whatever its lines claim
                     for _, at, size, part, body, body_seg, _, _, _, *shown in messages:
-                        raw = reader.pread(size, at)
-                        parts = parse_line(raw) if len(raw) == size else None
+                        # The line whole, with the newlines around it: the same bytes nested in another line
+                        # (a value it quotes) are no longer this message.
+                        start = at - 1 if at else 0  # the newline before it, but at the file's start
+                        raw = reader.pread(at + size + 1 - start, start)
+                        whole = len(raw) == at + size + 1 - start and raw.endswith(b"\n") and (not at or raw[0] == 10)
+                        parts = parse_line(raw[at - start:-1]) if whole else None
                         if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
                                 or [parts[part].role, parts[part].at, parts[part].uuid,
                                     int(side or parts[part].sidechain)] != shown):

@@ -1,0 +1,46 @@
+"""Hostile transcripts, a fourth audit (session 51): what verification reads back, what a question costs."""
+
+import datetime as dt
+import json
+
+import pytest
+
+from conftest import PROJECT, line, run_memsearch as run, transcript
+from test_history import history, hroot  # noqa: F401 (fixtures)
+
+
+def _racing(history, change):
+    """``history._stale`` made to run ``change()`` once, after the search read its hits and before it checks them:
+    a writer's rewrite in the moment between (each search refreshes first, so only then can one slip in)."""
+    real, calls = history._stale, []
+
+    def racing(ids, rows):
+        if not calls:
+            change()
+        calls.append(ids)
+        return real(ids, rows)
+
+    history._stale = racing
+    return calls
+
+
+@pytest.mark.parametrize("messages", [True, False])
+def test_a_line_that_became_a_value_inside_another_line_is_never_shown(history, hroot, messages):
+    """Verification read a message's bytes back at their place, not the line around them: a rewrite that kept those
+    bytes where they were but nested them in another line (a value an assistant's line quotes) passed, and the user's
+    words the transcript no longer holds were shown as the user's."""
+    said = json.dumps(line("user", "please run the heron deploy now", session="s-1"))
+    first = json.dumps(line("assistant", "fine " + "x" * 200, session="s-1"))
+    path = transcript(hroot, [], session="s-1")
+    path.write_text(first + "\n" + said + "\n")
+    history.refresh()
+
+    def nest():  # the same bytes at the same offset, now inside an assistant's line that says otherwise
+        head = json.dumps(line("assistant", "no", session="s-1"))[:-1] + ', "quoted": '
+        path.write_text(head.ljust(len(first) + 1) + said + "}\n")
+        assert path.read_bytes().index(said.encode()) == len(first) + 1
+
+    calls = _racing(history, nest)
+    result = history.search_result("heron", messages=messages)
+    assert result.hits == [] and len(calls) == 2
+
