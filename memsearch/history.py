@@ -32,7 +32,7 @@ from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable, printable_name, real_path
-from .transcripts import ROLES, CountingReader, parse_line, resolve_root, slug, sub_agent, timestamp
+from .transcripts import ROLES, CountingReader, own_session, parse_line, resolve_root, slug, sub_agent, timestamp
 
 if TYPE_CHECKING:
     from .session_context import SessionContext
@@ -229,8 +229,11 @@ class HistoryIndex(db.Opened):
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
-                    side = sub_agent(messages[0][7])  # by its place, whatever its lines claim
-                    for _, at, size, part, body, body_seg, _, _, _, *shown in messages:
+                    rel = messages[0][7]
+                    side = sub_agent(rel)  # by its place, whatever its lines claim
+                    # The session as the refresh takes it: the file's place, else the line's claim, else its name.
+                    own, named = own_session(rel), rel.rsplit("/", 1)[-1][: -len(".jsonl")]
+                    for _, at, size, part, body, body_seg, _, _, _, session, *shown in messages:
                         # The line whole, with the newlines around it: the same bytes nested in another line
                         # (a value it quotes) are no longer this message.
                         start = at - 1 if at else 0  # the newline before it, but at the file's start
@@ -238,6 +241,7 @@ class HistoryIndex(db.Opened):
                         whole = len(raw) == at + size + 1 - start and raw.endswith(b"\n") and (not at or raw[0] == 10)
                         parts = parse_line(raw[at - start:-1]) if whole else None
                         if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
+                                or (own or parts[part].session or named) != session
                                 or [parts[part].role, parts[part].at, parts[part].uuid,
                                     int(side or parts[part].sidechain)] != shown):
                             files.add(fid)
@@ -530,9 +534,9 @@ def _file(root: str, path: str) -> str:
 
 
 # What _stale checks of each message shown: where its line is, the text indexed, its file's name, its id, and the
-# role, time, uuid and sub-agent mark a hit shows with the text (and --role, --since, session-context go by).
-CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id, m.role, m.at,"
-           " m.uuid, m.sidechain FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
+# session, role, time, uuid and sub-agent mark a hit shows with the text (and --role, --since, session-context go by).
+CHECKED = ("SELECT m.file, m.line_at, m.line_len, m.part, m.body, m.body_seg, f.root, f.path, m.id, m.session,"
+           " m.role, m.at, m.uuid, m.sidechain FROM history_messages AS m JOIN history_files AS f ON f.id = m.file"
            " WHERE m.id IN ({marks})")
 # Searches run again at most this many times when a hit's transcript no longer holds its text.
 VERIFY_TRIES = 3

@@ -44,3 +44,14 @@ def test_a_line_that_became_a_value_inside_another_line_is_never_shown(history, 
     result = history.search_result("heron", messages=messages)
     assert result.hits == [] and len(calls) == 2
 
+
+def test_a_sub_agents_line_rewritten_to_claim_another_session_is_not_shown_as_the_first(history, hroot):
+    """An older sub-agent's file (``<project>/agent-*.jsonl``) takes each line's sessionId. Verification checked a
+    line's text, role, time and uuid but not the session it names: a same-size rewrite naming another session
+    passed, and the hit was shown as a message of the session the line no longer claims."""
+    path = hroot / PROJECT / "agent-1.jsonl"
+    transcript(hroot, [line("user", "the heron deploy", session="aaaa")], session="agent-1")
+    history.refresh()
+    calls = _racing(history, lambda: path.write_text(path.read_text().replace('"aaaa"', '"bbbb"')))
+    hits = history.search("heron", messages=True)
+    assert [(h.session, h.snippet) for h in hits] == [("bbbb", "the <<heron>> deploy")] and len(calls) == 2
