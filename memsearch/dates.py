@@ -43,6 +43,9 @@ SLACK_DAYS = 3
 
 # A session (or message) held at a date the question names counts this much more.
 HELD_FACTOR = 2.0
+# The dates of a question ranked by, the first named: each is an OR every row scored tests, and SQLite refuses
+# an expression of about a thousand.
+MAX_WINDOWS = 16
 
 
 class Window(NamedTuple):
@@ -55,7 +58,8 @@ class Window(NamedTuple):
 
 
 def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
-    """The dates ``text`` names; if none, the days it counts back from ``today`` (default: UTC's)."""
+    """The dates ``text`` names (the first MAX_WINDOWS); if none, the days it counts back from ``today``
+    (default: UTC's)."""
     out = []
     for m in _DATE.finditer(text):
         if m["iy"]:
@@ -88,7 +92,7 @@ def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
         else:  # the past two weeks: up to today
             near, far = 0, _days(m["pn"], m["punit"]) + SLACK_DAYS
         out.append(_window(now - dt.timedelta(far), now - dt.timedelta(max(near, 0))))
-    return tuple(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))[:MAX_WINDOWS]
 
 
 def uncounted(text: str) -> str:

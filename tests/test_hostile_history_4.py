@@ -55,3 +55,21 @@ def test_a_sub_agents_line_rewritten_to_claim_another_session_is_not_shown_as_th
     calls = _racing(history, lambda: path.write_text(path.read_text().replace('"aaaa"', '"bbbb"')))
     hits = history.search("heron", messages=True)
     assert [(h.session, h.snippet) for h in hits] == [("bbbb", "the <<heron>> deploy")] and len(calls) == 2
+
+
+def test_a_question_naming_thousands_of_dates_is_searched(history, hroot, tmp_path):
+    """Each date a question names became an OR of the ranking's SQL: past about a thousand, SQLite refused the
+    expression and the search failed with an error blaming the index (``index ...: Expression tree is too
+    large``); below that, each cost every row scored (900 dates: a search 10 times slower). Now the first
+    MAX_WINDOWS dates are ranked by, the rest searched as words only."""
+    from memsearch import dates
+
+    transcript(hroot, [line("user", "the heron deploy", at="2020-01-02T10:00:00Z")])
+    day = dt.date(2020, 1, 1)
+    question = "heron " + " ".join((day + dt.timedelta(n)).isoformat() for n in range(3000))
+    assert len(dates.windows(question)) == dates.MAX_WINDOWS
+    for messages in (True, False):
+        assert len(history.search(question, messages=messages)) == 1
+    done = run("history", question, "--history-root", hroot, "--db", tmp_path / "cli.db", "--json")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["results"]) == 1
