@@ -12,6 +12,7 @@ import heapq
 import math
 import os
 import sqlite3
+import time
 from contextlib import suppress
 from functools import reduce
 from itertools import groupby, islice
@@ -182,6 +183,7 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                   f" got {quoted(since, 80, always=True)}")
         planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
+        deadline = _deadline()  # of every refresh of this search, its tries' (_verified) too
         reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
         held, own = windows(query), not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
         counts: dict[str, int] = {}
@@ -199,7 +201,7 @@ class HistoryIndex(db.Opened):
                     kept.append(hit)  # not one of its messages in doubt
             return kept, answer[1], answer[2]
 
-        hits, floored, _ = self._verified(run, itemgetter(2), reports.append, give_up)
+        hits, floored, _ = self._verified(run, itemgetter(2), deadline, reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
 
@@ -440,11 +442,12 @@ class HistoryIndex(db.Opened):
         as read_session_context takes it."""
         if project is not None and not isinstance(project, str):
             raise InvalidArgument(f"project must be a string, got {type(project).__name__}")
+        deadline = _deadline()
         if refresh:
             self.refresh(seconds=history_refresh.REFRESH_SECONDS)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
-            lambda messages: [m.id for m in messages])
+            lambda messages: [m.id for m in messages], deadline)
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None, project: str | None = None):
@@ -454,6 +457,7 @@ class HistoryIndex(db.Opened):
         from .session_context import check_arguments, select  # here: a search never loads it
 
         args = check_arguments(session, query, strategy, max_tokens, project)
+        deadline = _deadline()
         self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
         def read():
@@ -461,18 +465,20 @@ class HistoryIndex(db.Opened):
             return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
                           newest_first=read_messages(self.conn, where, newest_first=True))
 
-        return self._verified(read, lambda context: list(context.ids))
+        return self._verified(read, lambda context: list(context.ids), deadline)
 
-    def _verified(self, read, ids_of, refreshed=None, give_up=None):
+    def _verified(self, read, ids_of, deadline: float, refreshed=None, give_up=None):
         """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale). A changed
         transcript is refreshed (its report to ``refreshed``) and read() run again, VERIFY_TRIES times at most;
-        then give_up(answer, the ids of _stale) answers, by default a MemsearchError."""
+        then give_up(answer, the ids of _stale) answers, by default a MemsearchError. The refreshes read until
+        ``deadline`` (_deadline()), the caller's own refresh's: a transcript rewritten without end made each try
+        read for REFRESH_SECONDS more."""
         for _ in range(VERIFY_TRIES):
             answer, rows = self._guarded(lambda: self._read_checked(read, ids_of))
             stale = self._guarded(lambda: self._stale(list(ids_of(answer)), rows))
             if not stale:
                 return answer
-            report = self.refresh(None, history_refresh.REFRESH_SECONDS)
+            report = self.refresh(None, max(0.0, deadline - time.monotonic()))
             if refreshed is not None:
                 refreshed(report)
         if give_up is None:
@@ -527,6 +533,11 @@ def ranked_plan(query: str, planned: Query) -> Query:
         return planned
     fewer = plan(text)
     return Query(fewer.terms, tuple(p for p in fewer.pairs if p in planned.pairs))
+
+
+def _deadline() -> float:
+    """When a call's refreshes stop reading (time.monotonic()): REFRESH_SECONDS from now, for all of them."""
+    return time.monotonic() + history_refresh.REFRESH_SECONDS
 
 
 def _file(root: str, path: str) -> str:

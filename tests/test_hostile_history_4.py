@@ -73,3 +73,35 @@ def test_a_question_naming_thousands_of_dates_is_searched(history, hroot, tmp_pa
     done = run("history", question, "--history-root", hroot, "--db", tmp_path / "cli.db", "--json")
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)["results"]) == 1
+
+
+def test_a_transcript_rewritten_without_end_costs_a_search_one_refresh_time(history, hroot, monkeypatch):
+    """A search reads transcripts for REFRESH_SECONDS; a hit its transcript no longer holds made it refresh again,
+    for REFRESH_SECONDS more each try (VERIFY_TRIES): a large transcript a writer keeps rewriting in place (its
+    matching line, a read from its start each time) cost every search 4 refreshes, 20 s instead of 5. The tries
+    share the search's time now; the hit is left out, the other transcripts' shown."""
+    import subprocess
+    import sys
+    import time
+
+    from memsearch import history_refresh
+
+    monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 1.0)
+    transcript(hroot, [line("user", "the good heron")], session="good")
+    path = transcript(hroot, [line("user", "the heron 0000")], session="big")
+    filler = json.dumps(line("user", "filler words of a long transcript " * 6)) + "\n"
+    with path.open("a") as out:
+        out.write(filler * 150_000)  # ~50 MB: more than a second's reading
+    at = path.read_bytes().index(b"0000")
+    code = ("import os, sys, time\nfd = os.open(sys.argv[1], os.O_WRONLY)\nfor n in range(10**9):\n"
+            "    os.pwrite(fd, b'%04d' % (n % 10000), int(sys.argv[2])); time.sleep(0.002)")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(path), str(at)])
+    try:
+        started = time.perf_counter()
+        hits = history.search("heron", messages=True)
+        spent = time.perf_counter() - started
+    finally:
+        writer.kill()
+        writer.wait()
+    assert [h.snippet for h in hits] == ["the good <<heron>>"]
+    assert spent < 3 * history_refresh.REFRESH_SECONDS, spent
