@@ -381,7 +381,9 @@ def is_memory_path(rel: str) -> bool:
         return True
     for prefix in _PLACE_PREFIXES:
         if inside.startswith(prefix):
-            return not any(p[0] == "." for p in inside[len(prefix):].split("/"))
+            # As deep as _walk_folder goes (FOLDER_DEPTH): memory_read must not open what no search finds.
+            below_place = inside[len(prefix):].split("/")
+            return len(below_place) <= FOLDER_DEPTH and not any(p[0] == "." for p in below_place)
     # SKIP_DIRS are the source folders the deep walk never enters: not the
     # checkout itself (a checkout may be called build), not a memory place.
     return (parts[-1] in NESTED_NAMES and len(parts) - 2 <= NESTED_DEPTH
