@@ -28,6 +28,10 @@ CONTEXT_TOOL_NAME = "read_session_context"
 
 # Scope ids named in an index's tool description: more would crowd the model's context.
 SCOPE_IDS_SHOWN = 60
+# And the characters they may take, each and all: 60 folders named with 250 control bytes, each shown \x01 by \x01,
+# listed 60,000 characters at every session. A longer one is left out of the list; its hits still name it.
+MAX_ID_SHOWN = 200
+SCOPE_IDS_CHARS = 4000
 
 # The CLI allows 1000 hits; a model reads every one, and past a few dozen better words beat more.
 TOOL_DEFAULT_LIMIT = 10
@@ -203,7 +207,12 @@ def _shown_id(sid: str) -> str:
 
 
 def _first_ids(shown: list[str], found: int) -> str:
-    return ", ".join(shown) + (", ..." if found > SCOPE_IDS_SHOWN else "")
+    listed, used = [], 0
+    for text in shown:
+        if len(text) <= MAX_ID_SHOWN and used + len(text) <= SCOPE_IDS_CHARS:
+            listed.append(text)
+            used += len(text) + 2
+    return ", ".join(listed) + (", ..." if found > len(listed) else "")
 
 
 class ToolResult(NamedTuple):

@@ -2,7 +2,7 @@
 
 from conftest import write
 from memsearch import MemoryIndex, Root
-from memsearch.tool import call_tool
+from memsearch.tool import call_tool, search_tool
 
 
 def test_memory_read_refuses_a_repos_memory_file_deeper_than_the_walk_goes(tmp_path):
@@ -19,3 +19,23 @@ def test_memory_read_refuses_a_repos_memory_file_deeper_than_the_walk_goes(tmp_p
         for path in ("shop/.claude/memory/a/b/c/d/e/f/deep.md", str(deep)):
             refused = call_tool(idx, "memory_read", {"path": path})
             assert refused.is_error and "tucked" not in refused.text, refused.text
+
+
+def test_scope_ids_listed_to_the_model_are_bounded_in_size(tmp_path):
+    """memory_search's description lists the scope ids indexed now, and so does the error for an unknown one:
+    61 project folders named with 250 control bytes each made that list 60,000 characters, in the model's
+    context at every session. An id whose shown form is too long is left out (its hits still name it)."""
+    src = tmp_path / "projects"
+    for i in range(61):
+        write(src, f"{chr(65 + i % 26)}{chr(1) * 250}{i}/memory/n.md", "note\n")
+    write(src, "-home-me-shop/memory/n.md", "real note\n")
+    with MemoryIndex(Root("claude", str(src)), tmp_path / "db") as idx:
+        listed = search_tool(idx).input_schema["properties"]["scopeId"]["description"]
+        assert "-home-me-shop (cc)" in listed and len(listed) < 2_000, len(listed)
+        unknown = call_tool(idx, "memory_search", {"query": "note", "scopeId": "nope"})
+        assert unknown.is_error and "-home-me-shop" in unknown.text and len(unknown.text) < 2_000, len(unknown.text)
+        # A hit still names such a project, and scopeId finds it.
+        hits = call_tool(idx, "memory_search", {"query": "note", "limit": 50}).data["results"]
+        hit = next(h for h in hits if h["scope_id"][1:3] == "\x01\x01")
+        again = call_tool(idx, "memory_search", {"query": "note", "scopeId": hit["scope_id"]})
+        assert [h["path"] for h in again.data["results"]] == [hit["path"]]
