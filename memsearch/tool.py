@@ -14,7 +14,7 @@ from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile, quoted
 from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex
-from .memory_file import PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
+from .memory_file import NAME_MAX, PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
 from .search import short_repr
@@ -45,6 +45,8 @@ MAX_NAME_CHARS = 1000
 
 # PATH_MAX bytes, each spelled in up to 5 characters (\\xNN of a name that is not UTF-8, escaped).
 MAX_PATH_CHARS = 5 * PATH_MAX
+# A scope id (a folder's name) as a hit's label quotes it, taken back: NAME_MAX bytes so spelled, and the quotes.
+MAX_ID_CHARS = 5 * NAME_MAX + 2
 
 # memory_read returns a file whole up to this size: memory files are notes of a few kilobytes.
 MAX_READ_CHARS = 100_000
@@ -155,7 +157,7 @@ def _search_tool(scopes, types) -> ToolSpec:
     """memory_search for hits of these scopes and types (no scopes: no scope filters)."""
     scoped = {"scope": {"type": "string", "enum": list(scopes),
                         "description": f"Only this layer: {_scope_words(scopes)}."},
-              "scopeId": _text("Only this project or session id (the folder name under its scope).")}
+              "scopeId": _text("Only this project or session id (the folder name under its scope).", MAX_ID_CHARS)}
     schema = object_schema({
         "query": _text("One to three rare, specific words, e.g. 'pgbouncer port' (not 'database config').",
                        MAX_QUERY_CHARS),

@@ -1,5 +1,8 @@
 """Hostile memory files and tool calls, a fourth audit (session 51): each test failed before its fix."""
 
+import os
+import re
+
 from conftest import write
 from memsearch import MemoryIndex, Root
 from memsearch.tool import call_tool, search_tool
@@ -39,3 +42,23 @@ def test_scope_ids_listed_to_the_model_are_bounded_in_size(tmp_path):
         hit = next(h for h in hits if h["scope_id"][1:3] == "\x01\x01")
         again = call_tool(idx, "memory_search", {"query": "note", "scopeId": hit["scope_id"]})
         assert [h["path"] for h in again.data["results"]] == [hit["path"]]
+
+
+def test_scope_id_takes_back_the_quoted_id_of_any_folder_name(tmp_path):
+    """A hit's label quotes a scope id that is not plain, and scopeId takes that form back: a folder name of 255
+    bytes, each shown \\xNN (a byte that is not UTF-8, spelled \\xNN, then quoted: 5 characters), was over
+    scopeId's 1,000 characters and refused, so that project could not be searched alone."""
+    src = tmp_path / "projects"
+    for name in (b"p" + b"\x01" * 254, b"q" + b"\xff" * 254, b"r[" + b"\xff" * 253):
+        folder = os.path.join(os.fsencode(src), name, b"memory")
+        os.makedirs(folder)
+        with open(os.path.join(folder, b"n.md"), "w") as f:
+            f.write("lone note\n")
+    with MemoryIndex(Root("claude", str(src)), tmp_path / "db") as idx:
+        found = call_tool(idx, "memory_search", {"query": "note"})
+        labels = re.findall(r"\[cc/(.*?) · free\]", found.text)
+        assert len(labels) == 3 and min(map(len, labels)) > 1_000 and max(map(len, labels)) > 1_250
+        for label, hit in zip(labels, found.data["results"]):
+            alone = call_tool(idx, "memory_search", {"query": "note", "scopeId": label})
+            assert not alone.is_error, alone.text
+            assert [h["path"] for h in alone.data["results"]] == [hit["path"]]
