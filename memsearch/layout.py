@@ -19,7 +19,7 @@ import os
 
 from . import discover
 from .errors import RootNotFound
-from .memory_file import MEMORY_DIR, MIMO_SCOPES, below, link_target_refusal, on_disk, real_path
+from .memory_file import MEMORY_DIR, MIMO_SCOPES, is_project_memory, on_disk, real_path
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
 from .walk import Known, Walk, shown_name, walk
@@ -202,10 +202,3 @@ def _project_folders(path: str) -> list[str]:
     memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR))
               for e in entries if not e.name.startswith(".")}
     return sorted(name for name, folder in memory.items() if is_project_memory(real_root, folder))
-
-
-def is_project_memory(real_root: str, folder: str) -> bool:
-    """Whether the resolved ``folder`` is a project's memory folder inside ``real_root``, the only
-    kind the walk enters ("memory -> .." made every project walk the whole root)."""
-    return (os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
-            and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])

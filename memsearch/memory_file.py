@@ -160,6 +160,13 @@ def link_target_refusal(real_root: str, target: str, is_dir: bool) -> str | None
     return None
 
 
+def is_project_memory(real_root: str, folder: str) -> bool:
+    """Whether the resolved ``folder`` is a project's memory folder inside ``real_root``, the only
+    kind the walk enters ("memory -> .." made every project walk the whole root)."""
+    return (os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
+            and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])
+
+
 def disk_name(shown: str) -> str | None:
     """The real name behind a :func:`printable_name` spelling with ``\\xNN``, or None."""
     if "\\x" not in shown:
@@ -226,6 +233,10 @@ def _open_below(real_root: str, projects: bool, parts: list[str], shown: str,
     rel = below(real, real_root)
     if not rel or below(real, home) is None:
         raise NotAMemoryFile(f"{shown} leads outside the memory folder: only memory files can be read")
+    # "memory -> ..": the walk passes it over (a folder that is not there: no file, said below)
+    if projects and os.path.isdir(home) and not is_project_memory(real_root, home):
+        raise NotAMemoryFile(f"{shown} is in a link to a folder that is no project's memory folder:"
+                             " only those are indexed")
     # The names given were judged up front: a hidden or other name here is a link's.
     if place is None and any(is_hidden(part) for part in rel.split(os.sep)):
         raise NotAMemoryFile(f"{shown} is a link into a hidden folder the memory index does not cover")

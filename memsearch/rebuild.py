@@ -13,8 +13,8 @@ from typing import NamedTuple
 from .context import LINE_CONTROLS, clean, read_text, whole_lines
 from .errors import InvalidArgument, SessionNotFound, quoted
 from .identity import mimo_project_id, zcode_project_folder
-from .layout import is_project_memory
-from .memory_file import INDEX_NAME, MEMORY_DIR, NAME_MAX, link_target_refusal, printable_name, real_path
+from .memory_file import (INDEX_NAME, MEMORY_DIR, NAME_MAX, is_project_memory, link_target_refusal, printable_name,
+                          real_path)
 from .roots import AGENT_KINDS, Root, resolve
 from .schema import whole_number
 from .session_context import CHARS_PER_TOKEN, INDENT

@@ -3,6 +3,8 @@
 import os
 import re
 
+import pytest
+
 from conftest import write
 from memsearch import MemoryIndex, Root
 from memsearch.tool import call_tool, search_tool
@@ -62,3 +64,27 @@ def test_scope_id_takes_back_the_quoted_id_of_any_folder_name(tmp_path):
             alone = call_tool(idx, "memory_search", {"query": "note", "scopeId": label})
             assert not alone.is_error, alone.text
             assert [h["path"] for h in alone.data["results"]] == [hit["path"]]
+
+
+@pytest.mark.parametrize("link, path, shown", [
+    ("../victim", "evil/memory/top.md", "project top note"),  # a project's memory folder linked to a project
+    ("..", "evil/memory/README.md", "root readme"),  # ... to the root: any Markdown file in it
+    ("..", "evil/memory/victim/top.md", "project top note"),
+])
+def test_memory_read_refuses_what_a_memory_link_to_no_memory_folder_reaches(tmp_path, link, path, shown):
+    """In a claude root, the walk enters a project's `memory` only when it resolves to a project's memory folder
+    (`memory -> ..` is passed over); memory_read followed such a link and read any Markdown file of the root, a
+    project's own top-level notes or the root's README, none of them memory nor ever indexed."""
+    src = tmp_path / "projects"
+    write(src, "victim/top.md", "project top note\n")
+    write(src, "README.md", "root readme\n")
+    write(src, "victim/memory/m.md", "memory note\n")
+    (src / "evil").mkdir()
+    (src / "evil" / "memory").symlink_to(link)
+    with MemoryIndex(Root("claude", str(src)), tmp_path / "db") as idx:
+        assert list(idx.reconcile().added) == ["victim/memory/m.md"]
+        for given in (path, str(src / path)):
+            refused = call_tool(idx, "memory_read", {"path": given})
+            assert refused.is_error and shown not in refused.text, refused.text
+        assert call_tool(idx, "memory_read", {"path": "victim/memory/m.md"}).text == "memory note\n"
+        assert "no memory file at" in call_tool(idx, "memory_read", {"path": "nobody/memory/m.md"}).text
