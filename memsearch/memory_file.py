@@ -88,11 +88,24 @@ class Unconfined(OSError):
     """What :func:`open_confined` opened is no regular file at its path (``strerror``: why)."""
 
 
+# Names one resolution looks up in Python at most (a chain past the kernel's 40 links, or a broken one): a link's
+# target may hold a PATH_MAX of "d/../", which realpath lstats a name at a time (300 links to a chain of 39 such
+# cost every query 37 s). Past it, the path is left unresolved, as a chain of over MAX_LINKS.
+MAX_LOOKUPS = 2000
+_O_PATH = getattr(os, "O_PATH", None)  # Linux: a descriptor of the path itself, resolved by the kernel
+
+
 def real_path(path: str) -> str:
-    """``os.path.realpath(path)``, or ``path`` as it is (as realpath leaves a loop) past MAX_LINKS links: realpath
-    recurses once a link, so a chain of 1,000 under a root raised RecursionError at every walk."""
+    """``os.path.realpath(path)``, or ``path`` as it is (as realpath leaves a loop) past MAX_LINKS links or
+    MAX_LOOKUPS names: realpath recurses once a link, so a chain of 1,000 under a root raised RecursionError at
+    every walk. A path the kernel resolves (40 links at most) is resolved by it, in C, in one call."""
     try:
-        os.stat(path)  # the kernel followed at most its 40 links: realpath follows as few
+        if _O_PATH is None:
+            os.stat(path)  # the kernel followed at most its 40 links: realpath follows as few
+        else:
+            resolved = _resolved_by_kernel(path)
+            if resolved is not None:
+                return resolved
     except OSError:  # a broken link, a loop or a longer chain: counted first
         if _too_many_links(path):
             return path
@@ -102,10 +115,24 @@ def real_path(path: str) -> str:
         return path
 
 
+def _resolved_by_kernel(path: str) -> str | None:
+    """The path the kernel resolves ``path`` to (OSError if it cannot), or None without /proc."""
+    fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return resolved if resolved.startswith(os.sep) and not resolved.endswith(" (deleted)") else None
+
+
 def _too_many_links(path: str) -> bool:
-    """Whether resolving ``path`` as realpath does goes through over MAX_LINKS links (a loop ends the count)."""
+    """Whether resolving ``path`` as realpath does goes through over MAX_LINKS links or looks up over MAX_LOOKUPS
+    names (a loop ends the count)."""
     names = os.path.abspath(path).split(os.sep)[::-1]  # the names left to look up, the next one last
     here, seen = os.sep, set()
+    lookups = 0
     while names:
         name = names.pop()
         if name in ("", "."):
@@ -114,6 +141,9 @@ def _too_many_links(path: str) -> bool:
             here = os.path.dirname(here)
             continue
         here = os.path.join(here, name)
+        lookups += 1
+        if lookups > MAX_LOOKUPS:
+            return True
         try:
             target = os.readlink(here)
         except OSError:  # no link (or nothing there): realpath goes on with the names as they are

@@ -72,7 +72,7 @@ class Walk:
 
 
 def real_folder(root: str) -> str:
-    real_root = os.path.realpath(root)
+    real_root = real_path(root)  # a project's memory folder may be a hostile chain of links
     if not os.path.isdir(real_root):
         what = "is not a directory" if os.path.lexists(real_root) else "does not exist"
         raise RootNotFound(f"memory root {what}: {root}")

@@ -3,6 +3,7 @@
 import os
 import re
 import sys
+import time
 
 import pytest
 
@@ -111,3 +112,35 @@ def test_many_hard_linked_notes_do_not_stall_the_watcher(tmp_path):
                 found = idx.search_result(word, 5)
                 assert found.freshness.via == "watcher", found.freshness
                 assert [h.path for h in found.hits] == [f"{word}.md"]
+
+
+def _costly_chain(folder, end: str, hops: int = 39) -> str:
+    """A chain of ``hops`` links to ``end``, each target padded to PATH_MAX with "d/../": the name of its head."""
+    (folder / "d").mkdir(exist_ok=True)
+    pad, stem = "d/../" * 800, end[:-3]
+    for i in range(hops):
+        os.symlink(pad + end, folder / f"{stem}-{i:02}.md")
+        end = f"{stem}-{i:02}.md"
+    return end
+
+
+def test_links_to_a_chain_of_padded_links_cost_no_query_seconds(tmp_path):
+    """realpath lstats a link's target a name at a time: each hop of a chain padded to PATH_MAX with "d/../" cost
+    800 lookups, so 300 links to a chain of 39 such hops cost every query 37 s (a broken chain as much, counted
+    first). The kernel resolves what it can (in C, 3 ms for the whole chain), and a resolution left to Python
+    looks up 2,000 names at most."""
+    root = tmp_path / "notes"
+    write(root, "real.md", "okapi at the end\n")
+    good, broken = _costly_chain(root, "real.md"), _costly_chain(root, "gone.md")
+    for i in range(60):
+        os.symlink(good, root / f"e{i:03}.md")
+        os.symlink(broken, root / f"f{i:03}.md")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        idx.reconcile()
+        started = time.perf_counter()
+        found = idx.search_result("okapi", 5)
+        assert found.hits and found.hits[0].snippet == "<<okapi>> at the end\n"
+        assert time.perf_counter() - started < 5, time.perf_counter() - started  # 27 s before
+        read = call_tool(idx, "memory_read", {"path": "e000.md"})
+        assert read.text == "okapi at the end\n", read.text
+        assert call_tool(idx, "memory_read", {"path": "f000.md"}).is_error
