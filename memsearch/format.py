@@ -78,6 +78,8 @@ def open_hint(session: str, query: str) -> str:
     """The command that reads a hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~")."""
     import shlex
 
+    if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
+        return f"memsearch session-context --query {shlex.quote(query)} -- {shlex.quote(session)}"
     return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
 
 

@@ -107,3 +107,23 @@ def test_a_transcript_rewritten_without_end_costs_a_search_one_refresh_time(hist
         hits = history.search("heron", messages=messages)
         assert [h.session for h in hits] == ["good"]
         assert budgets == [history_refresh.REFRESH_SECONDS] + [0.0] * history_module.VERIFY_TRIES
+
+
+def test_the_open_hint_of_a_session_id_that_starts_with_a_dash_runs(hroot, tmp_path):
+    """The "open a session" hint put the id first, shell-quoted: ``shlex`` leaves ``-rf`` bare, so the command it
+    gave read the id as options and failed ("No such option"). After ``--`` it is the session's id whatever it
+    starts with."""
+    import shlex
+    import subprocess
+
+    from conftest import memsearch_exe
+
+    transcript(hroot, [line("user", "the heron deploy")], session="-rf")
+    env = {"MEMSEARCH_HISTORY_ROOTS": str(hroot), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    text = run("history", "heron", env=env).stdout
+    hint = text.split("open a session: ")[1].strip()
+    done = subprocess.run(hint.replace("memsearch", shlex.quote(memsearch_exe()), 1), shell=True, text=True,
+                          capture_output=True, timeout=60, env={**__import__("os").environ, **env})
+    assert done.returncode == 0 and "the heron deploy" in done.stdout, done.stderr
+    found = json.loads(run("history", "heron", "--json", env=env).stdout)["results"][0]
+    assert found["open"] == hint
