@@ -33,7 +33,7 @@ from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable, printable_name, real_path
-from .transcripts import ROLES, CountingReader, own_session, parse_line, resolve_root, slug, sub_agent, timestamp
+from .transcripts import ROLES, CountingReader, line_session, parse_line, resolve_root, slug, sub_agent, timestamp
 
 if TYPE_CHECKING:
     from .session_context import SessionContext
@@ -233,8 +233,7 @@ class HistoryIndex(db.Opened):
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
                     rel = messages[0][7]
                     side = sub_agent(rel)  # by its place, whatever its lines claim
-                    # The session as the refresh takes it: the file's place, else the line's claim, else its name.
-                    own, named = own_session(rel), rel.rsplit("/", 1)[-1][: -len(".jsonl")]
+                    session_of = line_session(rel)  # as the refresh stored it
                     for _, at, size, part, body, body_seg, _, _, _, session, *shown in messages:
                         # The line whole, with the newlines around it: the same bytes nested in another line
                         # (a value it quotes) are no longer this message.
@@ -243,7 +242,7 @@ class HistoryIndex(db.Opened):
                         whole = len(raw) == at + size + 1 - start and raw.endswith(b"\n") and (not at or raw[0] == 10)
                         parts = parse_line(raw[at - start:-1]) if whole else None
                         if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
-                                or (own or parts[part].session or named) != session
+                                or session_of(parts[part].session) != session
                                 or [parts[part].role, parts[part].at, parts[part].uuid,
                                     int(side or parts[part].sidechain)] != shown):
                             files.add(fid)

@@ -18,7 +18,8 @@ from .cjk import stored
 from .errors import MemsearchError
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
-from .transcripts import CountingReader, Refused, claimed_session, find, own_session, parse_line, sub_agent
+from .transcripts import (CountingReader, Refused, claimed_session, find, line_session, own_session, parse_line,
+                          sub_agent)
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
@@ -354,14 +355,14 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
                 deadline: float) -> None:
     """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
     read stops after a batch, ``out["deferred"]`` set)."""
-    own, side = own_session(t.rel), sub_agent(t.rel)
+    session_of, side = line_session(t.rel), sub_agent(t.rel)
     batch, at, clock = [], start, time.monotonic()
     for offset, raw in reader.lines(start):
         parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
         if parts is None:  # overlong, not JSON, too deep, not an object
             out["skipped_lines"] += 1
         else:
-            batch.extend((fid, offset, len(raw), n, own or p.session or t.session, t.project, p.role, p.at, p.uuid,
+            batch.extend((fid, offset, len(raw), n, session_of(p.session), t.project, p.role, p.at, p.uuid,
                           int(side or p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
             if not pending.add(_batch(reader, fid, at, batch, done=False), clock):

@@ -317,6 +317,14 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
+def line_session(rel: str):
+    """The session a line of transcript ``rel`` belongs to, given the one it claims: by the file's place
+    (own_session), else its claim, else the file's name. The one rule the refresh stores and a hit's read-back
+    checks; made once a file (a function of the claim), as the refresh calls it for every line."""
+    own, named = own_session(rel), rel.rsplit("/", 1)[-1][: -len(".jsonl")]
+    return lambda claimed: own or claimed or named
+
+
 # Bytes of a file under several names read to learn the session its lines claim (its first lines).
 CLAIM_BYTES = 64 << 10
 
