@@ -315,11 +315,13 @@ def _word_start(chars: list, end: int) -> int:
 
 def unexpand_marked(chars: list[list]) -> list[list]:
     """[char, marked] items of an excerpt without the expansions; a marked character inside one marks the word it
-    follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
+    follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too, and a
+    match in the piece it ends with still marks the word shown before it."""
     first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
     inside = first == CLOSE  # the excerpt starts inside an expansion
     out: list[list] = []
     lit, inner = False, []  # whether a character of the expansion is marked, and its characters
+    opened = False  # whether the excerpt holds the expansion's start (and so the word it follows)
     i, n = 0, len(chars)
     while i < n:
         char = chars[i][0]
@@ -331,13 +333,10 @@ def unexpand_marked(chars: list[list]) -> list[list]:
                 i += 2
                 continue
             if char == OPEN:
-                inside, lit, inner = True, False, []
+                inside, lit, inner, opened = True, False, [], True
             elif inside:
                 if lit:
-                    start = _word_start(out, len(out))
-                    start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
-                    for item in out[start:]:
-                        item[1] = True
+                    _mark_word(out, inner)
                 inside = False
             i += 1
             continue
@@ -347,12 +346,22 @@ def unexpand_marked(chars: list[list]) -> list[list]:
         else:
             out.append(list(chars[i]))
         i += 1
+    if inside and lit and opened:  # it ends inside an expansion whose word it shows
+        _mark_word(out, inner)
     # A dot or slash between two marked words joins them: ASP.NET is asked for as ASP and .NET, and
     # reads as one match (<<ASP.NET>>), as FTS5 marks a phrase (<<Node.js>>).
     for j in range(1, len(out) - 1):
         if out[j - 1][1] and out[j + 1][1] and not out[j][1] and out[j][0] in _JOINERS:
             out[j][1] = True
     return out
+
+
+def _mark_word(out: list[list], inner: list[str]) -> None:
+    """Mark the word at the end of ``out`` that an expansion of ``inner`` characters follows."""
+    start = _word_start(out, len(out))
+    start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
+    for item in out[start:]:
+        item[1] = True
 
 
 def _own_word(word: str, forms: list[str]) -> int:

@@ -270,6 +270,21 @@ def test_an_excerpt_cut_inside_an_expansion_shows_no_part_of_it():
     assert unexpand(f"Call getUserById{codewords.OPEN}get User") == "Call getUserById"
 
 
+# Plain words that need no expansion, to place a code word in FTS5's excerpt window.
+GREEK = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon"
+
+
+def test_an_excerpt_ending_inside_an_expansion_marks_its_word(tmp_path):
+    """FTS5 ended the window inside getX1Y2's expansion, past the part y2 it matched there: the word showed unmarked
+    (with the long identifier, the excerpt's only match)."""
+    long = "".join(f"{c}{n}" for n, c in enumerate("abcdefghijklmnopqrstuvwxyz", 1))
+    write(tmp_path / "m", "y2.md", f"y2 {GREEK} getX1Y2 {GREEK}\n")
+    write(tmp_path / "m", "long.md", f"Intro words here. Then {long} ends. More words after it.\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        assert "<<getX1Y2>>" in idx.search("y2")[0].snippet
+        assert f"<<{long}>>" in idx.search("m")[0].snippet
+
+
 def test_unicode61_folds_what_fold_leaves_to_it():
     """codewords expands every letter unicode61 (remove_diacritics 1) does
     not fold as fold() does, and no Latin letter it folds (Latin text is
