@@ -374,7 +374,9 @@ def _own_word(word: str, forms: list[str]) -> int:
     # The last run of letters, digits and marks, from its first letter or digit (split and match: linear).
     run = _NOT_WORD.split(word)[-1]
     last = run[_NO_WORD_START.match(run).end():]
-    return len(word) - len(last) if last and not last.isascii() and fold(last) in forms else 0
+    if last and not last.isascii() and fold(last) in forms:
+        return len(word) - len(last)
+    return int(word.startswith("."))  # a leading dot is .NET's alone: text...getUser is not .getUser
 
 
 _NOT_WORD = re.compile(f"[^\\w{MARKS}]")

@@ -319,6 +319,17 @@ def test_an_excerpt_marks_a_symbol_or_folded_word_not_the_run_it_ends(tmp_path):
             assert marked in hit.snippet and hit.snippet.count("<<") == 1, (query, hit.snippet)
 
 
+def test_an_identifier_after_dots_is_marked_without_them(tmp_path):
+    """The leading dot word_start() takes for .NET went into an identifier's mark: `it..<<.getUserById>>`, and
+    FTS5's own ellipsis before a window starting at one read `..<<.getUserById>>`."""
+    write(tmp_path / "m", "a.md", "Wait for it...getUserById is called, then see .base64Encode and ASP.NET here\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        for query, marked in [("user", "it...<<getUserById>> is"), ("encode", "see .<<base64Encode>> and"),
+                              ("ASP.NET", "and <<ASP.NET>> here")]:
+            (hit,) = idx.search(query)
+            assert marked in hit.snippet, (query, hit.snippet)
+
+
 def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
     """Through the installed script, as a user runs it."""
     db = tmp_path / "cli.db"
