@@ -302,8 +302,8 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _word_start(chars: list, end: int) -> int:
-    """Where the word ending at ``end`` in ``chars`` ([char, marked] items)
+def word_start(chars: str | list, end: int) -> int:
+    """Where the word ending at ``end`` in ``chars`` (a text, or [char, marked] items)
     starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
     i = end
     while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
@@ -317,8 +317,7 @@ def unexpand_marked(chars: list[list]) -> list[list]:
     """[char, marked] items of an excerpt without the expansions; a marked character inside one marks the word it
     follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too, and a
     match in the piece it ends with still marks the word shown before it."""
-    first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
-    inside = first == CLOSE  # the excerpt starts inside an expansion
+    inside = cut_ends("".join(c for c, _ in chars))[0]
     out: list[list] = []
     lit, inner = False, []  # whether a character of the expansion is marked, and its characters
     opened = False  # whether the excerpt holds the expansion's start (and so the word it follows)
@@ -358,7 +357,7 @@ def unexpand_marked(chars: list[list]) -> list[list]:
 
 def _mark_word(out: list[list], inner: list[str]) -> None:
     """Mark the word at the end of ``out`` that an expansion of ``inner`` characters follows."""
-    start = _word_start(out, len(out))
+    start = word_start(out, len(out))
     start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
     for item in out[start:]:
         item[1] = True
@@ -384,6 +383,13 @@ _NO_WORD_START = re.compile(f"[_{MARKS}]*")
 
 
 _JOINERS = frozenset("./\\:@-")
-# A marker not doubled (a doubled one is the text's own): the first says where an excerpt starts.
+# A marker not doubled (a doubled one is the text's own): the first says where an excerpt starts, the last where
+# it ends.
 _LONE_MARKER = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|([{OPEN}{CLOSE}])")
+
+
+def cut_ends(excerpt: str) -> tuple[bool, bool]:
+    """Whether ``excerpt`` (of an expanded text) starts inside an expansion, and whether it ends inside one."""
+    lone = [m[1] for m in _LONE_MARKER.finditer(excerpt) if m[1]]
+    return bool(lone) and lone[0] == CLOSE, bool(lone) and lone[-1] == OPEN
 

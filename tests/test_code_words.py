@@ -285,6 +285,27 @@ def test_an_excerpt_ending_inside_an_expansion_marks_its_word(tmp_path):
         assert f"<<{long}>>" in idx.search("m")[0].snippet
 
 
+@pytest.mark.parametrize("word,part", [("getX1Y2", "y2"), ("getX1Y2", "x1"), ("sha256sum", "sha256"), ("utf8", "utf"),
+                                       ("base64Encode", "encode")])
+def test_an_excerpt_shows_and_marks_a_word_its_window_cuts_from_its_expansion(tmp_path, word, part):
+    """A match in an expansion marks the word before it, but FTS5's window could start inside the expansion (the
+    word cut off: no mark at all), end before the part that matched (the word shown unmarked), or a slice of a long
+    file end inside it. Each file holds the word once: wherever the window falls, it is shown and marked."""
+    words = GREEK.split()
+    for n in range(len(words) + 1):
+        write(tmp_path / "m", f"start{n}.md", f"{GREEK} {GREEK} {word} {' '.join(words[:n])} omega\n")
+        write(tmp_path / "m", f"end{n}.md", f"{part} {' '.join(words[:n])} {word} {GREEK} {GREEK}\n")
+    for n in range(990, 1010):
+        write(tmp_path / "m", f"long{n}.md", f"{'a' * n} {word} {'filler ' * 600}\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        for query in (part, f"{part} omega"):
+            hits = idx.search(query, limit=200)
+            assert len(hits) > 20
+            for hit in hits:
+                assert f"<<{word}>>" in hit.snippet or hit.path.startswith("end") and word not in hit.snippet, (
+                    query, hit.path, hit.snippet)
+
+
 def test_unicode61_folds_what_fold_leaves_to_it():
     """codewords expands every letter unicode61 (remove_diacritics 1) does
     not fold as fold() does, and no Latin letter it folds (Latin text is
