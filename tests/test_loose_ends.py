@@ -1,0 +1,35 @@
+"""Loose ends of the fourth audit, tied in session 52: each test failed before its fix."""
+
+import json
+import os
+import re
+
+from conftest import line
+from memsearch import MemoryIndex
+from memsearch.tool import call_tool, close_history
+
+
+def test_history_tools_take_back_the_quoted_ids_of_any_folder_and_file_name(tree, tmp_path, monkeypatch):
+    """A hit quotes a name holding a control byte, each byte that is not UTF-8 as 5 characters (\\xNN, escaped): a
+    project folder's name of 255 bytes as 1,276 characters, a transcript's of 249 as 1,246. project and sessionId
+    took at most 1,000, so neither could be passed back (memory_search's scopeId took them since session 51)."""
+    root = os.path.join(os.fsencode(tmp_path), b"projects")
+    session = b"\x01" + b"\xff" * 248
+    folder = os.path.join(root, b"\x01" + b"\xff" * 254)
+    os.makedirs(folder)
+    with open(os.path.join(folder, session + b".jsonl"), "w") as f:
+        f.write(json.dumps(line("user", "the staging database is on port 5544", session=None)) + "\n")
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", os.fsdecode(root))
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        try:
+            found = call_tool(idx, "history_search", {"query": "5544"})
+            shown_session, shown_project = re.match(r"session (.+?)  \[(.+?)\]  score", found.text.split("\n")[1]).groups()
+            assert len(shown_project) == 1_276 and len(shown_session) == 1_246
+            again = call_tool(idx, "history_search", {"query": "5544", "project": shown_project,
+                                                      "sessionId": shown_session})
+            assert not again.is_error and again.data["results"] == found.data["results"], again.text
+            read = call_tool(idx, "read_session_context", {"sessionId": shown_session, "project": shown_project,
+                                                           "query": "staging"})
+            assert not read.is_error and "port 5544" in read.text, read.text
+        finally:
+            close_history(idx)
