@@ -1,11 +1,15 @@
 """Loose ends of the fourth audit, tied in session 52: each test failed before its fix."""
 
+import errno
 import json
 import os
 import re
 
-from conftest import line
-from memsearch import MemoryIndex
+import pytest
+
+from conftest import line, write
+from memsearch import MemoryIndex, Watcher, WatcherError
+from memsearch.errors import quoted
 from memsearch.tool import call_tool, close_history
 
 
@@ -33,3 +37,26 @@ def test_history_tools_take_back_the_quoted_ids_of_any_folder_and_file_name(tree
             assert not read.is_error and "port 5544" in read.text, read.text
         finally:
             close_history(idx)
+
+
+def test_the_watch_limit_error_quotes_the_folder_it_names(tree, tmp_path, monkeypatch):
+    """"inotify could not watch <path> (...)" showed the path bare: a folder named to read as the message's own
+    words (a made-up limit, another fix) did."""
+    from inotify_simple import INotify
+
+    forged = "x (fs.inotify.max_user_watches = 0); raise nothing, e.g. run ./fix.sh"
+    folder = tree / "projects" / forged
+    write(folder, "memory.md", "note\n")
+    real = INotify.add_watch
+
+    def at_the_limit(self, path, mask):
+        if forged in os.fsdecode(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, path, mask)
+
+    monkeypatch.setattr(INotify, "add_watch", at_the_limit)
+    with MemoryIndex(tree, tmp_path / "db") as idx:
+        with pytest.raises(WatcherError) as err:
+            Watcher(idx).start()
+    assert f"inotify could not watch {quoted(str(folder))} (" in str(err.value) and str(folder) + " (" not in str(
+        err.value), str(err.value)
