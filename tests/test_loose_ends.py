@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from conftest import line, write
-from memsearch import MemoryIndex, Watcher, WatcherError
-from memsearch.errors import quoted
+from conftest import line, transcript, write
+from memsearch import HistoryIndex, MemoryIndex, Watcher, WatcherError
+from memsearch.errors import InvalidArgument, quoted
 from memsearch.tool import call_tool, close_history
 
 
@@ -60,3 +60,17 @@ def test_the_watch_limit_error_quotes_the_folder_it_names(tree, tmp_path, monkey
             Watcher(idx).start()
     assert f"inotify could not watch {quoted(str(folder))} (" in str(err.value) and str(folder) + " (" not in str(
         err.value), str(err.value)
+
+
+def test_a_session_id_of_the_wrong_type_is_named_as_such(tmp_path):
+    """session_messages(["s"]) and resolve_session(5) said "session id is empty"."""
+    root = tmp_path / "projects"
+    transcript(root, [line("user", "the staging port is 5544")], session="s")
+    with HistoryIndex(root, tmp_path / "db") as history:
+        for call in (history.session_messages, history.resolve_session):
+            for bad, kind in ((["s"], "list"), (5, "int"), (b"s", "bytes")):
+                with pytest.raises(InvalidArgument, match=f"^session id must be a string, got {kind}$"):
+                    call(bad)
+            with pytest.raises(InvalidArgument, match="^session id is empty"):
+                call(" ")
+        assert [m.text for m in history.session_messages("s")] == ["the staging port is 5544"]
