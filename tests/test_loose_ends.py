@@ -4,10 +4,12 @@ import errno
 import json
 import os
 import re
+import shlex
+import subprocess
 
 import pytest
 
-from conftest import line, transcript, write
+from conftest import line, memsearch_exe, run_memsearch, transcript, write
 from memsearch import HistoryIndex, MemoryIndex, Watcher, WatcherError
 from memsearch.errors import InvalidArgument, quoted
 from memsearch.tool import call_tool, close_history
@@ -74,3 +76,37 @@ def test_a_session_id_of_the_wrong_type_is_named_as_such(tmp_path):
             with pytest.raises(InvalidArgument, match="^session id is empty"):
                 call(" ")
         assert [m.text for m in history.session_messages("s")] == ["the staging port is 5544"]
+
+
+def _open(command: str, common: list) -> subprocess.CompletedProcess:
+    """Run an "open a session" command as a shell would, against the test's transcripts."""
+    shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')} {shlex.join(common)}"
+    return subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("claimer", ["S", "agent-1"])
+def test_the_open_a_session_command_opens_the_hits_own_project_folder(tmp_path, claimer):
+    """A session is an id in one project folder, and a hit from a second folder holding the id ended with a command
+    opening the id alone: an error when both folders have a <id>.jsonl, the owner's session for another's claim.
+    It names the hit's --project where the id is shared; other hints read as before."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "owner talks about pelican deploys", session="S")], session="S",
+               project="-home-u-alpha")
+    transcript(hroot, [line("user", "claimer says pelican secret in beta", session="S")], session=claimer,
+               project="-home-u-beta")
+    transcript(hroot, [line("user", "a lone pelican in gamma")], session="T", project="-home-u-gamma")
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run_memsearch("history", "pelican", "beta", *common)
+    assert done.returncode == 0 and done.stdout.startswith("session S  [-home-u-beta]"), done.stdout
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    assert command == "memsearch session-context S --query 'pelican beta' --project -home-u-beta"
+    opened = _open(command, common)
+    assert opened.returncode == 0 and "owner" not in opened.stdout, opened.stdout + opened.stderr
+    if claimer == "S":  # (a sub-agent's lines, the claim's, are never read as a session's own)
+        assert "  claimer says pelican secret in beta\n" in opened.stdout
+    hits = json.loads(run_memsearch("history", "pelican", "--json", *common).stdout)["results"]
+    hints = {hit["project"]: hit["open"] for hit in hits}
+    assert hints == {"-home-u-alpha": "memsearch session-context S --query pelican --project -home-u-alpha",
+                     "-home-u-beta": "memsearch session-context S --query pelican --project -home-u-beta",
+                     "-home-u-gamma": "memsearch session-context T --query pelican"}
+    assert "  owner talks about pelican deploys\n" in _open(hints["-home-u-alpha"], common).stdout
