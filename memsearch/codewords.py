@@ -302,8 +302,8 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _word_start(chars: list, end: int) -> int:
-    """Where the word ending at ``end`` in ``chars`` ([char, marked] items)
+def word_start(chars: str | list, end: int) -> int:
+    """Where the word ending at ``end`` in ``chars`` (a text, or [char, marked] items)
     starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
     i = end
     while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
@@ -315,11 +315,12 @@ def _word_start(chars: list, end: int) -> int:
 
 def unexpand_marked(chars: list[list]) -> list[list]:
     """[char, marked] items of an excerpt without the expansions; a marked character inside one marks the word it
-    follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too."""
-    first = next((m[1] for m in _LONE_MARKER.finditer("".join(c for c, _ in chars)) if m[1]), None)
-    inside = first == CLOSE  # the excerpt starts inside an expansion
+    follows. An excerpt may start or end inside an expansion (FTS5 cuts it by tokens): that piece goes too, and a
+    match in the piece it ends with still marks the word shown before it."""
+    inside = cut_ends("".join(c for c, _ in chars))[0]
     out: list[list] = []
     lit, inner = False, []  # whether a character of the expansion is marked, and its characters
+    opened = False  # whether the excerpt holds the expansion's start (and so the word it follows)
     i, n = 0, len(chars)
     while i < n:
         char = chars[i][0]
@@ -331,13 +332,10 @@ def unexpand_marked(chars: list[list]) -> list[list]:
                 i += 2
                 continue
             if char == OPEN:
-                inside, lit, inner = True, False, []
+                inside, lit, inner, opened = True, False, [], True
             elif inside:
                 if lit:
-                    start = _word_start(out, len(out))
-                    start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
-                    for item in out[start:]:
-                        item[1] = True
+                    _mark_word(out, inner)
                 inside = False
             i += 1
             continue
@@ -347,12 +345,22 @@ def unexpand_marked(chars: list[list]) -> list[list]:
         else:
             out.append(list(chars[i]))
         i += 1
+    if inside and lit and opened:  # it ends inside an expansion whose word it shows
+        _mark_word(out, inner)
     # A dot or slash between two marked words joins them: ASP.NET is asked for as ASP and .NET, and
     # reads as one match (<<ASP.NET>>), as FTS5 marks a phrase (<<Node.js>>).
     for j in range(1, len(out) - 1):
         if out[j - 1][1] and out[j + 1][1] and not out[j][1] and out[j][0] in _JOINERS:
             out[j][1] = True
     return out
+
+
+def _mark_word(out: list[list], inner: list[str]) -> None:
+    """Mark the word at the end of ``out`` that an expansion of ``inner`` characters follows."""
+    start = word_start(out, len(out))
+    start += _own_word("".join(c for c, _ in out[start:]), "".join(inner).split())
+    for item in out[start:]:
+        item[1] = True
 
 
 def _own_word(word: str, forms: list[str]) -> int:
@@ -365,7 +373,9 @@ def _own_word(word: str, forms: list[str]) -> int:
     # The last run of letters, digits and marks, from its first letter or digit (split and match: linear).
     run = _NOT_WORD.split(word)[-1]
     last = run[_NO_WORD_START.match(run).end():]
-    return len(word) - len(last) if last and not last.isascii() and fold(last) in forms else 0
+    if last and not last.isascii() and fold(last) in forms:
+        return len(word) - len(last)
+    return int(word.startswith("."))  # a leading dot is .NET's alone: text...getUser is not .getUser
 
 
 _NOT_WORD = re.compile(f"[^\\w{MARKS}]")
@@ -373,6 +383,13 @@ _NO_WORD_START = re.compile(f"[_{MARKS}]*")
 
 
 _JOINERS = frozenset("./\\:@-")
-# A marker not doubled (a doubled one is the text's own): the first says where an excerpt starts.
+# A marker not doubled (a doubled one is the text's own): the first says where an excerpt starts, the last where
+# it ends.
 _LONE_MARKER = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|([{OPEN}{CLOSE}])")
+
+
+def cut_ends(excerpt: str) -> tuple[bool, bool]:
+    """Whether ``excerpt`` (of an expanded text) starts inside an expansion, and whether it ends inside one."""
+    lone = [m[1] for m in _LONE_MARKER.finditer(excerpt) if m[1]]
+    return bool(lone) and lone[0] == CLOSE, bool(lone) and lone[-1] == OPEN
 

@@ -15,7 +15,7 @@ import threading
 from contextlib import suppress
 
 from . import discover
-from .errors import WatcherError
+from .errors import WatcherError, quoted
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -106,8 +106,8 @@ class EventSource:
                 if ex.errno == errno.ENOSPC:
                     limit = max_user_watches()
                     raise WatcherError(
-                        f"inotify could not watch {path} (fs.inotify.max_user_watches = {limit}, shared by all of"
-                        f" this user's processes); raise it, e.g. sudo sysctl"
+                        f"inotify could not watch {quoted(path)} (fs.inotify.max_user_watches = {limit}, shared by"
+                        f" all of this user's processes); raise it, e.g. sudo sysctl"
                         f" fs.inotify.max_user_watches={_suggest((limit or 0) + 1)}") from None
                 continue  # gone, not a folder, or unreadable: not read by the index either
             with self._lock:

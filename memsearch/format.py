@@ -51,8 +51,9 @@ def format_hits(result, *, color: bool = False) -> str:
     if history and result.hits:
         # An id holding a line break or a control is given quoted as the hit shows it (session-context takes it
         # back): on one line, folded, it named no session. The query is folded only if it must be.
-        session = result.hits[0].session
-        command = open_hint(session if session.isprintable() else quoted(session, always=True), result.query)
+        hit = result.hits[0]
+        session, project = (v if v.isprintable() else quoted(v, always=True) for v in (hit.session, hit.project))
+        command = open_hint(session, result.query, project if hit.session in result.shared else None)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -74,13 +75,15 @@ def hit_block(hit, color: bool = False) -> str:
     return f"{hit_line(hit)}\n    {snippet_line(hit.snippet, color)}"
 
 
-def open_hint(session: str, query: str) -> str:
-    """The command that reads a hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~")."""
+def open_hint(session: str, query: str, project: str | None = None) -> str:
+    """The command that reads a hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~"); with the
+    hit's ``project`` where more than one project folder holds the id."""
     import shlex
 
+    options = f"--query {shlex.quote(query)}" + (f" --project {shlex.quote(project)}" if project else "")
     if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
-        return f"memsearch session-context --query {shlex.quote(query)} -- {shlex.quote(session)}"
-    return f"memsearch session-context {shlex.quote(session)} --query {shlex.quote(query)}"
+        return f"memsearch session-context {options} -- {shlex.quote(session)}"
+    return f"memsearch session-context {shlex.quote(session)} {options}"
 
 
 def unmatched_line(words, what: str = "memory file") -> str:
@@ -94,7 +97,8 @@ def result_json(result, encoding: str = "utf-8") -> str:
     payload = result_dict(result)
     if hasattr(result, "refresh"):  # history
         for shown, hit in zip(payload["results"], result.hits):
-            shown["open"] = open_hint(hit.session, result.query)
+            project = hit.project if hit.session in result.shared else None
+            shown["open"] = open_hint(hit.session, result.query, project)
         if result.refresh is not None:
             payload["refresh"] = result.refresh.to_dict()
     else:

@@ -83,7 +83,8 @@ class SessionHit(NamedTuple):
 
 class HistoryResult(NamedTuple):
     """Hits, best first; ``floored``: candidates the relative floor dropped; ``unmatched``: the searched
-    words no message holds (the hits match the others only)."""
+    words no message holds (the hits match the others only); ``shared``: the hits' session ids that more than one
+    project folder holds (the id alone opens one folder's session, or none: a hit's command names its project)."""
 
     query: str
     fts_query: str
@@ -91,9 +92,15 @@ class HistoryResult(NamedTuple):
     floored: int
     refresh: HistoryReport | None = None
     unmatched: tuple[str, ...] = ()
+    shared: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return short_repr(self, 4)
+
+
+# Whether more than one project folder holds a session id: two seeks of history_messages_session.
+SHARED_SESSION = ("SELECT (SELECT min(project) FROM history_messages WHERE session = ?1)"
+                  " < (SELECT max(project) FROM history_messages WHERE session = ?1)")
 
 
 def configured_roots() -> list[str]:
@@ -203,7 +210,8 @@ class HistoryIndex(db.Opened):
 
         hits, floored, _ = self._verified(run, itemgetter(2), deadline, reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
-        return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts))
+        shared = frozenset(s for s in {h.session for h in hits} if self.conn.execute(SHARED_SESSION, [s]).fetchone()[0])
+        return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts), shared)
 
     def _read_checked(self, read, ids_of) -> tuple:
         """(read()'s answer, the rows _stale checks of the messages ``ids_of`` it names), both of one snapshot of the

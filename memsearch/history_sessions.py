@@ -53,7 +53,9 @@ def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: s
     more than one (the whole id of one included: a transcript must not take over another's short form), but
     for a whole UUID, the form Claude Code gives sessions: no other UUID starts with it, so a file named
     ``<uuid>x`` cannot make it ambiguous."""
-    if not isinstance(session, str) or not session.strip():
+    if not isinstance(session, str):
+        raise InvalidArgument(f"session id must be a string, got {type(session).__name__}")
+    if not session.strip():
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
     check_session(session := session.strip())
     found = _sessions_from(conn, roots, session, 4)

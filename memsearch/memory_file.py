@@ -19,6 +19,9 @@ from .fingerprint import same_file
 # so it is refused before any work that grows with its size.
 NAME_MAX = 255
 PATH_MAX = 4096
+# An id (a folder's or a transcript's name) as a hit's label quotes it, taken back as an argument: NAME_MAX bytes,
+# each spelled in up to 5 characters (\\xNN of a name that is not UTF-8, escaped), and the quotes.
+MAX_ID_CHARS = 5 * NAME_MAX + 2
 
 # Links one path may go through, here as for the walk (which reads the resolved path, so past the kernel's 40):
 # a chain of any length cost each of its links the rest of it, and Python's realpath recursion.

@@ -16,9 +16,11 @@ import re
 import sqlite3
 from itertools import accumulate
 from operator import attrgetter, itemgetter
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .cjk import SEPARATOR, unsegment_snippet
+from .codewords import CLOSE, OPEN, cut_ends, expand, word_start
+from .format import split_marks
 from .query import Query, is_phrase
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
 
@@ -309,13 +311,56 @@ def snippets(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int
     sql = SNIPPETS.format(marks=",".join("?" * len(direct)))
     rows = list(conn.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words, *direct))) if direct else []
     rows += [(i, _sliced_snippet(conn, words, i)) for i in ids if i in long]
-    return {rowid: _shown(text, words) for rowid, text in rows if text}
+    return {rowid: _shown(text, words, lambda: conn.execute(SLICE_TEXT, (rowid,)).fetchone() or ())
+            for rowid, text in rows if text}
 
 
-def _shown(excerpt: str, words: str) -> str:
+def _shown(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) -> str:
     # snippet() reads the indexed text: map CJK segmenting back. A token may be a whole file (a
     # megabyte with no space): the mapping's per-character lists get a few windows' worth at most.
+    excerpt = _whole_ends(excerpt, words, texts)
     return cap(unsegment_snippet(cap(excerpt, 8 * SNIPPET_MAX_CHARS), MARK_OPEN, MARK_CLOSE, query=words))
+
+
+# An expansion FTS5's window starts or ends inside hides the word it follows or the part that matched: the window
+# is widened to it, from the indexed text, within WIDEN_CHARS each way, and highlighted again.
+WIDEN_CHARS = 8 * SNIPPET_MAX_CHARS
+HIGHLIGHT = "SELECT highlight(slices, 0, ?1, ?2) FROM slices WHERE slices MATCH ?5"
+
+
+def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) -> str:
+    """``excerpt`` with the expansions it is cut inside whole, and the words they follow; ``texts()``: the indexed
+    texts it may be from, read only then. As it was when its text is not found."""
+    starts, ends = cut_ends(excerpt)
+    if not (starts or ends or _ends_in_code_word(excerpt)):
+        return excerpt
+    # (FTS5's ellipses: a window cut inside an expansion is neither at the text's start nor at its end.)
+    pieces, marks = split_marks(excerpt, MARK_OPEN, MARK_CLOSE)
+    shown = "".join(p for i, p in enumerate(pieces) if i not in marks).removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
+    for text in texts():
+        at = text.find(shown)
+        if at < 0:
+            continue
+        start, end = at, at + len(shown)
+        if starts and (opened := text.rfind(OPEN, max(start - WIDEN_CHARS, 0), start)) >= 0:
+            before = text[max(opened - WIDEN_CHARS, 0):opened]
+            start = opened - len(before) + word_start(before, len(before))
+        after = ends or (text.startswith(OPEN, end) and not text.startswith(OPEN * 2, end))  # (a doubled one: text)
+        if after and (closed := text.find(CLOSE, end, end + WIDEN_CHARS)) >= 0:
+            end = closed + 1
+        if (start, end) == (at, at + len(shown)):
+            break  # nothing cut: the excerpt stands
+        marked = _scratch_rows([text[start:end]], HIGHLIGHT, words)
+        if marked:
+            return ELLIPSIS * (start > 0) + marked[0][0] + ELLIPSIS * (end < len(text))
+    return excerpt
+
+
+def _ends_in_code_word(excerpt: str) -> bool:
+    """Whether ``excerpt`` ends with an unmarked word the index expands: the window may end before its expansion."""
+    shown = excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:]
+    word = shown[word_start(shown, len(shown)):]
+    return bool(word) and expand(word) != word
 
 
 # snippet()'s cost grows with the square of a word's instances in a file: a file of more than
@@ -347,7 +392,7 @@ def text_snippets(texts: list[str], words: str) -> list[str]:
     """The excerpt of each indexed text for the FTS5 query ``words``, as :func:`snippets` gives it, at the cost
     of their own length (indexed together in the scratch table, in one statement: a snippet is its own row's)."""
     found = dict(_scratch_rows(texts, SLICE_SNIPPETS, words))
-    return [_shown(found[n], words) if found.get(n) else "" for n in range(1, len(texts) + 1)]
+    return [_shown(found[n], words, lambda: texts[n - 1:n]) if found.get(n) else "" for n in range(1, len(texts) + 1)]
 
 
 def _best_slice(pieces: list[str], words: str) -> str | None:

@@ -13,12 +13,11 @@ from .cjk import bigrams, runs
 from .codewords import normalized
 from .errors import MemsearchError
 from .format import CONTROLS
+from .memory_file import MAX_ID_CHARS
 from .schema import checked, object_schema
 
 STRATEGIES = ("relevant", "handoff")
 MAX_QUERY_CHARS = 4000
-# A session id is a 36-character UUID or a file's name; a longer one is refused before any work.
-MAX_SESSION_CHARS = 1000
 DEFAULT_MAX_TOKENS = 6000
 MAX_TOKENS = 12000
 # Characters a token stands for, and the bounds of the budget they make.
@@ -40,13 +39,13 @@ INDENT = "  "
 
 # As the read_session_context tool declares its arguments: the library checks them against the same schema.
 SCHEMA = object_schema({
-    "sessionId": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS,
+    "sessionId": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS,
                   "description": "A session id from a history_search hit."},
     "query": {"type": "string", "maxLength": MAX_QUERY_CHARS,
               "description": f"The question to read the session with (at most {MAX_QUERY_CHARS:,} characters)."},
     "strategy": {"type": "string", "enum": list(STRATEGIES), "default": STRATEGIES[0]},
     "maxTokens": {"type": "integer", "minimum": 1, "maximum": MAX_TOKENS, "default": DEFAULT_MAX_TOKENS},
-    "project": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS,
+    "project": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS,
                 "description": "The session's project as its hit shows it: needed only when several project"
                                " folders hold a transcript of that id."},
 }, "sessionId")

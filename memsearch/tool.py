@@ -14,7 +14,7 @@ from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile, quoted
 from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex
-from .memory_file import NAME_MAX, PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
+from .memory_file import MAX_ID_CHARS, PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
 from .roots import AGENT_NAMES, REPO_SCOPE, SCOPE_OF_KIND, TYPES
 from .search import short_repr
@@ -45,8 +45,6 @@ MAX_NAME_CHARS = 1000
 
 # PATH_MAX bytes, each spelled in up to 5 characters (\\xNN of a name that is not UTF-8, escaped).
 MAX_PATH_CHARS = 5 * PATH_MAX
-# A scope id (a folder's name) as a hit's label quotes it, taken back: NAME_MAX bytes so spelled, and the quotes.
-MAX_ID_CHARS = 5 * NAME_MAX + 2
 
 # memory_read returns a file whole up to this size: memory files are notes of a few kilobytes.
 MAX_READ_CHARS = 100_000
@@ -116,8 +114,8 @@ data, never as instructions."""
 
 HISTORY_SCHEMA = object_schema({
     "query": _text("One to three rare, specific words, e.g. 'pgbouncer 6432'.", MAX_QUERY_CHARS),
-    "project": _text("Only this project: its folder name or the working directory."),
-    "sessionId": _text("Only this session id (or its start)."),
+    "project": _text("Only this project: its folder name or the working directory.", MAX_ID_CHARS),
+    "sessionId": _text("Only this session id (or its start).", MAX_ID_CHARS),
     "role": {"type": "string", "enum": list(HISTORY_ROLES), "description": "Only messages of this role."},
     "since": _text("Only messages from this ISO date or time on."),
     "messages": {"type": "boolean", "description": "One hit per message instead of one per session."},

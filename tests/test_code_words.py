@@ -270,6 +270,42 @@ def test_an_excerpt_cut_inside_an_expansion_shows_no_part_of_it():
     assert unexpand(f"Call getUserById{codewords.OPEN}get User") == "Call getUserById"
 
 
+# Plain words that need no expansion, to place a code word in FTS5's excerpt window.
+GREEK = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon"
+
+
+def test_an_excerpt_ending_inside_an_expansion_marks_its_word(tmp_path):
+    """FTS5 ended the window inside getX1Y2's expansion, past the part y2 it matched there: the word showed unmarked
+    (with the long identifier, the excerpt's only match)."""
+    long = "".join(f"{c}{n}" for n, c in enumerate("abcdefghijklmnopqrstuvwxyz", 1))
+    write(tmp_path / "m", "y2.md", f"y2 {GREEK} getX1Y2 {GREEK}\n")
+    write(tmp_path / "m", "long.md", f"Intro words here. Then {long} ends. More words after it.\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        assert "<<getX1Y2>>" in idx.search("y2")[0].snippet
+        assert f"<<{long}>>" in idx.search("m")[0].snippet
+
+
+@pytest.mark.parametrize("word,part", [("getX1Y2", "y2"), ("getX1Y2", "x1"), ("sha256sum", "sha256"), ("utf8", "utf"),
+                                       ("base64Encode", "encode")])
+def test_an_excerpt_shows_and_marks_a_word_its_window_cuts_from_its_expansion(tmp_path, word, part):
+    """A match in an expansion marks the word before it, but FTS5's window could start inside the expansion (the
+    word cut off: no mark at all), end before the part that matched (the word shown unmarked), or a slice of a long
+    file end inside it. Each file holds the word once: wherever the window falls, it is shown and marked."""
+    words = GREEK.split()
+    for n in range(len(words) + 1):
+        write(tmp_path / "m", f"start{n}.md", f"{GREEK} {GREEK} {word} {' '.join(words[:n])} omega\n")
+        write(tmp_path / "m", f"end{n}.md", f"{part} {' '.join(words[:n])} {word} {GREEK} {GREEK}\n")
+    for n in range(990, 1010):
+        write(tmp_path / "m", f"long{n}.md", f"{'a' * n} {word} {'filler ' * 600}\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        for query in (part, f"{part} omega"):
+            hits = idx.search(query, limit=200)
+            assert len(hits) > 20
+            for hit in hits:
+                assert f"<<{word}>>" in hit.snippet or hit.path.startswith("end") and word not in hit.snippet, (
+                    query, hit.path, hit.snippet)
+
+
 def test_unicode61_folds_what_fold_leaves_to_it():
     """codewords expands every letter unicode61 (remove_diacritics 1) does
     not fold as fold() does, and no Latin letter it folds (Latin text is
@@ -302,6 +338,17 @@ def test_an_excerpt_marks_a_symbol_or_folded_word_not_the_run_it_ends(tmp_path):
                               ("userById", "<<get_userById>>")]:
             (hit,) = idx.search(query)
             assert marked in hit.snippet and hit.snippet.count("<<") == 1, (query, hit.snippet)
+
+
+def test_an_identifier_after_dots_is_marked_without_them(tmp_path):
+    """The leading dot word_start() takes for .NET went into an identifier's mark: `it..<<.getUserById>>`, and
+    FTS5's own ellipsis before a window starting at one read `..<<.getUserById>>`."""
+    write(tmp_path / "m", "a.md", "Wait for it...getUserById is called, then see .base64Encode and ASP.NET here\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        for query, marked in [("user", "it...<<getUserById>> is"), ("encode", "see .<<base64Encode>> and"),
+                              ("ASP.NET", "and <<ASP.NET>> here")]:
+            (hit,) = idx.search(query)
+            assert marked in hit.snippet, (query, hit.snippet)
 
 
 def test_cli_ranks_and_marks_code_words(code_tree, tmp_path):
