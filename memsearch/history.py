@@ -192,7 +192,8 @@ class HistoryIndex(db.Opened):
             counts.clear()
             pieces, where = self._where(project, session, role, after)
             return (self._run(planned, limit, floor, where, held, counts) if messages else
-                    self._run_sessions(planned, limit, floor, pieces, where, held, counts, own))
+                    self._run_sessions(planned, limit, floor, pieces, where, held, counts, own,
+                                       role == "user" and after is None))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
             ids, kept = iter(answer[2]), []
@@ -291,14 +292,15 @@ class HistoryIndex(db.Opened):
         return pieces, ("".join(f" AND {w}" for w in where), params)
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
-                      counts: dict, own: bool = False):
+                      counts: dict, own: bool = False, user: bool = False):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date the
-        question names), the first FUSED with their best message's (the user's if ``own``: see FUSED); under a role
-        or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
+        question names; with ``user``, over what the user wrote), the first FUSED with their best message's (the
+        user's if ``own``: see FUSED); under another role or a time filter (``where`` is not ``pieces``' filter),
+        which pieces cannot apply, by their best message."""
         fuse, shown = None, limit
-        if where == pieces:
+        if where == pieces or user:
             shown = max(limit, FUSED)
-            ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
+            ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners, user)
             fuse = (counts, file_count(self.conn, SESSIONS), own)
         else:
             ranked = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True)
