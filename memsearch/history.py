@@ -561,7 +561,7 @@ FUSE_WEIGHT = 0.25
 # A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
 # paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under a role or time filter, sessions are ranked by their best message (ties: the later one's).
+# Under a role other than the user's, or a time filter, sessions are ranked by their best message (ties: the later one's).
 SESSION_BEST = """
 SELECT session, project, score FROM (
     SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)
