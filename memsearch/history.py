@@ -199,7 +199,8 @@ class HistoryIndex(db.Opened):
             counts.clear()
             pieces, where = self._where(project, session, role, after)
             return (self._run(planned, limit, floor, where, held, counts) if messages else
-                    self._run_sessions(planned, limit, floor, pieces, where, held, counts, own))
+                    self._run_sessions(planned, limit, floor, pieces, where, held, counts, own,
+                                       role == "user" and after is None))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
             ids, kept = iter(answer[2]), []
@@ -299,14 +300,15 @@ class HistoryIndex(db.Opened):
         return pieces, ("".join(f" AND {w}" for w in where), params)
 
     def _run_sessions(self, query: Query, limit: int, floor: float, pieces: tuple, where: tuple, held: tuple,
-                      counts: dict, own: bool = False):
+                      counts: dict, own: bool = False, user: bool = False):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date the
-        question names), the first FUSED with their best message's (the user's if ``own``: see FUSED); under a role
-        or time filter (``where`` is not ``pieces``' filter), which pieces cannot apply, by their best message."""
+        question names; with ``user``, over what the user wrote), the first FUSED with their best message's (the
+        user's if ``own``: see FUSED); under another role or a time filter (``where`` is not ``pieces``' filter),
+        which pieces cannot apply, by their best message."""
         fuse, shown = None, limit
-        if where == pieces:
+        if where == pieces or user:
             shown = max(limit, FUSED)
-            ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners)
+            ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners, user)
             fuse = (counts, file_count(self.conn, SESSIONS), own)
         else:
             ranked = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True)
@@ -567,7 +569,7 @@ FUSE_WEIGHT = 0.25
 # A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
 # paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under a role or time filter, sessions are ranked by their best message (ties: the later one's).
+# Under a role other than the user's, or a time filter, sessions are ranked by their best message (ties: the later one's).
 SESSION_BEST = """
 SELECT session, project, score FROM (
     SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)

@@ -193,16 +193,16 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
 
 
 def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: str, params: list,
-                   fts: str = "memory_fts_idx", rows: str = "memory_fts") -> None:
+                   fts: str = "memory_fts_idx", rows: str = "memory_fts", column=str) -> None:
     """Set ``counts`` to 0 for each term of ``query`` that no row of ``rows`` (as ``m``) that
-    ``where`` (" AND ..." conditions on ``m``, with ``params``) lets through matches, for
-    memsearch.query.unmatched(). A term counted without a filter needs no check."""
+    ``where`` (" AND ..." conditions on ``m``, with ``params``) lets through matches (in the columns
+    ``column(term)`` asks), for memsearch.query.unmatched(). A term counted without a filter needs no check."""
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
     for term in query.terms:
         files = counts.get(term)
         if files == 0 or (files is not None and not where):
             continue
-        if not conn.execute(sql, [term, *params]).fetchone()[0]:
+        if not conn.execute(sql, [column(term), *params]).fetchone()[0]:
             counts[term] = 0
 
 

@@ -29,23 +29,25 @@ CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
-                  held: tuple, owners: Cached) -> list:
+                  held: tuple, owners: Cached, user: bool = False) -> list:
     """The ``size`` best ((session, project), score): the pieces' scores summed by session (doubled if held
     at a date the question names), each string read once and counted as its rows come. ``owners``:
-    {piece: (session, project)} kept between searches (pieces_of), for the searches without a filter or a date."""
+    {piece: (session, project)} kept between searches (pieces_of), for the searches without a filter or a date.
+    ``user``: only what the user wrote is matched (``role="user"``), so every count and bound is that column's."""
     pieces = file_count(conn, SESSIONS)
     runs = string_runs(query)
-    common = _common_words(conn, runs, counts, pieces)
+    column = user_only if user else str
+    common = _common_words(conn, runs, counts, pieces, column)
     scores: dict[int, float] = {}
     for fts, weight, lucene in runs:
         stop_pair = weight == PAIR_WEIGHT and _holds_stop_word(fts)
         if fts in common or (stop_pair and _common_pair(fts, counts, pieces)):
             continue
-        rows = conn.execute(PIECE_STRING, (USER_ONLY + fts if stop_pair else fts,)).fetchall()
+        rows = conn.execute(PIECE_STRING, (user_only(fts) if stop_pair else column(fts),)).fetchall()
         factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
         counts[fts] = len(rows)
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
-    mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces")
+    mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces", column)
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     owners = owners.get(conn) if not where and not factor_sql[0] else None
     known: dict = {}
@@ -62,8 +64,8 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
             # rowid IN would run the query (and bm25()'s count of the word) once an id. Each statement
             # walks the word's every piece: more ids than one binds are scored in one walk of them all.
-            rows = (conn.execute(PIECE_STRING, (fts,)) if ids is None or len(ids) > IDS_AT_ONCE
-                    else rows_of(conn, CANDIDATE, ids, before=(fts,)))
+            rows = (conn.execute(PIECE_STRING, (column(fts),)) if ids is None or len(ids) > IDS_AT_ONCE
+                    else rows_of(conn, CANDIDATE, ids, before=(column(fts),)))
             _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}
@@ -73,6 +75,10 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
 # A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there its
 # wording tells; in long replies and tool output it is generic, and FTS5 reads the stop word's every position.
 USER_ONLY = "{idx_user} : "
+
+
+def user_only(fts: str) -> str:
+    return f"{USER_ONLY}({fts})"  # (an OR of a pasted paragraph's words is one string)
 # Such a pair whose other words are each in this share of the pieces or more is not ranked at all:
 # over long sessions it is in most of them too (idf near nothing).
 COMMON_SHARE = 0.5
@@ -89,12 +95,12 @@ def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
     return all(w in common for w in map(str.casefold, WORD.findall(pair)) if w not in STOP_WORDS)
 
 
-def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int) -> dict[str, int]:
+def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int, column) -> dict[str, int]:
     """{word: pieces holding it} of the single words in COMMON_SHARE of the pieces and PRUNE_MIN_FILES or
     more (a count(*) reads no position), all but the rarest when every word is one."""
     if pieces < PRUNE_MIN_FILES:
         return {}
-    counted = {fts: conn.execute(PIECE_COUNT, (fts,)).fetchone()[0] for fts, weight, lucene in runs
+    counted = {fts: conn.execute(PIECE_COUNT, (column(fts),)).fetchone()[0] for fts, weight, lucene in runs
                if weight == 1.0 and lucene}
     common = {fts: n for fts, n in counted.items() if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces)}
     if common and len(common) == sum(weight == 1.0 for _, weight, _ in runs):

@@ -1335,3 +1335,23 @@ def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
     # the excerpts keep to a role filter, and count only what it lets through
     hit = history.search("zephyr deploy", role="user", floor=0.0)[0]
     assert hit.session == "rare" and hit.matched == 2 and {e.role for e in hit.excerpts} == {"user"}
+
+
+def test_role_user_ranks_sessions_by_all_the_user_wrote_in_each(history, hroot):
+    """Under role="user" a session is ranked as a whole by what its user wrote (the pieces' user column), as the
+    unfiltered ranking is by all of it: not by its best user message, nor by the replies' words."""
+    transcript(hroot, [line("user", f"kayak day number {n}") for n in range(5)], session="often")
+    transcript(hroot, [line("user", "kayak day 9"), line("assistant", "kayak kayak kayak, a fine kayak")],
+               session="once")
+    transcript(hroot, [line("user", "what about the lake"), line("assistant", "kayak " * 20)], session="replies")
+    hits = history.search("kayak", role="user", floor=0.0)
+    assert [h.session for h in hits] == ["often", "once"]
+    assert hits[0].matched == 5 and {e.role for e in hits[1].excerpts} == {"user"}
+    # (its best user message is the shorter one, of "once"; unfiltered, the replies count too)
+    assert history.search("kayak", role="user", floor=0.0, messages=True)[0].session == "once"
+    assert history.search("kayak", floor=0.0)[0].session == "replies"
+    # a word only the replies hold is reported as matching nothing, as under any role filter
+    assert history.search_result("kayak fine", role="user", floor=0.0).unmatched == ("fine",)
+    # a pasted paragraph (one OR query of its words) keeps to the user's column too
+    pasted = " ".join(["kayak"] + [f"w{n}" for n in range(60)])
+    assert [h.session for h in history.search(pasted, role="user", floor=0.0)] == ["often", "once"]
