@@ -99,8 +99,8 @@ class HistoryResult(NamedTuple):
 
 
 # Whether more than one project folder holds a session id: two seeks of history_messages_session.
-SHARED_SESSION = ("SELECT (SELECT min(project) FROM history_messages WHERE session = ?1)"
-                  " < (SELECT max(project) FROM history_messages WHERE session = ?1)")
+SHARED_SESSION = ("SELECT (SELECT min(project) FROM history_messages WHERE session = ?)"
+                  " < (SELECT max(project) FROM history_messages WHERE session = ?)")
 
 
 def configured_roots() -> list[str]:
@@ -211,7 +211,8 @@ class HistoryIndex(db.Opened):
 
         hits, floored, _ = self._verified(run, itemgetter(2), deadline, reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
-        shared = frozenset(s for s in {h.session for h in hits} if self.conn.execute(SHARED_SESSION, [s]).fetchone()[0])
+        shared = frozenset(s for s in {h.session for h in hits}
+                           if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0])
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts), shared)
 
     def _read_checked(self, read, ids_of) -> tuple:
@@ -569,7 +570,7 @@ FUSE_WEIGHT = 0.25
 # A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
 # paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under a role other than the user's, or a time filter, sessions are ranked by their best message (ties: the later one's).
+# Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's).
 SESSION_BEST = """
 SELECT session, project, score FROM (
     SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)

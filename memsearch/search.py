@@ -325,7 +325,7 @@ def _shown(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) -> str:
 # An expansion FTS5's window starts or ends inside hides the word it follows or the part that matched: the window
 # is widened to it, from the indexed text, within WIDEN_CHARS each way, and highlighted again.
 WIDEN_CHARS = 8 * SNIPPET_MAX_CHARS
-HIGHLIGHT = "SELECT highlight(slices, 0, ?1, ?2) FROM slices WHERE slices MATCH ?5"
+HIGHLIGHT = "SELECT highlight(slices, 0, :open, :close) FROM slices WHERE slices MATCH :words"
 
 
 def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) -> str:
@@ -372,8 +372,10 @@ DOCSIZE = "SELECT id, sz FROM memory_fts_idx_docsize WHERE id IN ({marks})"
 # The index's tokenizer (migrations/0005_porter.sql; a test keeps them equal).
 TOKENIZE = "porter unicode61 remove_diacritics 1"
 SLICE_TEXT = "SELECT coalesce(idx_name, ''), coalesce(idx_description, ''), coalesce(idx_body, '') FROM memory_fts WHERE id = ?"
-SLICE_SNIPPET = "SELECT snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ? {order} LIMIT 1"
-SLICE_SNIPPETS = "SELECT rowid, snippet(slices, 0, ?, ?, ?, ?) FROM slices WHERE slices MATCH ?"
+# (Named parameters: each statement takes those of _scratch_rows it needs.)
+_SNIPPET = "snippet(slices, 0, :open, :close, :ellipsis, :tokens) FROM slices WHERE slices MATCH :words"
+SLICE_SNIPPET = f"SELECT {_SNIPPET} {{order}} LIMIT 1"
+SLICE_SNIPPETS = f"SELECT rowid, {_SNIPPET}"
 
 
 def _sliced_snippet(conn: sqlite3.Connection, words: str, rowid: int) -> str:
@@ -402,13 +404,14 @@ def _best_slice(pieces: list[str], words: str) -> str | None:
 
 
 def _scratch_rows(texts: list[str], sql: str, words: str) -> list[tuple]:
-    """The rows of ``sql`` (parameters: the marks, the ellipsis, the tokens, ``words``) over the scratch table
+    """The rows of ``sql`` (named parameters: the marks, the ellipsis, the tokens, ``words``) over the scratch table
     holding ``texts`` as rows 1, 2, ...: rolled back, not deleted, so it stays empty and FTS5 writes no segment."""
     scratch = _scratch()
     scratch.execute("BEGIN")
     try:
         scratch.executemany("INSERT INTO slices (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
-        return scratch.execute(sql, (MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, words)).fetchall()
+        return scratch.execute(sql, {"open": MARK_OPEN, "close": MARK_CLOSE, "ellipsis": ELLIPSIS,
+                                     "tokens": SNIPPET_TOKENS, "words": words}).fetchall()
     finally:
         scratch.execute("ROLLBACK")
 
