@@ -211,8 +211,8 @@ class HistoryIndex(db.Opened):
 
         hits, floored, _ = self._verified(run, itemgetter(2), deadline, reports.append, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
-        shared = frozenset(s for s in {h.session for h in hits}
-                           if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0])
+        shared = self._guarded(lambda: frozenset(s for s in {h.session for h in hits}
+                                                 if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0]))
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts), shared)
 
     def _read_checked(self, read, ids_of) -> tuple:
