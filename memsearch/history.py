@@ -349,23 +349,24 @@ class HistoryIndex(db.Opened):
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
             words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
-            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
+            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, the user's own)
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
                 # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
                 # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
-                for mid, size, role in conn.execute(
-                        "SELECT m.id, d.sz, m.role FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
+                for mid, size, said in conn.execute(
+                        "SELECT m.id, d.sz, m.role = 'user' AND NOT m.sidechain FROM history_messages AS m NOT INDEXED"
+                        " JOIN history_fts_docsize"
                         f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?"
                         f" AND m.project = ?{where}", [*chunk, *session, *params]):
                     matched += 1
                     k = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
-                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, role)
+                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, said)
                     (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
             once = sorted(likeliest, reverse=True)  # best first, ties to the later message
-            for _, mid, terms, k, role in once:
+            for _, mid, terms, k, said in once:
                 holds[mid], lengths[mid] = terms, k
-                if role == "user":
+                if said:  # the user's own: not a sub-agent's "user" line, its prompt the main agent wrote
                     users.add(mid)
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
