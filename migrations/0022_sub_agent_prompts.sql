@@ -1,15 +1,7 @@
 -- A session's user column holds what its user wrote (issue 30): a sub-agent's
 -- "user" lines, the prompts the main agent wrote it, go with the replies and
--- tool output (memsearch/pieces.py). Every piece is indexed anew, as 0016
--- did; the contentless table is made again (automerge off, as 0013 set it).
-DROP TABLE history_session_fts;
-CREATE VIRTUAL TABLE history_session_fts USING fts5 (
-    idx_user,
-    idx_other,
-    content = '',
-    tokenize = 'porter unicode61 remove_diacritics 1'
-);
-INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('automerge', 0);
+-- tool output (memsearch/pieces.py). Every piece is indexed anew, as 0016 did.
+INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all');
 INSERT INTO history_session_fts (rowid, idx_user, idx_other)
     SELECT p.id,
         (SELECT group_concat(idx_body, char(10)) FROM (SELECT idx_body FROM history_messages WHERE file = p.file
