@@ -10,7 +10,8 @@ import sqlite3
 
 # A piece's texts as they were indexed, the user's and the rest (migrations/0016, 0022): FTS5 keeps none,
 # and deleting a piece hands it these same texts. The ORDER BY in a subquery keeps group_concat's order.
-# The user's are what the user wrote: a sub-agent's "user" lines are the prompts the main agent wrote it.
+# A session is ranked by its own course: a sub-agent's lines (its "user" ones are the prompts the main agent
+# wrote it) are in neither; the errand's prompt and answer are the session's own Task call and result.
 # Its messages are read by one of two ways, whichever the piece's ids make cheap (a condition on the piece
 # alone is tested before SQLite reads a row): those between its first and last ids while they are mostly its
 # own, else the session's in its file, through the session's index. By its file's index alone, a piece read
@@ -23,7 +24,7 @@ PIECE_TEXT = ", ".join(
     " UNION ALL SELECT id, idx_body FROM history_messages INDEXED BY history_messages_session"
     f" WHERE NOT ({_DENSE}) AND session = p.session AND project = p.project AND sidechain IN (0, 1)"
     f" AND file = p.file AND id BETWEEN p.first AND p.last AND {said} ORDER BY id))"
-    for said in ("(role = 'user' AND sidechain = 0)", "NOT (role = 'user' AND sidechain = 0)"))
+    for said in ("sidechain = 0 AND role = 'user'", "sidechain = 0 AND role <> 'user'"))
 
 # Pieces are merged up to this many messages: a merge re-indexes its text in one piece, so an unbounded
 # one made a long session's every append grow with the whole session. A longer one is ranked by its sum.
