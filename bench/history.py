@@ -7,7 +7,11 @@
 LongMemEval's sessions become Claude Code transcripts, one JSONL per
 session, with the noise a real one has: a summary line, a file snapshot,
 meta caveats, system reminders inside user turns, and tool calls with
-their results.
+their results. `--noise full` adds what a live history holds besides
+(issue 30): sub-agents (a Task call in the session, the sub-agent's own
+transcript under `<session>/subagents/` or, as older versions wrote it,
+`agent-*.jsonl` beside the session, its first "user" line the main agent's
+prompt) and a last line cut mid-JSON, as a transcript being written ends.
 
 * retrieval: the `_s` subset, each question's haystack its own folder and
   index. `history` (HistoryIndex.search) against tantivy and bm25s
@@ -125,10 +129,85 @@ def write_session(folder: Path, sid: str, date: str, turns: list, rng: random.Ra
                 add({"type": "user", "timestamp": at, "message": {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": tool,
                      "content": "total 8\ndrwxr-xr-x 2 user user 4096 notes\n-rw-r--r-- 1 user user 120 todo.md"}]}})
+    cut = live_noise(folder, sid, lines, base) if NOISE == "full" else ""
     with open(folder / f"{sid}.jsonl", "w", encoding="utf-8") as f:
         for obj in lines:
             f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        f.write(cut)
     return uuids
+
+
+# What write_session adds: "classic" (tool calls, reminders, caveats, a summary), or "full": sub-agents and a
+# half-written last line besides (live_noise).
+NOISE = "classic"
+# The prompts a main agent writes for a sub-agent: generic work on the project, nothing the user said.
+SUBAGENT_PROMPTS = (
+    "Search the codebase for every place the configuration file is read and list the paths with line numbers.",
+    "Find all TODO and FIXME comments in the project and summarise them by file.",
+    "Look through the notes folder for anything about the deployment checklist and report back what is missing.",
+    "Run the test suite and tell me which tests fail, with the first lines of each error.",
+    "Read the README and the docs folder and explain in a few sentences how the project is built and released.",
+    "Check the git log for the last ten commits and summarise what changed and why.",
+    "Review the recent changes under src/ for obvious bugs. Do not edit any file; just report.",
+    "Explore the repository layout and tell me where the command line entry point and its options are defined.",
+)
+SUBAGENT_TOOLS = (("Grep", {"pattern": "config", "path": "src"}, "src/app.py:12: config = load_config(path)\n"
+                   "src/cli.py:40: from .app import config"),
+                  ("Glob", {"pattern": "**/*.md"}, "README.md\ndocs/build.md\nnotes/todo.md"),
+                  ("Bash", {"command": "git log --oneline -10", "description": "Recent commits"},
+                   "a1b2c3d fix the release script\n9f8e7d6 bump the version"),
+                  ("Read", {"file_path": "/home/bench/lme/README.md"}, "1\t# bench\n2\tA small project.\n"))
+SUBAGENT_REPORTS = ("Done. I found three places and listed them above with their line numbers.",
+                    "Summary: nothing blocking; two small issues, both noted with their files.",
+                    "I could not find anything matching that; the closest files are listed above.")
+
+
+def live_noise(folder: Path, sid: str, lines: list, base: dict) -> str:
+    """Sub-agents for some sessions (a Task call and its result appended to ``lines``, each sub-agent's transcript
+    written), and the half-written line ending some transcripts, returned (no newline after it). Seeded by the
+    session, so the classic noise (write_session's rng) is the same with or without it."""
+    rng = random.Random(f"live-{sid}")
+    at = lines[-1].get("timestamp", "2023-01-01T00:00:00.000Z")
+    for n in range(rng.choice((0, 0, 0, 0, 1, 1, 2))):
+        agent = f"{rng.getrandbits(28):07x}"
+        prompt, report = rng.choice(SUBAGENT_PROMPTS), rng.choice(SUBAGENT_REPORTS)
+        tool, parent = f"toolu_task_{agent}", lines[-1]["uuid"]
+        lines.append({"type": "assistant", "timestamp": at, **base, "uuid": f"{sid}-task-{n}", "parentUuid": parent,
+                      "message": {"role": "assistant", "model": "claude", "content": [{
+                          "type": "tool_use", "id": tool, "name": "Task", "input": {
+                              "description": " ".join(prompt.split()[:3]),
+                              "prompt": prompt, "subagent_type": "general-purpose"}}]}})
+        lines.append({"type": "user", "timestamp": at, **base, "uuid": f"{sid}-task-{n}-result",
+                      "parentUuid": f"{sid}-task-{n}", "message": {"role": "user", "content": [{
+                          "type": "tool_result", "tool_use_id": tool, "content": [
+                              {"type": "text", "text": report}, {"type": "text", "text": f"agentId: {agent}"}]}]}})
+        side = {**base, "isSidechain": True, "agentId": agent}
+        name, call, output = rng.choice(SUBAGENT_TOOLS)
+        agent_lines = [
+            {"type": "user", "message": {"role": "user", "content": prompt}},
+            {"type": "assistant", "message": {"role": "assistant", "model": "claude", "content": [
+                {"type": "text", "text": "I'll start by looking at the files involved."},
+                {"type": "tool_use", "id": f"toolu_{agent}_1", "name": name, "input": call}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_{agent}_1", "content": output}]}},
+            {"type": "assistant", "message": {"role": "assistant", "model": "claude", "content": [
+                {"type": "text", "text": report}]}}]
+        # Claude Code 1.x wrote agent-<id>.jsonl beside the session, 2.x writes it in <session>/subagents/.
+        path = (folder if rng.random() < 0.3 else folder / sid / "subagents") / f"agent-{agent}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        previous = None
+        with open(path, "w", encoding="utf-8") as f:
+            for i, obj in enumerate(agent_lines):
+                obj.update(side, timestamp=at, uuid=f"{agent}-{i}", parentUuid=previous)
+                previous = obj["uuid"]
+                f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    if rng.random() >= 0.15:
+        return ""
+    # The reply being written when the transcript was read: its line cut anywhere.
+    line = json.dumps({"type": "assistant", "timestamp": at, **base, "uuid": f"{sid}-cut", "parentUuid":
+                       lines[-1]["uuid"], "message": {"role": "assistant", "model": "claude", "content": [
+                           {"type": "text", "text": "Let me look into that and come back with the details."}]}})
+    return line[:rng.randint(20, len(line) - 2)]
 
 
 def session_file_id(index: int, sid: str) -> str:
@@ -666,12 +745,16 @@ PARTS = ("retrieval", "s_like", "oracle", "locomo", "context", "scale")
 
 
 def main() -> None:
+    global NOISE
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="retrieval,oracle,locomo,context",
                         help=f"comma-separated, of {', '.join(PARTS)} (scale runs with --scale-mb)")
     parser.add_argument("--scale-mb", type=int, default=0, help="also run the scale test at about this many MB")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "history.md")
+    parser.add_argument("--noise", choices=("classic", "full"), default="classic",
+                        help="the transcripts' noise: classic, or full (sub-agents and a half-written last line too)")
     args = parser.parse_args()
+    NOISE = args.noise
     parts = list(dict.fromkeys([p for p in args.parts.split(",") if p] + (["scale"] if args.scale_mb else [])))
     unknown = set(parts) - set(PARTS)
     if unknown:

@@ -305,14 +305,15 @@ class HistoryIndex(db.Opened):
         """Sessions ranked by BM25 over each as a whole (its pieces' scores summed, doubled if held at a date the
         question names; with ``user``, over what the user wrote), the first FUSED with their best message's (the
         user's if ``own``: see FUSED); under another role or a time filter (``where`` is not ``pieces``' filter),
-        which pieces cannot apply, by their best message."""
+        which pieces cannot apply, by their best message. Pieces hold a session's own course (memsearch.pieces):
+        where none matches, sessions go by their best message, a sub-agent's too."""
         fuse, shown = None, limit
         if where == pieces or user:
             shown = max(limit, FUSED)
             ranked = rank_sessions(self.conn, query, *pieces, counts, fetch_size(shown), held, self._owners, user)
             fuse = (counts, file_count(self.conn, SESSIONS), own)
-        else:
-            ranked = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True)
+        if (where != pieces and not user) or not ranked:
+            ranked, fuse = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True), None
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:shown]
         hits, ids = self._session_hits(query, kept, *where, limit, fuse)
         return hits, len(ranked) - min(len(kept), limit), ids
@@ -351,7 +352,7 @@ class HistoryIndex(db.Opened):
         best: dict[tuple, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
         holds: dict[int, list[str]] = {}  # the words each message kept holds
         lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
-        users: set[int] = set()
+        whose: dict[int, int] = {}  # WHOSE each message kept is
         for session, low, high in bounds:
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
@@ -360,24 +361,22 @@ class HistoryIndex(db.Opened):
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
             words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
-            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, role)
+            likeliest: list = []  # a heap of the REFINED best (score, id, words, K, WHOSE)
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
                 # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
                 # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
-                for mid, size, role in conn.execute(
-                        "SELECT m.id, d.sz, m.role FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
+                for mid, size, kind in conn.execute(
+                        f"SELECT m.id, d.sz, {WHOSE} FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
                         f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?"
                         f" AND m.project = ?{where}", [*chunk, *session, *params]):
                     matched += 1
                     k = FTS5_K1 * (1 - BM25_B + BM25_B * next(varints(size), 0) / avgdl)  # its docsize
-                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, role)
+                    item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, kind)
                     (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
             once = sorted(likeliest, reverse=True)  # best first, ties to the later message
-            for _, mid, terms, k, role in once:
-                holds[mid], lengths[mid] = terms, k
-                if role == "user":
-                    users.add(mid)
+            for _, mid, terms, k, kind in once:
+                holds[mid], lengths[mid], whose[mid] = terms, k, kind
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (matched, [mid for one, mid, *_ in once if one * (1 + lengths[mid]) >= reach])
@@ -388,7 +387,7 @@ class HistoryIndex(db.Opened):
             score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
                               for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
-            top[session] = max((v for mid, v in score.items() if not own or mid in users), default=0.0)
+            top[session] = max((v for mid, v in score.items() if whose[mid] >= 1 + own), default=0.0)
         if fuse is not None and kept and (most := max(top[s] for s, _ in kept[:FUSED])) > 0:
             scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
             fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])
@@ -568,7 +567,9 @@ EXCERPTS = 3
 FUSED = 10
 FUSE_WEIGHT = 0.25
 # A first-person question ("what did I buy?") fuses the user's best message; one about others ("what did Caroline
-# paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about.
+# paint?") every role's: there (LoCoMo) the "user" is but one of the two people asked about. Neither a sub-agent's,
+# as a session is ranked by its own course (memsearch.pieces): 0 a sub-agent's, 1 the session's own, 2 the user's.
+WHOSE = "CASE WHEN m.sidechain THEN 0 WHEN m.role = 'user' THEN 2 ELSE 1 END"
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
 # Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's).
 SESSION_BEST = """

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
-# A piece's texts as they were indexed, the user's and the rest (migrations/0016): FTS5 keeps none,
+# A piece's texts as they were indexed, the user's and the rest (migrations/0016, 0022): FTS5 keeps none,
 # and deleting a piece hands it these same texts. The ORDER BY in a subquery keeps group_concat's order.
+# A session is ranked by its own course: a sub-agent's lines (its "user" ones are the prompts the main agent
+# wrote it) are in neither; the errand's prompt and answer are the session's own Task call and result.
 # Its messages are read by one of two ways, whichever the piece's ids make cheap (a condition on the piece
 # alone is tested before SQLite reads a row): those between its first and last ids while they are mostly its
 # own, else the session's in its file, through the session's index. By its file's index alone, a piece read
@@ -18,11 +20,11 @@ _DENSE = "p.last - p.first < 4 * p.messages"
 PIECE_TEXT = ", ".join(
     "(SELECT group_concat(idx_body, char(10)) FROM ("
     f"SELECT id, idx_body FROM history_messages WHERE {_DENSE} AND id BETWEEN p.first AND p.last"
-    f" AND +file = p.file AND +session = p.session AND role {op} 'user'"
+    f" AND +file = p.file AND +session = p.session AND {said}"
     " UNION ALL SELECT id, idx_body FROM history_messages INDEXED BY history_messages_session"
     f" WHERE NOT ({_DENSE}) AND session = p.session AND project = p.project AND sidechain IN (0, 1)"
-    f" AND file = p.file AND id BETWEEN p.first AND p.last AND role {op} 'user' ORDER BY id))"
-    for op in ("=", "<>"))
+    f" AND file = p.file AND id BETWEEN p.first AND p.last AND {said} ORDER BY id))"
+    for said in ("sidechain = 0 AND role = 'user'", "sidechain = 0 AND role <> 'user'"))
 
 # Pieces are merged up to this many messages: a merge re-indexes its text in one piece, so an unbounded
 # one made a long session's every append grow with the whole session. A longer one is ranked by its sum.

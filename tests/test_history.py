@@ -1233,6 +1233,69 @@ def test_an_index_from_before_0016_ranks_sessions_by_role(history, hroot):
         again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
 
 
+def _delegated(hroot):
+    """Beside _said_and_replied's two, a session whose words are in its sub-agent's transcript (Claude Code's
+    <session>/subagents/agent-*.jsonl): its "user" line the prompt the main agent wrote, then its reply."""
+    _said_and_replied(hroot)
+    transcript(hroot, [line("user", "I will look at the logs")], session="delegated")
+    transcript(hroot, [line("user", "the pgbouncer pool filled up", session="delegated", isSidechain=True),
+                       line("assistant", "the pgbouncer pool is full", session="delegated", isSidechain=True)],
+               session="delegated/subagents/agent-1")
+
+
+@pytest.mark.parametrize("query", ["pgbouncer pool", "my pgbouncer pool"])
+def test_a_sub_agents_lines_do_not_rank_its_session(history, hroot, query):
+    """Issue 30: a session is ranked by its own course: a sub-agent's "user" line is the prompt the main agent
+    wrote it, not what the user said, and its work is an errand (its prompt and answer are the session's own
+    Task call and result). Its lines are found one by one (--messages), keeping their role: --role user finds
+    the prompt, marked sub-agent."""
+    _delegated(hroot)
+    assert [h.session for h in history.search(query, floor=0.0)] == ["said", "replied"]
+    found = history.search("pgbouncer", messages=True, session="delegated")
+    assert sorted((h.role, h.sidechain) for h in found) == [("assistant", True), ("user", True)]
+    prompt = history.search("pgbouncer", role="user", messages=True, session="delegated")
+    assert [(h.role, h.sidechain) for h in prompt] == [("user", True)]
+
+
+def test_a_sub_agents_lines_are_no_first_person_questions_best_message(history, hroot):
+    """A first-person question fuses its sessions' best messages of the user's own (an other question's, of
+    their own course): a sub-agent's prompt, written by the main agent, is neither."""
+    transcript(hroot, [line("user", "my pgbouncer pool"), line("assistant", "noted")], session="mine")
+    transcript(hroot, [line("user", "my pgbouncer pool"), line("assistant", "noted")], session="delegated")
+    transcript(hroot, [line("user", "pgbouncer pool size pool", session="delegated", isSidechain=True)],
+               session="delegated/subagents/agent-1")
+    for query in ("my pgbouncer pool", "pgbouncer pool"):
+        scores = {h.session: h.score for h in history.search(query, floor=0.0)}
+        assert scores["delegated"] == pytest.approx(scores["mine"], rel=1e-9)
+
+
+def test_an_index_from_before_0022_ranks_sessions_by_their_own_course(history, hroot):
+    """Migration 0022 indexes every session piece again, a sub-agent's lines in neither column; the pieces it
+    wrote are then dropped and indexed again as any others (a rewritten transcript)."""
+    _delegated(hroot)
+    history.refresh()
+    conn = history.conn  # as 0016 left it: a sub-agent's lines ranked, its "user" ones as the user's
+    conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")
+    conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other) SELECT p.id, " + ", ".join(
+        f"(SELECT group_concat(idx_body, char(10)) FROM history_messages WHERE file = p.file AND id BETWEEN p.first"
+        f" AND p.last AND role {op} 'user')" for op in ("=", "<>")) + " FROM history_pieces AS p")
+    assert "delegated" in {h.session for h in history.search("pgbouncer pool", floor=0.0, refresh=False)}
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 22")
+    conn.execute("PRAGMA user_version = 21")
+    history.close()
+    with HistoryIndex(hroot, history.db_path) as again:
+        assert migrate.current_version(again.conn) == migrate.latest_version() >= 22
+        hits = again.search("pgbouncer pool", floor=0.0, refresh=False)
+        assert [h.session for h in hits] == ["said", "replied"]
+        path = hroot / PROJECT / "replied.jsonl"
+        path.write_text(path.read_text().replace("pgbouncer pool", "pgbouncer fleet"))  # same size: re-read
+        assert [h.session for h in again.search("pool", floor=0.0)] == ["said"]
+        path = hroot / PROJECT / "delegated/subagents/agent-1.jsonl"
+        path.write_text(path.read_text().replace("pgbouncer pool", "pgbouncer fleet"))
+        assert [h.session for h in again.search("pool", floor=0.0)] == ["said"]
+        again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
+
+
 def _spread_and_said_once(hroot):
     """A session that names both words often, each in a message of its own, and one that says them
     together once among other talk."""

@@ -260,8 +260,10 @@ def test_lines_claiming_a_session_from_another_folder_are_a_hit_of_their_own(his
         for hit in history.search("swift", messages=messages):
             shown = [e.snippet for e in hit.excerpts] if not messages else [hit.snippet]
             assert all(("forged" in s) == (hit.project == "-home-x-attacker") for s in shown), (hit, shown)
-    hits = history.search("swift")
-    assert sorted((h.project, h.matched) for h in hits) == [("-home-u-shop", 1), ("-home-x-attacker", 3)]
+    # Sessions are ranked by their own course: that folder's session is a sub-agent's lines alone, ranked (by its
+    # best message) where no session's own course matches.
+    assert [(h.project, h.matched) for h in history.search("swift")] == [("-home-u-shop", 1)]
+    assert [(h.project, h.matched) for h in history.search("forged")] == [("-home-x-attacker", 3)]
     by_role = history.search("swift", role="user")  # ranked by messages (a filter pieces cannot apply)
     assert sorted((h.project, h.matched) for h in by_role) == [("-home-u-shop", 1), ("-home-x-attacker", 3)]
     assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == [
