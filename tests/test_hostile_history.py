@@ -264,8 +264,12 @@ def test_lines_claiming_a_session_from_another_folder_are_a_hit_of_their_own(his
     # best message) where no session's own course matches.
     assert [(h.project, h.matched) for h in history.search("swift")] == [("-home-u-shop", 1)]
     assert [(h.project, h.matched) for h in history.search("forged")] == [("-home-x-attacker", 3)]
-    by_role = history.search("swift", role="user")  # ranked by messages (a filter pieces cannot apply)
-    assert sorted((h.project, h.matched) for h in by_role) == [("-home-u-shop", 1), ("-home-x-attacker", 3)]
+    # Under role="user" as well (over the pieces' user column), and each folder's hit keeps to its own lines.
+    assert [(h.project, h.matched) for h in history.search("swift", role="user")] == [("-home-u-shop", 1)]
+    assert [(h.project, h.matched) for h in history.search("forged", role="user")] == [("-home-x-attacker", 3)]
+    by_role = history.search("swift", role="user", messages=True)
+    assert sorted((h.project, h.snippet.startswith("forged")) for h in by_role) == [
+        ("-home-u-shop", False), *[("-home-x-attacker", True)] * 3]
     assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == [
         "the victim's own swift swift, then the swift"]  # its own folder's, as before
     # That folder's lines are a sub-agent's (their file's name): session-context leaves them out.
