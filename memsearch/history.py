@@ -314,6 +314,11 @@ class HistoryIndex(db.Opened):
             fuse = (counts, file_count(self.conn, SESSIONS), own)
         if (where != pieces and not user) or not ranked:
             ranked, fuse = self._run(query, fetch_size(limit), 0.0, where, held, counts, sessions=True), None
+        else:  # a word only sub-agents' lines hold is in no piece, yet it is in a past message
+            unmatched_ = [t for t in query.terms if counts.get(t) == 0]
+            for term in unmatched_:
+                del counts[term]
+            mark_unmatched(self.conn, query, counts, *where, MESSAGES, "history_messages", terms=unmatched_)
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:shown]
         hits, ids = self._session_hits(query, kept, *where, limit, fuse)
         return hits, len(ranked) - min(len(kept), limit), ids

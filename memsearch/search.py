@@ -193,12 +193,13 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
 
 
 def mark_unmatched(conn: sqlite3.Connection, query: Query, counts: dict, where: str, params: list,
-                   fts: str = "memory_fts_idx", rows: str = "memory_fts", column=str) -> None:
+                   fts: str = "memory_fts_idx", rows: str = "memory_fts", column=str, terms=None) -> None:
     """Set ``counts`` to 0 for each term of ``query`` that no row of ``rows`` (as ``m``) that
     ``where`` (" AND ..." conditions on ``m``, with ``params``) lets through matches (in the columns
-    ``column(term)`` asks), for memsearch.query.unmatched(). A term counted without a filter needs no check."""
+    ``column(term)`` asks), for memsearch.query.unmatched(). A term counted without a filter needs no check.
+    ``terms``: those to check, if not all of the query's."""
     sql = ANY_ROW.format(fts=fts, rows=rows, filters=where)
-    for term in query.terms:
+    for term in query.terms if terms is None else terms:
         files = counts.get(term)
         if files == 0 or (files is not None and not where):
             continue

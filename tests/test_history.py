@@ -1255,6 +1255,13 @@ def test_a_sub_agents_lines_do_not_rank_its_session(history, hroot, query):
     assert sorted((h.role, h.sidechain) for h in found) == [("assistant", True), ("user", True)]
     prompt = history.search("pgbouncer", role="user", messages=True, session="delegated")
     assert [(h.role, h.sidechain) for h in prompt] == [("user", True)]
+    # a word only its lines hold is no word "no past message contains", though its session ranks by the others
+    transcript(hroot, [line("user", "zanzibar ferry times", session="delegated", isSidechain=True)],
+               session="delegated/subagents/agent-2")
+    for role in (None, "user"):
+        found = history.search_result("pgbouncer zanzibar", role=role, floor=0.0)
+        assert found.unmatched == () and found.hits[0].session == "said"
+        assert history.search_result("pgbouncer zzyzx", role=role, floor=0.0).unmatched == ("zzyzx",)
 
 
 def test_a_sub_agents_lines_are_no_first_person_questions_best_message(history, hroot):

@@ -96,15 +96,17 @@ def test_the_open_a_session_command_opens_the_hits_own_project_folder(tmp_path, 
                project="-home-u-beta")
     transcript(hroot, [line("user", "a lone pelican in gamma")], session="T", project="-home-u-gamma")
     common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
-    done = run_memsearch("history", "pelican", "beta", *common)
+    # (A sub-agent's lines rank their session where no session's own course matches the question.)
+    words = ["pelican", "beta"] if claimer == "S" else ["secret", "beta"]
+    done = run_memsearch("history", *words, *common)
     assert done.returncode == 0 and done.stdout.startswith("session S  [-home-u-beta]"), done.stdout
     command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
-    assert command == "memsearch session-context S --query 'pelican beta' --project -home-u-beta"
+    assert command == f"memsearch session-context S --query '{' '.join(words)}' --project -home-u-beta"
     opened = _open(command, common)
     assert opened.returncode == 0 and "owner" not in opened.stdout, opened.stdout + opened.stderr
     if claimer == "S":  # (a sub-agent's lines, the claim's, are never read as a session's own)
         assert "  claimer says pelican secret in beta\n" in opened.stdout
-    hits = json.loads(run_memsearch("history", "pelican", "--json", *common).stdout)["results"]
+    hits = json.loads(run_memsearch("history", "pelican", "--messages", "--json", *common).stdout)["results"]
     hints = {hit["project"]: hit["open"] for hit in hits}
     assert hints == {"-home-u-alpha": "memsearch session-context S --query pelican --project -home-u-alpha",
                      "-home-u-beta": "memsearch session-context S --query pelican --project -home-u-beta",
