@@ -79,6 +79,8 @@ USER_ONLY = "{idx_user} : "
 
 def user_only(fts: str) -> str:
     return f"{USER_ONLY}({fts})"  # (an OR of a pasted paragraph's words is one string)
+
+
 # Such a pair whose other words are each in this share of the pieces or more is not ranked at all:
 # over long sessions it is in most of them too (idf near nothing).
 COMMON_SHARE = 0.5
