@@ -358,7 +358,10 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
 
 
 def _ends_in_code_word(excerpt: str) -> bool:
-    """Whether ``excerpt`` ends with an unmarked word the index expands: the window may end before its expansion."""
+    """Whether ``excerpt`` ends with an unmarked word the index expands: the window may end before its expansion
+    (then not at the text's end, and FTS5 ends it with ELLIPSIS)."""
+    if not excerpt.endswith(ELLIPSIS):
+        return False
     shown = excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:]
     word = shown[word_start(shown, len(shown)):]
     return bool(word) and expand(word) != word
