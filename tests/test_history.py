@@ -1303,6 +1303,35 @@ def test_an_index_from_before_0022_ranks_sessions_by_their_own_course(history, h
         again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
 
 
+def test_a_sub_agents_pieces_count_in_no_words_rarity(history, hroot):
+    """A piece of a sub-agent's lines alone has no text to rank: indexed empty (0022), it still counted in every
+    word's rarity and the pieces' average length. It is not indexed now, and 0023 takes such rows out."""
+    _delegated(hroot)
+    history.refresh()
+    conn = history.conn
+    sub_agent = ("SELECT p.id FROM history_pieces AS p JOIN history_files AS f ON f.id = p.file"
+                 " WHERE f.path LIKE '%agent-%'")
+    assert len(conn.execute(sub_agent).fetchall()) == 1
+    pieces = conn.execute("SELECT count(*) FROM history_pieces").fetchone()[0]
+    assert search.file_count(conn, session_rank.SESSIONS) == pieces - 1
+    scores = [(h.session, h.score) for h in history.search("pgbouncer pool", floor=0.0, refresh=False)]
+    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_user, idx_other) SELECT id, NULL, NULL"
+                 f" FROM ({sub_agent})")  # as 0022 indexed it
+    assert [(h.session, h.score) for h in history.search("pgbouncer pool", floor=0.0, refresh=False)] != scores
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 23")
+    conn.execute("PRAGMA user_version = 22")
+    history.close()
+    with HistoryIndex(hroot, history.db_path) as again:
+        assert migrate.current_version(again.conn) == migrate.latest_version() >= 23
+        assert [(h.session, h.score) for h in again.search("pgbouncer pool", floor=0.0, refresh=False)] == scores
+        again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
+        path = hroot / PROJECT / "delegated/subagents/agent-1.jsonl"  # read again: its piece dropped, none indexed
+        path.write_text(path.read_text().replace("pgbouncer pool", "pgbouncer fleet"))
+        assert {h.session for h in again.search("fleet", floor=0.0, messages=True)} == {"delegated"}
+        assert search.file_count(again.conn, session_rank.SESSIONS) == pieces - 1
+        again.conn.execute("INSERT INTO history_session_fts (history_session_fts, rank) VALUES ('integrity-check', 1)")
+
+
 def _spread_and_said_once(hroot):
     """A session that names both words often, each in a message of its own, and one that says them
     together once among other talk."""
