@@ -143,7 +143,7 @@ def symbol_name(match: re.Match[str]) -> str:
     return "dotnet" if match.group(1) is None else (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
 
 
-@functools.lru_cache(maxsize=16384)  # files repeat their identifiers: split each once
+@functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
 def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
     together, its parts joined where it splits them; with ``units`` (what the index adds), also
@@ -189,6 +189,8 @@ def _units(pieces: list[str], parts: list[str]) -> str:
 def expand(text: str) -> str:
     """``text`` with each word's expansion after it (module docstring), and
     any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
+    if text.isascii() and text.isalpha() and (text.islower() or text[1:].islower()):
+        return text  # a plain word (as excerpts' last words are checked one by one): nothing to add
     if OPEN in text or CLOSE in text:
         pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
         # Each marker twice, not the run twice: "⁤⁢" as itself twice would read as an expansion.
@@ -387,6 +389,8 @@ _LONE_MARKER = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|([{OPEN}{CLOSE}])")
 
 def cut_ends(excerpt: str) -> tuple[bool, bool]:
     """Whether ``excerpt`` (of an expanded text) starts inside an expansion, and whether it ends inside one."""
+    if OPEN not in excerpt and CLOSE not in excerpt:
+        return False, False
     lone = [m[1] for m in _LONE_MARKER.finditer(excerpt) if m[1]]
     return bool(lone) and lone[0] == CLOSE, bool(lone) and lone[-1] == OPEN
 
