@@ -43,10 +43,6 @@ _CLASSES = bytes.maketrans(
     bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
     b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
 _CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
-# The same without case and with the symbols' characters (a: a letter, # and + as themselves), to find a digit by
-# a letter in one pass (_DIGIT_BY_LETTER) and a letter or digit before ++ or # (_symbols).
-_CASELESS = _CLASSES.translate(bytes.maketrans(b"A", b"a"))
-_CASELESS = bytes(c if c in b"#+" else _CASELESS[c] for c in range(256))
 
 # The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
 PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -154,7 +150,7 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     the names with digits inside it (Base64Encode: base64; S3Bucket: s3; OAuth2: oauth)."""
     forms = []
     pieces = JOINT.split(run.strip("_-"))
-    parts = [p for piece in pieces for p in PART.findall(piece)]
+    parts = PART.findall(run)  # (as piece by piece: no part holds _ or -)
     if len(parts) > len(pieces):  # a case change or a digit split some piece
         forms.append(" ".join(parts))
         if units and (extra := _units(pieces, parts)):
@@ -193,6 +189,8 @@ def _units(pieces: list[str], parts: list[str]) -> str:
 def expand(text: str) -> str:
     """``text`` with each word's expansion after it (module docstring), and
     any OPEN or CLOSE of its own doubled; ``text`` itself when nothing is added."""
+    if text.isascii() and text.isalpha() and (text.islower() or text[1:].islower()):
+        return text  # a plain word (as excerpts' last words are checked one by one): nothing to add
     if OPEN in text or CLOSE in text:
         pieces = re.split(f"([{OPEN}{CLOSE}]+)", text)
         # Each marker twice, not the run twice: "⁤⁢" as itself twice would read as an expansion.
@@ -217,71 +215,72 @@ def index_forms(run: str) -> tuple[str, ...]:
 
 
 def _expand(text: str) -> str:
-    adds: dict[int, list[str]] = {}  # end offset of a word -> its forms
     plain = text if text.isascii() else _LATIN.sub(lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
-    caseless = ascii_.translate(_CASELESS)
-    for end, name in _symbols(plain, caseless):
-        adds.setdefault(end, []).append(name)
-    for run, end in _runs(plain, ascii_.translate(_CLASSES), caseless).items():
+    adds = _symbols(plain, ascii_)
+    for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
-            adds.setdefault(end, []).extend(forms)
+            adds[end] = f"{adds[end]} {' '.join(forms)}" if end in adds else " ".join(forms)
     if not text.isascii():
         for end, word in _foldable_words(text):
-            adds.setdefault(end, []).append(fold(word))
+            adds[end] = f"{adds[end]} {fold(word)}" if end in adds else fold(word)
     if not adds:
         return text
     out, at = [], 0
     for end in sorted(adds):
-        out += [text[at:end], OPEN, " ".join(adds[end]), CLOSE]
+        out += [text[at:end], OPEN, adds[end], CLOSE]
         at = end
     out.append(text[at:])
     return "".join(out)
 
 
-# Where a symbol ends: ++ or # after a letter or digit (in _CASELESS), .NET. Each regex starts with a literal, so re
-# skips ahead to it.
-_AFTER_LETTERS = (re.compile(rb"#(?<=[a0]#)"), re.compile(rb"\+\+(?<=[a0]\+\+)"))
-_DOTNET = re.compile(r"\.(?:NET|Net|net)")
+# Where a symbol may end: ++ or # after a letter or digit, .NET. Each regex starts with a literal, so re skips ahead
+# to it (an alternation of them would try every character).
+_SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-z0-9]\+\+)"),
+                re.compile(rb"\.(?:NET|Net|net)"))
 
 
-def _symbols(text: str, marks: bytes) -> list[tuple[int, str]]:
-    """(end, token) of each SYMBOL in ``text``, tried once where the letters before a ``++`` or
-    ``#`` of ``marks`` (_CASELESS) start, and at each ``.NET``."""
-    found: list[tuple[int, str]] = []
-    for symbol in _AFTER_LETTERS:
-        for m in symbol.finditer(marks):
+def _symbols(text: str, spelled: bytes) -> dict[int, str]:
+    """{end: token} of each SYMBOL in ``text`` (``spelled``: as ASCII, a byte a character), tried once where the
+    letters before a ``++`` or ``#`` start, and at each ``.NET``."""
+    found: dict[int, str] = {}
+    for symbol in _SYMBOL_ENDS:
+        for m in symbol.finditer(spelled):
             at, end = m.span()
-            letters = marks[max(end - 42, 0):at]  # (a name ends at most 42 characters back)
-            _symbol_at(text, at - len(letters) + len(letters.rstrip(b"a0")), end, found)
-    for m in _DOTNET.finditer(text):
-        _symbol_at(text, m.start(), m.end(), found)
+            if spelled[at] != 46:  # not .NET: from where the letters before start
+                letters = spelled[max(end - 42, 0):at]  # (a name ends at most 42 characters back)
+                at -= len(letters) - len(letters.rstrip(_ALNUM))
+            s = SYMBOL.match(text, at, end + 1)  # (end + 1: what follows it decides too)
+            if s is not None and s.end() == end:
+                found[end] = symbol_name(s)
     return found
 
 
-def _symbol_at(text: str, start: int, end: int, found: list) -> None:
-    s = SYMBOL.match(text, start, end + 1)  # (end + 1: what follows it decides too)
-    if s is not None and s.end() == end:
-        found.append((end, symbol_name(s)))
+_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
 
 
-# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a in _CASELESS:
-# utf8, 2nd); one joined by _ or - alone gets nothing (unicode61 splits it). Each regex starts with a literal.
+# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a: utf8, 2nd);
+# one joined by _ or - alone gets nothing (unicode61 splits it). Each regex starts with a literal (see _SYMBOL_ENDS)
+# and takes the rest of the run.
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
-_DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=a0)|(?=a))[0a_]*")
+_DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_]*")
 
 
-def _runs(text: str, cls: bytes, caseless: bytes) -> dict[str, int]:
-    """Each run of ASCII letters, digits, _ and - holding a boundary, found in ``cls`` and ``caseless`` (``text``
-    spelled by _CLASSES and _CASELESS), and where its first occurrence ends: its parts follow that one only, so a
-    name repeated does not repeat its parts' words (the whole name keeps its count)."""
-    spans: dict[int, int] = {}
-    for spelled, boundary in ((cls, _CASE_CHANGE), (caseless, _DIGIT_BY_LETTER)):
-        spans.update({cls.rfind(b" ", 0, m.start()) + 1: m.end() for m in boundary.finditer(spelled)})
-    ordered = sorted(spans.items(), reverse=True)  # last first, so the first occurrence is the one kept
-    return dict(zip([text[start:end] for start, end in ordered], [end for _, end in ordered]))
+def _runs(text: str, cls: bytes) -> dict[str, int]:
+    """Each run of ASCII letters, digits, _ and - holding a boundary, found in ``cls`` (``text`` spelled by
+    _CLASSES), and where its first occurrence ends: its parts follow that one only, so a name repeated does not
+    repeat its parts' words (the whole name keeps its count)."""
+    first: dict[str, int] = {}
+    rfind = cls.rfind
+    for boundary in (_CASE_CHANGE, _DIGIT_BY_LETTER):
+        for m in boundary.finditer(cls):
+            end = m.end()
+            run = text[rfind(b" ", 0, m.start()) + 1:end]
+            if first.get(run, end) >= end:
+                first[run] = end
+    return first
 
 
 def _foldable_words(text: str) -> list[tuple[int, str]]:
@@ -390,6 +389,8 @@ _LONE_MARKER = re.compile(f"{OPEN}{OPEN}|{CLOSE}{CLOSE}|([{OPEN}{CLOSE}])")
 
 def cut_ends(excerpt: str) -> tuple[bool, bool]:
     """Whether ``excerpt`` (of an expanded text) starts inside an expansion, and whether it ends inside one."""
+    if OPEN not in excerpt and CLOSE not in excerpt:
+        return False, False
     lone = [m[1] for m in _LONE_MARKER.finditer(excerpt) if m[1]]
     return bool(lone) and lone[0] == CLOSE, bool(lone) and lone[-1] == OPEN
 
