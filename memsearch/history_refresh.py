@@ -18,8 +18,7 @@ from .cjk import stored
 from .errors import MemsearchError
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
-from .transcripts import (CountingReader, Refused, claimed_session, find, line_session, own_session, parse_line,
-                          sub_agent)
+from .transcripts import CountingReader, Refused, as_stored, claimed_session, find, own_session, parse_line
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
@@ -56,7 +55,7 @@ Progress = Callable[[int, int], None]
 _ZEROS = ", ".join("0" for _ in Fingerprint._fields)
 _STAT_SET = ", ".join(f"{column} = ?" for column in fingerprint.COLUMNS.split(", ")[1:])
 
-INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, project, session, role, at, uuid,"
                   " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
@@ -355,15 +354,15 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
                 deadline: float) -> None:
     """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
     read stops after a batch, ``out["deferred"]`` set)."""
-    session_of, side = line_session(t.rel), sub_agent(t.rel)
+    stored_as = as_stored(t.rel)
     batch, at, clock = [], start, time.monotonic()
     for offset, raw in reader.lines(start):
         parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
         if parts is None:  # overlong, not JSON, too deep, not an object
             out["skipped_lines"] += 1
         else:
-            batch.extend((fid, offset, len(raw), n, session_of(p.session), t.project, p.role, p.at, p.uuid,
-                          int(side or p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
+            batch.extend((fid, offset, len(raw), n, t.project, *stored_as(p), *stored(p.text))
+                         for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
             if not pending.add(_batch(reader, fid, at, batch, done=False), clock):
                 return

@@ -317,12 +317,15 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
-def line_session(rel: str):
-    """The session a line of transcript ``rel`` belongs to, given the one it claims: by the file's place
-    (own_session), else its claim, else the file's name. The one rule the refresh stores and a hit's read-back
-    checks; made once a file (a function of the claim), as the refresh calls it for every line."""
+def as_stored(rel: str):
+    """The (session, role, time, uuid, sub-agent mark) a Part of a line of transcript ``rel`` is stored with: the
+    one rule the refresh stores and a hit's read-back checks; made once a file, as the refresh calls it every line.
+    The session is the file's by its place (own_session), else the line's claim, else the file's name. A file is a
+    sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``, where Claude Code writes
+    only those), whatever its lines' ``isSidechain`` claims: such a file cannot pass its lines for a session's own."""
     own, named = own_session(rel), rel.rsplit("/", 1)[-1][: -len(".jsonl")]
-    return lambda claimed: own or claimed or named
+    side = rel.count("/") > 1 or rel.rsplit("/", 1)[-1].startswith("agent-")
+    return lambda p: (own or p.session or named, p.role, p.at, p.uuid, int(side or p.sidechain))
 
 
 # Bytes of a file under several names read to learn the session its lines claim (its first lines).
@@ -338,13 +341,6 @@ def claimed_session(real: str) -> str | None:
     except OSError:
         return None
     return next((p.session for raw in head.split(b"\n")[:-1] for p in parse_line(raw) or () if p.session), None)
-
-
-def sub_agent(rel: str) -> bool:
-    """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``,
-    where Claude Code writes only those): its lines are marked so whatever their ``isSidechain`` claims, so such a
-    file cannot pass its lines for a session's own."""
-    return rel.count("/") > 1 or rel.rsplit("/", 1)[-1].startswith("agent-")
 
 
 def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
