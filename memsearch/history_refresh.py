@@ -86,14 +86,6 @@ class HistoryReport(NamedTuple):
                 f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
 
 
-def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
-    """(root, path) -> (id, *Fingerprint) of the transcripts of ``roots``, in one query: then a refresh
-    costs a stat an unchanged transcript, and no SQL."""
-    return {row[:2]: row[2:] for row in conn.execute(
-        f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
-        roots)}
-
-
 def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
             seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
     """Bring the rows of ``walks.roots`` in step with their transcripts, reading for ``seconds`` at most (None:
@@ -174,18 +166,20 @@ PROOF_SECONDS = 10.0
 
 
 class Walks:
-    """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``: stored_files), the file
-    find() checked for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second
-    refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
-    index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
-    stat the same, nothing changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS
-    at most after that walk began). A one-shot
-    search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
+    """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``), the file find() checked
+    for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second refresh on,
+    inotify watches on those folders. While no event comes, the roots are the same folders, the index is as that
+    walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``) stat the same, nothing
+    changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS at most after that walk
+    began). A one-shot search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
-    def __init__(self, roots: tuple[str, ...], paths: dict[str, str] | None = None) -> None:
+    def __init__(self, roots: tuple[str, ...], paths: dict[str, str]) -> None:
         self.roots = roots  # as the index stores them (a name that is not UTF-8 spelled \\xNN)
-        self.paths = paths or {root: root for root in roots}  # each root's folder, as the file system names it
-        self.known = db.Cached(lambda conn: stored_files(conn, roots))
+        self.paths = paths  # each root's folder, as the file system names it
+        # (root, path) -> (id, *Fingerprint) in one query: an unchanged transcript costs a stat, and no SQL.
+        self.known = db.Cached(lambda conn: {row[:2]: row[2:] for row in conn.execute(
+            f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN"
+            f" ({','.join('?' * len(roots))})", roots)})
         self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
@@ -374,24 +368,22 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
 
 
 class _Batch(NamedTuple):
-    """A transcript's lines ``expected`` to ``end``, parsed: ``rows`` to insert and its history_files row
-    after (``size``: minus the size at open until it is read in full; ``head``, ``tail`` for _same_start)."""
+    """``bytes`` of a transcript's lines, parsed: ``rows`` to insert if its history_files row still is ``before``
+    (consumed, then the fingerprint columns while the read is unfinished: see _ZEROS), then ``after`` (size: minus
+    the size at open until it is read in full; consumed; head and tail for _same_start; its id)."""
     fid: int
-    expected: int
-    end: int
-    stat: tuple  # the row's fingerprint columns while the read is unfinished (see _ZEROS)
-    size: int
-    head: bytes
-    tail: bytes
+    before: tuple
     rows: list
+    after: tuple
+    bytes: int
 
 
 def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
     st, end = reader.stat, reader.end
     size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
     unfinished = (-st.st_size, *fingerprint.key(st)[1:])
-    return _Batch(fid, expected, end, unfinished, st.st_size if done else unfinished[0], reader.pread(size, 0),
-                  reader.pread(size, end - size), rows)
+    after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
+    return _Batch(fid, (expected, *unfinished), rows, after, end - expected)
 
 
 class _Pending:
@@ -405,7 +397,7 @@ class _Pending:
         """Queue ``batch`` (its reading ``begun`` then) and write the queue if it is due. False: another process
         took the batch's transcript meanwhile."""
         self.batches.append(batch)
-        self.read += batch.end - batch.expected
+        self.read += batch.bytes
         self.since = begun if self.since is None else self.since
         if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
             return True
@@ -426,19 +418,17 @@ class _Pending:
 
 
 def _write(conn: sqlite3.Connection, batch: _Batch) -> bool:
-    """Insert ``batch`` if its file's row still says the read got to ``batch.expected`` (else another process
+    """Insert ``batch`` if its file's row still says the read got to where the batch begins (else another process
     took those lines: False)."""
-    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                       (batch.fid,)).fetchone()
-    if row != (batch.expected, *batch.stat):
+    if conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
+                    (batch.fid,)).fetchone() != batch.before:
         return False
     after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
     with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
           if len(batch.rows) >= BULK_ROWS else nullcontext()):
         conn.executemany(INSERT_MESSAGE, batch.rows)
     add_pieces(conn, batch.fid, after)
-    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                 (batch.size, batch.end, batch.head, batch.tail, batch.fid))
+    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", batch.after)
     return True
 
 

@@ -343,7 +343,7 @@ def claimed_session(real: str) -> str | None:
     return next((p.session for raw in head.split(b"\n")[:-1] for p in parse_line(raw) or () if p.session), None)
 
 
-def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
+def find(root: str, listings: dict, passed: list) -> Iterator[Transcript]:
     """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down; hidden ones, and symlinks
     leaving the root or into a hidden folder, skipped. The project is the first folder below the root.
     ``listings``: what the last walk of this root read of each folder, kept and updated (see _listing);
@@ -354,14 +354,13 @@ def find(root: str, listings: dict | None = None, passed: list | None = None) ->
     stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
         folder = stack.pop()
-        kept = None if listings is None else listings.get(folder[0])
+        kept = listings.get(folder[0])
         listed = _listing(folder, kept)
         if listed is None:
             continue
         fresh[folder[0]] = listed
         stack += listed[1]
-        if passed is not None:
-            passed += listed[4]
+        passed += listed[4]
         yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
             target = real_path(path)
@@ -375,9 +374,8 @@ def find(root: str, listings: dict | None = None, passed: list | None = None) ->
                 continue
             if stat.S_ISREG(st.st_mode):
                 yield t._replace(fingerprint=fingerprint.of(st), real=target, alias=path)
-    if listings is not None:  # only the folders this walk reached: a removed one's listing goes
-        listings.clear()
-        listings.update(fresh)
+    listings.clear()  # only the folders this walk reached: a removed one's listing goes
+    listings.update(fresh)
 
 
 def _restat(files: list) -> Iterator[Transcript]:

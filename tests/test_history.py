@@ -194,7 +194,7 @@ def test_transcripts_are_found_at_their_places_and_no_deeper(hroot, tmp_path):
         (hroot / rel).write_text(json.dumps(line("user", "egret")) + "\n")
     os.symlink(hroot / PROJECT / "s-1.jsonl", hroot / PROJECT / "again.jsonl")
     os.symlink(hroot / PROJECT / "s-1", hroot / PROJECT / "folder.jsonl")
-    found = {t.rel: t for t in transcripts.find(str(hroot))}
+    found = {t.rel: t for t in transcripts.find(str(hroot), {}, [])}
     assert {rel: t.project for rel, t in found.items()} == {**places, f"{PROJECT}/again.jsonl": PROJECT}
     assert found[f"{PROJECT}/again.jsonl"].real == str(hroot / PROJECT / "s-1.jsonl")
     assert found[f"{PROJECT}/s-1/subagents/agent-a.jsonl"].real == str(hroot / PROJECT / "s-1/subagents/agent-a.jsonl")
