@@ -354,7 +354,7 @@ class HistoryIndex(db.Opened):
         for session, low, high in bounds:
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
-            # not with how many match (a hostile session of a million one-word messages held them all, 700 MB).
+            # not with how many match (a hostile session of one-word messages must not be held whole).
             asked = query.terms
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
@@ -363,7 +363,7 @@ class HistoryIndex(db.Opened):
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
                 # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
-                # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
+                # all its messages a chunk.
                 for mid, size, kind in conn.execute(
                         f"SELECT m.id, d.sz, {WHOSE} FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
                         f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?"
@@ -441,7 +441,7 @@ class HistoryIndex(db.Opened):
 
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters (else SessionNotFound, AmbiguousSession)."""
-        return resolve_session(self.conn, self.roots, session)
+        return self._guarded(lambda: resolve_session(self.conn, self.roots, session))
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False,
                          project: str | None = None) -> list[Message]:

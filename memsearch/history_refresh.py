@@ -128,18 +128,17 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
             if isinstance(ex, Refused):  # its rows go: what it holds now was not read
                 seen.discard((root, t.rel))
             retry = retry or not isinstance(ex, Refused)
-            continue
         except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
             skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
             retry = True
-            continue
-        for name, value in outcome.items():
-            counts[name] += value
-        if outcome.get("deferred"):
-            skipped.append((path, DEFERRED))
-        done += t.fingerprint.size
-        if progress is not None:
-            progress(done, total)
+        else:
+            for name, value in outcome.items():
+                counts[name] += value
+            if outcome.get("deferred"):
+                skipped.append((path, DEFERRED))
+            done += t.fingerprint.size
+            if progress is not None:
+                progress(done, total)
     pending.write()
     counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]

@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import time
+from contextlib import suppress
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
@@ -421,7 +422,7 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
             passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
             continue
-        try:
+        with suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
                 if depth < MAX_DEPTH:
                     folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown,
@@ -433,8 +434,6 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
                     path = real_dir + name
                     files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
-        except OSError:
-            continue
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
 
 
