@@ -215,6 +215,7 @@ class Walks:
                 self._inotify = False
         if self._inotify:
             self._watch()
+        if self._inotify:  # (not given up by _watch: more folders than its share)
             self._inotify.read(timeout=0)
             self._identities = [db.identity(self.paths[root]) for root in self.roots]
 

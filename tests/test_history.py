@@ -658,6 +658,20 @@ def test_a_tree_of_more_folders_than_its_share_of_watches_is_walked(history, hro
 
 
 @linux_only
+def test_a_tree_past_its_share_of_watches_at_the_first_watch_is_walked(history, hroot, walks, monkeypatch):
+    """Watches are first taken at the second refresh: a tree already past its share gives them up there and
+    walks, as without inotify (that refresh raised AttributeError: the watches' reader was gone)."""
+    from memsearch import history_refresh
+
+    monkeypatch.setattr(history_refresh, "MAX_WATCHES", 2)
+    before = inotify_descriptors()
+    for n in range(2):  # the root and two project folders
+        transcript(hroot, [line("user", "kappa")], session=f"s-{n}", project=f"-home-p{n}")
+    assert [history.refresh().unchanged for _ in range(3)] == [0, 2, 2]
+    assert walks == [str(hroot)] * 3 and inotify_descriptors() == before
+
+
+@linux_only
 def test_a_transcript_made_in_a_new_folder_before_its_watch_is_found(history, hroot, monkeypatch):
     """A folder first listed by a walk has no watch until after it: what is made in it meanwhile raises no
     event, so that walk proves nothing and the next one walks again."""
