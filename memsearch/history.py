@@ -204,7 +204,7 @@ class HistoryIndex(db.Opened):
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
             ids = iter(answer[2])  # a session hit's excerpts' messages, in order, then the next one's
             return [hit for hit in answer[0] if stale.isdisjoint(
-                islice(ids, len(hit.excerpts) if messages is False else 1))], answer[1], answer[2]
+                islice(ids, 1 if messages else len(hit.excerpts)))], answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), refresh, progress, reports, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
