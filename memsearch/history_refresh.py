@@ -368,14 +368,14 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
 
 
 class _Batch(NamedTuple):
-    """``bytes`` of a transcript's lines, parsed: ``rows`` to insert if its history_files row still is ``before``
-    (consumed, then the fingerprint columns while the read is unfinished: see _ZEROS), then ``after`` (size: minus
-    the size at open until it is read in full; consumed; head and tail for _same_start; its id)."""
+    """``length`` bytes of a transcript's lines, parsed: ``rows`` to insert if its history_files row still is
+    ``before`` (consumed, then the fingerprint columns while the read is unfinished: see _ZEROS), then ``after``
+    (size: minus the size at open until it is read in full; consumed; head and tail for _same_start; its id)."""
     fid: int
     before: tuple
     rows: list
     after: tuple
-    bytes: int
+    length: int
 
 
 def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
@@ -397,7 +397,7 @@ class _Pending:
         """Queue ``batch`` (its reading ``begun`` then) and write the queue if it is due. False: another process
         took the batch's transcript meanwhile."""
         self.batches.append(batch)
-        self.read += batch.bytes
+        self.read += batch.length
         self.since = begun if self.since is None else self.since
         if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
             return True
