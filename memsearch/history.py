@@ -33,7 +33,7 @@ from .session_rank import SESSIONS, pieces_of, rank_sessions
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable, printable_name, real_path
-from .transcripts import ROLES, CountingReader, line_session, parse_line, resolve_root, slug, sub_agent, timestamp
+from .transcripts import ROLES, CountingReader, as_stored, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
     from .session_context import SessionContext
@@ -190,10 +190,9 @@ class HistoryIndex(db.Opened):
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
                                   f" got {quoted(since, 80, always=True)}")
         planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
-        deadline = _deadline()  # of every refresh of this search, its tries' (_verified) too
-        reports = [self.refresh(progress, history_refresh.REFRESH_SECONDS)] if refresh else []
         held, own = windows(query), not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
         counts: dict[str, int] = {}
+        reports: list[HistoryReport] = []
 
         def run():
             counts.clear()
@@ -203,13 +202,11 @@ class HistoryIndex(db.Opened):
                                        role == "user" and after is None))
 
         def give_up(answer, stale):  # still changing under us: show nothing of it rather than what it no longer says
-            ids, kept = iter(answer[2]), []
-            for hit in answer[0]:  # a session hit's excerpts' messages, in order, then the next one's
-                if stale.isdisjoint(islice(ids, len(hit.excerpts) if messages is False else 1)):
-                    kept.append(hit)  # not one of its messages in doubt
-            return kept, answer[1], answer[2]
+            ids = iter(answer[2])  # a session hit's excerpts' messages, in order, then the next one's
+            return [hit for hit in answer[0] if stale.isdisjoint(
+                islice(ids, 1 if messages else len(hit.excerpts)))], answer[1], answer[2]
 
-        hits, floored, _ = self._verified(run, itemgetter(2), deadline, reports.append, give_up)
+        hits, floored, _ = self._verified(run, itemgetter(2), refresh, progress, reports, give_up)
         report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
         shared = self._guarded(lambda: frozenset(s for s in {h.session for h in hits}
                                                  if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0]))
@@ -241,10 +238,8 @@ class HistoryIndex(db.Opened):
         for fid, messages in by_file.items():
             try:
                 with CountingReader(self._real(*messages[0][6:8])) as reader:
-                    rel = messages[0][7]
-                    side = sub_agent(rel)  # by its place, whatever its lines claim
-                    session_of = line_session(rel)  # as the refresh stored it
-                    for _, at, size, part, body, body_seg, _, _, _, session, *shown in messages:
+                    stored_as = as_stored(messages[0][7])  # by its place, whatever its lines claim
+                    for _, at, size, part, body, body_seg, _, _, _, *shown in messages:
                         # The line whole, with the newlines around it: the same bytes nested in another line
                         # (a value it quotes) are no longer this message.
                         start = at - 1 if at else 0  # the newline before it, but at the file's start
@@ -252,9 +247,7 @@ class HistoryIndex(db.Opened):
                         whole = len(raw) == at + size + 1 - start and raw.endswith(b"\n") and (not at or raw[0] == 10)
                         parts = parse_line(raw[at - start:-1]) if whole else None
                         if (not parts or part >= len(parts) or parts[part].text != original(body, body_seg)
-                                or session_of(parts[part].session) != session
-                                or [parts[part].role, parts[part].at, parts[part].uuid,
-                                    int(side or parts[part].sidechain)] != shown):
+                                or stored_as(parts[part]) != tuple(shown)):
                             files.add(fid)
                             break
             except (OSError, ValueError):  # gone or no longer a regular file: the refresh sees to it
@@ -361,7 +354,7 @@ class HistoryIndex(db.Opened):
         for session, low, high in bounds:
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
-            # not with how many match (a hostile session of a million one-word messages held them all, 700 MB).
+            # not with how many match (a hostile session of one-word messages must not be held whole).
             asked = query.terms
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
@@ -370,7 +363,7 @@ class HistoryIndex(db.Opened):
             matched = 0
             while chunk := dict(islice(words, IDS_AT_ONCE)):
                 # By the ids alone (NOT INDEXED): with a chunk of them SQLite chose the session's index, a scan of
-                # all its messages a chunk, and a session of 1,000,000 messages holding a word cost 2 minutes.
+                # all its messages a chunk.
                 for mid, size, kind in conn.execute(
                         f"SELECT m.id, d.sz, {WHOSE} FROM history_messages AS m NOT INDEXED JOIN history_fts_docsize"
                         f" AS d ON d.id = m.id WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.session = ?"
@@ -448,7 +441,7 @@ class HistoryIndex(db.Opened):
 
     def resolve_session(self, session: str) -> str:
         """The full id of a session given whole or by its first characters (else SessionNotFound, AmbiguousSession)."""
-        return resolve_session(self.conn, self.roots, session)
+        return self._guarded(lambda: resolve_session(self.conn, self.roots, session))
 
     def session_messages(self, session: str, *, refresh: bool = True, sidechains: bool = False,
                          project: str | None = None) -> list[Message]:
@@ -456,12 +449,9 @@ class HistoryIndex(db.Opened):
         as read_session_context takes it."""
         if project is not None and not isinstance(project, str):
             raise InvalidArgument(f"project must be a string, got {type(project).__name__}")
-        deadline = _deadline()
-        if refresh:
-            self.refresh(seconds=history_refresh.REFRESH_SECONDS)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
-            lambda messages: [m.id for m in messages], deadline)
+            lambda messages: [m.id for m in messages], refresh)
 
     def read_session_context(self, session: str, query: str = "", strategy: str = "relevant",
                              max_tokens: int | None = None, project: str | None = None):
@@ -471,30 +461,31 @@ class HistoryIndex(db.Opened):
         from .session_context import check_arguments, select  # here: a search never loads it
 
         args = check_arguments(session, query, strategy, max_tokens, project)
-        deadline = _deadline()
-        self.refresh(seconds=history_refresh.REFRESH_SECONDS)
 
         def read():
             where = session_files(self.conn, self.roots, args.session, False, args.project)
             return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
                           newest_first=read_messages(self.conn, where, newest_first=True))
 
-        return self._verified(read, lambda context: list(context.ids), deadline)
+        return self._verified(read, lambda context: list(context.ids))
 
-    def _verified(self, read, ids_of, deadline: float, refreshed=None, give_up=None):
-        """read()'s answer once the messages ``ids_of`` it names still say what was indexed (_stale). A changed
-        transcript is refreshed (its report to ``refreshed``) and read() run again, VERIFY_TRIES times at most;
-        then give_up(answer, the ids of _stale) answers, by default a MemsearchError. The refreshes read until
-        ``deadline`` (_deadline()), the caller's own refresh's: a transcript rewritten without end made each try
-        read for REFRESH_SECONDS more."""
+    def _verified(self, read, ids_of, refresh: bool = True, progress: Progress | None = None,
+                  reports: list | None = None, give_up=None):
+        """read()'s answer, after a refresh if ``refresh`` (``progress`` hears it), once the messages ``ids_of`` it
+        names still say what was indexed (_stale). A changed transcript is refreshed and read() run again,
+        VERIFY_TRIES times at most; then give_up(answer, the ids of _stale) answers, by default a MemsearchError.
+        Each refresh's report goes to ``reports``; all of them read until REFRESH_SECONDS after the first began: a
+        transcript rewritten without end made each try read for REFRESH_SECONDS more."""
+        deadline = time.monotonic() + history_refresh.REFRESH_SECONDS
+        reports = [] if reports is None else reports
+        if refresh:
+            reports.append(self.refresh(progress, history_refresh.REFRESH_SECONDS))
         for _ in range(VERIFY_TRIES):
             answer, rows = self._guarded(lambda: self._read_checked(read, ids_of))
             stale = self._guarded(lambda: self._stale(list(ids_of(answer)), rows))
             if not stale:
                 return answer
-            report = self.refresh(None, max(0.0, deadline - time.monotonic()))
-            if refreshed is not None:
-                refreshed(report)
+            reports.append(self.refresh(None, max(0.0, deadline - time.monotonic())))
         if give_up is None:
             raise MemsearchError("the session's transcript kept changing while it was read: try again")
         return give_up(answer, stale)
@@ -547,11 +538,6 @@ def ranked_plan(query: str, planned: Query) -> Query:
         return planned
     fewer = plan(text)
     return Query(fewer.terms, tuple(p for p in fewer.pairs if p in planned.pairs))
-
-
-def _deadline() -> float:
-    """When a call's refreshes stop reading (time.monotonic()): REFRESH_SECONDS from now, for all of them."""
-    return time.monotonic() + history_refresh.REFRESH_SECONDS
 
 
 def _file(root: str, path: str) -> str:

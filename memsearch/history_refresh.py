@@ -18,8 +18,7 @@ from .cjk import stored
 from .errors import MemsearchError
 from .fingerprint import Fingerprint
 from .pieces import add_pieces, drop_pieces
-from .transcripts import (CountingReader, Refused, claimed_session, find, line_session, own_session, parse_line,
-                          sub_agent)
+from .transcripts import CountingReader, Refused, as_stored, claimed_session, find, own_session, parse_line
 
 # Bytes kept of a transcript's start and of the end of what was read (see _same_start).
 CHECK_BYTES = 1024
@@ -56,7 +55,7 @@ Progress = Callable[[int, int], None]
 _ZEROS = ", ".join("0" for _ in Fingerprint._fields)
 _STAT_SET = ", ".join(f"{column} = ?" for column in fingerprint.COLUMNS.split(", ")[1:])
 
-INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, session, project, role, at, uuid,"
+INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, project, session, role, at, uuid,"
                   " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
@@ -85,14 +84,6 @@ class HistoryReport(NamedTuple):
         return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed, {self.unchanged}"
                 f" unchanged transcripts, {self.linked} other names of one, {self.deferred} left for the next search;"
                 f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
-
-
-def stored_files(conn: sqlite3.Connection, roots: tuple[str, ...]) -> dict:
-    """(root, path) -> (id, *Fingerprint) of the transcripts of ``roots``, in one query: then a refresh
-    costs a stat an unchanged transcript, and no SQL."""
-    return {row[:2]: row[2:] for row in conn.execute(
-        f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN ({','.join('?' * len(roots))})",
-        roots)}
 
 
 def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
@@ -137,18 +128,17 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
             if isinstance(ex, Refused):  # its rows go: what it holds now was not read
                 seen.discard((root, t.rel))
             retry = retry or not isinstance(ex, Refused)
-            continue
         except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
             skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
             retry = True
-            continue
-        for name, value in outcome.items():
-            counts[name] += value
-        if outcome.get("deferred"):
-            skipped.append((path, DEFERRED))
-        done += t.fingerprint.size
-        if progress is not None:
-            progress(done, total)
+        else:
+            for name, value in outcome.items():
+                counts[name] += value
+            if outcome.get("deferred"):
+                skipped.append((path, DEFERRED))
+            done += t.fingerprint.size
+            if progress is not None:
+                progress(done, total)
     pending.write()
     counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]
@@ -175,18 +165,20 @@ PROOF_SECONDS = 10.0
 
 
 class Walks:
-    """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``: stored_files), the file
-    find() checked for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second
-    refresh on, inotify watches on those folders. While no event comes, the roots are the same folders, the
-    index is as that walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``)
-    stat the same, nothing changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS
-    at most after that walk began). A one-shot
-    search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
+    """What an index keeps of its walks of ``roots``: the stored fingerprints (``known``), the file find() checked
+    for each (root, path) (``reals``), each folder's listing (transcripts.find), and from its second refresh on,
+    inotify watches on those folders. While no event comes, the roots are the same folders, the index is as that
+    walk found it (db.Cached.key) and the transcripts no folder event covers (``alias``) stat the same, nothing
+    changed since the last complete refresh: the next one walks nothing (for PROOF_SECONDS at most after that walk
+    began). A one-shot search costs no watch; with no inotify (not Linux, no watch left) every refresh walks."""
 
-    def __init__(self, roots: tuple[str, ...], paths: dict[str, str] | None = None) -> None:
+    def __init__(self, roots: tuple[str, ...], paths: dict[str, str]) -> None:
         self.roots = roots  # as the index stores them (a name that is not UTF-8 spelled \\xNN)
-        self.paths = paths or {root: root for root in roots}  # each root's folder, as the file system names it
-        self.known = db.Cached(lambda conn: stored_files(conn, roots))
+        self.paths = paths  # each root's folder, as the file system names it
+        # (root, path) -> (id, *Fingerprint) in one query: an unchanged transcript costs a stat, and no SQL.
+        self.known = db.Cached(lambda conn: {row[:2]: row[2:] for row in conn.execute(
+            f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN"
+            f" ({','.join('?' * len(roots))})", roots)})
         self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have
@@ -223,6 +215,7 @@ class Walks:
                 self._inotify = False
         if self._inotify:
             self._watch()
+        if self._inotify:  # (not given up by _watch: more folders than its share)
             self._inotify.read(timeout=0)
             self._identities = [db.identity(self.paths[root]) for root in self.roots]
 
@@ -355,15 +348,15 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
                 deadline: float) -> None:
     """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
     read stops after a batch, ``out["deferred"]`` set)."""
-    session_of, side = line_session(t.rel), sub_agent(t.rel)
+    stored_as = as_stored(t.rel)
     batch, at, clock = [], start, time.monotonic()
     for offset, raw in reader.lines(start):
         parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
         if parts is None:  # overlong, not JSON, too deep, not an object
             out["skipped_lines"] += 1
         else:
-            batch.extend((fid, offset, len(raw), n, session_of(p.session), t.project, p.role, p.at, p.uuid,
-                          int(side or p.sidechain), *stored(p.text)) for n, p in enumerate(parts))
+            batch.extend((fid, offset, len(raw), n, t.project, *stored_as(p), *stored(p.text))
+                         for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
             if not pending.add(_batch(reader, fid, at, batch, done=False), clock):
                 return
@@ -375,24 +368,22 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
 
 
 class _Batch(NamedTuple):
-    """A transcript's lines ``expected`` to ``end``, parsed: ``rows`` to insert and its history_files row
-    after (``size``: minus the size at open until it is read in full; ``head``, ``tail`` for _same_start)."""
+    """``length`` bytes of a transcript's lines, parsed: ``rows`` to insert if its history_files row still is
+    ``before`` (consumed, then the fingerprint columns while the read is unfinished: see _ZEROS), then ``after``
+    (size: minus the size at open until it is read in full; consumed; head and tail for _same_start; its id)."""
     fid: int
-    expected: int
-    end: int
-    stat: tuple  # the row's fingerprint columns while the read is unfinished (see _ZEROS)
-    size: int
-    head: bytes
-    tail: bytes
+    before: tuple
     rows: list
+    after: tuple
+    length: int
 
 
 def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
     st, end = reader.stat, reader.end
     size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
     unfinished = (-st.st_size, *fingerprint.key(st)[1:])
-    return _Batch(fid, expected, end, unfinished, st.st_size if done else unfinished[0], reader.pread(size, 0),
-                  reader.pread(size, end - size), rows)
+    after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
+    return _Batch(fid, (expected, *unfinished), rows, after, end - expected)
 
 
 class _Pending:
@@ -406,7 +397,7 @@ class _Pending:
         """Queue ``batch`` (its reading ``begun`` then) and write the queue if it is due. False: another process
         took the batch's transcript meanwhile."""
         self.batches.append(batch)
-        self.read += batch.end - batch.expected
+        self.read += batch.length
         self.since = begun if self.since is None else self.since
         if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
             return True
@@ -427,19 +418,17 @@ class _Pending:
 
 
 def _write(conn: sqlite3.Connection, batch: _Batch) -> bool:
-    """Insert ``batch`` if its file's row still says the read got to ``batch.expected`` (else another process
+    """Insert ``batch`` if its file's row still says the read got to where the batch begins (else another process
     took those lines: False)."""
-    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                       (batch.fid,)).fetchone()
-    if row != (batch.expected, *batch.stat):
+    if conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
+                    (batch.fid,)).fetchone() != batch.before:
         return False
     after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
     with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
           if len(batch.rows) >= BULK_ROWS else nullcontext()):
         conn.executemany(INSERT_MESSAGE, batch.rows)
     add_pieces(conn, batch.fid, after)
-    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
-                 (batch.size, batch.end, batch.head, batch.tail, batch.fid))
+    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", batch.after)
     return True
 
 

@@ -120,22 +120,26 @@ def serve(index: MemoryIndex) -> None:
 async def _serve(index: MemoryIndex) -> None:
     import anyio
     import mcp.types as types
+    from mcp.server import Server  # the low-level server, under this name in every release
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    from . import __version__
 
     # Worker threads, one at a time per corpus: pings are answered during a long reconcile, a
     # connection is never used by two, and a memory call never waits behind a history read.
     one_at_a_time = anyio.CapacityLimiter(1)
     history_one_at_a_time = anyio.CapacityLimiter(1)
 
-    async def call(name: str, arguments: Any) -> types.CallToolResult:
-        limiter = history_one_at_a_time if name in tool.HISTORY_TOOLS else one_at_a_time
-        result = await anyio.to_thread.run_sync(run_tool, index, name, arguments, limiter=limiter)
+    async def on_call_tool(ctx, params) -> types.CallToolResult:
+        limiter = history_one_at_a_time if params.name in tool.HISTORY_TOOLS else one_at_a_time
+        result = await anyio.to_thread.run_sync(run_tool, index, params.name, params.arguments, limiter=limiter)
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
                                     structuredContent=result.data, isError=result.is_error)
 
-    async def specs() -> list[types.Tool]:
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
         found = await anyio.to_thread.run_sync(tool_list, index, limiter=one_at_a_time)
-        return [types.Tool(**t.mcp()) for t in found]
+        return types.ListToolsResult(tools=[types.Tool(**t.mcp()) for t in found])
 
     async def answering(read_stream, write_stream, forward) -> None:
         # A line that is no message comes as an exception, which the SDK answers with nothing: answered here.
@@ -145,38 +149,19 @@ async def _serve(index: MemoryIndex) -> None:
                     await forward.send(item)
                     continue
                 log.warning("memsearch mcp: answered an unreadable request with an error (%s)", type(item).__name__)
-                await write_stream.send(_error_reply(item))
+                errors = getattr(item, "errors", None)
+                unparsed = callable(errors) and any(e.get("type") == "json_invalid" for e in errors())
+                code, text = ((types.PARSE_ERROR, "Parse error") if unparsed
+                              else (types.INVALID_REQUEST, "Invalid Request"))
+                error = types.ErrorData(code=code, message=text)
+                await write_stream.send(SessionMessage(types.JSONRPCError.model_construct(
+                    jsonrpc="2.0", id=None, error=error)))
 
-    server = _build_server(call, specs)
+    server = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                    on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     forward, messages = anyio.create_memory_object_stream(0)
     async with stdio_server() as (read_stream, write_stream), messages, anyio.create_task_group() as tasks:
         tasks.start_soon(answering, read_stream, write_stream, forward)
         await server.run(messages, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
 
-
-def _error_reply(ex: Exception):
-    import mcp.types as types
-    from mcp.shared.message import SessionMessage
-
-    errors = getattr(ex, "errors", None)
-    unparsed = callable(errors) and any(e.get("type") == "json_invalid" for e in errors())
-    code, text = (types.PARSE_ERROR, "Parse error") if unparsed else (types.INVALID_REQUEST, "Invalid Request")
-    error = types.JSONRPCError.model_construct(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text))
-    return SessionMessage(error)
-
-
-def _build_server(call, specs):
-    import mcp.types as types
-    from mcp.server import Server  # the low-level server, under this name in every release
-
-    from . import __version__
-
-    async def on_list_tools(ctx, params):
-        return types.ListToolsResult(tools=await specs())
-
-    async def on_call_tool(ctx, params):
-        return await call(params.name, params.arguments)
-
-    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)

@@ -40,7 +40,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     common = _common_words(conn, runs, counts, pieces, column)
     scores: dict[int, float] = {}
     for fts, weight, lucene in runs:
-        stop_pair = weight == PAIR_WEIGHT and _holds_stop_word(fts)
+        stop_pair = weight == PAIR_WEIGHT and any(w.casefold() in STOP_WORDS for w in WORD.findall(fts))
         if fts in common or (stop_pair and _common_pair(fts, counts, pieces)):
             continue
         rows = conn.execute(PIECE_STRING, (user_only(fts) if stop_pair else column(fts),)).fetchall()
@@ -74,20 +74,13 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
 
 # A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there its
 # wording tells; in long replies and tool output it is generic, and FTS5 reads the stop word's every position.
-USER_ONLY = "{idx_user} : "
-
-
 def user_only(fts: str) -> str:
-    return f"{USER_ONLY}({fts})"  # (an OR of a pasted paragraph's words is one string)
+    return f"{{idx_user}} : ({fts})"  # (an OR of a pasted paragraph's words is one string)
 
 
 # Such a pair whose other words are each in this share of the pieces or more is not ranked at all:
 # over long sessions it is in most of them too (idf near nothing).
 COMMON_SHARE = 0.5
-
-
-def _holds_stop_word(pair: str) -> bool:
-    return any(w.casefold() in STOP_WORDS for w in WORD.findall(pair))
 
 
 def _common_pair(pair: str, counts: dict, pieces: int) -> bool:

@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import time
+from contextlib import suppress
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
@@ -317,12 +318,15 @@ def own_session(rel: str) -> str | None:
     return None if name.startswith("agent-") and len(parts) == 2 else name
 
 
-def line_session(rel: str):
-    """The session a line of transcript ``rel`` belongs to, given the one it claims: by the file's place
-    (own_session), else its claim, else the file's name. The one rule the refresh stores and a hit's read-back
-    checks; made once a file (a function of the claim), as the refresh calls it for every line."""
+def as_stored(rel: str):
+    """The (session, role, time, uuid, sub-agent mark) a Part of a line of transcript ``rel`` is stored with: the
+    one rule the refresh stores and a hit's read-back checks; made once a file, as the refresh calls it every line.
+    The session is the file's by its place (own_session), else the line's claim, else the file's name. A file is a
+    sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``, where Claude Code writes
+    only those), whatever its lines' ``isSidechain`` claims: such a file cannot pass its lines for a session's own."""
     own, named = own_session(rel), rel.rsplit("/", 1)[-1][: -len(".jsonl")]
-    return lambda claimed: own or claimed or named
+    side = rel.count("/") > 1 or rel.rsplit("/", 1)[-1].startswith("agent-")
+    return lambda p: (own or p.session or named, p.role, p.at, p.uuid, int(side or p.sidechain))
 
 
 # Bytes of a file under several names read to learn the session its lines claim (its first lines).
@@ -340,14 +344,7 @@ def claimed_session(real: str) -> str | None:
     return next((p.session for raw in head.split(b"\n")[:-1] for p in parse_line(raw) or () if p.session), None)
 
 
-def sub_agent(rel: str) -> bool:
-    """Whether a transcript is a sub-agent's by its name (``agent-*.jsonl``) or place (below ``<project>/<session>/``,
-    where Claude Code writes only those): its lines are marked so whatever their ``isSidechain`` claims, so such a
-    file cannot pass its lines for a session's own."""
-    return rel.count("/") > 1 or rel.rsplit("/", 1)[-1].startswith("agent-")
-
-
-def find(root: str, listings: dict | None = None, passed: list | None = None) -> Iterator[Transcript]:
+def find(root: str, listings: dict, passed: list) -> Iterator[Transcript]:
     """Every ``.jsonl`` regular file under ``root``, at most MAX_DEPTH folders down; hidden ones, and symlinks
     leaving the root or into a hidden folder, skipped. The project is the first folder below the root.
     ``listings``: what the last walk of this root read of each folder, kept and updated (see _listing);
@@ -358,14 +355,13 @@ def find(root: str, listings: dict | None = None, passed: list | None = None) ->
     stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
         folder = stack.pop()
-        kept = None if listings is None else listings.get(folder[0])
+        kept = listings.get(folder[0])
         listed = _listing(folder, kept)
         if listed is None:
             continue
         fresh[folder[0]] = listed
         stack += listed[1]
-        if passed is not None:
-            passed += listed[4]
+        passed += listed[4]
         yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
             target = real_path(path)
@@ -379,9 +375,8 @@ def find(root: str, listings: dict | None = None, passed: list | None = None) ->
                 continue
             if stat.S_ISREG(st.st_mode):
                 yield t._replace(fingerprint=fingerprint.of(st), real=target, alias=path)
-    if listings is not None:  # only the folders this walk reached: a removed one's listing goes
-        listings.clear()
-        listings.update(fresh)
+    listings.clear()  # only the folders this walk reached: a removed one's listing goes
+    listings.update(fresh)
 
 
 def _restat(files: list) -> Iterator[Transcript]:
@@ -427,7 +422,7 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
             passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
             continue
-        try:
+        with suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
                 if depth < MAX_DEPTH:
                     folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown,
@@ -439,8 +434,6 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
                     path = real_dir + name
                     files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
-        except OSError:
-            continue
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
 
 

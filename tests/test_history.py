@@ -194,7 +194,7 @@ def test_transcripts_are_found_at_their_places_and_no_deeper(hroot, tmp_path):
         (hroot / rel).write_text(json.dumps(line("user", "egret")) + "\n")
     os.symlink(hroot / PROJECT / "s-1.jsonl", hroot / PROJECT / "again.jsonl")
     os.symlink(hroot / PROJECT / "s-1", hroot / PROJECT / "folder.jsonl")
-    found = {t.rel: t for t in transcripts.find(str(hroot))}
+    found = {t.rel: t for t in transcripts.find(str(hroot), {}, [])}
     assert {rel: t.project for rel, t in found.items()} == {**places, f"{PROJECT}/again.jsonl": PROJECT}
     assert found[f"{PROJECT}/again.jsonl"].real == str(hroot / PROJECT / "s-1.jsonl")
     assert found[f"{PROJECT}/s-1/subagents/agent-a.jsonl"].real == str(hroot / PROJECT / "s-1/subagents/agent-a.jsonl")
@@ -654,6 +654,20 @@ def test_a_tree_of_more_folders_than_its_share_of_watches_is_walked(history, hro
     transcript(hroot, [line("user", "kappa")], session="s-1", project="-home-other")
     for _ in range(3):
         history.refresh()
+    assert walks == [str(hroot)] * 3 and inotify_descriptors() == before
+
+
+@linux_only
+def test_a_tree_past_its_share_of_watches_at_the_first_watch_is_walked(history, hroot, walks, monkeypatch):
+    """Watches are first taken at the second refresh: a tree already past its share gives them up there and
+    walks, as without inotify (that refresh raised AttributeError: the watches' reader was gone)."""
+    from memsearch import history_refresh
+
+    monkeypatch.setattr(history_refresh, "MAX_WATCHES", 2)
+    before = inotify_descriptors()
+    for n in range(2):  # the root and two project folders
+        transcript(hroot, [line("user", "kappa")], session=f"s-{n}", project=f"-home-p{n}")
+    assert [history.refresh().unchanged for _ in range(3)] == [0, 2, 2]
     assert walks == [str(hroot)] * 3 and inotify_descriptors() == before
 
 
