@@ -11,7 +11,7 @@ from . import __version__, db, fingerprint, migrate, roots as roots_mod, search 
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter, quoted
 from .query import plan, unmatched
-from .reconcile import (KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
+from .reconcile import (LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
                         stored_rows)
 from .layout import Layout
 from .memory_file import encodable, printable_name
@@ -87,7 +87,7 @@ class MemoryIndex(db.Opened):
             self._db_file = db.default_db_file(self.root)
         else:
             self._db_file = db.roots_db_file(r.key for r in self.roots)
-        self._known = KnownFingerprints()
+        self._known = db.Cached(stored_rows)  # the stored fingerprints and racy paths, kept between reconciles
 
     @property
     def db_path(self) -> Path:
@@ -104,7 +104,7 @@ class MemoryIndex(db.Opened):
     def close(self) -> None:
         with self._lock:
             super().close()
-            self._known = KnownFingerprints()  # read afresh by the next connection
+            self._known = db.Cached(stored_rows)  # read afresh by the next connection
 
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:

@@ -57,13 +57,11 @@ class Section(NamedTuple):
     budget: int
     chars: int
     cut: bool
-    text: str
     notice: str | None
+    text: str
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "heading": self.heading, "path": self.path, "file": self.file,
-                "budget_tokens": self.budget, "chars": self.chars, "cut": self.cut, "notice": self.notice,
-                "text": self.text}
+        return {"budget_tokens" if name == "budget" else name: value for name, value in self._asdict().items()}
 
 
 class RebuildContext(NamedTuple):
@@ -81,9 +79,8 @@ class RebuildContext(NamedTuple):
     text: str
 
     def to_dict(self) -> dict:
-        return {"root": self.root, "kind": self.kind, "session": self.session, "project": self.project,
-                "sections": [s.to_dict() for s in self.sections], "keys": list(self.keys),
-                "keys_left_out": self.keys_left_out, "keys_budget_tokens": self.keys_budget, "text": self.text}
+        fields = {**self._asdict(), "sections": [s.to_dict() for s in self.sections], "keys": list(self.keys)}
+        return {"keys_budget_tokens" if name == "keys_budget" else name: value for name, value in fields.items()}
 
 
 def rebuild_context(root, session: str, project, budgets: dict | None = None) -> RebuildContext:
@@ -191,7 +188,7 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
         notice = f"{quoted(path)} is {len(text):,} characters; the first {len(kept):,} are shown"
     if notice is not None:
         notice = CUT.format(what=notice, budget=budget, file=quoted(file))
-    return Section(name, heading, path, file, budget, len(kept), notice is not None, kept, notice)
+    return Section(name, heading, path, file, budget, len(kept), notice is not None, notice, kept)
 
 
 def _render(session: str, project: str | None, sections: list, keys: list, left_out: int, keys_budget: int) -> str:
