@@ -100,12 +100,7 @@ class MemoryIndex(db.Opened):
     def db_path(self, path: str | os.PathLike) -> None:
         self._db_file = db.given_file(path)
 
-    # -- lifecycle (conn, with: db.Opened) -----------------------------------
-    def close(self) -> None:
-        with self._lock:
-            super().close()
-            self._known = db.Cached(stored_rows)  # read afresh by the next connection
-
+    # -- lifecycle (conn, close, with): db.Opened; _known is keyed by the connection, read afresh by a new one
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the roots and bring the index in step with the files (nested instruction files
