@@ -92,7 +92,8 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only the start of
     a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
-    return truncate(clean(given_type(text, str, "text must be a string")), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
+    text = given_type(text, str, "text must be a string")
+    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
 
 
 def clean(text: str) -> str:
