@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import InvalidArgument
 from .format import CONTROLS
 from .memory_file import INDEX_NAME, below, open_confined, real_path
 from .metadata import BOM, FENCE_LINE
-from .settings import given_path
+from .settings import given_path, given_type
 
 # Claude Code's limits for the index it loads: a file that fits one fits the other.
 MAX_LINES = 200
@@ -93,8 +92,7 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only the start of
     a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
-    if not isinstance(text, str):
-        raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+    text = given_type(text, str, "text must be a string")
     return truncate(clean(text), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
 
 

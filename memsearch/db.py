@@ -328,14 +328,10 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
             mark = conn.execute("PRAGMA application_id").fetchone()[0]
             version = migrate.current_version(conn)
         except sqlite3.DatabaseError as ex:
-            if not is_corruption(ex):  # e.g. cannot create the -shm file: not a verdict on the file
-                raise
-            _bad_file(path, ex, _header_mark(path), "not an SQLite database")  # the mark from the file itself
+            _bad_file(path, ex, None, "not an SQLite database")  # the mark from the file itself
         try:
             objects = conn.execute("SELECT type, name FROM sqlite_master ORDER BY rowid").fetchall()
         except sqlite3.DatabaseError as ex:
-            if not is_corruption(ex):
-                raise
             _bad_file(path, ex, mark == APPLICATION_ID, f"its schema cannot be read: {ex}")
         if mark == APPLICATION_ID or (not mark and _premark(conn, objects, version)):
             latest = migrate.latest_version()
@@ -354,8 +350,16 @@ def inspect(path: str, conn: sqlite3.Connection) -> bool:
         conn.execute("PRAGMA query_only = OFF")
 
 
-def _bad_file(path: str, ex: sqlite3.DatabaseError, marked: bool, why: str) -> NoReturn:
-    """A file SQLite finds damaged: a damaged index if ``marked`` as ours, else not an index."""
+def _bad_file(path: str, ex: sqlite3.DatabaseError, marked: bool | None, why: str) -> NoReturn:
+    """A file SQLite finds damaged: a damaged index if ``marked`` as ours (None: if its header says SQLite and
+    carries our mark), else not an index. Any other error (no -shm file can be made...) is no verdict: raised."""
+    if not is_corruption(ex):
+        raise ex
+    if marked is None:
+        marked = False
+        with suppress(OSError), open(path, "rb") as f:
+            header = f.read(72)
+            marked = header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
     if marked:
         raise DatabaseCorrupt(f"the index {path} is damaged ({ex})") from None
     raise NotAnIndex(f"{path} is not a memsearch index ({why})") from None
@@ -375,14 +379,6 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
     # The shipped numbers, not 1..version: numbers reserved for other branches leave gaps.
     return ([v for v, _ in recorded] == [v for v in sorted(shipped) if v <= version]
             and all(shipped.get(v, n) == n for v, n in recorded))
-
-
-def _header_mark(path: str) -> bool:
-    """Whether the file's header says SQLite and carries our mark."""
-    with suppress(OSError), open(path, "rb") as f:
-        header = f.read(72)
-        return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
-    return False
 
 
 # The columns of memory_fts a reconcile writes, in the order of its rows (memsearch.reconcile._row).

@@ -92,21 +92,11 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
     """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
     the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
     names = {e.name for e in _scan(checkout) or [] if e.is_dir(follow_symlinks=False)}
-    out: dict[str, bool] = {}
-    for top, rest in MEMORY_FOLDERS:
-        if top not in names:
-            continue
-        path = os.path.join(checkout, top)
-        if rest:
-            out.setdefault(path, False)
-            path = os.path.join(path, rest)
-            if not os.path.isdir(path) or os.path.islink(path):
-                continue
-        out[path] = rest != "" or top != "memory" or _holds_memory(path)
-    for rel in MEMORY_FILES:
-        top, _, rest = rel.partition("/")
-        if rest and top in names:
-            out.setdefault(os.path.join(checkout, top), False)
+    out = {os.path.join(checkout, top): False for top in TOPS if top in names}  # on the way to a place
+    for (top, rest), rel in zip(MEMORY_FOLDERS, _FOLDERS):
+        path = os.path.join(checkout, *rel.split("/"))
+        if top in names and (not rest or (os.path.isdir(path) and not os.path.islink(path))):
+            out[path] = rest != "" or top != "memory" or _holds_memory(path)
     return list(out.items())
 
 

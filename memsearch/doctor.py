@@ -5,7 +5,6 @@ query would change; with it each problem's remedy runs, then the checks again.""
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 from contextlib import closing, suppress
@@ -23,6 +22,9 @@ from .walk import Skipped
 
 # How many examples of a kind of problem a report names.
 EXAMPLES = 5
+
+# (type, name) of every table, index and trigger.
+SCHEMA_OBJECTS = "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
 
 
 class Check(NamedTuple):
@@ -125,9 +127,11 @@ def _check_database(index, conn, notes: list[str]) -> Check:
     latest = migrate.latest_version()
     if version < latest:
         return Check("database", True, f"schema version {version}; migrated to {latest}, as any query does")
-    have = set(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
     # E.g. a trigger dropped by hand: the index would silently drift from its content.
-    if lost := sorted(_expected_schema() - have):
+    with closing(sqlite3.connect(":memory:", isolation_level=None)) as fresh:  # what the migrations create
+        migrate.migrate(fresh)
+        lost = sorted(set(fresh.execute(SCHEMA_OBJECTS)) - set(conn.execute(SCHEMA_OBJECTS)))
+    if lost:
         return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
                      "set-aside")
     return Check("database", True, f"memsearch index, schema version {version}")
@@ -169,14 +173,6 @@ def _check_query(index) -> Check:
                 with suppress(OSError):  # not empty: another process put its index there meanwhile
                     os.rmdir(folder)
     return Check("query", True, "opened, searched and written (rolled back) as a query does")
-
-
-@functools.cache
-def _expected_schema() -> set[tuple[str, str]]:
-    """(type, name) of every table, index and trigger the migrations create."""
-    with closing(sqlite3.connect(":memory:", isolation_level=None)) as fresh:
-        migrate.migrate(fresh)
-        return set(fresh.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"))
 
 
 def _check_sqlite(conn) -> Check:

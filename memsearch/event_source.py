@@ -59,12 +59,6 @@ class EventSource:
             if self.repos:
                 for _, checkout in discover.checkouts(self.folder):
                     self.follow(checkout)
-            limit = max_user_watches()
-            if limit is not None and self.watches > limit:
-                raise WatcherError(
-                    f"the roots need {self.watches} inotify watches, more than inotify may watch"
-                    f" (fs.inotify.max_user_watches = {limit}); raise the limit, e.g."
-                    f" sudo sysctl fs.inotify.max_user_watches={_suggest(self.watches)}")
         except BaseException:
             self.stop()
             raise

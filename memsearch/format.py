@@ -136,9 +136,9 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
         return counts
     return {**counts, "added_paths": list(report.added), "updated_paths": list(report.updated),
             "removed_paths": list(report.removed),
-            "skipped_paths": [{"path": s.path, "reason": s.reason} for s in report.skipped],
-            "malformed_paths": [{"path": s.path, "reason": s.reason} for s in report.malformed],
-            "left_out_reasons": [x.to_dict() for x in report.left_out]}
+            "skipped_paths": [s._asdict() for s in report.skipped],
+            "malformed_paths": [s._asdict() for s in report.malformed],
+            "left_out_reasons": [x._asdict() for x in report.left_out]}
 
 
 def format_report(report: ReconcileReport) -> str:

@@ -19,7 +19,7 @@ from .context import read_head
 from .errors import InvalidArgument, MemsearchError
 from .memory_file import MEMORY_DIR
 from .roots import ZCODE_PROJECTS, ZCODE_STORAGE
-from .settings import given_path
+from .settings import given_path, given_type
 
 ZCODE_SLUG_MAX = 48
 ZCODE_HASH_HEX = 16
@@ -39,8 +39,7 @@ def zcode_project_folder(workspace: str | os.PathLike | None = None, *, identity
                          windows: bool | None = None) -> str:
     """``<slug>-<hash16>``: a workspace's ZCode project folder. ``identity``: its identity string,
     if any (blank: none); ``windows``: Windows path rules (default: when running on Windows)."""
-    if identity is not None and not isinstance(identity, str):
-        raise InvalidArgument(f"identity must be a string, got {type(identity).__name__}")
+    given_type(identity, str | None, "identity must be a string")
     identity = identity.strip(JS_WHITESPACE) if identity is not None else ""
     if identity:
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()

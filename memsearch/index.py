@@ -11,13 +11,13 @@ from . import __version__, db, fingerprint, migrate, roots as roots_mod, search 
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter, quoted
 from .query import plan, unmatched
-from .reconcile import (KnownFingerprints, LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
+from .reconcile import (LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
                         stored_rows)
 from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
 from .search import Hit, short_repr
-from .settings import DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_settings
+from .settings import DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_settings, given_type
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -87,7 +87,7 @@ class MemoryIndex(db.Opened):
             self._db_file = db.default_db_file(self.root)
         else:
             self._db_file = db.roots_db_file(r.key for r in self.roots)
-        self._known = KnownFingerprints()
+        self._known = db.Cached(stored_rows)  # the stored fingerprints and racy paths, kept between reconciles
 
     @property
     def db_path(self) -> Path:
@@ -100,12 +100,7 @@ class MemoryIndex(db.Opened):
     def db_path(self, path: str | os.PathLike) -> None:
         self._db_file = db.given_file(path)
 
-    # -- lifecycle (conn, with: db.Opened) -----------------------------------
-    def close(self) -> None:
-        with self._lock:
-            super().close()
-            self._known = KnownFingerprints()  # read afresh by the next connection
-
+    # -- lifecycle (conn, close, with): db.Opened; _known is keyed by the connection, read afresh by a new one
     # -- operations --------------------------------------------------------
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         """Walk the roots and bring the index in step with the files (nested instruction files
@@ -225,8 +220,7 @@ class MemoryIndex(db.Opened):
                                 f" (roots: {given}): {choice}")
         if type is not None and type not in TYPES:
             raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}")
-        if scope_id is not None and not isinstance(scope_id, str):  # else SQLite's binding error, a DatabaseError
-            raise InvalidArgument(f"scope_id must be a string, got {scope_id.__class__.__name__}")  # (type: the filter)
+        given_type(scope_id, str | None, "scope_id must be a string")  # else SQLite's binding error
         # A lone surrogate cannot be bound as SQLite text, and no scope id holds one (the walk spells \xNN).
         if isinstance(scope_id, str) and not encodable(scope_id):
             raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
@@ -249,8 +243,7 @@ class MemoryIndex(db.Opened):
 
     def paths(self, root: Root) -> list[str]:
         """The index paths of the files indexed now under one root of this index (else KeyError)."""
-        if not isinstance(root, Root):
-            raise InvalidArgument(f"root must be a memsearch.Root, got {type(root).__name__}")
+        given_type(root, Root, "root must be a memsearch.Root")
         sql = "SELECT path FROM memory_fts WHERE root = (SELECT id FROM memory_roots WHERE key = ?)"
         key = self.layout.keys.get(root)
         if key is None:  # a Root as the caller built it (no folder, or no name): resolved, it may be ours
@@ -261,9 +254,7 @@ class MemoryIndex(db.Opened):
 
     def locate(self, path: str) -> str:
         """The absolute file behind a path from a hit (KeyError for no root of this index)."""
-        if not isinstance(path, str):
-            raise InvalidArgument(f"path must be a path from a hit, got {type(path).__name__}")
-        return self.layout.locate(path)
+        return self.layout.locate(given_type(path, str, "path must be a path from a hit"))
 
     def manifest(self, limit: int | None = None) -> list:
         """The memory files of the roots, newest first (see memsearch.manifests)."""

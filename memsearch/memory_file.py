@@ -92,8 +92,8 @@ class Unconfined(OSError):
 
 
 # Names one resolution looks up in Python at most (a chain past the kernel's 40 links, or a broken one): a link's
-# target may hold a PATH_MAX of "d/../", which realpath lstats a name at a time (300 links to a chain of 39 such
-# cost every query 37 s). Past it, the path is left unresolved, as a chain of over MAX_LINKS.
+# target may hold a PATH_MAX of "d/../", which realpath lstats a name at a time (figures: CHANGELOG.md, session
+# 51). Past it, the path is left unresolved, as a chain of over MAX_LINKS.
 MAX_LOOKUPS = 2000
 _O_PATH = getattr(os, "O_PATH", None)  # Linux: a descriptor of the path itself, resolved by the kernel
 

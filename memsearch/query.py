@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from . import codewords
 from .cjk import WORD, has_cjk, nfc, query_terms, quote
-from .errors import InvalidArgument, NoSearchableWords
+from .errors import NoSearchableWords
+from .settings import given_type
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS), left out of queries:
 # on LoCoMo they cost recall (bench/RANKING.md). \w+ splits contractions, hence "didn", "t", "ll".
@@ -147,9 +148,7 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
 
 def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
-    if not isinstance(text, str):
-        raise InvalidArgument(f"the query must be a string of words, got {type(text).__name__}")
-    text = _typed(text)
+    text = _typed(given_type(text, str, "the query must be a string of words"))
     symbols, rest, found, kept = _searched(text)
     if not found and not symbols:
         raise NoSearchableWords(

@@ -18,7 +18,7 @@ from .memory_file import (INDEX_NAME, MEMORY_DIR, NAME_MAX, is_project_memory, l
 from .roots import AGENT_KINDS, Root, resolve
 from .schema import whole_number
 from .session_context import CHARS_PER_TOKEN, INDENT
-from .settings import given_path
+from .settings import given_path, given_type
 from .transcripts import slug
 from .walk import real_folder, walk, walk_paths
 
@@ -57,13 +57,11 @@ class Section(NamedTuple):
     budget: int
     chars: int
     cut: bool
-    text: str
     notice: str | None
+    text: str
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "heading": self.heading, "path": self.path, "file": self.file,
-                "budget_tokens": self.budget, "chars": self.chars, "cut": self.cut, "notice": self.notice,
-                "text": self.text}
+        return {"budget_tokens" if name == "budget" else name: value for name, value in self._asdict().items()}
 
 
 class RebuildContext(NamedTuple):
@@ -81,9 +79,8 @@ class RebuildContext(NamedTuple):
     text: str
 
     def to_dict(self) -> dict:
-        return {"root": self.root, "kind": self.kind, "session": self.session, "project": self.project,
-                "sections": [s.to_dict() for s in self.sections], "keys": list(self.keys),
-                "keys_left_out": self.keys_left_out, "keys_budget_tokens": self.keys_budget, "text": self.text}
+        fields = {**self._asdict(), "sections": [s.to_dict() for s in self.sections], "keys": list(self.keys)}
+        return {"keys_budget_tokens" if name == "keys_budget" else name: value for name, value in fields.items()}
 
 
 def rebuild_context(root, session: str, project, budgets: dict | None = None) -> RebuildContext:
@@ -96,8 +93,7 @@ def rebuild_context(root, session: str, project, budgets: dict | None = None) ->
     if root.kind not in AGENT_KINDS:
         raise InvalidArgument(f"a {root.kind} root keeps no sessions: give a root of kind {', '.join(AGENT_KINDS)}")
     budgets = _budgets(budgets)
-    if not isinstance(session, str):
-        raise InvalidArgument(f"session must be a session id, got {type(session).__name__}")
+    given_type(session, str, "session must be a session id")
     project = _project(project, root.kind)
     places, prefix, found = _places(root, session, project)
     sections = [_section(name, heading, prefix + places[name], found[places[name]][0], budgets[name])
@@ -138,9 +134,7 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
 
 
 def _budgets(given) -> dict:
-    given = {} if given is None else given
-    if not isinstance(given, dict):
-        raise InvalidArgument(f"budgets must be a dict of tokens by section, got {type(given).__name__}")
+    given = given_type({} if given is None else given, dict, "budgets must be a dict of tokens by section")
     if unknown := [name for name in given if name not in DEFAULT_BUDGETS]:
         raise InvalidArgument(f"unknown section {unknown[0]!r:.60} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
     return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS)
@@ -194,7 +188,7 @@ def _section(name: str, heading: str, path: str, file: str, budget: int) -> Sect
         notice = f"{quoted(path)} is {len(text):,} characters; the first {len(kept):,} are shown"
     if notice is not None:
         notice = CUT.format(what=notice, budget=budget, file=quoted(file))
-    return Section(name, heading, path, file, budget, len(kept), notice is not None, kept, notice)
+    return Section(name, heading, path, file, budget, len(kept), notice is not None, notice, kept)
 
 
 def _render(session: str, project: str | None, sections: list, keys: list, left_out: int, keys_budget: int) -> str:

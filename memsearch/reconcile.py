@@ -82,9 +82,6 @@ class LeftOut(NamedTuple):
     def describe(self) -> str:
         return f"{self.files} Markdown files in {self.root} {self.reason}: {self.hint}"
 
-    def to_dict(self) -> dict:
-        return self._asdict()
-
 
 class _Plan:
     """What a reconcile writes (files to read, rows to remove), then what it wrote."""
@@ -99,15 +96,8 @@ class _Plan:
 Progress = Callable[[int, int], None]
 
 
-class KnownFingerprints(Cached):
-    """The stored fingerprints and racy paths, kept between reconciles while the index holds them."""
-
-    def __init__(self):
-        super().__init__(stored_rows)
-
-
 def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-              known: KnownFingerprints, deep: bool) -> ReconcileReport:
+              known: Cached, deep: bool) -> ReconcileReport:
     """``deep`` (no default: each caller says): look for nested instruction
     files in repos roots, as an index build does."""
     started = time.perf_counter()
@@ -123,7 +113,7 @@ def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, 
 
 
 def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[str], *, max_file_bytes: int,
-                    known: KnownFingerprints, deep: bool) -> ReconcileReport:
+                    known: Cached, deep: bool) -> ReconcileReport:
     """Bring just ``paths`` (index paths, files or folders) and every row under
     them in step, at a cost that follows the paths: how the watcher applies a
     batch of events. A root named whole is reconciled; so are the roots for a

@@ -178,12 +178,11 @@ def run(conn: sqlite3.Connection, query: Query, *, limit: int, floor: float, fil
     else:
         roots = ()
     params = [*active.values(), *roots]
-    size = fetch_size(limit)
     scored = scored_strings(conn, query)
     if counts is not None:
         counts.update((s.fts, s.files) for s in scored)
         mark_unmatched(conn, query, counts, where, params)
-    rows = _rank(conn, scored, size, where, params)
+    rows = _rank(conn, scored, fetch_size(limit), where, params)
     kept = apply_floor(rows, floor, score=itemgetter(4))  # measured from the best score, before any move
     if DEMOTE_INDEXES:
         kept = demote_indexes(kept)

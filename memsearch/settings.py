@@ -63,8 +63,7 @@ RANGES = {"floor": (0.0, 1.0, float), "reconcile": (False, True, bool), "max_fil
 
 def given_settings(settings: Settings | None, **overrides) -> Settings:
     """A caller's Settings (None: the config file's) with ``overrides`` that are not None, all checked."""
-    if settings is not None and not isinstance(settings, Settings):
-        raise InvalidArgument(f"settings must be a memsearch.settings.Settings, got {type(settings).__name__}")
+    given_type(settings, Settings | None, "settings must be a memsearch.settings.Settings")
     return (settings or load_settings()).with_overrides(**overrides)
 
 
@@ -88,12 +87,17 @@ def checked_progress(progress) -> None:
         raise InvalidArgument(f"progress must be called as progress(done, total), got {type(progress).__name__}")
 
 
+def given_type(value, kind, must_be: str):
+    """``value`` if it is a ``kind`` (a type, or a union: str | None), else InvalidArgument("<must_be>, got <type>")."""
+    if not isinstance(value, kind):
+        raise InvalidArgument(f"{must_be}, got {type(value).__name__}")
+    return value
+
+
 def given_path(value, must_be: str) -> str:
     """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>")."""
     path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    if not isinstance(path, str):
-        raise InvalidArgument(f"{must_be}, got {type(value).__name__}")
-    return path
+    return path if isinstance(path, str) else given_type(value, str, must_be)  # (a PathLike of bytes: refused)
 
 
 def path_text(path: str | os.PathLike) -> str:

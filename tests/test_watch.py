@@ -485,6 +485,16 @@ def test_a_dead_event_source_is_restarted(watched, tree):
 
 
 def test_watch_limit_too_low_is_a_clear_error(tree, tmp_path, config, monkeypatch):
+    """The kernel refuses the watch past its limit (ENOSPC): the error names the limit and how to raise it."""
+    real = INotify.add_watch
+
+    def add_watch(self, path, mask):  # as the kernel at fs.inotify.max_user_watches = 3
+        if getattr(self, "_test_watches", 0) >= 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._test_watches = getattr(self, "_test_watches", 0) + 1
+        return real(self, path, mask)
+
+    monkeypatch.setattr(INotify, "add_watch", add_watch)
     monkeypatch.setattr(event_source, "max_user_watches", lambda: 3)
     with MemoryIndex(tree, tmp_path / "db") as idx:
         with pytest.raises(WatcherError, match="max_user_watches = 3.*sysctl"):
