@@ -17,13 +17,14 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 _NAME = {**{m: i for i, m in enumerate(MONTHS, 1)}, **{m[:3]: i for i, m in enumerate(MONTHS, 1)}, "sept": 9}
 _MONTH = "|".join(sorted(_NAME, key=len, reverse=True))
 _YEAR = r"(?:19|20)\d\d"
-# 9 December 2023, 9th of December, December 9th, 2023, December 2023, 2023-12-09, 2023-12.
+# 9 December 2023, 9th of December, December 9th, 2023, December 2023, 2023-12-09, 2023-12. A month's name is a
+# word of its own: not the start of Augustine, marathons (5 marathons) or decimals.
 _DATE = re.compile(
-    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\.?"
+    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b\.?"
     rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|(?P<m3>{_MONTH})\.?(?=,?\s+{_YEAR}\b)"
     rf"|(?P<iy>{_YEAR})-(?P<im>[01]\d)(?:-(?P<id>[0-3]\d))?\b"
-    rf"|(?P<m4>{'|'.join(MONTHS)}))(?:,?\s+(?P<y>{_YEAR})\b)?", re.I)
+    rf"|(?P<m4>{'|'.join(MONTHS)})\b)(?:,?\s+(?P<y>{_YEAR})\b)?", re.I)
 # Month names that are also words ("it may", "march on") count alone only capitalised, mid-sentence.
 _ALSO_WORDS = ("may", "march")
 

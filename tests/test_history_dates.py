@@ -36,6 +36,10 @@ def _days(first: str, last: str) -> Window:
     ("the 31 February 2023 report", []),  # no such day
     ("the token moved to vault", []),
     ("june and June 2020 and june", ["06", ("2020-06-01", "2020-06-30")]),
+    # A month's name starting a longer word is no date.
+    ("what did Augustine say about Mayfair and the Octoberfest", []),
+    ("I ran 5 marathons, set 10 decimals and cleared 3 junk files", []),
+    ("the 5 Mar. 2024 and 3 dec reports", [("2024-03-02", "2024-03-08"), "12"]),
 ])
 def test_the_dates_a_question_names(text, expected):
     assert windows(text) == tuple(Window("", "", w) if isinstance(w, str) else _days(*w) for w in expected)
