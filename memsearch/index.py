@@ -127,14 +127,14 @@ class MemoryIndex(db.Opened):
         """Bring just ``paths`` (index paths: files, folders, or a root's label) in step with the
         files (``deep``: in a repos root, look for nested instruction files too)."""
         try:
-            paths = {paths} if isinstance(paths, str) else set(paths)  # one path, not its characters
+            given = [paths] if isinstance(paths, str) else list(paths)  # one path, not its characters
         except TypeError:
-            paths = {paths}  # not iterable: refused below
-        for path in paths:
+            given = [paths]  # not iterable: refused below
+        for path in given:  # (before a set: a list in the list is no path, nor hashable)
             if not isinstance(path, str) or "\0" in path or not encodable(path):
                 raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
                                       f" such names with \\xNN); got {quoted(path, 100, always=True)}")
-        return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
+        return self._guarded(lambda: reconcile_paths(self.conn, self.layout, set(given),
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))
 

@@ -104,7 +104,7 @@ def test_the_other_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path
 
 
 def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
-    """A number, bytes, a NUL or a lone surrogate raised AttributeError,
+    """A number, bytes, a list, a NUL or a lone surrogate raised AttributeError,
     TypeError, ValueError or UnicodeEncodeError; a lone string was taken as
     a list of its characters."""
     from memsearch import InvalidArgument
@@ -113,7 +113,7 @@ def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
     write(root, "global/g/a.md", "alpha note\n")
     with MemoryIndex(root, db_path=tmp_path / "db") as idx:
         idx.reconcile()
-        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5):
+        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5, [["global"]], [{"a": 1}]):
             with pytest.raises(InvalidArgument):
                 idx.reconcile_paths(bad)
         write(root, "global/g/a.md", "alpha note, longer now\n")
