@@ -81,7 +81,7 @@ class MemoryIndex(db.Opened):
         self.settings = given_settings(settings, floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes)
         self.explicit_db = db_path is not None
         # The file as text: a query never imports pathlib (start-up).
-        if db_path:
+        if db_path is not None:
             self._db_file = db.given_file(db_path)
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
