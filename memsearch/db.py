@@ -53,6 +53,8 @@ def given_file(path: str | os.PathLike) -> str:
     """The index file a caller named, as text, ``~`` expanded and made absolute now (a later
     os.chdir() must not move it); InvalidArgument for what is not a path."""
     path = os.path.expanduser(given_path(path, "db_path must be a file's path"))
+    if not path:  # (else the default file, though the caller named one)
+        raise InvalidArgument("db_path is empty: name a file, or leave it out for the default one")
     try:
         os.fsencode(path)
     except UnicodeEncodeError:  # a lone surrogate that is no escaped byte: every os call would raise

@@ -81,7 +81,7 @@ class MemoryIndex(db.Opened):
         self.settings = given_settings(settings, floor=floor, reconcile=reconcile, max_file_bytes=max_file_bytes)
         self.explicit_db = db_path is not None
         # The file as text: a query never imports pathlib (start-up).
-        if db_path:
+        if db_path is not None:
             self._db_file = db.given_file(db_path)
         elif self.root is not None:
             self._db_file = db.default_db_file(self.root)
@@ -127,14 +127,14 @@ class MemoryIndex(db.Opened):
         """Bring just ``paths`` (index paths: files, folders, or a root's label) in step with the
         files (``deep``: in a repos root, look for nested instruction files too)."""
         try:
-            paths = {paths} if isinstance(paths, str) else set(paths)  # one path, not its characters
+            given = [paths] if isinstance(paths, str) else list(paths)  # one path, not its characters
         except TypeError:
-            paths = {paths}  # not iterable: refused below
-        for path in paths:
+            given = [paths]  # not iterable: refused below
+        for path in given:  # (before a set: a list in the list is no path, nor hashable)
             if not isinstance(path, str) or "\0" in path or not encodable(path):
                 raise InvalidArgument(f"an index path is text, without NUL or lone surrogates (the walk spells"
                                       f" such names with \\xNN); got {quoted(path, 100, always=True)}")
-        return self._guarded(lambda: reconcile_paths(self.conn, self.layout, paths,
+        return self._guarded(lambda: reconcile_paths(self.conn, self.layout, set(given),
                                                      max_file_bytes=self.settings.max_file_bytes,
                                                      known=self._known, deep=deep))
 

@@ -3,7 +3,7 @@ import pkgutil
 import memsearch
 import pytest
 
-from conftest import imports_of, write
+from conftest import imports_of, run_memsearch, write
 from memsearch import MemoryIndex, Root
 
 
@@ -86,6 +86,23 @@ def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
             bad()
 
 
+def test_an_empty_db_path_is_refused_not_taken_for_the_default(tmp_path):
+    """db_path="" (and --db "") marked the index as named by the caller yet opened the default cache file."""
+    from memsearch import HistoryIndex, InvalidArgument
+
+    root, cache = tmp_path / "r", tmp_path / "cache"
+    write(root, "global/g/a.md", "alpha note\n")
+    (tmp_path / "h").mkdir()
+    for make in (lambda: MemoryIndex(root, db_path=""), lambda: HistoryIndex(tmp_path / "h", db_path="")):
+        with pytest.raises(InvalidArgument, match="db_path is empty"):
+            make()
+    for args in (("query", "alpha", "--root", root), ("history", "alpha", "--history-root", tmp_path / "h")):
+        done = run_memsearch(*args, "--db", "", env={"XDG_CACHE_HOME": str(cache)})
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.count("\n") == 1 and "db_path is empty" in done.stderr
+    assert not cache.exists()  # no default index made
+
+
 def test_the_other_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
     """roots=5 was a TypeError, max_file_bytes="2MB" a TypeError at the first
     reconcile, settings={} an AttributeError, locate(None) an AttributeError."""
@@ -104,7 +121,7 @@ def test_the_other_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path
 
 
 def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
-    """A number, bytes, a NUL or a lone surrogate raised AttributeError,
+    """A number, bytes, a list, a NUL or a lone surrogate raised AttributeError,
     TypeError, ValueError or UnicodeEncodeError; a lone string was taken as
     a list of its characters."""
     from memsearch import InvalidArgument
@@ -113,7 +130,7 @@ def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
     write(root, "global/g/a.md", "alpha note\n")
     with MemoryIndex(root, db_path=tmp_path / "db") as idx:
         idx.reconcile()
-        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5):
+        for bad in ([5], [None], [b"global"], ["a\0b"], ["\udcff"], 5, [["global"]], [{"a": 1}]):
             with pytest.raises(InvalidArgument):
                 idx.reconcile_paths(bad)
         write(root, "global/g/a.md", "alpha note, longer now\n")
