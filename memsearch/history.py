@@ -29,7 +29,7 @@ from .history_sessions import Message, check_session, read_messages, resolve_ses
 from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
-from .session_rank import SESSIONS, pieces_of, rank_sessions
+from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        read_config)
 from .memory_file import below, encodable, printable_name, real_path
@@ -412,19 +412,19 @@ class HistoryIndex(db.Opened):
         scored = [s for s in scored if s.files]  # a string matching nothing adds nothing
         if not scored:
             return [] if sessions else ([], 0, [])
-        # The best ids by score, ties to the later message. Not memsearch.search's pruning (MaxScore): a
-        # question's words are common in conversation, so it mostly failed its check and ran again.
+        # The best ids by score, ties to the later message. Not memsearch.search's pruning: a question's words are
+        # common in conversation, so its check mostly failed and it ran again (top_messages prunes in Python).
         sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
         if sessions:  # one row a session: a session's many best messages must not take every place
             sql = SESSION_BEST.format(ranking=sql, factor=factor, where=where)
             return [((s, p), score) for s, p, score in conn.execute(
                 sql, [*factor_params, *string_params(scored), *params, limit])]
-        if where or factor:  # without a filter or a date, no row is joined
+        if where or factor:  # every ranked message joined, for the filter or the date
             sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
                    f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+            ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
         else:
-            sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
-        ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
+            ranked = top_messages(conn, scored, fetch_size(limit))
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         ids = [mid for mid, _ in kept]
         found = self._found(query, ids) if ids else {}
@@ -571,7 +571,6 @@ SELECT session, project, score FROM (
           JOIN history_messages AS m ON m.id = s.id WHERE 1{where}))
 WHERE n = 1 ORDER BY score DESC, id DESC LIMIT ?
 """
-MESSAGES = "history_fts"
 # A session's messages holding a word (with the word's place in the query), for its excerpts: its ids between
 # two bounds, which FTS5 seeks to, then those of the session alone (CROSS JOIN: the word's matches first, never
 # a full-text query a message).

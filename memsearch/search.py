@@ -245,7 +245,7 @@ def lucene_factor(files: int, n: int, weight: float, lucene: bool) -> tuple[floa
 
 def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list) -> list[tuple]:
     """The ``size`` best rows, pruning where that cannot change them."""
-    common = _common(scored, size)
+    common = common_strings(scored, size)
     if common:
         rows = _ranked(conn, scored, common, where, filter_params, size)
         if len(rows) == size:
@@ -261,7 +261,7 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
     return _ranked(conn, scored, (), where, filter_params, size)
 
 
-def _common(scored: list[Scored], size: int) -> list[Scored]:
+def common_strings(scored: list[Scored], size: int) -> list[Scored]:
     """The strings to prune, least bound first: the commonest single phrases in
     PRUNE_MIN_FILES files or more, while the others still match ``size`` files."""
     common, others = [], sorted(scored, key=attrgetter("files"))

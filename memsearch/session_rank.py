@@ -4,10 +4,12 @@ A session is an id in one project folder: lines elsewhere claiming its id are an
 What memsearch.search.ranking() gives over the pieces' FTS5 table, but each string read once, and
 the words most pieces hold scored last, each only in the pieces of the sessions that its bound and
 those of the words after it still let reach the first ones (MaxScore, as memsearch.search prunes).
+Single messages (``--messages``) are ranked the same way (:func:`top_messages`).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
 
@@ -15,7 +17,8 @@ from .cjk import WORD
 from .dates import HELD_FACTOR, held_factor
 from .db import IDS_AT_ONCE, Cached, rows_of
 from .query import STOP_WORDS, Query
-from .search import PAIR_WEIGHT, PRUNE_MIN_FILES, file_count, lucene_factor, mark_unmatched, string_runs
+from .search import (PAIR_WEIGHT, PRUNE_MIN_FILES, Scored, common_strings, file_count, lucene_factor, mark_unmatched,
+                     string_runs)
 
 # The sessions' pieces' FTS5 table.
 SESSIONS = "history_session_fts"
@@ -70,6 +73,36 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}
     return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
+
+
+# The messages' FTS5 table, and a string's score in each message it matches (or in some of them).
+MESSAGES = "history_fts"
+MESSAGE_STRING = f"SELECT rowid, bm25({MESSAGES}) FROM {MESSAGES} WHERE {MESSAGES} MATCH ?"
+MESSAGE_CANDIDATE = MESSAGE_STRING + " AND +rowid IN ({marks})"
+
+
+def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> list[tuple[int, float]]:
+    """The ``size`` best (message id, score), ties to the later message, of ranking() over the messages (no filter
+    nor date): the common strings (search.common_strings) scored last, the largest bound first, each only in
+    the messages that its bound and those of the strings after it still let reach the first ``size``."""
+    common = common_strings(scored, size)
+    scores: dict[int, float] = {}
+    for s in scored:
+        if s not in common:
+            _add(scores, conn.execute(MESSAGE_STRING, (s.fts,)), -s.weight * s.factor)
+    left = sum(s.bound for s in common)  # the most the strings not scored yet add to a message
+    for s in reversed(common):
+        best = heapq.nlargest(size, scores.values())
+        ids = None
+        if len(best) == size and left < best[-1]:  # no message matching those strings alone reaches the first
+            ids = [m for m, score in scores.items() if score + left >= best[-1]]
+        rows = (conn.execute(MESSAGE_STRING, (s.fts,)) if ids is None or len(ids) > IDS_AT_ONCE
+                else rows_of(conn, MESSAGE_CANDIDATE, ids, before=(s.fts,)))
+        _add(scores, rows, -s.weight * s.factor)
+        if ids is not None:
+            scores = {m: scores[m] for m in ids}
+        left -= s.bound
+    return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))[:size]
 
 
 # A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there its

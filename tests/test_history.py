@@ -1468,3 +1468,38 @@ def test_role_user_ranks_sessions_by_all_the_user_wrote_in_each(history, hroot):
     # a pasted paragraph (one OR query of its words) keeps to the user's column too
     pasted = " ".join(["kayak"] + [f"w{n}" for n in range(60)])
     assert [h.session for h in history.search(pasted, role="user", floor=0.0)] == ["often", "once"]
+
+
+def test_messages_ranked_with_common_words_pruned_as_if_scored_everywhere(tmp_path):
+    """--messages scores the words most messages hold only in the messages that can still reach the first ones
+    (session_rank.top_messages): the hits are those of ranking() over every match, in the same order."""
+    import random
+
+    from memsearch.query import plan
+
+    rnd = random.Random(53)
+    common = {"alpha": 0.9, "bravo": 0.7, "charlie": 0.55, "delta": 0.5}
+    rare = ["zulu", "yankee", "xray", "whiskey"]
+    root = tmp_path / "projects"
+    for n in range(12):
+        lines = []
+        for m in range(110):
+            words = [w for w, share in common.items() if rnd.random() < share] * rnd.randint(1, 3)
+            words += [w for w in rare if rnd.random() < 0.02] + [f"w{rnd.randint(0, 400)}" for _ in range(8)]
+            rnd.shuffle(words)
+            lines.append(line("user" if m % 2 else "assistant", " ".join(words), at=f"2025-01-{n + 1:02d}T10:00:00Z"))
+        transcript(root, lines, session=f"s-{n}")
+    with HistoryIndex(root, tmp_path / "db") as h:
+        h.refresh()
+        for query in ("alpha bravo charlie delta zulu", "alpha bravo charlie delta", "bravo yankee xray alpha",
+                      "delta w7 w8 w9 alpha charlie"):
+            planned = history_module.ranked_plan(query, plan(query))
+            scored = [s for s in search.scored_strings(h.conn, planned, "history_fts") if s.files]
+            assert search.common_strings(scored, 50), query  # some are pruned
+            every = h.conn.execute(f"SELECT id, score FROM ({search.ranking(len(scored), 'history_fts', ())})"
+                                   " ORDER BY score DESC, id DESC LIMIT 50", search.string_params(scored)).fetchall()
+            pruned = session_rank.top_messages(h.conn, scored, 50)
+            assert [i for i, _ in pruned] == [i for i, _ in every], query
+            assert [round(s, 9) for _, s in pruned] == [round(s, 9) for _, s in every], query
+            hits = h.search(query, messages=True, limit=10, refresh=False)
+            assert [round(x.score, 9) for x in hits] == [round(s, 9) for _, s in every[:len(hits)]], query
