@@ -1,6 +1,8 @@
 """memsearch's exceptions: every error raised on purpose is a MemsearchError (WriteDenied too), its message
 one line saying what happened and what to do next, quoting what it did not write by :func:`quoted`."""
 
+import re
+
 # C0 and C1 controls and DEL (\xNN), and the bidi controls (\uNNNN), wherever memsearch shows text it did not
 # write: it must not drive the terminal nor reorder the line.
 CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
@@ -10,14 +12,26 @@ CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x20
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
+# Printable characters that show nothing (the grapheme joiner, Hangul fillers, variation selectors, tags): a name
+# holding one is escaped as repr() escapes a control, so it cannot pass for another.
+IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+             (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
+_HIDDEN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in IGNORABLE) + "]")
+
+
+def _escaped(text: str) -> str:
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m[0]):04x}" if ord(m[0]) <= 0xFFFF else f"\\U{ord(m[0]):08x}", repr(text))
+
+
 # Besides letters and digits, what a name may hold and be shown as it is: file-name and id punctuation, single
 # spaces, printable_name's \xNN backslash. A bracket, '·', a quote, two spaces or a control, and it is quoted.
 _PLAIN = frozenset("-_./:@+~,=#%&()! \\")
 
 
-def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
+def quoted(value, limit: int | None = None, *, always: bool = False, ends: bool = False) -> str:
     """A name or a caller's value as a line shows it: as it is when plain, else repr() (escaped, in
-    quotes: no control reaches a terminal, no "score 99.00" reads as the line's own), cut at ``limit``.
+    quotes: no control reaches a terminal, no "score 99.00" reads as the line's own), cut at ``limit`` (``ends``:
+    to its start and its end, a path's file name).
     ``always``: repr() even a plain value (an error echoing an argument: "5" is not 5)."""
     if not isinstance(value, str):
         if isinstance(value, int) and value.bit_length() > 64:  # repr() refuses past 4,300 digits
@@ -26,9 +40,12 @@ def quoted(value, limit: int | None = None, *, always: bool = False) -> str:
 
         return reprlib.repr(value)  # a 1 MB list is cut
     if limit is not None and len(value) > limit:
-        return repr(value[:limit]) + "..."
+        head = limit * 2 // 3 if ends else limit
+        return f"{_escaped(value[:head])}...{_escaped(value[head - limit:]) if ends else ''}"
     plain = not always and value and value.strip() == value and "  " not in value
-    return value if plain and all(c.isalnum() or c in _PLAIN for c in value) else repr(value)
+    if plain and all(c.isalnum() or c in _PLAIN for c in value) and not _HIDDEN.search(value):
+        return value
+    return _escaped(value)
 
 
 class MemsearchError(Exception):

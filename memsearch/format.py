@@ -170,7 +170,7 @@ def unquoted(value):
             inner = ast.literal_eval(value)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return value
-        if isinstance(inner, str) and repr(inner) == value:
+        if isinstance(inner, str) and quoted(inner, always=True) == value:
             return inner
     return value
 

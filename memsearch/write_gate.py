@@ -8,7 +8,7 @@ import os
 import re
 import unicodedata
 
-from .errors import InvalidArgument, MemsearchError, quoted
+from .errors import IGNORABLE, InvalidArgument, MemsearchError, quoted
 from .memory_file import MIMO_SCOPES, PATH_MAX, is_hidden
 from .settings import given_path
 
@@ -32,8 +32,6 @@ _SHORT_NAME = re.compile(r"~[0-9]")
 _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
                              | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)})
 # Default-ignorable code points outside the C* categories: they render as nothing, and HFS+ drops them from names.
-_IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
-                     (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
 # NFKC-stable characters that Windows "best fit" conversion to an ANSI code page turns into a separator: yen and won
 # are the backslash of Japanese and Korean code pages; the rest are slash look-alikes.
@@ -122,7 +120,7 @@ def _check_memory(target, rel, agent, root, project_id, session_id, task_id):
         _deny(target, "only Markdown files (<key>.md) may be written in the memory tree", "extension", instead)
     hidden = next((seg for seg in rel if is_hidden(seg)), None)
     if hidden is not None:  # the indexer passes it over: a note no search would find
-        _deny(target, f"{_show(hidden)} starts with '.', and memory search never reads hidden files or folders",
+        _deny(target, f"{_quoted(hidden)} starts with '.', and memory search never reads hidden files or folders",
               "shape", instead)
     if agent == CHECKPOINT_WRITER:
         if not _checkpoint_allowed(rel, project_id, session_id):
@@ -160,7 +158,7 @@ def _checkpoint_allowed(rel, project_id, session_id) -> bool:
 def _check_sensitive(target, part, instead):
     for seg in part:
         if _fold(seg) in SENSITIVE_SEGMENTS:
-            _deny(target, f"{_show(seg)} is a protected name ({_fold(seg)}): files there may be executed or hold"
+            _deny(target, f"{_quoted(seg)} is a protected name ({_fold(seg)}): files there may be executed or hold"
                   " configuration", "sensitive", instead)
 
 
@@ -176,9 +174,9 @@ def _check_ambiguity(target, given, anchor, roots):
         if reason := _ambiguity(seg):
             plain = _plain(seg)
             usable = plain and plain != seg and _ambiguity(plain) is None and _fold(plain) not in SENSITIVE_SEGMENTS
-            hint = (f"Use the plain name {_show(plain)}." if usable else
+            hint = (f"Use the plain name {_quoted(plain)}." if usable else
                     "Use a plain name of letters, digits, '-', '_' and '.'.")
-            _deny(target, f"path segment {_show(seg)} {reason}", "ambiguous", hint)
+            _deny(target, f"path segment {_quoted(seg)} {reason}", "ambiguous", hint)
 
 
 def _ambiguity(seg: str) -> str | None:
@@ -200,7 +198,7 @@ def _ambiguity(seg: str) -> str | None:
 
 
 def _invisible(c: str) -> bool:
-    return unicodedata.category(c) in _INVISIBLE_CATEGORIES or any(lo <= ord(c) <= hi for lo, hi in _IGNORABLE_RANGES)
+    return unicodedata.category(c) in _INVISIBLE_CATEGORIES or any(lo <= ord(c) <= hi for lo, hi in IGNORABLE)
 
 
 def _plain(seg: str) -> str:
@@ -274,21 +272,15 @@ def _canonical(root, project_id, session_id, task_id=None) -> str:
 
 
 def _deny(target, why, rule, instead=""):
-    raise WriteDenied(f"Refused {_show(target)}: {why}. {instead}".rstrip(), rule=rule)
+    raise WriteDenied(f"Refused {_quoted(target)}: {why}. {instead}".rstrip(), rule=rule)
 
 
-# Characters of a target or segment a refusal quotes, at most.
+# Characters of a target or segment a refusal quotes, at most: its start and its end (a 1 MB target's file name).
 SHOWN_CHARS = 300
 
 
-def _show(value) -> str:
-    """Quote for a message; escape what would hide or reorder text."""
-    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
-    if len(text) > SHOWN_CHARS:  # a model's 1 MB target is not echoed whole: its start and its file name
-        text = f"{text[:SHOWN_CHARS * 2 // 3]}...{text[-SHOWN_CHARS // 3:]}"
-    out = "".join(c if c.isprintable() and not _invisible(c) else
-                  (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") for c in text)
-    return f"'{out}'"
+def _quoted(value) -> str:
+    return quoted(os.fspath(value) if isinstance(value, os.PathLike) else value, SHOWN_CHARS, always=True, ends=True)
 
 
 _DASHES = re.compile(r"[_\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")

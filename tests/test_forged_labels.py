@@ -21,6 +21,17 @@ def test_a_name_that_could_read_as_a_field_of_the_line_is_quoted_and_comes_back(
     assert shown == repr(name) and shown.isprintable() and unquoted(shown) == name
 
 
+@pytest.mark.parametrize("name, shown", [("no\u3164tes.md", "'no\\u3164tes.md'"),  # a Hangul filler
+                                         ("a\ufe0fb", "'a\\ufe0fb'"), ("tag\U000e0041", "'tag\\U000e0041'"),
+                                         ("x\u034fy", "'x\\u034fy'")])
+def test_a_name_holding_a_character_that_shows_nothing_is_escaped_and_comes_back(name, shown, tmp_path):
+    """repr() leaves printable characters that show nothing as they are: 'no\u3164tes.md' read as 'no tes.md'."""
+    assert quoted(name) == quoted(name, always=True) == shown and unquoted(shown) == name
+    write(tmp_path / "r", f"global/g/{name}.md", "The quokka enclosure opens at nine.\n")
+    out = run_memsearch("query", "quokka", "--root", tmp_path / "r", "--db", tmp_path / "db")
+    assert out.returncode == 0 and shown[1:-1] in out.stdout and name not in out.stdout, out.stdout
+
+
 @pytest.mark.parametrize("name", ["shop", "plain name.md", "caf\\xe9", "a/b-c_d.e@f+g", "日本語"])
 def test_a_plain_name_is_shown_as_it_is(name):
     assert quoted(name) == name and quoted(name, always=True) == repr(name)
