@@ -1,6 +1,7 @@
 """memsearch's exceptions: every error raised on purpose is a MemsearchError (WriteDenied too), its message
 one line saying what happened and what to do next, quoting what it did not write by :func:`quoted`."""
 
+import functools
 import re
 
 # C0 and C1 controls and DEL (\xNN), and the bidi controls (\uNNNN), wherever memsearch shows text it did not
@@ -16,11 +17,25 @@ _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 # holding one is escaped as repr() escapes a control, so it cannot pass for another.
 IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
              (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
-_HIDDEN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in IGNORABLE) + "]")
+
+
+
+
+def shows_nothing(char: str) -> bool:
+    """Whether ``char`` is one of IGNORABLE."""
+    return any(lo <= ord(char) <= hi for lo, hi in IGNORABLE)
+
+
+@functools.cache  # (compiled once a process shows text that is not ASCII)
+def _ignorable() -> re.Pattern[str]:
+    return re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in IGNORABLE) + "]")
 
 
 def _escaped(text: str) -> str:
-    return _HIDDEN.sub(lambda m: f"\\u{ord(m[0]):04x}" if ord(m[0]) <= 0xFFFF else f"\\U{ord(m[0]):08x}", repr(text))
+    """repr(), and the characters that show nothing spelled as it spells a control."""
+    shown = repr(text)
+    return shown if shown.isascii() else _ignorable().sub(
+        lambda m: f"\\u{ord(m[0]):04x}" if ord(m[0]) <= 0xFFFF else f"\\U{ord(m[0]):08x}", shown)
 
 
 # Besides letters and digits, what a name may hold and be shown as it is: file-name and id punctuation, single
@@ -43,7 +58,7 @@ def quoted(value, limit: int | None = None, *, always: bool = False, ends: bool 
         head = limit * 2 // 3 if ends else limit
         return f"{_escaped(value[:head])}...{_escaped(value[head - limit:]) if ends else ''}"
     plain = not always and value and value.strip() == value and "  " not in value
-    if plain and all(c.isalnum() or c in _PLAIN for c in value) and not _HIDDEN.search(value):
+    if plain and all(c.isalnum() or c in _PLAIN for c in value) and (value.isascii() or not _ignorable().search(value)):
         return value
     return _escaped(value)
 

@@ -8,7 +8,7 @@ import os
 import re
 import unicodedata
 
-from .errors import IGNORABLE, InvalidArgument, MemsearchError, quoted
+from .errors import InvalidArgument, MemsearchError, quoted, shows_nothing
 from .memory_file import MIMO_SCOPES, PATH_MAX, is_hidden
 from .settings import given_path
 
@@ -198,7 +198,7 @@ def _ambiguity(seg: str) -> str | None:
 
 
 def _invisible(c: str) -> bool:
-    return unicodedata.category(c) in _INVISIBLE_CATEGORIES or any(lo <= ord(c) <= hi for lo, hi in IGNORABLE)
+    return unicodedata.category(c) in _INVISIBLE_CATEGORIES or shows_nothing(c)
 
 
 def _plain(seg: str) -> str:
