@@ -19,8 +19,6 @@ IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x18
              (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF))
 
 
-
-
 def shows_nothing(char: str) -> bool:
     """Whether ``char`` is one of IGNORABLE."""
     return any(lo <= ord(char) <= hi for lo, hi in IGNORABLE)

@@ -31,7 +31,8 @@ _DRIVE = re.compile(r"[A-Za-z]:")
 _SHORT_NAME = re.compile(r"~[0-9]")
 _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
                              | {f"{d}{n}" for d in ("COM", "LPT") for n in range(10)})
-# Default-ignorable code points outside the C* categories: they render as nothing, and HFS+ drops them from names.
+# What renders as nothing: these categories and the default-ignorable code points (errors.IGNORABLE, which HFS+
+# drops from names).
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
 # NFKC-stable characters that Windows "best fit" conversion to an ANSI code page turns into a separator: yen and won
 # are the backslash of Japanese and Korean code pages; the rest are slash look-alikes.
