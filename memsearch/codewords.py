@@ -39,9 +39,8 @@ SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|
 
 # Files are scanned for identifiers in a copy of their text with one byte a character, each spelled by its class
 # (a: lower case, A: upper case, 0: digit, _: _ or -, space: anything else): far cheaper than a regex over the text.
-_CLASSES = bytes.maketrans(
-    bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123)) + b"_-",
-    b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
+_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))  # ASCII digits and letters
+_CLASSES = bytes.maketrans(_ALNUM + b"_-", b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
 _CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
 
 # The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
@@ -255,9 +254,6 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
             if s is not None and s.end() == end:
                 found[end] = symbol_name(s)
     return found
-
-
-_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
 
 
 # Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a: utf8, 2nd);

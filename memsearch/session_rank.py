@@ -28,7 +28,6 @@ ROLE_WEIGHTS = (1.0, 0.5)
 PIECE_STRING = (f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS}"
                 f" WHERE {SESSIONS} MATCH ?")
 PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
-CANDIDATE = PIECE_STRING + " AND +rowid IN ({marks})"
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
@@ -64,12 +63,8 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         for n, fts in enumerate(order):
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
-            # bm25() of the word in the candidates' pieces alone: +rowid filters the matches, where
-            # rowid IN would run the query (and bm25()'s count of the word) once an id. Each statement
-            # walks the word's every piece: more ids than one binds are scored in one walk of them all.
-            rows = (conn.execute(PIECE_STRING, (column(fts),)) if ids is None or len(ids) > IDS_AT_ONCE
-                    else rows_of(conn, CANDIDATE, ids, before=(column(fts),)))
-            _add(scores, rows, -lucene_factor(pieces, common[fts], 1.0, True)[0])
+            factor = lucene_factor(pieces, common[fts], 1.0, True)[0]
+            _add(scores, _matches(conn, PIECE_STRING, column(fts), ids), -factor)
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}
     return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
@@ -78,7 +73,6 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
 # The messages' FTS5 table, and a string's score in each message it matches (or in some of them).
 MESSAGES = "history_fts"
 MESSAGE_STRING = f"SELECT rowid, bm25({MESSAGES}) FROM {MESSAGES} WHERE {MESSAGES} MATCH ?"
-MESSAGE_CANDIDATE = MESSAGE_STRING + " AND +rowid IN ({marks})"
 
 
 def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> list[tuple[int, float]]:
@@ -96,9 +90,7 @@ def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> l
         ids = None
         if len(best) == size and left < best[-1]:  # no message matching those strings alone reaches the first
             ids = [m for m, score in scores.items() if score + left >= best[-1]]
-        rows = (conn.execute(MESSAGE_STRING, (s.fts,)) if ids is None or len(ids) > IDS_AT_ONCE
-                else rows_of(conn, MESSAGE_CANDIDATE, ids, before=(s.fts,)))
-        _add(scores, rows, -s.weight * s.factor)
+        _add(scores, _matches(conn, MESSAGE_STRING, s.fts, ids), -s.weight * s.factor)
         if ids is not None:
             scores = {m: scores[m] for m in ids}
         left -= s.bound
@@ -135,6 +127,15 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
         del common[min(common, key=common.get)]  # the rarest scored first, to find the pieces
     counts.update(common)
     return common
+
+
+def _matches(conn: sqlite3.Connection, sql: str, fts: str, ids: list[int] | None):
+    """The (rowid, bm25()) rows of ``sql`` (a string's FTS5 query) for ``fts``; of ``ids`` alone if not None. +rowid
+    filters the matches, where rowid IN would run the query (and bm25()'s count of the string) once an id. Each
+    statement walks the string's every match: more ids than one binds are scored in one walk of them all."""
+    if ids is None or len(ids) > IDS_AT_ONCE:
+        return conn.execute(sql, (fts,))
+    return rows_of(conn, sql + " AND +rowid IN ({marks})", ids, before=(fts,))
 
 
 def _add(scores: dict[int, float], rows, scale: float) -> None:
