@@ -419,12 +419,14 @@ class HistoryIndex(db.Opened):
             sql = SESSION_BEST.format(ranking=sql, factor=factor, where=where)
             return [((s, p), score) for s, p, score in conn.execute(
                 sql, [*factor_params, *string_params(scored), *params, limit])]
-        if where or factor:  # every ranked message joined, for the filter or the date
-            sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
-                   f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+        ranked = None if where or factor else top_messages(conn, scored, fetch_size(limit))
+        if ranked is None:
+            if where or factor:  # without a filter or a date, no row is joined
+                sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
+                       f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+            else:
+                sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
             ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
-        else:
-            ranked = top_messages(conn, scored, fetch_size(limit))
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         ids = [mid for mid, _ in kept]
         found = self._found(query, ids) if ids else {}

@@ -75,11 +75,19 @@ MESSAGES = "history_fts"
 MESSAGE_STRING = f"SELECT rowid, bm25({MESSAGES}) FROM {MESSAGES} WHERE {MESSAGES} MATCH ?"
 
 
-def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> list[tuple[int, float]]:
+# Scores top_messages holds at most (a dict entry each, ~300 bytes with what reads them): a broader question is
+# ranked by SQLite, whose sorter keeps to its cache.
+HELD_MESSAGES = 100_000
+
+
+def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> list[tuple[int, float]] | None:
     """The ``size`` best (message id, score), ties to the later message, of ranking() over the messages (no filter
     nor date): the common strings (search.common_strings) scored last, the largest bound first, each only in
-    the messages that its bound and those of the strings after it still let reach the first ``size``."""
+    the messages that its bound and those of the strings after it still let reach the first ``size``. None where
+    no string is common, or where it would hold more than HELD_MESSAGES scores: ranking() in SQL then."""
     common = common_strings(scored, size)
+    if not common or sum(s.files for s in scored if s not in common) > HELD_MESSAGES:
+        return None
     scores: dict[int, float] = {}
     for s in scored:
         if s not in common:
@@ -90,6 +98,8 @@ def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> l
         ids = None
         if len(best) == size and left < best[-1]:  # no message matching those strings alone reaches the first
             ids = [m for m, score in scores.items() if score + left >= best[-1]]
+        elif len(scores) + s.files > HELD_MESSAGES:
+            return None
         _add(scores, _matches(conn, MESSAGE_STRING, s.fts, ids), -s.weight * s.factor)
         if ids is not None:
             scores = {m: scores[m] for m in ids}

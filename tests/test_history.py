@@ -1470,9 +1470,10 @@ def test_role_user_ranks_sessions_by_all_the_user_wrote_in_each(history, hroot):
     assert [h.session for h in history.search(pasted, role="user", floor=0.0)] == ["often", "once"]
 
 
-def test_messages_ranked_with_common_words_pruned_as_if_scored_everywhere(tmp_path):
+def test_messages_ranked_with_common_words_pruned_as_if_scored_everywhere(tmp_path, monkeypatch):
     """--messages scores the words most messages hold only in the messages that can still reach the first ones
-    (session_rank.top_messages): the hits are those of ranking() over every match, in the same order."""
+    (session_rank.top_messages): the hits are those of ranking() over every match, in the same order. Past
+    HELD_MESSAGES scores held (a broad question), SQLite ranks them, with the same hits."""
     import random
 
     from memsearch.query import plan
@@ -1503,3 +1504,9 @@ def test_messages_ranked_with_common_words_pruned_as_if_scored_everywhere(tmp_pa
             assert [round(s, 9) for _, s in pruned] == [round(s, 9) for _, s in every], query
             hits = h.search(query, messages=True, limit=10, refresh=False)
             assert [round(x.score, 9) for x in hits] == [round(s, 9) for _, s in every[:len(hits)]], query
+            with monkeypatch.context() as m:
+                m.setattr(session_rank, "HELD_MESSAGES", 0)
+                assert session_rank.top_messages(h.conn, scored, 50) is None, query
+                again = h.search(query, messages=True, limit=10, refresh=False)
+                assert [x._replace(score=round(x.score, 9)) for x in again] == [
+                    x._replace(score=round(x.score, 9)) for x in hits], query
