@@ -124,6 +124,28 @@ def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: 
         conn.execute(sql)
 
 
+def set_journal(conn: sqlite3.Connection, mode: str) -> bool:
+    """Whether the file now has journal ``mode``: SQLite refuses to leave WAL while another
+    connection reads the file, and to enter it while another writes; either way it works on."""
+    try:
+        return conn.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0] == mode  # PRAGMA takes no parameters
+    except sqlite3.OperationalError:  # locked: the file keeps its mode, and the next open tries again
+        return False
+
+
+@contextmanager
+def building(conn: sqlite3.Connection):
+    """Writes into an empty index through a rollback journal: it holds only the few pages that
+    existed, and each new page is written once, where WAL writes it twice (the log, then the
+    checkpoint). Still atomic: a crash leaves the journal, and the next open rolls it back."""
+    switched = set_journal(conn, "delete")
+    try:
+        yield
+    finally:
+        if switched:
+            set_journal(conn, "wal")
+
+
 def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = True) -> sqlite3.Connection:
     """Connect, check and migrate. ``explicit``: the user named this file.
     ``recover``: set a damaged cache aside and rebuild it (False: raise)."""
@@ -303,7 +325,7 @@ def _open_checked(path: str) -> sqlite3.Connection:
         if inspect(path, conn):  # unmarked; decided before anything below writes to the file
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # PRAGMA takes no parameters
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")  # queries read while another process writes
+            set_journal(conn, "wal")  # queries read while another process writes
         conn.execute("PRAGMA synchronous = NORMAL")  # a lost last transaction is harmless in a cache
         conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")  # FTS5 merges through it: build speed against RSS
@@ -404,13 +426,16 @@ def translate(ex: sqlite3.Error, path) -> DatabaseError:
     return DatabaseError(f"index {path}: {text}")
 
 
+# What SQLite keeps beside a database: WAL's two files, and a rollback journal (db.building).
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
 # Copies set aside per index: the newest are enough for a post-mortem, and an index damaged again
 # and again (or passed between an older and a newer memsearch) must not fill the disk.
 KEEP_ASIDE = 3
 
 
 def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None = None) -> str | None:
-    """Move a bad database (and its WAL files) out of the way, keeping KEEP_ASIDE copies; the
+    """Move a bad database (and its side files) out of the way, keeping KEEP_ASIDE copies; the
     copy's name. ``found``: the identity() of the file found bad; when another is at ``path`` now
     (another process set it aside first), nothing is moved and None returned."""
     if found is not None and identity(path) != found:
@@ -420,7 +445,7 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
     path, target = os.path.join(folder, name), os.path.join(folder, kept)
     try:
         os.replace(path, target)
-        for suffix in ("-wal", "-shm"):
+        for suffix in SIDE_FILES:
             if os.path.exists(f"{path}{suffix}"):
                 os.replace(f"{path}{suffix}", f"{target}{suffix}")
     except FileNotFoundError:
@@ -429,7 +454,7 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
         raise DatabaseError(f"the index {path} is unusable ({why}) and cannot be moved aside: {ex.strerror}") from None
     older = [n for n in copies_aside(path) if n != kept]
     for old in older[:max(0, len(older) - KEEP_ASIDE + 1)]:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", *SIDE_FILES):
             with suppress(OSError):  # another process may delete it first
                 os.unlink(os.path.join(folder, f"{old}{suffix}"))
     message = f"index {path} was unusable ({why}); kept it as {kept} and rebuilding from the files"
@@ -443,12 +468,12 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
 
 
 def copies_aside(path: str | os.PathLike) -> list[str]:
-    """The names of the copies of the index at ``path`` set aside (each with its -wal and -shm
-    files, not listed), oldest first: their names sort by time."""
+    """The names of the copies of the index at ``path`` set aside (each with its side files, not
+    listed), oldest first: their names sort by time."""
     folder, name = os.path.split(os.fspath(path))
     with suppress(OSError), os.scandir(folder or ".") as entries:
         return sorted(e.name for e in entries if e.name.startswith(f"{name}.bad-")
-                      and not e.name.endswith(("-wal", "-shm")))
+                      and not e.name.endswith(SIDE_FILES))
     return []
 
 

@@ -166,7 +166,7 @@ def _check_query(index) -> Check:
         return Check("query", False, f"a query would fail: {ex}")
     finally:
         if scratch:
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", *db_mod.SIDE_FILES):
                 with suppress(OSError):
                     os.unlink(target + suffix)
             for folder in made:
@@ -234,7 +234,7 @@ def _notes(index) -> list[str]:
     kept = [path for name in db_mod.copies_aside(index.db_file) if os.path.exists(path := os.path.join(folder, name))]
     if not kept:
         return []
-    size = sum(file_bytes(path, ("", "-wal", "-shm")) for path in kept)
+    size = sum(file_bytes(path, ("", *db_mod.SIDE_FILES)) for path in kept)
     return [f"{len(kept)} damaged index file(s) kept aside in {folder} ({size // 1024} KiB):"
             " delete them once no longer needed"]
 

@@ -13,7 +13,7 @@ from contextlib import nullcontext, suppress
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import WRITTEN, Cached, bulk_indexing, write_transaction
+from .db import WRITTEN, Cached, building, bulk_indexing, write_transaction
 from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
@@ -161,7 +161,8 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
-    with write_transaction(conn):
+    first = paths is None and not known and len(seen.files) >= BULK_MIN
+    with building(conn) if first else nullcontext(), write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())
         plan = _plan(layout, seen, known, stored_rows(conn, paths), max_file_bytes)

@@ -1,7 +1,9 @@
+import contextlib
 import logging
 import multiprocessing
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -24,6 +26,58 @@ def test_default_database_is_per_root_in_the_cache_dir(tmp_path, isolated_home):
         assert str(ia.db_path).startswith(str(isolated_home / "cache" / "memsearch"))
         assert ia.search("alpha") and not ib.search("alpha")
     assert Path(default_db_file(a)) == Path(default_db_file(str(a) + "/"))
+
+
+def first_build(root: Path) -> Path:
+    """A tree whose first reconcile is a build (reconcile.BULK_MIN files)."""
+    from memsearch.reconcile import BULK_MIN
+
+    for i in range(BULK_MIN):
+        write(root, f"projects/p{i % 7}/note-{i}.md", f"note {i} walrus{i}\n")
+    return root
+
+
+def test_a_first_build_killed_before_its_commit_is_rolled_back_by_the_next_open(root, tmp_path):
+    """A first build writes through a rollback journal, each page once (not to WAL, then again at
+    the checkpoint): killed before its commit it leaves the journal, which the next open rolls
+    back before building in full; the file is a WAL index again."""
+    tree, db = first_build(root), tmp_path / "index.db"
+    code = f"""
+import os
+from memsearch import MemoryIndex, db
+calls = []
+def killed(*args):
+    calls.append(args)
+    if len(calls) == 2:  # after FTS5's 'rebuild', before COMMIT
+        os._exit(9)
+db.set_hash_size = killed
+with MemoryIndex({str(tree)!r}, {str(db)!r}) as idx:
+    idx.reconcile()
+"""
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 9
+    assert os.path.exists(f"{db}-journal")
+    with MemoryIndex(tree, db) as idx:
+        assert idx.reconcile().added and [h.path for h in idx.search("walrus77")] == ["projects/p0/note-77.md"]
+    assert not os.path.exists(f"{db}-journal")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("SELECT count(*) FROM memory_fts").fetchone() == (len(list(tree.rglob("*.md"))),)
+
+
+def test_a_first_build_beside_a_reader_keeps_wal(root, tmp_path):
+    """SQLite refuses to leave WAL while another connection reads the file: the build goes on in
+    WAL, and the reader sees it whole."""
+    db = tmp_path / "index.db"
+    with MemoryIndex(root, db) as idx:
+        assert not idx.reconcile().added
+        with contextlib.closing(sqlite3.connect(db)) as reader:
+            assert reader.execute("SELECT count(*) FROM memory_fts").fetchone() == (0,)
+            first_build(root)
+            added = idx.reconcile().added
+            assert len(added) == reader.execute("SELECT count(*) FROM memory_fts").fetchone()[0] > 0
+            assert reader.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert [h.path for h in idx.search("walrus78")] == ["projects/p1/note-78.md"]
+    assert not os.path.exists(f"{db}-journal")
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text"])
@@ -84,15 +138,18 @@ def test_a_relative_index_path_keeps_naming_one_file(tree, tmp_path, monkeypatch
 
 def test_the_wal_of_an_index_kept_open_shrinks_after_a_build(root, tmp_path, trusted_at_once):
     """SQLite keeps a WAL at its largest: after a cold build, a watcher or an
-    MCP server (a MemoryIndex kept open) held a WAL as large as the index.
-    (trusted_at_once: else the next reconcile re-reads and rewrites all 2,000 rows.)"""
+    MCP server (a MemoryIndex kept open) held a WAL as large as the index. (A first build writes
+    through a rollback journal: here the index holds a file first.
+    trusted_at_once: else the next reconcile re-reads and rewrites all 2,000 rows.)"""
     from memsearch.db import WAL_LIMIT_BYTES
 
-    for i in range(2000):
-        write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300)))
     db = tmp_path / "index.db"
     wal = tmp_path / "index.db-wal"
+    write(root, "first.md", "written first")
     with MemoryIndex(root, db) as idx:
+        idx.reconcile()
+        for i in range(2000):
+            write(root, f"n/{i}.md", " ".join(f"w{(i * 7919 + j * 104729) % 20000}" for j in range(300)))
         idx.reconcile()
         assert wal.stat().st_size > WAL_LIMIT_BYTES  # the build went through the WAL
         write(root, "n/new.md", "one more note")
