@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import CONTROLS, quoted  # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
+from .errors import CONTROLS, quoted, shows_nothing  # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
@@ -49,10 +49,12 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        # An id holding a line break or a control is given quoted as the hit shows it (session-context takes it
-        # back): on one line, folded, it named no session. The query is folded only if it must be.
+        # An id holding a line break, a control or a character that shows nothing is given quoted as the hit shows
+        # it (session-context takes it back): folded, it named no session; bare, it read as another. The query is
+        # folded only if it must be.
         hit = result.hits[0]
-        session, project = (v if v.isprintable() else quoted(v, always=True) for v in (hit.session, hit.project))
+        session, project = (v if v.isprintable() and not any(map(shows_nothing, v)) else quoted(v, always=True)
+                            for v in (hit.session, hit.project))
         command = open_hint(session, result.query, project if hit.session in result.shared else None)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer

@@ -16,6 +16,7 @@ from memsearch import AmbiguousSession, InvalidArgument, SessionNotFound
 from memsearch import history as history_module
 from memsearch import history_refresh as refresh_mod
 from memsearch import transcripts
+from memsearch.errors import quoted
 from memsearch.session_context import check_arguments, select
 from test_history import history, hroot, texts as found  # noqa: F401 (fixtures)
 
@@ -600,6 +601,23 @@ def test_the_open_a_session_line_of_an_id_with_a_control_opens_it(hroot, tmp_pat
     assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
     only = run("history", "dunlin", "--session", repr(session), *common)
     assert only.returncode == 0 and f"session {session!r}  [" in only.stdout
+
+
+@pytest.mark.parametrize("session", ["s\u3164x", "s\ufe0fx"])
+def test_the_open_a_session_line_of_an_id_holding_a_character_that_shows_nothing_quotes_it(hroot, tmp_path, session):
+    """A Hangul filler or a variation selector shows nothing: bare in the command, 's\u3164x' read as 'sx' (a
+    session the hit is not), though the hit's own line escapes it. It is given as the hit shows it, and opens it."""
+    transcript(hroot, [line("user", "the odd dunlin")], session=session)
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run("history", "dunlin", *common)
+    assert done.returncode == 0, done.stderr
+    shown = quoted(session)
+    assert shown.isascii() and f"session {shown}  [" in done.stdout and session not in done.stdout
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    assert command.startswith(f"memsearch session-context {shlex.quote(shown)} ")
+    shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')} {shlex.join(common)}"
+    opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
 
 
 def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
