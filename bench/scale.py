@@ -257,6 +257,8 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.work)
     texts = source_texts(Path(args.corpora))
+    if not texts:
+        sys.exit(f"no texts under {args.corpora}: give --corpora the shared corpora folder")
     results = {}
     for n in (int(s) for s in args.sizes.split(",")):
         root = work / f"tree-{n}"
