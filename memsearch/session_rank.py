@@ -142,9 +142,13 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
 def _matches(conn: sqlite3.Connection, sql: str, fts: str, ids: list[int] | None):
     """The (rowid, bm25()) rows of ``sql`` (a string's FTS5 query) for ``fts``; of ``ids`` alone if not None. +rowid
     filters the matches, where rowid IN would run the query (and bm25()'s count of the string) once an id. Each
-    statement walks the string's every match: more ids than one binds are scored in one walk of them all."""
-    if ids is None or len(ids) > IDS_AT_ONCE:
+    statement walks the string's every match: more ids than one binds are scored in one walk of them all, the other
+    rows dropped as they come."""
+    if ids is None:
         return conn.execute(sql, (fts,))
+    if len(ids) > IDS_AT_ONCE:  # a score held for every match outgrew HELD_MESSAGES
+        keep = set(ids)
+        return (row for row in conn.execute(sql, (fts,)) if row[0] in keep)
     return rows_of(conn, sql + " AND +rowid IN ({marks})", ids, before=(fts,))
 
 

@@ -896,3 +896,25 @@ def test_a_session_of_many_matching_messages_hides_no_other_under_a_filter(histo
     assert [(h.session, h.project) for h in hits][:1] == [("flood", "-home-x-attacker")]
     assert sorted((h.session, h.project) for h in hits) == sorted(unfiltered)
     assert {h.session: h.matched for h in hits}["flood"] == 300
+
+
+def test_messages_pruned_past_many_candidates_hold_the_candidates_not_every_match(history, hroot):
+    """--messages scoring a common word in more candidates than one statement binds walked its every match and held
+    a score for each (205,000 at 200,000 'deploy' lines and 5,000 'kestrel' ones, 25 MB, past HELD_MESSAGES):
+    now only the candidates' are kept, the same hits."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "spam.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(60_000))
+                    + "".join(json.dumps({"role": "user", "content": f"kestrel x{n}"}) + "\n" for n in range(2_000)))
+    history.refresh()
+    history.search_result("kestrel deploy", messages=True, refresh=False)
+    tracemalloc.start()
+    try:
+        hits = history.search_result("kestrel deploy", messages=True, refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [h.snippet for h in hits[:2]] == ["<<kestrel>> x1999", "<<kestrel>> x1998"]
+    assert peak < 2_000_000, peak  # was 6.4 MB
