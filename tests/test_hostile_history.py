@@ -620,6 +620,24 @@ def test_the_open_a_session_line_of_an_id_holding_a_character_that_shows_nothing
     assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
 
 
+def test_the_open_a_session_line_of_an_id_spelled_as_a_quoted_one_opens_it_not_the_other(hroot, tmp_path):
+    """A transcript named 'victim'.jsonl, quotes and all: its hint gave the id bare, which session-context takes
+    back as a quoted form (format.unquoted), so the command opened the session victim, another hit's. The hint
+    gives it quoted as the hit shows it, in the text and in --json."""
+    session = "'victim'"
+    transcript(hroot, [line("user", "the private payroll")], session="victim")
+    transcript(hroot, [line("user", "the odd dunlin")], session=session)
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run("history", "dunlin", *common)
+    assert done.returncode == 0 and f"session {quoted(session)}  [" in done.stdout, done.stderr
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    hint = json.loads(run("history", "dunlin", "--json", *common).stdout)["results"][0]["open"]
+    for given in (command, hint):
+        shell = f"{shlex.quote(memsearch_exe())}{given.removeprefix('memsearch')} {shlex.join(common)}"
+        opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+        assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stdout + opened.stderr
+
+
 def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
     """A session appended to long after its first read (or claimed so by a sub-agent's line) spans every
     message indexed between: its excerpts held each of those holding a query word, 36 MB at 200,000."""
