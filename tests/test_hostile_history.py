@@ -936,3 +936,24 @@ def test_messages_pruned_past_many_candidates_hold_the_candidates_not_every_matc
         tracemalloc.stop()
     assert [h.snippet for h in hits[:2]] == ["<<kestrel>> x1999", "<<kestrel>> x1998"]
     assert peak < 2_000_000, peak  # was 6.4 MB
+
+
+def test_a_sub_agent_file_claiming_a_session_a_line_costs_no_memory_held_by_session_searches(history, hroot):
+    """An agent-*.jsonl file's lines claim their sessions, and each claim made a piece: session ranking kept every
+    piece's session in a map (session_rank.pieces_of), though a sub-agent's pieces are never ranked: 100,000 such
+    lines held 25 MB in every process searching. Only the ranked pieces are kept, the same hits."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line("user", f"deploy w{n}", session=f"s{n}")) + "\n" for n in range(40_000)))
+    transcript(hroot, [line("user", "deploy the heron service")], session="real")
+    history.refresh()
+    tracemalloc.start()
+    try:
+        hits = history.search_result("deploy heron", refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [h.session for h in hits] == ["real"]
+    assert peak < 2_000_000, peak  # was 9.5 MB
