@@ -57,9 +57,10 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         grow = HELD_FACTOR if held else 1.0
         most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
         order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
-        # The sessions of several pieces (a long session, one read in several goes); any other has one.
+        # The sessions of several ranked pieces (a long session, one read in several goes); any other has one.
         multi = {(s, p): n for s, p, n in conn.execute(
-            "SELECT session, project, count(*) FROM history_pieces GROUP BY session, project HAVING count(*) > 1")}
+            f"SELECT p.session, p.project, count(*) FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p"
+            " ON p.id = d.id GROUP BY p.session, p.project HAVING count(*) > 1")}
         for n, fts in enumerate(order):
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)

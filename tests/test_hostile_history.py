@@ -957,3 +957,27 @@ def test_a_sub_agent_file_claiming_a_session_a_line_costs_no_memory_held_by_sess
         tracemalloc.stop()
     assert [h.session for h in hits] == ["real"]
     assert peak < 2_000_000, peak  # was 9.5 MB
+
+
+def test_sub_agent_files_claiming_sessions_twice_cost_a_pruned_session_search_nothing(history, hroot):
+    """Two agent-*.jsonl files claiming the same sessions gave each two pieces: a session search pruning its common
+    words counted every session of several pieces, ranked or not (100,000 such sessions: +23 MB and 0.37 s a
+    search). Only the ranked pieces are counted, the same hits."""
+    import tracemalloc
+
+    for k in range(2):
+        path = hroot / PROJECT / f"agent-{k}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line("user", f"x{n}", session=f"s{n}")) + "\n" for n in range(20_000)))
+    for n in range(600):  # enough pieces to prune (search.PRUNE_MIN_FILES), two words in all of them
+        transcript(hroot, [line("user", f"deploy heron w{n}")], session=f"real{n}")
+    history.refresh()
+    history.search_result("w5 deploy heron", refresh=False)
+    tracemalloc.start()
+    try:
+        hits = history.search_result("w5 deploy heron", refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert hits[0].session == "real5"
+    assert peak < 1_500_000, peak  # was 4.3 MB
