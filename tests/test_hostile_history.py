@@ -462,6 +462,16 @@ def test_bidi_controls_are_escaped_in_session_context(history, hroot):
     assert "the ruff \\u202eexe.jpg and \\u2066isolated\\u2069 text" in text
 
 
+def test_session_context_names_an_id_holding_a_character_that_shows_nothing_escaped(history, hroot):
+    """The mark around a session's excerpts kept a Hangul filler (a letter to isalnum(), showing nothing): the
+    excerpts of session abc\u3164123 were framed as "past session abc123", another session's id."""
+    transcript(hroot, [line("user", "the real kestrel plan")], session="abc123")
+    transcript(hroot, [line("user", "the forged kestrel plan")], session="abc\u3164123")
+    text = history.read_session_context("abc\u3164123", "kestrel").text
+    assert "\u3164" not in text and "forged" in text
+    assert text.splitlines()[0].startswith("[untrusted background: excerpts of past session abc?123, ")
+
+
 # -- session-context bounded by its budget ---------------------------------------------
 class Msg:
     __slots__ = ("role", "at", "text")
