@@ -15,7 +15,9 @@ from typing import NamedTuple
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
 _NAME = {**{m: i for i, m in enumerate(MONTHS, 1)}, **{m[:3]: i for i, m in enumerate(MONTHS, 1)}, "sept": 9}
-_MONTH = "|".join(sorted(_NAME, key=len, reverse=True))
+# (?a:...): a name matches in ASCII's cases alone, as the tables spell it; re.I's Unicode cases took 'auguſt' (a long
+# s) and 'aprıl' (a dotless i) for names no table holds, and the search failed (KeyError).
+_MONTH = f"(?a:{'|'.join(sorted(_NAME, key=len, reverse=True))})"
 _YEAR = r"(?:19|20)\d\d"
 # 9 December 2023, 9th of December, December 9th, 2023, December 2023, 2023-12-09, 2023-12. A month's name is a
 # word of its own: not the start of Augustine, marathons (5 marathons) or decimals.
@@ -24,17 +26,17 @@ _DATE = re.compile(
     rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|(?P<m3>{_MONTH})\.?(?=,?\s+{_YEAR}\b)"
     rf"|(?P<iy>{_YEAR})-(?P<im>[01]\d)(?:-(?P<id>[0-3]\d))?\b"
-    rf"|(?P<m4>{'|'.join(MONTHS)})\b)(?:,?\s+(?P<y>{_YEAR})\b)?", re.I)
+    rf"|(?P<m4>(?a:{'|'.join(MONTHS)}))\b)(?:,?\s+(?P<y>{_YEAR})\b)?", re.I)
 # Month names that are also words ("it may", "march on") count alone only capitalised, mid-sentence.
 _ALSO_WORDS = ("may", "march")
 
 _COUNT = {"a": 1, "an": 1, "one": 1, "a couple of": 2, "two": 2, "three": 3, "four": 4,
           "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _DAYS = {"day": 1, "week": 7, "month": 30}
-_N = rf"(?P<n>\d{{1,3}}|{'|'.join(sorted(_COUNT, key=len, reverse=True))})\s+(?P<unit>day|week|month)s?"
+_N = rf"(?P<n>\d{{1,3}}|(?a:{'|'.join(sorted(_COUNT, key=len, reverse=True))}))\s+(?P<unit>(?a:day|week|month))s?"
 # Days back from today, not years: "a year ago" in a conversation tells of its story, not of its sessions.
 _BACK = re.compile(rf"\b(?:{_N}\s+ago|the\s+(?:past|last)\s+{_N.replace('?P<', '?P<p')}"
-                   r"|(?P<last>yesterday|last\s+(?:weekend|week|month)))\b", re.I)
+                   r"|(?P<last>(?a:yesterday)|(?a:last)\s+(?a:weekend|week|month)))\b", re.I)
 # How many days back each reaches (near, far): "last week" as far as the Monday a week before, "last month"
 # either meaning of it.
 _LAST = {"yesterday": (1, 2), "last weekend": (0, 9), "last week": (0, 13), "last month": (0, 62)}

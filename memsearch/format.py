@@ -49,13 +49,8 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        # An id holding a line break, a control or a character that shows nothing is given quoted as the hit shows
-        # it (session-context takes it back): folded, it named no session; bare, it read as another. The query is
-        # folded only if it must be.
-        hit = result.hits[0]
-        session, project = (v if v.isprintable() and not any(map(shows_nothing, v)) else quoted(v, always=True)
-                            for v in (hit.session, hit.project))
-        command = open_hint(session, result.query, project if hit.session in result.shared else None)
+        hit = result.hits[0]  # the query is folded only if it must be
+        command = open_hint(hit.session, result.query, hit.project if hit.session in result.shared else None)
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -82,6 +77,11 @@ def open_hint(session: str, query: str, project: str | None = None) -> str:
     hit's ``project`` where more than one project folder holds the id."""
     import shlex
 
+    # An id holding a line break, a control or a character that shows nothing, or one session-context would take
+    # back as another (the id 'x', quotes and all, read as x), is given quoted as the hit shows it: folded, it
+    # named no session; bare, it read as another.
+    session, project = (v if v is None or v.isprintable() and not any(map(shows_nothing, v)) and unquoted(v) == v
+                        else quoted(v, always=True) for v in (session, project))
     options = f"--query {shlex.quote(query)}" + (f" --project {shlex.quote(project)}" if project else "")
     if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
         return f"memsearch session-context {options} -- {shlex.quote(session)}"

@@ -161,7 +161,9 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
-    first = paths is None and not known and len(seen.files) >= BULK_MIN
+    # Not in a file holding transcripts (a --db the history shares): its spilled pages would lock their readers out.
+    first = (paths is None and not known and len(seen.files) >= BULK_MIN
+             and not conn.execute("SELECT 1 FROM history_files LIMIT 1").fetchone())
     with building(conn) if first else nullcontext(), write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())

@@ -11,7 +11,7 @@ from typing import Iterable, NamedTuple
 
 from .cjk import bigrams, runs
 from .codewords import normalized
-from .errors import MemsearchError
+from .errors import MemsearchError, shows_nothing
 from .format import CONTROLS
 from .memory_file import MAX_ID_CHARS
 from .schema import checked, object_schema
@@ -204,8 +204,8 @@ _CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 
 def render(session: str, fragments: tuple) -> str:
-    # The id comes from a transcript too: nothing in it may end the mark.
-    session = "".join(c if c.isalnum() or c in "-_." else "?" for c in session)
+    # The id comes from a transcript too: nothing in it may end the mark, nor show nothing (abc\u3164123 read abc123).
+    session = "".join(c if c.isalnum() and not shows_nothing(c) or c in "-_." else "?" for c in session)
     body = [line for i, role, at, text, _ in fragments for line in _lines(i, role, at, text)]
     return "\n".join([OPEN_MARK.format(session=session), *body, CLOSE_MARK.format(session=session)])
 

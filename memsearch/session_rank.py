@@ -57,9 +57,10 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         grow = HELD_FACTOR if held else 1.0
         most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
         order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
-        # The sessions of several pieces (a long session, one read in several goes); any other has one.
+        # The sessions of several ranked pieces (a long session, one read in several goes); any other has one.
         multi = {(s, p): n for s, p, n in conn.execute(
-            "SELECT session, project, count(*) FROM history_pieces GROUP BY session, project HAVING count(*) > 1")}
+            f"SELECT p.session, p.project, count(*) FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p"
+            " ON p.id = d.id GROUP BY p.session, p.project HAVING count(*) > 1")}
         for n, fts in enumerate(order):
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
@@ -142,9 +143,13 @@ def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: in
 def _matches(conn: sqlite3.Connection, sql: str, fts: str, ids: list[int] | None):
     """The (rowid, bm25()) rows of ``sql`` (a string's FTS5 query) for ``fts``; of ``ids`` alone if not None. +rowid
     filters the matches, where rowid IN would run the query (and bm25()'s count of the string) once an id. Each
-    statement walks the string's every match: more ids than one binds are scored in one walk of them all."""
-    if ids is None or len(ids) > IDS_AT_ONCE:
+    statement walks the string's every match: more ids than one binds are scored in one walk of them all, the other
+    rows dropped as they come."""
+    if ids is None:
         return conn.execute(sql, (fts,))
+    if len(ids) > IDS_AT_ONCE:  # a score held for every match outgrew HELD_MESSAGES
+        keep = set(ids)
+        return (row for row in conn.execute(sql, (fts,)) if row[0] in keep)
     return rows_of(conn, sql + " AND +rowid IN ({marks})", ids, before=(fts,))
 
 
@@ -155,8 +160,11 @@ def _add(scores: dict[int, float], rows, scale: float) -> None:
 
 
 def pieces_of(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
-    """{piece: its (session, project)}, for a db.Cached: a search then looks its pieces up, not an IN query of them."""
-    return {pid: (s, p) for pid, s, p in conn.execute("SELECT id, session, project FROM history_pieces")}
+    """{piece: its (session, project)}, for a db.Cached: a search then looks its pieces up, not an IN query of them.
+    Only the indexed ones, which alone match: a sub-agent's file whose every line claims another session made
+    a piece each, never ranked (100,000 lines held 25 MB)."""
+    return {pid: (s, p) for pid, s, p in conn.execute(
+        f"SELECT p.id, p.session, p.project FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p ON p.id = d.id")}
 
 
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,

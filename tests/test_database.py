@@ -80,6 +80,37 @@ def test_a_first_build_beside_a_reader_keeps_wal(root, tmp_path):
     assert not os.path.exists(f"{db}-journal")
 
 
+def test_a_first_memory_build_into_a_file_the_history_uses_keeps_wal(root, tmp_path, monkeypatch):
+    """A --db the history shares (memsearch mcp --db) holding transcripts: a first memory build took the file
+    out of WAL, and once its pages spilled from the cache it held the file's exclusive lock to its commit, so a
+    history search in another process waited 30 s and failed ("stayed locked"; 0.12 s in WAL). Such a build
+    goes through the WAL: the history is read beside it."""
+    from memsearch import db
+
+    history, path = tmp_path / "history", tmp_path / "index.db"
+    transcript(history, [line("user", "the kestrel deploy")])
+    with HistoryIndex(history, path) as hist:
+        hist.refresh()
+    first_build(root)
+    read = []
+
+    def beside(*args):  # inside the build's transaction, its rows written
+        if not read:
+            with contextlib.closing(sqlite3.connect(path, timeout=0)) as other:
+                try:
+                    read.append(other.execute("SELECT count(*) FROM history_messages").fetchone())
+                except sqlite3.OperationalError as ex:  # "database is locked"
+                    read.append(str(ex))
+        return set_hash_size(*args)
+
+    set_hash_size = db.set_hash_size
+    monkeypatch.setattr(db, "CACHE_KIB", 64)  # the build's pages spill early, as a large one's do
+    monkeypatch.setattr(db, "set_hash_size", beside)
+    with MemoryIndex(root, path) as idx:
+        assert len(idx.reconcile().added) == len(list(root.rglob("*.md")))
+    assert read == [(1,)]
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "text"])
 def test_damaged_cache_database_is_set_aside_and_rebuilt(tree, damage, caplog):
     with MemoryIndex(tree) as idx:

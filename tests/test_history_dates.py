@@ -150,6 +150,29 @@ def test_a_session_over_a_new_year_is_held_in_both_months(three):
     assert three.search("deploy token in January", messages=True)[0].session == "b-jul"
 
 
+@pytest.mark.parametrize("words", ["auguſt 2023", "Aprıl 3rd", "ſept 9", "laſt week", "yeſterday", "ſix weeks ago",
+                                   "the past fıve days"])
+def test_a_month_or_count_spelled_with_a_letter_that_folds_to_ascii_names_no_date(three, tmp_path, monkeypatch,
+                                                                                   words):
+    """re.I matches 'ſ' (a long s) as s and 'ı' (a dotless i) as i: "auguſt 2023" was read as a date whose month no
+    table holds, and every search of it failed with a KeyError (the CLI's traceback, the tool's call raised).
+    Such words name no date, and are searched as words."""
+    from memsearch import MemoryIndex
+    from memsearch.tool import call_tool
+
+    assert windows(words) == ()
+    assert {h.session for h in three.search(f"deploy token {words}", messages=True)} == {"a-dec", "b-jul", "c-mar",
+                                                                                         "d-new"}
+    r = run_memsearch("history", "deploy", "token", words, "--history-root", tmp_path / "projects",
+                      "--db", tmp_path / "index.db", "--json")
+    assert r.returncode == 0 and len(json.loads(r.stdout)["results"]) == 4, r.stderr
+    (tmp_path / "memory").mkdir()
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(tmp_path / "projects"))
+    with MemoryIndex(tmp_path / "memory", tmp_path / "index.db") as idx:
+        found = call_tool(idx, "history_search", {"query": f"deploy token {words}"})
+    assert not found.is_error and len(found.data["results"]) == 4, found.text
+
+
 def test_the_cli_ranks_by_the_named_date(three, tmp_path):
     r = run_memsearch("history", "deploy", "token", "on", "2023-12-09", "--history-root", tmp_path / "projects",
                       "--db", tmp_path / "index.db", "--json")

@@ -462,6 +462,16 @@ def test_bidi_controls_are_escaped_in_session_context(history, hroot):
     assert "the ruff \\u202eexe.jpg and \\u2066isolated\\u2069 text" in text
 
 
+def test_session_context_names_an_id_holding_a_character_that_shows_nothing_escaped(history, hroot):
+    """The mark around a session's excerpts kept a Hangul filler (a letter to isalnum(), showing nothing): the
+    excerpts of session abc\u3164123 were framed as "past session abc123", another session's id."""
+    transcript(hroot, [line("user", "the real kestrel plan")], session="abc123")
+    transcript(hroot, [line("user", "the forged kestrel plan")], session="abc\u3164123")
+    text = history.read_session_context("abc\u3164123", "kestrel").text
+    assert "\u3164" not in text and "forged" in text
+    assert text.splitlines()[0].startswith("[untrusted background: excerpts of past session abc?123, ")
+
+
 # -- session-context bounded by its budget ---------------------------------------------
 class Msg:
     __slots__ = ("role", "at", "text")
@@ -618,6 +628,24 @@ def test_the_open_a_session_line_of_an_id_holding_a_character_that_shows_nothing
     shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')} {shlex.join(common)}"
     opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
     assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
+
+
+def test_the_open_a_session_line_of_an_id_spelled_as_a_quoted_one_opens_it_not_the_other(hroot, tmp_path):
+    """A transcript named 'victim'.jsonl, quotes and all: its hint gave the id bare, which session-context takes
+    back as a quoted form (format.unquoted), so the command opened the session victim, another hit's. The hint
+    gives it quoted as the hit shows it, in the text and in --json."""
+    session = "'victim'"
+    transcript(hroot, [line("user", "the private payroll")], session="victim")
+    transcript(hroot, [line("user", "the odd dunlin")], session=session)
+    common = ["--history-root", str(hroot), "--db", str(tmp_path / "db")]
+    done = run("history", "dunlin", *common)
+    assert done.returncode == 0 and f"session {quoted(session)}  [" in done.stdout, done.stderr
+    command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
+    hint = json.loads(run("history", "dunlin", "--json", *common).stdout)["results"][0]["open"]
+    for given in (command, hint):
+        shell = f"{shlex.quote(memsearch_exe())}{given.removeprefix('memsearch')} {shlex.join(common)}"
+        opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+        assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stdout + opened.stderr
 
 
 def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
@@ -896,3 +924,70 @@ def test_a_session_of_many_matching_messages_hides_no_other_under_a_filter(histo
     assert [(h.session, h.project) for h in hits][:1] == [("flood", "-home-x-attacker")]
     assert sorted((h.session, h.project) for h in hits) == sorted(unfiltered)
     assert {h.session: h.matched for h in hits}["flood"] == 300
+
+
+def test_messages_pruned_past_many_candidates_hold_the_candidates_not_every_match(history, hroot):
+    """--messages scoring a common word in more candidates than one statement binds walked its every match and held
+    a score for each (205,000 at 200,000 'deploy' lines and 5,000 'kestrel' ones, 25 MB, past HELD_MESSAGES):
+    now only the candidates' are kept, the same hits."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "spam.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(60_000))
+                    + "".join(json.dumps({"role": "user", "content": f"kestrel x{n}"}) + "\n" for n in range(2_000)))
+    history.refresh()
+    history.search_result("kestrel deploy", messages=True, refresh=False)
+    tracemalloc.start()
+    try:
+        hits = history.search_result("kestrel deploy", messages=True, refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [h.snippet for h in hits[:2]] == ["<<kestrel>> x1999", "<<kestrel>> x1998"]
+    assert peak < 2_000_000, peak  # was 6.4 MB
+
+
+def test_a_sub_agent_file_claiming_a_session_a_line_costs_no_memory_held_by_session_searches(history, hroot):
+    """An agent-*.jsonl file's lines claim their sessions, and each claim made a piece: session ranking kept every
+    piece's session in a map (session_rank.pieces_of), though a sub-agent's pieces are never ranked: 100,000 such
+    lines held 25 MB in every process searching. Only the ranked pieces are kept, the same hits."""
+    import tracemalloc
+
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line("user", f"deploy w{n}", session=f"s{n}")) + "\n" for n in range(40_000)))
+    transcript(hroot, [line("user", "deploy the heron service")], session="real")
+    history.refresh()
+    tracemalloc.start()
+    try:
+        hits = history.search_result("deploy heron", refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [h.session for h in hits] == ["real"]
+    assert peak < 2_000_000, peak  # was 9.5 MB
+
+
+def test_sub_agent_files_claiming_sessions_twice_cost_a_pruned_session_search_nothing(history, hroot):
+    """Two agent-*.jsonl files claiming the same sessions gave each two pieces: a session search pruning its common
+    words counted every session of several pieces, ranked or not (100,000 such sessions: +23 MB and 0.37 s a
+    search). Only the ranked pieces are counted, the same hits."""
+    import tracemalloc
+
+    for k in range(2):
+        path = hroot / PROJECT / f"agent-{k}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line("user", f"x{n}", session=f"s{n}")) + "\n" for n in range(20_000)))
+    for n in range(600):  # enough pieces to prune (search.PRUNE_MIN_FILES), two words in all of them
+        transcript(hroot, [line("user", f"deploy heron w{n}")], session=f"real{n}")
+    history.refresh()
+    history.search_result("w5 deploy heron", refresh=False)
+    tracemalloc.start()
+    try:
+        hits = history.search_result("w5 deploy heron", refresh=False).hits
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert hits[0].session == "real5"
+    assert peak < 1_500_000, peak  # was 4.3 MB
