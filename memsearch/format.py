@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import CONTROLS, quoted, shows_nothing  # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
+# CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
+from .errors import CONTROLS, quoted, shows_nothing
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
