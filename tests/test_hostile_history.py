@@ -27,6 +27,17 @@ def sparse(path, size: int, head: bytes = b"") -> None:
     os.truncate(path, size)  # a hole: no block on disk
 
 
+def peak_of(call):
+    """call()'s result and the most memory Python held while it ran."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return call(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 # -- sparse and ever-growing ---------------------------------------------------------
 @pytest.mark.parametrize("size, reason", [(100 << 20, "sparse ("), ((2 << 30) + 1, "too large (")])
 def test_a_sparse_or_oversized_transcript_is_skipped_unread_and_listed(history, hroot, size, reason):
@@ -651,8 +662,6 @@ def test_the_open_a_session_line_of_an_id_spelled_as_a_quoted_one_opens_it_not_t
 def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, hroot):
     """A session appended to long after its first read (or claimed so by a sub-agent's line) spans every
     message indexed between: its excerpts held each of those holding a query word, 36 MB at 200,000."""
-    import tracemalloc
-
     path = transcript(hroot, [line("user", "the first heron said")], session="long")
     history.refresh()
     other = hroot / PROJECT / "other.jsonl"
@@ -663,12 +672,7 @@ def test_a_session_spanning_the_index_costs_its_own_messages_in_memory(history, 
     history.refresh()
     for role in (None, "user"):
         history.search_result("heron said", role=role, session="long")
-        tracemalloc.start()
-        try:
-            hits = history.search_result("heron said", role=role, session="long").hits
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        hits, peak = peak_of(lambda: history.search_result("heron said", role=role, session="long").hits)
         assert hits[0].session == "long" and len(hits[0].excerpts) == 2
         assert peak < 1_000_000, peak  # was 6 MB
 
@@ -677,20 +681,13 @@ def test_a_session_of_many_matching_messages_costs_its_excerpts_in_memory(histor
     """A 37 MB transcript of 1,000,000 one-word messages held each in Python at every search of the word
     (700 MB), and SQLite scanned the whole session for every 900 of them (2 minutes): now the REFINED
     likeliest are held, and a chunk of ids is looked up by its ids."""
-    import tracemalloc
-
     path = hroot / PROJECT / "spam.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(50_000)))
     transcript(hroot, [line("user", "deploy the heron service")], session="real")
     history.refresh()
     history.search_result("deploy heron")
-    tracemalloc.start()
-    try:
-        hits = history.search_result("deploy heron").hits
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    hits, peak = peak_of(lambda: history.search_result("deploy heron").hits)
     assert [(h.session, h.matched) for h in hits] == [("real", 1), ("spam", 50_000)]
     assert [e.snippet for e in hits[1].excerpts] == ["<<deploy>> w49999", "<<deploy>> w49998", "<<deploy>> w49997"]
     assert peak < 1_000_000, peak  # was 35 MB
@@ -930,20 +927,13 @@ def test_messages_pruned_past_many_candidates_hold_the_candidates_not_every_matc
     """--messages scoring a common word in more candidates than one statement binds walked its every match and held
     a score for each (205,000 at 200,000 'deploy' lines and 5,000 'kestrel' ones, 25 MB, past HELD_MESSAGES):
     now only the candidates' are kept, the same hits."""
-    import tracemalloc
-
     path = hroot / PROJECT / "spam.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps({"role": "user", "content": f"deploy w{n}"}) + "\n" for n in range(60_000))
                     + "".join(json.dumps({"role": "user", "content": f"kestrel x{n}"}) + "\n" for n in range(2_000)))
     history.refresh()
     history.search_result("kestrel deploy", messages=True, refresh=False)
-    tracemalloc.start()
-    try:
-        hits = history.search_result("kestrel deploy", messages=True, refresh=False).hits
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    hits, peak = peak_of(lambda: history.search_result("kestrel deploy", messages=True, refresh=False).hits)
     assert [h.snippet for h in hits[:2]] == ["<<kestrel>> x1999", "<<kestrel>> x1998"]
     assert peak < 2_000_000, peak  # was 6.4 MB
 
@@ -952,19 +942,12 @@ def test_a_sub_agent_file_claiming_a_session_a_line_costs_no_memory_held_by_sess
     """An agent-*.jsonl file's lines claim their sessions, and each claim made a piece: session ranking kept every
     piece's session in a map (session_rank.pieces_of), though a sub-agent's pieces are never ranked: 100,000 such
     lines held 25 MB in every process searching. Only the ranked pieces are kept, the same hits."""
-    import tracemalloc
-
     path = hroot / PROJECT / "agent-x.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(line("user", f"deploy w{n}", session=f"s{n}")) + "\n" for n in range(40_000)))
     transcript(hroot, [line("user", "deploy the heron service")], session="real")
     history.refresh()
-    tracemalloc.start()
-    try:
-        hits = history.search_result("deploy heron", refresh=False).hits
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    hits, peak = peak_of(lambda: history.search_result("deploy heron", refresh=False).hits)
     assert [h.session for h in hits] == ["real"]
     assert peak < 2_000_000, peak  # was 9.5 MB
 
@@ -973,8 +956,6 @@ def test_sub_agent_files_claiming_sessions_twice_cost_a_pruned_session_search_no
     """Two agent-*.jsonl files claiming the same sessions gave each two pieces: a session search pruning its common
     words counted every session of several pieces, ranked or not (100,000 such sessions: +23 MB and 0.37 s a
     search). Only the ranked pieces are counted, the same hits."""
-    import tracemalloc
-
     for k in range(2):
         path = hroot / PROJECT / f"agent-{k}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -983,11 +964,6 @@ def test_sub_agent_files_claiming_sessions_twice_cost_a_pruned_session_search_no
         transcript(hroot, [line("user", f"deploy heron w{n}")], session=f"real{n}")
     history.refresh()
     history.search_result("w5 deploy heron", refresh=False)
-    tracemalloc.start()
-    try:
-        hits = history.search_result("w5 deploy heron", refresh=False).hits
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    hits, peak = peak_of(lambda: history.search_result("w5 deploy heron", refresh=False).hits)
     assert hits[0].session == "real5"
     assert peak < 1_500_000, peak  # was 4.3 MB
