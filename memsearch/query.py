@@ -75,8 +75,10 @@ def words(text: str) -> list[str]:
     return list(first.values())
 
 
-# A symbol word as typed: C++, c#, F#, .NET, .net (memsearch.codewords).
-QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|\.(?:net|NET|Net)\b")
+# A symbol word as typed: C++, c#, F#, .NET, .net where no word precedes it, as the index reads them
+# (memsearch.codewords.SYMBOL: acme.net is a domain, not .NET).
+QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])"
+                          r"|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
 # Words joined without spaces by . / \ : @ (a path, a dotted name, a version) or by - alone (user-id): searched as
 # a phrase too, or joined. Tried only where a word starts: from inside one it reaches the same end, and retrying
 # at each letter cost a long word its length squared.
@@ -131,14 +133,17 @@ _ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
 
 def _sequence(text: str) -> list[tuple[str, str, str]]:
     """(key, first words, all words) of each word and symbol word of ``text`` in order, as the index spells them:
-    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
+    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``), and
+    a symbol word's first words are its letters and token (``in C++``: ``"in C cplusplus"``). An
     identifier's parts follow only its first occurrence in a file, as a rule its title or heading (codewords._runs)."""
     items = []
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
             token = codewords.symbol_name(m)
-            head = " ".join(WORD.findall(m.group()))
-            items.append((token, head, f"{head} {token}"))
+            letters = [form for w in WORD.findall(m.group()) for form in (w, *codewords.index_forms(w))]
+            # Its letter alone would end a pair at plain C ("written in C++" as "in C"): a symbol is its token too.
+            spelled = " ".join((*letters, token))
+            items.append((token, spelled, spelled))
         else:
             word = m.group()
             forms = codewords.index_forms(word) if word.isascii() else ()
