@@ -133,17 +133,14 @@ _ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
 
 def _sequence(text: str) -> list[tuple[str, str, str]]:
     """(key, first words, all words) of each word and symbol word of ``text`` in order, as the index spells them:
-    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``), and
-    a symbol word's first words are its letters and token (``in C++``: ``"in C cplusplus"``). An
+    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
     identifier's parts follow only its first occurrence in a file, as a rule its title or heading (codewords._runs)."""
     items = []
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
             token = codewords.symbol_name(m)
-            letters = [form for w in WORD.findall(m.group()) for form in (w, *codewords.index_forms(w))]
-            # Its letter alone would end a pair at plain C ("written in C++" as "in C"): a symbol is its token too.
-            spelled = " ".join((*letters, token))
-            items.append((token, spelled, spelled))
+            head = " ".join(WORD.findall(m.group()))
+            items.append((token, head, f"{head} {token}"))
         else:
             word = m.group()
             forms = codewords.index_forms(word) if word.isascii() else ()

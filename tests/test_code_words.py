@@ -615,24 +615,6 @@ def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
         _integrity(h)
 
 
-
-def test_a_pair_ending_in_a_symbol_word_asks_for_the_symbol(tmp_path):
-    """A pair's phrase ended at a symbol word's letter ("written in C++" paired as "in C"), so a file about
-    plain C or F took the pair's score: it ranked above the file about C++, and "in C++" found it."""
-    root = tmp_path / "m"
-    write(root, "c.md", "The firmware is written in C, see the flashing notes in the wiki for the board.\n")
-    write(root, "cpp.md", "The engine is C++ only.\n")
-    write(root, "net.md", "The proxy runs on net/http from the standard library.\n")
-    write(root, "dotnet.md", "Billing is on .NET now.\n")
-    with MemoryIndex(root, tmp_path / "db") as idx:
-        assert [h.path for h in idx.search("written in C++")][:1] == ["cpp.md"]
-        assert [h.path for h in idx.search("in C++", floor=0)] == ["cpp.md"]
-        assert [h.path for h in idx.search("runs on .NET", floor=0)][:1] == ["dotnet.md"]
-    assert '"in C cplusplus"' in plan("written in C++").pairs
-    assert plan("use MyLib++ now").pairs == ('"use MyLib My Lib mylibplusplus"', '"MyLib My Lib mylibplusplus now"')
-    assert codewords.expand("use MyLib++ now") == f"use MyLib{codewords.OPEN}My Lib{codewords.CLOSE}++{codewords.OPEN}mylibplusplus{codewords.CLOSE} now"
-
-
 def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
     """The index reads a lower-case .net after a word as a domain (example.net), the query read it as .NET:
     acme.net ranked a file about .NET above the one naming the host."""
