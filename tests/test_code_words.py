@@ -13,6 +13,7 @@ import pytest
 from conftest import line, run_memsearch, transcript, write
 
 from memsearch import HistoryIndex, MemoryIndex, codewords, migrate, pieces
+from memsearch.query import plan
 
 # One tree: every file is some other case's near miss.
 TREE = {
@@ -613,3 +614,16 @@ def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
         assert [hit.session for hit in h.search("שלום")] == ["a-1"]
         _integrity(h)
 
+
+def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
+    """The index reads a lower-case .net after a word as a domain (example.net), the query read it as .NET:
+    acme.net ranked a file about .NET above the one naming the host."""
+    root = tmp_path / "m"
+    write(root, "mail.md", "Outgoing mail goes through relay.acme.net on port 25.\n")
+    write(root, "billing.md", "The billing API runs on .NET 8.\n")
+    write(root, "relay.md", "The acme relay is the fallback for outgoing mail.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("acme.net")][:1] == ["mail.md"]
+        assert [h.path for h in idx.search(".net 8")][:1] == ["billing.md"]
+    assert '"dotnet"' not in plan("acme.net").terms
+    assert '"dotnet"' in plan("use .net 8").terms and '"dotnet"' in plan("ASP.NET").terms
