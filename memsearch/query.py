@@ -75,10 +75,8 @@ def words(text: str) -> list[str]:
     return list(first.values())
 
 
-# A symbol word as typed: C++, c#, F#, .NET, .net where no word precedes it, as the index reads them
-# (memsearch.codewords.SYMBOL: acme.net is a domain, not .NET).
-QUERY_SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])"
-                          r"|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
+# A symbol word as typed, read as the index reads it: C++, c#, F#, .NET, .net where no word precedes it.
+QUERY_SYMBOL = codewords.SYMBOL
 # Words joined without spaces by . / \ : @ (a path, a dotted name, a version) or by - alone (user-id): searched as
 # a phrase too, or joined. Tried only where a word starts: from inside one it reaches the same end, and retrying
 # at each letter cost a long word its length squared.
