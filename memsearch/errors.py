@@ -29,6 +29,11 @@ def _ignorable() -> re.Pattern[str]:
     return re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in IGNORABLE) + "]")
 
 
+def shows_all(text: str) -> bool:
+    """Whether ``text`` holds no character of IGNORABLE."""
+    return text.isascii() or _ignorable().search(text) is None
+
+
 def _escaped(text: str) -> str:
     """repr(), and the characters that show nothing spelled as it spells a control."""
     shown = repr(text)
@@ -56,7 +61,7 @@ def quoted(value, limit: int | None = None, *, always: bool = False, ends: bool 
         head = limit * 2 // 3 if ends else limit
         return f"{_escaped(value[:head])}...{_escaped(value[head - limit:]) if ends else ''}"
     plain = not always and value and value.strip() == value and "  " not in value
-    if plain and all(c.isalnum() or c in _PLAIN for c in value) and (value.isascii() or not _ignorable().search(value)):
+    if plain and all(c.isalnum() or c in _PLAIN for c in value) and shows_all(value):
         return value
     return _escaped(value)
 

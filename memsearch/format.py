@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
-from .errors import CONTROLS, quoted, shows_nothing
+from .errors import CONTROLS, quoted, shows_all
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
@@ -81,7 +81,7 @@ def open_hint(session: str, query: str, project: str | None = None) -> str:
     # An id holding a line break, a control or a character that shows nothing, or one session-context would take
     # back as another (the id 'x', quotes and all, read as x), is given quoted as the hit shows it: folded, it
     # named no session; bare, it read as another.
-    session, project = (v if v is None or v.isprintable() and not any(map(shows_nothing, v)) and unquoted(v) == v
+    session, project = (v if v is None or v.isprintable() and shows_all(v) and unquoted(v) == v
                         else quoted(v, always=True) for v in (session, project))
     options = f"--query {shlex.quote(query)}" + (f" --project {shlex.quote(project)}" if project else "")
     if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
