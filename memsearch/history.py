@@ -539,7 +539,7 @@ def ranked_plan(query: str, planned: Query) -> Query:
     if text == query or all(w.casefold() in STOP_WORDS for w in words(text)):
         return planned
     fewer = plan(text)
-    return Query(fewer.terms, tuple(p for p in fewer.pairs if p in planned.pairs))
+    return fewer._replace(pairs=tuple(p for p in fewer.pairs if p in planned.pairs))
 
 
 def _file(root: str, path: str) -> str:

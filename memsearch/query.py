@@ -45,10 +45,15 @@ _ONE_PHRASE = re.compile(r'"[^"]*"\*?')
 
 class Query(NamedTuple):
     """The FTS5 strings a search scores and adds up: ``terms``, one per word kept (a CJK word may give an OR of
-    bigrams), and ``pairs``, as phrases."""
+    bigrams), ``pairs``, as phrases, and ``code``: the terms naming a code word (a symbol word's token, an
+    identifier as typed), which weigh CODE_WEIGHT (memsearch.search)."""
 
     terms: tuple[str, ...]
     pairs: tuple[str, ...] = ()
+    code: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # (code only when there is some: a plain query prints as before)
+        return f"Query(terms={self.terms!r}, pairs={self.pairs!r}{f', code={self.code!r}' if self.code else ''})"
 
     @property
     def fts(self) -> str:
@@ -101,9 +106,14 @@ def _fragments(word: str) -> list[str]:
     """What one word is searched as: query_terms(), then, for an identifier with a case change, its parts as a
     phrase (getUserById: "get User By Id") and, joined by _, its parts joined ("userid"), as the index holds them."""
     terms = query_terms(word)
-    if word.isascii() and (CASE_OR_JOINT.search(word) or NAME_NUMBER.fullmatch(word)):
+    if is_identifier(word):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
     return list(dict.fromkeys(terms))
+
+
+def is_identifier(word: str) -> bool:
+    """Whether ``word`` is a name as code spells it: a case change, a ``_``, a name and its number."""
+    return word.isascii() and (CASE_OR_JOINT.search(word) or NAME_NUMBER.fullmatch(word)) is not None
 
 
 # A word split at digits alone (8th, 5K, x86) is searched as typed: the index holds it whole; a name
@@ -175,7 +185,10 @@ def plan(text: str) -> Query:
             continue
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{spelled_a} {head_b}"))
     single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
-    return Query(terms, tuple(p for p in pairs.values() if p not in single))
+    # (A capitalized name may be a person's or a brand's, as prose writes them: McGee, YouTube, MoMA.)
+    code = [quote(t) for _, t in symbols] + [quote(w) for w in kept if short and is_identifier(w)
+                                             and ("_" in w or not w[0].isupper())]
+    return Query(terms, tuple(p for p in pairs.values() if p not in single), tuple(dict.fromkeys(code)))
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:

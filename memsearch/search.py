@@ -36,6 +36,8 @@ DEMOTE_SHARE = 0.15
 # A pair of adjacent words counts half a word: it lifts files holding the
 # words together without outweighing the rare word a question turns on.
 PAIR_WEIGHT = 0.5
+# A code word (C++, getUserById) counts two: it names its topic as no two plain words of a question do.
+CODE_WEIGHT = 2.0
 
 # One FTS5 query per string: its rows' bm25() (lower is better), weight, the factor turning FTS5's
 # idf into Lucene's (1 for an OR of phrases), and whether it is pruned (see Pruning). Any FTS5 table.
@@ -229,7 +231,8 @@ def scored_strings(conn: sqlite3.Connection, query: Query, table: str = "memory_
 def string_runs(query: Query) -> list[tuple[str, float, bool]]:
     """(FTS5 expression, weight, Lucene idf?) of each string of ``query``."""
     if query.separate:
-        return [(t, 1.0, is_phrase(t)) for t in query.terms] + [(p, PAIR_WEIGHT, True) for p in query.pairs]
+        return ([(t, CODE_WEIGHT if t in query.code else 1.0, is_phrase(t)) for t in query.terms]
+                + [(p, PAIR_WEIGHT, True) for p in query.pairs])
     return [(" OR ".join(query.terms), 1.0, False)]  # a pasted paragraph: one OR query of the words
 
 

@@ -627,3 +627,33 @@ def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
         assert [h.path for h in idx.search(".net 8")][:1] == ["billing.md"]
     assert '"dotnet"' not in plan("acme.net").terms
     assert '"dotnet"' in plan("use .net 8").terms and '"dotnet"' in plan("ASP.NET").terms
+
+
+@pytest.mark.parametrize("question, gold, near", [
+    ("tests in C#", "The integration suite uses xUnit; every new feature gets tests, all C#.",
+     "Unit tests in C, with Unity."),
+    ("written in C++", "The engine is C++ only.",
+     "The firmware is written in C, see the flashing notes in the wiki."),
+    ("where is the getUserById helper defined?", "getUserById lives in src/users/repo.ts.",
+     "Helper functions are defined in src/utils and nowhere else."),
+])
+def test_a_code_word_outweighs_two_plain_words(tmp_path, question, gold, near):
+    """A question's code word names its topic: the file holding it ranks above one holding two of its plain words
+    (each counted once: five neutral files keep every word rare)."""
+    root = tmp_path / "m"
+    write(root, "gold.md", f"# Notes\n{gold}\n")
+    write(root, "near.md", f"# Notes\n{near}\n")
+    for n, topic in enumerate(["backups run nightly", "the staging host", "release notes", "on-call rota",
+                               "the style guide"]):
+        write(root, f"other{n}.md", f"# Notes\nSomething about {topic}.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search(question)][:1] == ["gold.md"]
+
+
+def test_only_code_shapes_weigh_more():
+    """Symbol words and names only code writes (a _, a lower-case start with a capital or digits inside) weigh more;
+    a capitalized name may be a person's or a brand's (McGee, YouTube), as prose writes them."""
+    assert plan("C# and .NET with getUserById, user_id, API_KEY, utf8").code == (
+        '"csharp"', '"dotnet"', '"getUserById"', '"user_id"', '"API_KEY"', '"utf8"')
+    assert plan("LeBron at McGee's, YouTube, MoMA, CWindowImpl").code == ()
+    assert repr(plan("stripe webhook")) == """Query(terms=('"stripe"', '"webhook"'), pairs=('"stripe webhook"',))"""
