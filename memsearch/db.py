@@ -246,6 +246,14 @@ class Opened:
                 self._conn.close()
                 self._conn = None
 
+    @contextmanager
+    def building(self, conn: sqlite3.Connection):
+        """:func:`building`, the -wal made anew by its switch back taken as this connection's own (see replaced)."""
+        with building(conn):
+            yield
+        conn.execute("PRAGMA schema_version")  # a read makes the new -wal (SQLite makes it at the next one)
+        self._wal = identity(f"{self._db_file}-wal")
+
     def replaced(self) -> bool:
         """Whether the connection's file, or its -wal file, is no longer the one at the path
         (deleted, or set aside by another process): the connection would go on in the old one, and

@@ -97,9 +97,9 @@ Progress = Callable[[int, int], None]
 
 
 def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, progress: Progress | None = None,
-              known: Cached, deep: bool) -> ReconcileReport:
+              known: Cached, deep: bool, first_build=building) -> ReconcileReport:
     """``deep`` (no default: each caller says): look for nested instruction
-    files in repos roots, as an index build does."""
+    files in repos roots, as an index build does. ``first_build``: how a first build writes (db.building)."""
     started = time.perf_counter()
     dropped = _drop_roots_turned_off(conn, layout)
     stored, racy = known.get(conn)
@@ -107,7 +107,7 @@ def reconcile(conn: sqlite3.Connection, layout: Layout, *, max_file_bytes: int, 
     hard_links(seen, stored, layout.locate)
     report = ReconcileReport(unchanged=seen.unchanged, skipped=tuple(seen.skipped))
     if seen.files or seen.missing:
-        report = _write(conn, layout, seen, stored, None, progress, max_file_bytes)
+        report = _write(conn, layout, seen, stored, None, progress, max_file_bytes, first_build)
     return report._replace(removed=tuple(dropped) + report.removed, seconds=time.perf_counter() - started,
                            malformed=malformed(conn))
 
@@ -157,14 +157,15 @@ def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[st
 
 
 def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
-           paths: list[str] | None, progress: Progress | None, max_file_bytes: int) -> ReconcileReport:
+           paths: list[str] | None, progress: Progress | None, max_file_bytes: int,
+           first_build=building) -> ReconcileReport:
     """Plan again against what is stored now (another process may have written since the walk) and
     carry it out in one write transaction. ``paths``: the rows at or under these only, and no bulk
     'rebuild' (it re-indexes the whole table)."""
     # Not in a file holding transcripts (a --db the history shares): its spilled pages would lock their readers out.
     first = (paths is None and not known and len(seen.files) >= BULK_MIN
              and not conn.execute("SELECT 1 FROM history_files LIMIT 1").fetchone())
-    with building(conn) if first else nullcontext(), write_transaction(conn):
+    with first_build(conn) if first else nullcontext(), write_transaction(conn):
         if paths is None:
             disown(conn, layout.keys.values())
         plan = _plan(layout, seen, known, stored_rows(conn, paths), max_file_bytes)

@@ -64,6 +64,17 @@ with MemoryIndex({str(tree)!r}, {str(db)!r}) as idx:
         assert conn.execute("SELECT count(*) FROM memory_fts").fetchone() == (len(list(tree.rglob("*.md"))),)
 
 
+def test_a_first_build_keeps_its_connection(root, tmp_path):
+    """The journal's switch back to WAL makes a new -wal: taken for one set aside by another process, it closed
+    the connection after a first build (the next operation reopened the index and read its rows again)."""
+    with MemoryIndex(first_build(root), tmp_path / "index.db") as idx:
+        conn = idx.conn
+        os.link(f"{idx.db_file}-wal", tmp_path / "held")  # (else the new -wal may get the old one's inode number)
+        assert idx.reconcile().added
+        assert not idx.replaced() and [h.path for h in idx.search("walrus77")] == ["projects/p0/note-77.md"]
+        assert idx.conn is conn
+
+
 def test_a_first_build_beside_a_reader_keeps_wal(root, tmp_path):
     """SQLite refuses to leave WAL while another connection reads the file: the build goes on in
     WAL, and the reader sees it whole."""
