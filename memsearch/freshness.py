@@ -59,17 +59,13 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
     before this call. None when it has; otherwise why not: walk the tree."""
     rows = _rows(conn)
     now = time.time()
-    followed, reason = [], None
-    for root in roots:
-        row = rows.get(root.key)
-        why = unusable(row, now)
-        if why is None:
-            followed.append(row)
-            continue
-        reason = reason or why
-        # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
-        if row is not None and root.path and row.folder == os.path.realpath(root.path):
-            sweep_cookies(row.folder, now)
+    followed, reason = [rows.get(root.key) for root in roots], None
+    for root, row in zip(roots, followed):
+        if why := unusable(row, now):
+            reason = reason or why
+            # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
+            if row is not None and root.path and row.folder == os.path.realpath(root.path):
+                sweep_cookies(row.folder, now)
     if reason:
         return reason
     # One watcher, following exactly these roots: the paths it writes are named as this query names them.
@@ -196,16 +192,9 @@ def pid_alive(pid: int) -> bool:
 def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
     """The watcher part of ``memsearch status``: its state, and whether a query would now skip
     the walk (found out with a real cookie handshake) or why it would walk."""
-    rows = _rows(conn)
-    now = time.time()
-    shown, reason = None, None
-    for root in roots:
-        row = rows.get(root.key)
-        shown = shown or row
-        reason = unusable(row, now)
-        if reason:
-            shown = row
-            break
+    rows, now = _rows(conn), time.time()
+    found = [rows.get(root.key) for root in roots] or [None]
+    shown = next((row for row in found if unusable(row, now)), found[0])  # the first a query cannot rely on
     if shown is None:
         state = "none"
     elif shown.state != STOPPED and shown.host == HOST and not pid_alive(shown.pid):
@@ -221,7 +210,7 @@ def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
             "watcher_error": shown.error if shown else None,
             "watcher_overflows": shown.overflows if shown else 0, "watcher_restarts": shown.restarts if shown else 0}
     started = time.perf_counter()
-    reason = reason or sync(conn, roots, timeout)
+    reason = sync(conn, roots, timeout)
     info.update(freshness="walk" if reason else "watcher", fallback_reason=reason)
     if not reason:  # the handshake ran and succeeded
         info["cookie_ms"] = round((time.perf_counter() - started) * 1000, 2)
