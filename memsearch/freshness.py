@@ -174,19 +174,17 @@ def pid_alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read()
+        return fields[fields.rfind(b")") + 2:][:1] not in (b"Z", b"X")
     except FileNotFoundError:
         return False
-    except OSError:
-        pass  # no /proc here
-    else:
-        return fields[fields.rfind(b")") + 2:][:1] not in (b"Z", b"X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it runs, as another user
-    return True
+    except OSError:  # /proc will not say: the kernel does
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass  # it runs, as another user
+        return True
 
 
 def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
