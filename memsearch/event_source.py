@@ -108,11 +108,8 @@ class EventSource:
             if not deep:
                 continue
             self._deep.add(path)
-            try:
-                with os.scandir(path) as entries:
-                    stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
-            except OSError:
-                continue
+            with suppress(OSError), os.scandir(path) as entries:
+                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
 
     def _forget_below(self, folder: str) -> None:
         """Drop the watches at and under a folder moved away: their events would carry its old path."""
@@ -210,9 +207,7 @@ def require():
 
 
 def max_user_watches() -> int | None:
-    try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
+    with suppress(OSError, ValueError), open("/proc/sys/fs/inotify/max_user_watches") as f:
+        return int(f.read())
+    return None
 
