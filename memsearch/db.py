@@ -480,8 +480,7 @@ def copies_aside(path: str | os.PathLike) -> list[str]:
     listed), oldest first: their names sort by time."""
     folder, name = os.path.split(os.fspath(path))
     with suppress(OSError), os.scandir(folder or ".") as entries:
-        return sorted(e.name for e in entries if e.name.startswith(f"{name}.bad-")
-                      and not e.name.endswith(SIDE_FILES))
+        return sorted(e.name for e in entries if e.name.startswith(f"{name}.bad-") and not e.name.endswith(SIDE_FILES))
     return []
 
 

@@ -132,8 +132,7 @@ def _check_database(index, conn, notes: list[str]) -> Check:
         migrate.migrate(fresh)
         lost = sorted(set(fresh.execute(SCHEMA_OBJECTS)) - set(conn.execute(SCHEMA_OBJECTS)))
     if lost:
-        return Check("database", False, "schema objects missing: " + ", ".join(f"{t} {n}" for t, n in lost[:EXAMPLES]),
-                     "set-aside")
+        return Check("database", False, "schema objects missing: " + _some([f"{t} {n}" for t, n in lost]), "set-aside")
     return Check("database", True, f"memsearch index, schema version {version}")
 
 
@@ -213,8 +212,8 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for what, found in (("left out of the index", [*seen.skipped, *left_out]),
                         ("indexed as plain text", malformed(conn))):
         if found:
-            shown = "; ".join(f"{quoted(p)}: {one_line(r)}" for p, r in found[:EXAMPLES])
-            notes.append(f"{len(found)} file(s) {what} ({shown}{'; ...' if len(found) > EXAMPLES else ''})")
+            shown = _some([f"{quoted(p)}: {one_line(r)}" for p, r in found], "; ")
+            notes.append(f"{len(found)} file(s) {what} ({shown})")
     gone = sorted(stored.keys() - seen.files.keys())
     outdated = sorted(p for p in stored.keys() & seen.files.keys() if stored[p] != seen.files[p][1])
     if not (gone or missing or outdated):
@@ -223,9 +222,13 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
                          ("rows out of date", outdated)):
         if paths:
-            shown = ", ".join(map(quoted, paths[:EXAMPLES])) + (", ..." if len(paths) > EXAMPLES else "")
-            parts.append(f"{len(paths)} {label} ({shown})")
+            parts.append(f"{len(paths)} {label} ({_some(list(map(quoted, paths)))})")
     return Check("files", False, "; ".join(parts), "reconcile")
+
+
+def _some(shown: list[str], sep: str = ", ") -> str:
+    """The first EXAMPLES of ``shown``, and "..." for the rest."""
+    return sep.join(shown[:EXAMPLES] + ["..."] * (len(shown) > EXAMPLES))
 
 
 def _notes(index) -> list[str]:
@@ -249,8 +252,7 @@ def _fix(index, found: list[Check], checked: tuple[int, int] | None, fixed: list
         if kept is None:  # not the file checked: another process set that aside and built this one
             fixed.append(f"another process had set the index aside and rebuilt it; reconciled it: {report.summary()}")
         else:
-            fixed.append(f"set the index aside as {kept} and rebuilt it from the files"
-                         f" ({len(report.added)} files)")
+            fixed.append(f"set the index aside as {kept} and rebuilt it from the files ({len(report.added)} files)")
         return
     if "fts-rebuild" in remedies:
         with db_mod.write_transaction(index.conn) as conn:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import suppress
 from typing import NamedTuple
 
 from . import discover
@@ -165,22 +166,19 @@ def _links_under(folder: str, prefix: str, links: set[str], hard: set[str]) -> N
     stack = [(folder, prefix)]
     while stack:
         here, rel = stack.pop()
-        try:
-            with os.scandir(here) as entries:
-                for entry in entries:
-                    if entry.name.startswith("."):
-                        continue
-                    try:
-                        if entry.is_symlink():
-                            links.add(rel + printable_name(entry.name))
-                        elif entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, rel + printable_name(entry.name) + "/"))
-                        elif is_markdown(entry.name) and _hard_linked(entry.name, entry.stat(follow_symlinks=False)):
-                            hard.add(rel + printable_name(entry.name))
-                    except OSError:
-                        continue  # gone since the listing
-        except OSError:
-            continue
+        with suppress(OSError), os.scandir(here) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_symlink():
+                        links.add(rel + printable_name(entry.name))
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, rel + printable_name(entry.name) + "/"))
+                    elif is_markdown(entry.name) and _hard_linked(entry.name, entry.stat(follow_symlinks=False)):
+                        hard.add(rel + printable_name(entry.name))
+                except OSError:
+                    continue  # gone since the listing
 
 
 def _hard_linked(name: str, st: os.stat_result) -> bool:

@@ -35,7 +35,7 @@ class EventSource:
     def __init__(self, folder: str, on_event, on_overflow, on_trouble, *, repos: bool = False):
         self.folder, self.repos = folder, repos
         self._on_event, self._on_overflow, self._on_trouble = on_event, on_overflow, on_trouble
-        self._inotify, self._wake = None, (-1, -1)
+        self._inotify, self._wake = None, ()  # the pipe that wakes the thread to stop
         self._paths: dict[int, str] = {}  # watch descriptor -> folder
         self._deep: set[str] = set()  # folders whose subfolders get watches too
         self._mixed: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
@@ -66,16 +66,15 @@ class EventSource:
         self._thread.start()
 
     def stop(self) -> None:
-        if self._wake[1] >= 0:
+        if self._wake:
             os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join(10)
         for fd in self._wake:
-            if fd >= 0:
-                os.close(fd)
+            os.close(fd)
         if self._inotify is not None:
             self._inotify.close()
-        self._inotify, self._wake, self._thread = None, (-1, -1), None
+        self._inotify, self._wake, self._thread = None, (), None
         self._paths.clear()
 
     def alive(self) -> bool:
@@ -98,22 +97,19 @@ class EventSource:
                 wd = self._inotify.add_watch(path, MASK)
             except OSError as ex:
                 if ex.errno == errno.ENOSPC:
-                    limit = max_user_watches()
+                    limit = max_user_watches()  # suggested: a power of two, at least twice what is needed
                     raise WatcherError(
                         f"inotify could not watch {quoted(path)} (fs.inotify.max_user_watches = {limit}, shared by"
                         f" all of this user's processes); raise it, e.g. sudo sysctl"
-                        f" fs.inotify.max_user_watches={_suggest((limit or 0) + 1)}") from None
+                        f" fs.inotify.max_user_watches={1 << max(16, (2 * (limit or 0) + 1).bit_length())}") from None
                 continue  # gone, not a folder, or unreadable: not read by the index either
             with self._lock:
                 self._paths[wd] = path
             if not deep:
                 continue
             self._deep.add(path)
-            try:
-                with os.scandir(path) as entries:
-                    stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
-            except OSError:
-                continue
+            with suppress(OSError), os.scandir(path) as entries:
+                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
 
     def _forget_below(self, folder: str) -> None:
         """Drop the watches at and under a folder moved away: their events would carry its old path."""
@@ -129,10 +125,10 @@ class EventSource:
     def _read(self) -> None:
         poller = select.poll()
         poller.register(self._inotify.fileno(), select.POLLIN)
-        poller.register(self._wake[0], select.POLLIN)
+        poller.register(wake := self._wake[0], select.POLLIN)
         while True:
             ready = {fd for fd, _ in poller.poll()}
-            if self._wake[0] in ready:
+            if wake in ready:
                 return
             try:
                 events = self._inotify.read(timeout=0)
@@ -211,12 +207,7 @@ def require():
 
 
 def max_user_watches() -> int | None:
-    try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
+    with suppress(OSError, ValueError), open("/proc/sys/fs/inotify/max_user_watches") as f:
+        return int(f.read())
+    return None
 
-
-def _suggest(needed: int) -> int:
-    return 1 << max(16, (2 * needed - 1).bit_length())  # a power of two, at least twice what is needed

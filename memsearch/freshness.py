@@ -59,17 +59,13 @@ def sync(conn: sqlite3.Connection, roots, timeout: float) -> str | None:
     before this call. None when it has; otherwise why not: walk the tree."""
     rows = _rows(conn)
     now = time.time()
-    followed, reason = [], None
-    for root in roots:
-        row = rows.get(root.key)
-        why = unusable(row, now)
-        if why is None:
-            followed.append(row)
-            continue
-        reason = reason or why
-        # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
-        if row is not None and root.path and row.folder == os.path.realpath(root.path):
-            sweep_cookies(row.folder, now)
+    followed, reason = [rows.get(root.key) for root in roots], None
+    for root, row in zip(roots, followed):
+        if why := unusable(row, now):
+            reason = reason or why
+            # No watcher sweeps this folder now: do it here (this root's real folder, never a row's claim).
+            if row is not None and root.path and row.folder == os.path.realpath(root.path):
+                sweep_cookies(row.folder, now)
     if reason:
         return reason
     # One watcher, following exactly these roots: the paths it writes are named as this query names them.
@@ -178,50 +174,47 @@ def pid_alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read()
+        return fields[fields.rfind(b")") + 2:][:1] not in (b"Z", b"X")
     except FileNotFoundError:
         return False
-    except OSError:
-        pass  # no /proc here
-    else:
-        return fields[fields.rfind(b")") + 2:][:1] not in (b"Z", b"X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it runs, as another user
-    return True
+    except OSError:  # /proc will not say: the kernel does
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass  # it runs, as another user
+        return True
+
+
+DEAD, NOT_ANSWERING = "dead", "not answering"
+
+
+def _standing(row: _Row, now: float) -> str:
+    """The row's state, or DEAD (its process, of this host, is gone) or NOT_ANSWERING (no heartbeat for STALE_S: a
+    first reconcile or a rescan beats none, but only a process of this host can be seen to run meanwhile)."""
+    if row.state != STOPPED and row.host == HOST and not pid_alive(row.pid):
+        return DEAD
+    if row.state != STOPPED and now - row.heartbeat_at > STALE_S and (
+            row.state not in (STARTING, RESCANNING) or row.host != HOST):
+        return NOT_ANSWERING
+    return row.state
 
 
 def describe(conn: sqlite3.Connection, roots, timeout: float) -> dict:
     """The watcher part of ``memsearch status``: its state, and whether a query would now skip
     the walk (found out with a real cookie handshake) or why it would walk."""
-    rows = _rows(conn)
-    now = time.time()
-    shown, reason = None, None
-    for root in roots:
-        row = rows.get(root.key)
-        shown = shown or row
-        reason = unusable(row, now)
-        if reason:
-            shown = row
-            break
-    if shown is None:
-        state = "none"
-    elif shown.state != STOPPED and shown.host == HOST and not pid_alive(shown.pid):
-        state = "dead"
-    # A first reconcile or a rescan beats no heartbeat (WatcherRows.claim); otherwise an old one means hung or paused.
-    elif shown.state not in (STOPPED, STARTING, RESCANNING) and now - shown.heartbeat_at > STALE_S:
-        state = "not answering"
-    else:
-        state = shown.state
+    rows, now = _rows(conn), time.time()
+    found = [rows.get(root.key) for root in roots] or [None]
+    shown = next((row for row in found if unusable(row, now)), found[0])  # the first a query cannot rely on
+    state = "none" if shown is None else _standing(shown, now)
     info = {"watcher": state,
-            "watcher_pid": shown.pid if shown and state not in ("dead", STOPPED) else None,  # a pid no process has
+            "watcher_pid": shown.pid if shown and state not in (DEAD, STOPPED) else None,  # a pid no process has
             "watcher_heartbeat_age": round(now - shown.heartbeat_at, 1) if shown else None,
             "watcher_error": shown.error if shown else None,
             "watcher_overflows": shown.overflows if shown else 0, "watcher_restarts": shown.restarts if shown else 0}
     started = time.perf_counter()
-    reason = reason or sync(conn, roots, timeout)
+    reason = sync(conn, roots, timeout)
     info.update(freshness="walk" if reason else "watcher", fallback_reason=reason)
     if not reason:  # the handshake ran and succeeded
         info["cookie_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -254,12 +247,7 @@ class WatcherRows:
         with write_transaction(self.connect()) as conn:
             rows = _rows(conn)
             for key, folder in self.roots:
-                row = rows.get(key)
-                if row is None or row.state == STOPPED:
-                    continue
-                fresh = now - row.heartbeat_at <= STALE_S
-                if row.host == HOST and pid_alive(row.pid) and (fresh or row.state in (STARTING, RESCANNING)) or (
-                        row.host != HOST and fresh):  # (no heartbeat during a long first reconcile)
+                if (row := rows.get(key)) is not None and _standing(row, now) not in (STOPPED, DEAD, NOT_ANSWERING):
                     raise WatcherError(
                         f"another watcher (pid {row.pid} on {row.host}) already follows {quoted(folder)} for the index"
                         f" {self.db_path}; stop it first, or use another --db")

@@ -39,9 +39,8 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str,
         raise error(f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{', ...' if len(unknown) > 5 else ''}"
                     f" for {tool}{_did_you_mean(unknown[0], expected)}; expected {', '.join(expected)}")
     out = {name: rule["default"] for name, rule in expected.items() if "default" in rule}
-    for name, value in arguments.items():
-        if value is not None:
-            out[name] = _checked_value(name, value, expected[name], error)
+    out.update({name: _checked_value(name, value, expected[name], error) for name, value in arguments.items()
+                if value is not None})
     for name in schema["required"]:
         if name not in out:
             raise error(f"missing argument {name!r}: {_FIX.get(name, 'it is required')}")

@@ -116,18 +116,14 @@ def path_text(path: str | os.PathLike) -> str:
     return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
 
 
-def home_folder() -> str:
-    home = os.path.expanduser("~")
-    if home[:1] == "~":  # as Path.home() fails
-        raise RuntimeError("Could not determine home directory.")
-    return home
-
-
 def xdg_folder(name: str, default: str) -> str:
     """``$name`` if it is an absolute path (the XDG spec ignores a relative one, which would put the
     index wherever a command runs), else ``~/default``."""
-    value = os.environ.get(name, "")
-    return value if os.path.isabs(value) else os.path.join(home_folder(), default)
+    if os.path.isabs(value := os.environ.get(name, "")):
+        return value
+    if (home := os.path.expanduser("~"))[:1] == "~":  # as Path.home() fails
+        raise RuntimeError("Could not determine home directory.")
+    return os.path.join(home, default)
 
 
 MAX_CONFIG_BYTES = 1 << 20

@@ -231,22 +231,27 @@ def _split_target(target):
         _deny(target, f"the target path is longer than {PATH_MAX} characters", "invalid", "Name a shorter path.")
     if "\0" in text:
         _deny(target, "the target path contains a NUL byte", "invalid", "Pass the path without it.")
-    text = text.replace("\\", "/")
-    if text.startswith("//"):
+    anchor, given = _parse(text.replace("\\", "/"))
+    if anchor == "//":
         _deny(target, "UNC and device paths (//server/share, \\\\?\\) are not allowed", "invalid", "Pass a local path.")
-    if text.startswith("/"):
-        anchor, text = "/", text[1:]
-    elif _DRIVE.match(text):
-        if text[2:3] != "/":
-            _deny(target, "a drive-relative path (C:name) depends on the current directory", "invalid",
-                  "Pass an absolute path or one relative to the worktree.")
-        anchor, text = text[0].upper() + ":/", text[3:]
-    else:
-        anchor = None
-    given = tuple(text.split("/"))
+    if anchor == ":":
+        _deny(target, "a drive-relative path (C:name) depends on the current directory", "invalid",
+              "Pass an absolute path or one relative to the worktree.")
     if given[-1] in ("", ".", ".."):
         _deny(target, "it names a directory, not a file", "invalid", "Name the Markdown file to write.")
     return anchor, given
+
+
+def _parse(text: str):
+    """(anchor, segments) of a "/"-separated path: anchor "/" or "C:/", None when relative; "//" (UNC or
+    device path) and ":" (drive-relative, C:name) with no segments."""
+    if text.startswith("//"):
+        return "//", ()
+    if text.startswith("/"):
+        return "/", tuple(text[1:].split("/"))
+    if _DRIVE.match(text):
+        return (text[0].upper() + ":/", tuple(text[3:].split("/"))) if text[2:3] == "/" else (":", ())
+    return None, tuple(text.split("/"))
 
 
 def _collapse(segs) -> tuple[str, ...]:
@@ -301,15 +306,14 @@ def _root(value, name, base=None):
         raise InvalidArgument(f"{name} must be expanded first (os.path.expanduser, expandvars),"
                               f" got {quoted(text, 80, always=True)}")
     text = text.replace("\\", "/")
-    if text.startswith("//"):
+    anchor, segs = _parse(text)
+    if anchor == "//":
         raise InvalidArgument(f"{name} must be a local absolute path, got {quoted(text, 80, always=True)}")
-    if text.startswith("/"):
-        return "/", _collapse(text[1:].split("/"))
-    if _DRIVE.match(text) and text[2:3] == "/":
-        return text[0].upper() + ":/", _collapse(text[3:].split("/"))
-    if base is not None and text and not _DRIVE.match(text):
-        return base[0], _collapse(base[1] + tuple(text.split("/")))
-    raise InvalidArgument(f"{name} must be an absolute path, got {quoted(text, 80, always=True)}")
+    if anchor is None and base is not None and text:
+        anchor, segs = base[0], base[1] + segs
+    if anchor in (None, ":"):
+        raise InvalidArgument(f"{name} must be an absolute path, got {quoted(text, 80, always=True)}")
+    return anchor, _collapse(segs)
 
 
 def _id(value, name) -> str:

@@ -94,7 +94,8 @@ def test_bulk_build_leaves_triggers_and_a_consistent_index(root, tmp_path):
         (root / "n" / "8.md").unlink()
         assert [h.path for h in idx.search("okapi")] == ["n/7.md"]
         assert idx.search("word7") == [] and idx.search("word8") == []
-        conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        # idx.conn, not conn: the first build's journal switch made a new -wal, and the index may have reopened.
+        idx.conn.execute("INSERT INTO memory_fts_idx(memory_fts_idx, rank) VALUES ('integrity-check', 1)")
 
 
 def test_schema_sql_is_the_schema_the_migrations_build():
