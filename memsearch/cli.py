@@ -10,10 +10,9 @@ from contextlib import contextmanager
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
-                       one_line_errors, open_history, open_index, print_aborted, print_warning, progress_bar,
-                       run_history, run_query)
-from .errors import MemsearchError, quoted
+from .commands import (EXIT_ERROR, INDEX_BAR_FILES, chosen_roots, guarded, one_line_errors, open_history,
+                       open_index, print_warning, progress_bar, run_history, run_query)
+from .errors import quoted
 from .roots import AGENT_KINDS, AGENT_NAMES, KINDS, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 
 # The words query_args' help texts take from the kinds' tables.
@@ -50,14 +49,10 @@ class Group(click.Group):
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
-        try:
-            with one_line_usage():
-                return super().invoke(ctx)
-        except (CommandFailed, MemsearchError, MemoryError) as ex:
-            raise Failure(OUT_OF_MEMORY if isinstance(ex, MemoryError) else str(ex)) from None
-        except KeyboardInterrupt:
-            print_aborted()
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        with one_line_usage():
+            code = guarded(lambda: super(Group, self).invoke(ctx))
+        if code is not None:  # the commands print and return None: this is an error's exit status, printed
+            raise click.exceptions.Exit(code)
 
 
 # Made once: each click.Path() asks gettext, which looks for translation files on disk every time.
