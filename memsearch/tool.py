@@ -230,8 +230,7 @@ def _query(args: dict) -> str:
     return args["query"]
 
 
-def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+def search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     scope_id = unquoted(args.get("scopeId"))  # as the description and the labels quote it
     result = index.search_result(_query(args), args["limit"], args.get("scope"), scope_id, args.get("type"))
     if "scopeId" in args and not result.hits:
@@ -275,9 +274,8 @@ def _filters(args: dict) -> str:
     return repr(args["query"]) + (f" ({', '.join(given)})" if given else "")
 
 
-def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
-    path = arguments["path"]
+def read(index: MemoryIndex, args: dict, given: Mapping[str, Any]) -> ToolResult:
+    path = given["path"]
     # Stripped, then as given (a name may start with a space), then unquoted as format.quoted showed it.
     first = None
     for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
@@ -381,9 +379,7 @@ def close_history(index: MemoryIndex) -> None:
         history.close()
 
 
-def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
-    args = checked(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
+def history_search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     messages = args.get("messages", False)
     result = history_for(index).search_result(
         _query(args), args["limit"], project=unquoted(args.get("project")),
@@ -408,8 +404,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     return ToolResult("\n".join(lines), data)
 
 
-def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    args = checked(arguments, sc.SCHEMA, CONTEXT_TOOL_NAME)
+def read_session_context_tool(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
                                                     args["strategy"], args["maxTokens"], unquoted(args.get("project")))
     return ToolResult(found.text, found.to_dict())
@@ -419,6 +414,7 @@ def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] |
 HISTORY_TOOLS = (HISTORY_TOOL_NAME, CONTEXT_TOOL_NAME)
 HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read, HISTORY_TOOL_NAME: history_search,
             CONTEXT_TOOL_NAME: read_session_context_tool}
+SCHEMAS = {spec.name: spec.input_schema for spec in TOOLS}  # the generic ones: what each argument may be
 
 
 def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
@@ -429,7 +425,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
         if handler is None:
             raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
                                     f" this server has {', '.join(HANDLERS)}")
-        return handler(index, arguments)
+        # Checked once, against the declared schema, before anything is opened (read takes the path as given too).
+        return handler(index, checked(arguments, SCHEMAS[name], name), arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)
 
