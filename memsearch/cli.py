@@ -119,6 +119,21 @@ def root_options(f):
     return option("root")(option("db_path")(f))
 
 
+class QuickCommand(click.Command):
+    """`memsearch query` and `memsearch history`: read by query_args, the quick path's parser; click only says help
+    and usage errors (and completes)."""
+
+    def parse_args(self, ctx, args):
+        params = None if ctx.resilient_parsing else query_args.query_kwargs(args, command=self.name)
+        if params is None:
+            args = super().parse_args(ctx, args)  # help, or an error in click's words
+            if not ctx.resilient_parsing:
+                raise click.UsageError("cannot read this command line", ctx)
+            return args
+        ctx.params.update(params)
+        return []
+
+
 def command_options(command: str, **overrides):
     """The click options of query_args.COMMANDS[command]; ``overrides``: {key: what differs from CLICK_ARGS}."""
     def add(f):
@@ -170,7 +185,7 @@ def main():
     click.get_current_context().call_on_close(lambda: setattr(db, "warning_sink", None))
 
 
-@main.command(short_help="Search memory for TEXT, best hits first.")
+@main.command(cls=QuickCommand, short_help="Search memory for TEXT, best hits first.")
 @click.argument("text", nargs=-1, required=True)
 @command_options("query")
 def query(**params):
@@ -363,7 +378,7 @@ def doctor(fix, as_json, **root_opts):
 HISTORY_DB = {"show_default": "one per set of transcript folders in ~/.cache/memsearch"}
 
 
-@main.command(short_help="Search past agent sessions (transcripts).")
+@main.command(cls=QuickCommand, short_help="Search past agent sessions (transcripts).")
 @click.argument("text", nargs=-1, required=True)
 @command_options("history", db_path=HISTORY_DB)
 def history(**params):
