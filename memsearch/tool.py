@@ -28,8 +28,8 @@ CONTEXT_TOOL_NAME = "read_session_context"
 
 # Scope ids named in an index's tool description: more would crowd the model's context.
 SCOPE_IDS_SHOWN = 60
-# And the characters they may take, each and all: 60 folders named with 250 control bytes, each shown \x01 by \x01,
-# listed 60,000 characters at every session. A longer one is left out of the list; its hits still name it.
+# And the characters they may take, each and all (names of control bytes, each shown \x01 by \x01, would fill the
+# model's context). A longer one is left out of the list; its hits still name it.
 MAX_ID_SHOWN = 200
 SCOPE_IDS_CHARS = 4000
 
