@@ -189,11 +189,8 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
         except MemsearchError:
             found = []
-        if found:
-            # Escaped as hits are: a folder's name must not start a line of its own in the description.
-            shown = [f"{_shown_id(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            spec.input_schema["properties"]["scopeId"]["description"] += (
-                f" Indexed now: {_first_ids(shown, len(found))}.")
+        if found:  # escaped as hits are: a folder's name must not start a line of its own in the description
+            spec.input_schema["properties"]["scopeId"]["description"] += f" Indexed now: {_first_ids(found, True)}."
     return spec
 
 
@@ -202,17 +199,15 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
 _ONE_WORD = re.compile(r"[\w.-]+")
 
 
-def _shown_id(sid: str) -> str:
-    return quoted(sid, always=_ONE_WORD.fullmatch(sid) is None)
-
-
-def _first_ids(shown: list[str], found: int) -> str:
+def _first_ids(found: list, scoped: bool = False) -> str:
+    """The first of scope_ids() ``found``, as the tool lists them within its bounds; ``scoped``: with their scopes."""
     listed, used = [], 0
-    for text in shown:
+    for scope, sid, _ in found[:SCOPE_IDS_SHOWN]:
+        text = quoted(sid, always=_ONE_WORD.fullmatch(sid) is None) + (f" ({scope})" if scoped else "")
         if len(text) <= MAX_ID_SHOWN and used + len(text) <= SCOPE_IDS_CHARS:
             listed.append(text)
             used += len(text) + 2
-    return ", ".join(listed) + (", ..." if found > len(listed) else "")
+    return ", ".join(listed) + (", ..." if len(found) > len(listed) else "")
 
 
 class ToolResult(NamedTuple):
@@ -256,7 +251,7 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     if elsewhere:
         raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {scope} one: change the scope or leave it out")
-    known = _first_ids([_shown_id(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+    known = _first_ids(found)
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
