@@ -89,7 +89,7 @@ def completer(module: str, name: str):
 
 
 TYPES = {"spec": RootSpec(), "folders": FOLDER, "int": click.INT, "file": FILE}
-# Every default is shown one way, click's "[default: ...]".
+# Every default is shown one way, click's "[default: ...]": a value as it is, None as these words say.
 CLICK_ARGS = {
     "root": {"multiple": True, "metavar": "ROOT", "shell_complete": complete_root,
              "show_default": "the config file's roots, else every agent's memory found here"},
@@ -97,17 +97,16 @@ CLICK_ARGS = {
     "history_root": {"multiple": True, "metavar": "DIR", "show_default": "history_roots of the config file, else"
                      " $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects"},
     "role": {"shell_complete": completer("transcripts", "ROLES")},
-    "limit": {"show_default": True},
     "scope": {"shell_complete": completer("index", "SCOPES")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
-    "color": {"show_default": True},
 }
 
 
 def option(key: str, **overrides):
     """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
-    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
+    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default,
+                                                                 "show_default": o.default is not None}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
     kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
@@ -148,13 +147,10 @@ def log_to_stderr() -> None:
     """watch and mcp report through logging: one stderr line a warning."""
     import logging
 
-    class Stderr(logging.Handler):
-        def emit(self, record):
-            print_warning(record.getMessage())
-
     log = logging.getLogger("memsearch")
     if not log.handlers:
-        log.addHandler(Stderr())
+        log.addHandler(handler := logging.Handler())
+        handler.emit = lambda record: print_warning(record.getMessage())
         log.propagate = False
 
 
