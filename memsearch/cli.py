@@ -10,10 +10,9 @@ from contextlib import contextmanager
 import click
 
 from . import __version__, db, format as fmt, query_args
-from .commands import (EXIT_ERROR, EXIT_INTERRUPTED, INDEX_BAR_FILES, OUT_OF_MEMORY, CommandFailed, chosen_roots,
-                       one_line_errors, open_history, open_index, print_aborted, print_warning, progress_bar,
-                       run_history, run_query)
-from .errors import MemsearchError, quoted
+from .commands import (EXIT_ERROR, INDEX_BAR_FILES, chosen_roots, guarded, one_line_errors, open_history,
+                       open_index, print_warning, progress_bar, run_history, run_query)
+from .errors import quoted
 from .roots import AGENT_KINDS, AGENT_NAMES, KINDS, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 
 # The words query_args' help texts take from the kinds' tables.
@@ -50,14 +49,10 @@ class Group(click.Group):
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
-        try:
-            with one_line_usage():
-                return super().invoke(ctx)
-        except (CommandFailed, MemsearchError, MemoryError) as ex:
-            raise Failure(OUT_OF_MEMORY if isinstance(ex, MemoryError) else str(ex)) from None
-        except KeyboardInterrupt:
-            print_aborted()
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        with one_line_usage():
+            code = guarded(lambda: super(Group, self).invoke(ctx))
+        if code is not None:  # the commands print and return None: this is an error's exit status, printed
+            raise click.exceptions.Exit(code)
 
 
 # Made once: each click.Path() asks gettext, which looks for translation files on disk every time.
@@ -94,7 +89,7 @@ def completer(module: str, name: str):
 
 
 TYPES = {"spec": RootSpec(), "folders": FOLDER, "int": click.INT, "file": FILE}
-# Every default is shown one way, click's "[default: ...]".
+# Every default is shown one way, click's "[default: ...]": a value as it is, None as these words say.
 CLICK_ARGS = {
     "root": {"multiple": True, "metavar": "ROOT", "shell_complete": complete_root,
              "show_default": "the config file's roots, else every agent's memory found here"},
@@ -102,17 +97,16 @@ CLICK_ARGS = {
     "history_root": {"multiple": True, "metavar": "DIR", "show_default": "history_roots of the config file, else"
                      " $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects"},
     "role": {"shell_complete": completer("transcripts", "ROLES")},
-    "limit": {"show_default": True},
     "scope": {"shell_complete": completer("index", "SCOPES")},
     "type_": {"shell_complete": completer("roots", "TYPES")},
-    "color": {"show_default": True},
 }
 
 
 def option(key: str, **overrides):
     """The click option of query_args.OPTIONS[key]: the quick path reads the same table."""
     o = query_args.BY_KEY[key]
-    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default}
+    extra = {"is_flag": True, "default": False} if o.flag else {"default": o.default,
+                                                                 "show_default": o.default is not None}
     if o.envvars:
         extra.update(envvar=list(o.envvars), show_envvar=True)
     kind = click.Choice(o.choices) if o.choices else TYPES.get(o.kind)
@@ -122,6 +116,21 @@ def option(key: str, **overrides):
 
 def root_options(f):
     return option("root")(option("db_path")(f))
+
+
+class QuickCommand(click.Command):
+    """`memsearch query` and `memsearch history`: read by query_args, the quick path's parser; click only says help
+    and usage errors (and completes)."""
+
+    def parse_args(self, ctx, args):
+        params = None if ctx.resilient_parsing else query_args.query_kwargs(args, command=self.name)
+        if params is None:
+            args = super().parse_args(ctx, args)  # help, or an error in click's words
+            if not ctx.resilient_parsing:
+                raise click.UsageError("cannot read this command line", ctx)
+            return args
+        ctx.params.update(params)
+        return []
 
 
 def command_options(command: str, **overrides):
@@ -138,13 +147,10 @@ def log_to_stderr() -> None:
     """watch and mcp report through logging: one stderr line a warning."""
     import logging
 
-    class Stderr(logging.Handler):
-        def emit(self, record):
-            print_warning(record.getMessage())
-
     log = logging.getLogger("memsearch")
     if not log.handlers:
-        log.addHandler(Stderr())
+        log.addHandler(handler := logging.Handler())
+        handler.emit = lambda record: print_warning(record.getMessage())
         log.propagate = False
 
 
@@ -175,7 +181,7 @@ def main():
     click.get_current_context().call_on_close(lambda: setattr(db, "warning_sink", None))
 
 
-@main.command(short_help="Search memory for TEXT, best hits first.")
+@main.command(cls=QuickCommand, short_help="Search memory for TEXT, best hits first.")
 @click.argument("text", nargs=-1, required=True)
 @command_options("query")
 def query(**params):
@@ -368,7 +374,7 @@ def doctor(fix, as_json, **root_opts):
 HISTORY_DB = {"show_default": "one per set of transcript folders in ~/.cache/memsearch"}
 
 
-@main.command(short_help="Search past agent sessions (transcripts).")
+@main.command(cls=QuickCommand, short_help="Search past agent sessions (transcripts).")
 @click.argument("text", nargs=-1, required=True)
 @command_options("history", db_path=HISTORY_DB)
 def history(**params):

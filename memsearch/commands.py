@@ -47,6 +47,19 @@ def print_aborted() -> None:  # as click says Ctrl-C: a line break after the ter
     echo("\nAborted!", err=True)
 
 
+def guarded(run):
+    """``run()``, or the exit status of its error, printed as the CLI prints it: "Error: <message>" (exit 2), or
+    Ctrl-C (exit 130). Both the click group and the quick path run commands through it."""
+    try:
+        return run()
+    except (CommandFailed, MemsearchError, MemoryError) as ex:
+        echo(f"Error: {OUT_OF_MEMORY if isinstance(ex, MemoryError) else ex}", err=True)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print_aborted()
+        return EXIT_INTERRUPTED
+
+
 def _writes_as_is(stream) -> bool:
     # click re-wraps a stream with no encoding or errors, or an ASCII one, and the Windows console.
     if os.name == "nt" or not isinstance(stream, io.TextIOWrapper) or not stream.errors:

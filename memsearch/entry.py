@@ -33,16 +33,13 @@ def quick_query(argv) -> int | None:
         return None
     from . import commands, db
 
-    # What the click group and click.main() do around the command, in the same order.
+    # What the click group and click.main() do around the command.
     try:
         db.warning_sink = commands.print_warning
-        return (commands.run_query if argv[0] == "query" else commands.run_history)(**kwargs)
-    except (commands.CommandFailed, MemoryError) as ex:
-        commands.echo(f"Error: {commands.OUT_OF_MEMORY if isinstance(ex, MemoryError) else ex}", err=True)
-        return commands.EXIT_ERROR
-    except (EOFError, KeyboardInterrupt) as ex:
+        return commands.guarded(lambda: (commands.run_query if argv[0] == "query" else commands.run_history)(**kwargs))
+    except EOFError:
         commands.print_aborted()
-        return commands.EXIT_INTERRUPTED if isinstance(ex, KeyboardInterrupt) else 1
+        return 1
     except OSError as ex:
         if ex.errno != errno.EPIPE:
             raise

@@ -50,8 +50,7 @@ def format_hits(result, *, color: bool = False) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        hit = result.hits[0]  # the query is folded only if it must be
-        command = open_hint(hit.session, result.query, hit.project if hit.session in result.shared else None)
+        command = open_hint(result, result.hits[0])  # the query is folded only if it must be
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -59,25 +58,22 @@ def format_hits(result, *, color: bool = False) -> str:
 
 
 def hit_block(hit, color: bool = False) -> str:
-    if hasattr(hit, "excerpts"):  # a session of the history
-        many = "message" if hit.matched == 1 else "messages"
-        lines = [f"session {quoted(hit.session)}  [{quoted(hit.project)}]  score {hit.score:.2f}"
-                 f"  {hit.matched} {many} matched"]
-        lines += [f"    {e.at or '(no time)'}  {e.role}{' (sub-agent)' if e.sidechain else ''}:"
-                  f" {snippet_line(e.snippet, color)}" for e in hit.excerpts]
-        return "\n".join(lines)
-    if hasattr(hit, "session"):  # a message of the history
-        side = " (sub-agent)" if hit.sidechain else ""
-        return (f"{hit.at or '(no time)'}  {hit.role}{side}  session {quoted(hit.session)}"
-                f"  [{quoted(hit.project)}]  score {hit.score:.2f}\n    {snippet_line(hit.snippet, color)}")
-    return f"{hit_line(hit)}\n    {snippet_line(hit.snippet, color)}"
+    if not hasattr(hit, "session"):  # a memory hit
+        return f"{hit_line(hit)}\n    {snippet_line(hit.snippet, color)}"
+    where = f"session {quoted(hit.session)}  [{quoted(hit.project)}]  score {hit.score:.2f}"
+    said = lambda m: f"{m.at or '(no time)'}  {m.role}{' (sub-agent)' if m.sidechain else ''}"
+    if not hasattr(hit, "excerpts"):  # a message of the history
+        return f"{said(hit)}  {where}\n    {snippet_line(hit.snippet, color)}"
+    return "\n".join([f"{where}  {hit.matched} message{'' if hit.matched == 1 else 's'} matched",
+                      *(f"    {said(e)}: {snippet_line(e.snippet, color)}" for e in hit.excerpts)])
 
 
-def open_hint(session: str, query: str, project: str | None = None) -> str:
-    """The command that reads a hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~"); with the
-    hit's ``project`` where more than one project folder holds the id."""
+def open_hint(result, hit) -> str:
+    """The command that reads a history hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~"); with
+    the hit's project where more than one project folder holds the id."""
     import shlex
 
+    session, query, project = hit.session, result.query, hit.project if hit.session in result.shared else None
     # An id holding a line break, a control or a character that shows nothing, or one session-context would take
     # back as another (the id 'x', quotes and all, read as x), is given quoted as the hit shows it: folded, it
     # named no session; bare, it read as another.
@@ -100,8 +96,7 @@ def result_json(result, encoding: str = "utf-8") -> str:
     payload = result_dict(result)
     if hasattr(result, "refresh"):  # history
         for shown, hit in zip(payload["results"], result.hits):
-            project = hit.project if hit.session in result.shared else None
-            shown["open"] = open_hint(hit.session, result.query, project)
+            shown["open"] = open_hint(result, hit)
         if result.refresh is not None:
             payload["refresh"] = result.refresh.to_dict()
     else:
@@ -137,10 +132,8 @@ def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:
               "seconds": round(report.seconds, 4)}
     if brief:
         return counts
-    return {**counts, "added_paths": list(report.added), "updated_paths": list(report.updated),
-            "removed_paths": list(report.removed),
-            "skipped_paths": [s._asdict() for s in report.skipped],
-            "malformed_paths": [s._asdict() for s in report.malformed],
+    return {**counts, **{f"{k}_paths": list(getattr(report, k)) for k in ("added", "updated", "removed")},
+            **{f"{k}_paths": [s._asdict() for s in getattr(report, k)] for k in ("skipped", "malformed")},
             "left_out_reasons": [x._asdict() for x in report.left_out]}
 
 

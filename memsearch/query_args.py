@@ -1,6 +1,6 @@
-"""`memsearch query` and `memsearch history` options, declared once: memsearch.cli builds their click options
-from COMMANDS, and query_kwargs() reads the common command lines without click, giving exactly what click would
-pass, or None where that is not certain (help, `--`, an unknown option, a value click would refuse)."""
+"""`memsearch query` and `memsearch history` options, declared once, and their one parser: query_kwargs() reads
+their command lines without click, for the quick path (memsearch.entry) and the click commands alike (memsearch.cli
+builds their options from COMMANDS for help); None, for help or a usage error, which click then says."""
 
 import os
 import stat
@@ -65,13 +65,17 @@ SPELLINGS = {command: ({name: o.key for o in options if not o.flag for name in o
 
 
 def query_kwargs(args, environ=os.environ, command: str = "query") -> dict | None:
-    """The ``command`` callback's keyword arguments for ``args`` (after the command's name), or None."""
+    """The ``command`` callback's keyword arguments for ``args`` (after the command's name), read by click's
+    rules, or None where click would show help or refuse the command line."""
     options, (valued, flags) = COMMANDS[command], SPELLINGS[command]
     shorts = [name for name in valued if not name.startswith("--")]
     words, given = [], {}
     rest = iter(args)
     for arg in rest:
-        if not arg.startswith("-"):
+        if arg == "--":  # the rest are words
+            words.extend(rest)
+            break
+        if arg == "-" or not arg.startswith("-"):
             words.append(arg)
             continue
         name, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
@@ -82,11 +86,10 @@ def query_kwargs(args, environ=os.environ, command: str = "query") -> dict | Non
             given[flags[name]] = [True]
             continue
         if name not in valued:
-            return None  # --help, --, an unknown or misspelt option: click says what it is
+            return None  # -h, --help, an unknown or misspelt option: click says what it is
         if not has_value:
-            value = next(rest, None)
-            # click would take "-x" as the value; better not to guess what was meant
-            if value is None or value.startswith("-"):
+            value = next(rest, None)  # even "-x", as click takes it
+            if value is None:
                 return None
         given.setdefault(valued[name], []).append(value)
     if not words:
@@ -104,19 +107,18 @@ def query_kwargs(args, environ=os.environ, command: str = "query") -> dict | Non
             kwargs[o.key] = tuple(values)
         else:
             value = values[-1]  # repeated: the last one counts, as in click
-            if o.kind == "int" and not (value.isascii() and value.isdigit() and len(value) <= 9):
-                return None  # " 5", "+5", "5_0", "0x5", past int()'s digit limit and the like: click decides
             if (o.kind == "choice" and value not in o.choices) or (o.kind == "file" and not _usable_path(value)):
                 return None
-            kwargs[o.key] = int(value) if o.kind == "int" else value
+            try:
+                kwargs[o.key] = int(value) if o.kind == "int" else value  # click.INT is int() (" 5", "+5", "5_0")
+            except ValueError:
+                return None
     return kwargs
 
 
 def _usable_path(path, folder=False):
-    """What click.Path(dir_okay=False) (``folder``: file_okay=False) lets through: anything absent, else a readable
-    non-folder (a folder) ("": click)."""
-    if not path:
-        return False
+    """What click.Path(dir_okay=False) (``folder``: file_okay=False) lets through: anything absent ("" too), else a
+    readable non-folder (a folder)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:

@@ -28,8 +28,8 @@ CONTEXT_TOOL_NAME = "read_session_context"
 
 # Scope ids named in an index's tool description: more would crowd the model's context.
 SCOPE_IDS_SHOWN = 60
-# And the characters they may take, each and all: 60 folders named with 250 control bytes, each shown \x01 by \x01,
-# listed 60,000 characters at every session. A longer one is left out of the list; its hits still name it.
+# And the characters they may take, each and all (names of control bytes, each shown \x01 by \x01, would fill the
+# model's context). A longer one is left out of the list; its hits still name it.
 MAX_ID_SHOWN = 200
 SCOPE_IDS_CHARS = 4000
 
@@ -189,11 +189,8 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
             found = index.scope_ids(SCOPE_IDS_SHOWN + 1)
         except MemsearchError:
             found = []
-        if found:
-            # Escaped as hits are: a folder's name must not start a line of its own in the description.
-            shown = [f"{_shown_id(sid)} ({scope})" for scope, sid, _ in found[:SCOPE_IDS_SHOWN]]
-            spec.input_schema["properties"]["scopeId"]["description"] += (
-                f" Indexed now: {_first_ids(shown, len(found))}.")
+        if found:  # escaped as hits are: a folder's name must not start a line of its own in the description
+            spec.input_schema["properties"]["scopeId"]["description"] += f" Indexed now: {_first_ids(found, True)}."
     return spec
 
 
@@ -202,17 +199,15 @@ def search_tool(index: MemoryIndex) -> ToolSpec:
 _ONE_WORD = re.compile(r"[\w.-]+")
 
 
-def _shown_id(sid: str) -> str:
-    return quoted(sid, always=_ONE_WORD.fullmatch(sid) is None)
-
-
-def _first_ids(shown: list[str], found: int) -> str:
+def _first_ids(found: list, scoped: bool = False) -> str:
+    """The first of scope_ids() ``found``, as the tool lists them within its bounds; ``scoped``: with their scopes."""
     listed, used = [], 0
-    for text in shown:
+    for scope, sid, _ in found[:SCOPE_IDS_SHOWN]:
+        text = quoted(sid, always=_ONE_WORD.fullmatch(sid) is None) + (f" ({scope})" if scoped else "")
         if len(text) <= MAX_ID_SHOWN and used + len(text) <= SCOPE_IDS_CHARS:
             listed.append(text)
             used += len(text) + 2
-    return ", ".join(listed) + (", ..." if found > len(listed) else "")
+    return ", ".join(listed) + (", ..." if len(found) > len(listed) else "")
 
 
 class ToolResult(NamedTuple):
@@ -230,8 +225,7 @@ def _query(args: dict) -> str:
     return args["query"]
 
 
-def search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    args = checked(arguments, SEARCH_SCHEMA, SEARCH_TOOL_NAME)
+def search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     scope_id = unquoted(args.get("scopeId"))  # as the description and the labels quote it
     result = index.search_result(_query(args), args["limit"], args.get("scope"), scope_id, args.get("type"))
     if "scopeId" in args and not result.hits:
@@ -257,7 +251,7 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
     if elsewhere:
         raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
                                 f" not a {scope} one: change the scope or leave it out")
-    known = _first_ids([_shown_id(sid) for _, sid, _ in found[:SCOPE_IDS_SHOWN]], len(found))
+    known = _first_ids(found)
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 
@@ -275,9 +269,8 @@ def _filters(args: dict) -> str:
     return repr(args["query"]) + (f" ({', '.join(given)})" if given else "")
 
 
-def read(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    checked(arguments, READ_SCHEMA, READ_TOOL_NAME)
-    path = arguments["path"]
+def read(index: MemoryIndex, args: dict, given: Mapping[str, Any]) -> ToolResult:
+    path = given["path"]
     # Stripped, then as given (a name may start with a space), then unquoted as format.quoted showed it.
     first = None
     for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
@@ -381,9 +374,7 @@ def close_history(index: MemoryIndex) -> None:
         history.close()
 
 
-def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    # Every argument checked before the transcripts are opened: a missing folder must not hide a bad argument.
-    args = checked(arguments, HISTORY_SCHEMA, HISTORY_TOOL_NAME)
+def history_search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     messages = args.get("messages", False)
     result = history_for(index).search_result(
         _query(args), args["limit"], project=unquoted(args.get("project")),
@@ -408,8 +399,7 @@ def history_search(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> T
     return ToolResult("\n".join(lines), data)
 
 
-def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] | None) -> ToolResult:
-    args = checked(arguments, sc.SCHEMA, CONTEXT_TOOL_NAME)
+def read_session_context_tool(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     found = history_for(index).read_session_context(unquoted(args["sessionId"]), args.get("query", ""),
                                                     args["strategy"], args["maxTokens"], unquoted(args.get("project")))
     return ToolResult(found.text, found.to_dict())
@@ -419,6 +409,7 @@ def read_session_context_tool(index: MemoryIndex, arguments: Mapping[str, Any] |
 HISTORY_TOOLS = (HISTORY_TOOL_NAME, CONTEXT_TOOL_NAME)
 HANDLERS = {SEARCH_TOOL_NAME: search, READ_TOOL_NAME: read, HISTORY_TOOL_NAME: history_search,
             CONTEXT_TOOL_NAME: read_session_context_tool}
+SCHEMAS = {spec.name: spec.input_schema for spec in TOOLS}  # the generic ones: what each argument may be
 
 
 def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
@@ -429,7 +420,8 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
         if handler is None:
             raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
                                     f" this server has {', '.join(HANDLERS)}")
-        return handler(index, arguments)
+        # Checked once, against the declared schema, before anything is opened (read takes the path as given too).
+        return handler(index, checked(arguments, SCHEMAS[name], name), arguments)
     except (MemsearchError, ValueError) as ex:
         return error_result(str(ex), type(ex).__name__)
 
