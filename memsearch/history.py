@@ -414,19 +414,14 @@ class HistoryIndex(db.Opened):
             return [] if sessions else ([], 0, [])
         # The best ids by score, ties to the later message. Not memsearch.search's pruning: a question's words are
         # common in conversation, so its check mostly failed and it ran again (top_messages prunes in Python).
-        sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
-        if sessions:  # one row a session: a session's many best messages must not take every place
-            sql = SESSION_BEST.format(ranking=sql, factor=factor, where=where)
-            return [((s, p), score) for s, p, score in conn.execute(
-                sql, [*factor_params, *string_params(scored), *params, limit])]
-        ranked = None if where or factor else top_messages(conn, scored, fetch_size(limit))
-        if ranked is None:
-            if where or factor:  # without a filter or a date, no row is joined
-                sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
-                       f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
-            else:
-                sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
-            ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
+        (factor, factor_params), size = held_factor(held, "m.at", "m.at"), limit if sessions else fetch_size(limit)
+        ranked = None if sessions or where or factor else top_messages(conn, scored, size)
+        if ranked is None:  # one row a session, else without a filter or a date no row is joined
+            sql = (SESSION_BEST if sessions else MESSAGE_BEST if where or factor else MESSAGE_TOP).format(
+                ranking=ranking(len(scored), MESSAGES, ()), factor=factor, where=where)
+            ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, size]).fetchall()
+        if sessions:
+            return [((s, p), score) for s, p, score in ranked]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         ids = [mid for mid, _ in kept]
         found = self._found(query, ids) if ids else {}
@@ -564,7 +559,12 @@ FUSE_WEIGHT = 0.25
 # as a session is ranked by its own course (memsearch.pieces): 0 a sub-agent's, 1 the session's own, 2 the user's.
 WHOSE = "CASE WHEN m.sidechain THEN 0 WHEN m.role = 'user' THEN 2 ELSE 1 END"
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's).
+# The messages ranked in SQL, best first (ties: the later one), with a filter or a date joined to their rows.
+MESSAGE_TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC, id DESC LIMIT ?"
+MESSAGE_BEST = ("SELECT s.id, s.score{factor} AS score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
+                " WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+# Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's):
+# one row a session, so that a session's many best messages do not take every place.
 SESSION_BEST = """
 SELECT session, project, score FROM (
     SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)
