@@ -261,11 +261,9 @@ class HistoryIndex(db.Opened):
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
             folder = self._walks.paths.get(root)
-            if folder is None:
-                raise ValueError("not a root of this index")
-            real = real_path(_file(folder, rel))
-            if not below(real, os.path.realpath(folder)):
-                raise ValueError("outside the root")
+            real = None if folder is None else real_path(_file(folder, rel))
+            if real is None or not below(real, os.path.realpath(folder)):
+                raise ValueError("not inside a root of this index")
         return real
 
     def _where(self, project, session, role, after) -> tuple[tuple[str, list], tuple[str, list]]:
@@ -348,9 +346,8 @@ class HistoryIndex(db.Opened):
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[tuple, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
-        holds: dict[int, list[str]] = {}  # the words each message kept holds
-        lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
-        whose: dict[int, int] = {}  # WHOSE each message kept is
+        # Each message kept: (the words it holds, K of BM25: k1 x its length against the average, WHOSE it is).
+        refined: dict[int, tuple[list[str], float, int]] = {}
         for session, low, high in bounds:
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
@@ -373,19 +370,18 @@ class HistoryIndex(db.Opened):
                     item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, kind)
                     (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
             once = sorted(likeliest, reverse=True)  # best first, ties to the later message
-            for _, mid, terms, k, kind in once:
-                holds[mid], lengths[mid], whose[mid] = terms, k, kind
+            refined.update((mid, (terms, k, kind)) for _, mid, terms, k, kind in once)
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
-            best[session] = (matched, [mid for one, mid, *_ in once if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, {mid: holds[mid] for matched, mids in best.values() for mid in mids})
+            best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
+        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids})
         top = {}  # each session's best message's score
         for session in best:
             matched, mids = best[session]
-            score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
-                              for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
+            score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
+                     for mid in mids for terms, k, _ in [refined[mid]]}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
-            top[session] = max((v for mid, v in score.items() if whose[mid] >= 1 + own), default=0.0)
+            top[session] = max((v for mid, v in score.items() if refined[mid][2] >= 1 + own), default=0.0)
         if fuse is not None and kept and (most := max(top[s] for s, _ in kept[:FUSED])) > 0:
             scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
             fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])

@@ -80,11 +80,6 @@ class HistoryReport(NamedTuple):
         return {**self._asdict(), "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
                 "seconds": round(self.seconds, 4)}
 
-    def summary(self) -> str:
-        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed, {self.unchanged}"
-                f" unchanged transcripts, {self.linked} other names of one, {self.deferred} left for the next search;"
-                f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
-
 
 def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
             seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
@@ -96,8 +91,7 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
     walks.begin()
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = []
+    skipped, todo, seen, retry, found = [], [], set(), False, []  # skipped: (path, why); retry: a skip that may pass
     for n, root in enumerate(roots):
         passed: list = []  # (path below the root, why) of the names the walk passes over
         found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]

@@ -355,8 +355,7 @@ def find(root: str, listings: dict, passed: list) -> Iterator[Transcript]:
     stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
         folder = stack.pop()
-        kept = listings.get(folder[0])
-        listed = _listing(folder, kept)
+        listed = _listing(folder, kept := listings.get(folder[0]))
         if listed is None:
             continue
         fresh[folder[0]] = listed
