@@ -86,11 +86,8 @@ def parse_line(raw: bytes) -> list[Part] | None:
         return None
     if not isinstance(obj, dict):
         return None
-    kind = obj.get("type")
-    if isinstance(kind, str):
-        parts = _claude(obj, kind) if kind in CLAUDE_TYPES else []
-    else:  # the plain format's (no role: none)
-        parts = _plain(obj)
+    kind = obj.get("type")  # a string: Claude Code's; else the plain format's
+    parts = (_claude(obj, kind) if kind in CLAUDE_TYPES else []) if isinstance(kind, str) else _plain(obj)
     if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
         parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
     return parts
