@@ -369,11 +369,10 @@ class _Pending:
         self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0
 
     def add(self, reader: CountingReader, fid: int, expected: int, rows: list, done: bool, begun: float) -> bool:
-        """Queue ``rows``, the lines of transcript ``fid`` read from ``expected`` up to ``reader.end`` (their
-        reading ``begun`` then), and write the queue if it is due. False: another process took the transcript
-        meanwhile. A batch is written if the file's row still is (consumed, the fingerprint columns while the read
-        is unfinished: see _ZEROS), then made (size: minus the size at open until read in full; consumed; the
-        first and last kept bytes, for _same_start)."""
+        """Queue ``rows``, transcript ``fid``'s lines from ``expected`` to ``reader.end`` (read from ``begun`` on),
+        and write the queue if it is due; False: another process took the transcript meanwhile. A batch: (fid,
+        its row as it must still be: consumed and the unfinished fingerprint (_ZEROS), its rows, its row after:
+        size (minus the size at open until read in full), consumed, first and last kept bytes for _same_start)."""
         st, end = reader.stat, reader.end
         size, unfinished = min(CHECK_BYTES, end), (-st.st_size, *fingerprint.key(st)[1:])
         after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
@@ -401,8 +400,8 @@ class _Pending:
 def _write(conn: sqlite3.Connection, fid: int, before: tuple, rows: list, after: tuple) -> bool:
     """Insert ``rows`` if file ``fid``'s row still says the read got to where they begin (``before``; else another
     process took those lines: False)."""
-    if conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone() \
-            != before:
+    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
+    if row != before:
         return False
     last = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
     with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
