@@ -72,9 +72,7 @@ def windows(text: str, today: dt.date | None = None) -> tuple[Window, ...]:
             if m["m4"] and not m["y"] and (name.lower() in _ALSO_WORDS and (name.islower() or m.start() == 0)):
                 continue
             year, month, day = int(m["y"] or 0), _NAME[name.lower()], int(m["d1"] or m["d2"] or 0)
-        if not 1 <= month <= 12:
-            continue
-        if not year:
+        if not year:  # (a month out of 1-12 is only ever given with its year: date() refuses it)
             out.append(Window("", "", f"{month:02d}"))
             continue
         try:

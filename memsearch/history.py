@@ -261,11 +261,9 @@ class HistoryIndex(db.Opened):
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
             folder = self._walks.paths.get(root)
-            if folder is None:
-                raise ValueError("not a root of this index")
-            real = real_path(_file(folder, rel))
-            if not below(real, os.path.realpath(folder)):
-                raise ValueError("outside the root")
+            real = None if folder is None else real_path(_file(folder, rel))
+            if real is None or not below(real, os.path.realpath(folder)):
+                raise ValueError("not inside a root of this index")
         return real
 
     def _where(self, project, session, role, after) -> tuple[tuple[str, list], tuple[str, list]]:
@@ -348,9 +346,8 @@ class HistoryIndex(db.Opened):
         idf = {t: math.log(1 + (pieces - m + 0.5) / (m + 0.5)) if (m := held.get(t)) else
                math.log(1 + (span - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
         best: dict[tuple, tuple[int, list[int]]] = dict.fromkeys((s for s, _ in kept), (0, []))
-        holds: dict[int, list[str]] = {}  # the words each message kept holds
-        lengths: dict[int, float] = {}  # K of BM25: k1 x the message's length against the average
-        whose: dict[int, int] = {}  # WHOSE each message kept is
+        # Each message kept: (the words it holds, K of BM25: k1 x its length against the average, WHOSE it is).
+        refined: dict[int, tuple[list[str], float, int]] = {}
         for session, low, high in bounds:
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
@@ -373,19 +370,18 @@ class HistoryIndex(db.Opened):
                     item = (sum(idf[t] for t in chunk[mid]) / (1 + k), mid, chunk[mid], k, kind)
                     (heapq.heappush if len(likeliest) < REFINED else heapq.heappushpop)(likeliest, item)
             once = sorted(likeliest, reverse=True)  # best first, ties to the later message
-            for _, mid, terms, k, kind in once:
-                holds[mid], lengths[mid], whose[mid] = terms, k, kind
+            refined.update((mid, (terms, k, kind)) for _, mid, terms, k, kind in once)
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
-            best[session] = (matched, [mid for one, mid, *_ in once if one * (1 + lengths[mid]) >= reach])
-        counts = _word_counts(conn, {mid: holds[mid] for matched, mids in best.values() for mid in mids})
+            best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
+        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids})
         top = {}  # each session's best message's score
         for session in best:
             matched, mids = best[session]
-            score = {mid: sum(idf[t] * c / (c + lengths[mid]) for t in holds[mid]
-                              for c in [max(counts.get((mid, t), 1), 1)]) for mid in mids}
+            score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
+                     for mid in mids for terms, k, _ in [refined[mid]]}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])
-            top[session] = max((v for mid, v in score.items() if whose[mid] >= 1 + own), default=0.0)
+            top[session] = max((v for mid, v in score.items() if refined[mid][2] >= 1 + own), default=0.0)
         if fuse is not None and kept and (most := max(top[s] for s, _ in kept[:FUSED])) > 0:
             scale = FUSE_WEIGHT * kept[0][1] / most  # the best message's share, on the sessions' scale
             fused = sorted(((s, score + scale * top[s]) for s, score in kept[:FUSED]), key=lambda k: -k[1])
@@ -414,19 +410,14 @@ class HistoryIndex(db.Opened):
             return [] if sessions else ([], 0, [])
         # The best ids by score, ties to the later message. Not memsearch.search's pruning: a question's words are
         # common in conversation, so its check mostly failed and it ran again (top_messages prunes in Python).
-        sql, (factor, factor_params) = ranking(len(scored), MESSAGES, ()), held_factor(held, "m.at", "m.at")
-        if sessions:  # one row a session: a session's many best messages must not take every place
-            sql = SESSION_BEST.format(ranking=sql, factor=factor, where=where)
-            return [((s, p), score) for s, p, score in conn.execute(
-                sql, [*factor_params, *string_params(scored), *params, limit])]
-        ranked = None if where or factor else top_messages(conn, scored, fetch_size(limit))
-        if ranked is None:
-            if where or factor:  # without a filter or a date, no row is joined
-                sql = (f"SELECT s.id, s.score{factor} AS score FROM ({sql}) AS s JOIN history_messages AS m"
-                       f" ON m.id = s.id WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
-            else:
-                sql = f"SELECT id, score FROM ({sql}) ORDER BY score DESC, id DESC LIMIT ?"
-            ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, fetch_size(limit)]).fetchall()
+        (factor, factor_params), size = held_factor(held, "m.at", "m.at"), limit if sessions else fetch_size(limit)
+        ranked = None if sessions or where or factor else top_messages(conn, scored, size)
+        if ranked is None:  # one row a session, else without a filter or a date no row is joined
+            sql = (SESSION_BEST if sessions else MESSAGE_BEST if where or factor else MESSAGE_TOP).format(
+                ranking=ranking(len(scored), MESSAGES, ()), factor=factor, where=where)
+            ranked = conn.execute(sql, [*factor_params, *string_params(scored), *params, size]).fetchall()
+        if sessions:
+            return [((s, p), score) for s, p, score in ranked]
         kept = apply_floor(ranked, floor, score=itemgetter(1))[:limit]
         ids = [mid for mid, _ in kept]
         found = self._found(query, ids) if ids else {}
@@ -564,7 +555,12 @@ FUSE_WEIGHT = 0.25
 # as a session is ranked by its own course (memsearch.pieces): 0 a sub-agent's, 1 the session's own, 2 the user's.
 WHOSE = "CASE WHEN m.sidechain THEN 0 WHEN m.role = 'user' THEN 2 ELSE 1 END"
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))
-# Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's).
+# The messages ranked in SQL, best first (ties: the later one), with a filter or a date joined to their rows.
+MESSAGE_TOP = "SELECT id, score FROM ({ranking}) ORDER BY score DESC, id DESC LIMIT ?"
+MESSAGE_BEST = ("SELECT s.id, s.score{factor} AS score FROM ({ranking}) AS s JOIN history_messages AS m ON m.id = s.id"
+                " WHERE 1{where} ORDER BY score DESC, s.id DESC LIMIT ?")
+# Under another role than the user's, or a time filter, sessions go by their best message (ties: the later one's):
+# one row a session, so that a session's many best messages do not take every place.
 SESSION_BEST = """
 SELECT session, project, score FROM (
     SELECT session, project, score, id, row_number() OVER (PARTITION BY session, project ORDER BY score DESC, id DESC)

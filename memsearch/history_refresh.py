@@ -80,11 +80,6 @@ class HistoryReport(NamedTuple):
         return {**self._asdict(), "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
                 "seconds": round(self.seconds, 4)}
 
-    def summary(self) -> str:
-        return (f"{self.new} new, {self.grown} grown, {self.reread} re-read, {self.removed} removed, {self.unchanged}"
-                f" unchanged transcripts, {self.linked} other names of one, {self.deferred} left for the next search;"
-                f" {self.messages} messages added, {self.bytes_read} bytes read, {self.skipped_lines} lines skipped")
-
 
 def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
             seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
@@ -96,8 +91,7 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
     walks.begin()
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped, todo, seen, retry = [], [], set(), False  # skipped: (path, why); retry: a skip that may pass later
-    found = []
+    skipped, todo, seen, retry, found = [], [], set(), False, []  # skipped: (path, why); retry: a skip that may pass
     for n, root in enumerate(roots):
         passed: list = []  # (path below the root, why) of the names the walk passes over
         found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]
@@ -358,46 +352,32 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
             batch.extend((fid, offset, len(raw), n, t.project, *stored_as(p), *stored(p.text))
                          for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
-            if not pending.add(_batch(reader, fid, at, batch, done=False), clock):
+            if not pending.add(reader, fid, at, batch, False, clock):
                 return
             at, batch, clock = reader.end, [], time.monotonic()
             if clock >= deadline:
                 out["deferred"] = 1
                 return
-    pending.add(_batch(reader, fid, at, batch, done=True), clock)
-
-
-class _Batch(NamedTuple):
-    """``length`` bytes of a transcript's lines, parsed: ``rows`` to insert if its history_files row still is
-    ``before`` (consumed, then the fingerprint columns while the read is unfinished: see _ZEROS), then ``after``
-    (size: minus the size at open until it is read in full; consumed; head and tail for _same_start; its id)."""
-    fid: int
-    before: tuple
-    rows: list
-    after: tuple
-    length: int
-
-
-def _batch(reader: CountingReader, fid: int, expected: int, rows: list, done: bool) -> _Batch:
-    st, end = reader.stat, reader.end
-    size = min(CHECK_BYTES, end)  # the first and last kept bytes, for _same_start
-    unfinished = (-st.st_size, *fingerprint.key(st)[1:])
-    after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
-    return _Batch(fid, (expected, *unfinished), rows, after, end - expected)
+    pending.add(reader, fid, at, batch, True, clock)
 
 
 class _Pending:
-    """Batches parsed and not yet written, small transcripts' together (not a commit and FTS5 segment each) once
+    """Lines parsed and not yet written, small transcripts' together (not a commit and FTS5 segment each) once
     COMMIT_BYTES were read or COMMIT_SECONDS spent since the first began; no lock is held while one is read."""
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0
 
-    def add(self, batch: _Batch, begun: float) -> bool:
-        """Queue ``batch`` (its reading ``begun`` then) and write the queue if it is due. False: another process
-        took the batch's transcript meanwhile."""
-        self.batches.append(batch)
-        self.read += batch.length
+    def add(self, reader: CountingReader, fid: int, expected: int, rows: list, done: bool, begun: float) -> bool:
+        """Queue ``rows``, transcript ``fid``'s lines from ``expected`` to ``reader.end`` (read from ``begun`` on),
+        and write the queue if it is due; False: another process took the transcript meanwhile. A batch: (fid,
+        its row as it must still be: consumed and the unfinished fingerprint (_ZEROS), its rows, its row after:
+        size (minus the size at open until read in full), consumed, first and last kept bytes for _same_start)."""
+        st, end = reader.stat, reader.end
+        size, unfinished = min(CHECK_BYTES, end), (-st.st_size, *fingerprint.key(st)[1:])
+        after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
+        self.batches.append((fid, (expected, *unfinished), rows, after))
+        self.read += end - expected
         self.since = begun if self.since is None else self.since
         if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
             return True
@@ -410,25 +390,25 @@ class _Pending:
         if batches:
             with db.write_transaction(self.conn):
                 for batch in batches:
-                    written = _write(self.conn, batch)
-                    rows += len(batch.rows) if written else 0
+                    written = _write(self.conn, *batch)
+                    rows += len(batch[2]) if written else 0
                 _merge(self.conn, MERGE_PAGES + rows)
         self.messages += rows
         return written
 
 
-def _write(conn: sqlite3.Connection, batch: _Batch) -> bool:
-    """Insert ``batch`` if its file's row still says the read got to where the batch begins (else another process
-    took those lines: False)."""
-    if conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?",
-                    (batch.fid,)).fetchone() != batch.before:
+def _write(conn: sqlite3.Connection, fid: int, before: tuple, rows: list, after: tuple) -> bool:
+    """Insert ``rows`` if file ``fid``'s row still says the read got to where they begin (``before``; else another
+    process took those lines: False)."""
+    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
+    if row != before:
         return False
-    after = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
     with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
-          if len(batch.rows) >= BULK_ROWS else nullcontext()):
-        conn.executemany(INSERT_MESSAGE, batch.rows)
-    add_pieces(conn, batch.fid, after)
-    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", batch.after)
+          if len(rows) >= BULK_ROWS else nullcontext()):
+        conn.executemany(INSERT_MESSAGE, rows)
+    add_pieces(conn, fid, last)
+    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", after)
     return True
 
 

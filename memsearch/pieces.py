@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
-# A piece's texts as they were indexed, the user's and the rest (migrations/0016, 0022): FTS5 keeps none,
-# and deleting a piece hands it these same texts. The ORDER BY in a subquery keeps group_concat's order.
-# A session is ranked by its own course: a sub-agent's lines (its "user" ones are the prompts the main agent
-# wrote it) are in neither; the errand's prompt and answer are the session's own Task call and result.
-# Its messages are read by one of two ways, whichever the piece's ids make cheap (a condition on the piece
-# alone is tested before SQLite reads a row): those between its first and last ids while they are mostly its
-# own, else the session's in its file, through the session's index. By its file's index alone, a piece read
-# its file's every message: the square of a file's lines where they claim many sessions (CHANGELOG).
+# A piece's texts as indexed, the user's and the rest (migrations/0016, 0022): FTS5 keeps none, and deleting a piece
+# hands it these same texts (ORDER BY in a subquery keeps group_concat's order). A sub-agent's lines are in neither:
+# a session is ranked by its own course. Its messages are read by their ids while those are mostly its own, else
+# through the session's index: by its file's index alone, the square of a file's lines claiming many sessions.
 _DENSE = "p.last - p.first < 4 * p.messages"
 PIECE_TEXT = ", ".join(
     "(SELECT group_concat(idx_body, char(10)) FROM ("

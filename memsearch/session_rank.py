@@ -161,8 +161,8 @@ def _add(scores: dict[int, float], rows, scale: float) -> None:
 
 def pieces_of(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
     """{piece: its (session, project)}, for a db.Cached: a search then looks its pieces up, not an IN query of them.
-    Only the indexed ones, which alone match: a sub-agent's file whose every line claims another session made
-    a piece each, never ranked (100,000 lines held 25 MB)."""
+    Only the indexed ones, which alone match: a sub-agent's file whose every line claims another session makes
+    a piece each, never ranked (CHANGELOG: the memory they held)."""
     return {pid: (s, p) for pid, s, p in conn.execute(
         f"SELECT p.id, p.session, p.project FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p ON p.id = d.id")}
 

@@ -86,11 +86,8 @@ def parse_line(raw: bytes) -> list[Part] | None:
         return None
     if not isinstance(obj, dict):
         return None
-    kind = obj.get("type")
-    if isinstance(kind, str):
-        parts = _claude(obj, kind) if kind in CLAUDE_TYPES else []
-    else:  # the plain format's (no role: none)
-        parts = _plain(obj)
+    kind = obj.get("type")  # a string: Claude Code's; else the plain format's
+    parts = (_claude(obj, kind) if kind in CLAUDE_TYPES else []) if isinstance(kind, str) else _plain(obj)
     if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
         parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
     return parts
@@ -355,8 +352,7 @@ def find(root: str, listings: dict, passed: list) -> Iterator[Transcript]:
     stack = [(real_root.rstrip("/") + "/", "", printable_name(os.path.basename(real_root)), 0)]
     while stack:
         folder = stack.pop()
-        kept = listings.get(folder[0])
-        listed = _listing(folder, kept)
+        listed = _listing(folder, kept := listings.get(folder[0]))
         if listed is None:
             continue
         fresh[folder[0]] = listed
@@ -365,9 +361,8 @@ def find(root: str, listings: dict, passed: list) -> Iterator[Transcript]:
         yield from (_restat(listed[2]) if listed is kept else listed[2])  # (just listed: stat'ed as listed)
         for path, t in listed[3]:  # symlinks, followed to a file inside the root afresh each walk
             target = real_path(path)
-            inside = below(target, real_root)
             # Out of the root (or at it: a loop), or into what the scan never reads.
-            if not inside or any(part.startswith(".") for part in inside.split(os.sep)):
+            if not (inside := below(target, real_root)) or any(p.startswith(".") for p in inside.split(os.sep)):
                 continue
             try:
                 st = os.stat(target)
@@ -423,10 +418,8 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
             passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
             continue
         with suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
-                if depth < MAX_DEPTH:
-                    folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown,
-                                    depth + 1))
+            if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
+                folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
             elif name.endswith(".jsonl"):
                 rel, session = shown_dir + shown, shown[: -len(".jsonl")]
                 if entry.is_symlink():
