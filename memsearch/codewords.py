@@ -93,12 +93,12 @@ _LATIN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _LATIN_RA
 
 @functools.cache
 def _letters() -> dict[int, str]:
-    """Each Latin or full-width letter or digit as the ASCII one fold() makes of it, one character
+    """Each Latin or full-width letter or digit, and ＿, as the ASCII one fold() makes of it, one character
     for one: an identifier typed with them (ÜberClient, naïveBayes, ｇｅｔＵｓｅｒ) splits as in ASCII."""
     table = {}
     for c in (c for lo, hi in _LATIN_RANGES for c in range(lo, hi + 1)):
         plain = fold(chr(c))
-        if len(plain) == 1 and plain.isascii() and plain.isalnum():
+        if len(plain) == 1 and plain.isascii() and (plain.isalnum() or plain == "_"):
             table[c] = plain
     return table
 
@@ -127,8 +127,9 @@ def _foldable() -> re.Pattern[str]:
     return re.compile("[" + "".join(map(re.escape, chars)) + _OTHER_MARKS + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-# What ends a word to fold: no letter, digit or mark, or one of a script fold() never changes (CJK).
-_NOT_IN_WORD = re.compile(f"[^\\w{MARKS}]|[^\u0000-\u052f\u0590-\u06ff\u1e00-\u1fff\uff10-\uff5a]")
+# What ends a word to fold: no letter, digit, mark or full-width joiner (ｕｓｅｒ＿ｉｄ is one word, as user_id),
+# or one of a script fold() never changes (CJK).
+_NOT_IN_WORD = re.compile(f"[^\\w{MARKS}\uff0d\uff3f]|[^\u0000-\u052f\u0590-\u06ff\u1e00-\u1fff\uff0d\uff10-\uff5a]")
 
 
 def folded(word: str) -> str:

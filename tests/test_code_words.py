@@ -657,3 +657,30 @@ def test_only_code_shapes_weigh_more():
         '"csharp"', '"dotnet"', '"getUserById"', '"user_id"', '"API_KEY"', '"utf8"')
     assert plan("LeBron at McGee's, YouTube, MoMA, CWindowImpl").code == ()
     assert repr(plan("stripe webhook")) == """Query(terms=('"stripe"', '"webhook"'), pairs=('"stripe webhook"',))"""
+
+
+def test_a_full_width_joiner_keeps_its_word_whole(tmp_path):
+    """ｕｓｅｒ＿ｉｄ in Japanese text: the ＿ ended the folded word, so its halves were folded apart, user and id
+    were not adjacent, and user_id found nothing. ＿ also splits a full-width identifier as _ does."""
+    root = tmp_path / "m"
+    write(root, "ja.md", "# 表\n主キーはｕｓｅｒ＿ｉｄです。\n")
+    write(root, "other.md", "# 表\nユーザーの名前は必須です。id と user は別。\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        for query in ("user_id", "ｕｓｅｒ＿ｉｄ", "user-id"):
+            assert [h.path for h in idx.search(query)][:1] == ["ja.md"], query
+    assert codewords.expand("ｇｅｔＵｓｅｒ＿ｂｙＩｄ") == (
+        f"ｇｅｔＵｓｅｒ＿ｂｙＩｄ{codewords.OPEN}get User by Id getuserbyid getUser_byId{codewords.CLOSE}")
+
+
+def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
+    """0024 reads again the memory files and transcripts holding a full-width ＿ or －, and those alone."""
+    root, history, db = _indexed_before(
+        tmp_path, {"ja.md": "主キーはｕｓｅｒ＿ｉｄです。\n", "plain.md": "ｕｓｅｒ and getUserById\n"},
+        {"a-1": "主キーはｕｓｅｒ＿ｉｄです", "b-1": "run getUserById first"}, 24,
+        (codewords.OPEN + "user_id" + codewords.CLOSE, ""))
+    _memory_read_again(root, db, "user_id", "ja.md")
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
+        assert [hit.session for hit in h.search("user_id")] == ["a-1"]
+        _integrity(h)
