@@ -555,6 +555,16 @@ def _memory_read_again(root, db, query: str, path: str) -> None:
         assert [hit.path for hit in idx.search(query)] == [path]
 
 
+def _history_read_again(history, db, query: str) -> None:
+    """The migration marked session a-1's transcript to be read again, not b-1's; the search that reads it again
+    finds a-1 by ``query``, and both indexes stay whole."""
+    with HistoryIndex(history, db) as h:
+        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
+        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
+        assert [hit.session for hit in h.search(query)] == ["a-1"]
+        _integrity(h)
+
+
 def _integrity(h: HistoryIndex) -> None:
     for fts in ("history_fts", "history_session_fts"):
         h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
@@ -608,11 +618,7 @@ def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
         {"a-1": "ברכה: שָׁלוֹם עולם", "b-1": "Αθηνά again"}, 18,
         *((codewords.OPEN + bare + codewords.CLOSE, "") for bare in ("مرحبا", "שלום")))
     _memory_read_again(root, db, "مرحبا", "ar.md")
-    with HistoryIndex(history, db) as h:
-        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
-        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
-        assert [hit.session for hit in h.search("שלום")] == ["a-1"]
-        _integrity(h)
+    _history_read_again(history, db, "שלום")
 
 
 def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
@@ -679,8 +685,4 @@ def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
         {"a-1": "主キーはｕｓｅｒ＿ｉｄです", "b-1": "run getUserById first"}, 24,
         (codewords.OPEN + "user_id" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "user_id", "ja.md")
-    with HistoryIndex(history, db) as h:
-        inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
-        assert inodes["-home-u-shop/a-1.jsonl"] == -1 and inodes["-home-u-shop/b-1.jsonl"] > 0
-        assert [hit.session for hit in h.search("user_id")] == ["a-1"]
-        _integrity(h)
+    _history_read_again(history, db, "user_id")
