@@ -247,7 +247,7 @@ class Opened:
                 self._conn = None
 
     @contextmanager
-    def building(self, conn: sqlite3.Connection):
+    def first_build(self, conn: sqlite3.Connection):
         """:func:`building`, the -wal made anew by its switch back taken as this connection's own (see replaced)."""
         with building(conn):
             yield

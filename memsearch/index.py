@@ -140,7 +140,7 @@ class MemoryIndex(db.Opened):
 
     def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                         known=self._known, deep=deep, first_build=self.building)
+                         known=self._known, deep=deep, first_build=self.first_build)
 
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
