@@ -565,6 +565,17 @@ def _history_read_again(history, db, query: str) -> None:
         _integrity(h)
 
 
+def _history_kept(history, db, query: str, said: str) -> None:
+    """The migration marked no transcript to be read again, so ``query`` finds none; a new session that says
+    ``said`` is found by it."""
+    with HistoryIndex(history, db) as h:
+        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
+        assert not h.search(query)
+        transcript(history, [line("user", said, session="c-1")], session="c-1")
+        assert [hit.session for hit in h.search(query)] == ["c-1"]
+        _integrity(h)
+
+
 def _integrity(h: HistoryIndex) -> None:
     for fts in ("history_fts", "history_session_fts"):
         h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
@@ -579,12 +590,7 @@ def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
         {"a-1": "sign in with OAuth2 first", "b-1": "run getUserById first"}, 17,
         (" Auth2 OAuth" + codewords.CLOSE, codewords.CLOSE))
     _memory_read_again(root, db, "oauth", "oauth.md")
-    with HistoryIndex(history, db) as h:
-        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
-        assert not h.search("oauth")
-        transcript(history, [line("user", "then OAuth2 again", session="c-1")], session="c-1")
-        assert [hit.session for hit in h.search("oauth")] == ["c-1"]
-        _integrity(h)
+    _history_kept(history, db, "oauth", "then OAuth2 again")
 
 
 def test_an_index_from_before_0019_reads_latin_identifiers_and_versions_again(tmp_path):
@@ -704,12 +710,7 @@ def test_an_index_from_before_0025_reads_joints_again(tmp_path):
         {"a-1": "set API_KEY first", "b-1": "run getUserById first"}, 25,
         (codewords.OPEN + "apikey" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "apikey", "env.md")
-    with HistoryIndex(history, db) as h:
-        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
-        assert not h.search("apikey")
-        transcript(history, [line("user", "then API_KEY again", session="c-1")], session="c-1")
-        assert [hit.session for hit in h.search("apikey")] == ["c-1"]
-        _integrity(h)
+    _history_kept(history, db, "apikey", "then API_KEY again")
 
 
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
