@@ -11,8 +11,9 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   name (``cplusplus``, ``csharp``, ``dotnet``), so it is a word of its own and not the letter ``c``;
 - an identifier with case changes or digits (``getUserById``, ``utf8``): its parts (``get User By Id``), and, if
   ``_`` or ``-`` join some of them (``get_userById``), all of them joined (``getuserbyid``); a name with digits
-  also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``). ``user_id`` needs
-  nothing: unicode61 splits it, and a query for ``userId`` asks for the phrase ``"user Id"`` and the token ``userid``;
+  also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``); an identifier with a
+  ``_`` (``user_id``, which unicode61 splits), its parts joined (``userid``, as unicode61 keeps ``userId``), so the
+  name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -38,10 +39,10 @@ SYMBOL_NAMES = {"++": "plusplus", "#": "sharp"}
 SYMBOL = re.compile(r"(?<![\w+#])([A-Za-z][A-Za-z0-9]*)(\+\+|#)(?![^\W\d]|[+#])|(?<![\w.])\.net\b|\.(?:NET|Net)\b")
 
 # Files are scanned for identifiers in a copy of their text with one byte a character, each spelled by its class
-# (a: lower case, A: upper case, 0: digit, _: _ or -, space: anything else): far cheaper than a regex over the text.
+# (a: lower case, A: upper case, 0: digit, _ and - as themselves, space: anything else): far cheaper than a regex.
 _ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))  # ASCII digits and letters
-_CLASSES = bytes.maketrans(_ALNUM + b"_-", b"0" * 10 + b"A" * 26 + b"a" * 26 + b"__")
-_CLASSES = bytes(c if c in b"0Aa_" else 32 for c in _CLASSES)
+_CLASSES = bytes.maketrans(_ALNUM, b"0" * 10 + b"A" * 26 + b"a" * 26)
+_CLASSES = bytes(c if c in b"0Aa_-" else 32 for c in _CLASSES)
 
 # The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
 PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -148,15 +149,18 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
     together, its parts joined where it splits them; with ``units`` (what the index adds), also
     the names with digits inside it (Base64Encode: base64; S3Bucket: s3; OAuth2: oauth)."""
-    forms = []
     pieces = JOINT.split(run.strip("_-"))
+    joined = "".join(pieces)
+    if joined.isalpha() and (joined.islower() or joined.isupper()):  # (most runs: snake_case, SCREAMING_CASE)
+        return (joined.lower(),) if 1 < len(pieces) <= MAX_JOINED else ()
+    forms = []
     parts = PART.findall(run)  # (as piece by piece: no part holds _ or -)
     if len(parts) > len(pieces):  # a case change or a digit split some piece
         forms.append(" ".join(parts))
         if units and (extra := _units(pieces, parts)):
             forms.append(extra)
-    if 1 < len(pieces) <= MAX_JOINED and not all(p.isdigit() for p in pieces):
-        forms.append("".join(pieces).lower())
+    if 1 < len(pieces) <= MAX_JOINED and not joined.isdigit():
+        forms.append(joined.lower())
     return tuple(forms)
 
 
@@ -211,7 +215,8 @@ def unexpand(spelled: str) -> str:
 def index_forms(run: str) -> tuple[str, ...]:
     """What the index adds after the first ``run`` (ASCII letters, digits, _ and -) of a text."""
     cls = run.encode("ascii", "replace").translate(_CLASSES)
-    return identifier_forms(run, True) if any(pair in cls for pair in _BOUNDARIES) else ()
+    needs = any(pair in cls for pair in _BOUNDARIES) or _UNDERSCORE.search(cls) is not None
+    return identifier_forms(run, True) if needs else ()
 
 
 def _expand(text: str) -> str:
@@ -257,12 +262,14 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
     return found
 
 
-# Where a run needs parts: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a: utf8, 2nd);
-# one joined by _ or - alone gets nothing (unicode61 splits it). Each regex starts with a literal (see _SYMBOL_ENDS)
+# Where a run needs forms: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a: utf8, 2nd),
+# a _ inside (user_id: unicode61 splits it, so its join userid is what ranks it above prose's "user id"). One joined
+# by - alone gets nothing: prose is full of them (well-known). Each regex starts with a literal (see _SYMBOL_ENDS)
 # and takes the rest of the run.
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
-_CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_]*")
-_DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_]*")
+_CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_-]*")
+_DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_-]*")
+_UNDERSCORE = re.compile(rb"_(?<=[0Aa]_)(?=[0Aa])[0Aa_-]*")
 
 
 def _runs(text: str, cls: bytes) -> dict[str, int]:
@@ -271,7 +278,7 @@ def _runs(text: str, cls: bytes) -> dict[str, int]:
     repeat its parts' words (the whole name keeps its count)."""
     first: dict[str, int] = {}
     rfind = cls.rfind
-    for boundary in (_CASE_CHANGE, _DIGIT_BY_LETTER):
+    for boundary in (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE):
         for m in boundary.finditer(cls):
             end = m.end()
             run = text[rfind(b" ", 0, m.start()) + 1:end]

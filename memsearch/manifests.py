@@ -12,13 +12,13 @@ from itertools import islice
 from typing import NamedTuple
 
 from . import context, metadata
-from .errors import InvalidArgument, quoted
+from .errors import quoted
 from .format import one_line
 from .layout import Layout
 from .memory_file import INDEX_NAME
 from .prepare import not_text
 from .roots import INSTRUCTIONS, as_list, resolve
-from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES
+from .settings import MANIFEST_LIMIT, MAX_FILE_BYTES, checked_setting
 
 # The frontmatter must close within this many lines to be read, and within
 # this many bytes: a longer block is unusable anyway (metadata.MAX_BLOCK).
@@ -54,8 +54,8 @@ class ManifestEntry(NamedTuple):
 
 def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FILE_BYTES) -> list[ManifestEntry]:
     """The memory files of ``roots`` (folders, Roots or a Layout), newest first, at most ``limit``."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r:.40}")
+    checked_setting("manifest_limit", limit)  # (the setting's rule: one rule for the one value)
+    checked_setting("max_file_bytes", max_file_bytes)
     if not isinstance(roots, Layout):
         roots = Layout(resolve(as_list(roots)))
     found = roots.walk(max_file_bytes).files

@@ -257,9 +257,10 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
 
 
 def zero_hint(index: MemoryIndex) -> str:
-    paths = [printable_name(r.path) for r in index.roots]  # a name not UTF-8 is no JSON text: \xNN, as hits show it
-    roots = " ".join(p if all(c.isalnum() or c in "/._-~" for c in p)
-                     else "'" + p.replace("'", "'\\''") + "'" for p in paths)  # shell words
+    import shlex
+
+    # A name not UTF-8 is no JSON text: \xNN, as hits show it.
+    roots = " ".join(shlex.quote(printable_name(r.path)) for r in index.roots)
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 

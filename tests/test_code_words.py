@@ -90,7 +90,7 @@ CASES = [
     ("get_user_by_id", "code/getuser.md", "<<getUserById>>"),
     ("userId", "code/snake.md", "<<user_id>>"),
     ("user_id", "code/snake.md", "<<user_id>>"),
-    ("user-id", "code/snake.md", "<<user>>_<<id>>"),
+    ("user-id", "code/snake.md", "<<user_id>>"),
     ("requestId", "code/kebab.md", "x-<<request-id>>"),
     ("session_token", "code/camel.md", "<<sessionToken>>"),
     ("session token", "code/camel.md", "<<sessionToken>>"),
@@ -507,7 +507,7 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         kept = dict(idx.conn.execute("SELECT path, body FROM memory_fts WHERE body <> ''"))
         assert kept == {rel: ONCE[rel] for rel in ("accents.md", "cjk.md", "marks.md")}
         assert [h.path for h in idx.search("getUserById", reconcile=False)] == ["ident.md", "marks.md"]
-        assert sorted(idx.reconcile().updated) == sorted(kept)  # read again
+        assert sorted(idx.reconcile().updated) == sorted([*kept, "ident.md"])  # read again (ident.md by 0025: a _)
         assert idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body <> ''").fetchone() == (0,)
         assert _unmarked(idx.search("提交")[0].snippet) == ONCE["cjk.md"]
         idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
@@ -565,6 +565,17 @@ def _history_read_again(history, db, query: str) -> None:
         _integrity(h)
 
 
+def _history_kept(history, db, query: str, said: str) -> None:
+    """The migration marked no transcript to be read again, so ``query`` finds none; a new session that says
+    ``said`` is found by it."""
+    with HistoryIndex(history, db) as h:
+        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
+        assert not h.search(query)
+        transcript(history, [line("user", said, session="c-1")], session="c-1")
+        assert [hit.session for hit in h.search(query)] == ["c-1"]
+        _integrity(h)
+
+
 def _integrity(h: HistoryIndex) -> None:
     for fts in ("history_fts", "history_session_fts"):
         h.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
@@ -579,12 +590,7 @@ def test_an_index_from_before_0017_reads_names_with_digits_again(tmp_path):
         {"a-1": "sign in with OAuth2 first", "b-1": "run getUserById first"}, 17,
         (" Auth2 OAuth" + codewords.CLOSE, codewords.CLOSE))
     _memory_read_again(root, db, "oauth", "oauth.md")
-    with HistoryIndex(history, db) as h:
-        assert h.conn.execute("SELECT count(*) FROM history_files WHERE inode = -1").fetchone() == (0,)
-        assert not h.search("oauth")
-        transcript(history, [line("user", "then OAuth2 again", session="c-1")], session="c-1")
-        assert [hit.session for hit in h.search("oauth")] == ["c-1"]
-        _integrity(h)
+    _history_kept(history, db, "oauth", "then OAuth2 again")
 
 
 def test_an_index_from_before_0019_reads_latin_identifiers_and_versions_again(tmp_path):
@@ -678,11 +684,40 @@ def test_a_full_width_joiner_keeps_its_word_whole(tmp_path):
         f"ｇｅｔＵｓｅｒ＿ｂｙＩｄ{codewords.OPEN}get User by Id getuserbyid getUser_byId{codewords.CLOSE}")
 
 
+def test_an_identifier_with_a_joint_ranks_above_prose_with_its_words(tmp_path):
+    """API_KEY, which unicode61 splits, is indexed joined too (apikey), as unicode61 keeps apiKey: a file
+    naming it comes before prose saying "api key", and user_id and userId meet whole."""
+    root = tmp_path / "m"
+    write(root, "env.md", "# Env\nAPI_KEY must be set for the nightly job.\n")
+    write(root, "prose.md", "# Env\nThe api key rotation runs.\n")
+    write(root, "longer.md", "# Env\nAPI_KEY_ID is the public half of the pair.\n")
+    write(root, "snake.md", "# Orders\nThe orders table keys on user_id for every row we keep.\n")
+    write(root, "words.md", "# Orders\nEach user id is kept.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("API_KEY", floor=0)][:1] == ["env.md"]
+        for query in ("user_id", "userId"):
+            assert [h.path for h in idx.search(query, floor=0)][:2] == ["snake.md", "words.md"], query
+    assert codewords.expand("MAX_FILE_BYTES or a_b_c_d_e_f_g or 1_000_000 or __init__") == (
+        f"MAX_FILE_BYTES{codewords.OPEN}maxfilebytes{codewords.CLOSE} or a_b_c_d_e_f_g or 1_000_000 or __init__")
+    assert codewords.expand("well-known") == "well-known"  # prose joins words with - alone
+
+
+def test_an_index_from_before_0025_reads_joints_again(tmp_path):
+    """0025 marks to be read again the memory files holding a _, those alone; transcripts keep the expansions they
+    were read with (nearly all hold a _), as in 0017, and a new one has the joins."""
+    root, history, db = _indexed_before(
+        tmp_path, {"env.md": "Set API_KEY first.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": "set API_KEY first", "b-1": "run getUserById first"}, 25,
+        (codewords.OPEN + "apikey" + codewords.CLOSE, ""))
+    _memory_read_again(root, db, "apikey", "env.md")
+    _history_kept(history, db, "apikey", "then API_KEY again")
+
+
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
     """0024 reads again the memory files and transcripts holding a full-width ＿ or －, and those alone."""
     root, history, db = _indexed_before(
         tmp_path, {"ja.md": "主キーはｕｓｅｒ＿ｉｄです。\n", "plain.md": "ｕｓｅｒ and getUserById\n"},
         {"a-1": "主キーはｕｓｅｒ＿ｉｄです", "b-1": "run getUserById first"}, 24,
-        (codewords.OPEN + "user_id" + codewords.CLOSE, ""))
+        (codewords.OPEN + "userid user_id" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "user_id", "ja.md")
     _history_read_again(history, db, "user_id")

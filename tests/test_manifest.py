@@ -161,8 +161,8 @@ def test_a_file_or_folder_swapped_for_a_link_since_the_walk_lends_no_description
 def test_bad_arguments_raise_invalid_argument(memdir):
     from memsearch import InvalidArgument
 
-    for bad in ({"limit": 0}, {"limit": "5"}, {"limit": True}):
-        with pytest.raises(InvalidArgument, match="limit must be"):
+    for bad in ({"limit": 0}, {"limit": "5"}, {"limit": True}, {"max_file_bytes": "big"}, {"max_file_bytes": 0}):
+        with pytest.raises(InvalidArgument, match="(limit|max_file_bytes) must be"):
             manifest(memdir, **bad)
     for roots in (None, 5, os.fsencode(memdir)):
         with pytest.raises(InvalidArgument, match="roots must be a folder, a Root or a list of them"):

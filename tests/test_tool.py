@@ -161,7 +161,10 @@ def test_zero_hint_quotes_an_odd_root(tmp_path):
 
     with MemoryIndex(root, tmp_path / "db") as idx:
         text = call_tool(idx, "memory_search", {"query": "nothing"}).text
-    assert "grep -rni WORD '" in text and "'\\''s memory'" in text
+    import shlex
+
+    command = next(line for line in text.splitlines() if "grep -rni WORD" in line)
+    assert shlex.split(command.split("(", 1)[1].rstrip(").")) == ["grep", "-rni", "WORD", str(root)]
 
 
 def test_search_sees_edits(index, tree):
