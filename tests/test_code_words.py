@@ -239,6 +239,17 @@ def test_symbol_words_do_not_match_their_letter(code_index):
     assert "lang/sharp.md" not in [h.path for h in code_index.search("C#")]
 
 
+def test_a_pair_ending_in_a_symbol_word_holds_its_token(tmp_path):
+    """The pair "in F#" was asked for as "in F", which the letter F of "written in F, an old dialect" matched."""
+    root = tmp_path / "m"
+    write(root, "letter.md", "# Tools\nThe exporter is written in F, an old dialect.\n")
+    write(root, "fsharp.md", "# Tools\nFor the exporter we went with F# after the spike.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("written in F#")][:1] == ["fsharp.md"]
+    assert '"in F fsharp"' in plan("written in F#").pairs and '"on NET dotnet"' in plan("runs on .NET").pairs
+    assert '"C cplusplus samples"' in plan("C++ samples").pairs  # a symbol first: through its token, as before
+
+
 def test_three_spellings_meet(tmp_path):
     """user_id, user-id and userId find each other, and prose with the two
     words apart comes after all three."""
