@@ -194,7 +194,7 @@ def test_a_long_run_costs_linear_time():
         "from memsearch import codewords\n"
         "texts = json.loads(sys.stdin.read())\n"
         "print(json.dumps([codewords.unexpand(codewords.expand(t)) == t for t in texts]))\n"
-        "print(json.dumps(codewords.identifier_forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
+        "print(json.dumps(codewords._forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
     )
     run_ = "a" * 1_000_000
     texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x"]
@@ -203,6 +203,16 @@ def test_a_long_run_costs_linear_time():
     assert done.returncode == 0, done.stderr
     same, units = map(json.loads, done.stdout.splitlines())
     assert same == [True] * len(texts) and units == ["sha" + "a" * 1000 + "256"]
+
+
+def test_a_run_longer_than_a_name_adds_nothing():
+    """A base64 blob is no name: it added hundreds of parts, and each such run, a megabyte long, stayed in the
+    cache of forms (4,096 of them)."""
+    blob = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg" + "A" * 6
+    assert len(blob) == codewords.MAX_NAME and codewords.identifier_forms(blob)
+    assert codewords.expand(f"see {blob}x now") == f"see {blob}x now"
+    cached = codewords._forms.cache_info().currsize
+    assert codewords.identifier_forms("aB" * 500_000) == () and codewords._forms.cache_info().currsize == cached
 
 
 def test_a_long_query_word_costs_linear_time(code_tree, tmp_path):
@@ -722,6 +732,20 @@ def test_an_index_from_before_0025_reads_joints_again(tmp_path):
         (codewords.OPEN + "apikey" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "apikey", "env.md")
     _history_kept(history, db, "apikey", "then API_KEY again")
+
+
+def test_an_index_from_before_0026_drops_the_parts_of_long_runs(tmp_path):
+    """0026 marks to be read again the memory files with an expansion, those alone: the parts an index gave a
+    run longer than a name answer until then, and go with the next reconcile."""
+    blob = "aB" * 60
+    root, history, db = _indexed_before(
+        tmp_path, {"blob.md": f"Call getUserById on {blob}.\n", "plain.md": "Call the helper first.\n"},
+        {"a-1": "nothing here"}, 26, (blob, f"{blob}{codewords.OPEN}kestrel{codewords.CLOSE}"))
+    with MemoryIndex(root, db) as idx:
+        assert [h.path for h in idx.search("kestrel", reconcile=False)] == ["blob.md"]
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["blob.md"] == -1 and sizes["plain.md"] > 0
+        assert not idx.search("kestrel") and [h.path for h in idx.search("getUserById")] == ["blob.md"]
 
 
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
