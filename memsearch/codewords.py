@@ -144,11 +144,21 @@ def symbol_name(match: re.Match[str]) -> str:
     return "dotnet" if match.group(1) is None else (match.group(1) + SYMBOL_NAMES[match.group(2)]).lower()
 
 
-@functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
+# A longer run is no name anyone types (a base64 blob, a key): it adds nothing, and the cache of forms, keyed by
+# the run, stays small whatever the files hold (4,096 runs of a megabyte held gigabytes).
+MAX_NAME = 100
+
+
 def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     """What a run of letters, digits, _ and - adds: its parts where unicode61 keeps them
     together, its parts joined where it splits them; with ``units`` (what the index adds), also
-    the names with digits inside it (Base64Encode: base64; S3Bucket: s3; OAuth2: oauth)."""
+    the names with digits inside it (Base64Encode: base64; S3Bucket: s3; OAuth2: oauth). Nothing
+    for a run longer than MAX_NAME."""
+    return _forms(run, units) if len(run) <= MAX_NAME else ()
+
+
+@functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
+def _forms(run: str, units: bool) -> tuple[str, ...]:
     pieces = JOINT.split(run.strip("_-"))
     joined = "".join(pieces)
     if joined.isalpha() and (joined.islower() or joined.isupper()):  # (most runs: snake_case, SCREAMING_CASE)

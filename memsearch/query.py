@@ -141,14 +141,16 @@ _ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
 
 def _sequence(text: str) -> list[tuple[str, str, str]]:
     """(key, first words, all words) of each word and symbol word of ``text`` in order, as the index spells them:
-    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``). An
-    identifier's parts follow only its first occurrence in a file, as a rule its title or heading (codewords._runs)."""
+    a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``), and a
+    symbol's own, which follows each of its occurrences (``in F#``: ``"in F fsharp"``, not the letter F of "in F,").
+    An identifier's parts follow only its first occurrence in a file, as a rule its title or heading
+    (codewords._runs), so a pair ends with the identifier alone."""
     items = []
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
             token = codewords.symbol_name(m)
             head = " ".join(WORD.findall(m.group()))
-            items.append((token, head, f"{head} {token}"))
+            items.append((token, f"{head} {token}", f"{head} {token}"))
         else:
             word = m.group()
             forms = codewords.index_forms(word) if word.isascii() else ()

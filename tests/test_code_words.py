@@ -194,7 +194,7 @@ def test_a_long_run_costs_linear_time():
         "from memsearch import codewords\n"
         "texts = json.loads(sys.stdin.read())\n"
         "print(json.dumps([codewords.unexpand(codewords.expand(t)) == t for t in texts]))\n"
-        "print(json.dumps(codewords.identifier_forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
+        "print(json.dumps(codewords._forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
     )
     run_ = "a" * 1_000_000
     texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x"]
@@ -203,6 +203,16 @@ def test_a_long_run_costs_linear_time():
     assert done.returncode == 0, done.stderr
     same, units = map(json.loads, done.stdout.splitlines())
     assert same == [True] * len(texts) and units == ["sha" + "a" * 1000 + "256"]
+
+
+def test_a_run_longer_than_a_name_adds_nothing():
+    """A base64 blob is no name: it added hundreds of parts, and each such run, a megabyte long, stayed in the
+    cache of forms (4,096 of them)."""
+    blob = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg" + "A" * 6
+    assert len(blob) == codewords.MAX_NAME and codewords.identifier_forms(blob)
+    assert codewords.expand(f"see {blob}x now") == f"see {blob}x now"
+    cached = codewords._forms.cache_info().currsize
+    assert codewords.identifier_forms("aB" * 500_000) == () and codewords._forms.cache_info().currsize == cached
 
 
 def test_a_long_query_word_costs_linear_time(code_tree, tmp_path):
@@ -237,6 +247,17 @@ def test_symbol_words_do_not_match_their_letter(code_index):
     assert "lang/c.md" not in [h.path for h in code_index.search("C++")]
     assert "lang/c.md" not in [h.path for h in code_index.search("C#")]
     assert "lang/sharp.md" not in [h.path for h in code_index.search("C#")]
+
+
+def test_a_pair_ending_in_a_symbol_word_holds_its_token(tmp_path):
+    """The pair "in F#" was asked for as "in F", which the letter F of "written in F, an old dialect" matched."""
+    root = tmp_path / "m"
+    write(root, "letter.md", "# Tools\nThe exporter is written in F, an old dialect.\n")
+    write(root, "fsharp.md", "# Tools\nFor the exporter we went with F# after the spike.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("written in F#")][:1] == ["fsharp.md"]
+    assert '"in F fsharp"' in plan("written in F#").pairs and '"on NET dotnet"' in plan("runs on .NET").pairs
+    assert '"C cplusplus samples"' in plan("C++ samples").pairs  # a symbol first: through its token, as before
 
 
 def test_three_spellings_meet(tmp_path):
@@ -711,6 +732,21 @@ def test_an_index_from_before_0025_reads_joints_again(tmp_path):
         (codewords.OPEN + "apikey" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "apikey", "env.md")
     _history_kept(history, db, "apikey", "then API_KEY again")
+
+
+def test_an_index_from_before_0026_drops_the_parts_of_long_runs(tmp_path):
+    """0026 marks to be read again the memory files with an expansion after a run longer than a name, those alone
+    (plain.md has getUserById's): the parts an index gave such a run answer until then, and go with the next
+    reconcile."""
+    blob = "aB" * 60
+    root, history, db = _indexed_before(
+        tmp_path, {"blob.md": f"Call getUserById on {blob}.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": "nothing here"}, 26, (blob, f"{blob}{codewords.OPEN}kestrel{codewords.CLOSE}"))
+    with MemoryIndex(root, db) as idx:
+        assert [h.path for h in idx.search("kestrel", reconcile=False)] == ["blob.md"]
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["blob.md"] == -1 and sizes["plain.md"] > 0
+        assert not idx.search("kestrel") and {h.path for h in idx.search("getUserById")} == {"blob.md", "plain.md"}
 
 
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
