@@ -20,7 +20,6 @@ import os
 import re
 import stat
 import time
-from contextlib import suppress
 from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
@@ -417,7 +416,7 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
             passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
             continue
-        with suppress(OSError):
+        try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
             if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
                 folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
             elif name.endswith(".jsonl"):
@@ -427,6 +426,8 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
                     path = real_dir + name
                     files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
+        except OSError:
+            pass
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
 
 

@@ -735,13 +735,14 @@ def test_an_index_from_before_0025_reads_joints_again(tmp_path):
 
 
 def test_an_index_from_before_0026_drops_the_parts_of_long_runs(tmp_path):
-    """0026 marks to be read again the memory files with an expansion after a run longer than a name, those alone
-    (plain.md has getUserById's): the parts an index gave such a run answer until then, and go with the next
-    reconcile."""
+    """0026 marks to be read again the memory files with an expansion as long as a run longer than a name makes,
+    those alone (plain.md has getUserById's): the parts an index gave such a run answer until then, and go with
+    the next reconcile."""
     blob = "aB" * 60
+    parts = " ".join(["a", "B"] * 60)  # as the index spelled them before MAX_NAME, with a word to find them by
     root, history, db = _indexed_before(
         tmp_path, {"blob.md": f"Call getUserById on {blob}.\n", "plain.md": "Call getUserById first.\n"},
-        {"a-1": "nothing here"}, 26, (blob, f"{blob}{codewords.OPEN}kestrel{codewords.CLOSE}"))
+        {"a-1": "nothing here"}, 26, (blob, f"{blob}{codewords.OPEN}{parts} kestrel{codewords.CLOSE}"))
     with MemoryIndex(root, db) as idx:
         assert [h.path for h in idx.search("kestrel", reconcile=False)] == ["blob.md"]
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
