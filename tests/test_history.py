@@ -445,7 +445,7 @@ def test_a_refresh_of_unchanged_transcripts_is_one_query_and_writes_nothing(hist
 
 def test_a_long_lived_index_keeps_nothing_of_the_transcripts_removed(history, hroot):
     """A long-lived index kept the real path of every transcript it ever found: 20,000 made and removed under
-    fresh names held 20,000 (16 MB with 200-character names) for its lifetime. It keeps those found now."""
+    fresh names held 20,000 (16 MB with 206-character names) for its lifetime. It keeps those found now."""
     for batch in range(3):
         paths = [transcript(hroot, [line("user", f"kappa {batch}")], session=f"s-{batch}-{n}") for n in range(40)]
         assert len(history.search(f"kappa {batch}", 50, messages=True, floor=0)) == 40
