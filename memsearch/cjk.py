@@ -53,8 +53,9 @@ _CJK_CLASS = (
 
 # A query's word, here and in memsearch.query, goes on through combining marks (codewords.MARKS): a stressed
 # "моло́ко" (no NFC form) is one token to unicode61, a voweled Arabic or Hebrew word one word to fold. "_" joins
-# a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores alone is no word.
-WORD = re.compile(rf"_*[^\W_][\w{MARKS}]*")
+# a word's parts (snake_case) but separates unicode61's tokens, so a run of underscores alone is no word. Tried only
+# where a run of them starts: from inside one it reaches the same end, and retrying at each cost its length squared.
+WORD = re.compile(rf"(?<!_)_*[^\W_][\w{MARKS}]*")
 
 # How query_terms() matches a CJK word of bigrams ab, bc, cd:
 #   "phrase"  "ab bc cd"                      the word as a substring

@@ -37,7 +37,7 @@ class EventSource:
         self._on_event, self._on_overflow, self._on_trouble = on_event, on_overflow, on_trouble
         self._inotify, self._wake = None, ()  # the pipe that wakes the thread to stop
         self._paths: dict[int, str] = {}  # watch descriptor -> folder
-        self._deep: set[str] = set()  # folders whose subfolders get watches too
+        self._deep: dict[str, int] = {}  # folders whose subfolders get watches too -> the watch that made it so
         self._mixed: set[str] = set()  # checkouts' memory/ folders known to hold a file not Markdown
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # _paths: this source's thread and the watcher's
@@ -107,7 +107,7 @@ class EventSource:
                 self._paths[wd] = path
             if not deep:
                 continue
-            self._deep.add(path)
+            self._deep[path] = wd
             with suppress(OSError), os.scandir(path) as entries:
                 stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
 
@@ -120,7 +120,14 @@ class EventSource:
                 del self._paths[wd]
                 with suppress(OSError):  # already gone with its folder
                     self._inotify.rm_watch(wd)
-        self._deep = {p for p in self._deep if p != folder and not p.startswith(head)}
+        self._deep = {p: wd for p, wd in self._deep.items() if p != folder and not p.startswith(head)}
+        self._mixed = {p for p in self._mixed if p != folder and not p.startswith(head)}
+
+    def _forget(self, folder: str, wd: int) -> None:
+        """What is kept of a folder whose watch ``wd`` is gone; kept if the folder there now has a watch of its own."""
+        if self._deep.get(folder) == wd:
+            del self._deep[folder]
+        self._mixed.discard(folder)  # (decided afresh, as follow() does)
 
     def _read(self) -> None:
         poller = select.poll()
@@ -149,6 +156,8 @@ class EventSource:
             with self._lock:  # IN_IGNORED: the watch is gone
                 folder = self._paths.pop(wd, None) if mask & IN_IGNORED else self._paths.get(wd)
             if folder is None or mask & IN_IGNORED:
+                if folder is not None:  # its folder gone: a name made and removed must not be kept for ever
+                    self._forget(folder, wd)
                 continue
             is_dir = bool(mask & IN_ISDIR)
             if not name:  # the watched folder itself

@@ -96,13 +96,15 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
         passed: list = []  # (path below the root, why) of the names the walk passes over
         found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]
         skipped += [(os.path.join(root, *rel.split("/")), why) for rel, why in passed]
+    reals = {}  # this walk's alone: a long-lived index kept the name of every transcript it ever saw
     for root, t in _once(found, stored, counts, skipped):
         seen.add(name := (root, t.rel))
-        walks.reals[name] = t.real
+        reals[name] = t.real
         if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
             todo.append((root, t))
+    walks.reals = reals
     todo.sort(key=lambda item: item[1].fingerprint.size)
     total, done = sum(t.fingerprint.size for _, t in todo), 0
     deadline = time.monotonic() + (float("inf") if seconds is None else seconds)

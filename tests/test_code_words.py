@@ -223,6 +223,13 @@ def test_a_long_query_word_costs_linear_time(code_tree, tmp_path):
         assert r.returncode in (0, 1) and not r.stderr.strip("no matches\n"), r.stderr
 
 
+def test_a_long_run_of_underscores_in_a_query_costs_linear_time(code_tree, tmp_path):
+    """A query's word was sought from every _ of a run of them: 32,000 took 30 s through the CLI, the
+    100,000 here would take minutes. The guard is a generous timeout."""
+    r = run_memsearch("query", "--root", code_tree, "--db", tmp_path / "db", "--", "port " + "_" * 100_000, timeout=30)
+    assert r.returncode in (0, 1) and not r.stderr.strip("no matches\n"), r.stderr
+
+
 def test_a_long_run_of_marks_costs_linear_time(tmp_path):
     """unicodedata sorts a run of combining marks in quadratic time: a 200 KB file of Hebrew points
     in mixed order held every query 10 s, one at the 2 MB cap would have held it ~1,000 s. Such a

@@ -1003,3 +1003,47 @@ def test_a_repos_memory_folder_of_subfolders_only_that_gets_a_note_is_watched_wh
         assert fresh(idx, "heron") == ["app/memory/sub/x.md"]
         write(src, "app/memory/sub/x.md", "a note about a pelican\n")
         assert fresh(idx, "pelican") == ["app/memory/sub/x.md"]
+
+
+# -- a long-lived watcher keeps what lives, not every name it ever saw ---------------------------
+
+
+def test_folders_made_and_removed_leave_nothing_behind_in_the_event_source(watched, tree):
+    """Each folder under a walked root was remembered as watched whole, and kept after its removal: 20,000
+    folders made and removed under fresh names held 20,000 paths (6.7 MB) for the watcher's lifetime."""
+    idx, watcher = watched
+    source = watcher._sources[0]
+    for n in range(300):
+        (tree / f"tmp-{n}").mkdir()
+        (tree / f"tmp-{n}/inner").mkdir()
+    eventually(lambda: source.watches >= 600, "the new folders watched")
+    for n in range(300):
+        shutil.rmtree(tree / f"tmp-{n}")
+    eventually(lambda: source.watches < 600, "their watches gone")
+    # Removed and made again at once: the folder there now is watched whole, its new subfolders too.
+    (tree / "again").mkdir()
+    shutil.rmtree(tree / "again")
+    write(tree, "again/inner/note.md", "made again with a capybara\n")
+    assert fresh(idx, "capybara") == ["again/inner/note.md"]  # (its cookie came after every event above)
+    assert set(source._deep) == {root for root, _, _ in os.walk(os.path.realpath(tree))}
+    write(tree, "again/inner/later/note.md", "a subfolder made later: a tapir\n")
+    assert fresh(idx, "tapir") == ["again/inner/later/note.md"]
+
+
+def test_checkouts_moved_away_leave_nothing_behind_in_the_event_source(tmp_path, config):
+    """A checkout's memory/ holding source code was remembered as such, and kept after the checkout moved away."""
+    src = tmp_path / "src"
+    write(src, "app/CLAUDE.md", "the app keeps a heron\n")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx) as watcher:
+        source = watcher._sources[0]
+        for n in range(50):
+            (src / f"tmp-{n}/memory").mkdir(parents=True)
+        eventually(lambda: source.watches >= 100, "the new checkouts' memory folders watched")
+        for n in range(50):
+            write(src, f"tmp-{n}/memory/alloc.py", "# source code\n")
+        eventually(lambda: len(source._mixed) == 50, "the memory folders of source code known")
+        for n in range(50):
+            os.rename(src / f"tmp-{n}", tmp_path / f"gone-{n}")
+        eventually(lambda: source.watches <= 2, "the checkouts' watches gone")
+        assert not source._mixed
+        assert fresh(idx, "heron") == ["app/CLAUDE.md"]
