@@ -225,8 +225,7 @@ def unexpand(spelled: str) -> str:
 def index_forms(run: str) -> tuple[str, ...]:
     """What the index adds after the first ``run`` (ASCII letters, digits, _ and -) of a text."""
     cls = run.encode("ascii", "replace").translate(_CLASSES)
-    needs = any(pair in cls for pair in _BOUNDARIES) or _UNDERSCORE.search(cls) is not None
-    return identifier_forms(run, True) if needs else ()
+    return identifier_forms(run, True) if any(kind.search(cls) for kind in _RUN_KINDS) else ()
 
 
 def _expand(text: str) -> str:
@@ -276,10 +275,10 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
 # a _ inside (user_id: unicode61 splits it, so its join userid is what ranks it above prose's "user id"). One joined
 # by - alone gets nothing: prose is full of them (well-known). Each regex starts with a literal (see _SYMBOL_ENDS)
 # and takes the rest of the run.
-_BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_-]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_-]*")
 _UNDERSCORE = re.compile(rb"_(?<=[0Aa]_)(?=[0Aa])[0Aa_-]*")
+_RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE)  # a file's scans (_runs) and a query word's test
 
 
 def _runs(text: str, cls: bytes) -> dict[str, int]:
@@ -288,7 +287,7 @@ def _runs(text: str, cls: bytes) -> dict[str, int]:
     repeat its parts' words (the whole name keeps its count)."""
     first: dict[str, int] = {}
     rfind = cls.rfind
-    for boundary in (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE):
+    for boundary in _RUN_KINDS:
         for m in boundary.finditer(cls):
             end = m.end()
             run = text[rfind(b" ", 0, m.start()) + 1:end]
