@@ -16,15 +16,20 @@ from typing import Iterator
 
 from .prepare import prepare_one
 
-# Files per pickled chunk: small pickling overhead, yet the parent writes at once.
-CHUNK = 256
+# Files per pickled chunk: small pickling overhead, and this process, when it prepares one itself while the
+# child is behind, is back soon to write.
+CHUNK = 128
 
-# Chunks sent to the child and not yet taken back: one to prepare and one queued, so it never waits for this
-# process; more would leave this one waiting longer at the end for the child's last.
-AHEAD = 2
+# Chunks sent to the child and not yet taken back: enough that it keeps working while this process is busy
+# writing and indexing a step of rows (reconcile.BULK_STEP).
+AHEAD = 16
 
 # Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
-QUEUED = 64
+QUEUED = 128
+
+# The pipes' buffers, where the system lets them grow (Linux): the requests in flight (~20 KB each) would fill
+# the default 64 KB, and a send would then wait for the child to finish its chunk.
+PIPE_BYTES = 1 << 20
 
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
 
@@ -130,10 +135,16 @@ def _start() -> subprocess.Popen | None:
         return None
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        return subprocess.Popen([sys.executable, "-c", _CHILD, package_parent], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, package_parent], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
+    import fcntl
+
+    for pipe in (proc.stdin, proc.stdout):
+        with suppress(AttributeError, OSError):  # (no F_SETPIPE_SZ; over /proc/sys/fs/pipe-max-size)
+            fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    return proc
 
 
 def serve() -> None:

@@ -106,19 +106,29 @@ def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: 
     """Rows written inside go to table ``content`` alone, its sync triggers dropped (a trigger per
     row doubles the CPU); then one statement indexes them into ``fts`` and the triggers come back.
     ``added``: the columns to index of the rows inserted inside; None: rebuild the whole table.
-    Inside the caller's write transaction, so a rollback leaves all as it was."""
+    Yields a function that indexes the rows inserted so far (with ``added``), so that FTS5's work
+    can go along with the writing. Inside the caller's write transaction, so a rollback leaves all
+    as it was."""
     triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
                             (content,)).fetchall()
-    first = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {content}").fetchone()[0]
+    indexed = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {content}").fetchone()[0]
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
-    yield
     set_hash_size(conn, fts, hash_bytes)
+
+    def index_inserted() -> None:
+        # Rowids only grow (INTEGER PRIMARY KEY above the largest): the rows written since the last call.
+        nonlocal indexed
+        last = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {content}").fetchone()[0]
+        conn.execute(f"INSERT INTO {fts} (rowid, {added}) SELECT rowid, {added} FROM {content}"
+                     " WHERE rowid > ? AND rowid <= ?", (indexed, last))
+        indexed = last
+
+    yield index_inserted
     if added is None:
         conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
-    else:  # rowids only grow (INTEGER PRIMARY KEY above the largest): the rows written inside
-        conn.execute(f"INSERT INTO {fts} (rowid, {added}) SELECT rowid, {added} FROM {content} WHERE rowid > ?",
-                     (first,))
+    else:
+        index_inserted()
     set_hash_size(conn, fts, FTS5_HASH_BYTES)
     for _, sql in triggers:
         conn.execute(sql)

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import time
 from contextlib import nullcontext, suppress
+from itertools import islice
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -27,6 +28,10 @@ from .walk import FileInfo, Skipped, Walk, walk, walk_paths
 # 'rebuild' (see db.bulk_indexing).
 BULK_MIN = 1000
 
+# A first build indexes its rows into FTS5 every this many, while the files after them are read (in a second
+# process from BULK_READ_MIN): one 'rebuild' at the end kept that process idle while FTS5 worked alone.
+BULK_STEP = 1024
+
 # FTS5 writes a segment whenever it holds this much in memory: a 'rebuild' with 16 MB instead
 # of 1 MB writes a few large segments. Stored in the index, so the default is put back after.
 BULK_HASH_BYTES = 16 << 20
@@ -39,6 +44,8 @@ MERGE_PAGES = 500
 # From this many files to read, a second process reads them while this one writes
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
+
+FTS_COLUMNS = ", ".join(f"idx_{text}" for text in ("body", *FIELDS))  # memory_fts_idx's, in its order
 
 UPSERT = (f"INSERT INTO memory_fts ({', '.join(WRITTEN)}) VALUES ({', '.join('?' * len(WRITTEN))})"
           f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in WRITTEN[1:])}")
@@ -172,8 +179,15 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
         conn.executemany("INSERT OR IGNORE INTO memory_roots (key) VALUES (?)", ((k,) for k in layout.keys.values()))
         root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
         bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
-        with bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES) if bulk else nullcontext():
-            conn.executemany(UPSERT, _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes))
+        fresh = bulk and not plan.stored  # rows only added: FTS5 indexes them step by step, beside the reading
+        with (bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES, FTS_COLUMNS if fresh else None)
+              if bulk else nullcontext()) as index_inserted:
+            rows = _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes)
+            if not fresh:
+                conn.executemany(UPSERT, rows)
+            while fresh and (batch := list(islice(rows, BULK_STEP))):
+                conn.executemany(UPSERT, batch)
+                index_inserted()
             # Files gone or unreadable since the walk keep no old text searchable.
             gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
             conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))

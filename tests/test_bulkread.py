@@ -6,6 +6,7 @@ the same files, and falls back to reading in-process when the child cannot
 start or dies midway.
 """
 
+import contextlib
 import sqlite3
 
 import pytest
@@ -107,6 +108,7 @@ def test_the_child_and_the_parent_share_the_chunks(mixed_tree, monkeypatch):
     seen = walk(str(mixed_tree), 1 << 20)
     infos = [reconcile_mod.FileInfo(rel, *info) for rel, info in seen.files.items()]
     monkeypatch.setattr(bulkread, "CHUNK", 7)
+    monkeypatch.setattr(bulkread, "AHEAD", 2)  # (not every chunk sent to the child at once)
     # A child slow to start: the parent prepares chunks further on meanwhile.
     monkeypatch.setattr(bulkread, "_CHILD", "import time; time.sleep(0.5); " + bulkread._CHILD)
     here = []  # the child's calls are in its own process
@@ -148,3 +150,35 @@ def test_bulk_build_puts_fts5_hash_size_back(tmp_path, monkeypatch):
         stored = dict(idx.conn.execute("SELECT k, v FROM memory_fts_idx_config"))
     assert seen == [reconcile_mod.BULK_HASH_BYTES, db_mod.FTS5_HASH_BYTES]
     assert stored.get("hashsize") == db_mod.FTS5_HASH_BYTES
+
+
+def test_a_first_build_indexes_in_steps_what_one_rebuild_indexes(mixed_tree, tmp_path, monkeypatch):
+    """A first build indexes its rows into FTS5 every BULK_STEP rows, beside the reading; a bulk
+    rewrite of an index that holds rows still re-indexes it whole. Both index what triggers would."""
+    monkeypatch.setattr(reconcile_mod, "BULK_MIN", 10**9)
+    _, by_triggers = build(mixed_tree, tmp_path / "a.db")  # each row indexed by its trigger
+    monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
+    steps = []
+    real = db_mod.bulk_indexing
+
+    def spied(*args):
+        with real(*args) as index_inserted:
+            yield lambda: steps.append(1) or index_inserted()
+
+    monkeypatch.setattr(reconcile_mod, "bulk_indexing", contextlib.contextmanager(spied))
+    monkeypatch.setattr(reconcile_mod, "BULK_STEP", 10)
+    _, stepped = build(mixed_tree, tmp_path / "b.db")  # ('integrity-check' passes: build() runs it)
+    assert len(steps) == 9  # 83 rows, 10 a step
+    assert rows(tmp_path / "a.db") == rows(tmp_path / "b.db") and stepped == by_triggers
+    with MemoryIndex(mixed_tree, tmp_path / "b.db") as idx:
+        scores = [(h.path, h.score) for h in idx.search("shared")]
+    with MemoryIndex(mixed_tree, tmp_path / "a.db") as idx:
+        assert [(h.path, h.score) for h in idx.search("shared")] == scores and len(scores) == 10
+
+    for i in range(40):  # every file changed: a bulk rewrite of an index that holds rows
+        write(mixed_tree, f"sessions/s{i % 3}/notes-{i}.md", f"rewritten note {i} capybara{i}\n")
+    steps.clear()
+    with MemoryIndex(mixed_tree, tmp_path / "b.db") as idx:
+        assert len(idx.reconcile().updated) == 40 and not steps
+        idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
+        assert [h.path for h in idx.search("okapi7")] == [] and [h.path for h in idx.search("capybara7")]
