@@ -111,11 +111,10 @@ def _check_database(index, conn, notes: list[str]) -> Check:
         unmarked = db_mod.inspect(index.db_file, conn)
         version = migrate.current_version(conn)
         objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except (SchemaTooNew, db_mod.NotAnIndex) as ex:
-        if index.explicit_db:  # a file the user named is never moved
+    except (SchemaTooNew, DatabaseCorrupt) as ex:
+        # A file the user named is never moved; a damaged one that carries the mark is a cache wherever it is.
+        if index.explicit_db and isinstance(ex, (SchemaTooNew, db_mod.NotAnIndex)):
             return Check("database", False, f"{ex}; memsearch does not touch a file named with --db")
-        return Check("database", False, str(ex), "set-aside")
-    except DatabaseCorrupt as ex:  # carries the mark: a cache wherever it is
         return Check("database", False, str(ex), "set-aside")
     except sqlite3.Error as ex:  # not a verdict on the file (e.g. its folder cannot be written)
         return Check("database", False, f"cannot read the index ({ex})")

@@ -31,7 +31,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
-                       read_config)
+                       given_type, read_config)
 from .memory_file import below, encodable, printable_name, real_path
 from .transcripts import ROLES, CountingReader, as_stored, parse_line, resolve_root, slug, timestamp
 
@@ -179,8 +179,7 @@ class HistoryIndex(db.Opened):
         checked_setting("limit", limit)
         floor = checked_setting("floor", self.settings.floor if floor is None else floor)
         for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
-            if value is not None and not isinstance(value, str):  # the query's is plan()'s
-                raise InvalidArgument(f"{name} must be a string, got {type(value).__name__}")
+            given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
         if session is not None:
             check_session(session)
         if role is not None and role not in ROLES:
@@ -440,8 +439,7 @@ class HistoryIndex(db.Opened):
                          project: str | None = None) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
         as read_session_context takes it."""
-        if project is not None and not isinstance(project, str):
-            raise InvalidArgument(f"project must be a string, got {type(project).__name__}")
+        given_type(project, str | None, "project must be a string")
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
             lambda messages: [m.id for m in messages], refresh)

@@ -13,6 +13,7 @@ from typing import Iterator, NamedTuple
 from .cjk import original
 from .errors import AmbiguousSession, InvalidArgument, SessionNotFound, quoted
 from .memory_file import encodable
+from .settings import given_type
 from .transcripts import slug
 
 
@@ -53,8 +54,7 @@ def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: s
     more than one (the whole id of one included: a transcript must not take over another's short form), but
     for a whole UUID, the form Claude Code gives sessions: no other UUID starts with it, so a file named
     ``<uuid>x`` cannot make it ambiguous."""
-    if not isinstance(session, str):
-        raise InvalidArgument(f"session id must be a string, got {type(session).__name__}")
+    given_type(session, str, "session id must be a string")
     if not session.strip():
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
     check_session(session := session.strip())
