@@ -157,12 +157,18 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     return _forms(run, units) if len(run) <= MAX_NAME else ()
 
 
+# A Python special name (__init__, __main__): its word is init to unicode61, so it also stands as one token
+# (dunderinit) and ranks a file naming it above one saying "init".
+DUNDER = re.compile(r"__[A-Za-z][A-Za-z0-9_]*(?<!_)__")
+
+
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
 def _forms(run: str, units: bool) -> tuple[str, ...]:
     pieces = JOINT.split(run.strip("_-"))
     joined = "".join(pieces)
+    special = ("dunder" + joined.lower(),) if run[:2] == "__" and DUNDER.fullmatch(run) else ()
     if joined.isalpha() and (joined.islower() or joined.isupper()):  # (most runs: snake_case, SCREAMING_CASE)
-        return (joined.lower(),) if 1 < len(pieces) <= MAX_JOINED else ()
+        return ((joined.lower(),) if 1 < len(pieces) <= MAX_JOINED else ()) + special
     forms = []
     parts = PART.findall(run)  # (as piece by piece: no part holds _ or -)
     if len(parts) > len(pieces):  # a case change or a digit split some piece
@@ -171,7 +177,7 @@ def _forms(run: str, units: bool) -> tuple[str, ...]:
             forms.append(extra)
     if 1 < len(pieces) <= MAX_JOINED and not joined.isdigit():
         forms.append(joined.lower())
-    return tuple(forms)
+    return (*forms, *special)
 
 
 # A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and at digits
@@ -278,7 +284,9 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_-]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_-]*")
 _UNDERSCORE = re.compile(rb"_(?<=[0Aa]_)(?=[0Aa])[0Aa_-]*")
-_RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE)  # a file's scans (_runs) and a query word's test
+# A whole run from __ and a letter to a letter or digit and __ (DUNDER's shape; from its start alone: linear).
+_DUNDER_RUN = re.compile(rb"__(?<![0Aa_-]__)(?=[Aa])[0Aa_-]*?[0Aa]__(?![0Aa_-])")
+_RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE, _DUNDER_RUN)  # a file's scans (_runs), a query word's test
 
 
 def _runs(text: str, cls: bytes) -> dict[str, int]:

@@ -71,6 +71,8 @@ TREE = {
     "accents/german.md": "Die Straße ist gesperrt.\n",
     "accents/german-other.md": "Der Weg ist gesperrt.\n",
     "accents/french.md": "Le cœur du système est le planificateur.\n",
+    "code/dunder.md": "Keep __init__.py empty except for the public exports.\n",
+    "code/init.md": "The init scripts live in /etc/init.d on the old hosts.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -102,6 +104,9 @@ CASES = [
     ("s3 bucket", "code/s3.md", "<<S3Bucket>>"),
     ("oauth", "code/oauth.md", "<<OAuth2>>"),
     ("sha256", "code/sha.md", "<<sha256sum>>"),
+    ("__init__", "code/dunder.md", "<<__init__>>"),
+    ("__init__.py", "code/dunder.md", "<<__init__.py>>"),
+    ("init scripts", "code/init.md", "<<init>> <<scripts>>"),
     ("UTF-8", "code/utf.md", "<<utf8>>"),
     ("C++17", "lang/cpp17.md", "<<C++17>>"),
     ("C++ clang", "lang/cpp17.md", "<<C++>>17"),
@@ -726,7 +731,8 @@ def test_an_identifier_with_a_joint_ranks_above_prose_with_its_words(tmp_path):
         for query in ("user_id", "userId"):
             assert [h.path for h in idx.search(query, floor=0)][:2] == ["snake.md", "words.md"], query
     assert codewords.expand("MAX_FILE_BYTES or a_b_c_d_e_f_g or 1_000_000 or __init__") == (
-        f"MAX_FILE_BYTES{codewords.OPEN}maxfilebytes{codewords.CLOSE} or a_b_c_d_e_f_g or 1_000_000 or __init__")
+        f"MAX_FILE_BYTES{codewords.OPEN}maxfilebytes{codewords.CLOSE} or a_b_c_d_e_f_g or 1_000_000 or __init__"
+        f"{codewords.OPEN}dunderinit{codewords.CLOSE}")
     assert codewords.expand("well-known") == "well-known"  # prose joins words with - alone
 
 
@@ -755,6 +761,28 @@ def test_an_index_from_before_0026_drops_the_parts_of_long_runs(tmp_path):
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
         assert sizes["blob.md"] == -1 and sizes["plain.md"] > 0
         assert not idx.search("kestrel") and {h.path for h in idx.search("getUserById")} == {"blob.md", "plain.md"}
+
+
+def test_a_special_name_is_a_token_of_its_own():
+    """__init__ is init to unicode61: it also expands to dunderinit (after its first occurrence, as an
+    identifier's parts), and a name that only looks like one gets nothing."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("__main__ then __main__ and __class_getitem__") == (
+        f"__main__{o}dundermain{c} then __main__ and __class_getitem__{o}classgetitem dunderclassgetitem{c}")
+    for text in ("___x___", "my__init__", "__init", "__1__", "__init___", "__"):
+        assert codewords.expand(text) == text
+    assert codewords.identifier_forms("__init__") == codewords.index_forms("__init__") == ("dunderinit",)
+
+
+def test_an_index_from_before_0027_reads_special_names_again(tmp_path):
+    """0027 marks to be read again the memory files holding a __, those alone; transcripts keep the
+    expansions they were read with, as in 0025, and a new one has the token."""
+    root, history, db = _indexed_before(
+        tmp_path, {"pkg.md": "Keep __init__.py empty.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": "keep __init__ empty", "b-1": "run getUserById first"}, 27,
+        (codewords.OPEN + "dunderinit" + codewords.CLOSE, ""))
+    _memory_read_again(root, db, "dunderinit", "pkg.md")
+    _history_kept(history, db, "dunderinit", "then __init__ again")
 
 
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
