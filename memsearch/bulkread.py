@@ -17,15 +17,17 @@ from typing import Iterator
 from .prepare import prepare_one
 
 # Files per pickled chunk: small pickling overhead, and this process, when it prepares one itself while the
-# child is behind, is back soon to write.
+# child is behind, is back soon to write. Fewer past CHUNK_BYTES of files: a chunk is held whole in both
+# processes, and the chunks in flight or queued must not hold a tree of large files whole.
 CHUNK = 128
+CHUNK_BYTES = 2 << 20
 
 # Chunks sent to the child and not yet taken back: enough that it keeps working while this process is busy
 # writing and indexing a step of rows (reconcile.BULK_STEP).
 AHEAD = 16
 
-# Chunks prepared here ahead of their turn and not yet taken: up to ~16k files, ~20 MB of text.
-QUEUED = 128
+# Chunks prepared here ahead of their turn and not yet taken: ~4k files, at most ~64 MB of them.
+QUEUED = 32
 
 # The pipes' buffers, where the system lets them grow (Linux): the requests in flight (~20 KB each) would fill
 # the default 64 KB, and a send would then wait for the child to finish its chunk.
@@ -36,7 +38,7 @@ _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread i
 
 def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
     """(info, what prepare_one made of it) for every FileInfo of ``infos``, in order."""
-    chunks = [infos[start:start + CHUNK] for start in range(0, len(infos), CHUNK)]
+    chunks = _chunks(infos)
     proc = _start()
     child = None if proc is None else _Child(proc, max_bytes)
     theirs: deque[int] = deque()  # the chunks sent to the child, in order
@@ -64,6 +66,19 @@ def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
     finally:
         if child is not None:
             child.close()
+
+
+def _chunks(infos: list) -> list[list]:
+    """``infos`` in chunks of CHUNK files, or fewer where their sizes reach CHUNK_BYTES (a larger file alone)."""
+    chunks: list[list] = [[]]
+    size = 0
+    for info in infos:
+        if chunks[-1] and (len(chunks[-1]) == CHUNK or size + info.fingerprint.size > CHUNK_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(info)
+        size += info.fingerprint.size
+    return [chunk for chunk in chunks if chunk]
 
 
 def _prepare(chunk: list, max_bytes: int) -> list:

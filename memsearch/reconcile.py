@@ -10,7 +10,7 @@ import os
 import sqlite3
 import time
 from contextlib import nullcontext, suppress
-from itertools import islice
+from itertools import chain, islice
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -183,11 +183,12 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
         with (bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES, FTS_COLUMNS if fresh else None)
               if bulk else nullcontext()) as index_inserted:
             rows = _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes)
-            if not fresh:
+            if fresh:
+                for first in rows:  # (each step streamed: BULK_STEP large files are never held at once)
+                    conn.executemany(UPSERT, chain([first], islice(rows, BULK_STEP - 1)))
+                    index_inserted()
+            else:
                 conn.executemany(UPSERT, rows)
-            while fresh and (batch := list(islice(rows, BULK_STEP))):
-                conn.executemany(UPSERT, batch)
-                index_inserted()
             # Files gone or unreadable since the walk keep no old text searchable.
             gone = plan.removed + [p for p in plan.unreadable if p in plan.stored]
             conn.executemany("DELETE FROM memory_fts WHERE path = ?", ((p,) for p in gone))

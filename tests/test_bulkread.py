@@ -182,3 +182,43 @@ def test_a_first_build_indexes_in_steps_what_one_rebuild_indexes(mixed_tree, tmp
         assert len(idx.reconcile().updated) == 40 and not steps
         idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
         assert [h.path for h in idx.search("okapi7")] == [] and [h.path for h in idx.search("capybara7")]
+
+
+def test_chunks_are_cut_by_their_files_sizes_too(monkeypatch):
+    """A chunk is held whole in both processes: past CHUNK_BYTES of files it ends early, and a larger file
+    goes alone."""
+    from memsearch.fingerprint import Fingerprint
+
+    monkeypatch.setattr(bulkread, "CHUNK", 4)
+    monkeypatch.setattr(bulkread, "CHUNK_BYTES", 100)
+    sizes = [10, 10, 10, 10, 10, 60, 50, 500, 1, 1]
+    infos = [reconcile_mod.FileInfo(f"{i}.md", f"/m/{i}.md", Fingerprint(size, 0, 0, 0, i))
+             for i, size in enumerate(sizes)]
+    chunks = bulkread._chunks(infos)
+    assert [[int(info.relpath[:-3]) for info in chunk] for chunk in chunks] == [[0, 1, 2, 3], [4, 5], [6], [7], [8, 9]]
+
+
+@pytest.mark.parametrize("through_child", [False, True])
+def test_a_build_of_large_files_holds_a_few_at_a_time(tmp_path, monkeypatch, through_child):
+    """Neither a step of rows (reconcile.BULK_STEP) nor the chunks in flight and queued hold a tree of large
+    files whole (traced by tracemalloc: this process's Python objects)."""
+    import tracemalloc
+
+    root = tmp_path / "mem"
+    for i in range(96):
+        write(root, f"big/{i:02d}.md", f"file{i} " + "lorem ipsum dolor " * 14_000)  # ~250 KB each, 24 MB in all
+    monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
+    monkeypatch.setattr(reconcile_mod, "BULK_STEP", 1000)  # one step for every row
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2 if through_child else 10**9)
+    monkeypatch.setattr(bulkread, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(bulkread, "AHEAD", 2)
+    monkeypatch.setattr(bulkread, "QUEUED", 2)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        tracemalloc.start()
+        try:
+            assert len(idx.reconcile().added) == 96
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert [h.path for h in idx.search("file95")] == ["big/95.md"]
+    assert peak < 16 << 20, peak  # (held whole: 24 MB of text, and its copies; a step at a time: ~3 MB)
