@@ -736,15 +736,19 @@ def test_an_identifier_with_a_joint_ranks_above_prose_with_its_words(tmp_path):
     assert codewords.expand("well-known") == "well-known"  # prose joins words with - alone
 
 
-def test_an_index_from_before_0025_reads_joints_again(tmp_path):
-    """0025 marks to be read again the memory files holding a _, those alone; transcripts keep the expansions they
-    were read with (nearly all hold a _), as in 0017, and a new one has the joins."""
+@pytest.mark.parametrize("version,token,path,text", [
+    (25, "apikey", "env.md", "API_KEY"),  # a name with a _ joined
+    (27, "dunderinit", "pkg.md", "__init__"),  # a Python special name's token
+])
+def test_an_index_from_before_0025_or_0027_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0025 and 0027 mark to be read again the memory files holding a _ (a __), those alone; transcripts keep the
+    expansions they were read with (nearly all hold a _), as in 0017, and a new one has the new token."""
     root, history, db = _indexed_before(
-        tmp_path, {"env.md": "Set API_KEY first.\n", "plain.md": "Call getUserById first.\n"},
-        {"a-1": "set API_KEY first", "b-1": "run getUserById first"}, 25,
-        (codewords.OPEN + "apikey" + codewords.CLOSE, ""))
-    _memory_read_again(root, db, "apikey", "env.md")
-    _history_kept(history, db, "apikey", "then API_KEY again")
+        tmp_path, {path: f"Set {text} first.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": f"set {text} first", "b-1": "run getUserById first"}, version,
+        (codewords.OPEN + token + codewords.CLOSE, ""))
+    _memory_read_again(root, db, token, path)
+    _history_kept(history, db, token, f"then {text} again")
 
 
 def test_an_index_from_before_0026_drops_the_parts_of_long_runs(tmp_path):
@@ -772,17 +776,6 @@ def test_a_special_name_is_a_token_of_its_own():
     for text in ("___x___", "my__init__", "__init", "__1__", "__init___", "__"):
         assert codewords.expand(text) == text
     assert codewords.identifier_forms("__init__") == codewords.index_forms("__init__") == ("dunderinit",)
-
-
-def test_an_index_from_before_0027_reads_special_names_again(tmp_path):
-    """0027 marks to be read again the memory files holding a __, those alone; transcripts keep the
-    expansions they were read with, as in 0025, and a new one has the token."""
-    root, history, db = _indexed_before(
-        tmp_path, {"pkg.md": "Keep __init__.py empty.\n", "plain.md": "Call getUserById first.\n"},
-        {"a-1": "keep __init__ empty", "b-1": "run getUserById first"}, 27,
-        (codewords.OPEN + "dunderinit" + codewords.CLOSE, ""))
-    _memory_read_again(root, db, "dunderinit", "pkg.md")
-    _history_kept(history, db, "dunderinit", "then __init__ again")
 
 
 def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
