@@ -154,10 +154,10 @@ def _start() -> subprocess.Popen | None:
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    import fcntl
+    with suppress(ImportError, AttributeError, OSError):  # (no fcntl or F_SETPIPE_SZ; over pipe-max-size)
+        import fcntl
 
-    for pipe in (proc.stdin, proc.stdout):
-        with suppress(AttributeError, OSError):  # (no F_SETPIPE_SZ; over /proc/sys/fs/pipe-max-size)
+        for pipe in (proc.stdin, proc.stdout):
             fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     return proc
 

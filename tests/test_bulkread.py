@@ -8,6 +8,7 @@ start or dies midway.
 
 import contextlib
 import sqlite3
+import sys
 
 import pytest
 from conftest import write
@@ -77,6 +78,17 @@ def test_no_python_to_run_reads_in_process(mixed_tree, tmp_path, monkeypatch, in
     monkeypatch.setattr(bulkread.subprocess, "Popen", lambda *a, **k: pytest.fail("a child was started"))
     report, hits = build(mixed_tree, tmp_path / "db")
     assert len(report.added) == 83 and hits["marmot"] == ["global/g/latin1.md"]
+
+
+def test_pipes_that_cannot_grow_change_nothing(mixed_tree, tmp_path, monkeypatch):
+    """The pipes are raised to PIPE_BYTES where the system allows; without fcntl (or past the system's
+    limit) the child reads all the same."""
+    build(mixed_tree, tmp_path / "a.db")
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # import fcntl raises ImportError
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    monkeypatch.setattr(bulkread, "CHUNK", 7)
+    report, _ = build(mixed_tree, tmp_path / "b.db")
+    assert len(report.added) == 83 and rows(tmp_path / "a.db") == rows(tmp_path / "b.db")
 
 
 @pytest.mark.parametrize("child", [
