@@ -157,16 +157,14 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
     return _forms(run, units) if len(run) <= MAX_NAME else ()
 
 
-# A Python special name (__init__, __main__): its word is init to unicode61, so it also stands as one token
-# (dunderinit) and ranks a file naming it above one saying "init".
-DUNDER = re.compile(r"__[A-Za-z][A-Za-z0-9_]*(?<!_)__")
-
-
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
 def _forms(run: str, units: bool) -> tuple[str, ...]:
     pieces = JOINT.split(run.strip("_-"))
     joined = "".join(pieces)
-    special = ("dunder" + joined.lower(),) if run[:2] == "__" and DUNDER.fullmatch(run) else ()
+    # A Python special name (__init__): unicode61 reads it as init, so it also stands as one token (dunderinit)
+    # and ranks a file naming it above one saying "init". Its shape is the file scan's own (_DUNDER_RUN).
+    special = (("dunder" + joined.lower(),) if run[:2] == "__"
+               and _DUNDER_RUN.fullmatch(run.encode("ascii", "replace").translate(_CLASSES)) else ())
     if joined.isalpha() and (joined.islower() or joined.isupper()):  # (most runs: snake_case, SCREAMING_CASE)
         return ((joined.lower(),) if 1 < len(pieces) <= MAX_JOINED else ()) + special
     forms = []
@@ -284,8 +282,9 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_-]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_-]*")
 _UNDERSCORE = re.compile(rb"_(?<=[0Aa]_)(?=[0Aa])[0Aa_-]*")
-# A whole run from __ and a letter to a letter or digit and __ (DUNDER's shape; from its start alone: linear).
-_DUNDER_RUN = re.compile(rb"__(?<![0Aa_-]__)(?=[Aa])[0Aa_-]*?[0Aa]__(?![0Aa_-])")
+# A Python special name's whole run: __, a letter, letters, digits or _, a letter or digit, __ (tried from a run's
+# start alone: linear).
+_DUNDER_RUN = re.compile(rb"__(?<![0Aa_-]__)(?=[Aa])[0Aa_]*?[0Aa]__(?![0Aa_-])")
 _RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE, _DUNDER_RUN)  # a file's scans (_runs), a query word's test
 
 

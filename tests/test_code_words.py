@@ -773,7 +773,7 @@ def test_a_special_name_is_a_token_of_its_own():
     o, c = codewords.OPEN, codewords.CLOSE
     assert codewords.expand("__main__ then __main__ and __class_getitem__") == (
         f"__main__{o}dundermain{c} then __main__ and __class_getitem__{o}classgetitem dunderclassgetitem{c}")
-    for text in ("___x___", "my__init__", "__init", "__1__", "__init___", "__"):
+    for text in ("___x___", "my__init__", "__init", "__1__", "__init___", "__", "__foo-bar__"):  # (- alone: nothing)
         assert codewords.expand(text) == text
     assert codewords.identifier_forms("__init__") == codewords.index_forms("__init__") == ("dunderinit",)
 
