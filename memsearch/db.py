@@ -426,9 +426,11 @@ def _premark(conn: sqlite3.Connection, objects, version: int) -> bool:
 # The columns of memory_fts a reconcile writes, in the order of its rows (memsearch.reconcile._row).
 WRITTEN = ("path", "root", "scope", "scope_id", "type", *FIELDS, "body", "frontmatter_error", "racy",
            *(f"{text}_seg" for text in ("body", *FIELDS)), *FINGERPRINT.split(", "))
+# The generated columns of memory_fts that memory_fts_idx indexes, in its order.
+INDEXED = tuple(f"idx_{text}" for text in ("body", *FIELDS))
 # Columns of memory_fts that reconcile and search use: an index its migrations call current that
 # lacks one (a development build, a hand edit) would fail every query, so it is rebuilt.
-COLUMNS = frozenset(("id", *WRITTEN, *(f"idx_{text}" for text in ("body", *FIELDS))))
+COLUMNS = frozenset(("id", *WRITTEN, *INDEXED))
 
 
 def translate(ex: sqlite3.Error, path) -> DatabaseError:

@@ -14,7 +14,7 @@ from itertools import chain, islice
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import WRITTEN, Cached, building, bulk_indexing, write_transaction
+from .db import INDEXED, WRITTEN, Cached, building, bulk_indexing, write_transaction
 from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
@@ -44,8 +44,6 @@ MERGE_PAGES = 500
 # From this many files to read, a second process reads them while this one writes
 # (memsearch.bulkread), worth its start-up.
 BULK_READ_MIN = 4096
-
-FTS_COLUMNS = ", ".join(f"idx_{text}" for text in ("body", *FIELDS))  # memory_fts_idx's, in its order
 
 UPSERT = (f"INSERT INTO memory_fts ({', '.join(WRITTEN)}) VALUES ({', '.join('?' * len(WRITTEN))})"
           f" ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in WRITTEN[1:])}")
@@ -180,7 +178,8 @@ def _write(conn, layout: Layout, seen: Walk, known: dict[str, Fingerprint],
         root_ids = dict(conn.execute("SELECT key, id FROM memory_roots"))
         bulk = paths is None and len(plan.to_read) >= BULK_MIN and len(plan.to_read) >= len(plan.stored) // 2
         fresh = bulk and not plan.stored  # rows only added: FTS5 indexes them step by step, beside the reading
-        with (bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES, FTS_COLUMNS if fresh else None)
+        with (bulk_indexing(conn, "memory_fts", "memory_fts_idx", BULK_HASH_BYTES,
+                            ", ".join(INDEXED) if fresh else None)
               if bulk else nullcontext()) as index_inserted:
             rows = _read_rows(plan, seen.skipped, progress, layout, root_ids, max_file_bytes)
             if fresh:
