@@ -242,6 +242,7 @@ def _expand(text: str) -> str:
     plain = text if text.isascii() else _LATIN.sub(lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
+    adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
@@ -263,6 +264,12 @@ def _expand(text: str) -> str:
 # to it (an alternation of them would try every character).
 _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-z0-9]\+\+)"),
                 re.compile(rb"\.(?:NET|Net|net)"))
+
+
+# C the language, a capital C standing alone (not C++, C#, Objective-C or .C): after each, a token of its own, so
+# a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
+LONE_C = "clanguage"
+_LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#])")
 
 
 def _symbols(text: str, spelled: bytes) -> dict[int, str]:

@@ -81,6 +81,8 @@ CASES = [
     ("C++ templates", "lang/cpp.md", "<<C++>>"),
     ("c++", "lang/cpp.md", "<<C++>>"),
     ("C", "lang/c.md", "<<C>>"),
+    ("written in C", "lang/c.md", "<<C>>"),  # C++, C# and F# files say "written in"
+    ("c", "lang/c.md", "<<C>>"),
     ("C#", "lang/csharp.md", "<<C#>>"),
     ("F#", "lang/fsharp.md", "<<F#>>"),
     (".NET", "net/dotnet.md", "<<.NET>>"),
@@ -816,3 +818,27 @@ def test_an_index_from_before_0028_reads_ordinals_and_plurals_again(tmp_path):
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
         assert sizes["met.md"] == -1 and sizes["plain.md"] > 0
         assert not idx.search("vs") and [h.path for h in idx.search("15")] == ["met.md"]
+
+
+def test_c_alone_is_a_token_of_its_own():
+    """C standing alone expands to clanguage after each occurrence (a symbol word's C is the same letter to
+    unicode61); a query for C or c asks for both, and a pair through C is spelled through its token."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("in C, C/C++, C-style; Objective-C, main.C, C99, ABC, (C).") == (
+        f"in C{o}clanguage{c}, C{o}clanguage{c}/C++{o}cplusplus{c}, C{o}clanguage{c}-style; Objective-C, main.C,"
+        f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
+    assert plan("c").terms == ('"c"', '"clanguage"')
+    assert plan("C firmware").pairs == ('"C clanguage firmware"',)
+
+
+def test_an_index_from_before_0029_reads_c_alone_again(tmp_path):
+    """0029 marks to be read again the memory files holding C alone (a superset), not plain.md."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"c.md": "Firmware in C.\n", "plain.md": "Call getUserById in C++ first.\n"},
+        {"a-1": "nothing here"}, 29, (f"C{o}clanguage{c}", "C"))
+    with MemoryIndex(root, db) as idx:
+        assert not idx.search("clanguage", reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["c.md"] == -1 and sizes["plain.md"] > 0
+        assert [h.path for h in idx.search("clanguage")] == ["c.md"]
