@@ -44,8 +44,12 @@ _ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))  # 
 _CLASSES = bytes.maketrans(_ALNUM, b"0" * 10 + b"A" * 26 + b"a" * 26)
 _CLASSES = bytes(c if c in b"0Aa_-" else 32 for c in _CLASSES)
 
-# The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id.
-PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# The parts of an identifier: HTTPServer -> HTTP Server, getUserById -> get User By Id. A plural of capitals (APIs,
+# TVs) and an ordinal or decade (2nd, 1990s) are one part: split, they made words of nothing (T Vs, 2 nd); the
+# porter stemmer already finds them by API, TV and 1990.
+PART = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+(?![0-9])(?:st|nd|rd|th|s)?(?![a-z])|[0-9]+")
+# An ordinal alone (15th) adds its number, as a date is asked for ("August 15").
+ORDINAL = re.compile(r"([0-9]+)(?:st|nd|rd|th)")
 JOINT = re.compile(r"[_-]+")
 # A join of more parts is a sentence-like chain (state-of-the-art-...), not a name.
 MAX_JOINED = 6
@@ -159,6 +163,8 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
 def _forms(run: str, units: bool) -> tuple[str, ...]:
+    if (ordinal := ORDINAL.fullmatch(run)) is not None:
+        return (ordinal[1],)
     pieces = JOINT.split(run.strip("_-"))
     joined = "".join(pieces)
     # A Python special name (__init__): unicode61 reads it as init, so it also stands as one token (dunderinit)
@@ -180,7 +186,7 @@ def _forms(run: str, units: bool) -> tuple[str, ...]:
 
 # A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and at digits
 # alone (OAuth|2); a name and its number before more letters (md5 of md5sum): the units a name with digits is typed as.
-_CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s(?![a-z]))")
 _DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 # Tried only where a letter run starts: from inside one it reaches the same digits, and retrying at each
 # letter made a long run that ends in digits cost its length squared.
@@ -236,6 +242,7 @@ def _expand(text: str) -> str:
     plain = text if text.isascii() else _LATIN.sub(lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
+    adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
@@ -257,6 +264,12 @@ def _expand(text: str) -> str:
 # to it (an alternation of them would try every character).
 _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-z0-9]\+\+)"),
                 re.compile(rb"\.(?:NET|Net|net)"))
+
+
+# C the language, a capital C standing alone (not C++, C#, Objective-C or .C): after each, a token of its own, so
+# a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
+LONE_C = "clanguage"
+_LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#])")
 
 
 def _symbols(text: str, spelled: bytes) -> dict[int, str]:

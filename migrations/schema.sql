@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0027 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 27
+-- Generated from migrations/0001..0029 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 29
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

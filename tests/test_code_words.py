@@ -81,6 +81,8 @@ CASES = [
     ("C++ templates", "lang/cpp.md", "<<C++>>"),
     ("c++", "lang/cpp.md", "<<C++>>"),
     ("C", "lang/c.md", "<<C>>"),
+    ("written in C", "lang/c.md", "<<C>>"),  # C++, C# and F# files say "written in"
+    ("c", "lang/c.md", "<<C>>"),
     ("C#", "lang/csharp.md", "<<C#>>"),
     ("F#", "lang/fsharp.md", "<<F#>>"),
     (".NET", "net/dotnet.md", "<<.NET>>"),
@@ -786,3 +788,57 @@ def test_an_index_from_before_0024_reads_full_width_joiners_again(tmp_path):
         (codewords.OPEN + "userid user_id" + codewords.CLOSE, ""))
     _memory_read_again(root, db, "user_id", "ja.md")
     _history_read_again(history, db, "user_id")
+
+
+def test_ordinals_and_plurals_make_no_words_of_their_ends(tmp_path):
+    """An ordinal adds its number (a date is asked for as "August 15"); a plural of capitals and a decade add
+    nothing (the stemmer finds TVs by TV, 1990s by 1990). Split, they made words of nothing: "T Vs", "15 th"."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("the 15th, 2nd and 1990s TVs and CDs") == f"the 15th{o}15{c}, 2nd{o}2{c} and 1990s TVs and CDs"
+    assert codewords.identifier_forms("getAPIs", True) == ("get APIs",)
+    assert codewords.identifier_forms("sha256sum", True) == ("sha 256 sum", "sha256")  # (256s is no decade)
+    root = tmp_path / "m"
+    write(root, "met.md", "We met on the 15th in the office, with the TVs and CDs.\n")
+    write(root, "other.md", "We met at the office.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [h.path for h in idx.search("met 15")][:1] == ["met.md"]
+        for query in ("th", "ds", "TV", "1990"):
+            assert [h.path for h in idx.search(query)] == (["met.md"] if query == "TV" else []), query
+
+
+def test_an_index_from_before_0028_reads_ordinals_and_plurals_again(tmp_path):
+    """0028 marks to be read again the memory files with an ordinal, a decade or a plural of capitals (a
+    superset), not plain.md: their old parts answer until the next reconcile, and go with it."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"met.md": "Met on the 15th with two TVs.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": "nothing here"}, 28, (f"15th{o}15{c}", f"15th{o}15 th{c}"), ("TVs", f"TVs{o}T Vs{c}"))
+    with MemoryIndex(root, db) as idx:
+        assert [h.path for h in idx.search("vs", reconcile=False)] == ["met.md"]
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["met.md"] == -1 and sizes["plain.md"] > 0
+        assert not idx.search("vs") and [h.path for h in idx.search("15")] == ["met.md"]
+
+
+def test_c_alone_is_a_token_of_its_own():
+    """C standing alone expands to clanguage after each occurrence (a symbol word's C is the same letter to
+    unicode61); a query for C or c asks for both, and a pair through C is spelled through its token."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("in C, C/C++, C-style; Objective-C, main.C, C99, ABC, (C).") == (
+        f"in C{o}clanguage{c}, C{o}clanguage{c}/C++{o}cplusplus{c}, C{o}clanguage{c}-style; Objective-C, main.C,"
+        f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
+    assert plan("c").terms == ('"c"', '"clanguage"')
+    assert plan("C firmware").pairs == ('"C clanguage firmware"',)
+
+
+def test_an_index_from_before_0029_reads_c_alone_again(tmp_path):
+    """0029 marks to be read again the memory files holding C alone (a superset), not plain.md."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"c.md": "Firmware in C.\n", "plain.md": "Call getUserById in C++ first.\n"},
+        {"a-1": "nothing here"}, 29, (f"C{o}clanguage{c}", "C"))
+    with MemoryIndex(root, db) as idx:
+        assert not idx.search("clanguage", reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["c.md"] == -1 and sizes["plain.md"] > 0
+        assert [h.path for h in idx.search("clanguage")] == ["c.md"]

@@ -16,7 +16,7 @@ from memsearch import NoSearchableWords, build_query
         # baz:qux is a dotted name (issue 33): searched as a phrase too, a string of its own.
         ("foo* -bar baz:qux ^start",
          '"foo" OR "bar" OR "baz" OR "qux" OR "start" OR "baz qux" OR "foo bar" OR "bar baz" OR "qux start"'),
-        ("a AND b OR NOT c", '"b" OR "c" OR "AND b" OR "b OR" OR "NOT c"'),
+        ("a AND b OR NOT c", '"b" OR "c" OR "clanguage" OR "AND b" OR "b OR" OR "NOT c"'),  # (c: the language too)
         ("NEAR(one two, 3)", '"NEAR" OR "one" OR "two" OR "3" OR "NEAR one" OR "one two" OR "two 3"'),
         ("snake_case_name", '"snake_case_name" OR "snakecasename"'),  # and joined, as snakeCaseName (issue 33)
         ("café naïve", '"café" OR "naïve" OR "café naïve"'),

@@ -25,7 +25,7 @@ from memsearch.query import MAX_STRINGS, STOP_WORDS, Query, is_phrase, plan
         # pair of two stop words is.
         ("the who", ['"the"', '"who"'], []),
         ("Port port PORT", ['"Port"'], []),
-        ("a AND b OR NOT c", ['"b"', '"c"'], ['"AND b"', '"b OR"', '"NOT c"']),
+        ("a AND b OR NOT c", ['"b"', '"c"', '"clanguage"'], ['"AND b"', '"b OR"', '"NOT c"']),
         ("NEAR(one two, 3)", ['"NEAR"', '"one"', '"two"', '"3"'], ['"NEAR one"', '"one two"', '"two 3"']),
         ("when did it", ['"when"', '"did"', '"it"'], []),
         # A question word is never paired: "how much" names no topic.
