@@ -794,7 +794,8 @@ def test_ordinals_and_plurals_make_no_words_of_their_ends(tmp_path):
     """An ordinal adds its number (a date is asked for as "August 15"); a plural of capitals and a decade add
     nothing (the stemmer finds TVs by TV, 1990s by 1990). Split, they made words of nothing: "T Vs", "15 th"."""
     o, c = codewords.OPEN, codewords.CLOSE
-    assert codewords.expand("the 15th, 2nd and 1990s TVs and CDs") == f"the 15th{o}15{c}, 2nd{o}2{c} and 1990s TVs and CDs"
+    assert codewords.expand("the 15th, 2nd and 1990s TVs and CDs") == (
+        f"the 15th{o}15{c}, 2nd{o}2{c} and 1990s TVs and CDs")
     assert codewords.identifier_forms("getAPIs", True) == ("get APIs",)
     assert codewords.identifier_forms("sha256sum", True) == ("sha 256 sum", "sha256")  # (256s is no decade)
     root = tmp_path / "m"
