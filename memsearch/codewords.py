@@ -14,6 +14,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``); an identifier with a
   ``_`` (``user_id``, which unicode61 splits), its parts joined (``userid``, as unicode61 keeps ``userId``), so the
   name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts;
+- ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C``): ``clanguage``, so C is not only the letter of
+  ``C++`` and ``C#``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -269,6 +271,7 @@ _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-
 # C the language, a capital C standing alone (not C++, C#, Objective-C or .C): after each, a token of its own, so
 # a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
 LONE_C = "clanguage"
+LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (typed in lower case too)
 _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#])")
 
 

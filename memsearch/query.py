@@ -106,7 +106,7 @@ def _fragments(word: str) -> list[str]:
     """What one word is searched as: query_terms(), then, for an identifier with a case change, its parts as a
     phrase (getUserById: "get User By Id") and, joined by _, its parts joined ("userid"), as the index holds them."""
     terms = query_terms(word)
-    if word in ("C", "c"):
+    if word in codewords.LONE_C_WORDS:
         terms.append(quote(codewords.LONE_C))
     if is_identifier(word):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
@@ -155,7 +155,8 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
             items.append((token, f"{head} {token}", f"{head} {token}"))
         else:
             word = m.group()
-            forms = (codewords.LONE_C,) if word in ("C", "c") else codewords.index_forms(word) if word.isascii() else ()
+            forms = ((codewords.LONE_C,) if word in codewords.LONE_C_WORDS
+                     else codewords.index_forms(word) if word.isascii() else ())
             items.append((word.casefold(), word, " ".join((word, *forms))))
     return items
 
