@@ -268,11 +268,11 @@ _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-
                 re.compile(rb"\.(?:NET|Net|net)"))
 
 
-# C the language, a capital C standing alone (not C++, C#, Objective-C or .C): after each, a token of its own, so
-# a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
+# C the language, a capital C standing alone (not C++, C#, Objective-C, .C or the drive C:\): after each, a token of
+# its own, so a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
 LONE_C = "clanguage"
 LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (typed in lower case too)
-_LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#])")
+_LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
 
 
 def _symbols(text: str, spelled: bytes) -> dict[int, str]:

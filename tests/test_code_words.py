@@ -828,6 +828,7 @@ def test_c_alone_is_a_token_of_its_own():
     """C standing alone expands to clanguage after each occurrence (a symbol word's C is the same letter to
     unicode61); a query for C or c asks for both, and a pair through C is spelled through its token."""
     o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand(r"C:\Users and C:/x") == r"C:\Users and C:/x"  # a drive
     assert codewords.expand("in C, C/C++, C-style; Objective-C, main.C, C99, ABC, (C).") == (
         f"in C{o}clanguage{c}, C{o}clanguage{c}/C++{o}cplusplus{c}, C{o}clanguage{c}-style; Objective-C, main.C,"
         f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
