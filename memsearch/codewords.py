@@ -245,6 +245,11 @@ def _expand(text: str) -> str:
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
+    seen: set[bytes] = set()
+    for m in _DOTTED.finditer(ascii_):  # after its first occurrence only, as an identifier's parts
+        if m[0] not in seen and len(m[0]) <= MAX_NAME:
+            seen.add(m[0])
+            adds[m.end()] = f"{adds[m.end()]} {dotted_name(m[0].decode())}" if m.end() in adds else dotted_name(m[0].decode())
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
@@ -266,6 +271,16 @@ def _expand(text: str) -> str:
 # to it (an alternation of them would try every character).
 _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-z0-9]\+\+)"),
                 re.compile(rb"\.(?:NET|Net|net)"))
+
+
+# A dotted number (a version, 1.2, 2.0.7; an address): unicode61 reads 2.0.7 as 2 0 7, which 2.0.7.1 holds too, so it
+# also stands as one token (2dot0dot7).
+_DOTTED = re.compile(rb"(?<![0-9.])[0-9]+(?:\.[0-9]+)+(?![0-9]|\.[0-9])")
+DOTTED = re.compile(_DOTTED.pattern.decode())
+
+
+def dotted_name(number: str) -> str:
+    return number.replace(".", "dot")
 
 
 # C the language, a capital C standing alone (not C++, C#, Objective-C, .C or the drive C:\): after each, a token of
