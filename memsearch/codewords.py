@@ -245,13 +245,18 @@ def _expand(text: str) -> str:
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
+    seen: set[bytes] = set()
+    for m in _DOTTED.finditer(ascii_):  # after its first occurrence only, as an identifier's parts
+        if m[0] not in seen and len(m[0]) <= MAX_NAME:
+            seen.add(m[0])
+            _add(adds, m.end(), dotted_name(m[0].decode()))
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
-            adds[end] = f"{adds[end]} {' '.join(forms)}" if end in adds else " ".join(forms)
+            _add(adds, end, " ".join(forms))
     if not text.isascii():
         for end, word in _foldable_words(text):
-            adds[end] = f"{adds[end]} {fold(word)}" if end in adds else fold(word)
+            _add(adds, end, fold(word))
     if not adds:
         return text
     out, at = [], 0
@@ -262,10 +267,24 @@ def _expand(text: str) -> str:
     return "".join(out)
 
 
+def _add(adds: dict[int, str], end: int, forms: str) -> None:
+    adds[end] = f"{adds[end]} {forms}" if end in adds else forms
+
+
 # Where a symbol may end: ++ or # after a letter or digit, .NET. Each regex starts with a literal, so re skips ahead
 # to it (an alternation of them would try every character).
 _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-z0-9]\+\+)"),
                 re.compile(rb"\.(?:NET|Net|net)"))
+
+
+# A dotted number (a version, 1.2, 2.0.7; an address): unicode61 reads 2.0.7 as 2 0 7, which 2.0.7.1 holds too, so it
+# also stands as one token (2dot0dot7).
+_DOTTED = re.compile(rb"(?<![0-9.])[0-9]+(?:\.[0-9]+)+(?![0-9]|\.[0-9])")
+
+
+def dotted_name(number: str) -> str:
+    """The token a dotted number stands as: 2.0.7 -> 2dot0dot7."""
+    return number.replace(".", "dot")
 
 
 # C the language, a capital C standing alone (not C++, C#, Objective-C, .C or the drive C:\): after each, a token of

@@ -47,6 +47,9 @@ TREE = {
     "paths/words.md": "Join the path of the os folder by hand when needed.\n",
     "versions/v207.md": "Pin the parser to version 2.0.7 until the fix ships.\n",
     "versions/v208.md": "Version 2.0.8 is out; 7 bugs fixed since 0.7 and 2.0 notes.\n",
+    "versions/v2071.md": "Hotfix 2.0.7.1 is out.\n",
+    "versions/schema12.md": "Schema version 1.2 added the tenant column.\n",
+    "versions/tag123.md": "Tag 1.2.3 has the hotfix.\n",
     "accents/greek.md": "The conference is held in Αθηνά in May.\n",
     "accents/greek-other.md": "Θεσσαλονίκη hosts the second meeting.\n",
     "accents/viet.md": "Giao diện hỗ trợ tiếng việt và tiếng anh.\n",
@@ -124,6 +127,8 @@ CASES = [
     ("os.path.join", "paths/join.md", "<<os.path.join>>"),
     ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
+    ("v2.0.7", "versions/v207.md", "<<2.0.7>>"),  # 2.0.7.1 holds the phrase 2 0 7 too
+    ("1.2", "versions/schema12.md", "<<1.2>>"),  # and 1.2.3 the phrase 1 2
     ("Αθηνα", "accents/greek.md", "<<Αθηνά>>"),
     ("ΑΘΗΝΑ", "accents/greek.md", "<<Αθηνά>>"),
     ("Θεσσαλονικη", "accents/greek-other.md", "<<Θεσσαλονίκη>>"),
@@ -847,3 +852,25 @@ def test_an_index_from_before_0029_reads_c_alone_again(tmp_path):
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
         assert sizes["c.md"] == -1 and sizes["plain.md"] > 0
         assert [h.path for h in idx.search("clanguage")] == ["c.md"]
+
+
+def test_a_dotted_number_is_a_token_of_its_own():
+    """A dotted number (2.0.7, 1.2, an address) also stands as one token after its first occurrence, so 2.0.7 is not
+    found as well in 2.0.7.1; a query asks for it, its digits as a phrase, and without a v before it."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("Pin 2.0.7, then 2.0.7 and 10.0.0.1, not file.2.txt or 1..2") == (
+        f"Pin 2.0.7{o}2dot0dot7{c}, then 2.0.7 and 10.0.0.1{o}10dot0dot0dot1{c}, not file.2.txt or 1..2")
+    assert plan("v2.0.7").terms[3:5] == ('"2 0 7"', '"2dot0dot7"')
+
+
+def test_an_index_from_before_0030_reads_dotted_numbers_again(tmp_path):
+    """0030 marks to be read again the memory files holding a dotted number, not plain.md."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"v.md": "Pin the parser to 2.0.7 now.\n", "plain.md": "Call getUserById first.\n"},
+        {"a-1": "nothing here"}, 30, (f"2.0.7{o}2dot0dot7{c}", "2.0.7"))
+    with MemoryIndex(root, db) as idx:
+        assert not idx.search("2dot0dot7", reconcile=False)
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["v.md"] == -1 and sizes["plain.md"] > 0
+        assert [h.path for h in idx.search("2.0.7")] == ["v.md"]
