@@ -245,11 +245,8 @@ def _expand(text: str) -> str:
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
-    seen: set[bytes] = set()
-    for m in _DOTTED.finditer(ascii_):  # after its first occurrence only, as an identifier's parts
-        if m[0] not in seen and len(m[0]) <= MAX_NAME:
-            seen.add(m[0])
-            _add(adds, m.end(), dotted_name(m[0].decode()))
+    for end, number in _dotted(ascii_).items():
+        _add(adds, end, dotted_name(number))
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
         forms = identifier_forms(run, True)
         if forms:
@@ -279,7 +276,30 @@ _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-
 
 # A dotted number (a version, 1.2, 2.0.7; an address): unicode61 reads 2.0.7 as 2 0 7, which 2.0.7.1 holds too, so it
 # also stands as one token (2dot0dot7).
-_DOTTED = re.compile(rb"(?<![0-9.])[0-9]+(?:\.[0-9]+)+(?![0-9]|\.[0-9])")
+# Tried at each dot between digits (a literal first: see _SYMBOL_ENDS); the number is its digits and dots around it.
+_NUMBER_DOT = re.compile(rb"\.(?<=[0-9]\.)(?=[0-9])")
+_DIGITS_ON = re.compile(rb"[0-9]+(?:\.[0-9]+)*")
+
+
+def _dotted(spelled: bytes) -> dict[int, str]:
+    """{end: number} of each dotted number's first occurrence in ``spelled`` (a byte a character), as an identifier's
+    parts follow its first; none after a dot (file.2.txt) or longer than MAX_NAME."""
+    found: dict[int, str] = {}
+    seen: set[bytes] = set()
+    after = 0
+    for m in _NUMBER_DOT.finditer(spelled):
+        at = m.start()
+        if at < after:  # (inside the last number)
+            continue
+        before = spelled[max(at - MAX_NAME - 1, 0):at]
+        start = at - (len(before) - len(before.rstrip(b"0123456789")))
+        after = _DIGITS_ON.match(spelled, at + 1).end()
+        number = spelled[start:after]
+        if (start and spelled[start - 1] == 46) or len(number) > MAX_NAME or number in seen:
+            continue
+        seen.add(number)
+        found[after] = number.decode()
+    return found
 
 
 def dotted_name(number: str) -> str:
