@@ -209,7 +209,8 @@ def test_a_long_run_costs_linear_time():
         "print(json.dumps(codewords._forms('sha' + 'a' * 1000 + '256sum', True)[1:]))\n"
     )
     run_ = "a" * 1_000_000
-    texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x"]
+    texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x",
+             "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000]  # (dotted numbers: from each dot)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
