@@ -805,10 +805,10 @@ def test_ordinals_and_plurals_make_no_words_of_their_ends(tmp_path):
     assert codewords.identifier_forms("getAPIs", True) == ("get APIs",)
     assert codewords.identifier_forms("sha256sum", True) == ("sha 256 sum", "sha256")  # (256s is no decade)
     root = tmp_path / "m"
-    write(root, "met.md", "We met on the 15th in the office, with the TVs and CDs.\n")
-    write(root, "other.md", "We met at the office.\n")
-    write(root, "urls.md", "Fetch the list of URLs, then the PDFs.\n")
-    write(root, "ls.md", "Run ls -la first.\n")
+    for rel, text in {"met.md": "We met on the 15th in the office, with the TVs and CDs.",
+                      "other.md": "We met at the office.", "urls.md": "Fetch the list of URLs, then the PDFs.",
+                      "ls.md": "Run ls -la first."}.items():
+        write(root, rel, text + "\n")
     with MemoryIndex(root, tmp_path / "db") as idx:
         assert [h.path for h in idx.search("met 15")][:1] == ["met.md"]
         for query, found in (("th", []), ("ds", []), ("fs", []), ("ls", ["ls.md"]),
@@ -842,19 +842,6 @@ def test_c_alone_is_a_token_of_its_own():
     assert plan("C firmware").pairs == ('"C clanguage firmware"',)
 
 
-def test_an_index_from_before_0029_reads_c_alone_again(tmp_path):
-    """0029 marks to be read again the memory files holding C alone (a superset), not plain.md."""
-    o, c = codewords.OPEN, codewords.CLOSE
-    root, history, db = _indexed_before(
-        tmp_path, {"c.md": "Firmware in C.\n", "plain.md": "Call getUserById in C++ first.\n"},
-        {"a-1": "nothing here"}, 29, (f"C{o}clanguage{c}", "C"))
-    with MemoryIndex(root, db) as idx:
-        assert not idx.search("clanguage", reconcile=False)
-        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
-        assert sizes["c.md"] == -1 and sizes["plain.md"] > 0
-        assert [h.path for h in idx.search("clanguage")] == ["c.md"]
-
-
 def test_a_dotted_number_is_a_token_of_its_own():
     """A dotted number (2.0.7, 1.2, an address) also stands as one token after its first occurrence, so 2.0.7 is not
     found as well in 2.0.7.1; a query asks for it, its digits as a phrase, and without a v before it."""
@@ -864,14 +851,19 @@ def test_a_dotted_number_is_a_token_of_its_own():
     assert plan("v2.0.7").terms[3:5] == ('"2 0 7"', '"2dot0dot7"')
 
 
-def test_an_index_from_before_0030_reads_dotted_numbers_again(tmp_path):
-    """0030 marks to be read again the memory files holding a dotted number, not plain.md."""
+@pytest.mark.parametrize("version,token,path,text", [
+    (29, "clanguage", "c.md", "C"),  # C alone
+    (30, "2dot0dot7", "v.md", "2.0.7"),  # a dotted number
+])
+def test_an_index_from_before_0029_or_0030_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0029 and 0030 mark to be read again the memory files holding C alone or a dotted number (supersets), not
+    plain.md (which says C++); until the next reconcile nothing holds the token, then the file does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
-        tmp_path, {"v.md": "Pin the parser to 2.0.7 now.\n", "plain.md": "Call getUserById first.\n"},
-        {"a-1": "nothing here"}, 30, (f"2.0.7{o}2dot0dot7{c}", "2.0.7"))
+        tmp_path, {path: f"Firmware pinned to {text} now.\n", "plain.md": "Call getUserById in C++ first.\n"},
+        {"a-1": "nothing here"}, version, (f"{text}{o}{token}{c}", text))
     with MemoryIndex(root, db) as idx:
-        assert not idx.search("2dot0dot7", reconcile=False)
+        assert not idx.search(token, reconcile=False)
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
-        assert sizes["v.md"] == -1 and sizes["plain.md"] > 0
-        assert [h.path for h in idx.search("2.0.7")] == ["v.md"]
+        assert sizes[path] == -1 and sizes["plain.md"] > 0
+        assert [h.path for h in idx.search(token)] == [path]
