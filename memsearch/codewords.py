@@ -16,6 +16,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts;
 - ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C``): ``clanguage``, so C is not only the letter of
   ``C++`` and ``C#``;
+- a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
+  found as well in ``2.0.7.1``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -275,8 +277,7 @@ _SYMBOL_ENDS = (re.compile(rb"#(?<=[A-Za-z0-9]#)"), re.compile(rb"\+\+(?<=[A-Za-
 
 
 # A dotted number (a version, 1.2, 2.0.7; an address): unicode61 reads 2.0.7 as 2 0 7, which 2.0.7.1 holds too, so it
-# also stands as one token (2dot0dot7).
-# Tried at each dot between digits (a literal first: see _SYMBOL_ENDS); the number is its digits and dots around it.
+# also stands as one token (2dot0dot7). Tried at each dot between digits (a literal first: see _SYMBOL_ENDS).
 _NUMBER_DOT = re.compile(rb"\.(?<=[0-9]\.)(?=[0-9])")
 _DIGITS_ON = re.compile(rb"[0-9]+(?:\.[0-9]+)*")
 
@@ -300,6 +301,11 @@ def _dotted(spelled: bytes) -> dict[int, str]:
         seen.add(number)
         found[after] = number.decode()
     return found
+
+
+def dotted_numbers(text: str) -> list[str]:
+    """The dotted numbers of ``text`` the index gives a token, each once (a query's 2.0.7, v2.0.7, 1.2.3-beta)."""
+    return list(_dotted(text.encode("ascii", "replace")).values())
 
 
 def dotted_name(number: str) -> str:

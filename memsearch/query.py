@@ -124,20 +124,17 @@ CASE_OR_JOINT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_")
 NAME_NUMBER = re.compile(r"[A-Za-z]{2,}[0-9]+")  # (x86, v8, s3: written whole)
 
 
-VERSION = re.compile(r"[vV]?([0-9]+(?:\.[0-9]+)+)")
-
-
 def _compound_terms(text: str) -> list[str]:
     """A phrase of each path, dotted name or version (expanded as the index
     is, so its words stay adjacent), and the join of each word-word."""
     terms = []
     for m in COMPOUND.finditer(text):
         run = m.group()
-        number = VERSION.fullmatch(run)
-        if number is not None:  # 2.0.7, v2.0.7: its digits as a phrase wherever they stand, and its token
-            terms += [quote(" ".join(number[1].split("."))), quote(codewords.dotted_name(number[1]))]
-            if run == number[1]:
-                continue
+        numbers = codewords.dotted_numbers(run)
+        for number in numbers:  # 2.0.7, v2.0.7: its digits as a phrase wherever they stand, and its token
+            terms += [quote(" ".join(number.split("."))), quote(codewords.dotted_name(number))]
+        if numbers == [run]:
+            continue
         if re.search(r"[./\\:@]", run):
             spelled = codewords.expand(run).replace(codewords.OPEN, " ").replace(codewords.CLOSE, " ")
             terms.append(quote(" ".join(WORD.findall(spelled))))
