@@ -13,7 +13,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``_`` or ``-`` join some of them (``get_userById``), all of them joined (``getuserbyid``); a name with digits
   also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``); an identifier with a
   ``_`` (``user_id``, which unicode61 splits), its parts joined (``userid``, as unicode61 keeps ``userId``), so the
-  name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts;
+  name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts; an
+  ordinal alone its number (``15th``: ``15``), and a plural of capitals or a decade nothing (``TVs``, ``1990s``);
 - ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C``): ``clanguage``, so C is not only the letter of
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
