@@ -147,7 +147,7 @@ class HistoryIndex(db.Opened):
         self.settings = given_settings(settings, floor=floor)
         self.explicit_db = db_path is not None
         self._walks = history_refresh.Walks(self.roots, paths)
-        self._owners = db.Cached(pieces_of)  # {piece: its (session, project)}, for session ranking
+        self._owners = db.Cached(pieces_of)  # the pieces' sessions, for session ranking
         self._db_file = db.given_file(db_path) if db_path is not None else db.roots_db_file(real, "history")
 
     db_path = db.Opened.db_file  # the public name of the database file

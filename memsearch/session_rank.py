@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 import sqlite3
+from collections import Counter
 
 from .cjk import WORD
 from .dates import HELD_FACTOR, held_factor
@@ -34,7 +35,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
                   held: tuple, owners: Cached, user: bool = False) -> list:
     """The ``size`` best ((session, project), score): the pieces' scores summed by session (doubled if held
     at a date the question names), each string read once and counted as its rows come. ``owners``:
-    {piece: (session, project)} kept between searches (pieces_of), for the searches without a filter or a date.
+    pieces_of() kept between searches; its map of every piece serves the searches without a filter or a date.
     ``user``: only what the user wrote is matched (``role="user"``), so every count and bound is that column's."""
     pieces = file_count(conn, SESSIONS)
     runs = string_runs(query)
@@ -51,16 +52,13 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces", column)
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
-    owners = owners.get(conn) if not where and not factor_sql[0] else None
+    every, multi = owners.get(conn)
+    owners = every if not where and not factor_sql[0] else None
     known: dict = {}
     if common:
         grow = HELD_FACTOR if held else 1.0
         most = {fts: lucene_factor(pieces, n, 1.0, True)[1] * grow for fts, n in common.items()}
         order = sorted(common, key=most.get, reverse=True)  # the largest bound first: the candidates shrink most
-        # The sessions of several ranked pieces (a long session, one read in several goes); any other has one.
-        multi = {(s, p): n for s, p, n in conn.execute(
-            f"SELECT p.session, p.project, count(*) FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p"
-            " ON p.id = d.id GROUP BY p.session, p.project HAVING count(*) > 1")}
         for n, fts in enumerate(order):
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
@@ -159,12 +157,14 @@ def _add(scores: dict[int, float], rows, scale: float) -> None:
         scores[pid] = get(pid, 0.0) + raw * scale
 
 
-def pieces_of(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
-    """{piece: its (session, project)}, for a db.Cached: a search then looks its pieces up, not an IN query of them.
-    Only the indexed ones, which alone match: a sub-agent's file whose every line claims another session makes
-    a piece each, never ranked (CHANGELOG: the memory they held)."""
-    return {pid: (s, p) for pid, s, p in conn.execute(
+def pieces_of(conn: sqlite3.Connection) -> tuple[dict[int, tuple[str, str]], dict[tuple[str, str], int]]:
+    """({piece: its (session, project)}, {(session, project): its pieces} of the sessions of several: a long one,
+    read in several goes), for a db.Cached: a search then looks its pieces up, not an IN query of them. Only the
+    indexed ones, which alone match: a sub-agent's file whose every line claims another session makes a piece
+    each, never ranked (CHANGELOG: the memory they held)."""
+    owners = {pid: (s, p) for pid, s, p in conn.execute(
         f"SELECT p.id, p.session, p.project FROM {SESSIONS}_docsize AS d JOIN history_pieces AS p ON p.id = d.id")}
+    return owners, {session: n for session, n in Counter(owners.values()).items() if n > 1}
 
 
 def _by_session(conn: sqlite3.Connection, scores: dict[int, float], where: str, params: list,
