@@ -19,7 +19,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
-- a name a dot begins (``.env``, ``~/.config``), after each: its token (``dotenv``), so ``.env`` is not only ``env``;
+- a name a dot begins, not a folder's (``.env``, ``*.md``), after each: its token (``dotenv``), so ``.env`` is not
+  only ``env``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -324,9 +325,10 @@ LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (
 _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
 
 
-# A name a dot begins (.env, .gitignore, ~/.config; not after a word, a dot, a bracket, ? or !: file.env, ../x,
-# f().env, a?.b), but .NET (a symbol): after each, its token (dotenv), so .env ranks above "env vars".
-_DOT_WORD = re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_-])")
+# A name a dot begins (.env, .gitignore, *.md; not after a word, a dot, a bracket, ? or !: file.env, ../x, f().env,
+# a?.b), but .NET (a symbol): after each, its token (dotenv), so .env ranks above "env vars". Not a folder's
+# (.planning/): a token there broke the phrases a path's words are typed in ("planning files").
+_DOT_WORD = re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")
 
 
 def _dot_words(spelled: bytes) -> dict[int, str]:
