@@ -130,7 +130,7 @@ def _compound_terms(text: str) -> list[str]:
     terms = []
     dots = {end - len(token) + 2 for end, token in codewords.dot_words(text).items()}  # where each dot word's dot is
     for m in COMPOUND.finditer(text):
-        run = text[m.start() - (m.start() - 1 in dots):m.end()]  # (.config/nvim: with its dot, as the index reads it)
+        run = text[m.start() - (m.start() - 1 in dots):m.end()]  # (.env.local: with its dot, as the index reads it)
         numbers = codewords.dotted_numbers(run)
         for number in numbers:  # 2.0.7, v2.0.7: its digits as a phrase wherever they stand, and its token
             terms += [quote(" ".join(number.split("."))), quote(codewords.dotted_name(number))]
@@ -184,9 +184,9 @@ def plan(text: str) -> Query:
     # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
     fragments = {word: _fragments(word) if short else query_terms(word) for word in found}
-    dots = [quote(token) for token in codewords.dot_words(rest).values()] if short else []
+    dot_terms = [quote(token) for token in codewords.dot_words(rest).values()] if short else []
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
-                                 *(term for word in kept for term in fragments[word]), *dots,
+                                 *(term for word in kept for term in fragments[word]), *dot_terms,
                                  *(_compound_terms(rest) if short else ())]))
     # A pair with a CJK word could only match its unsegmented spelling, which the index never holds (a full-width
     # word is left unpaired too; a word also searched case folded is paired as typed).
@@ -201,8 +201,8 @@ def plan(text: str) -> Query:
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{spelled_a} {head_b}"))
     single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
     # (A capitalized name may be a person's or a brand's, as prose writes them: McGee, YouTube, MoMA.)
-    code = [quote(t) for _, t in symbols] + dots + [quote(w) for w in kept if short and is_identifier(w)
-                                                    and ("_" in w or not w[0].isupper())]
+    code = [quote(t) for _, t in symbols] + dot_terms + [quote(w) for w in kept if short and is_identifier(w)
+                                                         and ("_" in w or not w[0].isupper())]
     return Query(terms, tuple(p for p in pairs.values() if p not in single), tuple(dict.fromkeys(code)))
 
 

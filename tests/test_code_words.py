@@ -868,6 +868,7 @@ def test_a_name_a_dot_begins_is_a_token_of_its_own():
         f" ../up, f().bar, a?.b, e.g. or .NET{o}dotnet{c}")
     assert plan(".env").terms == ('"env"', '"dotenv"') and plan(".env").code == ('"dotenv"',)
     assert plan("the .env file").pairs == ('"the env"', '"env dotenv file"')
+    assert '"env dotenv local"' in plan(".env.local").terms  # a dotted name through it, as the index spells it
 
 
 @pytest.mark.parametrize("version,token,path,text", [
