@@ -19,6 +19,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
+- a name a dot begins, not a folder's (``.env``, ``*.md``), after each: its token (``dotenv``), so ``.env`` is not
+  only ``env``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -248,6 +250,8 @@ def _expand(text: str) -> str:
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
+    for end, token in _dot_words(ascii_).items():
+        _add(adds, end, token)
     for end, number in _dotted(ascii_).items():
         _add(adds, end, dotted_name(number))
     for run, end in _runs(plain, ascii_.translate(_CLASSES)).items():
@@ -319,6 +323,23 @@ def dotted_name(number: str) -> str:
 LONE_C = "clanguage"
 LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (typed in lower case too)
 _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
+
+
+# A name a dot begins (.env, .gitignore, *.md; not after a word, a dot, a bracket, ? or !: file.env, ../x, f().env,
+# a?.b), but .NET (a symbol): after each, its token (dotenv), so .env ranks above "env vars". Not a folder's
+# (.planning/): a token there broke the phrases a path's words are typed in ("planning files").
+_DOT_WORD = re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")
+
+
+def _dot_words(spelled: bytes) -> dict[int, str]:
+    """{end: token} of each name a dot begins in ``spelled`` (a byte a character)."""
+    return {m.end(): "dot" + m[1].decode().lower() for m in _DOT_WORD.finditer(spelled)
+            if len(m[1]) <= MAX_NAME and m[1].lower() != b"net"}
+
+
+def dot_words(text: str) -> dict[int, str]:
+    """{end: token} of each name a dot begins in ``text``, as the index gives it one (.env: dotenv)."""
+    return _dot_words(text.encode("ascii", "replace"))
 
 
 def _symbols(text: str, spelled: bytes) -> dict[int, str]:
@@ -456,7 +477,8 @@ def _own_word(word: str, forms: list[str]) -> int:
     last = run[_NO_WORD_START.match(run).end():]
     if last and not last.isascii() and fold(last) in forms:
         return len(word) - len(last)
-    return int(word.startswith("."))  # a leading dot is .NET's alone: text...getUser is not .getUser
+    # A leading dot is a dot word's (.env: dotenv), else not the name's: text...getUser is not .getUser.
+    return int(word.startswith(".") and f"dot{word[1:].lower()}" not in forms)
 
 
 _NOT_WORD = re.compile(f"[^\\w{MARKS}]")

@@ -76,6 +76,8 @@ TREE = {
     "accents/french.md": "Le cœur du système est le planificateur.\n",
     "code/dunder.md": "Keep __init__.py empty except for the public exports.\n",
     "code/init.md": "The init scripts live in /etc/init.d on the old hosts.\n",
+    "paths/dotenv.md": "The .env file holds the local secrets; never commit it.\n",
+    "paths/env.md": "CI env vars are set in the project settings.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -125,6 +127,8 @@ CASES = [
     ("src/memsearch/query.py", "paths/query.md", "<<src/memsearch/query.py>>"),
     ("memsearch/query.py", "paths/query.md", "<<memsearch/query.py>>"),
     ("os.path.join", "paths/join.md", "<<os.path.join>>"),
+    (".env", "paths/dotenv.md", "<<.env>>"),  # env.md says env
+    ("the .env file", "paths/dotenv.md", "<<.env>> <<file>>"),
     ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("v2.0.7", "versions/v207.md", "<<2.0.7>>"),  # 2.0.7.1 holds the phrase 2 0 7 too
@@ -210,7 +214,8 @@ def test_a_long_run_costs_linear_time():
     )
     run_ = "a" * 1_000_000
     texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x",
-             "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000]  # (dotted numbers: from each dot)
+             "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000,  # (dotted numbers: from each dot)
+             f" .{run_}_", " .a" * 300_000]  # (names a dot begins)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
@@ -384,10 +389,10 @@ def test_an_excerpt_marks_a_symbol_or_folded_word_not_the_run_it_ends(tmp_path):
 
 def test_an_identifier_after_dots_is_marked_without_them(tmp_path):
     """The leading dot word_start() takes for .NET went into an identifier's mark: `it..<<.getUserById>>`, and
-    FTS5's own ellipsis before a window starting at one read `..<<.getUserById>>`."""
+    FTS5's own ellipsis before a window starting at one read `..<<.getUserById>>`. A name a dot begins keeps its dot."""
     write(tmp_path / "m", "a.md", "Wait for it...getUserById is called, then see .base64Encode and ASP.NET here\n")
     with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
-        for query, marked in [("user", "it...<<getUserById>> is"), ("encode", "see .<<base64Encode>> and"),
+        for query, marked in [("user", "it...<<getUserById>> is"), ("encode", "see <<.base64Encode>> and"),
                               ("ASP.NET", "and <<ASP.NET>> here")]:
             (hit,) = idx.search(query)
             assert marked in hit.snippet, (query, hit.snippet)
@@ -548,7 +553,8 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         kept = dict(idx.conn.execute("SELECT path, body FROM memory_fts WHERE body <> ''"))
         assert kept == {rel: ONCE[rel] for rel in ("accents.md", "cjk.md", "marks.md")}
         assert [h.path for h in idx.search("getUserById", reconcile=False)] == ["ident.md", "marks.md"]
-        assert sorted(idx.reconcile().updated) == sorted([*kept, "ident.md"])  # read again (ident.md by 0025: a _)
+        # Read again (ident.md by 0025: a _; cpp.md by 0031's superset: .NET).
+        assert sorted(idx.reconcile().updated) == sorted([*kept, "ident.md", "cpp.md"])
         assert idx.conn.execute("SELECT count(*) FROM memory_fts WHERE body <> ''").fetchone() == (0,)
         assert _unmarked(idx.search("提交")[0].snippet) == ONCE["cjk.md"]
         idx.conn.execute("INSERT INTO memory_fts_idx (memory_fts_idx, rank) VALUES ('integrity-check', 1)")
@@ -851,13 +857,29 @@ def test_a_dotted_number_is_a_token_of_its_own():
     assert plan("v2.0.7").terms[3:5] == ('"2 0 7"', '"2dot0dot7"')
 
 
+def test_a_name_a_dot_begins_is_a_token_of_its_own():
+    """A name a dot begins (.env, *.md) expands to its token after each occurrence, not after a word, a dot, a bracket,
+    ? or ! (file.env, ../up, f().bar, a?.b), nor a folder's (its token broke the phrase of .planning/ files), nor for
+    .NET (a symbol); a query asks for the word and the token, and a pair through it is spelled through its token."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    text = "Edit .env, *.md, .env; not ~/.config/x, .planning/ files, file.env, ../up, f().bar, a?.b, e.g. or .NET"
+    assert codewords.expand(text) == (
+        f"Edit .env{o}dotenv{c}, *.md{o}dotmd{c}, .env{o}dotenv{c}; not ~/.config/x, .planning/ files, file.env,"
+        f" ../up, f().bar, a?.b, e.g. or .NET{o}dotnet{c}")
+    assert plan(".env").terms == ('"env"', '"dotenv"') and plan(".env").code == ('"dotenv"',)
+    assert plan("the .env file").pairs == ('"the env"', '"env dotenv file"')
+    assert '"env dotenv local"' in plan(".env.local").terms  # a dotted name through it, as the index spells it
+
+
 @pytest.mark.parametrize("version,token,path,text", [
     (29, "clanguage", "c.md", "C"),  # C alone
     (30, "2dot0dot7", "v.md", "2.0.7"),  # a dotted number
+    (31, "dotenv", "env.md", ".env"),  # a name a dot begins
 ])
-def test_an_index_from_before_0029_or_0030_reads_memory_files_again(tmp_path, version, token, path, text):
-    """0029 and 0030 mark to be read again the memory files holding C alone or a dotted number (supersets), not
-    plain.md (which says C++); until the next reconcile nothing holds the token, then the file does."""
+def test_an_index_from_before_0029_to_0031_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0029 to 0031 mark to be read again the memory files holding C alone, a dotted number or a name a dot begins
+    (supersets), not plain.md (which says C++); until the next reconcile nothing holds the token, then the file
+    does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
         tmp_path, {path: f"Firmware pinned to {text} now.\n", "plain.md": "Call getUserById in C++ first.\n"},
