@@ -13,7 +13,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``_`` or ``-`` join some of them (``get_userById``), all of them joined (``getuserbyid``); a name with digits
   also the units it is typed as (``Base64Encode``: ``Base64``, ``sha256sum``: ``sha256``); an identifier with a
   ``_`` (``user_id``, which unicode61 splits), its parts joined (``userid``, as unicode61 keeps ``userId``), so the
-  name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts; an
+  name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts; a
+  command line's option of several words (``--dry-run``), its words joined (``dryrun``); an
   ordinal alone its number (``15th``: ``15``), and a plural of capitals or a decade nothing (``TVs``, ``1990s``);
 - ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C``): ``clanguage``, so C is not only the letter of
   ``C++`` and ``C#``;
@@ -360,15 +361,16 @@ def _symbols(text: str, spelled: bytes) -> dict[int, str]:
 
 # Where a run needs forms: a case change (aA, AAa: getUser, HTTPServer), digits by letters (a0, 0a: utf8, 2nd),
 # a _ inside (user_id: unicode61 splits it, so its join userid is what ranks it above prose's "user id"). One joined
-# by - alone gets nothing: prose is full of them (well-known). Each regex starts with a literal (see _SYMBOL_ENDS)
-# and takes the rest of the run.
+# by - alone gets nothing: prose is full of them (well-known); but a command line's option does (--dry-run: dryrun,
+# above prose's "dry run"). Each regex starts with a literal (see _SYMBOL_ENDS) and takes the rest of the run.
 _CASE_CHANGE = re.compile(rb"A(?:(?<=aA)|(?=Aa))[0Aa_-]*")
 _DIGIT_BY_LETTER = re.compile(rb"0(?:(?<=[aA]0)|(?=[aA]))[0Aa_-]*")
 _UNDERSCORE = re.compile(rb"_(?<=[0Aa]_)(?=[0Aa])[0Aa_-]*")
 # A Python special name's whole run: __, a letter, letters, digits or _, a letter or digit, __ (tried from a run's
 # start alone: linear).
 _DUNDER_RUN = re.compile(rb"__(?<![0Aa_-]__)(?=[Aa])[0Aa_]*?[0Aa]__(?![0Aa_-])")
-_RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE, _DUNDER_RUN)  # a file's scans (_runs), a query word's test
+_OPTION = re.compile(rb"--(?<![0Aa_-]--)[0Aa]+(?:-[0Aa]+)+(?![0Aa_-])")
+_RUN_KINDS = (_CASE_CHANGE, _DIGIT_BY_LETTER, _UNDERSCORE, _DUNDER_RUN, _OPTION)  # a file's scans, a query word's test
 
 
 def _runs(text: str, cls: bytes) -> dict[str, int]:

@@ -78,6 +78,8 @@ TREE = {
     "code/init.md": "The init scripts live in /etc/init.d on the old hosts.\n",
     "paths/dotenv.md": "The .env file holds the local secrets; never commit it.\n",
     "paths/env.md": "CI env vars are set in the project settings.\n",
+    "code/dry-run.md": "Always pass --dry-run to the migrate script first.\n",
+    "code/dry.md": "A dry run of the play happened on Friday.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -129,6 +131,8 @@ CASES = [
     ("os.path.join", "paths/join.md", "<<os.path.join>>"),
     (".env", "paths/dotenv.md", "<<.env>>"),  # env.md says env
     ("the .env file", "paths/dotenv.md", "<<.env>> <<file>>"),
+    ("--dry-run", "code/dry-run.md", "<<--dry-run>>"),  # code/dry.md says "dry run"
+    ("dry-run flag", "code/dry-run.md", "<<--dry-run>>"),
     ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("v2.0.7", "versions/v207.md", "<<2.0.7>>"),  # 2.0.7.1 holds the phrase 2 0 7 too
@@ -215,7 +219,8 @@ def test_a_long_run_costs_linear_time():
     run_ = "a" * 1_000_000
     texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x",
              "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000,  # (dotted numbers: from each dot)
-             f" .{run_}_", " .a" * 300_000]  # (names a dot begins)
+             f" .{run_}_", " .a" * 300_000,  # (names a dot begins)
+             f" --{run_}-", " --a-b" * 200_000, "--" * 500_000, " --" + "a-" * 500_000 + "_"]  # (options)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
@@ -857,6 +862,16 @@ def test_a_dotted_number_is_a_token_of_its_own():
     assert plan("v2.0.7").terms[3:5] == ('"2 0 7"', '"2dot0dot7"')
 
 
+def test_an_option_of_several_words_is_joined():
+    """A command line's option of several words (--dry-run) gets its words joined after its first occurrence, as a
+    name with a _ does; a run joined by - alone (well-known), an em dash typed as -- and a one-word option get none."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("Pass --dry-run, --no-verify and --dry-run; not well-known, a -- b, x--y-z or --force") == (
+        f"Pass --dry-run{o}dryrun{c}, --no-verify{o}noverify{c} and --dry-run; not well-known, a -- b, x--y-z or"
+        " --force")
+    assert plan("--dry-run").terms == ('"dry"', '"run"', '"dryrun"')
+
+
 def test_a_name_a_dot_begins_is_a_token_of_its_own():
     """A name a dot begins (.env, *.md) expands to its token after each occurrence, not after a word, a dot, a bracket,
     ? or ! (file.env, ../up, f().bar, a?.b), nor a folder's (its token broke the phrase of .planning/ files), nor for
@@ -875,11 +890,12 @@ def test_a_name_a_dot_begins_is_a_token_of_its_own():
     (29, "clanguage", "c.md", "C"),  # C alone
     (30, "2dot0dot7", "v.md", "2.0.7"),  # a dotted number
     (31, "dotenv", "env.md", ".env"),  # a name a dot begins
+    (32, "dryrun", "opt.md", "--dry-run"),  # an option of several words
 ])
-def test_an_index_from_before_0029_to_0031_reads_memory_files_again(tmp_path, version, token, path, text):
-    """0029 to 0031 mark to be read again the memory files holding C alone, a dotted number or a name a dot begins
-    (supersets), not plain.md (which says C++); until the next reconcile nothing holds the token, then the file
-    does."""
+def test_an_index_from_before_0029_to_0032_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0029 to 0032 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins or
+    an option (supersets), not plain.md (which says C++); until the next reconcile nothing holds the token, then the
+    file does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
         tmp_path, {path: f"Firmware pinned to {text} now.\n", "plain.md": "Call getUserById in C++ first.\n"},
