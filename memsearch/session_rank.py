@@ -52,8 +52,9 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
     mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces", column)
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
-    every, multi = owners.get(conn)
-    owners = every if not where and not factor_sql[0] else None
+    plain = not where and not factor_sql[0]  # (a filtered search without a common word reads no map)
+    every, multi = owners.get(conn) if plain or common else ({}, {})
+    owners = every if plain else None
     known: dict = {}
     if common:
         grow = HELD_FACTOR if held else 1.0
