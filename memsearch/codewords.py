@@ -20,8 +20,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
-- a name a dot begins, not a folder's (``.env``, ``*.md``), after each: its token (``dotenv``), so ``.env`` is not
-  only ``env``;
+- a name a dot begins, not a folder's (``.env``, ``*.md``), a variable (``$HOME``) or an issue's number (``#1234``),
+  after each: its token (``dotenv``, ``dollarhome``, ``hash1234``), so ``.env`` is not only ``env``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -333,7 +333,7 @@ _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
 # pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows".
 _SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
                (b"$", "dollar", re.compile(rb"\$(?<![A-Za-z0-9_$]\$)\{?(_*[A-Za-z][A-Za-z0-9_]*)")),
-               (b"#", "hash", re.compile(rb"#(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")))
+               (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")))
 SIGNS = {sign.decode(): name for sign, name, _ in _SIGN_WORDS}
 
 
@@ -342,8 +342,9 @@ def _sign_words(spelled: bytes) -> dict[int, tuple[int, str]]:
     found = {}
     for sign, name, pattern in _SIGN_WORDS:
         if sign in spelled:
-            found.update((m.end(), (m.start(), sign_token(name, m[1].decode()))) for m in pattern.finditer(spelled)
-                         if len(m[1]) <= MAX_NAME and (sign != b"." or m[1].lower() != b"net"))
+            for m in pattern.finditer(spelled):
+                if len(m[1]) <= MAX_NAME and (sign != b"." or m[1].lower() != b"net"):
+                    found[m.end()] = (m.start(), sign_token(name, m[1].decode()))
     return found
 
 
