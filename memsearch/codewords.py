@@ -20,8 +20,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
-- a name a dot begins, not a folder's (``.env``, ``*.md``), after each: its token (``dotenv``), so ``.env`` is not
-  only ``env``;
+- a name a dot begins, not a folder's (``.env``, ``*.md``), a variable (``$HOME``) or an issue's number (``#1234``),
+  after each: its token (``dotenv``, ``dollarhome``, ``hash1234``), so ``.env`` is not only ``env``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -251,7 +251,7 @@ def _expand(text: str) -> str:
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
-    for end, token in _dot_words(ascii_).items():
+    for end, (_, token) in _sign_words(ascii_).items():
         _add(adds, end, token)
     for end, number in _dotted(ascii_).items():
         _add(adds, end, dotted_name(number))
@@ -326,21 +326,37 @@ LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (
 _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
 
 
-# A name a dot begins (.env, .gitignore, *.md; not after a word, a dot, a bracket, ? or !: file.env, ../x, f().env,
-# a?.b), but .NET (a symbol): after each, its token (dotenv), so .env ranks above "env vars". Not a folder's
-# (.planning/): a token there broke the phrases a path's words are typed in ("planning files").
-_DOT_WORD = re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")
+# A name a sign begins, after each: its token, so the name ranks above the plain word. A dot (.env, .gitignore, *.md;
+# not after a word, a dot, a bracket, ? or !: file.env, ../x, f().env, a?.b), but .NET (a symbol) and a folder's
+# (.planning/: a token there broke the phrases a path's words are typed in, "planning files"): dotenv above "env vars".
+# A shell's or a template's variable ($HOME, ${HOME}; not a price, $5): dollarhome above "go home". An issue's or a
+# pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows".
+_SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
+               (b"$", "dollar", re.compile(rb"\$(?<![A-Za-z0-9_$]\$)\{?(_*[A-Za-z][A-Za-z0-9_]*)")),
+               (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")))
+SIGNS = {sign.decode(): name for sign, name, _ in _SIGN_WORDS}
 
 
-def _dot_words(spelled: bytes) -> dict[int, str]:
-    """{end: token} of each name a dot begins in ``spelled`` (a byte a character)."""
-    return {m.end(): "dot" + m[1].decode().lower() for m in _DOT_WORD.finditer(spelled)
-            if len(m[1]) <= MAX_NAME and m[1].lower() != b"net"}
+def _sign_words(spelled: bytes) -> dict[int, tuple[int, str]]:
+    """{end: (where its sign is, token)} of each name a sign begins in ``spelled`` (a byte a character)."""
+    found = {}
+    for sign, name, pattern in _SIGN_WORDS:
+        if sign in spelled:
+            for m in pattern.finditer(spelled):
+                if len(m[1]) <= MAX_NAME and (sign != b"." or m[1].lower() != b"net"):
+                    found[m.end()] = (m.start(), sign_token(name, m[1].decode()))
+    return found
 
 
-def dot_words(text: str) -> dict[int, str]:
-    """{end: token} of each name a dot begins in ``text``, as the index gives it one (.env: dotenv)."""
-    return _dot_words(text.encode("ascii", "replace"))
+def sign_token(sign: str, name: str) -> str:
+    """The token of a name a sign begins, the sign spelled (``SIGNS``): .env -> dotenv, $MY_VAR -> dollarmyvar."""
+    return sign + name.replace("_", "").lower()
+
+
+def sign_words(text: str) -> dict[int, tuple[int, str]]:
+    """{end: (where its sign is, token)} of each name a sign begins in ``text``, as the index gives it a token
+    (.env: dotenv, $HOME: dollarhome, #1234: hash1234)."""
+    return _sign_words(text.encode("ascii", "replace"))
 
 
 def _symbols(text: str, spelled: bytes) -> dict[int, str]:
@@ -408,11 +424,11 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
 
 def word_start(chars: str | list, end: int) -> int:
     """Where the word ending at ``end`` in ``chars`` (a text, or [char, marked] items)
-    starts: letters, digits, _ - + # and a leading ``.`` (of ``.NET``)."""
+    starts: letters, digits, _ - + # and a leading ``.`` or ``$`` (of ``.NET``, ``.env``, ``$HOME``)."""
     i = end
     while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
         i -= 1
-    if i > 0 and chars[i - 1][0] == "." and (i == 1 or not chars[i - 2][0].isalnum()):
+    if i > 0 and chars[i - 1][0] in ".$" and (i == 1 or not chars[i - 2][0].isalnum()):
         i -= 1
     return i
 
@@ -479,8 +495,9 @@ def _own_word(word: str, forms: list[str]) -> int:
     last = run[_NO_WORD_START.match(run).end():]
     if last and not last.isascii() and fold(last) in forms:
         return len(word) - len(last)
-    # A leading dot is a dot word's (.env: dotenv), else not the name's: text...getUser is not .getUser.
-    return int(word.startswith(".") and f"dot{word[1:].lower()}" not in forms)
+    # A leading sign is a sign word's (.env: dotenv), else not the name's: text...getUser is not .getUser.
+    sign = SIGNS.get(word[:1])
+    return int(sign is not None and sign_token(sign, word[1:]) not in forms)
 
 
 _NOT_WORD = re.compile(f"[^\\w{MARKS}]")

@@ -128,9 +128,9 @@ def _compound_terms(text: str) -> list[str]:
     """A phrase of each path, dotted name or version (expanded as the index
     is, so its words stay adjacent), and the join of each word-word."""
     terms = []
-    dots = {end - len(token) + 2 for end, token in codewords.dot_words(text).items()}  # where each dot word's dot is
+    signs = {at for at, _ in codewords.sign_words(text).values()}  # where each sign word's sign is
     for m in COMPOUND.finditer(text):
-        run = text[m.start() - (m.start() - 1 in dots):m.end()]  # (.env.local: with its dot, as the index reads it)
+        run = text[m.start() - (m.start() - 1 in signs):m.end()]  # (.env.local: with its dot, as the index reads it)
         numbers = codewords.dotted_numbers(run)
         for number in numbers:  # 2.0.7, v2.0.7: its digits as a phrase wherever they stand, and its token
             terms += [quote(" ".join(number.split("."))), quote(codewords.dotted_name(number))]
@@ -154,7 +154,7 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
     An identifier's parts follow only its first occurrence in a file, as a rule its title or heading
     (codewords._runs), so a pair ends with the identifier alone."""
     items = []
-    dots = codewords.dot_words(text)
+    signs = codewords.sign_words(text)
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
             token = codewords.symbol_name(m)
@@ -164,8 +164,8 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
             word = m.group()
             forms = ((codewords.LONE_C,) if word in codewords.LONE_C_WORDS
                      else codewords.index_forms(word) if word.isascii() else ())
-            if m.end() in dots:  # (.env: "env dotenv", its token first, as the index adds it)
-                forms = (dots[m.end()], *forms)
+            if m.end() in signs:  # (.env: "env dotenv", its token first, as the index adds it)
+                forms = (signs[m.end()][1], *forms)
             items.append((word.casefold(), word, " ".join((word, *forms))))
     return items
 
@@ -184,9 +184,9 @@ def plan(text: str) -> Query:
     # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
     fragments = {word: _fragments(word) if short else query_terms(word) for word in found}
-    dot_terms = [quote(token) for token in codewords.dot_words(rest).values()] if short else []
+    sign_terms = [quote(token) for _, token in codewords.sign_words(rest).values()] if short else []
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
-                                 *(term for word in kept for term in fragments[word]), *dot_terms,
+                                 *(term for word in kept for term in fragments[word]), *sign_terms,
                                  *(_compound_terms(rest) if short else ())]))
     # A pair with a CJK word could only match its unsegmented spelling, which the index never holds (a full-width
     # word is left unpaired too; a word also searched case folded is paired as typed).
@@ -201,7 +201,7 @@ def plan(text: str) -> Query:
         pairs.setdefault(f"{key_a} {key_b}", quote(f"{spelled_a} {head_b}"))
     single = set(terms)  # not the tuple: a search of it per pair was quadratic in a pasted text's words
     # (A capitalized name may be a person's or a brand's, as prose writes them: McGee, YouTube, MoMA.)
-    code = [quote(t) for _, t in symbols] + dot_terms + [quote(w) for w in kept if short and is_identifier(w)
+    code = [quote(t) for _, t in symbols] + sign_terms + [quote(w) for w in kept if short and is_identifier(w)
                                                          and ("_" in w or not w[0].isupper())]
     return Query(terms, tuple(p for p in pairs.values() if p not in single), tuple(dict.fromkeys(code)))
 

@@ -80,6 +80,10 @@ TREE = {
     "paths/env.md": "CI env vars are set in the project settings.\n",
     "code/dry-run.md": "Always pass --dry-run to the migrate script first.\n",
     "code/dry.md": "A dry run of the play happened on Friday.\n",
+    "code/dollar-home.md": "The cache lives under $HOME/.cache/app on every host.\n",
+    "code/home.md": "Go home early on Fridays.\n",
+    "code/issue.md": "The fix for issue #1234 landed in the parser.\n",
+    "code/rows.md": "There were 1234 rows.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -133,6 +137,10 @@ CASES = [
     ("the .env file", "paths/dotenv.md", "<<.env>> <<file>>"),
     ("--dry-run", "code/dry-run.md", "<<--dry-run>>"),  # code/dry.md says "dry run"
     ("dry-run flag", "code/dry-run.md", "<<--dry-run>>"),
+    ("$HOME", "code/dollar-home.md", "<<$HOME>>"),  # code/home.md says home
+    ("$HOME/.cache", "code/dollar-home.md", "<<$HOME>>/.<<cache>>"),
+    ("#1234", "code/issue.md", "<<#1234>>"),  # code/rows.md says 1234
+    ("issue #1234", "code/issue.md", "<<issue>> <<#1234>>"),
     ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("v2.0.7", "versions/v207.md", "<<2.0.7>>"),  # 2.0.7.1 holds the phrase 2 0 7 too
@@ -220,6 +228,7 @@ def test_a_long_run_costs_linear_time():
     texts = [f"A{run_}1", f"aB{run_}1", f"x{run_}9y", "Ab1" * 300_000 + "x",
              "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000,  # (dotted numbers: from each dot)
              f" .{run_}_", " .a" * 300_000,  # (names a dot begins)
+             f" ${run_}_", " $a" * 300_000, " #1" * 300_000, "$" * 1_000_000, "#" * 1_000_000,  # (a $ or a #)
              f" --{run_}-", " --a-b" * 200_000, "--" * 500_000, " --" + "a-" * 500_000 + "_"]  # (options)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           timeout=60)
@@ -657,7 +666,8 @@ def test_an_index_from_before_0019_reads_latin_identifiers_and_versions_again(tm
         for query in ("C++", "uber", "strasse"):
             assert not idx.search(query, reconcile=False)
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
-        assert [path for path, size in sorted(sizes.items()) if size == -1] == ["cpp.md", "de.md", "uber.md"]
+        # (plain.md by 0033 alone: its #12 is an issue's number.)
+        assert [path for path, size in sorted(sizes.items()) if size == -1] == ["cpp.md", "de.md", "plain.md", "uber.md"]
         for query, path in (("C++", "cpp.md"), ("uber", "uber.md"), ("strasse", "de.md")):
             assert [hit.path for hit in idx.search(query)] == [path]
     with HistoryIndex(history, db) as h:
@@ -886,16 +896,34 @@ def test_a_name_a_dot_begins_is_a_token_of_its_own():
     assert '"env dotenv local"' in plan(".env.local").terms  # a dotted name through it, as the index spells it
 
 
+def test_a_variable_and_an_issue_number_are_tokens_of_their_own():
+    """A name a $ begins ($HOME, ${CARGO_HOME}) and a number a # begins (#1234) expand to their token after each
+    occurrence, not after a word or another sign (a$b, $$x, repo#1, &#38;, ##7), nor for a price ($5), a colour
+    (#12ab) or a heading (# 5); a query asks for the word and the token, and a pair through it is spelled through it."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    text = "Set $HOME, ${CARGO_HOME} and $HOME; issue #1234, (#42); not $5, a$b, $$x, repo#1, &#38;, #12ab, # 5 or ##7"
+    assert codewords.expand(text) == (
+        f"Set $HOME{o}dollarhome{c}, ${{CARGO_HOME{o}dollarcargohome cargohome{c}}} and $HOME{o}dollarhome{c};"
+        f" issue #1234{o}hash1234{c}, (#42{o}hash42{c}); not $5, a$b, $$x, repo#{o}reposharp{c}1, &#38;,"
+        f" #12ab{o}12 ab{c}, # 5 or ##7")
+    assert plan("$HOME").terms == ('"HOME"', '"dollarhome"') and plan("$HOME").code == ('"dollarhome"',)
+    assert plan("#1234").terms == ('"1234"', '"hash1234"') and plan("#1234").code == ('"hash1234"',)
+    assert plan("the $HOME folder").pairs == ('"the HOME"', '"HOME dollarhome folder"')
+    assert '"HOME dollarhome cache app"' in plan("$HOME/.cache/app").terms  # a path through it, as the index spells it
+
+
 @pytest.mark.parametrize("version,token,path,text", [
     (29, "clanguage", "c.md", "C"),  # C alone
     (30, "2dot0dot7", "v.md", "2.0.7"),  # a dotted number
     (31, "dotenv", "env.md", ".env"),  # a name a dot begins
     (32, "dryrun", "opt.md", "--dry-run"),  # an option of several words
+    (33, "dollarhome", "home.md", "$HOME"),  # a name a sign begins: a variable
+    (33, "hash1234", "issue.md", "#1234"),  # an issue's number
 ])
-def test_an_index_from_before_0029_to_0032_reads_memory_files_again(tmp_path, version, token, path, text):
-    """0029 to 0032 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins or
-    an option (supersets), not plain.md (which says C++); until the next reconcile nothing holds the token, then the
-    file does."""
+def test_an_index_from_before_0029_to_0033_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0029 to 0033 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins, an
+    option or a name a $ or a # begins (supersets), not plain.md (which says C++); until the next reconcile nothing
+    holds the token, then the file does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
         tmp_path, {path: f"Firmware pinned to {text} now.\n", "plain.md": "Call getUserById in C++ first.\n"},
