@@ -232,7 +232,9 @@ def manifest(folder, root, limit, as_json):
 
     roots = [Root("plain", folder)] if folder else chosen_roots(root)
     with one_line_errors():
-        entries = list_files(roots, limit=load_settings().manifest_limit if limit is None else limit)
+        settings = load_settings()  # the files listed are those the index reads (max_file_bytes)
+        entries = list_files(roots, limit=settings.manifest_limit if limit is None else limit,
+                             max_file_bytes=settings.max_file_bytes)
     if as_json:
         click.echo(fmt.json_text([e.to_dict() for e in entries]))
     elif entries:

@@ -129,7 +129,7 @@ def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, 
               color=None) -> int:
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
-            " ".join(text), limit, scope, scope_id, type_,
+            " ".join(text), limit, scope, fmt.unquoted(scope_id), type_,  # (as hit labels quote it)
             reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None, progress=bar,
         )
     return print_result(result, as_json, color)

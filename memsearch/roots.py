@@ -121,7 +121,9 @@ def default_path(kind: str) -> str:
         mimo_home = os.environ.get("MIMOCODE_HOME", "")
         if os.path.isabs(mimo_home):
             return os.path.join(mimo_home, "data", "memory")
-        data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+        data = os.environ.get("XDG_DATA_HOME", "")
+        if not os.path.isabs(data):  # the XDG spec ignores a relative one, as settings.xdg_folder does
+            data = os.path.join(home, ".local", "share")
         return os.path.join(data, "mimocode", "memory")
     if kind == "claude":
         config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")

@@ -269,3 +269,17 @@ def test_ctrl_c_in_a_cold_build_exits_130_and_the_next_run_indexes_every_file(tm
     assert (proc.returncode, err, out) == (130, "\nAborted!\n", "")
     report = json.loads(cli("index", "--json", "--root", str(root), "--db", str(db)).stdout)
     assert (report["added"], report["unchanged"]) == (200, 0)
+
+
+def test_a_scope_id_copied_from_a_hit_line_with_its_quotes_finds_its_files(tmp_path):
+    """A hit line quotes an odd scope id ([projects/'a|b' ...]), and a model or a user copies it as shown: --scope-id
+    reads it back, as the tool's scopeId and history's --project do."""
+    root = tmp_path / "m"
+    write(root, "projects/a|b/cart.md", "The cart keeps integer cents.\n")
+    write(root, "projects/other/cart.md", "The other cart keeps integer cents too.\n")
+    shown = run_memsearch("query", "cents", "--root", root, "--db", tmp_path / "db")
+    assert shown.returncode == 0 and "[projects/'a|b' " in shown.stdout, shown.stdout
+    for spelled in ("a|b", "'a|b'"):
+        r = run_memsearch("query", "cents", "--root", root, "--db", tmp_path / "db", "--scope-id", spelled, "--json")
+        assert r.returncode == 0, r.stderr
+        assert [h["path"] for h in json.loads(r.stdout)["results"]] == ["projects/a|b/cart.md"]

@@ -125,6 +125,8 @@ def test_cli(memdir, tmp_path):
     conf.write_text("manifest_limit = 1\n")
     r = cli("manifest", str(memdir), "--json", env={"MEMSEARCH_CONFIG": str(conf)})
     assert [d["path"] for d in json.loads(r.output)] == ["new.md"]
+    conf.write_text("max_file_bytes = 4\n")  # every file too large to index: none listed, as none is searched
+    assert json.loads(cli("manifest", str(memdir), "--json", env={"MEMSEARCH_CONFIG": str(conf)}).output) == []
     assert cli("manifest", str(tmp_path / "missing")).exit_code == 2
 
 

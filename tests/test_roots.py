@@ -219,8 +219,10 @@ def test_default_locations(monkeypatch, isolated_home):
     assert roots_mod.default_path("mimo") == "/opt/mimo/data/memory"
     assert roots_mod.default_path("claude") == str(isolated_home / ".claude" / "projects")
     assert roots_mod.default_path("zcode") == str(isolated_home / ".zcode" / "cli" / "memories" / "projects")
-    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")  # the XDG spec ignores a relative one
     monkeypatch.delenv("MIMOCODE_HOME")
+    assert roots_mod.default_path("mimo") == str(isolated_home / ".local" / "share" / "mimocode" / "memory")
+    monkeypatch.delenv("XDG_DATA_HOME")
     assert roots_mod.default_path("mimo") == str(isolated_home / ".local" / "share" / "mimocode" / "memory")
 
 
