@@ -375,8 +375,7 @@ class HistoryIndex(db.Opened):
             best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
         counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids})
         top = {}  # each session's best message's score
-        for session in best:
-            matched, mids = best[session]
+        for session, (matched, mids) in best.items():  # (the values replaced, no key added)
             score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
                      for mid in mids for terms, k, _ in [refined[mid]]}
             best[session] = (matched, sorted(mids, key=lambda m: (-score[m], -m))[:EXCERPTS])

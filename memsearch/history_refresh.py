@@ -81,30 +81,28 @@ class HistoryReport(NamedTuple):
                 "seconds": round(self.seconds, 4)}
 
 
-def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None,
-            seconds: float | None = REFRESH_SECONDS) -> HistoryReport:
+def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, seconds: float | None) -> HistoryReport:
     """Bring the rows of ``walks.roots`` in step with their transcripts, reading for ``seconds`` at most (None:
     until done)."""
-    started, roots = time.perf_counter(), walks.roots
+    started = time.perf_counter()
     if (report := walks.unchanged(conn)) is not None:
         return report._replace(seconds=time.perf_counter() - started)
     walks.begin()
     stored = walks.known.get(conn)
     counts = dict.fromkeys(HistoryReport._fields[:-2], 0)  # all but skipped and seconds
-    skipped, todo, seen, retry, found = [], [], set(), False, []  # skipped: (path, why); retry: a skip that may pass
-    for n, root in enumerate(roots):
+    skipped, todo, retry, found = [], [], False, []  # skipped: (path, why); retry: a skip that may pass
+    for n, root in enumerate(walks.roots):
         passed: list = []  # (path below the root, why) of the names the walk passes over
         found += [(n, root, t) for t in find(walks.paths[root], walks.listings.setdefault(root, {}), passed)]
         skipped += [(os.path.join(root, *rel.split("/")), why) for rel, why in passed]
     reals = {}  # this walk's alone: a long-lived index kept the name of every transcript it ever saw
     for root, t in _once(found, stored, counts, skipped):
-        seen.add(name := (root, t.rel))
-        reals[name] = t.real
+        reals[name := (root, t.rel)] = t.real
         if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
             todo.append((root, t))
-    walks.reals = reals
+    walks.reals, seen = reals, set(reals)  # seen: the names whose rows stay
     todo.sort(key=lambda item: item[1].fingerprint.size)
     total, done = sum(t.fingerprint.size for _, t in todo), 0
     deadline = time.monotonic() + (float("inf") if seconds is None else seconds)
