@@ -230,8 +230,8 @@ def manifest(folder, root, limit, as_json):
     from .manifests import format_manifest, manifest as list_files
     from .settings import load_settings
 
-    roots = [Root("plain", folder)] if folder else chosen_roots(root)
     with one_line_errors():
+        roots = [Root("plain", folder)] if folder else chosen_roots(root)
         settings = load_settings()  # the files listed are those the index reads (max_file_bytes)
         entries = list_files(roots, limit=settings.manifest_limit if limit is None else limit,
                              max_file_bytes=settings.max_file_bytes)

@@ -90,17 +90,17 @@ def print_warning(message: str) -> None:  # db.warning_sink: a damaged index set
 
 
 def chosen_roots(root) -> list:
-    """The roots of --root (or the environment), else the config file's, else the agents' default ones."""
+    """The roots of --root (or the environment), else the config file's, else the agents' default ones; the caller
+    turns an error into one line (one_line_errors)."""
     from .roots import Root, configured, default_roots
 
-    with one_line_errors():
-        return [Root.parse(spec) for spec in root] if root else configured() or default_roots()
+    return [Root.parse(spec) for spec in root] if root else configured() or default_roots()
 
 
 def open_index(root, db_path):
     from .index import MemoryIndex  # here: `memsearch context` and --help do without the search modules
 
-    with one_line_errors():  # chosen_roots' CommandFailed is no ValueError: passed on as it is
+    with one_line_errors():
         return MemoryIndex(roots=chosen_roots(root), db_path=db_path)
 
 
