@@ -13,8 +13,7 @@ def entry() -> None:
         from .cli import main
 
         try:
-            main()
-            code = 0
+            main()  # code stays None (exit 0) if it returns
         except SystemExit as ex:  # click's standalone mode: an int, None or a message
             code = ex.code
     end_process(code)
