@@ -97,7 +97,8 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
         skipped += [(os.path.join(root, *rel.split("/")), why) for rel, why in passed]
     reals = {}  # this walk's alone: a long-lived index kept the name of every transcript it ever saw
     for root, t in _once(found, stored, counts, skipped):
-        reals[name := (root, t.rel)] = t.real
+        name = (root, t.rel)
+        reals[name] = t.real
         if (row := stored.get(name)) is not None and row[1:] == t.fingerprint:
             counts["unchanged"] += 1
         else:
