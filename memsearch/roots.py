@@ -214,9 +214,7 @@ def configured() -> list[Root]:
         raise MemsearchError("config: roots must be a list of folders, kinds or tables")
     roots = []
     for entry in entries:
-        if isinstance(entry, str):
-            roots.append(Root.parse(entry))
-        elif isinstance(entry, dict):
+        if isinstance(entry, dict):
             if unknown := set(entry) - {"kind", "path", "name", "enabled"}:
                 raise MemsearchError(f"config: unknown key(s) in a [[roots]] table: {', '.join(sorted(unknown))}")
             enabled = entry.get("enabled", True)
@@ -224,12 +222,13 @@ def configured() -> list[Root]:
                 raise MemsearchError(f"config: enabled must be true or false, not {enabled!r}")
             if not enabled:
                 continue
-            try:
-                roots.append(Root(entry.get("kind", "mimo"), entry.get("path"), entry.get("name")))
-            except ValueError as ex:
-                raise MemsearchError(f"config: {ex}") from None
-        else:
+        elif not isinstance(entry, str):
             raise MemsearchError(f"config: a root must be a string or a table, not {entry!r}")
+        try:  # (a string's error says where it is, as a table's does)
+            roots.append(Root.parse(entry) if isinstance(entry, str)
+                         else Root(entry.get("kind", "mimo"), entry.get("path"), entry.get("name")))
+        except ValueError as ex:
+            raise MemsearchError(f"config: {ex}") from None
     return roots
 
 

@@ -284,6 +284,15 @@ def test_a_roots_table_of_the_wrong_types_is_a_one_line_error(layouts, tmp_path,
     assert r.returncode == 2 and r.stderr.startswith("Error: config: ") and r.stderr.count("\n") == 1, r.stderr
 
 
+@pytest.mark.parametrize("entry", ['"claude="', '""', '"  "'])
+def test_a_roots_string_of_the_config_file_errs_as_the_config_s(tmp_path, entry):
+    """A bad string in roots = [...] says the config file holds it, as a bad [[roots]] table does."""
+    conf = tmp_path / "config.toml"
+    conf.write_text(f"roots = [{entry}]\n")
+    r = run_memsearch("query", "walrus", "--db", tmp_path / "db", env={"MEMSEARCH_CONFIG": str(conf)})
+    assert r.returncode == 2 and r.stderr.startswith("Error: config: ") and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_environment_roots(layouts, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_ROOTS", os.pathsep.join([f"zcode={layouts['zcode']}", str(layouts["mimo"])]))
     with MemoryIndex(db_path=tmp_path / "db") as idx:
