@@ -331,7 +331,8 @@ _LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
 # (.planning/: a token there broke the phrases a path's words are typed in, "planning files"): dotenv above "env vars".
 # A shell's or a template's variable ($HOME, ${HOME}; not a price, $5): dollarhome above "go home". An issue's or a
 # pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows".
-_SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
+_SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)(?!(?i:net)(?![A-Za-z0-9]))"
+                                        rb"([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
                (b"$", "dollar", re.compile(rb"\$(?<![A-Za-z0-9_$]\$)\{?(_*[A-Za-z][A-Za-z0-9_]*)")),
                (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")))
 SIGNS = {sign.decode(): name for sign, name, _ in _SIGN_WORDS}
@@ -343,14 +344,15 @@ def _sign_words(spelled: bytes) -> dict[int, tuple[int, str]]:
     for sign, name, pattern in _SIGN_WORDS:
         if sign in spelled:
             for m in pattern.finditer(spelled):
-                if len(m[1]) <= MAX_NAME and (sign != b"." or m[1].lower() != b"net"):
+                if len(m[1]) <= MAX_NAME:
                     found[m.end()] = (m.start(), sign_token(name, m[1].decode()))
     return found
 
 
-def sign_token(sign: str, name: str) -> str:
-    """The token of a name a sign begins, the sign spelled (``SIGNS``): .env -> dotenv, $MY_VAR -> dollarmyvar."""
-    return sign + name.replace("_", "").lower()
+def sign_token(sign_name: str, name: str) -> str:
+    """The token of a name a sign begins, ``sign_name`` the sign spelled (``SIGNS``): .env -> dotenv,
+    $MY_VAR -> dollarmyvar."""
+    return sign_name + name.replace("_", "").lower()
 
 
 def sign_words(text: str) -> dict[int, tuple[int, str]]:

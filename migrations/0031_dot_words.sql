@@ -1,7 +1,7 @@
 -- Code words (issue 33): a name a dot begins, not a folder's (.env,
 -- .gitignore, *.md; not .planning/), now also expands to a token of its
 -- own after each occurrence (dotenv), so .env ranks above a file saying
--- "env vars" (memsearch/codewords.py _dot_words). SQL cannot compute it,
+-- "env vars" (memsearch/codewords.py _SIGN_WORDS). SQL cannot compute it,
 -- so the memory files holding a dot before a letter, at the start or after
 -- a character that is not a letter, digit, _, a dot, a closing bracket, ?
 -- or !, are read again at the next reconcile (a superset; a size of -1
