@@ -148,8 +148,8 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
         # Gone mid-walk: what was seen is no picture of the tree, and
         # reconciling with it would empty the index.
         raise RootNotFound(f"memory root vanished: {root}")
-    # Files reached through links skipped the comparison above; settle them.
-    for rel, (_, fp) in list(files.items()):
+    # Files reached through links skipped the comparison above; settle them (nothing known: nothing to settle).
+    for rel, (_, fp) in list(files.items()) if known else ():
         folder, name = _split(rel)
         here = walked.get(folder)
         if here and here.pop(name, None) == fp and name not in again.get(folder, ()):
