@@ -20,8 +20,9 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
-- a name a dot begins, not a folder's (``.env``, ``*.md``), a variable (``$HOME``) or an issue's number (``#1234``),
-  after each: its token (``dotenv``, ``dollarhome``, ``hash1234``), so ``.env`` is not only ``env``;
+- a name a dot begins, not a folder's (``.env``, ``*.md``), a variable (``$HOME``), an issue's number (``#1234``) or
+  an annotation (``@Test``), after each: its token (``dotenv``, ``dollarhome``, ``hash1234``, ``atsigntest``), so
+  ``.env`` is not only ``env``;
 - a word with accents unicode61 leaves (Greek, Cyrillic, Latin letters with two marks as in Vietnamese,
   ``ı ø ł đ``, full-width letters) or splits it at (Hebrew points, Arabic harakat): its folded form (``Αθηνα``,
   ``tieng``, ``git``, ``שלום``).
@@ -319,22 +320,28 @@ def dotted_name(number: str) -> str:
     return number.replace(".", "dot")
 
 
-# C the language, a capital C standing alone (not C++, C#, Objective-C, .C or the drive C:\): after each, a token of
-# its own, so a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
+# C the language, a capital C standing alone (not C++, C#, Objective-C, .C or a drive, C:\ or {{C:}}): after each, a
+# token of its own, so a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
 LONE_C = "clanguage"
 LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (typed in lower case too)
-_LONE_C = re.compile(rb"C(?<![A-Za-z0-9_.+#-]C)(?![A-Za-z0-9_+#]|:[/\\])")
+_LONE_C_SIDES = r"(?<![A-Za-z0-9_.+#-]{c})(?![A-Za-z0-9_+#]|:\S)"
+_LONE_C = re.compile(("C" + _LONE_C_SIDES.format(c="C")).encode())
+# The same in a query, typed in either case: Objective-C asks for no clanguage, as its file holds none.
+TYPED_LONE_C = re.compile("[Cc]" + _LONE_C_SIDES.format(c="[Cc]"))
 
 
 # A name a sign begins, after each: its token, so the name ranks above the plain word. A dot (.env, .gitignore, *.md;
 # not after a word, a dot, a bracket, ? or !: file.env, ../x, f().env, a?.b), but .NET (a symbol) and a folder's
 # (.planning/: a token there broke the phrases a path's words are typed in, "planning files"): dotenv above "env vars".
 # A shell's or a template's variable ($HOME, ${HOME}; not a price, $5): dollarhome above "go home". An issue's or a
-# pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows".
+# pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows". An annotation,
+# a decorator or a handle (@Transactional, @property, @alice; not an e-mail's, me@x.org, nor a scope's, @types/node):
+# atsigntransactional above "transactional emails" (a plainer "at" made @Test attest).
 _SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)(?!(?i:net)(?![A-Za-z0-9]))"
                                         rb"([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
                (b"$", "dollar", re.compile(rb"\$(?<![A-Za-z0-9_$]\$)\{?(_*[A-Za-z][A-Za-z0-9_]*)")),
-               (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")))
+               (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")),
+               (b"@", "atsign", re.compile(rb"@(?<![A-Za-z0-9_@]@)([A-Za-z][A-Za-z0-9_]*)(?![A-Za-z0-9_/\\-])")))
 SIGNS = {sign.decode(): name for sign, name, _ in _SIGN_WORDS}
 
 
@@ -426,11 +433,11 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
 
 def word_start(chars: str | list, end: int) -> int:
     """Where the word ending at ``end`` in ``chars`` (a text, or [char, marked] items)
-    starts: letters, digits, _ - + # and a leading ``.`` or ``$`` (of ``.NET``, ``.env``, ``$HOME``)."""
+    starts: letters, digits, _ - + # and a leading ``.``, ``$`` or ``@`` (of ``.NET``, ``.env``, ``$HOME``, ``@Test``)."""
     i = end
     while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
         i -= 1
-    if i > 0 and chars[i - 1][0] in ".$" and (i == 1 or not chars[i - 2][0].isalnum()):
+    if i > 0 and chars[i - 1][0] in ".$@" and (i == 1 or not chars[i - 2][0].isalnum()):
         i -= 1
     return i
 

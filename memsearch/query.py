@@ -102,11 +102,12 @@ def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[st
     return symbols, rest, found, [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
 
 
-def _fragments(word: str) -> list[str]:
+def _fragments(word: str, lone_c: bool) -> list[str]:
     """What one word is searched as: query_terms(), then, for an identifier with a case change, its parts as a
-    phrase (getUserById: "get User By Id") and, joined by _, its parts joined ("userid"), as the index holds them."""
+    phrase (getUserById: "get User By Id") and, joined by _, its parts joined ("userid"), as the index holds them;
+    C also as the language where the query has it alone (``lone_c``)."""
     terms = query_terms(word)
-    if word in codewords.LONE_C_WORDS:
+    if lone_c and word in codewords.LONE_C_WORDS:
         terms.append(quote(codewords.LONE_C))
     if is_identifier(word):
         terms += [quote(form) for form in codewords.identifier_forms(word)]
@@ -162,7 +163,8 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
             items.append((token, f"{head} {token}", f"{head} {token}"))
         else:
             word = m.group()
-            forms = ((codewords.LONE_C,) if word in codewords.LONE_C_WORDS
+            lone_c = word in codewords.LONE_C_WORDS and codewords.TYPED_LONE_C.match(text, m.start())
+            forms = ((codewords.LONE_C,) if lone_c
                      else codewords.index_forms(word) if word.isascii() else ())
             if m.end() in signs:  # (.env: "env dotenv", its token first, as the index adds it)
                 forms = (signs[m.end()][1], *forms)
@@ -183,7 +185,8 @@ def plan(text: str) -> Query:
     # query_terms() quotes a word without CJK exactly as quote() does; a word with CJK (or full-width letters)
     # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
-    fragments = {word: _fragments(word) if short else query_terms(word) for word in found}
+    lone_c = codewords.TYPED_LONE_C.search(rest) is not None
+    fragments = {word: _fragments(word, lone_c) if short else query_terms(word) for word in found}
     sign_terms = [quote(token) for _, token in codewords.sign_words(rest).values()] if short else []
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
                                  *(term for word in kept for term in fragments[word]), *sign_terms,
@@ -203,14 +206,17 @@ def plan(text: str) -> Query:
     # (A capitalized name may be a person's or a brand's, as prose writes them: McGee, YouTube, MoMA.)
     code = [quote(t) for _, t in symbols] + sign_terms + [quote(w) for w in kept if short and is_identifier(w)
                                                          and ("_" in w or not w[0].isupper())]
+    if lone_c and short and any(w in codewords.LONE_C_WORDS for w in kept):
+        code.append(quote(codewords.LONE_C))  # (the language, as C++ is)
     return Query(terms, tuple(p for p in pairs.values() if p not in single), tuple(dict.fromkeys(code)))
 
 
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
     """The searched words of ``text`` that no file holds, by ``counts`` (files each FTS5 string matched; one not
     counted is taken to match): a model must not read a hit on "secret" as one on "stripe webhook secret"."""
-    symbols, _, _, kept = _searched(_typed(text))
-    searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w)) for w in kept]
+    symbols, rest, _, kept = _searched(_typed(text))
+    lone_c = codewords.TYPED_LONE_C.search(rest) is not None
+    searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w, lone_c)) for w in kept]
     return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 
 

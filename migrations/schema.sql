@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0033 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 33
+-- Generated from migrations/0001..0034 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 34
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

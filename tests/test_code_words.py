@@ -84,6 +84,10 @@ TREE = {
     "code/home.md": "Go home early on Fridays.\n",
     "code/issue.md": "The fix for issue #1234 landed in the parser.\n",
     "code/rows.md": "There were 1234 rows.\n",
+    "code/annotation.md": "Service methods that write must be @Transactional; reads use readOnly.\n",
+    "code/emails.md": "Transactional emails go through Postmark.\n",
+    "lang/objc.md": "The share extension is still Objective-C; the rest of the app is Swift.\n",
+    "lang/driver.md": "The USB driver is C with a thin wrapper.\n",
 }
 
 # (query, the file that must rank first, what its excerpt must mark)
@@ -141,6 +145,8 @@ CASES = [
     ("$HOME/.cache", "code/dollar-home.md", "<<$HOME>>/.<<cache>>"),
     ("#1234", "code/issue.md", "<<#1234>>"),  # code/rows.md says 1234
     ("issue #1234", "code/issue.md", "<<issue>> <<#1234>>"),
+    ("@Transactional", "code/annotation.md", "<<@Transactional>>"),  # code/emails.md says transactional
+    ("Objective-C", "lang/objc.md", "<<Objective>>-<<C>>"),  # its C is no language: lang/driver.md's is
     ("2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("version 2.0.7", "versions/v207.md", "<<2.0.7>>"),
     ("v2.0.7", "versions/v207.md", "<<2.0.7>>"),  # 2.0.7.1 holds the phrase 2 0 7 too
@@ -229,6 +235,7 @@ def test_a_long_run_costs_linear_time():
              "1" * 1_000_000 + ".2", "1." * 500_000, "1.2 " * 250_000,  # (dotted numbers: from each dot)
              f" .{run_}_", " .a" * 300_000,  # (names a dot begins)
              f" ${run_}_", " $a" * 300_000, " #1" * 300_000, "$" * 1_000_000, "#" * 1_000_000,  # (a $ or a #)
+             f" @{run_}/", " @a" * 300_000, "@" * 1_000_000,  # (an @)
              f" --{run_}-", " --a-b" * 200_000, "--" * 500_000, " --" + "a-" * 500_000 + "_"]  # (options)
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           timeout=60)
@@ -690,6 +697,21 @@ def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
     _history_read_again(history, db, "שלום")
 
 
+def test_an_index_from_before_0034_reads_drives_again(tmp_path):
+    """0034 marks to be read again the memory files holding C: before a character, which 0029 read as C the
+    language where it is a drive ({{C:}}): the next reconcile takes the language's token away."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"drive.md": "Run backupTool on {{C:}} nightly.\n", "plain.md": "Call getUserById on C++ first.\n"},
+        {"a-1": "nothing here"}, 34, ("{{C:}}", f"{{{{C{o}{codewords.LONE_C}{c}:}}}}"))
+    with MemoryIndex(root, db) as idx:
+        assert [h.path for h in idx.search(codewords.LONE_C, reconcile=False)] == ["drive.md"]
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["drive.md"] == -1 and sizes["plain.md"] > 0
+        assert not idx.search(codewords.LONE_C)
+    assert codewords.expand("{{C:}}, C:x, C: the language") == f"{{{{C:}}}}, C:x, C{o}{codewords.LONE_C}{c}: the language"
+
+
 def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
     """The index reads a lower-case .net after a word as a domain (example.net), the query read it as .NET:
     acme.net ranked a file about .NET above the one naming the host."""
@@ -862,6 +884,10 @@ def test_c_alone_is_a_token_of_its_own():
         f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
     assert plan("c").terms == ('"c"', '"clanguage"')
     assert plan("C firmware").pairs == ('"C clanguage firmware"',)
+    # Objective-C's C is not alone in the index, so the query does not ask for the language either.
+    assert plan("Objective-C code").terms == ('"Objective"', '"C"', '"code"', '"objectivec"')
+    assert plan("Objective-C code").pairs == ('"Objective C"', '"C code"')
+    assert "clanguage" in plan("Objective-C or C").fts
 
 
 def test_a_dotted_number_is_a_token_of_its_own():
@@ -913,6 +939,19 @@ def test_a_variable_and_an_issue_number_are_tokens_of_their_own():
     assert '"HOME dollarhome cache app"' in plan("$HOME/.cache/app").terms  # a path through it, as the index spells it
 
 
+def test_an_annotation_is_a_token_of_its_own():
+    """A name an @ begins (an annotation, a decorator, a handle) expands to its token after each occurrence, not
+    after a word or another @ (an e-mail, @@x), nor before a / or a - (a scope, @types/node; @my-org)."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    text = "@Transactional, @app.route('/x') and @Test; not me@x.org, @@x, @types/node or @my-org"
+    assert codewords.expand(text) == (
+        f"@Transactional{o}atsigntransactional{c}, @app{o}atsignapp{c}.route('/x') and @Test{o}atsigntest{c};"
+        f" not me@x.org, @@x, @types/node or @my-org")
+    assert plan("@Transactional").terms == ('"Transactional"', '"atsigntransactional"')
+    assert plan("@Transactional").code == ('"atsigntransactional"',)
+    assert plan("@app.route handler").terms[-1] == '"app atsignapp route"'  # a dotted name through it
+
+
 @pytest.mark.parametrize("version,token,path,text", [
     (29, "clanguage", "c.md", "C"),  # C alone
     (30, "2dot0dot7", "v.md", "2.0.7"),  # a dotted number
@@ -920,10 +959,11 @@ def test_a_variable_and_an_issue_number_are_tokens_of_their_own():
     (32, "dryrun", "opt.md", "--dry-run"),  # an option of several words
     (33, "dollarhome", "home.md", "$HOME"),  # a name a sign begins: a variable
     (33, "hash1234", "issue.md", "#1234"),  # an issue's number
+    (34, "atsigntest", "test.md", "@Test"),  # an annotation
 ])
-def test_an_index_from_before_0029_to_0033_reads_memory_files_again(tmp_path, version, token, path, text):
-    """0029 to 0033 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins, an
-    option or a name a $ or a # begins (supersets), not plain.md (which says C++); until the next reconcile nothing
+def test_an_index_from_before_0029_to_0034_reads_memory_files_again(tmp_path, version, token, path, text):
+    """0029 to 0034 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins, an
+    option or a name a $, a # or an @ begins (supersets), not plain.md (which says C++); until the next reconcile nothing
     holds the token, then the file does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
