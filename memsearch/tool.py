@@ -53,7 +53,7 @@ MAX_READ_CHARS = 100_000
 ESCALATION = (
     "1. Retry with fewer and rarer words (one or two): a name, identifier, number or error text, or a synonym;"
     " drop the scope/type filters.\n"
-    "2. Search the memory folder as plain text (grep -rni WORD {roots}).\n"
+    "2. Search the memory files as plain text (grep -rni --include='*.md' WORD {roots}).\n"
     "3. Search the raw conversation history (the session transcripts) with history_search, widening from this"
     " session to the project to global; read a session's own words with read_session_context."
 )
