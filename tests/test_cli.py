@@ -31,6 +31,17 @@ def test_the_words_no_file_holds_are_named_on_a_short_line(tree, tmp_path):
     assert len(first) < 300 and "pgbouncer" in r.stdout
 
 
+def test_a_scope_id_no_file_has_is_named(tree, tmp_path):
+    """A scope id no file has (or one of another scope) answered only "no matches", as if the words had missed."""
+    db = ["--root", tree, "--db", tmp_path / "db"]
+    r = run_memsearch("query", "pgbouncer", "--scope-id", "nope", *db)
+    assert r.returncode == 1 and r.stderr == "warning: scope id 'nope' is no indexed file's\nno matches\n", r.stderr
+    r = run_memsearch("query", "pgbouncer", "--scope", "sessions", "--scope-id", "shop", *db)
+    assert r.returncode == 1 and "scope id 'shop' is a projects id, not a sessions one" in r.stderr, r.stderr
+    r = run_memsearch("query", "xylophone", "--scope-id", "shop", *db)  # it exists: the words missed
+    assert r.returncode == 1 and r.stderr == "no matches\n", r.stderr
+
+
 def test_query_json(tree, tmp_path):
     r = cli("query", "port", "5433", "--root", str(tree), "--db", str(tmp_path / "db"), "--json", "--limit", "1")
     data = json.loads(r.output)
