@@ -127,11 +127,17 @@ INDEX_BAR_FILES = 2000
 
 def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
               color=None) -> int:
+    scope_id = fmt.unquoted(scope_id)  # (as hit labels quote it)
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(
-            " ".join(text), limit, scope, fmt.unquoted(scope_id), type_,  # (as hit labels quote it)
+            " ".join(text), limit, scope, scope_id, type_,
             reconcile=False if no_reconcile else None, floor=0.0 if no_floor else None, progress=bar,
         )
+        # A scope id no file has finds nothing whatever the words: say so, as memory_search does.
+        scopes = index.scopes_of(scope_id) if scope_id is not None and not result.hits else None
+    if scopes == [] or scopes and scope not in (None, *scopes):
+        where = f"is a {' and '.join(scopes)} id, not a {scope} one" if scopes else "is no indexed file's"
+        print_warning(f"scope id {fmt.quoted(scope_id, 200, always=True)} {where}")
     return print_result(result, as_json, color)
 
 

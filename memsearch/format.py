@@ -85,8 +85,15 @@ def open_hint(result, hit) -> str:
     return f"memsearch session-context {shlex.quote(session)} {options}"
 
 
+# Unmatched words a line names, each cut: a pasted text's thousands of words made a line of tens of kilobytes.
+SHOWN_WORDS, SHOWN_WORD_CHARS = 10, 40
+
+
 def unmatched_line(words, what: str = "memory file") -> str:
-    missing = ", ".join(repr(w) for w in words)  # repr: a query word cannot drive the terminal
+    # quoted as repr() does: a query word cannot drive the terminal.
+    missing = ", ".join(quoted(w, SHOWN_WORD_CHARS, always=True) for w in words[:SHOWN_WORDS])
+    if len(words) > SHOWN_WORDS:
+        missing += f" and {len(words) - SHOWN_WORDS} more"
     return (f"No {what} contains {missing}: these hits match the other words only,"
             " so check they answer the question.")
 

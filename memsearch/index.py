@@ -241,6 +241,13 @@ class MemoryIndex(db.Opened):
                " GROUP BY scope, scope_id ORDER BY n DESC, scope_id LIMIT ?")
         return self._guarded(lambda: [tuple(r) for r in self.conn.execute(sql, (limit,))])
 
+    def scopes_of(self, scope_id: str) -> list[str]:
+        """The scopes whose files have ``scope_id`` now: where it has none, a search filtered on it finds nothing
+        whatever the words (a shell says so, and which scope it is in)."""
+        given_type(scope_id, str, "scope_id must be a string")
+        sql = "SELECT DISTINCT scope FROM memory_fts WHERE scope_id = ? ORDER BY scope"
+        return self._guarded(lambda: [scope for (scope,) in self.conn.execute(sql, (scope_id,))])
+
     def paths(self, root: Root) -> list[str]:
         """The index paths of the files indexed now under one root of this index (else KeyError)."""
         given_type(root, Root, "root must be a memsearch.Root")

@@ -127,17 +127,22 @@ def xdg_folder(name: str, default: str) -> str:
 
 
 MAX_CONFIG_BYTES = 1 << 20
+# The config file's keys: the settings, and the roots (memsearch.roots) and transcript folders (memsearch.history).
+CONFIG_KEYS = frozenset((*Settings._fields, "roots", "history_roots"))
 
 
 def read_config() -> dict:
-    """The config file as a dict; {} when there is none."""
-    path = path_text(os.environ.get("MEMSEARCH_CONFIG") or os.path.join(
-        xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
+    """The config file as a dict; {} when there is none (MemsearchError if MEMSEARCH_CONFIG names none: a typo
+    there, or in a key, would leave every setting at its default without a word)."""
+    named = os.environ.get("MEMSEARCH_CONFIG")
+    path = path_text(named or os.path.join(xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
     try:
         fd, _ = open_confined(path, confined=False)  # a FIFO or /dev/zero named as the config hung every command
         with open(fd, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
+        if named:
+            raise MemsearchError(f"config file {path} (MEMSEARCH_CONFIG) does not exist") from None
         return {}
     except OSError as ex:
         raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
@@ -148,9 +153,13 @@ def read_config() -> dict:
     except ImportError:  # Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        conf = tomllib.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as ex:
         raise MemsearchError(f"config file {path} is not valid TOML: {ex}") from None
+    if unknown := sorted(conf.keys() - CONFIG_KEYS):
+        raise MemsearchError(f"config: unknown key(s) {', '.join(quoted(k, 40) for k in unknown[:5])}"
+                             f" in {path}: use {', '.join(sorted(CONFIG_KEYS))}")
+    return conf
 
 
 def load_settings() -> Settings:

@@ -53,7 +53,7 @@ MAX_READ_CHARS = 100_000
 ESCALATION = (
     "1. Retry with fewer and rarer words (one or two): a name, identifier, number or error text, or a synonym;"
     " drop the scope/type filters.\n"
-    "2. Search the memory folder as plain text (grep -rni WORD {roots}).\n"
+    "2. Search the memory files as plain text (grep -rni --include='*.md' WORD {roots}).\n"
     "3. Search the raw conversation history (the session transcripts) with history_search, widening from this"
     " session to the project to global; read a session's own words with read_session_context."
 )
@@ -244,14 +244,13 @@ def search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
 
 def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> None:
     """A scope id no file has finds nothing for that reason: say which exist."""
-    found = index.scope_ids(1_000_000)
-    if any(sid == scope_id and scope in (None, s) for s, sid, _ in found):
+    scopes = index.scopes_of(scope_id)
+    if scopes and scope in (None, *scopes):
         return  # it exists: the words missed
-    elsewhere = sorted({s for s, sid, _ in found if sid == scope_id})
-    if elsewhere:
-        raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(elsewhere)} id,"
+    if scopes:
+        raise ToolArgumentError(f"scopeId {quoted(scope_id, 200, always=True)} is a {' and '.join(scopes)} id,"
                                 f" not a {scope} one: change the scope or leave it out")
-    known = _first_ids(found)
+    known = _first_ids(index.scope_ids(SCOPE_IDS_SHOWN + 1))
     raise ToolArgumentError(
         f"no indexed file has scopeId {quoted(scope_id, 200, always=True)}; scope ids indexed now: {known or 'none'}")
 

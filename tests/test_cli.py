@@ -21,6 +21,27 @@ def test_query_human_output(tree, tmp_path):
     assert "<<pgbouncer>>" in r.output
 
 
+def test_the_words_no_file_holds_are_named_on_a_short_line(tree, tmp_path):
+    """Many unknown words, or a long one, made the warning line kilobytes long."""
+    words = [f"zzqx{i}" for i in range(50)] + ["y" * 5000]
+    r = run_memsearch("query", "pgbouncer", *words, "--root", tree, "--db", tmp_path / "db", timeout=60)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("No memory file contains 'zzqx0', 'zzqx1',") and " and 41 more: " in first
+    assert len(first) < 300 and "pgbouncer" in r.stdout
+
+
+def test_a_scope_id_no_file_has_is_named(tree, tmp_path):
+    """A scope id no file has (or one of another scope) answered only "no matches", as if the words had missed."""
+    db = ["--root", tree, "--db", tmp_path / "db"]
+    r = run_memsearch("query", "pgbouncer", "--scope-id", "nope", *db)
+    assert r.returncode == 1 and r.stderr == "warning: scope id 'nope' is no indexed file's\nno matches\n", r.stderr
+    r = run_memsearch("query", "pgbouncer", "--scope", "sessions", "--scope-id", "shop", *db)
+    assert r.returncode == 1 and "scope id 'shop' is a projects id, not a sessions one" in r.stderr, r.stderr
+    r = run_memsearch("query", "xylophone", "--scope-id", "shop", *db)  # it exists: the words missed
+    assert r.returncode == 1 and r.stderr == "no matches\n", r.stderr
+
+
 def test_query_json(tree, tmp_path):
     r = cli("query", "port", "5433", "--root", str(tree), "--db", str(tmp_path / "db"), "--json", "--limit", "1")
     data = json.loads(r.output)

@@ -89,7 +89,7 @@ def test_lists_tools_then_hits_zero_hits_and_filters(tree, tmp_path):
 
     assert not nothing["isError"]
     assert nothing["text"].startswith("No memory matched 'xylophone'.")
-    for step in ("fewer and rarer words", f"grep -rni WORD {tree}", "raw conversation history"):
+    for step in ("fewer and rarer words", f"grep -rni --include='*.md' WORD {tree}", "raw conversation history"):
         assert step in nothing["text"]
     assert nothing["structuredContent"]["results"] == []
 

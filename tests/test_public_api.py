@@ -59,13 +59,15 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors(tmp_path):
                     lambda: idx.search("alpha", limit="5"), lambda: idx.search("alpha", limit=10 ** 5000),
                     lambda: idx.search("alpha", floor=-10 ** 5000), lambda: idx.reconcile(progress=123),
                     lambda: idx.search_result("alpha", progress="x"), lambda: idx.scope_ids("5"),
-                    lambda: idx.scope_ids(0), lambda: idx.paths([]), lambda: idx.paths(str(tmp_path / "r"))):
+                    lambda: idx.scope_ids(0), lambda: idx.paths([]), lambda: idx.paths(str(tmp_path / "r")),
+                    lambda: idx.scopes_of(5)):
             with pytest.raises(InvalidArgument):
                 bad()
         assert issubclass(InvalidArgument, MemsearchError) and issubclass(InvalidArgument, ValueError)
         assert [h.path for h in idx.search("alpha")] == ["global/g/a.md"]
         assert idx.paths(Root("mimo", str(tmp_path / "r"))) == idx.paths(idx.roots[0]) == ["global/g/a.md"]
         assert idx.scope_ids(2 ** 70) == idx.scope_ids() == [("global", "g", 1)]
+        assert idx.scopes_of("g") == ["global"] and idx.scopes_of("x") == []
         with pytest.raises(KeyError):
             idx.paths(Root("plain", str(tmp_path)))
     with pytest.raises(ValueError, match="must be a folder's path"):

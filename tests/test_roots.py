@@ -293,6 +293,28 @@ def test_a_roots_string_of_the_config_file_errs_as_the_config_s(tmp_path, entry)
     assert r.returncode == 2 and r.stderr.startswith("Error: config: ") and r.stderr.count("\n") == 1, r.stderr
 
 
+@pytest.mark.parametrize("text,said", [
+    ('rootz = ["x"]\nflorr = 0\n', "unknown key(s) florr, rootz in "),  # typos: every setting at its default
+    ('history_root = ["x"]\n', "unknown key(s) history_root in "),
+    (None, "(MEMSEARCH_CONFIG) does not exist"),  # a file named that is not there
+])
+def test_a_config_file_s_typo_is_a_one_line_error(layouts, tmp_path, text, said):
+    conf = tmp_path / "config.toml"
+    if text is not None:
+        conf.write_text(text)
+    r = run_memsearch("query", "walrus", "--root", layouts["plain"], "--db", tmp_path / "db",
+                      env={"MEMSEARCH_CONFIG": str(conf)})
+    assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("Error: config") and not (tmp_path / "db").exists()
+
+
+def test_a_root_of_no_kind_says_so(tmp_path):
+    """--root bogus=DIR was read as a folder named "bogus=DIR" and said only that it does not exist."""
+    r = run_memsearch("query", "walrus", "--root", f"bogus={tmp_path}", "--db", tmp_path / "db")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "no root kind is named bogus: mimo, claude, zcode, plain, repos" in r.stderr
+
+
 def test_environment_roots(layouts, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_ROOTS", os.pathsep.join([f"zcode={layouts['zcode']}", str(layouts["mimo"])]))
     with MemoryIndex(db_path=tmp_path / "db") as idx:

@@ -148,7 +148,8 @@ def test_zero_hits_hint(index, tree):
     result = call_tool(index, "memory_search", {"query": "xylophone"})
     assert not result.is_error
     assert result.text.startswith("No memory matched 'xylophone'.\nDo not conclude it was never recorded")
-    for step in ("1. Retry with fewer and rarer words", f"2. Search the memory folder as plain text (grep -rni WORD {tree})",
+    for step in ("1. Retry with fewer and rarer words",
+                 f"2. Search the memory files as plain text (grep -rni --include='*.md' WORD {tree})",
                  "3. Search the raw conversation history"):
         assert step in result.text
     assert result.data["results"] == [] and result.data["hint"] in result.text
@@ -163,8 +164,9 @@ def test_zero_hint_quotes_an_odd_root(tmp_path):
         text = call_tool(idx, "memory_search", {"query": "nothing"}).text
     import shlex
 
-    command = next(line for line in text.splitlines() if "grep -rni WORD" in line)
-    assert shlex.split(command.split("(", 1)[1].rstrip(").")) == ["grep", "-rni", "WORD", str(root)]
+    command = next(line for line in text.splitlines() if "grep -rni" in line)
+    # (the Markdown files alone: a root may hold transcripts or a whole checkout)
+    assert shlex.split(command.split("(", 1)[1].rstrip(").")) == ["grep", "-rni", "--include=*.md", "WORD", str(root)]
 
 
 def test_search_sees_edits(index, tree):
