@@ -98,9 +98,8 @@ class Root(_RootFields):
     @classmethod
     def parse(cls, spec: str) -> "Root":
         """A root from ``DIR`` (a mimo tree), ``KIND`` (its default location) or ``KIND=DIR``."""
-        spec = given_path(spec, "a root must be DIR, KIND or KIND=DIR").strip()
-        if not spec:
-            raise InvalidArgument(f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR")
+        spec = given_path(spec, "a root must be DIR, KIND or KIND=DIR",
+                          f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR").strip()
         kind, sep, path = spec.partition("=")
         if sep and kind in KINDS:
             if not path:

@@ -1,0 +1,55 @@
+"""The history commands' arguments, as given (session 61): an empty transcript folder, the hint that opens a session,
+a project named with a trailing '/'. Each test failed before its fix."""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import line, memsearch_exe, transcript
+from memsearch import HistoryIndex
+from memsearch.errors import InvalidArgument, MemsearchError
+
+EMPTY = "empty transcript folder: give a folder's path, or drop the empty item from the list"
+
+
+def _run(*args, cwd, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([memsearch_exe(), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("given", [["--history-root", ""], ["--history-root", " "], ":", ":{R}", "{R}:", "{R}::{R}"])
+def test_an_empty_transcript_folder_is_an_error_not_the_working_directory(tmp_path, given):
+    """`--history-root ''` searched the transcripts of the working directory, as did MEMSEARCH_HISTORY_ROOTS=":"; a
+    ':' at either end of it added them. It is an error, as an empty memory root is (`--root ''`)."""
+    here, hroot = tmp_path / "here", tmp_path / "projects"
+    transcript(here, [line("user", "the persimmon in the working directory")])
+    transcript(hroot, [line("user", "a plum")], session="s-2")
+    args, env = (given, {}) if isinstance(given, list) else ([], {"MEMSEARCH_HISTORY_ROOTS": given.format(R=hroot)})
+    for command in (["history", "persimmon"], ["session-context", "s-1", "--query", "persimmon"]):
+        done = _run(*command, *args, "--db", tmp_path / "db", cwd=here, env=env)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", f"Error: {EMPTY}\n"), command
+
+
+def test_the_library_refuses_an_empty_transcript_folder_wherever_it_is_named(tmp_path, monkeypatch):
+    """HistoryIndex("") read the working directory; MEMSEARCH_HISTORY_ROOTS' empty items were left out here (the
+    MCP tools' folders) though the command line read them; history_roots = [""] gave no reason. One rule for all."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")])
+    monkeypatch.chdir(hroot)
+    for roots in ("", [" "], [hroot, ""]):
+        with pytest.raises(InvalidArgument, match=f"^{EMPTY}$"):
+            HistoryIndex(roots, tmp_path / "db")
+    for value in (":", f":{hroot}", f"{hroot}:"):
+        monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", value)
+        with pytest.raises(InvalidArgument, match=f"^{EMPTY}$"):
+            HistoryIndex(None, tmp_path / "db")
+    monkeypatch.delenv("MEMSEARCH_HISTORY_ROOTS")
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("MEMSEARCH_CONFIG", str(config))
+    config.write_text(f'history_roots = ["{hroot}", ""]\n')
+    with pytest.raises(MemsearchError, match=f"^config: history_roots: {EMPTY}$"):
+        HistoryIndex(None, tmp_path / "db")
+    config.write_text(f'history_roots = ["{hroot}"]\n')
+    with HistoryIndex(None, tmp_path / "db") as history:
+        assert history.roots == (str(hroot),)
