@@ -25,7 +25,7 @@ from .dates import held_factor, uncounted, windows
 from .db import IDS_AT_ONCE, rows_of
 from .errors import InvalidArgument, MemsearchError, quoted
 from .history_refresh import HistoryReport, Progress
-from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
+from .history_sessions import Message, check_session, given_project, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
@@ -188,7 +188,8 @@ class HistoryIndex(db.Opened):
         ``floor``: the relative score floor. Raises InvalidArgument, or NoSearchableWords for a query of none."""
         checked_setting("limit", limit)
         floor = checked_setting("floor", self.settings.floor if floor is None else floor)
-        for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
+        project = given_project(project)
+        for name, value in (("session", session), ("role", role), ("since", since)):
             given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
         if session is not None:
             check_session(session)
@@ -448,7 +449,7 @@ class HistoryIndex(db.Opened):
                          project: str | None = None) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
         as read_session_context takes it."""
-        given_type(project, str | None, "project must be a string")
+        project = given_project(project)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
             lambda messages: [m.id for m in messages], refresh)

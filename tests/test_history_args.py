@@ -7,8 +7,9 @@ import subprocess
 import pytest
 
 from conftest import line, memsearch_exe, transcript
-from memsearch import HistoryIndex
+from memsearch import HistoryIndex, MemoryIndex, read_session_context
 from memsearch.errors import InvalidArgument, MemsearchError
+from memsearch.tool import call_tool, close_history
 
 EMPTY = "empty transcript folder: give a folder's path, or drop the empty item from the list"
 
@@ -53,3 +54,38 @@ def test_the_library_refuses_an_empty_transcript_folder_wherever_it_is_named(tmp
     config.write_text(f'history_roots = ["{hroot}"]\n')
     with HistoryIndex(None, tmp_path / "db") as history:
         assert history.roots == (str(hroot),)
+
+
+def test_a_project_named_with_a_trailing_slash_is_its_working_directory(tmp_path, monkeypatch):
+    """A shell completes a folder with a '/': `--project /home/u/shop/` matched nothing (its slug -home-u-shop- names
+    no project folder) and session-context said the session was not in it. Dropped where the argument enters the
+    library, for the command line, the library and the tools alike; a lone '/' (the project folder '-') stays."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "the pgbouncer pool")])  # in -home-u-shop
+    transcript(hroot, [line("user", "the pgbouncer at the root")], session="s-root", project="-")
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        assert [h.session for h in history.search("pgbouncer", project="shop/")] == ["s-1"]  # its last part
+        for project in ("/home/u/shop/", "/home/u/shop//", "-home-u-shop/"):
+            assert [h.session for h in history.search("pgbouncer", project=project)] == ["s-1"], project
+            assert [m.text for m in history.session_messages("s-1", project=project)] == ["the pgbouncer pool"]
+            assert "the pgbouncer pool" in history.read_session_context("s-1", "pool", project=project).text
+        for project in ("/", "//"):
+            assert [h.session for h in history.search("pgbouncer", project=project)] == ["s-root"], project
+    found = read_session_context("s-1", "pool", project="/home/u/shop/", roots=hroot, db_path=tmp_path / "db")
+    assert "the pgbouncer pool" in found.text
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(hroot))  # the tools' folders
+    (tmp_path / "memory").mkdir()
+    with MemoryIndex(tmp_path / "memory", tmp_path / "db") as idx:
+        try:
+            hits = call_tool(idx, "history_search", {"query": "pgbouncer", "project": "/home/u/shop/"})
+            read = call_tool(idx, "read_session_context", {"sessionId": "s-1", "query": "pool",
+                                                           "project": "/home/u/shop/"})
+        finally:
+            close_history(idx)
+    assert [h["session"] for h in hits.data["results"]] == ["s-1"], hits.text
+    assert not read.is_error and "the pgbouncer pool" in read.text, read.text
+    common = ["--history-root", hroot, "--db", tmp_path / "db", "--project", "/home/u/shop/"]
+    done = _run("history", "pgbouncer", *common, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("session s-1  [-home-u-shop]"), done.stderr
+    done = _run("session-context", "s-1", "--query", "pool", *common, cwd=tmp_path)
+    assert done.returncode == 0 and "  the pgbouncer pool\n" in done.stdout, done.stderr
