@@ -1,7 +1,9 @@
 """The history commands' arguments, as given (session 61): an empty transcript folder, the hint that opens a session,
 a project named with a trailing '/'. Each test failed before its fix."""
 
+import json
 import os
+import shlex
 import subprocess
 
 import pytest
@@ -89,3 +91,30 @@ def test_a_project_named_with_a_trailing_slash_is_its_working_directory(tmp_path
     assert done.returncode == 0 and done.stdout.startswith("session s-1  [-home-u-shop]"), done.stderr
     done = _run("session-context", "s-1", "--query", "pool", *common, cwd=tmp_path)
     assert done.returncode == 0 and "  the pgbouncer pool\n" in done.stdout, done.stderr
+
+
+def test_the_open_a_session_command_names_the_folders_and_index_searched(tmp_path):
+    """The hint after `history --history-root DIR --db DB` left both out: pasted, it read Claude Code's default
+    folders and said "no session". It repeats them (and the environment's, which need not be set where it is
+    pasted), shell-quoted: a folder's name is anyone's text."""
+    here = tmp_path / "it's $(touch pwned) `touch pwned`; x"
+    hroot, db = here / "projects", here / "a db;.db"
+    transcript(hroot, [line("user", "the kafka broker")], session="sess-plain")
+    transcript(hroot, [line("user", "the kafka dash")], session="-rf", project="-home-u-blog")
+    cases = [(["--history-root", hroot, "--db", db], {}),
+             (["--messages"], {"MEMSEARCH_HISTORY_ROOTS": str(hroot), "MEMSEARCH_DB": str(db)})]
+    for args, env in cases:
+        for words in (["broker"], ["dash"]):  # the id "-rf" comes after "--", the options before it
+            text = _run("history", "kafka", *words, *args, cwd=tmp_path, env=env)
+            found = _run("history", "kafka", *words, "--json", *args, cwd=tmp_path, env=env)
+            hint = text.stdout.splitlines()[-1].removeprefix("open a session: ")
+            assert json.loads(found.stdout)["results"][0]["open"] == hint
+            assert f"--history-root {shlex.quote(str(hroot))} --db {shlex.quote(str(db))}" in hint
+            # Pasted elsewhere, with none of the variables: the session the hit names.
+            shell = shlex.quote(memsearch_exe()) + hint.removeprefix("memsearch")
+            opened = subprocess.run(["bash", "-c", shell], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                                    env={k: v for k, v in os.environ.items() if not k.startswith("MEMSEARCH_")})
+            assert opened.returncode == 0 and f"  the kafka {words[0]}\n" in opened.stdout, opened.stderr
+    assert not list(tmp_path.rglob("pwned"))
+    hint = _run("history", "kafka", "broker", cwd=tmp_path, env={"MEMSEARCH_HISTORY_ROOTS": str(hroot)}).stdout
+    assert hint.endswith(f"--query 'kafka broker' --history-root {shlex.quote(str(hroot))}\n")  # no --db: none given
