@@ -1,16 +1,18 @@
 """The history commands' arguments, as given (session 61): an empty transcript folder, the hint that opens a session,
-a project named with a trailing '/'. Each test failed before its fix."""
+a project named with a trailing '/', and the quoting rule docs/history.md gives. Each test failed before its fix."""
 
 import json
 import os
+import re
 import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import line, memsearch_exe, transcript
 from memsearch import HistoryIndex, MemoryIndex, read_session_context
-from memsearch.errors import InvalidArgument, MemsearchError
+from memsearch.errors import _PLAIN, InvalidArgument, MemsearchError, quoted
 from memsearch.tool import call_tool, close_history
 
 EMPTY = "empty transcript folder: give a folder's path, or drop the empty item from the list"
@@ -118,3 +120,15 @@ def test_the_open_a_session_command_names_the_folders_and_index_searched(tmp_pat
     assert not list(tmp_path.rglob("pwned"))
     hint = _run("history", "kafka", "broker", cwd=tmp_path, env={"MEMSEARCH_HISTORY_ROOTS": str(hroot)}).stdout
     assert hint.endswith(f"--query 'kafka broker' --history-root {shlex.quote(str(hroot))}\n")  # no --db: none given
+
+
+def test_the_docs_give_the_one_quoting_rule_the_hits_follow():
+    """docs/history.md said a hit quotes ids holding more than letters, digits and `-_.:@+`, but errors.quoted (the
+    rule docs/hostile-content.md gives) leaves `s p` and `a,b=c` bare. Both docs list the punctuation it leaves."""
+    bare = sorted(_PLAIN - {" ", "\\"})  # (the docs say single spaces and the \ of \xNN in words)
+    for doc in ("history.md", "hostile-content.md"):
+        text = (Path(__file__).resolve().parents[1] / "docs" / doc).read_text(encoding="utf-8")
+        lists = [span for span in re.findall(r"`([^`A-Za-z0-9\s]+)`", text) if "@" in span]  # the punctuation listed
+        assert lists and all(sorted(span) == bare for span in lists), (doc, lists)
+    assert [quoted(s) for s in ("s p", "a,b=c", "s-2 [other] ...", "s  p")] == [
+        "s p", "a,b=c", "'s-2 [other] ...'", "'s  p'"]  # docs/history.md's examples
