@@ -169,17 +169,19 @@ def run_history(text, history_root, db_path, project, session, role, since, mess
         path, reason = skipped[0]
         more = f" (and {len(skipped) - 1} more; --json lists them)" if len(skipped) > 1 else ""
         print_warning(f"transcript skipped, not searched: {fmt.quoted(path)}: {fmt.one_line(reason)}{more}")
-    return print_result(result, as_json, color)
+    # The command that opens a hit's session reads the same folders and index (the environment may not be there).
+    options = [*(("--history-root", folder) for folder in history_root), *([("--db", db_path)] if db_path else [])]
+    return print_result(result, as_json, color, options)
 
 
-def print_result(result, as_json: bool, color: str | None) -> int:
-    """Print a result (or "no matches" on stderr); return 0 or EXIT_NO_HITS."""
+def print_result(result, as_json: bool, color: str | None, options=()) -> int:
+    """Print a result (or "no matches" on stderr); return 0 or EXIT_NO_HITS. ``options``: format.open_hint's."""
     if as_json:
-        echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8"))
+        echo(fmt.result_json(result, getattr(sys.stdout, "encoding", None) or "utf-8", options))
     elif result.hits:
         # --color auto (the default): on a terminal, unless NO_COLOR is set (no-color.org)
         shown = color == "always" or (color != "never" and not os.environ.get("NO_COLOR") and _isatty(sys.stdout))
-        echo(fmt.format_hits(result, color=shown), color=shown)
+        echo(fmt.format_hits(result, color=shown, options=options), color=shown)
     else:
         echo("no matches", err=True)
     return 0 if result.hits else EXIT_NO_HITS

@@ -45,12 +45,12 @@ def split_marks(text: str, start: str, end: str) -> tuple[list[str], set[int]]:
     return pieces, paired
 
 
-def format_hits(result, *, color: bool = False) -> str:
-    """A memory or history result as text; a history one ends with how to open its first session."""
+def format_hits(result, *, color: bool = False, options=()) -> str:
+    """A memory or history result as text; a history one ends with how to open its first session (open_hint)."""
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        command = open_hint(result, result.hits[0])  # the query is folded only if it must be
+        command = open_hint(result, result.hits[0], options)  # the query is folded only if it must be
         blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
@@ -68,9 +68,10 @@ def hit_block(hit, color: bool = False) -> str:
                       *(f"    {said(e)}: {snippet_line(e.snippet, color)}" for e in hit.excerpts)])
 
 
-def open_hint(result, hit) -> str:
+def open_hint(result, hit, options=()) -> str:
     """The command that reads a history hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~"); with
-    the hit's project where more than one project folder holds the id."""
+    the hit's project where more than one project folder holds the id, and ``options``, (option, value) pairs the
+    search ran with (its transcript folders and database: without them the command reads others)."""
     import shlex
 
     session, query, project = hit.session, result.query, hit.project if hit.session in result.shared else None
@@ -79,10 +80,11 @@ def open_hint(result, hit) -> str:
     # named no session; bare, it read as another.
     session, project = (v if v is None or v.isprintable() and shows_all(v) and unquoted(v) == v
                         else quoted(v, always=True) for v in (session, project))
-    options = f"--query {shlex.quote(query)}" + (f" --project {shlex.quote(project)}" if project else "")
+    given = [("--query", query), *([("--project", project)] if project else []), *options]
+    words = " ".join(f"{option} {shlex.quote(value)}" for option, value in given)
     if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
-        return f"memsearch session-context {options} -- {shlex.quote(session)}"
-    return f"memsearch session-context {shlex.quote(session)} {options}"
+        return f"memsearch session-context {words} -- {shlex.quote(session)}"
+    return f"memsearch session-context {shlex.quote(session)} {words}"
 
 
 # Unmatched words a line names, each cut: a pasted text's thousands of words made a line of tens of kilobytes.
@@ -98,12 +100,12 @@ def unmatched_line(words, what: str = "memory file") -> str:
             " so check they answer the question.")
 
 
-def result_json(result, encoding: str = "utf-8") -> str:
-    """A memory or history result as JSON (a history hit with the command that opens its session)."""
+def result_json(result, encoding: str = "utf-8", options=()) -> str:
+    """A memory or history result as JSON (a history hit with the command that opens its session: open_hint)."""
     payload = result_dict(result)
     if hasattr(result, "refresh"):  # history
         for shown, hit in zip(payload["results"], result.hits):
-            shown["open"] = open_hint(result, hit)
+            shown["open"] = open_hint(result, hit, options)
         if result.refresh is not None:
             payload["refresh"] = result.refresh.to_dict()
     else:

@@ -25,7 +25,7 @@ from .dates import held_factor, uncounted, windows
 from .db import IDS_AT_ONCE, rows_of
 from .errors import InvalidArgument, MemsearchError, quoted
 from .history_refresh import HistoryReport, Progress
-from .history_sessions import Message, check_session, read_messages, resolve_session, session_files
+from .history_sessions import Message, check_session, given_project, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
@@ -103,15 +103,25 @@ SHARED_SESSION = ("SELECT (SELECT min(project) FROM history_messages WHERE sessi
                   " < (SELECT max(project) FROM history_messages WHERE session = ?)")
 
 
+def transcript_folder(root) -> str:
+    """A caller's transcript folder as text; InvalidArgument for what is no path, or a blank one."""
+    return given_path(root, "a transcript folder must be a path",
+                      "empty transcript folder: give a folder's path, or drop the empty item from the list")
+
+
 def configured_roots() -> list[str]:
-    """Transcript folders from MEMSEARCH_HISTORY_ROOTS, else the config's ``history_roots``."""
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS when it is not empty, as the command line reads it (an empty
+    item is an error, not left out), else the config's ``history_roots``."""
     value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
-    if value.strip():
-        return [spec for spec in value.split(os.pathsep) if spec.strip()]
+    if value:
+        return value.split(os.pathsep)
     given = read_config().get("history_roots", [])
-    if not isinstance(given, list) or not all(isinstance(g, str) and g.strip() for g in given):
+    if not isinstance(given, list):
         raise MemsearchError("config: history_roots must be a list of folders")
-    return given
+    try:  # (an error says where it is)
+        return [transcript_folder(g) for g in given]
+    except InvalidArgument as ex:
+        raise MemsearchError(f"config: history_roots: {ex}") from None
 
 
 class HistoryIndex(db.Opened):
@@ -135,7 +145,7 @@ class HistoryIndex(db.Opened):
         except TypeError:
             raise InvalidArgument(f"roots must be a folder or a list of folders, got {type(roots).__name__}") from None
         real = list(dict.fromkeys(
-            resolve_root(None if r is None else given_path(r, "a transcript folder must be a path")) for r in roots))
+            resolve_root(None if r is None else transcript_folder(r)) for r in roots))
         if not real:
             raise InvalidArgument("no transcript folder given")
         # As the index stores and shows them: a folder's name that is not UTF-8 (surrogateescape) is no text SQLite
@@ -178,7 +188,8 @@ class HistoryIndex(db.Opened):
         ``floor``: the relative score floor. Raises InvalidArgument, or NoSearchableWords for a query of none."""
         checked_setting("limit", limit)
         floor = checked_setting("floor", self.settings.floor if floor is None else floor)
-        for name, value in (("project", project), ("session", session), ("role", role), ("since", since)):
+        project = given_project(project)
+        for name, value in (("session", session), ("role", role), ("since", since)):
             given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
         if session is not None:
             check_session(session)
@@ -438,7 +449,7 @@ class HistoryIndex(db.Opened):
                          project: str | None = None) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
         as read_session_context takes it."""
-        given_type(project, str | None, "project must be a string")
+        project = given_project(project)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
             lambda messages: [m.id for m in messages], refresh)

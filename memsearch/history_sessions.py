@@ -45,6 +45,13 @@ def check_session(session: str) -> None:
         raise InvalidArgument(f"session id {_quoted(session)} is not valid text (it holds a lone surrogate)")
 
 
+def given_project(project: str | None) -> str | None:
+    """A caller's project filter (None: any) as the index compares it: a working directory's trailing '/' (a shell's
+    completion adds it) dropped, as its project folder's name has none, but the root's own '/'."""
+    given_type(project, str | None, "project must be a string")
+    return (project.rstrip("/") or "/") if project is not None and project.endswith("/") else project
+
+
 # A session id as Claude Code makes it (a UUID), in any case.
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 

@@ -62,6 +62,8 @@ TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback"
 # Between the root name and the path in results from several roots.
 LABEL_SEP = ":"
 
+EMPTY_ROOT = f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR"
+
 
 class _RootFields(NamedTuple):
     kind: str = "mimo"
@@ -79,8 +81,8 @@ class Root(_RootFields):
     def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
         if not isinstance(kind, str) or kind not in KINDS:
             raise InvalidArgument(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
-        if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise InvalidArgument(f"root path {path!r} must be a folder's path")
+        if path is not None:
+            given_path(path, "root path must be a folder's path", EMPTY_ROOT)
         if name is not None and (not isinstance(name, str) or not name or LABEL_SEP in name or "/" in name):
             raise InvalidArgument(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
         return super().__new__(cls, kind, path, name)
@@ -98,9 +100,7 @@ class Root(_RootFields):
     @classmethod
     def parse(cls, spec: str) -> "Root":
         """A root from ``DIR`` (a mimo tree), ``KIND`` (its default location) or ``KIND=DIR``."""
-        spec = given_path(spec, "a root must be DIR, KIND or KIND=DIR").strip()
-        if not spec:
-            raise InvalidArgument(f"empty root: give a folder, a kind ({', '.join(AGENT_KINDS)}) or KIND=DIR")
+        spec = given_path(spec, "a root must be DIR, KIND or KIND=DIR").strip()  # ("": Root's error, EMPTY_ROOT)
         kind, sep, path = spec.partition("=")
         if sep and kind in KINDS:
             if not path:
@@ -235,6 +235,7 @@ def configured() -> list[Root]:
 
 
 def from_environment() -> list[Root]:
-    """MEMSEARCH_ROOTS (or MEMSEARCH_ROOT): root specs separated by ``os.pathsep``."""
+    """MEMSEARCH_ROOTS (or MEMSEARCH_ROOT): root specs separated by ``os.pathsep``, read as the command line reads
+    them (an empty item is an error, not left out)."""
     value = os.environ.get("MEMSEARCH_ROOTS") or os.environ.get("MEMSEARCH_ROOT") or ""
-    return [Root.parse(spec) for spec in value.split(os.pathsep) if spec.strip()]
+    return [Root.parse(spec) for spec in value.split(os.pathsep)] if value else []

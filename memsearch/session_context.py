@@ -13,6 +13,7 @@ from .cjk import bigrams, runs
 from .codewords import normalized
 from .errors import MemsearchError, shows_nothing
 from .format import CONTROLS
+from .history_sessions import given_project
 from .memory_file import MAX_ID_CHARS
 from .schema import checked, object_schema
 
@@ -95,7 +96,7 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None, projec
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
                                           " (or use strategy handoff)")
     return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"],
-                              args.get("project"))
+                              given_project(args.get("project")))
 
 
 _WORD = re.compile(r"\w+")

@@ -94,10 +94,16 @@ def given_type(value, kind, must_be: str):
     return value
 
 
-def given_path(value, must_be: str) -> str:
-    """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>")."""
+def given_path(value, must_be: str, empty: str | None = None) -> str:
+    """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>"). With
+    ``empty``, a blank one raises InvalidArgument(empty): os.path reads "" as the working directory, which a
+    folder left out (a ':' too many in a list of roots) never means."""
     path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    return path if isinstance(path, str) else given_type(value, str, must_be)  # (a PathLike of bytes: refused)
+    if not isinstance(path, str):
+        given_type(value, str, must_be)  # raises (a PathLike of bytes too)
+    if empty is not None and not path.strip():
+        raise InvalidArgument(empty)
+    return path
 
 
 def path_text(path: str | os.PathLike) -> str:

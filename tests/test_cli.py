@@ -1,10 +1,12 @@
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 
 from conftest import HEAVY, cli, default_sigint, imports_of, memsearch_exe, run_memsearch, write
@@ -304,3 +306,20 @@ def test_a_scope_id_copied_from_a_hit_line_with_its_quotes_finds_its_files(tmp_p
         r = run_memsearch("query", "cents", "--root", root, "--db", tmp_path / "db", "--scope-id", spelled, "--json")
         assert r.returncode == 0, r.stderr
         assert [h["path"] for h in json.loads(r.stdout)["results"]] == ["projects/a|b/cart.md"]
+
+
+def test_the_synopsis_in_docs_commands_names_every_option_of_every_command():
+    """docs/commands.md left out options --help lists: history's --history-root, --db, --messages, --no-floor and
+    --color, session-context's --history-root, --db and --json."""
+    block = (REPO / "docs" / "commands.md").read_text(encoding="utf-8").split("```sh\n", 1)[1].split("```", 1)[0]
+    synopsis: dict[str, str] = {}
+    for line in block.splitlines():
+        line = line.split("  #", 1)[0]  # the comment
+        if line.startswith("memsearch "):
+            name = line.split()[1]
+        synopsis[name] = f"{synopsis.get(name, '')} {line}"  # a line that goes on the one before is indented
+    for name, command in main.commands.items():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                option = max(param.opts, key=len)
+                assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", synopsis.get(name, "")), (name, option)

@@ -1157,10 +1157,12 @@ def test_a_session_id_cannot_pass_for_a_hits_fields_or_for_a_shell_command(hroot
     transcript(hroot, [line("user", "the mango token", session=forged)], session=forged)  # a file's name is its id
     done = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["results"][0]["open"] == f"memsearch session-context '{forged}' --query mango"
+    given = f"--history-root {hroot} --db {tmp_path / 'db'}"  # (test_history_args: quoted when they must be)
+    hint = json.loads(done.stdout)["results"][0]["open"]
+    assert hint == f"memsearch session-context '{forged}' --query mango {given}"
     text = run("history", "mango", "--history-root", hroot, "--db", tmp_path / "db").stdout
     assert f"session {forged!r}  [{PROJECT}]  score " in text
-    assert f"open a session: memsearch session-context '{forged}' --query mango" in text
+    assert f"open a session: memsearch session-context '{forged}' --query mango {given}\n" in text
     found = run("session-context", forged, "--query", "mango", "--history-root", hroot, "--db", tmp_path / "db")
     assert found.returncode == 0 and "mango" in found.stdout, found.stderr
 

@@ -101,14 +101,15 @@ def test_the_open_a_session_command_opens_the_hits_own_project_folder(tmp_path, 
     done = run_memsearch("history", *words, *common)
     assert done.returncode == 0 and done.stdout.startswith("session S  [-home-u-beta]"), done.stdout
     command = done.stdout.splitlines()[-1].removeprefix("open a session: ")
-    assert command == f"memsearch session-context S --query '{' '.join(words)}' --project -home-u-beta"
+    given = shlex.join(common)  # the folders and index searched, repeated
+    assert command == f"memsearch session-context S --query '{' '.join(words)}' --project -home-u-beta {given}"
     opened = _open(command, common)
     assert opened.returncode == 0 and "owner" not in opened.stdout, opened.stdout + opened.stderr
     if claimer == "S":  # (a sub-agent's lines, the claim's, are never read as a session's own)
         assert "  claimer says pelican secret in beta\n" in opened.stdout
     hits = json.loads(run_memsearch("history", "pelican", "--messages", "--json", *common).stdout)["results"]
     hints = {hit["project"]: hit["open"] for hit in hits}
-    assert hints == {"-home-u-alpha": "memsearch session-context S --query pelican --project -home-u-alpha",
-                     "-home-u-beta": "memsearch session-context S --query pelican --project -home-u-beta",
-                     "-home-u-gamma": "memsearch session-context T --query pelican"}
+    assert hints == {"-home-u-alpha": f"memsearch session-context S --query pelican --project -home-u-alpha {given}",
+                     "-home-u-beta": f"memsearch session-context S --query pelican --project -home-u-beta {given}",
+                     "-home-u-gamma": f"memsearch session-context T --query pelican {given}"}
     assert "  owner talks about pelican deploys\n" in _open(hints["-home-u-alpha"], common).stdout

@@ -403,3 +403,18 @@ def test_locate_gives_the_file_of_a_name_that_is_not_utf8(kind, tmp_path):
     write(root, "p\\xff/x\\xe9.md", "a literal name")
     with MemoryIndex(roots=[Root(kind, str(root))], db_path=tmp_path / "db") as idx:
         assert idx.locate("p\\xff/x\\xe9.md") == str(root / "p\\xff" / "x\\xe9.md")
+
+
+def test_an_empty_root_is_an_error_in_the_library_as_on_the_command_line(tmp_path, monkeypatch):
+    """MemoryIndex(roots=[""]) (or Root("plain", "")) indexed the working directory, and MEMSEARCH_ROOTS' empty items
+    were left out by the library though `memsearch query` refused them: one rule, where a root is made."""
+    write(tmp_path / "here", "n.md", "walrus in the working directory\n")
+    monkeypatch.chdir(tmp_path / "here")
+    for make in (lambda: MemoryIndex(roots=[""], db_path=tmp_path / "db"), lambda: MemoryIndex("", tmp_path / "db"),
+                 lambda: Root("plain", ""), lambda: Root("mimo", "  "), lambda: Root.parse(" ")):
+        with pytest.raises(InvalidArgument, match="^empty root: "):
+            make()
+    for value in (":", f"{tmp_path / 'here'}:"):
+        monkeypatch.setenv("MEMSEARCH_ROOTS", value)
+        with pytest.raises(InvalidArgument, match="^empty root: "):
+            MemoryIndex(db_path=tmp_path / "db")
