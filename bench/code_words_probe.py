@@ -654,16 +654,17 @@ def build(tree, i, case):
     return where
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(cases=CASES, build=build, name="code-words-probe", doc=__doc__):
+    """Run ``cases``, each in the tree ``build`` writes (bench/code_words_probe3.py runs its own cases so)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out", default=None, help="write each case's outcome here (JSON)")
-    ap.add_argument("--scratch", default="/tmp/memsearch-bench/code-words-probe", help="trees and indexes")
+    ap.add_argument("--scratch", default=f"/tmp/memsearch-bench/{name}", help="trees and indexes")
     args = ap.parse_args()
     base = args.scratch
     shutil.rmtree(base, ignore_errors=True)
-    cli_sample = set(range(0, len(CASES), max(1, len(CASES) // 20)))
+    cli_sample = set(range(0, len(cases), max(1, len(cases) // 20)))
     out = []
-    for i, case in enumerate(CASES):
+    for i, case in enumerate(cases):
         tree, db = f"{base}/t{i:03d}", f"{base}/d{i:03d}.db"
         where = build(tree, i, case)
         gold_rel = next(r for r, role in where.items() if role == "gold")
@@ -682,8 +683,8 @@ def main():
                "top": [(where[h.path], round(h.score, 4), h.snippet.strip()[:90]) for h in hits[:4]],
                "gold_snippet": gold_hit.snippet.strip()[:120] if gold_hit else None}
         if i in cli_sample:
-            p = subprocess.run([sys.executable, "-m", "memsearch", "query", *case[1].split(" "), "--root", tree,
-                                "--db", db, "--json"], capture_output=True, text=True)
+            p = subprocess.run([sys.executable, "-m", "memsearch", "query", "--root", tree, "--db", db, "--json",
+                                "--", case[1]], capture_output=True, text=True)  # (-- : a query may start with -)
             try:
                 cli = [r["path"] for r in json.loads(p.stdout)["results"]]
             except Exception:

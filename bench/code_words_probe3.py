@@ -1,30 +1,17 @@
 """A third blind code-word probe (issue 33, session 61): 157 cases, each a query, one gold file, 1-3 near misses
 and 5 neutral notes, in a fresh tree (memory/<name>.md) and a fresh index, through ``MemoryIndex.search`` with the
-library's defaults. Pass: the gold file first. Every 10th case also through ``python -m memsearch query --json``
-(the first hits must agree). Written by a helper who read neither memsearch's code-word modules nor the other
-probes' cases, before any run; no case changed after. Reads no corpus::
+library's defaults. Pass: the gold file first. A twentieth of the cases also through ``python -m memsearch query
+--json`` (the hits must agree). Written by a helper who read neither memsearch's code-word modules nor the other
+probes' cases, before any run; no case changed after. The second probe's runner runs them. Reads no corpus::
 
     python bench/code_words_probe3.py [--out result.json] [--scratch DIR]
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import shutil
-import subprocess
-import sys
-import tempfile
-import traceback
 
-from memsearch import MemoryIndex
-
-CLI = [sys.executable, "-m", "memsearch"]
-
-
-def fm(name, desc, body, typ="project"):
-    return f"---\nname: {name}\ndescription: {desc}\ntype: {typ}\n---\n{body}\n"
+from code_words_probe import fm, main  # the second probe's (bench/ is the script's folder)
 
 
 CASES = []
@@ -603,86 +590,9 @@ def build(tree, i, case):
         rel = f"memory/{name}.md"
         with open(os.path.join(tree, rel), "w", encoding="utf-8") as f:
             f.write(text if text.endswith("\n") else text + "\n")
-        where[rel] = (role, text)
+        where[rel] = role
     return where
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("::")[0])
-    parser.add_argument("--out", help="write each case's result here (JSON)")
-    parser.add_argument("--scratch", help="the trees and indexes (default: a temporary folder, removed)")
-    args = parser.parse_args()
-    BASE = args.scratch or tempfile.mkdtemp(prefix="memsearch-probe3-")
-    shutil.rmtree(BASE, ignore_errors=True)
-    os.makedirs(BASE)
-    out = []
-    for i, case in enumerate(CASES):
-        cat, q = case[0], case[1]
-        tree, db = f"{BASE}/t{i:03d}", f"{BASE}/d{i:03d}.db"
-        where = build(tree, i, case)
-        gold_rel = next(r for r, (role, _) in where.items() if role == "gold")
-        err = None
-        try:
-            with MemoryIndex(tree, db) as idx:
-                hits = idx.search(q)
-        except Exception as e:
-            hits, err = [], f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
-        paths = [h.path for h in hits]
-        rank = paths.index(gold_rel) + 1 if gold_rel in paths else None
-        gold_hit = hits[rank - 1] if rank else None
-        marked = bool(gold_hit and "<<" in gold_hit.snippet)
-        rec = {"i": i, "cat": cat, "q": q, "rank": rank, "marked": marked, "err": err, "nhits": len(hits),
-               "top": [(where[h.path][0], round(h.score, 4), h.snippet) for h in hits[:3]],
-               "gold_snippet": gold_hit.snippet if gold_hit else None,
-               "gold_score": round(gold_hit.score, 4) if gold_hit else None,
-               "texts": {role: text for role, text in where.values() if role != "neutral"}}
-        if i % 10 == 0:
-            p = subprocess.run([*CLI, "query", "--root", tree, "--db", db, "--json", "--color", "never", "--", q],
-                               capture_output=True, text=True)
-            try:
-                cli = [r["path"] for r in json.loads(p.stdout)["results"]]
-            except Exception:
-                cli = f"rc={p.returncode} stdout={p.stdout[:200]!r} stderr={p.stderr.strip()[:300]!r}"
-            rec["cli"] = cli
-            rec["cli_agree"] = isinstance(cli, list) and (cli[:1] == paths[:1])
-            rec["cli_same_list"] = isinstance(cli, list) and cli == paths
-        out.append(rec)
-
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(out, f, ensure_ascii=False, indent=1)
-    if not args.scratch:
-        shutil.rmtree(BASE, ignore_errors=True)
-
-    cats = {}
-    for r in out:
-        c = cats.setdefault(r["cat"], [0, 0, 0])
-        c[0 if r["rank"] == 1 else 1] += 1
-        c[2] += r["marked"]
-    for c, (p, f, m) in cats.items():
-        print(f"{c:11s} pass {p:3d} fail {f:3d}  gold-snippet-marked {m}/{p + f}")
-    print("TOTAL pass", sum(v[0] for v in cats.values()), "of", len(out))
-    cli = [r for r in out if "cli" in r]
-    print("CLI sample", len(cli), "first-hit agree", sum(r["cli_agree"] for r in cli),
-          "same list", sum(r["cli_same_list"] for r in cli))
-    for r in cli:
-        if not r["cli_agree"] or not r["cli_same_list"]:
-            print(f"  CLI DIFF #{r['i']} {r['q']!r}: cli={r['cli']}")
-    for r in out:
-        if r["err"]:
-            print(f"EXCEPTION #{r['i']} {r['q']!r}: {r['err']}")
-    for r in out:
-        if r["rank"] != 1:
-            print(f"\nFAIL #{r['i']} [{r['cat']}] q={r['q']!r} gold rank={r['rank']} (hits {r['nhits']}) "
-                  f"gold score={r['gold_score']} gold snippet={r['gold_snippet']!r}")
-            for role, text in r["texts"].items():
-                print(f"   {role}: {text!r}")
-            for t in r["top"]:
-                print(f"   -> {t[0]:7s} {t[1]:.4f} {t[2]!r}")
-    for r in out:
-        if r["rank"] == 1 and not r["marked"]:
-            print(f"UNMARKED #{r['i']} {r['q']!r}: {r['gold_snippet']!r}")
-
-
 if __name__ == "__main__":
-    main()
+    main(CASES, build, "code-words-probe3", __doc__)
