@@ -49,6 +49,8 @@ def given_project(project: str | None) -> str | None:
     """A caller's project filter (None: any) as the index compares it: a working directory's trailing '/' (a shell's
     completion adds it) dropped, as its project folder's name has none, but the root's own '/'."""
     given_type(project, str | None, "project must be a string")
+    if project is not None and not project.strip():  # (it matched every project folder ending in "-")
+        raise InvalidArgument("project is empty: leave it out to search every project")
     return (project.rstrip("/") or "/") if project is not None and project.endswith("/") else project
 
 

@@ -95,6 +95,28 @@ def test_a_project_named_with_a_trailing_slash_is_its_working_directory(tmp_path
     assert done.returncode == 0 and "  the pgbouncer pool\n" in done.stdout, done.stderr
 
 
+@pytest.mark.parametrize("name,value", [("session", ""), ("project", " "), ("role", "")])
+def test_an_empty_filter_is_an_error_not_every_session(tmp_path, name, value):
+    """`--session ''` was left out (every session answered) and `--project ''` matched every project folder ending in
+    "-": an empty filter is an error, in the library and on the command line."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")])
+    with HistoryIndex(hroot, tmp_path / "db") as history, pytest.raises(InvalidArgument, match=f"^{name} is empty"):
+        history.search("plum", **{name: value})
+    done = _run("history", "plum", "--history-root", hroot, "--db", tmp_path / "db", f"--{name}", value, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "") and done.stderr.startswith(f"Error: {name} is empty: leave it out")
+
+
+def test_a_role_in_capitals_is_the_role(tmp_path):
+    """--role USER was refused, where a scope, a type and the tools' role take any letter case."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum"), line("assistant", "the plum is ripe")])
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        assert [h.role for h in history.search("plum", role="USER", messages=True)] == ["user"]
+    done = _run("history", "plum", "--history-root", hroot, "--db", tmp_path / "db", "--role", "Assistant", cwd=tmp_path)
+    assert done.returncode == 0 and "assistant: the <<plum>> is ripe" in done.stdout, (done.stdout, done.stderr)
+
+
 def test_the_open_a_session_command_names_the_folders_and_index_searched(tmp_path):
     """The hint after `history --history-root DIR --db DB` left both out: pasted, it read Claude Code's default
     folders and said "no session". It repeats them (and the environment's, which need not be set where it is
