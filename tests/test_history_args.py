@@ -113,7 +113,8 @@ def test_a_role_in_capitals_is_the_role(tmp_path):
     transcript(hroot, [line("user", "a plum"), line("assistant", "the plum is ripe")])
     with HistoryIndex(hroot, tmp_path / "db") as history:
         assert [h.role for h in history.search("plum", role="USER", messages=True)] == ["user"]
-    done = _run("history", "plum", "--history-root", hroot, "--db", tmp_path / "db", "--role", "Assistant", cwd=tmp_path)
+    done = _run("history", "plum", "--history-root", hroot, "--db", tmp_path / "db", "--role", "Assistant",
+                cwd=tmp_path)
     assert done.returncode == 0 and "assistant: the <<plum>> is ripe" in done.stdout, (done.stdout, done.stderr)
 
 
