@@ -191,9 +191,8 @@ class HistoryIndex(db.Opened):
         project = given_project(project)
         for name, value in (("session", session), ("role", role), ("since", since)):
             given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
-        for name, value in (("session", session), ("role", role)):
-            if value is not None and not value.strip():  # (an empty filter was left out: every session answered)
-                raise InvalidArgument(f"{name} is empty: leave it out to search every {name}")
+            if value is not None and not value.strip():  # (an empty session was left out: every session answered)
+                raise InvalidArgument(f"{name} is empty: leave it out to search without it")
         if session is not None:
             check_session(session)
         if role is not None and role.lower() not in ROLES:
