@@ -135,7 +135,7 @@ def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, 
         )
         # A scope id no file has finds nothing whatever the words: say so, as memory_search does.
         scopes = index.scopes_of(scope_id) if scope_id is not None and not result.hits else None
-    if scopes == [] or scopes and scope not in (None, *scopes):
+    if scopes is not None and (not scopes or scope not in (None, *scopes)):
         where = f"is a {' and '.join(scopes)} id, not a {scope} one" if scopes else "is no indexed file's"
         print_warning(f"scope id {fmt.quoted(scope_id, 200, always=True)} {where}")
     return print_result(result, as_json, color)
