@@ -312,6 +312,11 @@ def open_file(index: MemoryIndex, path: str) -> tuple[int, str]:
             f"only Markdown memory files (.md) can be read, not {shown}")
     found = _roots_of(index, path)
     first = None if found else outside
+    if not found and index.layout.labelled and not os.path.isabs(os.path.expanduser(path)):
+        # ("nowhere:x.md", or a bare "x.md", is no escape: it lacks the root's name that hits of several roots carry)
+        labels = ", ".join(quoted(label, 60, always=True) for label in index.layout.by_label)
+        first = ToolArgumentError(f"{shown} starts with no memory root's name: start it with one of {labels},"
+                                  " as memory_search hits do")
     for root, rel in found:
         try:
             real_root = os.path.realpath(root.path)

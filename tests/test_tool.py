@@ -355,7 +355,10 @@ def test_several_roots(tree, tmp_path):
         read = call_tool(idx, "memory_read", {"path": hit["path"]})
         assert not read.is_error and "capybara" in read.text
         assert call_tool(idx, "memory_read", {"path": str(notes / "ideas.md")}).text == read.text
-        assert "outside the memory folder" in call_tool(idx, "memory_read", {"path": "nowhere:x.md"}).text
+        roots = f"start it with one of {', '.join(repr(label) for label in idx.layout.by_label)}"
+        for path in ("nowhere:x.md", "ideas.md"):  # (no root's name: no escape either)
+            assert roots in call_tool(idx, "memory_read", {"path": path}).text
+        assert "outside the memory folder" in call_tool(idx, "memory_read", {"path": "../x.md"}).text
         nothing = call_tool(idx, "memory_search", {"query": "xylophone"}).text
         assert str(tree) in nothing and str(notes) in nothing
 
