@@ -335,13 +335,14 @@ TYPED_LONE_C = re.compile("[Cc]" + _LONE_C_SIDES.format(c="[Cc]"))
 # (.planning/: a token there broke the phrases a path's words are typed in, "planning files"): dotenv above "env vars".
 # A shell's or a template's variable ($HOME, ${HOME}; not a price, $5): dollarhome above "go home". An issue's or a
 # pull request's number (#1234; not repo#1, &#38; or a colour, #12ab): hash1234 above "1234 rows". An annotation,
-# a decorator or a handle (@Transactional, @property, @alice; not an e-mail's, me@x.org, nor a scope's, @types/node):
-# atsigntransactional above "transactional emails" (a plainer "at" made @Test attest).
+# a decorator or a handle (@Transactional, @property, @alice; not an e-mail's, me@x.org, a scope's, @types/node, nor
+# a dotted name's, whose phrase a token would break, @pytest.fixture): atsigntransactional above "transactional
+# emails" (a plainer "at" made @Test attest).
 _SIGN_WORDS = ((b".", "dot", re.compile(rb"\.(?<![A-Za-z0-9_.)\]}?!]\.)(?!(?i:net)(?![A-Za-z0-9]))"
                                         rb"([A-Za-z][A-Za-z0-9]*)(?![A-Za-z0-9_/\\-])")),
                (b"$", "dollar", re.compile(rb"\$(?<![A-Za-z0-9_$]\$)\{?(_*[A-Za-z][A-Za-z0-9_]*)")),
                (b"#", "hash", re.compile(rb"#(?=[0-9])(?<![A-Za-z0-9_&#]#)([0-9]+)(?![A-Za-z0-9_])")),
-               (b"@", "atsign", re.compile(rb"@(?<![A-Za-z0-9_@]@)([A-Za-z][A-Za-z0-9_]*)(?![A-Za-z0-9_/\\-])")))
+               (b"@", "atsign", re.compile(rb"@(?<![A-Za-z0-9_@]@)([A-Za-z][A-Za-z0-9_]*)(?![A-Za-z0-9_./\\-])")))
 SIGNS = {sign.decode(): name for sign, name, _ in _SIGN_WORDS}
 
 

@@ -941,15 +941,16 @@ def test_a_variable_and_an_issue_number_are_tokens_of_their_own():
 
 def test_an_annotation_is_a_token_of_its_own():
     """A name an @ begins (an annotation, a decorator, a handle) expands to its token after each occurrence, not
-    after a word or another @ (an e-mail, @@x), nor before a / or a - (a scope, @types/node; @my-org)."""
+    after a word or another @ (an e-mail, @@x), nor before a /, a - or a . (a scope, @types/node; @my-org; a dotted
+    name, @pytest.fixture, whose words stay a phrase)."""
     o, c = codewords.OPEN, codewords.CLOSE
-    text = "@Transactional, @app.route('/x') and @Test; not me@x.org, @@x, @types/node or @my-org"
+    text = "@Transactional, @property and @Test; not me@x.org, @@x, @types/node, @my-org or @pytest.fixture"
     assert codewords.expand(text) == (
-        f"@Transactional{o}atsigntransactional{c}, @app{o}atsignapp{c}.route('/x') and @Test{o}atsigntest{c};"
-        f" not me@x.org, @@x, @types/node or @my-org")
+        f"@Transactional{o}atsigntransactional{c}, @property{o}atsignproperty{c} and @Test{o}atsigntest{c};"
+        f" not me@x.org, @@x, @types/node, @my-org or @pytest.fixture")
     assert plan("@Transactional").terms == ('"Transactional"', '"atsigntransactional"')
     assert plan("@Transactional").code == ('"atsigntransactional"',)
-    assert plan("@app.route handler").terms[-1] == '"app atsignapp route"'  # a dotted name through it
+    assert plan("@pytest.fixture scope").terms[-1] == '"pytest fixture"'  # a dotted name's phrase, unbroken
 
 
 @pytest.mark.parametrize("version,token,path,text", [
