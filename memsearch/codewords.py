@@ -434,7 +434,7 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
 
 def word_start(chars: str | list, end: int) -> int:
     """Where the word ending at ``end`` in ``chars`` (a text, or [char, marked] items)
-    starts: letters, digits, _ - + # and a leading ``.``, ``$`` or ``@`` (of ``.NET``, ``.env``, ``$HOME``, ``@Test``)."""
+    starts: letters, digits, _ - + # and a leading ``.``, ``$`` or ``@`` (``.NET``, ``.env``, ``$HOME``, ``@Test``)."""
     i = end
     while i > 0 and (chars[i - 1][0].isalnum() or chars[i - 1][0] in "_-+#" or _MARKS.match(chars[i - 1][0])):
         i -= 1

@@ -709,7 +709,8 @@ def test_an_index_from_before_0034_reads_drives_again(tmp_path):
         sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
         assert sizes["drive.md"] == -1 and sizes["plain.md"] > 0
         assert not idx.search(codewords.LONE_C)
-    assert codewords.expand("{{C:}}, C:x, C: the language") == f"{{{{C:}}}}, C:x, C{o}{codewords.LONE_C}{c}: the language"
+    assert codewords.expand("{{C:}}, C:x, C: the language") == (
+        f"{{{{C:}}}}, C:x, C{o}{codewords.LONE_C}{c}: the language")
 
 
 def test_a_domain_ending_in_net_is_not_dotnet(tmp_path):
@@ -964,8 +965,8 @@ def test_an_annotation_is_a_token_of_its_own():
 ])
 def test_an_index_from_before_0029_to_0034_reads_memory_files_again(tmp_path, version, token, path, text):
     """0029 to 0034 mark to be read again the memory files holding C alone, a dotted number, a name a dot begins, an
-    option or a name a $, a # or an @ begins (supersets), not plain.md (which says C++); until the next reconcile nothing
-    holds the token, then the file does."""
+    option or a name a $, a # or an @ begins (supersets), not plain.md (which says C++); until the next reconcile
+    nothing holds the token, then the file does."""
     o, c = codewords.OPEN, codewords.CLOSE
     root, history, db = _indexed_before(
         tmp_path, {path: f"Firmware pinned to {text} now.\n", "plain.md": "Call getUserById in C++ first.\n"},
