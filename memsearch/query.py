@@ -93,13 +93,15 @@ def _typed(text: str) -> str:
     return text if text.isascii() else nfc(text).translate(codewords.FULL_WIDTH)
 
 
-def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str]]:
+def _searched(text: str) -> tuple[list[tuple[str, str]], str, list[str], list[str], bool]:
     """((symbol as typed, its token) of each symbol word, ``text`` without them, its words, the
-    words searched: stop words only when nothing else is left)."""
+    words searched: stop words only when nothing else is left, and whether a C stands alone in it,
+    as the index gives one C the language's token (not Objective-C's))."""
     symbols = [(m.group(), codewords.symbol_name(m)) for m in QUERY_SYMBOL.finditer(text)]
     rest = QUERY_SYMBOL.sub(" ", text) if symbols else text
     found = words(rest)
-    return symbols, rest, found, [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
+    kept = [w for w in found if w.casefold() not in STOP_WORDS] or ([] if symbols else found)
+    return symbols, rest, found, kept, codewords.TYPED_LONE_C.search(rest) is not None
 
 
 def _fragments(word: str, lone_c: bool) -> list[str]:
@@ -175,7 +177,7 @@ def _sequence(text: str) -> list[tuple[str, str, str]]:
 def plan(text: str) -> Query:
     """What to search for ``text``; NoSearchableWords if it has no words."""
     text = _typed(given_type(text, str, "the query must be a string of words"))
-    symbols, rest, found, kept = _searched(text)
+    symbols, rest, found, kept, lone_c = _searched(text)
     if not found and not symbols:
         raise NoSearchableWords(
             f"no searchable words in {text.strip()[:40]!r}: type some letters or digits"
@@ -185,7 +187,6 @@ def plan(text: str) -> Query:
     # query_terms() quotes a word without CJK exactly as quote() does; a word with CJK (or full-width letters)
     # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
-    lone_c = codewords.TYPED_LONE_C.search(rest) is not None
     fragments = {word: _fragments(word, lone_c) if short else query_terms(word) for word in found}
     sign_terms = [quote(token) for _, token in codewords.sign_words(rest).values()] if short else []
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
@@ -214,8 +215,7 @@ def plan(text: str) -> Query:
 def unmatched(text: str, counts: dict[str, int]) -> tuple[str, ...]:
     """The searched words of ``text`` that no file holds, by ``counts`` (files each FTS5 string matched; one not
     counted is taken to match): a model must not read a hit on "secret" as one on "stripe webhook secret"."""
-    symbols, rest, _, kept = _searched(_typed(text))
-    lone_c = codewords.TYPED_LONE_C.search(rest) is not None
+    symbols, _, _, kept, lone_c = _searched(_typed(text))
     searched = [(symbol, [quote(token)]) for symbol, token in symbols] + [(w, _fragments(w, lone_c)) for w in kept]
     return tuple(w for w, terms in searched if all(counts.get(term, 1) == 0 for term in terms))
 
