@@ -220,11 +220,8 @@ class MemoryIndex(db.Opened):
                                 f" (roots: {given}): {choice}")
         if type is not None and type not in TYPES:
             raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}")
-        given_type(scope_id, str | None, "scope_id must be a string")  # else SQLite's binding error
-        # A lone surrogate cannot be bound as SQLite text, and no scope id holds one (the walk spells \xNN).
-        if isinstance(scope_id, str) and not encodable(scope_id):
-            raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
-                                " no scope id holds a lone surrogate")
+        if scope_id is not None:
+            _checked_scope_id(scope_id)
         types = self.layout.types()
         if type is not None and types is not None and type not in types:
             raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)}"
@@ -244,7 +241,7 @@ class MemoryIndex(db.Opened):
     def scopes_of(self, scope_id: str) -> list[str]:
         """The scopes whose files have ``scope_id`` now: where it has none, a search filtered on it finds nothing
         whatever the words (a shell says so, and which scope it is in)."""
-        given_type(scope_id, str, "scope_id must be a string")
+        _checked_scope_id(scope_id)
         sql = "SELECT DISTINCT scope FROM memory_fts WHERE scope_id = ? ORDER BY scope"
         return self._guarded(lambda: [scope for (scope,) in self.conn.execute(sql, (scope_id,))])
 
@@ -304,3 +301,12 @@ def file_bytes(path: str, suffixes: tuple[str, ...] = ("", "-wal")) -> int:
         with suppress(OSError):
             total += os.stat(f"{path}{suffix}").st_size
     return total
+
+
+def _checked_scope_id(scope_id) -> None:
+    """InvalidArgument for a scope id that is no string; UnknownFilter for one holding a lone surrogate, which
+    SQLite cannot bind as text and no scope id holds (the walk spells \\xNN)."""
+    given_type(scope_id, str, "scope_id must be a string")
+    if not encodable(scope_id):
+        raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
+                            " no scope id holds a lone surrogate")

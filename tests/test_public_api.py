@@ -74,6 +74,18 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors(tmp_path):
         MemoryIndex(5, db_path=tmp_path / "db2")
 
 
+def test_scopes_of_a_scope_id_holding_a_lone_surrogate_is_the_searchs_error(tmp_path):
+    """scopes_of("\\udcff") (a --scope-id of bytes not UTF-8) raised UnicodeEncodeError from SQLite's binding,
+    where search_result() with it raises UnknownFilter: no scope id holds a lone surrogate."""
+    from memsearch import UnknownFilter
+
+    write(tmp_path / "r", "global/g/a.md", "alpha note\n")
+    with MemoryIndex(tmp_path / "r", db_path=tmp_path / "db") as idx:
+        for call in (lambda: idx.search("alpha", scope_id="\udcff"), lambda: idx.scopes_of("\udcff")):
+            with pytest.raises(UnknownFilter, match="lone surrogate"):
+                call()
+
+
 def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
     """README: every error is a MemsearchError; bad arguments raise InvalidArgument."""
     from memsearch import InvalidArgument
