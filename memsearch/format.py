@@ -50,8 +50,7 @@ def format_hits(result, *, color: bool = False, options=()) -> str:
     blocks = [hit_block(h, color) for h in result.hits]
     history = hasattr(result, "refresh")
     if history and result.hits:
-        command = open_hint(result, result.hits[0], options)  # the query is folded only if it must be
-        blocks.append(f"open a session: {command if command.isprintable() else one_line(command)}")
+        blocks.append(f"open a session: {open_hint(result, result.hits[0], options)}")
     if result.unmatched:  # as the tool says it: hits for the other words must not pass for an answer
         blocks.insert(0, unmatched_line(result.unmatched, "past message" if history else "memory file"))
     return "\n\n".join(blocks)
@@ -72,8 +71,6 @@ def open_hint(result, hit, options=()) -> str:
     """The command that reads a history hit's session, quoted for a shell (a sessionId may be "x; rm -rf ~"); with
     the hit's project where more than one project folder holds the id, and ``options``, (option, value) pairs the
     search ran with (its transcript folders and database: without them the command reads others)."""
-    import shlex
-
     session, query, project = hit.session, result.query, hit.project if hit.session in result.shared else None
     # An id holding a line break, a control or a character that shows nothing, or one session-context would take
     # back as another (the id 'x', quotes and all, read as x), is given quoted as the hit shows it: folded, it
@@ -81,10 +78,32 @@ def open_hint(result, hit, options=()) -> str:
     session, project = (v if v is None or v.isprintable() and shows_all(v) and unquoted(v) == v
                         else quoted(v, always=True) for v in (session, project))
     given = [("--query", query), *([("--project", project)] if project else []), *options]
-    words = " ".join(f"{option} {shlex.quote(value)}" for option, value in given)
+    words = " ".join(f"{option} {shell_word(value)}" for option, value in given)
     if session.startswith("-"):  # shlex leaves it bare: read as options, unless after "--"
-        return f"memsearch session-context {words} -- {shlex.quote(session)}"
-    return f"memsearch session-context {shlex.quote(session)} {words}"
+        return f"memsearch session-context {words} -- {shell_word(session)}"
+    return f"memsearch session-context {shell_word(session)} {words}"
+
+
+def shell_word(value: str) -> str:
+    """``value`` as one word of a command to paste: shlex.quote()'s, or, where it holds a character that is not
+    printable or shows nothing (a line break, an escape, U+202E, a byte not UTF-8), bash's ``$'...'`` with each
+    such character as its bytes (``\\x0a``): on one line, it still names the folder searched, where folding it
+    named another."""
+    import shlex
+
+    if value.isprintable() and shows_all(value):
+        return shlex.quote(value)
+
+    def spelled(char: str) -> str:
+        if char.isprintable() and shows_all(char):
+            return "\\" + char if char in "\\'" else char
+        try:
+            raw = char.encode("utf-8", "surrogateescape")  # (a byte not UTF-8 of a file's name: that byte)
+        except UnicodeEncodeError:
+            raw = char.encode("utf-8", "surrogatepass")
+        return "".join(f"\\x{b:02x}" for b in raw)
+
+    return "$'" + "".join(map(spelled, value)) + "'"
 
 
 # Unmatched words a line names, each cut: a pasted text's thousands of words made a line of tens of kilobytes.

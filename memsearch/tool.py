@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 
 from . import discover, session_context as sc
 from .errors import MemsearchError, NotAMemoryFile, quoted
-from .format import hit_block, hit_line, one_line, result_dict, unmatched_line, unquoted
+from .format import hit_block, hit_line, one_line, result_dict, shell_word, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex
 from .memory_file import MAX_ID_CHARS, PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -256,10 +256,8 @@ def _check_scope_id(index: MemoryIndex, scope_id: str, scope: str | None) -> Non
 
 
 def zero_hint(index: MemoryIndex) -> str:
-    import shlex
-
-    # A name not UTF-8 is no JSON text: \xNN, as hits show it.
-    roots = " ".join(shlex.quote(printable_name(r.path)) for r in index.roots)
+    # (A name not UTF-8, no JSON text, as $'...\xNN': the folder itself to a shell.)
+    roots = " ".join(shell_word(r.path) for r in index.roots)
     return ("Do not conclude it was never recorded: this phrasing missed. Escalate step by step:\n"
             + ESCALATION.format(roots=roots))
 

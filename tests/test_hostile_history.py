@@ -641,6 +641,27 @@ def test_the_open_a_session_line_of_an_id_holding_a_character_that_shows_nothing
     assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
 
 
+@pytest.mark.parametrize("name", [b"h\nx", b"h\x1b[31mx", "h\u202ex".encode(), "h\u3164x".encode(), b"h\xffx"])
+def test_the_open_a_session_line_reads_the_transcript_folder_searched_whatever_its_name(tmp_path, name):
+    """The command after "open a session" repeats --history-root and --db, but folded onto one line: a folder named
+    with a line break read as 'h x', one with an escape or U+202E as its \\x1b or \\u202e spelled out, another
+    folder; a Hangul filler showed nothing, and a byte not UTF-8 came out raw (a lone surrogate in --json). Each
+    such value is given in bash's $'...' with those characters as their bytes, \\xNN, and the command opens it."""
+    here = tmp_path / os.fsdecode(name)
+    hroot, db = here / "projects", here / "db"
+    transcript(hroot, [line("user", "the odd dunlin")])
+    common = ["--history-root", str(hroot), "--db", str(db)]
+    done = subprocess.run([memsearch_exe(), "history", "dunlin", *common], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.decode("ascii").splitlines()[-1].removeprefix("open a session: ")
+    found = run("history", "dunlin", "--json", *common)
+    hint = json.loads(found.stdout)["results"][0]["open"]
+    assert hint == command and command.isprintable(), (hint, command)
+    shell = f"{shlex.quote(memsearch_exe())}{command.removeprefix('memsearch')}"
+    opened = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert opened.returncode == 0 and "  the odd dunlin\n" in opened.stdout, opened.stderr
+
+
 def test_the_open_a_session_line_of_an_id_spelled_as_a_quoted_one_opens_it_not_the_other(hroot, tmp_path):
     """A transcript named 'victim'.jsonl, quotes and all: its hint gave the id bare, which session-context takes
     back as a quoted form (format.unquoted), so the command opened the session victim, another hit's. The hint

@@ -169,6 +169,21 @@ def test_zero_hint_quotes_an_odd_root(tmp_path):
     assert shlex.split(command.split("(", 1)[1].rstrip(").")) == ["grep", "-rni", "--include=*.md", "WORD", str(root)]
 
 
+def test_zero_hint_greps_a_root_whose_name_is_not_utf8(tmp_path):
+    """The grep step spelled a root's byte not UTF-8 as the text \\xff, inside shlex's quotes: grep read a folder
+    named with a backslash, none. It is given as the open-a-session command gives such a name ($'...\\xff')."""
+    from memsearch import MemoryIndex
+
+    root = tmp_path / os.fsdecode(b"m\xffx")
+    write(root, "global/user/animals.md", "The okapi lives in the forest.\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        result = call_tool(idx, "memory_search", {"query": "walrus"})
+    command = next(line for line in result.text.splitlines() if "grep -rni" in line).split("(", 1)[1][:-2]
+    assert command.isascii() and result.data["hint"] in result.text
+    done = subprocess.run(["bash", "-c", command.replace("WORD", "okapi")], capture_output=True, timeout=60)
+    assert done.returncode == 0 and b"okapi lives" in done.stdout, done.stderr
+
+
 def test_search_sees_edits(index, tree):
     assert call_tool(index, "memory_search", {"query": "okapi"}).data["results"] == []
     path = write(tree, "global/user/animals.md", "The okapi lives in the forest.\n")
