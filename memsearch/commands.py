@@ -125,8 +125,7 @@ def progress_bar(threshold: int, label: str):
 INDEX_BAR_FILES = 2000
 
 
-def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json,
-              color=None) -> int:
+def run_query(text, root, db_path, limit, scope, scope_id, type_, no_reconcile, no_floor, as_json, color=None) -> int:
     scope_id = fmt.unquoted(scope_id)  # (as hit labels quote it)
     with open_index(root, db_path) as index, one_line_errors(), progress_bar(INDEX_BAR_FILES, "indexing") as bar:
         result = index.search_result(

@@ -268,9 +268,8 @@ class Opened:
         """Whether the connection's file, or its -wal file, is no longer the one at the path
         (deleted, or set aside by another process): the connection would go on in the old one, and
         a -wal deleted alone fails every other process's open until this one is closed."""
-        if self._conn is None:
-            return False
-        return (identity(self._db_file), identity(f"{self._db_file}-wal")) != (self._opened, self._wal)
+        return self._conn is not None and (
+            identity(self._db_file), identity(f"{self._db_file}-wal")) != (self._opened, self._wal)
 
     def _follow(self) -> None:
         """Drop a connection to a file no longer at the path, so that the index there now (or a

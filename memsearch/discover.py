@@ -182,8 +182,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
                 _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped, st)
 
 
-def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict,
-                 skipped: list) -> None:
+def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
     """Instruction files below a checkout's top level (the deep walk)."""
     stack = [(checkout, prefix, 0)]
     while stack:

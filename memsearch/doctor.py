@@ -217,11 +217,8 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     outdated = sorted(p for p in stored.keys() & seen.files.keys() if stored[p] != seen.files[p][1])
     if not (gone or missing or outdated):
         return Check("files", True, f"{len(stored)} rows match the files")
-    parts = []
-    for label, paths in (("rows whose file is gone", gone), ("files missing from the index", missing),
-                         ("rows out of date", outdated)):
-        if paths:
-            parts.append(f"{len(paths)} {label} ({_some(list(map(quoted, paths)))})")
+    kinds = {"rows whose file is gone": gone, "files missing from the index": missing, "rows out of date": outdated}
+    parts = [f"{len(paths)} {label} ({_some(list(map(quoted, paths)))})" for label, paths in kinds.items() if paths]
     return Check("files", False, "; ".join(parts), "reconcile")
 
 

@@ -11,8 +11,7 @@ from . import __version__, db, fingerprint, migrate, roots as roots_mod, search 
 from .freshness import Freshness, describe as describe_watcher, sync as sync_with_watcher
 from .errors import InvalidArgument, UnknownFilter, quoted
 from .query import plan, unmatched
-from .reconcile import (LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths,
-                        stored_rows)
+from .reconcile import LeftOut, Progress, ReconcileReport, reconcile, reconcile_paths, stored_rows
 from .layout import Layout
 from .memory_file import encodable, printable_name
 from .roots import SCOPES_OF_KIND, TYPES, Root
@@ -116,12 +115,9 @@ class MemoryIndex(db.Opened):
         from .discover import HIDDEN_PLACES, hidden_memory
 
         shown = ", ".join(HIDDEN_PLACES[:3])
-        out = []
-        for root in self.roots:
-            if root.kind in ("plain", "mimo") and (files := hidden_memory(root.path)):
-                out.append(LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
-                                   " does not read", f"--root repos={root.path} indexes each checkout's memory"))
-        return out
+        return [LeftOut(root.name, files, f"sit in hidden folders ({shown}, ...), which a {root.kind} root"
+                        " does not read", f"--root repos={root.path} indexes each checkout's memory")
+                for root in self.roots if root.kind in ("plain", "mimo") and (files := hidden_memory(root.path))]
 
     def reconcile_paths(self, paths: Iterable[str], *, deep: bool = False) -> ReconcileReport:
         """Bring just ``paths`` (index paths: files, folders, or a root's label) in step with the
@@ -141,6 +137,8 @@ class MemoryIndex(db.Opened):
     def _reconcile(self, progress: Progress | None = None, deep: bool = True) -> ReconcileReport:
         return reconcile(self.conn, self.layout, max_file_bytes=self.settings.max_file_bytes, progress=progress,
                          known=self._known, deep=deep, first_build=self.first_build)
+
+    _refill = _reconcile  # db.Opened's: an index set aside is filled again by a whole reconcile
 
     # How the last refresh() made the index fresh (None before the first).
     freshness: Freshness | None = None
@@ -222,11 +220,9 @@ class MemoryIndex(db.Opened):
             raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}")
         if scope_id is not None:
             _checked_scope_id(scope_id)
-        types = self.layout.types()
-        if type is not None and types is not None and type not in types:
-            raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)}"
-                                " (its path gives the type, not its"
-                                f" frontmatter): use one of {', '.join(types)}")
+        if type is not None and (types := self.layout.types()) is not None and type not in types:
+            raise UnknownFilter(f"no file of a mimo tree has type {quoted(type, 100, always=True)} (its path gives the"
+                                f" type, not its frontmatter): use one of {', '.join(types)}")
         return scope, type
 
     def scope_ids(self, limit: int = 200) -> list[tuple[str, str, int]]:
@@ -271,8 +267,7 @@ class MemoryIndex(db.Opened):
         """Root(s), database, file count and schema version."""
 
         def read():
-            files, plain = self.conn.execute(
-                "SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
+            files, plain = self.conn.execute("SELECT count(*), count(frontmatter_error) FROM memory_fts").fetchone()
             # "roots" names each root's kind (which agents' memory is searched); "root" as the core had it.
             return {
                 **({"root": self.root} if self.root is not None else {}),
@@ -289,9 +284,6 @@ class MemoryIndex(db.Opened):
             }
 
         return self._guarded(read)
-
-    def _refill(self) -> None:
-        self._reconcile()
 
 
 def file_bytes(path: str, suffixes: tuple[str, ...] = ("", "-wal")) -> int:

@@ -14,7 +14,7 @@ from itertools import chain, islice
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .db import INDEXED, WRITTEN, Cached, building, bulk_indexing, write_transaction
+from .db import INDEXED, WRITTEN, Cached, building, bulk_indexing, rows_of, write_transaction
 from .errors import RootNotFound, quoted
 from .freshness import disown
 from .layout import Layout
@@ -258,11 +258,10 @@ def _drop_roots_turned_off(conn, layout: Layout) -> list[str]:
         return []
     with write_transaction(conn):
         disown(conn, active)
-        stale = [(i,) for i, key in conn.execute("SELECT id, key FROM memory_roots") if key not in active]
-        paths = [p for (p,) in conn.execute(
-            f"SELECT path FROM memory_fts WHERE root IN ({','.join('?' * len(stale))})", [i for (i,) in stale])]
-        conn.executemany("DELETE FROM memory_fts WHERE root = ?", stale)
-        conn.executemany("DELETE FROM memory_roots WHERE id = ?", stale)
+        stale = [i for i, key in conn.execute("SELECT id, key FROM memory_roots") if key not in active]
+        paths = [p for (p,) in rows_of(conn, "SELECT path FROM memory_fts WHERE root IN ({marks})", stale)]
+        conn.executemany("DELETE FROM memory_fts WHERE root = ?", ((i,) for i in stale))
+        conn.executemany("DELETE FROM memory_roots WHERE id = ?", ((i,) for i in stale))
     return paths
 
 

@@ -259,8 +259,7 @@ def _rank(conn, scored: list[Scored], size: int, where: str, filter_params: list
             # first) whose bounds stay under it can be pruned; pruning fewer ranks more files, so no check after.
             totals = accumulate(s.bound for s in common)
             fewer = common[:next((n for n, total in enumerate(totals) if total >= reach), len(common))]
-            if fewer:
-                return _ranked(conn, scored, fewer, where, filter_params, size)
+            return _ranked(conn, scored, fewer, where, filter_params, size)  # none: nothing pruned
     return _ranked(conn, scored, (), where, filter_params, size)
 
 
