@@ -172,9 +172,9 @@ def identifier_forms(run: str, units: bool = False) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)  # a file repeats its identifiers: split each once
 def _forms(run: str, units: bool) -> tuple[str, ...]:
-    if (ordinal := ORDINAL.fullmatch(run)) is not None:
+    if run[0].isdigit() and (ordinal := ORDINAL.fullmatch(run)) is not None:
         return (ordinal[1],)
-    pieces = JOINT.split(run.strip("_-"))
+    pieces = JOINT.split(run.strip("_-")) if "_" in run or "-" in run else [run]
     joined = "".join(pieces)
     # A Python special name (__init__): unicode61 reads it as init, so it also stands as one token (dunderinit)
     # and ranks a file naming it above one saying "init". Its shape is the file scan's own (_DUNDER_RUN).
@@ -186,7 +186,7 @@ def _forms(run: str, units: bool) -> tuple[str, ...]:
     parts = PART.findall(run)  # (as piece by piece: no part holds _ or -)
     if len(parts) > len(pieces):  # a case change or a digit split some piece
         forms.append(" ".join(parts))
-        if units and (extra := _units(pieces, parts)):
+        if units and not joined.isalpha() and (extra := _units(pieces, parts)):  # (no digit: no unit)
             forms.append(extra)
     if 1 < len(pieces) <= MAX_JOINED and not joined.isdigit():
         forms.append(joined.lower())
