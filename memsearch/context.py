@@ -63,8 +63,7 @@ def index_for_context(path: str | os.PathLike) -> str:
 def read_text(path: str, limit: int) -> tuple[str, int | None] | None:
     """:func:`read_head` of a path a walk found, as text, and the file's size when only a part was read (which
     ends on a whole line)."""
-    head = read_head(path, limit, confined=True)
-    if head is None:
+    if (head := read_head(path, limit, confined=True)) is None:
         return None
     data, size = head
     if len(data) == size:
@@ -77,16 +76,11 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
     ``confined``: a path a walk found, read only if it still is that file (memory_file.open_confined)."""
     try:
         fd, st = open_confined(path, confined=confined)
+        with open(fd, "rb") as f:
+            data = f.read(limit + 1)  # one byte more than asked: is there more?
     except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
-    try:
-        with open(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)  # one byte more than asked: is there more?
-        return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
@@ -176,8 +170,7 @@ def strip_comments(text: str) -> str:
                 resume = end + 1
                 continue
         else:
-            item = _LIST_ITEM.match(line)
-            if item:
+            if item := _LIST_ITEM.match(line):
                 gap = len(item[3])
                 content = len(item[1]) + len(item[2]) + (gap if 1 <= gap <= 4 else 1)
                 list_indent = content if list_indent is None else min(list_indent, content)

@@ -117,10 +117,16 @@ def terms(query: str) -> list[str]:
     return [t for t in out if t in kept]
 
 
-def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
+def _key(query: str) -> tuple[str, list[str]]:
+    """What :func:`score` looks for: the query folded as one phrase, and its :func:`terms`."""
+    return " ".join(_folded(query).split()), terms(query)
+
+
+def score(text: str, query: str, key: tuple[str, list[str]] | None = None) -> int:
+    """``text``'s points for ``query``; ``key``: its :func:`_key`, made once for all the messages read."""
+    phrase, query_terms = key or _key(query)
     haystack = " ".join(_folded(text).split())
-    phrase = " ".join(_folded(query).split())
-    found = (haystack.count(term) for term in (terms(query) if query_terms is None else query_terms))
+    found = (haystack.count(term) for term in query_terms)
     return (PHRASE_SCORE if phrase and phrase in haystack else 0) + sum(
         TERM_SCORE + min(n - 1, MAX_OCCURRENCE_BONUS) for n in found if n)
 
@@ -162,14 +168,14 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):
     """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message,
     rendering's overhead); the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
-    query_terms = terms(args.query)
+    key = _key(args.query)
     heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
     last: deque = deque(maxlen=FALLBACK_FRAGMENTS)
     for i, m in enumerate(messages):
         seen = i + 1
         last.append((i, m))
-        points = score(m.text, args.query, query_terms)
+        points = score(m.text, args.query, key)
         if points < MIN_SCORE:
             continue
         more = _overhead(i, m, m.text)
@@ -191,8 +197,7 @@ def _from_end(newest_first: Iterable, limit: int) -> dict:
     for i, m in newest_first:
         size, more = len(m.text), _overhead(i, m, m.text)
         if spent + size > limit or extra + more > limit:
-            piece = _cut(i, m, m.text, limit - spent, limit - extra, from_end=True)
-            if piece:
+            if piece := _cut(i, m, m.text, limit - spent, limit - extra, from_end=True):
                 chosen[i] = (m, piece)
             break
         chosen[i] = (m, m.text)
