@@ -152,8 +152,7 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
     absent = []
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
-        path = default_path(root.kind) if root.path is None else root.path
-        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        path = os.path.abspath(os.path.expanduser(os.fspath(root.path or default_path(root.kind))))
         if root.kind in PROJECTS_BELOW:
             below = (os.path.join(path, *rel.split("/")) for rel in PROJECTS_BELOW[root.kind])
             path = next((folder for folder in below if os.path.isdir(folder)), path)
@@ -191,9 +190,8 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
         if root.name is None:
             default = root.kind != "mimo" or os.path.realpath(root.path) == os.path.realpath(default_path("mimo"))
             base = DEFAULT_NAMES.get(root.kind) if default else None
-            if not base:  # the folder's name, as the index spells one not UTF-8 (it starts every path)
-                base = printable_name(os.path.basename(root.path.rstrip(os.sep))) or "root"
-                base = base.replace(LABEL_SEP, "-").replace("/", "-")
+            if not base:  # the folder's name (no '/' in it), as the index spells one not UTF-8 (it starts every path)
+                base = (printable_name(os.path.basename(root.path.rstrip(os.sep))) or "root").replace(LABEL_SEP, "-")
             name, n = base, 1
             while name in taken:
                 n += 1

@@ -12,7 +12,7 @@ from typing import Iterable, NamedTuple
 from .cjk import bigrams, runs
 from .codewords import normalized
 from .errors import MemsearchError, shows_nothing
-from .format import CONTROLS
+from .context import LINE_CONTROLS
 from .history_sessions import given_project
 from .memory_file import MAX_ID_CHARS
 from .schema import checked, object_schema
@@ -205,10 +205,6 @@ def _from_end(newest_first: Iterable, limit: int) -> dict:
     return chosen
 
 
-# Controls but tab (splitlines() took the line breaks), escaped: a transcript must not drive the terminal.
-_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
-
-
 def render(session: str, fragments: tuple) -> str:
     # The id comes from a transcript too: nothing in it may end the mark, nor show nothing (abc\u3164123 read abc123).
     session = "".join(c if c.isalnum() and not shows_nothing(c) or c in "-_." else "?" for c in session)
@@ -217,8 +213,10 @@ def render(session: str, fragments: tuple) -> str:
 
 
 def _lines(i: int, role: str, at: str | None, text: str) -> list[str]:
+    """A fragment's heading and its lines indented, controls but tab escaped: a transcript must not drive the
+    terminal."""
     return [f"--- #{i + 1} {role}" + (f" · {at}" if at else ""),
-            *(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])]
+            *(INDENT + line.translate(LINE_CONTROLS) for line in text.splitlines() or [""])]
 
 
 def _overhead(i: int, message, text: str) -> int:
