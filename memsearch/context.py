@@ -101,17 +101,14 @@ def clean(text: str) -> str:
 
 def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     lines = text.split("\n")
-    too_many_lines = len(lines) > MAX_LINES
-    too_long = len(text) > MAX_CHARS
-    if not too_many_lines and not too_long and file_bytes is None:
+    over = [f"{len(lines)} lines (limit {MAX_LINES})"] if len(lines) > MAX_LINES else []
+    if len(text) > MAX_CHARS:
+        over.append(f"{len(text):,} characters (limit {MAX_CHARS:,})")
+    if not over and file_bytes is None:
         return text
-    cut = whole_lines("\n".join(lines[:MAX_LINES]) if too_many_lines else text, MAX_CHARS)
-    if file_bytes is not None:  # only its start was read: its lines and characters are unknown
-        size = f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
-    else:
-        over = [f"{len(lines)} lines (limit {MAX_LINES})" if too_many_lines else "",
-                f"{len(text):,} characters (limit {MAX_CHARS:,})" if too_long else ""]
-        size = " and ".join(filter(None, over))
+    # With file_bytes only the file's start was read: its lines and characters are unknown.
+    size = " and ".join(over) if file_bytes is None else f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
+    cut = whole_lines("\n".join(lines[:MAX_LINES]), MAX_CHARS)
     return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
 
 
