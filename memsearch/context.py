@@ -162,9 +162,7 @@ def strip_comments(text: str) -> str:
                 residue = _without_comments("\n".join(lines[i:end + 1]))
                 if residue.strip():
                     out.append(residue)
-                list_indent = None
-                blank_before = False
-                resume = end + 1
+                list_indent, blank_before, resume = None, False, end + 1
                 continue
         else:
             if item := _LIST_ITEM.match(line):

@@ -113,8 +113,7 @@ def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> st
     if (git_dir := main_git_dir(path)) is None:
         return MIMO_GLOBAL
     id_file = git_dir / MIMO_ID_FILE
-    existing = _read_id(id_file)
-    if existing or not create:
+    if (existing := _read_id(id_file)) or not create:
         return existing
     new = str(uuid.uuid4())
     tmp = git_dir / f"{MIMO_ID_FILE}.{os.getpid()}-{new[:8]}.tmp"
