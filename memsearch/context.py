@@ -63,8 +63,7 @@ def index_for_context(path: str | os.PathLike) -> str:
 def read_text(path: str, limit: int) -> tuple[str, int | None] | None:
     """:func:`read_head` of a path a walk found, as text, and the file's size when only a part was read (which
     ends on a whole line)."""
-    head = read_head(path, limit, confined=True)
-    if head is None:
+    if (head := read_head(path, limit, confined=True)) is None:
         return None
     data, size = head
     if len(data) == size:
@@ -77,16 +76,11 @@ def read_head(path: str, limit: int, *, confined: bool = False) -> tuple[bytes, 
     ``confined``: a path a walk found, read only if it still is that file (memory_file.open_confined)."""
     try:
         fd, st = open_confined(path, confined=confined)
+        with open(fd, "rb") as f:
+            data = f.read(limit + 1)  # one byte more than asked: is there more?
     except (OSError, ValueError):  # ValueError: a NUL in the path, which names no file
         return None
-    try:
-        with open(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)  # one byte more than asked: is there more?
-        return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return data[:limit], max(st.st_size, len(data))  # a file that grew since fstat is as big as what was read
 
 
 def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
@@ -107,17 +101,14 @@ def clean(text: str) -> str:
 
 def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None) -> str:
     lines = text.split("\n")
-    too_many_lines = len(lines) > MAX_LINES
-    too_long = len(text) > MAX_CHARS
-    if not too_many_lines and not too_long and file_bytes is None:
+    over = [f"{len(lines)} lines (limit {MAX_LINES})"] if len(lines) > MAX_LINES else []
+    if len(text) > MAX_CHARS:
+        over.append(f"{len(text):,} characters (limit {MAX_CHARS:,})")
+    if not over and file_bytes is None:
         return text
-    cut = whole_lines("\n".join(lines[:MAX_LINES]) if too_many_lines else text, MAX_CHARS)
-    if file_bytes is not None:  # only its start was read: its lines and characters are unknown
-        size = f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
-    else:
-        over = [f"{len(lines)} lines (limit {MAX_LINES})" if too_many_lines else "",
-                f"{len(text):,} characters (limit {MAX_CHARS:,})" if too_long else ""]
-        size = " and ".join(filter(None, over))
+    # With file_bytes only the file's start was read: its lines and characters are unknown.
+    size = " and ".join(over) if file_bytes is None else f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
+    cut = whole_lines("\n".join(lines[:MAX_LINES]), MAX_CHARS)
     return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
 
 
@@ -171,13 +162,10 @@ def strip_comments(text: str) -> str:
                 residue = _without_comments("\n".join(lines[i:end + 1]))
                 if residue.strip():
                     out.append(residue)
-                list_indent = None
-                blank_before = False
-                resume = end + 1
+                list_indent, blank_before, resume = None, False, end + 1
                 continue
         else:
-            item = _LIST_ITEM.match(line)
-            if item:
+            if item := _LIST_ITEM.match(line):
                 gap = len(item[3])
                 content = len(item[1]) + len(item[2]) + (gap if 1 <= gap <= 4 else 1)
                 list_indent = content if list_indent is None else min(list_indent, content)

@@ -8,8 +8,7 @@ from contextlib import suppress
 
 
 def entry() -> None:
-    code = quick_query(sys.argv[1:])
-    if code is None:
+    if (code := quick_query(sys.argv[1:])) is None:
         from .cli import main
 
         try:
@@ -27,8 +26,7 @@ def quick_query(argv) -> int | None:
         return None
     from .query_args import query_kwargs
 
-    kwargs = query_kwargs(argv[1:], command=argv[0])
-    if kwargs is None:
+    if (kwargs := query_kwargs(argv[1:], command=argv[0])) is None:
         return None
     from . import commands, db
 

@@ -92,7 +92,6 @@ class UnknownFilter(MemsearchError, ValueError):
 class NotAMemoryFile(MemsearchError, ValueError):
     """A path to read that names no memory file inside the roots; ``missing``: nothing is there."""
 
-
     def __init__(self, message: str, *, missing: bool = False):
         super().__init__(message)
         self.missing = missing

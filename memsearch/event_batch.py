@@ -120,9 +120,7 @@ class Links:
 
     def track(self, paths: set[str], locate) -> None:
         """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
-        if not self._followed:
-            return
-        if any(f.label in paths for f in self._followed):  # a root reconciled whole
+        if not self._followed or any(f.label in paths for f in self._followed):  # none, or a root reconciled whole
             self.scan()
             return
         found = {}
@@ -131,10 +129,9 @@ class Links:
                 file = locate(path)
             except KeyError:
                 continue
-            try:
+            found[path] = (file, None)
+            with suppress(OSError):  # gone: None
                 found[path] = (file, os.lstat(file))
-            except OSError:
-                found[path] = (file, None)
         # What lies at or under a path of the batch is forgotten in one pass, then looked at again: a filter of the
         # sets per path cost a batch of 10,000 touched hard-linked notes minutes of the watcher.
         links = {path for path, (_, st) in found.items() if st is not None and stat.S_ISLNK(st.st_mode)}

@@ -123,12 +123,6 @@ class EventSource:
         self._deep = {p: wd for p, wd in self._deep.items() if p != folder and not p.startswith(head)}
         self._mixed = {p for p in self._mixed if p != folder and not p.startswith(head)}
 
-    def _forget(self, folder: str, wd: int) -> None:
-        """What is kept of a folder whose watch ``wd`` is gone; kept if the folder there now has a watch of its own."""
-        if self._deep.get(folder) == wd:
-            del self._deep[folder]
-        self._mixed.discard(folder)  # (decided afresh, as follow() does)
-
     def _read(self) -> None:
         poller = select.poll()
         poller.register(self._inotify.fileno(), select.POLLIN)
@@ -156,8 +150,11 @@ class EventSource:
             with self._lock:  # IN_IGNORED: the watch is gone
                 folder = self._paths.pop(wd, None) if mask & IN_IGNORED else self._paths.get(wd)
             if folder is None or mask & IN_IGNORED:
-                if folder is not None:  # its folder gone: a name made and removed must not be kept for ever
-                    self._forget(folder, wd)
+                # Its folder gone: a name made and removed must not be kept for ever (its _deep entry stays if the
+                # folder there now has a watch of its own; _mixed is decided afresh, as follow() does).
+                if folder is not None and self._deep.get(folder) == wd:
+                    del self._deep[folder]
+                self._mixed.discard(folder)
                 continue
             is_dir = bool(mask & IN_ISDIR)
             if not name:  # the watched folder itself

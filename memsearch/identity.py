@@ -86,8 +86,7 @@ def main_git_dir(path: str | os.PathLike = ".") -> Path | None:
 
 
 def _common_dir(git_dir: Path) -> Path | None:
-    common = _read_stripped(git_dir / "commondir")
-    if not common:
+    if not (common := _read_stripped(git_dir / "commondir")):
         return git_dir
     main = Path(os.path.normpath(git_dir / common))  # an absolute commondir replaces git_dir
     return main if _is_git_dir(main) else None
@@ -111,12 +110,10 @@ def _read_stripped(path: Path) -> str:
 def mimo_project_id(path: str | os.PathLike = ".", *, create: bool = True) -> str | None:
     """The MiMo project id of the repository holding ``path``; ``create=False`` writes nothing
     (None when the repository has no id yet)."""
-    git_dir = main_git_dir(path)
-    if git_dir is None:
+    if (git_dir := main_git_dir(path)) is None:
         return MIMO_GLOBAL
     id_file = git_dir / MIMO_ID_FILE
-    existing = _read_id(id_file)
-    if existing or not create:
+    if (existing := _read_id(id_file)) or not create:
         return existing
     new = str(uuid.uuid4())
     tmp = git_dir / f"{MIMO_ID_FILE}.{os.getpid()}-{new[:8]}.tmp"

@@ -76,8 +76,7 @@ class Layout:
         if not self.labelled:
             return self.roots[0], path
         name, sep, rel = path.partition(LABEL_SEP)
-        root = self.by_label.get(name + sep)
-        if root is None:
+        if (root := self.by_label.get(name + sep)) is None:
             raise KeyError(path)
         return root, rel
 
@@ -112,8 +111,7 @@ class Layout:
             label = self.label(root)
             if root.kind in SCOPE_OF_KIND:
                 for project in _project_folders(root.path):
-                    name = shown_name(root.path, project, label, [] if skipped is None else skipped)
-                    if name is None:
+                    if (name := shown_name(root.path, project, label, [] if skipped is None else skipped)) is None:
                         continue
                     out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
             else:
@@ -168,8 +166,7 @@ class Layout:
                 else:
                     gone.append(path)
         # A repos root's walk keeps its own flat form (memsearch.discover).
-        indexed = {prefix: (mine, mine if prefix in self.repos else Known(mine))
-                   for prefix, mine in parts.items()}
+        indexed = {prefix: (mine, mine if prefix in self.repos else Known(mine)) for prefix, mine in parts.items()}
         self._split_for = (known, list(prefixes), indexed, gone)
         return indexed, gone
 
@@ -199,6 +196,5 @@ def _project_folders(path: str) -> list[str]:
     # A project or memory folder that is a link must lead inside the root (as open_memory_file), to a
     # project's memory folder: "memory -> .." made every project walk the whole root (N² rows).
     real_root = os.path.realpath(path)
-    memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR))
-              for e in entries if not e.name.startswith(".")}
+    memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR)) for e in entries if not e.name.startswith(".")}
     return sorted(name for name, folder in memory.items() if is_project_memory(real_root, folder))

@@ -64,8 +64,7 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
                     key=lambda item: (-item[0], item[1]))
     entries = []
     for mtime_ns, path, abspath in newest:
-        head = read_head(abspath)
-        if head is None:
+        if (head := read_head(abspath)) is None:
             continue
         meta = metadata.parse(head)
         # As search types it: a checkout's instruction file cannot type itself as the user's memory.
@@ -79,8 +78,7 @@ def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FI
 def read_head(path: str) -> str | None:
     """The first HEAD_LINES lines of the first HEAD_BYTES; "" if it cannot be read confined (a FIFO
     or a link swapped in since the walk), None for a binary or UTF-16 file (search skips those)."""
-    head = context.read_head(path, HEAD_BYTES, confined=True)
-    if head is None:
+    if (head := context.read_head(path, HEAD_BYTES, confined=True)) is None:
         return ""
     if not_text(head[0]):
         return None

@@ -153,9 +153,8 @@ async def _serve(index: MemoryIndex) -> None:
                 unparsed = callable(errors) and any(e.get("type") == "json_invalid" for e in errors())
                 code, text = ((types.PARSE_ERROR, "Parse error") if unparsed
                               else (types.INVALID_REQUEST, "Invalid Request"))
-                error = types.ErrorData(code=code, message=text)
                 await write_stream.send(SessionMessage(types.JSONRPCError.model_construct(
-                    jsonrpc="2.0", id=None, error=error)))
+                    jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text))))
 
     server = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool)

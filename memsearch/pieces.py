@@ -65,8 +65,7 @@ def _least(a, b, pick=min):  # either time may be None (no message had one)
 
 
 def _index_pieces(conn: sqlite3.Connection, where: str, params) -> None:
-    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_user, idx_other) {_INDEXED.format(where=where)}",
-                 params)
+    conn.execute(f"INSERT INTO history_session_fts (rowid, idx_user, idx_other) {_INDEXED.format(where=where)}", params)
 
 
 def drop_pieces(conn: sqlite3.Connection, where: str, params) -> None:

@@ -127,11 +127,11 @@ CASE_OR_JOINT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_")
 NAME_NUMBER = re.compile(r"[A-Za-z]{2,}[0-9]+")  # (x86, v8, s3: written whole)
 
 
-def _compound_terms(text: str) -> list[str]:
-    """A phrase of each path, dotted name or version (expanded as the index
-    is, so its words stay adjacent), and the join of each word-word."""
+def _compound_terms(text: str, signs: dict[int, tuple[int, str]]) -> list[str]:
+    """A phrase of each path, dotted name or version (expanded as the index is, so its words stay
+    adjacent), and the join of each word-word; ``signs``: codewords.sign_words(text)."""
     terms = []
-    signs = {at for at, _ in codewords.sign_words(text).values()}  # where each sign word's sign is
+    signs = {at for at, _ in signs.values()}  # where each sign word's sign is
     for m in COMPOUND.finditer(text):
         run = text[m.start() - (m.start() - 1 in signs):m.end()]  # (.env.local: with its dot, as the index reads it)
         numbers = codewords.dotted_numbers(run)
@@ -150,14 +150,13 @@ def _compound_terms(text: str) -> list[str]:
 _ITEM = re.compile(f"{QUERY_SYMBOL.pattern}|{WORD.pattern}")
 
 
-def _sequence(text: str) -> list[tuple[str, str, str]]:
+def _sequence(text: str, signs: dict[int, tuple[int, str]]) -> list[tuple[str, str, str]]:
     """(key, first words, all words) of each word and symbol word of ``text`` in order, as the index spells them:
     a pair's phrase runs through the first word's expansion (``C++ samples``: ``"C cplusplus samples"``), and a
     symbol's own, which follows each of its occurrences (``in F#``: ``"in F fsharp"``, not the letter F of "in F,").
     An identifier's parts follow only its first occurrence in a file, as a rule its title or heading
-    (codewords._runs), so a pair ends with the identifier alone."""
+    (codewords._runs), so a pair ends with the identifier alone. ``signs``: codewords.sign_words(text)."""
     items = []
-    signs = codewords.sign_words(text)
     for m in _ITEM.finditer(text):
         if m.group().startswith(".") or m.group().endswith(("+", "#")):
             token = codewords.symbol_name(m)
@@ -188,15 +187,17 @@ def plan(text: str) -> Query:
     # becomes one or more fragments. A pasted text (see MAX_STRINGS) gets no code-word forms.
     short = len(found) <= MAX_STRINGS
     fragments = {word: _fragments(word, lone_c) if short else query_terms(word) for word in found}
-    sign_terms = [quote(token) for _, token in codewords.sign_words(rest).values()] if short else []
+    signs = codewords.sign_words(rest) if short else {}  # read once: rest is text but for its symbol words
+    sign_terms = [quote(token) for _, token in signs.values()]
     terms = tuple(dict.fromkeys([*(quote(token) for _, token in symbols),
                                  *(term for word in kept for term in fragments[word]), *sign_terms,
-                                 *(_compound_terms(rest) if short else ())]))
+                                 *(_compound_terms(rest, signs) if short else ())]))
     # A pair with a CJK word could only match its unsegmented spelling, which the index never holds (a full-width
     # word is left unpaired too; a word also searched case folded is paired as typed).
     plain = {word.casefold() for word in found if fragments[word][0] == quote(word) and not has_cjk(word)}
     plain.update(token for _, token in symbols)
-    sequence = _sequence(text) if symbols or short else [(w.casefold(), w, w) for w in WORD.findall(rest)]
+    sequence = (_sequence(text, codewords.sign_words(text) if symbols else signs) if symbols or short
+                else [(w.casefold(), w, w) for w in WORD.findall(rest)])
     pairs = {}
     for (key_a, _, spelled_a), (key_b, head_b, _) in zip(sequence, sequence[1:]):
         if (key_a == key_b or (key_a in STOP_WORDS and key_b in STOP_WORDS) or not {key_a, key_b} <= plain

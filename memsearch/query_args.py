@@ -87,10 +87,8 @@ def query_kwargs(args, environ=os.environ, command: str = "query") -> dict | Non
             continue
         if name not in valued:
             return None  # -h, --help, an unknown or misspelt option: click says what it is
-        if not has_value:
-            value = next(rest, None)  # even "-x", as click takes it
-            if value is None:
-                return None
+        if not has_value and (value := next(rest, None)) is None:  # (the next one even if "-x", as click takes it)
+            return None
         given.setdefault(valued[name], []).append(value)
     if not words:
         return None

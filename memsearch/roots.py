@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .errors import InvalidArgument, MemsearchError, RootNotFound, quoted
 from .memory_file import MIMO_SCOPES, printable_name
-from .settings import given_path, read_config
+from .settings import given_path, read_config, xdg_folder
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
@@ -56,8 +56,7 @@ SCOPES_OF_KIND = {"mimo": MIMO_SCOPES, **{k: (s,) for k, s in SCOPE_OF_KIND.item
                   "repos": (REPO_SCOPE,)}
 
 # Every type a hit can have: from the path, the frontmatter, and a repos root's instruction files.
-TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference",
-         INSTRUCTIONS)
+TYPES = ("memory", "checkpoint", "progress", "notes", "free", "user", "feedback", "project", "reference", INSTRUCTIONS)
 
 # Between the root name and the path in results from several roots.
 LABEL_SEP = ":"
@@ -121,10 +120,7 @@ def default_path(kind: str) -> str:
         mimo_home = os.environ.get("MIMOCODE_HOME", "")
         if os.path.isabs(mimo_home):
             return os.path.join(mimo_home, "data", "memory")
-        data = os.environ.get("XDG_DATA_HOME", "")
-        if not os.path.isabs(data):  # the XDG spec ignores a relative one, as settings.xdg_folder does
-            data = os.path.join(home, ".local", "share")
-        return os.path.join(data, "mimocode", "memory")
+        return os.path.join(xdg_folder("XDG_DATA_HOME", os.path.join(".local", "share"), home), "mimocode", "memory")
     if kind == "claude":
         config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
         return os.path.join(config, "projects")
@@ -156,8 +152,7 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
     absent = []
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
-        path = default_path(root.kind) if root.path is None else root.path
-        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        path = os.path.abspath(os.path.expanduser(os.fspath(root.path or default_path(root.kind))))
         if root.kind in PROJECTS_BELOW:
             below = (os.path.join(path, *rel.split("/")) for rel in PROJECTS_BELOW[root.kind])
             path = next((folder for folder in below if os.path.isdir(folder)), path)
@@ -195,9 +190,8 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
         if root.name is None:
             default = root.kind != "mimo" or os.path.realpath(root.path) == os.path.realpath(default_path("mimo"))
             base = DEFAULT_NAMES.get(root.kind) if default else None
-            if not base:  # the folder's name, as the index spells one not UTF-8 (it starts every path)
-                base = printable_name(os.path.basename(root.path.rstrip(os.sep))) or "root"
-                base = base.replace(LABEL_SEP, "-").replace("/", "-")
+            if not base:  # the folder's name (no '/' in it), as the index spells one not UTF-8 (it starts every path)
+                base = (printable_name(os.path.basename(root.path.rstrip(os.sep))) or "root").replace(LABEL_SEP, "-")
             name, n = base, 1
             while name in taken:
                 n += 1

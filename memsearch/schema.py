@@ -63,8 +63,7 @@ def _checked_value(name: str, value, rule: dict, error: type[Exception]):
     if len(value) < rule.get("minLength", 0):
         raise error(f"{name} is empty: {_FIX.get(name, 'leave it out to search everything')}")
     if "enum" in rule:
-        folded = {v.lower(): v for v in rule["enum"]}.get(value.lower())  # letter case is no typo
-        if folded is None:
+        if (folded := {v.lower(): v for v in rule["enum"]}.get(value.lower())) is None:  # letter case is no typo
             raise error(f"{name} must be one of {', '.join(rule['enum'])}; got {quoted(value, 80, always=True)}")
         value = folded
     return value

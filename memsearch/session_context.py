@@ -12,7 +12,7 @@ from typing import Iterable, NamedTuple
 from .cjk import bigrams, runs
 from .codewords import normalized
 from .errors import MemsearchError, shows_nothing
-from .format import CONTROLS
+from .context import LINE_CONTROLS
 from .history_sessions import given_project
 from .memory_file import MAX_ID_CHARS
 from .schema import checked, object_schema
@@ -117,10 +117,16 @@ def terms(query: str) -> list[str]:
     return [t for t in out if t in kept]
 
 
-def score(text: str, query: str, query_terms: list[str] | None = None) -> int:
+def _key(query: str) -> tuple[str, list[str]]:
+    """What :func:`score` looks for: the query folded as one phrase, and its :func:`terms`."""
+    return " ".join(_folded(query).split()), terms(query)
+
+
+def score(text: str, query: str, key: tuple[str, list[str]] | None = None) -> int:
+    """``text``'s points for ``query``; ``key``: its :func:`_key`, made once for all the messages read."""
+    phrase, query_terms = key or _key(query)
     haystack = " ".join(_folded(text).split())
-    phrase = " ".join(_folded(query).split())
-    found = (haystack.count(term) for term in (terms(query) if query_terms is None else query_terms))
+    found = (haystack.count(term) for term in query_terms)
     return (PHRASE_SCORE if phrase and phrase in haystack else 0) + sum(
         TERM_SCORE + min(n - 1, MAX_OCCURRENCE_BONUS) for n in found if n)
 
@@ -162,14 +168,14 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):
     """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message,
     rendering's overhead); the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
-    query_terms = terms(args.query)
+    key = _key(args.query)
     heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
     last: deque = deque(maxlen=FALLBACK_FRAGMENTS)
     for i, m in enumerate(messages):
         seen = i + 1
         last.append((i, m))
-        points = score(m.text, args.query, query_terms)
+        points = score(m.text, args.query, key)
         if points < MIN_SCORE:
             continue
         more = _overhead(i, m, m.text)
@@ -191,17 +197,12 @@ def _from_end(newest_first: Iterable, limit: int) -> dict:
     for i, m in newest_first:
         size, more = len(m.text), _overhead(i, m, m.text)
         if spent + size > limit or extra + more > limit:
-            piece = _cut(i, m, m.text, limit - spent, limit - extra, from_end=True)
-            if piece:
+            if piece := _cut(i, m, m.text, limit - spent, limit - extra, from_end=True):
                 chosen[i] = (m, piece)
             break
         chosen[i] = (m, m.text)
         spent, extra = spent + size, extra + more
     return chosen
-
-
-# Controls but tab (splitlines() took the line breaks), escaped: a transcript must not drive the terminal.
-_CONTROLS = {c: shown for c, shown in CONTROLS.items() if c != 0x09}
 
 
 def render(session: str, fragments: tuple) -> str:
@@ -212,8 +213,10 @@ def render(session: str, fragments: tuple) -> str:
 
 
 def _lines(i: int, role: str, at: str | None, text: str) -> list[str]:
+    """A fragment's heading and its lines indented, controls but tab escaped: a transcript must not drive the
+    terminal."""
     return [f"--- #{i + 1} {role}" + (f" · {at}" if at else ""),
-            *(INDENT + line.translate(_CONTROLS) for line in text.splitlines() or [""])]
+            *(INDENT + line.translate(LINE_CONTROLS) for line in text.splitlines() or [""])]
 
 
 def _overhead(i: int, message, text: str) -> int:

@@ -122,12 +122,12 @@ def path_text(path: str | os.PathLike) -> str:
     return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
 
 
-def xdg_folder(name: str, default: str) -> str:
+def xdg_folder(name: str, default: str, home: str | None = None) -> str:
     """``$name`` if it is an absolute path (the XDG spec ignores a relative one, which would put the
-    index wherever a command runs), else ``~/default``."""
+    index wherever a command runs), else ``default`` in ``home`` (None: the user's home folder)."""
     if os.path.isabs(value := os.environ.get(name, "")):
         return value
-    if (home := os.path.expanduser("~"))[:1] == "~":  # as Path.home() fails
+    if home is None and (home := os.path.expanduser("~"))[:1] == "~":  # as Path.home() fails
         raise RuntimeError("Could not determine home directory.")
     return os.path.join(home, default)
 
