@@ -72,7 +72,7 @@ class Part(NamedTuple):
 _decode = json.JSONDecoder().decode
 # JSON may spell half a surrogate pair (an output cut mid-emoji), which no UTF-8 encoder (SQLite) takes.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # (compiled where used, as seldom: re caches it)
 
 
 def parse_line(raw: bytes) -> list[Part] | None:
@@ -88,7 +88,7 @@ def parse_line(raw: bytes) -> list[Part] | None:
     kind = obj.get("type")  # a string: Claude Code's; else the plain format's
     parts = (_claude(obj, kind) if kind in CLAUDE_TYPES else []) if isinstance(kind, str) else _plain(obj)
     if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
-        parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
+        parts = [p._replace(text=re.sub(_SURROGATE, "\ufffd", p.text)) for p in parts]
     return parts
 
 
@@ -406,16 +406,17 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
         entries = list(os.scandir(real_dir))
     except OSError:
         return None
-    names = {entry.name for entry in entries}
+    names = None  # every name here, made for a name not UTF-8 alone
     folders, files, links, passed = [], [], [], []
     for entry in entries:
         name = entry.name
         if name[0] == ".":
             continue
-        shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
-        if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
-            passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
-            continue
+        shown = name
+        if not name.isascii() and (shown := printable_name(name)) != name:  # not UTF-8: stored and shown as \xNN
+            if shown in (names := names or {entry.name for entry in entries}):  # the UTF-8 one keeps its spelling
+                passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
+                continue
         try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
             if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
                 folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
@@ -424,11 +425,16 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                 if entry.is_symlink():
                     links.append((entry.path, Transcript(rel, project, session, None, "")))
                 elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
+                    # Made as _make() would, without a call a file: a walk's cost is mostly this loop's.
                     path = real_dir + name
-                    files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
+                    files.append(_new(Transcript, (rel, project, session, fingerprint.make(fingerprint.key(info)),
+                                                   path, _alias(path, info))))
         except OSError:
             pass
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
+
+
+_new = tuple.__new__
 
 
 def _alias(path: str, st: os.stat_result) -> str:
