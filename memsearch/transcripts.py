@@ -26,7 +26,7 @@ from typing import Iterator, NamedTuple
 from . import fingerprint
 from .errors import RootNotFound, quoted
 from .fingerprint import RACY_NS, Fingerprint
-from .memory_file import below, open_confined, printable_name, real_path
+from .memory_file import DIR_FLAGS, below, open_confined, printable_name, real_path
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -393,44 +393,46 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
     listable."""
     real_dir, shown_dir, project, depth = folder
     now = time.time_ns()
-    try:
-        st = os.lstat(real_dir[:-1] or "/")  # before the listing: a change while it lists is seen next time
+    try:  # a link or anything but a folder fails (O_NOFOLLOW, O_DIRECTORY): no longer a folder
+        fd = os.open(real_dir[:-1] or "/", DIR_FLAGS)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode):  # no longer a folder
-        return None
-    key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-    if kept is not None and kept[0] == key:
-        return kept
+    # Its entries are stat'ed through the descriptor (fstatat), not by a path each: the kernel walks no path.
     try:
-        entries = list(os.scandir(real_dir))
-    except OSError:
-        return None
-    names = None  # every name here, made for a name not UTF-8 alone
-    folders, files, links, passed = [], [], [], []
-    for entry in entries:
-        name = entry.name
-        if name[0] == ".":
-            continue
-        shown = name
-        if not name.isascii() and (shown := printable_name(name)) != name:  # not UTF-8: stored and shown as \xNN
-            if shown in (names := names or {entry.name for entry in entries}):  # the UTF-8 one keeps its spelling
-                passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
+        st = os.fstat(fd)  # before the listing: a change while it lists is seen next time
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        if kept is not None and kept[0] == key:
+            return kept
+        entries = list(os.scandir(fd))
+        names = None  # every name here, made for a name not UTF-8 alone
+        folders, files, links, passed = [], [], [], []
+        for entry in entries:
+            name = entry.name
+            if name[0] == ".":
                 continue
-        try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
-            if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
-                folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
-            elif name.endswith(".jsonl"):
-                rel, session = shown_dir + shown, shown[: -len(".jsonl")]
-                if entry.is_symlink():
-                    links.append((entry.path, Transcript(rel, project, session, None, "")))
-                elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
-                    # Made as _make() would, without a call a file: a walk's cost is mostly this loop's.
-                    path = real_dir + name
-                    files.append(_new(Transcript, (rel, project, session, fingerprint.make(fingerprint.key(info)),
-                                                   path, _alias(path, info))))
-        except OSError:
-            pass
+            shown = name
+            if not name.isascii() and (shown := printable_name(name)) != name:  # not UTF-8: stored and shown as \xNN
+                if shown in (names := names or {entry.name for entry in entries}):  # the UTF-8 one keeps its spelling
+                    passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
+                    continue
+            path = real_dir + name
+            try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
+                if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
+                    folders.append((path + "/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
+                elif name.endswith(".jsonl"):
+                    rel, session = shown_dir + shown, shown[: -len(".jsonl")]
+                    if entry.is_symlink():
+                        links.append((path, Transcript(rel, project, session, None, "")))
+                    elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
+                        # Made as _make() would, without a call a file: a walk's cost is mostly this loop's.
+                        files.append(_new(Transcript, (rel, project, session, fingerprint.make(fingerprint.key(info)),
+                                                       path, _alias(path, info))))
+            except OSError:
+                pass
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
 
 
