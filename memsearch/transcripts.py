@@ -68,8 +68,10 @@ class Part(NamedTuple):
     sidechain: bool = False
 
 
-# json.loads() of bytes guesses their encoding (UTF-16, -32...): transcripts are UTF-8.
+# json.loads() of bytes guesses their encoding (UTF-16, -32...): transcripts are UTF-8, a BOM before a line dropped
+# as "utf-8-sig" drops it, without that codec's call in Python a line.
 _decode = json.JSONDecoder().decode
+_BOM = b"\xef\xbb\xbf"
 # JSON may spell half a surrogate pair (an output cut mid-emoji), which no UTF-8 encoder (SQLite) takes.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = "[\ud800-\udfff]"  # (compiled where used, as seldom: re caches it)
@@ -80,7 +82,7 @@ def parse_line(raw: bytes) -> list[Part] | None:
     if len(raw) > 1 << 20 and (raw.count(b"{") + raw.count(b"[") > len(raw) >> 4 or raw.count(b",") > len(raw) >> 3):
         return None  # millions of tiny values: up to ~30 times the line in memory once parsed
     try:
-        obj = _decode(raw.decode("utf-8-sig"))
+        obj = _decode((raw[3:] if raw.startswith(_BOM) else raw).decode())
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or deeper than the parser's stack
         return None
     if not isinstance(obj, dict):
