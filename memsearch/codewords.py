@@ -101,8 +101,8 @@ def fold(word: str) -> str:
 
 
 # Latin letters with marks (Latin-1 to Extended-B, Extended Additional) and full-width letters and digits. The
-# patterns kept as text are compiled where used (re caches them): a search in English words needs none, and compiled
-# at import they cost each one-shot process up to a millisecond and a half.
+# patterns kept as text are compiled where used (re caches them): a search in English words needs none of them,
+# and compiled at import they cost every one-shot process.
 _LATIN_RANGES = ((0xC0, 0x24F), (0x1E00, 0x1EFF), (0xFF10, 0xFF5A))
 _LATIN = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _LATIN_RANGES) + "]+"
 
