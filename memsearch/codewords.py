@@ -100,9 +100,11 @@ def fold(word: str) -> str:
     return normalized("NFC", _MARKS.sub("", normalized("NFD", word.translate(_PLAIN))))
 
 
-# Latin letters with marks (Latin-1 to Extended-B, Extended Additional) and full-width letters and digits.
+# Latin letters with marks (Latin-1 to Extended-B, Extended Additional) and full-width letters and digits. The
+# patterns kept as text are compiled where used (re caches them): a search in English words needs none of them,
+# and compiled at import they cost every one-shot process.
 _LATIN_RANGES = ((0xC0, 0x24F), (0x1E00, 0x1EFF), (0xFF10, 0xFF5A))
-_LATIN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _LATIN_RANGES) + "]+")
+_LATIN = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _LATIN_RANGES) + "]+"
 
 
 @functools.cache
@@ -143,7 +145,7 @@ def _foldable() -> re.Pattern[str]:
 
 # What ends a word to fold: no letter, digit, mark or full-width joiner (ｕｓｅｒ＿ｉｄ is one word, as user_id),
 # or one of a script fold() never changes (CJK).
-_NOT_IN_WORD = re.compile(f"[^\\w{MARKS}\uff0d\uff3f]|[^\u0000-\u052f\u0590-\u06ff\u1e00-\u1fff\uff0d\uff10-\uff5a]")
+_NOT_IN_WORD = f"[^\\w{MARKS}\uff0d\uff3f]|[^\u0000-\u052f\u0590-\u06ff\u1e00-\u1fff\uff0d\uff10-\uff5a]"
 
 
 def folded(word: str) -> str:
@@ -195,11 +197,11 @@ def _forms(run: str, units: bool) -> tuple[str, ...]:
 
 # A piece split at case changes alone, digits kept with the letters before them (Base64|Encode), and at digits
 # alone (OAuth|2); a name and its number before more letters (md5 of md5sum): the units a name with digits is typed as.
-_CASE_ONLY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s(?![a-z]))")
-_DIGITS_ONLY = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+_CASE_ONLY = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s(?![a-z]))"
+_DIGITS_ONLY = r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"
 # Tried only where a letter run starts: from inside one it reaches the same digits, and retrying at each
 # letter made a long run that ends in digits cost its length squared.
-_NAME_NUMBER = re.compile(r"(?<![A-Za-z])[A-Za-z]+[0-9]+(?=[A-Za-z])")
+_NAME_NUMBER = r"(?<![A-Za-z])[A-Za-z]+[0-9]+(?=[A-Za-z])"
 
 
 def _units(pieces: list[str], parts: list[str]) -> str:
@@ -209,10 +211,10 @@ def _units(pieces: list[str], parts: list[str]) -> str:
         if piece.isalpha() or piece.isdigit():
             continue
         if not piece.islower():  # (without capitals both splits give the piece or its parts)
-            found += _CASE_ONLY.split(piece) + _DIGITS_ONLY.split(piece)
+            found += re.split(_CASE_ONLY, piece) + re.split(_DIGITS_ONLY, piece)
         elif piece[-1].isdigit():  # utf8, x86, python3: no letters after the number
             continue
-        found += _NAME_NUMBER.findall(piece)
+        found += re.findall(_NAME_NUMBER, piece)
     if not found:
         return ""
     known = {p.lower() for p in (*parts, *pieces)}
@@ -248,7 +250,7 @@ def index_forms(run: str) -> tuple[str, ...]:
 
 
 def _expand(text: str) -> str:
-    plain = text if text.isascii() else _LATIN.sub(lambda m: m[0].translate(_letters()), text)  # offsets kept
+    plain = text if text.isascii() else re.sub(_LATIN, lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
     adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
@@ -418,7 +420,7 @@ def _foldable_words(text: str) -> list[tuple[int, str]]:
     """(end, word) of each word holding a letter to fold (_foldable); the word stops at CJK, which memsearch.cjk
     spells as bigrams."""
     found, end = [], 0
-    stop = _NOT_IN_WORD
+    stop = re.compile(_NOT_IN_WORD)
     for m in _foldable().finditer(text):
         start = m.start()
         if start < end:
@@ -501,8 +503,8 @@ def _own_word(word: str, forms: list[str]) -> int:
         if m.end() == len(word) and symbol_name(m) in forms:
             return m.start()
     # The last run of letters, digits and marks, from its first letter or digit (split and match: linear).
-    run = _NOT_WORD.split(word)[-1]
-    last = run[_NO_WORD_START.match(run).end():]
+    run = re.split(_NOT_WORD, word)[-1]
+    last = run[re.match(_NO_WORD_START, run).end():]
     if last and not last.isascii() and fold(last) in forms:
         return len(word) - len(last)
     # A leading sign is a sign word's (.env: dotenv), else not the name's: text...getUser is not .getUser.
@@ -510,8 +512,8 @@ def _own_word(word: str, forms: list[str]) -> int:
     return int(sign is not None and sign_token(sign, word[1:]) not in forms)
 
 
-_NOT_WORD = re.compile(f"[^\\w{MARKS}]")
-_NO_WORD_START = re.compile(f"[_{MARKS}]*")
+_NOT_WORD = f"[^\\w{MARKS}]"  # (compiled where used: see _LATIN)
+_NO_WORD_START = f"[_{MARKS}]*"
 
 
 _JOINERS = frozenset("./\\:@-")

@@ -170,10 +170,10 @@ class Walks:
     def __init__(self, roots: tuple[str, ...], paths: dict[str, str]) -> None:
         self.roots = roots  # as the index stores them (a name that is not UTF-8 spelled \\xNN)
         self.paths = paths  # each root's folder, as the file system names it
-        # (root, path) -> (id, *Fingerprint) in one query: an unchanged transcript costs a stat, and no SQL.
-        self.known = db.Cached(lambda conn: {row[:2]: row[2:] for row in conn.execute(
-            f"SELECT root, path, id, {fingerprint.COLUMNS} FROM history_files WHERE root IN"
-            f" ({','.join('?' * len(roots))})", roots)})
+        # (root, path) -> (id, *Fingerprint) in a query a root: an unchanged transcript costs a stat, and no SQL
+        # (nor the root's name read back a row).
+        self.known = db.Cached(lambda conn: {(root, row[0]): row[1:] for root in roots for row in conn.execute(
+            f"SELECT path, id, {fingerprint.COLUMNS} FROM history_files WHERE root = ?", (root,))})
         self.reals: dict[tuple[str, str], str] = {}
         self.listings: dict[str, dict] = {}  # root -> {folder: its listing}
         self._inotify = None  # None: not yet asked for; False: none to have

@@ -36,7 +36,7 @@ MEMORY_DIR = "memory"
 # The index of a folder of memories (Claude Code's spelling), loaded into the agent's context.
 INDEX_NAME = "MEMORY.md"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a file swapped for a FIFO after the lstat below must not hang us.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -301,7 +301,7 @@ def _open_resolved(real_root: str, names: list[str]) -> tuple[int, os.stat_resul
     fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for name in names[:-1]:
-            fd, parent = os.open(name, _DIR_FLAGS, dir_fd=fd), fd
+            fd, parent = os.open(name, DIR_FLAGS, dir_fd=fd), fd
             os.close(parent)
         return open_confined(names[-1], dir_fd=fd)
     finally:

@@ -26,7 +26,7 @@ from typing import Iterator, NamedTuple
 from . import fingerprint
 from .errors import RootNotFound, quoted
 from .fingerprint import RACY_NS, Fingerprint
-from .memory_file import below, open_confined, printable_name, real_path
+from .memory_file import DIR_FLAGS, below, open_confined, printable_name, real_path
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -68,11 +68,13 @@ class Part(NamedTuple):
     sidechain: bool = False
 
 
-# json.loads() of bytes guesses their encoding (UTF-16, -32...): transcripts are UTF-8.
+# json.loads() of bytes guesses their encoding (UTF-16, -32...): transcripts are UTF-8, a BOM before a line dropped
+# as "utf-8-sig" drops it, without that codec's call in Python a line.
 _decode = json.JSONDecoder().decode
+_BOM = b"\xef\xbb\xbf"
 # JSON may spell half a surrogate pair (an output cut mid-emoji), which no UTF-8 encoder (SQLite) takes.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # (compiled where used, as seldom: re caches it)
 
 
 def parse_line(raw: bytes) -> list[Part] | None:
@@ -80,7 +82,7 @@ def parse_line(raw: bytes) -> list[Part] | None:
     if len(raw) > 1 << 20 and (raw.count(b"{") + raw.count(b"[") > len(raw) >> 4 or raw.count(b",") > len(raw) >> 3):
         return None  # millions of tiny values: up to ~30 times the line in memory once parsed
     try:
-        obj = _decode(raw.decode("utf-8-sig"))
+        obj = _decode((raw[3:] if raw.startswith(_BOM) else raw).decode())
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or deeper than the parser's stack
         return None
     if not isinstance(obj, dict):
@@ -88,7 +90,7 @@ def parse_line(raw: bytes) -> list[Part] | None:
     kind = obj.get("type")  # a string: Claude Code's; else the plain format's
     parts = (_claude(obj, kind) if kind in CLAUDE_TYPES else []) if isinstance(kind, str) else _plain(obj)
     if parts and _SURROGATE_ESCAPE.search(raw):  # rare: only then are the strings scanned
-        parts = [p._replace(text=_SURROGATE.sub("\ufffd", p.text)) for p in parts]
+        parts = [p._replace(text=re.sub(_SURROGATE, "\ufffd", p.text)) for p in parts]
     return parts
 
 
@@ -393,42 +395,50 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
     listable."""
     real_dir, shown_dir, project, depth = folder
     now = time.time_ns()
-    try:
-        st = os.lstat(real_dir[:-1] or "/")  # before the listing: a change while it lists is seen next time
+    try:  # a link or anything but a folder fails (O_NOFOLLOW, O_DIRECTORY): no longer a folder
+        fd = os.open(real_dir[:-1] or "/", DIR_FLAGS)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode):  # no longer a folder
-        return None
-    key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-    if kept is not None and kept[0] == key:
-        return kept
+    # Its entries are stat'ed through the descriptor (fstatat), not by a path each: the kernel walks no path.
     try:
-        entries = list(os.scandir(real_dir))
+        st = os.fstat(fd)  # before the listing: a change while it lists is seen next time
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        if kept is not None and kept[0] == key:
+            return kept
+        entries = list(os.scandir(fd))
+        names = None  # every name here, made for a name not UTF-8 alone
+        folders, files, links, passed = [], [], [], []
+        for entry in entries:
+            name = entry.name
+            if name[0] == ".":
+                continue
+            shown = name
+            if not name.isascii() and (shown := printable_name(name)) != name:  # not UTF-8: stored and shown as \xNN
+                if shown in (names := names or {entry.name for entry in entries}):  # the UTF-8 one keeps its spelling
+                    passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
+                    continue
+            path = real_dir + name
+            try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
+                if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
+                    folders.append((path + "/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
+                elif name.endswith(".jsonl"):
+                    rel, session = shown_dir + shown, shown[: -len(".jsonl")]
+                    if entry.is_symlink():
+                        links.append((path, Transcript(rel, project, session, None, "")))
+                    elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
+                        # Made as _make() would, without a call a file: a walk's cost is mostly this loop's.
+                        files.append(_new(Transcript, (rel, project, session, fingerprint.make(fingerprint.key(info)),
+                                                       path, _alias(path, info))))
+            except OSError:
+                pass
     except OSError:
         return None
-    names = {entry.name for entry in entries}
-    folders, files, links, passed = [], [], [], []
-    for entry in entries:
-        name = entry.name
-        if name[0] == ".":
-            continue
-        shown = name if name.isascii() else printable_name(name)  # a name not UTF-8: stored and shown as \xNN
-        if shown != name and shown in names:  # two names, one spelling: the UTF-8 one keeps it
-            passed.append((shown_dir + shown, "name is not UTF-8 and its escaped form names another file"))
-            continue
-        try:  # (not contextlib.suppress, which makes an object an entry: this loop is a one-shot walk's)
-            if entry.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:  # (deeper: not a regular file either)
-                folders.append((f"{real_dir}{name}/", f"{shown_dir}{shown}/", project if depth else shown, depth + 1))
-            elif name.endswith(".jsonl"):
-                rel, session = shown_dir + shown, shown[: -len(".jsonl")]
-                if entry.is_symlink():
-                    links.append((entry.path, Transcript(rel, project, session, None, "")))
-                elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
-                    path = real_dir + name
-                    files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
-        except OSError:
-            pass
+    finally:
+        os.close(fd)
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
+
+
+_new = tuple.__new__
 
 
 def _alias(path: str, st: os.stat_result) -> str:

@@ -302,13 +302,20 @@ def trusted_at_once(monkeypatch):
 
 @pytest.fixture
 def listings(monkeypatch):
-    """The folders os.scandir lists from now on (without a trailing separator)."""
-    listed = []
-    real = os.scandir
+    """The folders os.scandir lists from now on (without a trailing separator), named or given as a descriptor
+    os.open opened (the walk of transcripts lists a folder through one)."""
+    listed, opened = [], {}
+    real, real_open = os.scandir, os.open
+
+    def open_(path, *args, **kwargs):
+        fd = real_open(path, *args, **kwargs)
+        opened[fd] = os.fspath(path)
+        return fd
 
     def scandir(path="."):
-        listed.append(os.fspath(path).rstrip(os.sep) or os.sep)
+        listed.append((opened[path] if isinstance(path, int) else os.fspath(path)).rstrip(os.sep) or os.sep)
         return real(path)
 
+    monkeypatch.setattr(os, "open", open_)
     monkeypatch.setattr(os, "scandir", scandir)
     return listed

@@ -83,6 +83,16 @@ def test_each_part_is_capped(block, cap):
     assert cap <= len(part.text) <= cap + 1  # + the ellipsis
 
 
+def test_a_line_is_utf8_and_one_bom_before_it_is_dropped():
+    """As the "utf-8-sig" codec read it: one BOM before a line is no part of it, a second is (not JSON), and
+    bytes that are not UTF-8 make a malformed line."""
+    raw = json.dumps(line("user", "omicron")).encode()
+    (part,) = transcripts.parse_line(raw)
+    assert transcripts.parse_line(b"\xef\xbb\xbf" + raw) == [part] and part.text == "omicron"
+    for bad in (b"\xef\xbb\xbf" * 2 + raw, b"\xef\xbb" + raw, raw[:-1] + b"\xff}", b"\xef\xbb\xbf"):
+        assert transcripts.parse_line(bad) is None
+
+
 @pytest.mark.parametrize("blocks, role, cap", [
     ([{"type": "text", "text": "word " * 600}] * 1000, "assistant", transcripts.TEXT_CHARS),
     ([{"type": "tool_use", "id": "t", "name": "Bash", "input": "word " * 200}] * 1000, "tool", transcripts.TOOL_CHARS),
