@@ -426,9 +426,7 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
                     if entry.is_symlink():
                         links.append((path, Transcript(rel, project, session, None, "")))
                     elif stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode):
-                        # Made as _make() would, without a call a file: a walk's cost is mostly this loop's.
-                        files.append(_new(Transcript, (rel, project, session, fingerprint.make(fingerprint.key(info)),
-                                                       path, _alias(path, info))))
+                        files.append(Transcript(rel, project, session, fingerprint.of(info), path, _alias(path, info)))
             except OSError:
                 pass
     except OSError:
@@ -436,9 +434,6 @@ def _listing(folder: tuple, kept: tuple | None) -> tuple | None:
     finally:
         os.close(fd)
     return key if key[0] < now - RACY_NS else None, folders, files, links, passed
-
-
-_new = tuple.__new__
 
 
 def _alias(path: str, st: os.stat_result) -> str:
