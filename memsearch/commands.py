@@ -77,12 +77,23 @@ def _isatty(stream) -> bool:
         return False
 
 
+# The command line's spelling of the library's arguments that its options give: an error names what was typed.
+TYPED = {"maxTokens": "--max-tokens", "sessionId": "SESSION", "scope_id": "--scope-id",
+         **{name: f"--{name}" for name in ("limit", "type", "role", "since", "session", "project", "query", "strategy")}}
+
+
 @contextmanager
 def one_line_errors():
     try:
         yield
     except (MemsearchError, ValueError) as ex:
-        raise CommandFailed(str(ex)) from None
+        raise CommandFailed(as_typed(ex)) from None
+
+
+def as_typed(ex: Exception) -> str:
+    """``ex``'s message, the argument it starts with (MemsearchError.argument) as the command line takes it."""
+    message, name = str(ex), getattr(ex, "argument", None)
+    return TYPED[name] + message[len(name):] if name in TYPED and message.startswith(name) else message
 
 
 def print_warning(message: str) -> None:  # db.warning_sink: a damaged index set aside

@@ -67,7 +67,12 @@ def quoted(value, limit: int | None = None, *, always: bool = False, ends: bool 
 
 
 class MemsearchError(Exception):
-    """Base class of every error memsearch raises on purpose."""
+    """Base class of every error memsearch raises on purpose. ``argument``: the caller's argument at fault, by the
+    name its message starts with, for a shell to say it as it is typed there (the CLI's --max-tokens for maxTokens)."""
+
+    def __init__(self, *args, argument: str | None = None):
+        super().__init__(*args)
+        self.argument = argument
 
     def __str__(self) -> str:
         return super().__str__().translate(_UNPRINTABLE)  # one line, whatever the message quotes

@@ -192,16 +192,17 @@ class HistoryIndex(db.Opened):
         for name, value in (("session", session), ("role", role), ("since", since)):
             given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
             if value is not None and not value.strip():  # (an empty session was left out: every session answered)
-                raise InvalidArgument(f"{name} is empty: leave it out to search without it")
+                raise InvalidArgument(f"{name} is empty: leave it out to search without it", argument=name)
         if session is not None:
             check_session(session)
         if role is not None and role.lower() not in ROLES:
-            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}")
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, got {quoted(role, 80, always=True)}",
+                                  argument="role")
         role = role and role.lower()  # (letter case is no typo, as for a scope or a type)
         after = None if since is None else timestamp(since)  # as a line's time is stored
         if since is not None and after is None:  # not a date, or one UTC has no year for (0001-01-01T00:00+14:00)
             raise InvalidArgument("since must be an ISO date or time such as 2025-01-31,"
-                                  f" got {quoted(since, 80, always=True)}")
+                                  f" got {quoted(since, 80, always=True)}", argument="since")
         planned = ranked_plan(query, plan(query))  # before any I/O: a bad query costs nothing
         held, own = windows(query), not FIRST_PERSON.isdisjoint(w.casefold() for w in words(query))
         counts: dict[str, int] = {}

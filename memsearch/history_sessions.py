@@ -50,7 +50,7 @@ def given_project(project: str | None) -> str | None:
     completion adds it) dropped, as its project folder's name has none, but the root's own '/'."""
     given_type(project, str | None, "project must be a string")
     if project is not None and not project.strip():  # (it matched every project folder ending in "-")
-        raise InvalidArgument("project is empty: leave it out to search without it")
+        raise InvalidArgument("project is empty: leave it out to search without it", argument="project")
     return (project.rstrip("/") or "/") if project is not None and project.endswith("/") else project
 
 

@@ -217,7 +217,8 @@ class MemoryIndex(db.Opened):
             raise UnknownFilter(f"no root of this index has scope {quoted(scope, 100, always=True)}"
                                 f" (roots: {given}): {choice}")
         if type is not None and type not in TYPES:
-            raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}")
+            raise UnknownFilter(f"type must be one of {', '.join(TYPES)}; got {quoted(type, 100, always=True)}",
+                                argument="type")
         if scope_id is not None:
             _checked_scope_id(scope_id)
         if type is not None and (types := self.layout.types()) is not None and type not in types:
@@ -301,4 +302,4 @@ def _checked_scope_id(scope_id) -> None:
     given_type(scope_id, str, "scope_id must be a string")
     if not encodable(scope_id):
         raise UnknownFilter(f"scope_id {quoted(scope_id, 100, always=True)} is not valid text:"
-                            " no scope id holds a lone surrogate")
+                            " no scope id holds a lone surrogate", argument="scope_id")

@@ -54,7 +54,7 @@ class ManifestEntry(NamedTuple):
 
 def manifest(roots, *, limit: int = MANIFEST_LIMIT, max_file_bytes: int = MAX_FILE_BYTES) -> list[ManifestEntry]:
     """The memory files of ``roots`` (folders, Roots or a Layout), newest first, at most ``limit``."""
-    checked_setting("manifest_limit", limit)  # the rule of the setting that gives its default
+    checked_setting("limit", limit, setting="manifest_limit")  # the rule of the setting that gives its default
     checked_setting("max_file_bytes", max_file_bytes)
     if not isinstance(roots, Layout):
         roots = Layout(resolve(as_list(roots)))

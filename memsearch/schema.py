@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import InvalidArgument, MemsearchError, quoted
+from .errors import InvalidArgument, quoted
 from .memory_file import PATH_MAX
 
 
-class ToolArgumentError(MemsearchError, ValueError):
+class ToolArgumentError(InvalidArgument):
     """A tool was called with arguments that do not fit its schema."""
 
 
 # What to do when a required argument is missing or empty.
 _FIX = {"query": "pass one to three rare words to search for", "path": "pass the path a memory_search hit gave",
-        "sessionId": "use a session id from a history_search hit"}
+        "sessionId": "use the session id of a history search's hit"}
 # Why a value is too long, where "at most N" would not say it.
 _TOO_LONG = {"path": f"no memory file has a path longer than {PATH_MAX} bytes"}
 _KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
@@ -52,19 +52,20 @@ def _checked_value(name: str, value, rule: dict, error: type[Exception]):
         return whole_number(value, name, rule["maximum"], error)
     if rule["type"] == "boolean":
         if not isinstance(value, bool):
-            raise error(f"{name} must be true or false, got {_kind(value)}")
+            raise error(f"{name} must be true or false, got {_kind(value)}", argument=name)
         return value
     if not isinstance(value, str):
-        raise error(f"{name} must be a string, got {_kind(value)}")
+        raise error(f"{name} must be a string, got {_kind(value)}", argument=name)
     value = value.strip()  # padding is no part of a word, an id or a path
     if len(value) > rule.get("maxLength", len(value)):
         why = f": {_TOO_LONG[name]}" if name in _TOO_LONG else f" (at most {rule['maxLength']})"
-        raise error(f"{name} is {len(value)} characters long{why}")
+        raise error(f"{name} is {len(value)} characters long{why}", argument=name)
     if len(value) < rule.get("minLength", 0):
-        raise error(f"{name} is empty: {_FIX.get(name, 'leave it out to search everything')}")
+        raise error(f"{name} is empty: {_FIX.get(name, 'leave it out to search everything')}", argument=name)
     if "enum" in rule:
         if (folded := {v.lower(): v for v in rule["enum"]}.get(value.lower())) is None:  # letter case is no typo
-            raise error(f"{name} must be one of {', '.join(rule['enum'])}; got {quoted(value, 80, always=True)}")
+            raise error(f"{name} must be one of {', '.join(rule['enum'])}; got {quoted(value, 80, always=True)}",
+                        argument=name)
         value = folded
     return value
 
@@ -74,7 +75,8 @@ def whole_number(value, name: str, most: int, error: type[Exception] = InvalidAr
     if isinstance(value, float) and value.is_integer():  # False for inf and nan
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise error(f"{name} must be a whole number from 1 to {most}, got {quoted(value, 60, always=True)}")
+        raise error(f"{name} must be a whole number from 1 to {most}, got {quoted(value, 60, always=True)}",
+                    argument=name)
     return value
 
 

@@ -11,7 +11,7 @@ from typing import Iterable, NamedTuple
 
 from .cjk import bigrams, runs
 from .codewords import normalized
-from .errors import MemsearchError, shows_nothing
+from .errors import InvalidArgument, shows_nothing
 from .context import LINE_CONTROLS
 from .history_sessions import given_project
 from .memory_file import MAX_ID_CHARS
@@ -52,7 +52,7 @@ SCHEMA = object_schema({
 }, "sessionId")
 
 
-class SessionContextArgumentError(MemsearchError, ValueError):
+class SessionContextArgumentError(InvalidArgument):
     """ReadSessionContext was called with arguments outside its rules."""
 
 
@@ -94,7 +94,7 @@ def check_arguments(session, query, strategy="relevant", max_tokens=None, projec
                     "project": project}, SCHEMA, "ReadSessionContext", SessionContextArgumentError)
     if args["strategy"] == "relevant" and not args.get("query"):
         raise SessionContextArgumentError("query is empty: the relevant strategy needs a question"
-                                          " (or use strategy handoff)")
+                                          " (or choose the handoff strategy)", argument="query")
     return SessionContextArgs(args["sessionId"], args.get("query", ""), args["strategy"], args["maxTokens"],
                               given_project(args.get("project")))
 

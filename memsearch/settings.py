@@ -67,9 +67,11 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
     return (settings or load_settings()).with_overrides(**overrides)
 
 
-def checked_setting(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument):
-    """``value`` if setting ``name`` (or a search's limit) may hold it, else ``error`` saying why; NaN is in no range."""
-    low, high, kind = RANGES[name]
+def checked_setting(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument,
+                    setting: str | None = None):
+    """``value`` if setting ``name`` (or a search's limit) may hold it, else ``error`` saying why; NaN is in no range.
+    ``setting``: the one whose range argument ``name`` takes (manifest()'s limit: manifest_limit's)."""
+    low, high, kind = RANGES[setting or name]
     if kind is bool:
         fits, rule = isinstance(value, bool), "true or false"
     else:
@@ -77,7 +79,7 @@ def checked_setting(name: str, value, prefix: str = "", error: type[Exception] =
             and low <= value <= high
         rule = f"a {'whole number' if kind is int else 'number'} from {low} to {high}"
     if not fits:
-        raise error(f"{prefix}{name} must be {rule}, got {quoted(value, 40, always=True)}")
+        raise error(f"{prefix}{name} must be {rule}, got {quoted(value, 40, always=True)}", argument=name)
     return value
 
 

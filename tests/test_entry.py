@@ -419,7 +419,9 @@ def test_help_and_usage_errors_still_go_through_click(tree):
     assert loaded == "CLICK=True"
     # A number out of range is the library's one check, without click (issue 31: one check per argument).
     run, loaded = _imports_click("x", "--root", str(tree), "-n", "0")
-    assert run.returncode == 2 and run.stderr.startswith("Error: limit must be a whole number from 1 to 1000, got 0\n")
+    assert run.returncode == 2 and run.stderr.startswith("Error: --limit must be a whole number from 1 to 1000, got 0\n")
     assert loaded == "CLICK=False"
+    run, _ = _imports_click("x", "--root", str(tree), "--type", "memroy")  # (the library says type, as it takes it)
+    assert run.returncode == 2 and run.stderr.startswith("Error: --type must be one of memory,"), run.stderr
     script = run_memsearch("query", "--help", timeout=60)
     assert script.returncode == 0 and "--scope-id TEXT" in script.stdout

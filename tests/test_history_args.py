@@ -104,7 +104,37 @@ def test_an_empty_filter_is_an_error_not_every_session(tmp_path, name, value):
     with HistoryIndex(hroot, tmp_path / "db") as history, pytest.raises(InvalidArgument, match=f"^{name} is empty"):
         history.search("plum", **{name: value})
     done = _run("history", "plum", "--history-root", hroot, "--db", tmp_path / "db", f"--{name}", value, cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (2, "") and done.stderr.startswith(f"Error: {name} is empty: leave it out")
+    assert (done.returncode, done.stdout) == (2, "") and done.stderr.startswith(f"Error: --{name} is empty: leave it out")
+
+
+@pytest.mark.parametrize("args,library,typed", [
+    (["session-context", "s-1", "--max-tokens", "0"], "maxTokens", "--max-tokens must be a whole number from 1 to"),
+    (["session-context", "s-1", "--strategy", "skim"], "strategy", "--strategy must be one of relevant, handoff"),
+    (["session-context", "s-1", "--query", " "], "query", "--query is empty: the relevant strategy needs a question"),
+    (["session-context", " "], "sessionId", "SESSION is empty: use the session id of a history search's hit"),
+    (["history", "plum", "--role", "robot"], "role", "--role must be one of user,"),
+    (["history", "plum", "--since", "someday"], "since", "--since must be an ISO date"),
+    (["history", "plum", "-n", "0"], "limit", "--limit must be a whole number from 1 to 1000, got 0"),
+])
+def test_an_argument_error_names_what_was_typed(tmp_path, args, library, typed):
+    """The library's checks name their arguments as its callers pass them (maxTokens, as the tools take it): the
+    command line, which said "maxTokens must be" for --max-tokens 0, says its own option."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")], session="s-1")
+    with HistoryIndex(hroot, tmp_path / "db") as history, pytest.raises(InvalidArgument) as caught:
+        if args[0] == "history":
+            history.search("plum", **{"limit" if args[2] == "-n" else args[2][2:]: _value(args[3])})
+        else:
+            given = dict(zip(args[2::2], args[3::2]))
+            history.read_session_context(args[1], given.get("--query", "why"), given.get("--strategy", "relevant"),
+                                         int(given.get("--max-tokens", 100)))
+    assert caught.value.argument == library and str(caught.value).startswith(library)
+    done = _run(*args, "--history-root", hroot, "--db", tmp_path / "db", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "") and done.stderr.startswith(f"Error: {typed}"), done.stderr
+
+
+def _value(text: str):
+    return int(text) if text.isdigit() else text
 
 
 def test_a_role_in_capitals_is_the_role(tmp_path):

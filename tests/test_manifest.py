@@ -164,8 +164,13 @@ def test_bad_arguments_raise_invalid_argument(memdir):
     from memsearch import InvalidArgument
 
     for bad in ({"limit": 0}, {"limit": "5"}, {"limit": True}, {"max_file_bytes": "big"}, {"max_file_bytes": 0}):
-        with pytest.raises(InvalidArgument, match="(limit|max_file_bytes) must be"):
+        with pytest.raises(InvalidArgument, match="^(limit|max_file_bytes) must be") as caught:
             manifest(memdir, **bad)
+        assert caught.value.argument == next(iter(bad))  # the argument's name, not manifest_limit, the setting's
+    # The command line says its option (-n is --limit).
+    done = run_memsearch("manifest", memdir, "-n", "0")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "Error: --limit must be a whole number from 1 to 2147483648, got 0\n"
     for roots in (None, 5, os.fsencode(memdir)):
         with pytest.raises(InvalidArgument, match="roots must be a folder, a Root or a list of them"):
             manifest(roots)
