@@ -27,7 +27,7 @@ def object_schema(properties: dict, required: str) -> dict[str, Any]:
 
 
 def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str,
-            error: type[Exception] = ToolArgumentError) -> dict:
+            error: type[InvalidArgument] = ToolArgumentError) -> dict:
     """``arguments`` checked against ``schema`` (type, enum, minLength, maxLength, minimum, maximum,
     required, additionalProperties), with the defaults it declares."""
     arguments = {} if arguments is None else arguments
@@ -47,7 +47,7 @@ def checked(arguments: Mapping[str, Any] | None, schema: dict, tool: str,
     return out
 
 
-def _checked_value(name: str, value, rule: dict, error: type[Exception]):
+def _checked_value(name: str, value, rule: dict, error: type[InvalidArgument]):
     if rule["type"] == "integer":
         return whole_number(value, name, rule["maximum"], error)
     if rule["type"] == "boolean":
@@ -70,7 +70,7 @@ def _checked_value(name: str, value, rule: dict, error: type[Exception]):
     return value
 
 
-def whole_number(value, name: str, most: int, error: type[Exception] = InvalidArgument) -> int:
+def whole_number(value, name: str, most: int, error: type[InvalidArgument] = InvalidArgument) -> int:
     """``value`` as an int from 1 to ``most``, else ``error``: 5.0 is a fine JSON 5; "5" and true are not."""
     if isinstance(value, float) and value.is_integer():  # False for inf and nan
         value = int(value)

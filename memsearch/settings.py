@@ -67,7 +67,7 @@ def given_settings(settings: Settings | None, **overrides) -> Settings:
     return (settings or load_settings()).with_overrides(**overrides)
 
 
-def checked_setting(name: str, value, prefix: str = "", error: type[Exception] = InvalidArgument,
+def checked_setting(name: str, value, prefix: str = "", error: type[MemsearchError] = InvalidArgument,
                     setting: str | None = None):
     """``value`` if setting ``name`` (or a search's limit) may hold it, else ``error`` saying why; NaN is in no range.
     ``setting``: the one whose range argument ``name`` takes (manifest()'s limit: manifest_limit's)."""
