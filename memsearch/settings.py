@@ -95,10 +95,13 @@ def given_type(value, kind, must_be: str):
 
 
 def given_path(value, must_be: str, empty: str | None = None) -> str:
-    """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>"). With
-    ``empty``, a blank one raises InvalidArgument(empty): os.path reads "" as the working directory, which a
-    folder left out (a ':' too many in a list of roots) never means."""
-    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    """A caller's path as text; None, a number, bytes or a path-like giving no str raise InvalidArgument
+    ("<must_be>, got <type>"). With ``empty``, a blank one raises InvalidArgument(empty): os.path reads "" as
+    the working directory, which a folder left out (a ':' too many in a list of roots) never means."""
+    try:
+        path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    except TypeError:  # a __fspath__ that gave neither str nor bytes, or raised it: the same wrong type
+        path = None
     if not isinstance(path, str):
         given_type(value, str, must_be)  # raises (a PathLike of bytes too)
     if empty is not None and not path.strip():
