@@ -337,8 +337,7 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
     if not (starts or ends or _ends_in_code_word(excerpt)):
         return excerpt
     # (FTS5's ellipses: a window cut inside an expansion is neither at the text's start nor at its end.)
-    pieces, marks = split_marks(excerpt, MARK_OPEN, MARK_CLOSE)
-    shown = "".join(p for i, p in enumerate(pieces) if i not in marks).removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
+    shown = _unmarked(excerpt).removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
     for text in texts():
         at = text.find(shown)
         if at < 0:
@@ -359,13 +358,20 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
 
 
 def _ends_in_code_word(excerpt: str) -> bool:
-    """Whether ``excerpt`` ends with an unmarked word the index expands: the window may end before its expansion
-    (then not at the text's end, and FTS5 ends it with ELLIPSIS)."""
+    """Whether ``excerpt`` ends with a word the index expands: the window may end before its expansion (then not at
+    the text's end, and FTS5 ends it with ELLIPSIS). Marked too: a sign word's plain match marks it without its sign
+    (``@<<Transactional>>``), where its expansion's marks the sign as well."""
     if not excerpt.endswith(ELLIPSIS):
         return False
-    shown = excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:]
+    shown = _unmarked(excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:])
     word = shown[word_start(shown, len(shown)):]
     return bool(word) and expand(word) != word
+
+
+def _unmarked(excerpt: str) -> str:
+    """``excerpt`` without the marks that pair up (a file's own "<<" stays)."""
+    pieces, marks = split_marks(excerpt, MARK_OPEN, MARK_CLOSE)
+    return "".join(p for i, p in enumerate(pieces) if i not in marks)
 
 
 # snippet()'s cost grows with the square of a word's instances in a file: a file of more than
