@@ -19,7 +19,7 @@ from operator import attrgetter, itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .cjk import SEPARATOR, unsegment_snippet
-from .codewords import CLOSE, OPEN, cut_ends, expand, word_start
+from .codewords import CLOSE, OPEN, SIGNS, cut_ends, expand, sign_token, word_start
 from .format import split_marks
 from .query import Query, is_phrase
 from .settings import ELLIPSIS, MARK_CLOSE, MARK_OPEN, OVERFETCH, OVERFETCH_CAP, SNIPPET_MAX_CHARS, SNIPPET_TOKENS
@@ -334,11 +334,11 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
     """``excerpt`` with the expansions it is cut inside whole, and the words they follow; ``texts()``: the indexed
     texts it may be from, read only then. As it was when its text is not found."""
     starts, ends = cut_ends(excerpt)
-    if not (starts or ends or _ends_in_code_word(excerpt)):
+    after_sign = _starts_after_sign(excerpt)
+    if not (starts or ends or after_sign or _ends_in_code_word(excerpt)):
         return excerpt
     # (FTS5's ellipses: a window cut inside an expansion is neither at the text's start nor at its end.)
-    pieces, marks = split_marks(excerpt, MARK_OPEN, MARK_CLOSE)
-    shown = "".join(p for i, p in enumerate(pieces) if i not in marks).removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
+    shown = _unmarked(excerpt).removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
     for text in texts():
         at = text.find(shown)
         if at < 0:
@@ -347,6 +347,8 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
         if starts and (opened := text.rfind(OPEN, max(start - WIDEN_CHARS, 0), start)) >= 0:
             before = text[max(opened - WIDEN_CHARS, 0):opened]
             start = opened - len(before) + word_start(before, len(before))
+        elif after_sign and text[at - 1:at] in SIGNS:
+            start = at - 1
         after = ends or (text.startswith(OPEN, end) and not text.startswith(OPEN * 2, end))  # (a doubled one: text)
         if after and (closed := text.find(CLOSE, end, end + WIDEN_CHARS)) >= 0:
             end = closed + 1
@@ -359,13 +361,29 @@ def _whole_ends(excerpt: str, words: str, texts: Callable[[], Iterable[str]]) ->
 
 
 def _ends_in_code_word(excerpt: str) -> bool:
-    """Whether ``excerpt`` ends with an unmarked word the index expands: the window may end before its expansion
-    (then not at the text's end, and FTS5 ends it with ELLIPSIS)."""
+    """Whether ``excerpt`` ends with a word the index expands: the window may end before its expansion (then not at
+    the text's end, and FTS5 ends it with ELLIPSIS). Marked too: a sign word's plain match marks it without its sign
+    (``@<<Transactional>>``), where its expansion's marks the sign as well."""
     if not excerpt.endswith(ELLIPSIS):
         return False
-    shown = excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:]
+    shown = _unmarked(excerpt.removesuffix(ELLIPSIS)[-WIDEN_CHARS:])
     word = shown[word_start(shown, len(shown)):]
     return bool(word) and expand(word) != word
+
+
+def _starts_after_sign(excerpt: str) -> bool:
+    """Whether ``excerpt`` starts at a name its expansion reads as a sign word: FTS5's window began at the name's
+    token, after its sign (``...<<Transactional>>`` of ``@Transactional``), and it is shown and marked without it."""
+    if not excerpt.startswith(ELLIPSIS) or OPEN not in excerpt[:WIDEN_CHARS]:
+        return False
+    word, _, rest = _unmarked(excerpt[len(ELLIPSIS):WIDEN_CHARS]).partition(OPEN)
+    return any(sign_token(name, word) in rest.partition(CLOSE)[0].split() for name in SIGNS.values())
+
+
+def _unmarked(excerpt: str) -> str:
+    """``excerpt`` without the marks that pair up (a file's own "<<" stays)."""
+    pieces, marks = split_marks(excerpt, MARK_OPEN, MARK_CLOSE)
+    return "".join(p for i, p in enumerate(pieces) if i not in marks)
 
 
 # snippet()'s cost grows with the square of a word's instances in a file: a file of more than

@@ -97,10 +97,13 @@ def given_type(value, kind, must_be: str):
 
 
 def given_path(value, must_be: str, empty: str | None = None) -> str:
-    """A caller's path as text; None, a number or bytes raise InvalidArgument("<must_be>, got <type>"). With
-    ``empty``, a blank one raises InvalidArgument(empty): os.path reads "" as the working directory, which a
-    folder left out (a ':' too many in a list of roots) never means."""
-    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    """A caller's path as text; None, a number, bytes or a path-like giving no str raise InvalidArgument
+    ("<must_be>, got <type>"). With ``empty``, a blank one raises InvalidArgument(empty): os.path reads "" as
+    the working directory, which a folder left out (a ':' too many in a list of roots) never means."""
+    try:
+        path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    except TypeError:  # a __fspath__ that gave neither str nor bytes, or raised it: the same wrong type
+        path = None
     if not isinstance(path, str):
         given_type(value, str, must_be)  # raises (a PathLike of bytes too)
     if empty is not None and not path.strip():
@@ -144,18 +147,19 @@ def read_config() -> dict:
     there, or in a key, would leave every setting at its default without a word)."""
     named = os.environ.get("MEMSEARCH_CONFIG")
     path = path_text(named or os.path.join(xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
+    shown = quoted(path)  # as every path an error names: a line break or a U+3164 cannot make it read as another
     try:
         fd, _ = open_confined(path, confined=False)  # a FIFO or /dev/zero named as the config hung every command
         with open(fd, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         if named:
-            raise MemsearchError(f"config file {path} (MEMSEARCH_CONFIG) does not exist") from None
+            raise MemsearchError(f"config file {shown} (MEMSEARCH_CONFIG) does not exist") from None
         return {}
     except OSError as ex:
-        raise MemsearchError(f"cannot read config file {path}: {ex.strerror}") from None
+        raise MemsearchError(f"cannot read config file {shown}: {ex.strerror}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise MemsearchError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
+        raise MemsearchError(f"config file {shown} is larger than {MAX_CONFIG_BYTES} bytes")
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -163,10 +167,10 @@ def read_config() -> dict:
     try:
         conf = tomllib.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as ex:
-        raise MemsearchError(f"config file {path} is not valid TOML: {ex}") from None
+        raise MemsearchError(f"config file {shown} is not valid TOML: {ex}") from None
     if unknown := sorted(conf.keys() - CONFIG_KEYS):
         raise MemsearchError(f"config: unknown key(s) {', '.join(quoted(k, 40) for k in unknown[:5])}"
-                             f" in {path}: use {', '.join(sorted(CONFIG_KEYS))}")
+                             f" in {shown}: use {', '.join(sorted(CONFIG_KEYS))}")
     return conf
 
 

@@ -374,6 +374,23 @@ def test_an_excerpt_shows_and_marks_a_word_its_window_cuts_from_its_expansion(tm
                     query, hit.path, hit.snippet)
 
 
+@pytest.mark.parametrize("word", ["@Transactional", "$HOME", ".env", "#1234"])
+def test_an_excerpt_starting_or_ending_at_a_sign_word_marks_its_sign(tmp_path, word):
+    """A window ending on a sign word's name, before its expansion, marked the name alone (`@<<Transactional>>...`,
+    as the plain word matched), and one starting at the name left its sign out (`...<<Transactional>>`), where
+    mid-window the expansion marks the sign too (`<<@Transactional>>`)."""
+    words = (GREEK + " " + GREEK).split()
+    for n in range(len(words) + 1):
+        write(tmp_path / "m", f"end{n}.md", f"{word} {' '.join(words[:n])} {word} {GREEK} {GREEK}\n")
+        write(tmp_path / "m", f"start{n}.md", f"{GREEK} {GREEK} {word} {' '.join(words[:n])} {word}\n")
+    with MemoryIndex(tmp_path / "m", tmp_path / "db") as idx:
+        snippets = [hit.snippet for hit in idx.search(word, limit=200)]
+    shown = run_memsearch("query", "--root", tmp_path / "m", "--db", tmp_path / "db", "--limit", "200", "--", word)
+    assert shown.returncode == 0 and len(snippets) == 2 * (len(words) + 1)
+    for snippet in [*snippets, *(line for line in shown.stdout.splitlines() if line.startswith("    "))]:
+        assert snippet.count(word[1:]) == snippet.count(f"<<{word}>>") > 0, snippet
+
+
 def test_unicode61_folds_what_fold_leaves_to_it():
     """codewords expands every letter unicode61 (remove_diacritics 1) does
     not fold as fold() does, and no Latin letter it folds (Latin text is

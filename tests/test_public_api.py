@@ -100,6 +100,32 @@ def test_bad_arguments_of_memory_index_raise_invalid_argument(tmp_path):
             bad()
 
 
+class _BadPath:
+    """A path-like whose __fspath__ gives neither str nor bytes, or raises TypeError itself."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __fspath__(self):
+        if self.value is TypeError:
+            raise TypeError("no path here")
+        return self.value
+
+
+def test_a_path_like_giving_no_text_is_invalid_argument(tmp_path):
+    """os.fspath() of a path-like returning an int (or raising TypeError) let a raw TypeError out of given_path."""
+    from memsearch import HistoryIndex, InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    for value in (5, None, TypeError):
+        for make in (lambda: MemoryIndex(_BadPath(value), db_path=tmp_path / "db"),
+                     lambda: MemoryIndex(root, db_path=_BadPath(value)), lambda: Root("plain", _BadPath(value)),
+                     lambda: HistoryIndex(_BadPath(value), db_path=tmp_path / "hdb")):
+            with pytest.raises(InvalidArgument, match="must be .*, got _BadPath$"):
+                make()
+
+
 def test_an_empty_db_path_is_refused_not_taken_for_the_default(tmp_path):
     """db_path="" (and --db "") marked the index as named by the caller yet opened the default cache file."""
     from memsearch import HistoryIndex, InvalidArgument

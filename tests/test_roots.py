@@ -308,6 +308,25 @@ def test_a_config_file_s_typo_is_a_one_line_error(layouts, tmp_path, text, said)
     assert r.stderr.startswith("Error: config") and not (tmp_path / "db").exists()
 
 
+@pytest.mark.parametrize("text,said", [(None, "(MEMSEARCH_CONFIG) does not exist"), ("bogus = 1\n", "unknown key(s)"),
+                                       ("= x\n", "is not valid TOML"), ("", "cannot read config file")])
+def test_a_config_file_s_path_is_quoted_in_its_errors(layouts, tmp_path, text, said):
+    """The config file's path stood bare in its errors: a folder named with a line break or a character that shows
+    nothing (U+3164) read as another path; it is quoted as every other path an error names."""
+    from memsearch.errors import quoted
+
+    conf = tmp_path / "cfg\n\u3164x" / "config.toml"
+    conf.parent.mkdir()
+    if text == "":
+        conf.mkdir()  # not a file: cannot be read
+    elif text is not None:
+        conf.write_text(text)
+    r = run_memsearch("query", "walrus", "--root", layouts["plain"], "--db", tmp_path / "db",
+                      env={"MEMSEARCH_CONFIG": str(conf)})
+    assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert quoted(str(conf)) in r.stderr and "\u3164" not in r.stderr, r.stderr
+
+
 def test_a_root_of_no_kind_says_so(tmp_path):
     """--root bogus=DIR was read as a folder named "bogus=DIR" and said only that it does not exist."""
     r = run_memsearch("query", "walrus", "--root", f"bogus={tmp_path}", "--db", tmp_path / "db")
