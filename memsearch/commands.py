@@ -79,7 +79,8 @@ def _isatty(stream) -> bool:
 
 # The command line's spelling of the library's arguments that its options give: an error names what was typed.
 TYPED = {"maxTokens": "--max-tokens", "sessionId": "SESSION", "scope_id": "--scope-id",
-         **{name: f"--{name}" for name in ("limit", "type", "role", "since", "session", "project", "query", "strategy")}}
+         **{name: f"--{name}" for name in ("limit", "type", "role", "since", "session", "project", "query",
+                                           "strategy")}}
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from typing import Any, Callable, NoReturn
 from . import migrate
 from .fingerprint import COLUMNS as FINGERPRINT
 from .metadata import FIELDS
-from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew
+from .errors import DatabaseCorrupt, DatabaseError, DatabaseLocked, InvalidArgument, SchemaTooNew, quoted
 from .settings import BUSY_TIMEOUT_S, given_path, path_text, xdg_folder
 
 # Page cache of each connection, in KiB (allocated only as pages are used).
@@ -58,7 +58,8 @@ def given_file(path: str | os.PathLike) -> str:
     try:
         os.fsencode(path)
     except UnicodeEncodeError:  # a lone surrogate that is no escaped byte: every os call would raise
-        raise InvalidArgument(f"db_path {path!r:.200} is no file's name (it holds a lone surrogate)") from None
+        raise InvalidArgument(f"db_path {quoted(path, 200, always=True)} is no file's name"
+                              " (it holds a lone surrogate)") from None
     if not os.path.isabs(path):
         with suppress(OSError):  # no working folder (deleted): left relative, for SQLite to report
             path = os.path.join(os.getcwd(), path)
@@ -330,7 +331,7 @@ def check_path(path: str) -> None:
 
 def _no_nul(path: str) -> None:
     if "\0" in path:
-        raise InvalidArgument(f"the index path {path!r} holds a NUL byte")
+        raise InvalidArgument(f"the index path {quoted(path, 200, always=True)} holds a NUL byte")
 
 
 def _open_checked(path: str) -> sqlite3.Connection:

@@ -8,6 +8,8 @@ import re
 # write: it must not drive the terminal nor reorder the line.
 CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
 CONTROLS.update((c, f"\\u{c:04x}") for c in [0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a)])
+# And the tag characters (\U000e00NN): they show nothing and spell ASCII, text a model reads and its user never sees.
+CONTROLS.update((c, f"\\U{c:08x}") for c in range(0xE0000, 0xE0080))
 
 # And the line and paragraph separators: a name in a message must not start a line read as another error.
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}

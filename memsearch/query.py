@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from . import codewords
 from .cjk import WORD, has_cjk, nfc, query_terms, quote
-from .errors import NoSearchableWords
+from .errors import NoSearchableWords, quoted
 from .settings import given_type
 
 # NLTK's English stop words (bm25s ships the same 179 as STOPWORDS_EN_PLUS), left out of queries:
@@ -179,7 +179,7 @@ def plan(text: str) -> Query:
     symbols, rest, found, kept, lone_c = _searched(text)
     if not found and not symbols:
         raise NoSearchableWords(
-            f"no searchable words in {text.strip()[:40]!r}: type some letters or digits"
+            f"no searchable words in {quoted(text.strip(), 40, always=True)}: type some letters or digits"
             if text.strip()
             else "empty query: type a word to search for"
         )

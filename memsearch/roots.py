@@ -79,11 +79,11 @@ class Root(_RootFields):
 
     def __new__(cls, kind: str = "mimo", path: str | None = None, name: str | None = None):
         if not isinstance(kind, str) or kind not in KINDS:
-            raise InvalidArgument(f"unknown root kind {kind!r}: use one of {', '.join(KINDS)}")
+            raise InvalidArgument(f"unknown root kind {quoted(kind, 60, always=True)}: use one of {', '.join(KINDS)}")
         if path is not None:
             given_path(path, "root path must be a folder's path", EMPTY_ROOT)
         if name is not None and (not isinstance(name, str) or not name or LABEL_SEP in name or "/" in name):
-            raise InvalidArgument(f"root name {name!r} must be non-empty, without '{LABEL_SEP}' or '/'")
+            raise InvalidArgument(f"root name {quoted(name, 60, always=True)} must be non-empty, without '{LABEL_SEP}' or '/'")
         return super().__new__(cls, kind, path, name)
 
     def _replace(self, **changes) -> "Root":
@@ -103,7 +103,7 @@ class Root(_RootFields):
         kind, sep, path = spec.partition("=")
         if sep and kind in KINDS:
             if not path:
-                raise InvalidArgument(f"root {spec!r} names no folder after '='")
+                raise InvalidArgument(f"root {quoted(spec, 200, always=True)} names no folder after '='")
             return cls(kind, path)
         if spec in KINDS and spec not in FOLDER_ONLY:
             return cls(spec)
@@ -183,7 +183,8 @@ def _named(roots: list[Root]) -> tuple[Root, ...]:
     """Give every root a name: explicit ones unique, default ones -2, -3... when they collide."""
     explicit = [r.name for r in roots if r.name]
     if len(explicit) != len(set(explicit)):
-        raise InvalidArgument(f"two roots have the same name: {sorted(explicit)}")
+        shown = ", ".join(quoted(name, 60, always=True) for name in sorted(explicit))
+        raise InvalidArgument(f"two roots have the same name: {shown}")
     taken = set(explicit)
     out = []
     for root in roots:
@@ -215,11 +216,11 @@ def configured() -> list[Root]:
                 raise MemsearchError(f"config: unknown key(s) in a [[roots]] table: {', '.join(sorted(unknown))}")
             enabled = entry.get("enabled", True)
             if not isinstance(enabled, bool):  # "no" would read as on
-                raise MemsearchError(f"config: enabled must be true or false, not {enabled!r}")
+                raise MemsearchError(f"config: enabled must be true or false, not {quoted(enabled, 60, always=True)}")
             if not enabled:
                 continue
         elif not isinstance(entry, str):
-            raise MemsearchError(f"config: a root must be a string or a table, not {entry!r}")
+            raise MemsearchError(f"config: a root must be a string or a table, not {quoted(entry, 60, always=True)}")
         try:  # (a string's error says where it is, as a table's does)
             roots.append(Root.parse(entry) if isinstance(entry, str)
                          else Root(entry.get("kind", "mimo"), entry.get("path"), entry.get("name")))

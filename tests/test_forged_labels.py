@@ -73,6 +73,20 @@ def test_bidi_controls_in_a_snippet_are_shown_escaped(tmp_path):
     assert "\\u202etxt.exe\\u202c" in out.stdout and "\\u2066isolate\\u2069" in out.stdout
 
 
+def test_tag_characters_in_a_snippet_are_shown_escaped(tmp_path):
+    """Tags (U+E0000-E007F) show nothing and spell ASCII: a note could carry an instruction its excerpt hands the
+    model unseen by the user. Shown, they are escaped, as a control is."""
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "obey")
+    root = tmp_path / "notes"
+    write(root, "a.md", f"The quokka enclosure{hidden} opens at nine.\n")
+    out = run_memsearch("query", "quokka", "--root", str(root), "--db", tmp_path / "db")
+    assert out.returncode == 0, out.stderr
+    assert hidden[0] not in out.stdout and "enclosure\\U000e006f\\U000e0062\\U000e0065\\U000e0079" in out.stdout
+    with MemoryIndex(root, tmp_path / "db") as index:
+        found = call_tool(index, "memory_search", {"query": "quokka"})
+    assert not found.is_error and hidden[0] not in found.text and "\\U000e006f" in found.text
+
+
 def test_a_checkouts_instruction_files_cannot_type_themselves_as_the_user(tmp_path):
     """Issue 29 item 6: in a repos root, CLAUDE.md, AGENTS.md (nested too) and
     rules folders are `instructions` whatever their frontmatter says; a
