@@ -39,7 +39,8 @@ LINKED = "the same file as "
 CLAIMS = 16
 
 # A commit of BULK_ROWS rows or more indexes them in one FTS5 statement (db.bulk_indexing), not a trigger call
-# a row, each flushing a segment; a live session's small appends keep the trigger.
+# a row, each flushing a segment; a live session's small appends keep the trigger. One statement a commit, as its
+# session pieces are one (pieces.add_pieces), not one a transcript: FTS5 writes a segment at each.
 BULK_ROWS = 256
 BULK_HASH_BYTES = 8 << 20
 
@@ -390,9 +391,13 @@ class _Pending:
         written, rows = True, 0
         if batches:
             with db.write_transaction(self.conn):
-                for batch in batches:
-                    written = _write(self.conn, *batch)
-                    rows += len(batch[2]) if written else 0
+                last = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+                with (db.bulk_indexing(self.conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
+                      if sum(len(batch[2]) for batch in batches) >= BULK_ROWS else nullcontext()):
+                    for batch in batches:
+                        written = _write(self.conn, *batch)
+                        rows += len(batch[2]) if written else 0
+                add_pieces(self.conn, last)
                 _merge(self.conn, MERGE_PAGES + rows)
         self.messages += rows
         return written
@@ -404,11 +409,7 @@ def _write(conn: sqlite3.Connection, fid: int, before: tuple, rows: list, after:
     row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
     if row != before:
         return False
-    last = conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-    with (db.bulk_indexing(conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
-          if len(rows) >= BULK_ROWS else nullcontext()):
-        conn.executemany(INSERT_MESSAGE, rows)
-    add_pieces(conn, fid, last)
+    conn.executemany(INSERT_MESSAGE, rows)
     conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", after)
     return True
 

@@ -1,6 +1,6 @@
 """A session's text indexed as pieces, for ranking sessions as wholes (migrations/0010).
 
-memsearch.history_refresh calls :func:`add_pieces` after it inserts a file's messages and
+memsearch.history_refresh calls :func:`add_pieces` after it inserts a commit's messages and
 :func:`drop_pieces` before it deletes them.
 """
 
@@ -32,17 +32,17 @@ _INDEXED = (f"SELECT id, said, rest FROM (SELECT p.id, {PIECE_TEXT} FROM history
 PIECE_MESSAGES = 1024
 
 
-def add_pieces(conn: sqlite3.Connection, fid: int, after: int) -> None:
-    """Index the messages of file ``fid`` past id ``after`` as one piece per session, then merge each
-    session's newest pieces while the last holds at least half the messages of the one before and the two
-    at most PIECE_MESSAGES (a binary counter: about log2(reads) pieces per PIECE_MESSAGES messages)."""
+def add_pieces(conn: sqlite3.Connection, after: int) -> None:
+    """Index the messages past id ``after`` as one piece per file and session, then merge each session's newest
+    pieces while the last holds at least half the messages of the one before and the two at most PIECE_MESSAGES
+    (a binary counter: about log2(reads) pieces per PIECE_MESSAGES messages)."""
     top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
     conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at, last_at)"
                  " SELECT file, session, max(project), min(id), max(id), count(*), min(at), max(at)"
-                 " FROM history_messages WHERE file = ? AND id > ? GROUP BY session", (fid, after))
-    added = conn.execute("SELECT session FROM history_pieces WHERE id > ?", (top,)).fetchall()
+                 " FROM history_messages WHERE id > ? GROUP BY file, session", (after,))
+    added = conn.execute("SELECT file, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
     _index_pieces(conn, "p.id > ?", (top,))
-    for session, in added:
+    for fid, session in added:
         pieces = conn.execute("SELECT id, first, last, messages, first_at, last_at FROM history_pieces"
                               " WHERE file = ? AND session = ? ORDER BY id", (fid, session)).fetchall()
         gone = []
