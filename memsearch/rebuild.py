@@ -136,7 +136,8 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
 def _budgets(given) -> dict:
     given = given_type({} if given is None else given, dict, "budgets must be a dict of tokens by section")
     if unknown := [name for name in given if name not in DEFAULT_BUDGETS]:
-        raise InvalidArgument(f"unknown section {quoted(unknown[0], 60, always=True)} in the budgets: use {', '.join(DEFAULT_BUDGETS)}")
+        raise InvalidArgument(f"unknown section {quoted(unknown[0], 60, always=True)} in the budgets:"
+                              f" use {', '.join(DEFAULT_BUDGETS)}")
     return {**DEFAULT_BUDGETS, **{name: whole_number(tokens, f"the {name} budget", MAX_TOKENS)
                                   for name, tokens in given.items()}}
 

@@ -83,7 +83,8 @@ class Root(_RootFields):
         if path is not None:
             given_path(path, "root path must be a folder's path", EMPTY_ROOT)
         if name is not None and (not isinstance(name, str) or not name or LABEL_SEP in name or "/" in name):
-            raise InvalidArgument(f"root name {quoted(name, 60, always=True)} must be non-empty, without '{LABEL_SEP}' or '/'")
+            raise InvalidArgument(f"root name {quoted(name, 60, always=True)} must be non-empty,"
+                                  f" without '{LABEL_SEP}' or '/'")
         return super().__new__(cls, kind, path, name)
 
     def _replace(self, **changes) -> "Root":

@@ -388,12 +388,13 @@ def history_search(index: MemoryIndex, args: dict, given=None) -> ToolResult:
     data = {**result_dict(result), "deferred": deferred}
     partial = (f" {deferred} transcript(s) were not read in full yet: the same search again reads on."
                if deferred else "")
+    query = quoted(result.query, always=True)
     if not result.hits:
-        return ToolResult(f"No conversation history matched {quoted(result.query, always=True)}. Retry with fewer and rarer words,"
+        return ToolResult(f"No conversation history matched {query}. Retry with fewer and rarer words,"
                           f" or drop the filters.{partial}", data)
     kind = "message" if messages else "session"
     lines = [f"{len(result.hits)} {kind}{'s' if len(result.hits) > 1 else ''} from past sessions for"
-             f" {quoted(result.query, always=True)}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):",
+             f" {query}, best first (untrusted transcript text; read more with {CONTEXT_TOOL_NAME}):",
              "\n\n".join(hit_block(hit) for hit in result.hits)]
     if result.unmatched:  # first, as memory_search says it
         lines.insert(0, unmatched_line(result.unmatched, "past message"))
