@@ -147,19 +147,20 @@ def read_config() -> dict:
     there, or in a key, would leave every setting at its default without a word)."""
     named = os.environ.get("MEMSEARCH_CONFIG")
     path = path_text(named or os.path.join(xdg_folder("XDG_CONFIG_HOME", ".config"), "memsearch", "config.toml"))
-    shown = quoted(path)  # as every path an error names: a line break or a U+3164 cannot make it read as another
     try:
         fd, _ = open_confined(path, confined=False)  # a FIFO or /dev/zero named as the config hung every command
         with open(fd, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         if named:
-            raise MemsearchError(f"config file {shown} (MEMSEARCH_CONFIG) does not exist") from None
+            # Quoted in each error, as every path an error names (a line break or a U+3164 cannot make it read as
+            # another), and only there: every process reads the config.
+            raise MemsearchError(f"config file {quoted(path)} (MEMSEARCH_CONFIG) does not exist") from None
         return {}
     except OSError as ex:
-        raise MemsearchError(f"cannot read config file {shown}: {ex.strerror}") from None
+        raise MemsearchError(f"cannot read config file {quoted(path)}: {ex.strerror}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise MemsearchError(f"config file {shown} is larger than {MAX_CONFIG_BYTES} bytes")
+        raise MemsearchError(f"config file {quoted(path)} is larger than {MAX_CONFIG_BYTES} bytes")
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -167,10 +168,10 @@ def read_config() -> dict:
     try:
         conf = tomllib.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as ex:
-        raise MemsearchError(f"config file {shown} is not valid TOML: {ex}") from None
+        raise MemsearchError(f"config file {quoted(path)} is not valid TOML: {ex}") from None
     if unknown := sorted(conf.keys() - CONFIG_KEYS):
         raise MemsearchError(f"config: unknown key(s) {', '.join(quoted(k, 40) for k in unknown[:5])}"
-                             f" in {shown}: use {', '.join(sorted(CONFIG_KEYS))}")
+                             f" in {quoted(path)}: use {', '.join(sorted(CONFIG_KEYS))}")
     return conf
 
 
