@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
-from contextlib import nullcontext, suppress
+from contextlib import ExitStack, suppress
 from typing import Callable, NamedTuple
 
 from . import db, fingerprint
@@ -54,7 +55,10 @@ Progress = Callable[[int, int], None]
 # A transcript's fingerprint columns, as written when it is first seen. While a read is unfinished its size is
 # minus the file's size when that read opened it: a resumed read must tell a rewrite in place from no change.
 _ZEROS = ", ".join("0" for _ in Fingerprint._fields)
-_STAT_SET = ", ".join(f"{column} = ?" for column in fingerprint.COLUMNS.split(", ")[1:])
+_STATS = fingerprint.COLUMNS.split(", ")[1:]  # but its size
+_STAT_SET = ", ".join(f"{column} = ?" for column in _STATS)
+_INSERT_FILE = (f"INSERT INTO history_files (root, path, project, {', '.join(_STATS)}, size, consumed, head, tail)"
+                f" VALUES ({', '.join('?' * (len(_STATS) + 7))})")
 
 INSERT_MESSAGE = ("INSERT INTO history_messages (file, line_at, line_len, part, project, session, role, at, uuid,"
                   " sidechain, body, body_seg) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -109,33 +113,34 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
     total, done = sum(t.fingerprint.size for _, t in todo), 0
     deadline = time.monotonic() + (float("inf") if seconds is None else seconds)
     pending = _Pending(conn)
-    for root, t in todo:
-        path = os.path.join(root, t.rel)
-        if time.monotonic() >= deadline:
-            counts["deferred"] += 1
-            skipped.append((path, DEFERRED))
-            continue
-        try:
-            outcome = _ingest(pending, root, t, deadline)
-        except sqlite3.Error:
-            raise  # the database's trouble, not this file's: the index's _guarded reports it
-        except OSError as ex:  # vanished, unreadable, not a regular file, refused
-            skipped.append((path, ex.strerror or str(ex)))
-            if isinstance(ex, Refused):  # its rows go: what it holds now was not read
-                seen.discard((root, t.rel))
-            retry = retry or not isinstance(ex, Refused)
-        except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
-            skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
-            retry = True
-        else:
-            for name, value in outcome.items():
-                counts[name] += value
-            if outcome.get("deferred"):
+    with pending:  # its last commit done before the connection serves anything else
+        for root, t in todo:
+            path = os.path.join(root, t.rel)
+            if time.monotonic() >= deadline:
+                counts["deferred"] += 1
                 skipped.append((path, DEFERRED))
-            done += t.fingerprint.size
-            if progress is not None:
-                progress(done, total)
-    pending.write()
+                continue
+            try:
+                outcome = _ingest(pending, root, t, deadline, (root, t.rel) in stored)
+            except sqlite3.Error:
+                raise  # the database's trouble, not this file's: the index's _guarded reports it
+            except OSError as ex:  # vanished, unreadable, not a regular file, refused
+                skipped.append((path, ex.strerror or str(ex)))
+                if isinstance(ex, Refused):  # its rows go: what it holds now was not read
+                    seen.discard((root, t.rel))
+                retry = retry or not isinstance(ex, Refused)
+            except Exception as ex:  # one odd transcript costs only itself (its read was rolled back)
+                skipped.append((path, f"could not be indexed ({type(ex).__name__})"))
+                retry = True
+            else:
+                for name, value in outcome.items():
+                    counts[name] += value
+                if outcome.get("deferred"):
+                    skipped.append((path, DEFERRED))
+                done += t.fingerprint.size
+                if progress is not None:
+                    progress(done, total)
+        pending.write()
     counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
@@ -302,13 +307,19 @@ def _drop(conn: sqlite3.Connection, fid: int) -> None:
     conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
 
 
-def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
-    """Read one transcript from where the index left it, up to its size at open, with no lock held. The first
-    transaction records it as being read (its size negative until done: an interrupted read resumes, see
-    _same_start)."""
+def _ingest(pending: _Pending, root: str, t, deadline: float, known: bool) -> dict:
+    """Read one transcript from where the index left it, up to its size at open, with no lock held. One ``known``
+    to the index is first recorded as being read (its size negative until done: an interrupted read resumes, see
+    _same_start); a new one, with its first rows."""
     out, conn = {"bytes_read": 0, "skipped_lines": 0}, pending.conn
     with CountingReader(t.real) as reader:
         now, start = fingerprint.of(reader.stat), 0
+        if not known:
+            out["new"] = 1
+            _read_lines(pending, reader, _Row(None, root, t.rel, t.project), 0, t, out, deadline)
+            out["bytes_read"] = reader.bytes_read
+            return out
+        pending.wait()
         with db.write_transaction(conn):
             row = conn.execute(f"SELECT id, consumed, head, tail, {fingerprint.COLUMNS} FROM history_files"
                                " WHERE root = ? AND path = ?", (root, t.rel)).fetchone()
@@ -335,12 +346,21 @@ def _ingest(pending: _Pending, root: str, t, deadline: float) -> dict:
                 head = tail = b""
             conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = ?,"
                          " tail = ? WHERE id = ?", (t.project, -now.size, *now[1:], start, head, tail, fid))
-        _read_lines(pending, reader, fid, start, t, out, deadline)
+        _read_lines(pending, reader, _Row(fid, root, t.rel, t.project), start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
 
 
-def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int, t, out: dict,
+class _Row:
+    """A transcript's row in history_files as its read writes it: ``fid`` None until its first rows make it."""
+
+    __slots__ = ("fid", "root", "path", "project")
+
+    def __init__(self, fid: int | None, root: str, path: str, project: str) -> None:
+        self.fid, self.root, self.path, self.project = fid, root, path, project
+
+
+def _read_lines(pending: _Pending, reader: CountingReader, row: _Row, start: int, t, out: dict,
                 deadline: float) -> None:
     """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
     read stops after a batch, ``out["deferred"]`` set)."""
@@ -351,34 +371,48 @@ def _read_lines(pending: _Pending, reader: CountingReader, fid: int, start: int,
         if parts is None:  # overlong, not JSON, too deep, not an object
             out["skipped_lines"] += 1
         else:
-            batch.extend((fid, offset, len(raw), n, t.project, *stored_as(p), *stored(p.text))
+            batch.extend((offset, len(raw), n, t.project, *stored_as(p), *stored(p.text))
                          for n, p in enumerate(parts))
         if reader.end - at >= COMMIT_BYTES or time.monotonic() - clock >= COMMIT_SECONDS:
-            if not pending.add(reader, fid, at, batch, False, clock):
+            if not pending.add(reader, row, at, batch, False, clock):
                 return
             at, batch, clock = reader.end, [], time.monotonic()
             if clock >= deadline:
                 out["deferred"] = 1
                 return
-    pending.add(reader, fid, at, batch, True, clock)
+    pending.add(reader, row, at, batch, True, clock)
 
 
 class _Pending:
     """Lines parsed and not yet written, small transcripts' together (not a commit and FTS5 segment each) once
-    COMMIT_BYTES were read or COMMIT_SECONDS spent since the first began; no lock is held while one is read."""
+    COMMIT_BYTES were read or COMMIT_SECONDS spent since the first began; no lock is held while one is read. A
+    commit's FTS5 work runs in a thread while the next lines are read (sqlite3 lets go of the GIL in a statement):
+    the connection is the thread's until wait(), and the reader's again after ``with``."""
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0
+        self._writer: threading.Thread | None = None
+        self._error: BaseException | None = None
 
-    def add(self, reader: CountingReader, fid: int, expected: int, rows: list, done: bool, begun: float) -> bool:
-        """Queue ``rows``, transcript ``fid``'s lines from ``expected`` to ``reader.end`` (read from ``begun`` on),
-        and write the queue if it is due; False: another process took the transcript meanwhile. A batch: (fid,
-        its row as it must still be: consumed and the unfinished fingerprint (_ZEROS), its rows, its row after:
-        size (minus the size at open until read in full), consumed, first and last kept bytes for _same_start)."""
+    def __enter__(self) -> _Pending:
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        if kind is None:
+            self.wait()
+        elif self._writer is not None:  # the error raised goes on; the connection is free once the thread ends
+            self._writer.join()
+
+    def add(self, reader: CountingReader, row: _Row, expected: int, rows: list, done: bool, begun: float) -> bool:
+        """Queue ``rows``, the transcript's lines from ``expected`` to ``reader.end`` (read from ``begun`` on),
+        and write the queue if it is due; False: another process took the transcript meanwhile. A batch: (its
+        row, that row as it must still be: consumed and the unfinished fingerprint (_ZEROS), its rows, its row
+        after: size (minus the size at open until read in full), consumed, first and last kept bytes for
+        _same_start)."""
         st, end = reader.stat, reader.end
         size, unfinished = min(CHECK_BYTES, end), (-st.st_size, *fingerprint.key(st)[1:])
-        after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size), fid)
-        self.batches.append((fid, (expected, *unfinished), rows, after))
+        after = (st.st_size if done else unfinished[0], end, reader.pread(size, 0), reader.pread(size, end - size))
+        self.batches.append((row, (expected, *unfinished), rows, after))
         self.read += end - expected
         self.since = begun if self.since is None else self.since
         if self.read < COMMIT_BYTES and time.monotonic() - self.since < COMMIT_SECONDS:
@@ -389,28 +423,59 @@ class _Pending:
         """Write the queued batches in one transaction; False if the last one's transcript was taken."""
         batches, self.batches, self.read, self.since = self.batches, [], 0, None
         written, rows = True, 0
-        if batches:
-            with db.write_transaction(self.conn):
-                last = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
-                with (db.bulk_indexing(self.conn, "history_messages", "history_fts", BULK_HASH_BYTES, "idx_body")
-                      if sum(len(batch[2]) for batch in batches) >= BULK_ROWS else nullcontext()):
-                    for batch in batches:
-                        written = _write(self.conn, *batch)
-                        rows += len(batch[2]) if written else 0
-                add_pieces(self.conn, last)
-                _merge(self.conn, MERGE_PAGES + rows)
+        if not batches:
+            return written
+        self.wait()
+        with ExitStack() as transaction:
+            transaction.enter_context(db.write_transaction(self.conn))
+            last = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
+            bulk = ExitStack()
+            if sum(len(batch[2]) for batch in batches) >= BULK_ROWS:
+                bulk.enter_context(db.bulk_indexing(self.conn, "history_messages", "history_fts", BULK_HASH_BYTES,
+                                                    "idx_body"))
+            for batch in batches:
+                written = _write(self.conn, *batch)
+                rows += len(batch[2]) if written else 0
+            commit = transaction.pop_all()
+        self._writer = threading.Thread(target=self._commit, args=(commit, bulk, last, rows),
+                                        name="memsearch-history-commit")
+        self._writer.start()
         self.messages += rows
         return written
 
+    def _commit(self, transaction: ExitStack, bulk: ExitStack, last: int, rows: int) -> None:
+        try:
+            with transaction:
+                bulk.close()  # the FTS5 statement of db.bulk_indexing
+                add_pieces(self.conn, last)
+                _merge(self.conn, MERGE_PAGES + rows)
+        except BaseException as ex:  # raised by wait(), in the reading thread
+            self._error = ex
 
-def _write(conn: sqlite3.Connection, fid: int, before: tuple, rows: list, after: tuple) -> bool:
-    """Insert ``rows`` if file ``fid``'s row still says the read got to where they begin (``before``; else another
-    process took those lines: False)."""
-    row = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (fid,)).fetchone()
-    if row != before:
-        return False
-    conn.executemany(INSERT_MESSAGE, rows)
-    conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?", after)
+    def wait(self) -> None:
+        """Until the last commit is done (its error raised here)."""
+        if self._writer is not None:
+            self._writer.join()
+            self._writer, error, self._error = None, self._error, None
+            if error is not None:
+                raise error
+
+
+def _write(conn: sqlite3.Connection, row: _Row, before: tuple, rows: list, after: tuple) -> bool:
+    """Insert ``rows`` if the transcript's row still says the read got to where they begin (``before``), or if
+    it has none yet, with it; False if another process took those lines."""
+    if row.fid is None:
+        try:
+            row.fid = conn.execute(_INSERT_FILE, (row.root, row.path, row.project, *before[2:], *after)).lastrowid
+        except sqlite3.IntegrityError:  # (root, path) recorded meanwhile by another process, which reads it
+            return False
+    else:
+        was = conn.execute(f"SELECT consumed, {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (row.fid,))
+        if was.fetchone() != before:
+            return False
+        conn.execute("UPDATE history_files SET size = ?, consumed = ?, head = ?, tail = ? WHERE id = ?",
+                     (*after, row.fid))
+    conn.executemany(INSERT_MESSAGE, [(row.fid, *r) for r in rows])
     return True
 
 

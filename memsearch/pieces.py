@@ -7,6 +7,8 @@ memsearch.history_refresh calls :func:`add_pieces` after it inserts a commit's m
 from __future__ import annotations
 
 import sqlite3
+from itertools import groupby
+from operator import itemgetter
 
 # A piece's texts as indexed, the user's and the rest (migrations/0016, 0022): FTS5 keeps none, and deleting a piece
 # hands it these same texts (ORDER BY in a subquery keeps group_concat's order). A sub-agent's lines are in neither:
@@ -40,11 +42,14 @@ def add_pieces(conn: sqlite3.Connection, after: int) -> None:
     conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at, last_at)"
                  " SELECT file, session, max(project), min(id), max(id), count(*), min(at), max(at)"
                  " FROM history_messages WHERE id > ? GROUP BY file, session", (after,))
-    added = conn.execute("SELECT file, session FROM history_pieces WHERE id > ?", (top,)).fetchall()
     _index_pieces(conn, "p.id > ?", (top,))
-    for fid, session in added:
-        pieces = conn.execute("SELECT id, first, last, messages, first_at, last_at FROM history_pieces"
-                              " WHERE file = ? AND session = ? ORDER BY id", (fid, session)).fetchall()
+    # One statement for all the sessions added to: a commit's end runs in a thread (history_refresh._Pending),
+    # which waits for the GIL after each.
+    rows = conn.execute("SELECT file, session, id, first, last, messages, first_at, last_at FROM history_pieces"
+                        " WHERE (file, session) IN (SELECT file, session FROM history_pieces WHERE id > ?)"
+                        " ORDER BY file, session, id", (top,)).fetchall()
+    for _, group in groupby(rows, key=itemgetter(0, 1)):
+        pieces = [row[2:] for row in group]
         gone = []
         while (len(pieces) >= 2 and pieces[-1][3] * 2 >= pieces[-2][3]
                and pieces[-1][3] + pieces[-2][3] <= PIECE_MESSAGES):
