@@ -140,7 +140,7 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
                 done += t.fingerprint.size
                 if progress is not None:
                     progress(done, total)
-        pending.write()
+        pending.write(overlap=False)
     counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
@@ -419,8 +419,9 @@ class _Pending:
             return True
         return self.write()
 
-    def write(self) -> bool:
-        """Write the queued batches in one transaction; False if the last one's transcript was taken."""
+    def write(self, overlap: bool = True) -> bool:
+        """Write the queued batches in one transaction, its end in a thread if ``overlap`` (else the refresh's
+        last commit, not worth a thread); False if the last one's transcript was taken."""
         batches, self.batches, self.read, self.since = self.batches, [], 0, None
         written, rows = True, 0
         if not batches:
@@ -437,10 +438,14 @@ class _Pending:
                 written = _write(self.conn, *batch)
                 rows += len(batch[2]) if written else 0
             commit = transaction.pop_all()
-        self._writer = threading.Thread(target=self._commit, args=(commit, bulk, last, rows),
-                                        name="memsearch-history-commit")
-        self._writer.start()
         self.messages += rows
+        if overlap:
+            self._writer = threading.Thread(target=self._commit, args=(commit, bulk, last, rows),
+                                            name="memsearch-history-commit")
+            self._writer.start()
+        else:
+            self._commit(commit, bulk, last, rows)
+            self.wait()
         return written
 
     def _commit(self, transaction: ExitStack, bulk: ExitStack, last: int, rows: int) -> None:
@@ -456,9 +461,10 @@ class _Pending:
         """Until the last commit is done (its error raised here)."""
         if self._writer is not None:
             self._writer.join()
-            self._writer, error, self._error = None, self._error, None
-            if error is not None:
-                raise error
+            self._writer = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def _write(conn: sqlite3.Connection, row: _Row, before: tuple, rows: list, after: tuple) -> bool:

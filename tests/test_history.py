@@ -767,6 +767,36 @@ def test_small_transcripts_rows_are_written_in_one_transaction(history, hroot, m
     assert len(history.search("kappa iota", limit=50, floor=0, refresh=False)) == 20
 
 
+def test_a_commit_failing_in_its_thread_fails_the_refresh_and_loses_nothing(history, hroot, monkeypatch):
+    """Issue 30: a commit's FTS5 work runs in a thread while the next lines are read. Its error is the refresh's,
+    not one transcript's skip; its transaction rolls back whole, and the next refresh reads what it held."""
+    import sqlite3
+
+    from memsearch import history_refresh as refresh_mod
+    from memsearch.errors import MemsearchError
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
+    for k in range(6):
+        transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
+    threads, real = [], refresh_mod.add_pieces
+
+    def fail_the_third(conn, after):
+        threads.append(threading.current_thread() is threading.main_thread())
+        if len(threads) == 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(conn, after)
+
+    monkeypatch.setattr(refresh_mod, "add_pieces", fail_the_third)
+    with pytest.raises(MemsearchError, match="full"):
+        history.refresh()
+    assert threads == [False, False, False]  # each commit's end in the thread, none after the failure
+    monkeypatch.setattr(refresh_mod, "add_pieces", real)
+    assert history.refresh().skipped == ()
+    counts = history.conn.execute("SELECT count(*), count(DISTINCT session) FROM history_messages").fetchone()
+    assert counts == (240, 6)
+    assert {h.session for h in history.search("tern0 tern3 tern5", refresh=False)} == {"s-0", "s-3", "s-5"}
+
+
 def fts5_segments(conn, table: str) -> int:
     """The number of b-trees (segments) FTS5 table ``table`` holds: from its structure record
     (rowid 10 of its _data table: a 4-byte cookie, an optional 4-byte version 2 mark, then the
