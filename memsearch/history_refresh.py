@@ -121,7 +121,7 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
                 skipped.append((path, DEFERRED))
                 continue
             try:
-                outcome = _ingest(pending, root, t, deadline, (root, t.rel) in stored)
+                outcome = _ingest(pending, root, t, deadline, stored.get((root, t.rel)))
             except sqlite3.Error:
                 raise  # the database's trouble, not this file's: the index's _guarded reports it
             except OSError as ex:  # vanished, unreadable, not a regular file, refused
@@ -307,16 +307,18 @@ def _drop(conn: sqlite3.Connection, fid: int) -> None:
     conn.execute("DELETE FROM history_messages WHERE file = ?", (fid,))
 
 
-def _ingest(pending: _Pending, root: str, t, deadline: float, known: bool) -> dict:
-    """Read one transcript from where the index left it, up to its size at open, with no lock held. One ``known``
-    to the index is first recorded as being read (its size negative until done: an interrupted read resumes, see
-    _same_start); a new one, with its first rows."""
+def _ingest(pending: _Pending, root: str, t, deadline: float, known: tuple | None) -> dict:
+    """Read one transcript from where the index left it, up to its size at open, with no lock held. One the index
+    has (``known``: its id and fingerprint as the walk read them) is first recorded as being read (its size negative
+    until done: an interrupted read resumes, see _same_start); one new to it, or another file under its name, with
+    its first rows (a transaction of its own would wait for the commit thread)."""
     out, conn = {"bytes_read": 0, "skipped_lines": 0}, pending.conn
     with CountingReader(t.real) as reader:
         now, start = fingerprint.of(reader.stat), 0
-        if not known:
-            out["new"] = 1
-            _read_lines(pending, reader, _Row(None, root, t.rel, t.project), 0, t, out, deadline)
+        was = None if known is None else fingerprint.make(known[1:])
+        if was is None or now.inode != was.inode or was.device not in (-1, now.device):  # -1: before 0009
+            out["new" if was is None else "reread"] = 1
+            _read_lines(pending, reader, _Row(known and known[0], root, t.rel, t.project, was), 0, t, out, deadline)
             out["bytes_read"] = reader.bytes_read
             return out
         pending.wait()
@@ -346,18 +348,19 @@ def _ingest(pending: _Pending, root: str, t, deadline: float, known: bool) -> di
                 head = tail = b""
             conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = ?,"
                          " tail = ? WHERE id = ?", (t.project, -now.size, *now[1:], start, head, tail, fid))
-        _read_lines(pending, reader, _Row(fid, root, t.rel, t.project), start, t, out, deadline)
+        _read_lines(pending, reader, _Row(fid, root, t.rel, t.project, None), start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
 
 
 class _Row:
-    """A transcript's row in history_files as its read writes it: ``fid`` None until its first rows make it."""
+    """A transcript's row in history_files as its read writes it: ``fid`` None until its first rows make it;
+    ``replaces``: the fingerprint of another file indexed under its name, whose rows its first rows replace."""
 
-    __slots__ = ("fid", "root", "path", "project")
+    __slots__ = ("fid", "root", "path", "project", "replaces")
 
-    def __init__(self, fid: int | None, root: str, path: str, project: str) -> None:
-        self.fid, self.root, self.path, self.project = fid, root, path, project
+    def __init__(self, fid: int | None, root: str, path: str, project: str, replaces: Fingerprint | None) -> None:
+        self.fid, self.root, self.path, self.project, self.replaces = fid, root, path, project, replaces
 
 
 def _read_lines(pending: _Pending, reader: CountingReader, row: _Row, start: int, t, out: dict,
@@ -429,6 +432,9 @@ class _Pending:
         self.wait()
         with ExitStack() as transaction:
             transaction.enter_context(db.write_transaction(self.conn))
+            for row, before, _, _ in batches:  # (before db.bulk_indexing drops the triggers that unindex rows)
+                if row.replaces is not None:
+                    _replace(self.conn, row, before)
             last = self.conn.execute("SELECT coalesce(max(id), 0) FROM history_messages").fetchone()[0]
             bulk = ExitStack()
             if sum(len(batch[2]) for batch in batches) >= BULK_ROWS:
@@ -465,6 +471,17 @@ class _Pending:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+
+def _replace(conn: sqlite3.Connection, row: _Row, before: tuple) -> None:
+    """Drop the rows of the file indexed under the transcript's name, and record it as being read as ``before``
+    says, if its row is still as the walk found it (else _write finds the row taken)."""
+    was = conn.execute(f"SELECT {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (row.fid,)).fetchone()
+    if was == row.replaces:
+        _drop(conn, row.fid)
+        conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = x'',"
+                     " tail = x'' WHERE id = ?", (row.project, *before[1:], before[0], row.fid))
+    row.replaces = None
 
 
 def _write(conn: sqlite3.Connection, row: _Row, before: tuple, rows: list, after: tuple) -> bool:

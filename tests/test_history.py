@@ -767,6 +767,29 @@ def test_small_transcripts_rows_are_written_in_one_transaction(history, hroot, m
     assert len(history.search("kappa iota", limit=50, floor=0, refresh=False)) == 20
 
 
+def test_transcripts_replaced_under_their_names_are_read_again_in_one_transaction(history, hroot, monkeypatch):
+    """Issue 30: a file replaced under a transcript's name (an editor's save, or a migration's mark) is read whole,
+    with no transaction of its own before its read (it would wait for the commit thread): its old rows go in the
+    transaction that writes its first new ones."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_SECONDS", 60.0)
+    paths = [transcript(hroot, [line("user", f"kappa {n}"), line("assistant", f"iota {n}")], session=f"s-{n}")
+             for n in range(20)]
+    history.refresh()
+    for n, path in enumerate(paths):
+        new = path.with_suffix(".new")
+        new.write_text(json.dumps(line("user", f"lambda {n}", sessionId=f"s-{n}")) + "\n")
+        os.replace(new, path)
+    report, statements = traced(history, history.refresh)
+    assert report.reread == 20 and report.messages == 20
+    assert sum("BEGIN IMMEDIATE" in s for s in statements) == 1
+    assert history.search("kappa iota", floor=0, refresh=False) == []
+    assert len(history.search("lambda", limit=50, floor=0, refresh=False)) == 20
+    counts = history.conn.execute("SELECT count(*), count(DISTINCT file) FROM history_messages").fetchone()
+    assert counts == (20, 20)
+
+
 def test_a_commit_failing_in_its_thread_fails_the_refresh_and_loses_nothing(history, hroot, monkeypatch):
     """Issue 30: a commit's FTS5 work runs in a thread while the next lines are read. Its error is the refresh's,
     not one transcript's skip; its transaction rolls back whole, and the next refresh reads what it held."""
