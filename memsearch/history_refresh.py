@@ -316,7 +316,7 @@ def _ingest(pending: _Pending, root: str, t, deadline: float, known: tuple | Non
     with CountingReader(t.real) as reader:
         now, start = fingerprint.of(reader.stat), 0
         was = None if known is None else fingerprint.make(known[1:])
-        if was is None or now.inode != was.inode or was.device not in (-1, now.device):  # -1: before 0009
+        if was is None or not _same_file(now, was):
             out["new" if was is None else "reread"] = 1
             _read_lines(pending, reader, _Row(known and known[0], root, t.rel, t.project, was), 0, t, out, deadline)
             out["bytes_read"] = reader.bytes_read
@@ -507,13 +507,18 @@ def _merge(conn: sqlite3.Connection, pages: int) -> None:
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('merge', ?)", (pages,))
 
 
+def _same_file(now: Fingerprint, was: Fingerprint) -> bool:
+    """Whether ``now`` is of the file ``was`` fingerprinted (device -1: a row from before 0009, which kept none)."""
+    return now.inode == was.inode and was.device in (-1, now.device)
+
+
 def _same_start(reader: CountingReader, was: Fingerprint, consumed: int, head: bytes, tail: bytes) -> bool:
     """Whether a transcript still begins with the bytes read before, as far as a check in proportion to an
     append can tell: the same file, longer, not older (a restored copy can be), the same first and last kept
     bytes (a rewrite of middle bytes alone goes unnoticed). ``was``: its size negative while a read is unfinished
     (see _ZEROS); the same size then is no change only with the same times."""
     st = reader.stat
-    if st.st_ino != was.inode or st.st_dev != was.device != -1:  # -1: a row from before 0009
+    if not _same_file(fingerprint.of(st), was):
         return False
     if st.st_size < consumed or st.st_size < abs(was.size) or st.st_mtime_ns < was.mtime_ns:
         return False
