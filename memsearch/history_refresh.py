@@ -57,6 +57,9 @@ Progress = Callable[[int, int], None]
 _ZEROS = ", ".join("0" for _ in Fingerprint._fields)
 _STATS = fingerprint.COLUMNS.split(", ")[1:]  # but its size
 _STAT_SET = ", ".join(f"{column} = ?" for column in _STATS)
+# A transcript's row as a read from ``consumed`` on begins: being read (see _ZEROS), first and last kept bytes.
+_BEING_READ = (f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = ?, tail = ?"
+               " WHERE id = ?")
 _INSERT_FILE = (f"INSERT INTO history_files (root, path, project, {', '.join(_STATS)}, size, consumed, head, tail)"
                 f" VALUES ({', '.join('?' * (len(_STATS) + 7))})")
 
@@ -346,8 +349,7 @@ def _ingest(pending: _Pending, root: str, t, deadline: float, known: tuple | Non
                     out["reread"] = 1
             if start == 0:
                 head = tail = b""
-            conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = ?,"
-                         " tail = ? WHERE id = ?", (t.project, -now.size, *now[1:], start, head, tail, fid))
+            conn.execute(_BEING_READ, (t.project, -now.size, *now[1:], start, head, tail, fid))
         _read_lines(pending, reader, _Row(fid, root, t.rel, t.project, None), start, t, out, deadline)
         out["bytes_read"] = reader.bytes_read
     return out
@@ -479,8 +481,7 @@ def _replace(conn: sqlite3.Connection, row: _Row, before: tuple) -> None:
     was = conn.execute(f"SELECT {fingerprint.COLUMNS} FROM history_files WHERE id = ?", (row.fid,)).fetchone()
     if was == row.replaces:
         _drop(conn, row.fid)
-        conn.execute(f"UPDATE history_files SET project = ?, size = ?, {_STAT_SET}, consumed = ?, head = x'',"
-                     " tail = x'' WHERE id = ?", (row.project, *before[1:], before[0], row.fid))
+        conn.execute(_BEING_READ, (row.project, *before[1:], before[0], b"", b"", row.fid))
     row.replaces = None
 
 
