@@ -48,6 +48,10 @@ BULK_HASH_BYTES = 8 << 20
 # FTS5's automerge is off for history's tables (migrations/0013: it made a rare append pay a large merge); each
 # commit merges in proportion to what it wrote instead: MERGE_PAGES, and a page a message.
 MERGE_PAGES = 16
+# A first build run to its end (not a search's, held to REFRESH_SECONDS) merges nothing as it commits, then each
+# index into one segment, MERGE_ALL_PAGES a transaction (the WAL stays small): faster, as FTS5's own crisis merges
+# are wider, and a search reads each word from one segment.
+MERGE_ALL_PAGES = 2000
 
 # Progress callback: (bytes read so far, bytes to read in all).
 Progress = Callable[[int, int], None]
@@ -115,7 +119,8 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
     todo.sort(key=lambda item: item[1].fingerprint.size)
     total, done = sum(t.fingerprint.size for _, t in todo), 0
     deadline = time.monotonic() + (float("inf") if seconds is None else seconds)
-    pending = _Pending(conn)
+    first = seconds is None and bool(todo) and not conn.execute("SELECT 1 FROM history_messages LIMIT 1").fetchone()
+    pending = _Pending(conn, merge=not first)
     with pending:  # its last commit done before the connection serves anything else
         for root, t in todo:
             path = os.path.join(root, t.rel)
@@ -144,6 +149,10 @@ def refresh(conn: sqlite3.Connection, walks: Walks, progress: Progress | None, s
                 if progress is not None:
                     progress(done, total)
         pending.write(overlap=False)
+    merging = first and pending.messages > 0
+    while merging:
+        with db.write_transaction(conn):
+            merging = _merge(conn, -MERGE_ALL_PAGES)
     counts["messages"] += pending.messages
     gone = [row[0] for key, row in stored.items() if key not in seen]
     for fid in gone:  # one transaction a file: the write lock is held for one file's rows at most
@@ -394,8 +403,8 @@ class _Pending:
     commit's FTS5 work runs in a thread while the next lines are read (sqlite3 lets go of the GIL in a statement):
     the connection is the thread's until wait(), and the reader's again after ``with``."""
 
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn, self.batches, self.read, self.since, self.messages = conn, [], 0, None, 0
+    def __init__(self, conn: sqlite3.Connection, merge: bool):
+        self.conn, self.merge, self.batches, self.read, self.since, self.messages = conn, merge, [], 0, None, 0
         self._writer: threading.Thread | None = None
         self._error: BaseException | None = None
 
@@ -461,7 +470,8 @@ class _Pending:
             with transaction:
                 bulk.close()  # the FTS5 statement of db.bulk_indexing
                 add_pieces(self.conn, last)
-                _merge(self.conn, MERGE_PAGES + rows)
+                if self.merge:
+                    _merge(self.conn, MERGE_PAGES + rows)
         except BaseException as ex:  # raised by wait(), in the reading thread
             self._error = ex
 
@@ -503,9 +513,12 @@ def _write(conn: sqlite3.Connection, row: _Row, before: tuple, rows: list, after
     return True
 
 
-def _merge(conn: sqlite3.Connection, pages: int) -> None:
+def _merge(conn: sqlite3.Connection, pages: int) -> bool:
+    """FTS5's 'merge' of ``pages`` on both indexes (negative: towards one segment each); whether either merged."""
+    before = conn.total_changes
     for fts in ("history_fts", "history_session_fts"):
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('merge', ?)", (pages,))
+    return conn.total_changes - before > 2  # each command counts one change, and more only if it merged
 
 
 def _same_file(now: Fingerprint, was: Fingerprint) -> bool:

@@ -849,6 +849,36 @@ def test_appends_leave_the_index_merged_without_fts5_automerge(history, hroot):
     assert max(segments.values()) <= 10, segments
 
 
+def test_a_first_build_leaves_each_index_in_one_segment(history, hroot, tmp_path, monkeypatch):
+    """Issue 30: a first build run to its end merges nothing as it commits, then each FTS5 index into one segment,
+    a transaction a step (the WAL stays small): a search reads each word from one b-tree. A later refresh merges in
+    proportion to what it wrote, never the whole index again; a search's first one, held to REFRESH_SECONDS, as it
+    commits."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "MERGE_ALL_PAGES", 4)
+    paths = [transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
+             for k in range(6)]
+    report, statements = traced(history, history.refresh)
+    conn, tables = history.conn, ("history_fts", "history_session_fts")
+    commits = sum("INSERT INTO history_messages" in s for s in "\n".join(statements).split("BEGIN IMMEDIATE"))
+    steps = [s for s in statements if "'merge'" in s]
+    assert report.messages == 240 and commits > 6
+    assert len(steps) > 2 and all("-4)" in s for s in steps)  # in steps, none at a commit
+    assert {t: fts5_segments(conn, t) for t in tables} == dict.fromkeys(tables, 1)
+    for t in tables:
+        conn.execute(f"INSERT INTO {t} ({t}) VALUES ('integrity-check')")
+    append(paths[0], line("user", "heron"))
+    history.refresh()
+    assert {t: fts5_segments(conn, t) for t in tables} == dict.fromkeys(tables, 2)  # the append's beside the build's
+    assert {h.session for h in history.search("heron tern3", refresh=False)} == {"s-0", "s-3"}
+    with HistoryIndex(hroot, tmp_path / "searched.db") as searched:
+        _, statements = traced(searched, lambda: searched.search("tern3"))
+    steps = [s for s in statements if "'merge'" in s]
+    assert steps and not any("-" in s for s in steps)
+
+
 def test_a_rewritten_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "alpha original words " + "x" * 3000)])
     assert len(history.search("alpha", messages=True)) == 1
