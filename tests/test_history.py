@@ -879,6 +879,38 @@ def test_a_first_build_leaves_each_index_in_one_segment(history, hroot, tmp_path
     assert steps and not any("-" in s for s in steps)
 
 
+def test_a_first_build_stopped_at_its_final_merge_loses_nothing(history, hroot, monkeypatch):
+    """Issue 30: a first build's rows are committed before its final merge; stopped there (Ctrl-C), the index holds
+    them all, whole, and a later commit's merge folds the segments left."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
+    monkeypatch.setattr(refresh_mod, "MERGE_ALL_PAGES", 4)
+    paths = [transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
+             for k in range(6)]
+    real, steps = refresh_mod._merge, []
+
+    def stop_at_the_first_step(conn, pages):
+        steps.append(pages)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(refresh_mod, "_merge", stop_at_the_first_step)
+    with pytest.raises(KeyboardInterrupt):
+        history.refresh()
+    monkeypatch.setattr(refresh_mod, "_merge", real)
+    conn, tables = history.conn, ("history_fts", "history_session_fts")
+    assert steps == [-4] and fts5_segments(conn, "history_fts") > 1
+    assert conn.execute("SELECT count(*) FROM history_messages").fetchone()[0] == 240
+    assert history.refresh().unchanged == 6
+    for t in tables:
+        conn.execute(f"INSERT INTO {t} ({t}) VALUES ('integrity-check')")
+    assert {h.session for h in history.search("tern0 tern5", refresh=False)} == {"s-0", "s-5"}
+    before = fts5_segments(conn, "history_fts")
+    append(paths[0], line("user", "heron " + "words " * 3000))
+    assert [h.session for h in history.search("heron")] == ["s-0"]
+    assert fts5_segments(conn, "history_fts") < before
+
+
 def test_a_rewritten_transcript_is_read_again(history, hroot):
     path = transcript(hroot, [line("user", "alpha original words " + "x" * 3000)])
     assert len(history.search("alpha", messages=True)) == 1
