@@ -39,9 +39,10 @@ def add_pieces(conn: sqlite3.Connection, after: int) -> None:
     pieces while the last holds at least half the messages of the one before and the two at most PIECE_MESSAGES
     (a binary counter: about log2(reads) pieces per PIECE_MESSAGES messages)."""
     top = conn.execute("SELECT coalesce(max(id), 0) FROM history_pieces").fetchone()[0]
+    # NOT INDEXED: by the ids (the rowid), where SQLite chose to walk every message in history_messages_file's order.
     conn.execute("INSERT INTO history_pieces (file, session, project, first, last, messages, first_at, last_at)"
                  " SELECT file, session, max(project), min(id), max(id), count(*), min(at), max(at)"
-                 " FROM history_messages WHERE id > ? GROUP BY file, session", (after,))
+                 " FROM history_messages NOT INDEXED WHERE id > ? GROUP BY file, session", (after,))
     _index_pieces(conn, "p.id > ?", (top,))
     # One statement for all the sessions added to: a commit's end runs in a thread (history_refresh._Pending),
     # which waits for the GIL after each.
