@@ -790,6 +790,15 @@ def test_transcripts_replaced_under_their_names_are_read_again_in_one_transactio
     assert counts == (20, 20)
 
 
+def six_sessions_read_in_many_commits(hroot, monkeypatch) -> list[Path]:
+    """Six sessions of 40 messages ("tern<k> <i> words ..."), which a refresh writes in many commits."""
+    from memsearch import history_refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
+    return [transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
+            for k in range(6)]
+
+
 def test_a_commit_failing_in_its_thread_fails_the_refresh_and_loses_nothing(history, hroot, monkeypatch):
     """Issue 30: a commit's FTS5 work runs in a thread while the next lines are read. Its error is the refresh's,
     not one transcript's skip; its transaction rolls back whole, and the next refresh reads what it held."""
@@ -798,9 +807,7 @@ def test_a_commit_failing_in_its_thread_fails_the_refresh_and_loses_nothing(hist
     from memsearch import history_refresh as refresh_mod
     from memsearch.errors import MemsearchError
 
-    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
-    for k in range(6):
-        transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
+    six_sessions_read_in_many_commits(hroot, monkeypatch)
     threads, real = [], refresh_mod.add_pieces
 
     def fail_the_third(conn, after):
@@ -856,10 +863,8 @@ def test_a_first_build_leaves_each_index_in_one_segment(history, hroot, tmp_path
     commits."""
     from memsearch import history_refresh as refresh_mod
 
-    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     monkeypatch.setattr(refresh_mod, "MERGE_ALL_PAGES", 4)
-    paths = [transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
-             for k in range(6)]
+    paths = six_sessions_read_in_many_commits(hroot, monkeypatch)
     report, statements = traced(history, history.refresh)
     conn, tables = history.conn, ("history_fts", "history_session_fts")
     commits = sum("INSERT INTO history_messages" in s for s in "\n".join(statements).split("BEGIN IMMEDIATE"))
@@ -884,10 +889,8 @@ def test_a_first_build_stopped_at_its_final_merge_loses_nothing(history, hroot, 
     them all, whole, and a later commit's merge folds the segments left."""
     from memsearch import history_refresh as refresh_mod
 
-    monkeypatch.setattr(refresh_mod, "COMMIT_BYTES", 4096)
     monkeypatch.setattr(refresh_mod, "MERGE_ALL_PAGES", 4)
-    paths = [transcript(hroot, [line("user", f"tern{k} {i} " + "words " * 30) for i in range(40)], session=f"s-{k}")
-             for k in range(6)]
+    paths = six_sessions_read_in_many_commits(hroot, monkeypatch)
     real, steps = refresh_mod._merge, []
 
     def stop_at_the_first_step(conn, pages):
