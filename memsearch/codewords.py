@@ -16,8 +16,8 @@ it, an *expansion* between ``OPEN`` and ``CLOSE``, holding the extra tokens the 
   name ranks above prose's "user id", and ``user_id`` and ``userId`` meet whole as well as by their parts; a
   command line's option of several words (``--dry-run``), its words joined (``dryrun``); an
   ordinal alone its number (``15th``: ``15``), and a plural of capitals or a decade nothing (``TVs``, ``1990s``);
-- ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C``): ``clanguage``, so C is not only the letter of
-  ``C++`` and ``C#``;
+- ``C`` standing alone (``in C``, ``C/C++``; not ``Objective-C`` or ``200°C``): ``clanguage``, so C is not only
+  the letter of ``C++`` and ``C#``;
 - a dotted number (``2.0.7``, ``1.2``), after its first occurrence: its token (``2dot0dot7``), so ``2.0.7`` is not
   found as well in ``2.0.7.1``;
 - a name a dot begins, not a folder's (``.env``, ``*.md``), a variable (``$HOME``), an issue's number (``#1234``) or
@@ -253,7 +253,7 @@ def _expand(text: str) -> str:
     plain = text if text.isascii() else re.sub(_LATIN, lambda m: m[0].translate(_letters()), text)  # offsets kept
     ascii_ = plain.encode("ascii", "replace")  # one byte a character
     adds = _symbols(plain, ascii_)
-    adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(ascii_) if text[m.start()] == "C")  # (not Ç)
+    adds.update((m.end(), LONE_C) for m in _LONE_C.finditer(plain) if text[m.start()] == "C")  # (not Ç)
     for end, (_, token) in _sign_words(ascii_).items():
         _add(adds, end, token)
     for end, number in _dotted(ascii_).items():
@@ -322,12 +322,13 @@ def dotted_name(number: str) -> str:
     return number.replace(".", "dot")
 
 
-# C the language, a capital C standing alone (not C++, C#, Objective-C, .C or a drive, C:\ or {{C:}}): after each, a
-# token of its own, so a file about C ranks above one about C++ or C#, whose C is the same letter to unicode61.
+# C the language, a capital C standing alone (not C++, C#, Objective-C, .C, a drive, C:\ or {{C:}}, nor degrees
+# Celsius, 20°C or 20ºC): after each, a token of its own, so a file about C ranks above one about C++ or C#, whose C
+# is the same letter to unicode61.
 LONE_C = "clanguage"
 LONE_C_WORDS = ("C", "c")  # the query words that ask for it beside the letter (typed in lower case too)
-_LONE_C_SIDES = r"(?<![A-Za-z0-9_.+#-]{c})(?![A-Za-z0-9_+#]|:\S)"
-_LONE_C = re.compile(("C" + _LONE_C_SIDES.format(c="C")).encode())
+_LONE_C_SIDES = r"(?<![A-Za-z0-9_.+#°º-]{c})(?![A-Za-z0-9_+#]|:\S)"
+_LONE_C = re.compile("C" + _LONE_C_SIDES.format(c="C"))
 # The same in a query, typed in either case: Objective-C asks for no clanguage, as its file holds none.
 TYPED_LONE_C = re.compile("[Cc]" + _LONE_C_SIDES.format(c="[Cc]"))
 

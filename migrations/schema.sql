@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0034 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 34
+-- Generated from migrations/0001..0035 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 35
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 

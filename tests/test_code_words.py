@@ -18,6 +18,7 @@ from memsearch.query import plan
 # One tree: every file is some other case's near miss.
 TREE = {
     "lang/c.md": "Notes on C: pointers in C, the C standard library, malloc and free in plain C.\n",
+    "cooking/bread.md": "The bread recipe is written in metric: bake at 220°C, then at 200°C; proof at 30ºC.\n",
     "lang/cpp.md": "Notes on C++: templates in C++, RAII and the standard library.\n",
     "lang/csharp.md": "Our tools are written in C# with LINQ queries.\n",
     "lang/fsharp.md": "The pricing model is written in F# with discriminated unions.\n",
@@ -96,7 +97,7 @@ CASES = [
     ("C++ templates", "lang/cpp.md", "<<C++>>"),
     ("c++", "lang/cpp.md", "<<C++>>"),
     ("C", "lang/c.md", "<<C>>"),
-    ("written in C", "lang/c.md", "<<C>>"),  # C++, C# and F# files say "written in"
+    ("written in C", "lang/c.md", "<<C>>"),  # C++, C#, F# and bread files say "written in"; 200°C is no C
     ("c", "lang/c.md", "<<C>>"),
     ("C#", "lang/csharp.md", "<<C#>>"),
     ("F#", "lang/fsharp.md", "<<F#>>"),
@@ -714,6 +715,21 @@ def test_an_index_from_before_0018_folds_hebrew_and_arabic_marks(tmp_path):
     _history_read_again(history, db, "שלום")
 
 
+def test_an_index_from_before_0035_reads_degrees_again(tmp_path):
+    """0035 marks to be read again the memory files whose indexed copy gave a C after a degree sign C the
+    language's token (200°C, 4ºC): the next reconcile takes it away."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    root, history, db = _indexed_before(
+        tmp_path, {"oven.md": "Set ovenTemp to 200°C, then 4ºC.\n", "plain.md": "Call getUserById on C++ first.\n"},
+        {"a-1": "nothing here"}, 35, *((f"{d}C", f"{d}C{o}{codewords.LONE_C}{c}") for d in "°º"))
+    with MemoryIndex(root, db) as idx:
+        assert [h.path for h in idx.search(codewords.LONE_C, reconcile=False)] == ["oven.md"]
+        sizes = dict(idx.conn.execute("SELECT path, size FROM memory_fts"))
+        assert sizes["oven.md"] == -1 and sizes["plain.md"] > 0
+        assert not idx.search(codewords.LONE_C)
+        assert [h.path for h in idx.search("ovenTemp")] == ["oven.md"]
+
+
 def test_an_index_from_before_0034_reads_drives_again(tmp_path):
     """0034 marks to be read again the memory files holding C: before a character, which 0029 read as C the
     language where it is a drive ({{C:}}): the next reconcile takes the language's token away."""
@@ -902,6 +918,15 @@ def test_c_alone_is_a_token_of_its_own():
         f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
     assert plan("c").terms == ('"c"', '"clanguage"')
     assert plan("C firmware").pairs == ('"C clanguage firmware"',)
+
+
+def test_degrees_celsius_are_not_c():
+    """A C after a degree sign (200°C, 4ºC, 20 °C) is degrees Celsius: no clanguage, in a file or a query."""
+    o, c = codewords.OPEN, codewords.CLOSE
+    assert codewords.expand("Bake at 200°C, store at 4ºC or 20 °C; the oven's firmware is in C.") == (
+        f"Bake at 200°C, store at 4ºC or 20 °C; the oven's firmware is in C{o}clanguage{c}.")
+    assert plan("200°C oven").terms == ('"200"', '"C"', '"oven"')
+    assert codewords.LONE_C not in " ".join(plan("proof at 30ºC").terms)
     # Objective-C's C is not alone in the index, so the query does not ask for the language either.
     assert plan("Objective-C code").terms == ('"Objective"', '"C"', '"code"', '"objectivec"')
     assert plan("Objective-C code").pairs == ('"Objective C"', '"C code"')
