@@ -918,6 +918,10 @@ def test_c_alone_is_a_token_of_its_own():
         f" C99{o}C 99{c}, ABC, (C{o}clanguage{c}).")
     assert plan("c").terms == ('"c"', '"clanguage"')
     assert plan("C firmware").pairs == ('"C clanguage firmware"',)
+    # Objective-C's C is not alone in the index, so the query does not ask for the language either.
+    assert plan("Objective-C code").terms == ('"Objective"', '"C"', '"code"', '"objectivec"')
+    assert plan("Objective-C code").pairs == ('"Objective C"', '"C code"')
+    assert "clanguage" in plan("Objective-C or C").fts
 
 
 def test_degrees_celsius_are_not_c():
@@ -927,10 +931,6 @@ def test_degrees_celsius_are_not_c():
         f"Bake at 200°C, store at 4ºC or 20 °C; the oven's firmware is in C{o}clanguage{c}.")
     assert plan("200°C oven").terms == ('"200"', '"C"', '"oven"')
     assert codewords.LONE_C not in " ".join(plan("proof at 30ºC").terms)
-    # Objective-C's C is not alone in the index, so the query does not ask for the language either.
-    assert plan("Objective-C code").terms == ('"Objective"', '"C"', '"code"', '"objectivec"')
-    assert plan("Objective-C code").pairs == ('"Objective C"', '"C code"')
-    assert "clanguage" in plan("Objective-C or C").fts
 
 
 def test_a_dotted_number_is_a_token_of_its_own():
