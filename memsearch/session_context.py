@@ -30,6 +30,9 @@ TERM_SCORE = 3
 MAX_OCCURRENCE_BONUS = 5
 MIN_SCORE = 3  # one term found once
 FALLBACK_FRAGMENTS = 12
+# The relevant strategy holds the best fragments up to this many budgets of text: select() skips one that does not
+# fit what is left and goes on, so a lesser one past the first budget's worth may still be chosen.
+KEPT_BUDGETS = 8
 # Distinct query terms scored, the longest (likely the rarest) first: each costs a scan of every message.
 MAX_TERMS = 64
 
@@ -134,7 +137,7 @@ def score(text: str, query: str, key: tuple[str, list[str]] | None = None) -> in
 def select(session: str, messages: Iterable, args: SessionContextArgs, *, total: int | None = None,
            newest_first: Iterable | None = None) -> SessionContext:
     """The fragments of ``messages`` (oldest first) ``args`` asks for, in time and memory that follow the
-    budget: ``relevant`` keeps a heap of those that could still be chosen; ``handoff`` reads ``newest_first``
+    budget: ``relevant`` keeps a heap of the best, KEPT_BUDGETS budgets of them; ``handoff`` reads ``newest_first``
     (``total`` of them) only as far back as the budget goes. Rendering is held to the budget too."""
     limit = args.budget
     if args.strategy == "handoff":
@@ -184,7 +187,7 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
         while len(heap) > 1:
             _, _, worst, its = heap[0]
             less, fewer = size - len(worst.text), extra - its
-            if less < limit and fewer < limit:
+            if less < KEPT_BUDGETS * limit and fewer < KEPT_BUDGETS * limit:
                 break
             heapq.heappop(heap)
             size, extra = less, fewer

@@ -118,6 +118,15 @@ def test_relevant_fills_the_budget_best_first_and_keeps_session_order():
     assert [f[0] for f in wide.fragments] == [0, 2, 3, 4]
 
 
+def test_relevant_skips_what_does_not_fit_and_takes_a_lesser_one_that_does():
+    """The best fragment (3,015 characters) fits the 4,000; the second (2,031) does not and is skipped; the third
+    (310) still fits and is taken, though the first two hold more than the budget."""
+    msgs = messages("pgbouncer port " + "a" * 3000, "pgbouncer alone, then the port " + "b" * 2000,
+                    "pgbouncer " + "c" * 300)
+    found = select("s", iter(msgs), check_arguments("s", "pgbouncer port", max_tokens=1000))
+    assert [(f[0], f[4]) for f in found.fragments] == [(0, 26), (2, 3)]
+
+
 def test_a_fragment_over_the_whole_budget_is_cut():
     found = select("s", messages("pgbouncer " * 2000), check_arguments("s", "pgbouncer", max_tokens=1000))
     assert len(found.fragments[0][3]) == 4000
