@@ -169,9 +169,9 @@ def select(session: str, messages: Iterable, args: SessionContextArgs, *, total:
 
 
 def _best(messages: Iterable, args: SessionContextArgs, limit: int):
-    """(The fragments scoring MIN_SCORE or more that could be chosen, best first, as (score, index, message,
-    rendering's overhead); the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
-    key = _key(args.query)
+    """(The best fragments scoring MIN_SCORE or more, KEPT_BUDGETS budgets of them, best first, as (score, index,
+    message, rendering's overhead); the last FALLBACK_FRAGMENTS (index, message); how many were read)."""
+    key, held = _key(args.query), KEPT_BUDGETS * limit
     heap: list = []  # (score, index, message, rendering's overhead): the worst on top (ties: the earlier)
     size = extra = seen = 0
     last: deque = deque(maxlen=FALLBACK_FRAGMENTS)
@@ -187,7 +187,7 @@ def _best(messages: Iterable, args: SessionContextArgs, limit: int):
         while len(heap) > 1:
             _, _, worst, its = heap[0]
             less, fewer = size - len(worst.text), extra - its
-            if less < KEPT_BUDGETS * limit and fewer < KEPT_BUDGETS * limit:
+            if less < held and fewer < held:
                 break
             heapq.heappop(heap)
             size, extra = less, fewer
