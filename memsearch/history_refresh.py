@@ -514,11 +514,11 @@ def _write(conn: sqlite3.Connection, row: _Row, before: tuple, rows: list, after
 
 
 def _merge(conn: sqlite3.Connection, pages: int) -> bool:
-    """FTS5's 'merge' of ``pages`` on both indexes (negative: towards one segment each); whether either merged."""
-    before = conn.total_changes
-    for fts in ("history_fts", "history_session_fts"):
+    """FTS5's 'merge' of ``pages`` on each index (negative: towards one segment each); whether any merged."""
+    before, indexes = conn.total_changes, ("history_fts", "history_session_fts", "history_user_fts")
+    for fts in indexes:
         conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('merge', ?)", (pages,))
-    return conn.total_changes - before > 2  # each command counts one change, and more only if it merged
+    return conn.total_changes - before > len(indexes)  # each command counts one change, and more only if it merged
 
 
 def _same_file(now: Fingerprint, was: Fingerprint) -> bool:

@@ -26,9 +26,13 @@ SESSIONS = "history_session_fts"
 # Its columns' weights: what the user wrote, and the rest (replies, tool output). A question about a
 # session asks mostly after what the user said in it; the replies around it are long and generic.
 ROLE_WEIGHTS = (1.0, 0.5)
-PIECE_STRING = (f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS}"
-                f" WHERE {SESSIONS} MATCH ?")
-PIECE_COUNT = f"SELECT count(*) FROM {SESSIONS} WHERE {SESSIONS} MATCH ?"
+# What the user wrote in each piece, indexed again (migrations/0036): a string matched there alone reads no
+# positions in the rest, ~7/8 of a piece's tokens, as a column filter on SESSIONS does.
+USER = "history_user_fts"
+PIECE_STRING = {SESSIONS: f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS}"
+                          f" WHERE {SESSIONS} MATCH ?",
+                USER: f"SELECT rowid, bm25({USER}) FROM {USER} WHERE {USER} MATCH ?"}
+PIECE_COUNT = {table: f"SELECT count(*) FROM {table} WHERE {table} MATCH ?" for table in PIECE_STRING}
 
 
 def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: list, counts: dict, size: int,
@@ -36,21 +40,23 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     """The ``size`` best ((session, project), score): the pieces' scores summed by session (doubled if held
     at a date the question names), each string read once and counted as its rows come. ``owners``:
     pieces_of() kept between searches; its map of every piece serves the searches without a filter or a date.
-    ``user``: only what the user wrote is matched (``role="user"``), so every count and bound is that column's."""
-    pieces = file_count(conn, SESSIONS)
+    ``user``: only what the user wrote is matched (``role="user"``), so every count and bound is USER's."""
+    table = USER if user else SESSIONS
+    pieces, user_pieces = file_count(conn, table), file_count(conn, USER)
     runs = string_runs(query)
-    column = user_only if user else str
-    common = _common_words(conn, runs, counts, pieces, column)
+    common = _common_words(conn, runs, counts, pieces, table)
     scores: dict[int, float] = {}
     for fts, weight, lucene in runs:
+        # A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there
+        # its wording tells; in long replies and tool output it is generic.
         stop_pair = weight == PAIR_WEIGHT and any(w.casefold() in STOP_WORDS for w in WORD.findall(fts))
         if fts in common or (stop_pair and _common_pair(fts, counts, pieces)):
             continue
-        rows = conn.execute(PIECE_STRING, (user_only(fts) if stop_pair else column(fts),)).fetchall()
-        factor, _ = lucene_factor(pieces, len(rows), weight, lucene)
+        rows = conn.execute(PIECE_STRING[USER if stop_pair else table], (fts,)).fetchall()
+        factor, _ = lucene_factor(user_pieces if stop_pair else pieces, len(rows), weight, lucene)
         counts[fts] = len(rows)
         _add(scores, rows, -weight * factor)  # the strings in one order for every piece: equal pieces score equal
-    mark_unmatched(conn, query, counts, where, params, SESSIONS, "history_pieces", column)
+    mark_unmatched(conn, query, counts, where, params, table, "history_pieces")
     factor_sql = held_factor(held, "m.first_at", "m.last_at")
     plain = not where and not factor_sql[0]  # (a filtered search without a common word reads no map)
     every, multi = owners.get(conn) if plain or common else ({}, {})
@@ -64,7 +70,7 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
             ranked, members = _by_session(conn, scores, where, params, factor_sql, owners, known)
             ids = _exact(conn, ranked, members, multi, sum(most[f] for f in order[n:]), size, grow)
             factor = lucene_factor(pieces, common[fts], 1.0, True)[0]
-            _add(scores, _matches(conn, PIECE_STRING, column(fts), ids), -factor)
+            _add(scores, _matches(conn, PIECE_STRING[table], fts, ids), -factor)
             if ids is not None:  # no other session reaches the first ``size``: scored no more
                 scores = {p: scores[p] for p in ids if p in scores}
     return _by_session(conn, scores, where, params, factor_sql, owners, known)[0][:size]
@@ -107,12 +113,6 @@ def top_messages(conn: sqlite3.Connection, scored: list[Scored], size: int) -> l
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))[:size]
 
 
-# A pair holding a stop word ("the bus", "my hotel") is matched in what the user wrote alone: there its
-# wording tells; in long replies and tool output it is generic, and FTS5 reads the stop word's every position.
-def user_only(fts: str) -> str:
-    return f"{{idx_user}} : ({fts})"  # (an OR of a pasted paragraph's words is one string)
-
-
 # Such a pair whose other words are each in this share of the pieces or more is not ranked at all:
 # over long sessions it is in most of them too (idf near nothing).
 COMMON_SHARE = 0.5
@@ -125,12 +125,12 @@ def _common_pair(pair: str, counts: dict, pieces: int) -> bool:
     return all(w in common for w in map(str.casefold, WORD.findall(pair)) if w not in STOP_WORDS)
 
 
-def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int, column) -> dict[str, int]:
+def _common_words(conn: sqlite3.Connection, runs: list, counts: dict, pieces: int, table: str) -> dict[str, int]:
     """{word: pieces holding it} of the single words in COMMON_SHARE of the pieces and PRUNE_MIN_FILES or
     more (a count(*) reads no position), all but the rarest when every word is one."""
     if pieces < PRUNE_MIN_FILES:
         return {}
-    counted = {fts: conn.execute(PIECE_COUNT, (column(fts),)).fetchone()[0] for fts, weight, lucene in runs
+    counted = {fts: conn.execute(PIECE_COUNT[table], (fts,)).fetchone()[0] for fts, weight, lucene in runs
                if weight == 1.0 and lucene}
     common = {fts: n for fts, n in counted.items() if n >= max(PRUNE_MIN_FILES, COMMON_SHARE * pieces)}
     if common and len(common) == sum(weight == 1.0 for _, weight, _ in runs):

@@ -1,5 +1,5 @@
--- Generated from migrations/0001..0035 by memsearch.migrate.schema(): do not edit.
--- PRAGMA user_version = 35
+-- Generated from migrations/0001..0036 by memsearch.migrate.schema(): do not edit.
+-- PRAGMA user_version = 36
 
 CREATE TABLE schema_migrations ( version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));
 
@@ -148,6 +148,12 @@ CREATE INDEX history_files_fingerprint ON history_files (root, path, size, mtime
 CREATE VIRTUAL TABLE history_session_fts USING fts5 (
     idx_user,
     idx_other,
+    content = '',
+    tokenize = 'porter unicode61 remove_diacritics 1'
+);
+
+CREATE VIRTUAL TABLE history_user_fts USING fts5 (
+    idx_user,
     content = '',
     tokenize = 'porter unicode61 remove_diacritics 1'
 );

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import line, run_memsearch, transcript, write
+from conftest import line, rewind, run_memsearch, transcript, write
 
 from memsearch import HistoryIndex, MemoryIndex, codewords, migrate, pieces
 from memsearch.query import plan
@@ -584,8 +584,7 @@ def test_an_index_from_before_0014_keeps_each_text_once(tmp_path):
         conn.execute("UPDATE history_messages SET body = ? WHERE idx_body LIKE ?", (text, text[:2] + "%"))
     for column in ("first_at", "last_at"):  # nor 0015's piece times
         conn.execute(f"ALTER TABLE history_pieces DROP COLUMN {column}")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 14")
-    conn.execute("PRAGMA user_version = 13")
+    rewind(conn, 14)
     conn.close()
     with MemoryIndex(root, db) as idx:
         assert idx.status()["schema_version"] == migrate.latest_version()
@@ -625,8 +624,7 @@ def _indexed_before(tmp_path, memory: dict, said: dict, version: int, *expansion
     conn.execute("INSERT INTO history_session_fts (history_session_fts) VALUES ('delete-all')")
     conn.execute("INSERT INTO history_session_fts (rowid, idx_user, idx_other)"
                  f" SELECT p.id, {pieces.PIECE_TEXT} FROM history_pieces AS p")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (version,))
-    conn.execute(f"PRAGMA user_version = {version - 1}")
+    rewind(conn, version)
     conn.close()
     return root, history, db
 

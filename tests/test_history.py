@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, append, line, memsearch_exe, run_memsearch as run, settle, transcript
+from conftest import PROJECT, append, line, memsearch_exe, rewind, run_memsearch as run, settle, transcript
 from memsearch import AmbiguousSession, HistoryIndex, MemoryIndex, SessionNotFound
 from memsearch import fingerprint, migrate, search, session_rank, transcripts
 from memsearch import history as history_module
@@ -1397,8 +1397,7 @@ def test_an_index_from_before_0016_ranks_sessions_by_role(history, hroot):
     conn.execute("INSERT INTO history_session_fts (rowid, idx_body) SELECT p.id, (SELECT group_concat(idx_body,"
                  " char(10)) FROM history_messages WHERE file = p.file AND id BETWEEN p.first AND p.last)"
                  " FROM history_pieces AS p")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 16")
-    conn.execute("PRAGMA user_version = 15")
+    rewind(conn, 16)
     history.close()
     with HistoryIndex(hroot, history.db_path) as again:
         assert migrate.current_version(again.conn) == migrate.latest_version() >= 16
@@ -1463,8 +1462,7 @@ def test_an_index_from_before_0022_ranks_sessions_by_their_own_course(history, h
         f"(SELECT group_concat(idx_body, char(10)) FROM history_messages WHERE file = p.file AND id BETWEEN p.first"
         f" AND p.last AND role {op} 'user')" for op in ("=", "<>")) + " FROM history_pieces AS p")
     assert "delegated" in {h.session for h in history.search("pgbouncer pool", floor=0.0, refresh=False)}
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 22")
-    conn.execute("PRAGMA user_version = 21")
+    rewind(conn, 22)
     history.close()
     with HistoryIndex(hroot, history.db_path) as again:
         assert migrate.current_version(again.conn) == migrate.latest_version() >= 22
@@ -1494,8 +1492,7 @@ def test_a_sub_agents_pieces_count_in_no_words_rarity(history, hroot):
     conn.execute(f"INSERT INTO history_session_fts (rowid, idx_user, idx_other) SELECT id, NULL, NULL"
                  f" FROM ({sub_agent})")  # as 0022 indexed it
     assert [(h.session, h.score) for h in history.search("pgbouncer pool", floor=0.0, refresh=False)] != scores
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 23")
-    conn.execute("PRAGMA user_version = 22")
+    rewind(conn, 23)
     history.close()
     with HistoryIndex(hroot, history.db_path) as again:
         assert migrate.current_version(again.conn) == migrate.latest_version() >= 23
@@ -1588,6 +1585,49 @@ def test_a_pair_holding_a_stop_word_ranks_by_what_the_user_wrote(history, hroot)
     assert scores["user-adjacent"] > scores["user-apart"]
     assert scores["assistant-adjacent"] == scores["assistant-apart"]
     assert scores["user-adjacent"] == max(scores.values())
+
+
+def _said(conn, word: str) -> int:
+    """The pieces whose user wrote ``word``, by the table of what the user wrote (history_user_fts)."""
+    return conn.execute("SELECT count(*) FROM history_user_fts WHERE history_user_fts MATCH ?", (word,)).fetchone()[0]
+
+
+def test_what_the_user_wrote_is_indexed_through_appends_rewrites_and_deletions(history, hroot):
+    """The user's words of each piece are indexed on their own (migrations/0036) and follow the transcript: a
+    contentless table deleted from with other texts than it was given would keep matching the old words."""
+    path = transcript(hroot, [line("user", "kestrel sighting"), line("assistant", "osprey reply")], session="s")
+    transcript(hroot, [line("assistant", "kestrel in a reply")], session="replied")
+    history.refresh()
+    assert (_said(history.conn, "kestrel"), _said(history.conn, "osprey")) == (1, 0)
+    append(path, line("user", "heron later"))
+    history.refresh()
+    assert (_said(history.conn, "heron"), _said(history.conn, "kestrel")) == (1, 1)
+    path.write_text(path.read_text().replace("kestrel", "falcons"))  # same size, in place
+    history.refresh()
+    assert (_said(history.conn, "kestrel"), _said(history.conn, "falcons"), _said(history.conn, "heron")) == (0, 1, 1)
+    path.unlink()
+    history.refresh()
+    assert (_said(history.conn, "falcons"), _said(history.conn, "heron")) == (0, 0)
+    history.conn.execute("INSERT INTO history_user_fts (history_user_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_an_index_from_before_0036_indexes_what_the_user_wrote(history, hroot):
+    """0036 makes the table of what the user wrote from the pieces an index holds; the stop word's pair is
+    matched there as in a new index."""
+    for n in range(8):
+        transcript(hroot, [line("user", f"other chatter {n} about the weather")], session=f"other{n}")
+    for who in ("user", "assistant"):
+        transcript(hroot, [line("user", "a question"), line(who, "the bus zebra")], session=who)
+    transcript(hroot, [line("user", "bus the zebra")], session="apart")
+    new = [(h.session, h.score) for h in history.search("the bus", floor=0.0)]
+    assert new[0][0] == "user"
+    conn = history.conn
+    rewind(conn, 36)
+    history.close()
+    with HistoryIndex(hroot, history.db_path) as again:
+        assert migrate.current_version(again.conn) == migrate.latest_version() >= 36
+        assert (_said(again.conn, "bus"), _said(again.conn, "question")) == (2, 2)
+        assert [(h.session, h.score) for h in again.search("the bus", floor=0.0, refresh=False)] == new
 
 
 def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):

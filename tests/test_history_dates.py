@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import line, run_memsearch, transcript
+from conftest import line, rewind, run_memsearch, transcript
 from memsearch import HistoryIndex, migrate
 from memsearch.dates import Window, windows
 from memsearch.history import ranked_plan
@@ -190,8 +190,7 @@ def test_an_index_from_before_0015_gets_its_pieces_times(three, tmp_path):
     assert ("d-new", "2023-12-30T10:00:00Z", "2024-01-02T09:00:00Z") in before
     conn.execute("ALTER TABLE history_pieces DROP COLUMN first_at")
     conn.execute("ALTER TABLE history_pieces DROP COLUMN last_at")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 15")
-    conn.execute("PRAGMA user_version = 14")
+    rewind(conn, 15)
     conn.close()
     with HistoryIndex(tmp_path / "projects", db) as h:
         assert h.conn.execute("PRAGMA user_version").fetchone() == (migrate.latest_version(),)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PROJECT, line, memsearch_exe, run_memsearch as run, transcript
+from conftest import PROJECT, line, memsearch_exe, rewind, run_memsearch as run, transcript
 from memsearch import AmbiguousSession, InvalidArgument, SessionNotFound
 from memsearch import history as history_module
 from memsearch import history_refresh as refresh_mod
@@ -323,8 +323,7 @@ def test_an_index_from_before_the_sub_agent_rules_reads_such_files_again(hroot, 
         h.refresh()
     conn = sqlite3.connect(db, isolation_level=None)  # as the rules before the migration indexed it
     conn.execute("UPDATE history_messages SET sidechain = 0")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (version,))
-    conn.execute(f"PRAGMA user_version = {version - 1}")
+    rewind(conn, version)
     conn.close()
     with history_module.HistoryIndex(hroot, db) as h:
         inodes = dict(h.conn.execute("SELECT path, inode FROM history_files"))
