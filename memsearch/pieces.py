@@ -21,7 +21,8 @@ _TEXTS = ["(SELECT group_concat(idx_body, char(10)) FROM ("
           " UNION ALL SELECT id, idx_body FROM history_messages INDEXED BY history_messages_session"
           f" WHERE NOT ({_DENSE}) AND session = p.session AND project = p.project AND sidechain IN (0, 1)"
           f" AND file = p.file AND id BETWEEN p.first AND p.last AND {said} ORDER BY id)) AS {name}"
-          for said, name in (("sidechain = 0 AND role = 'user'", "said"), ("sidechain = 0 AND role <> 'user'", "rest"))]
+          for said, name in (("sidechain = 0 AND role = 'user'", "said"),
+                             ("sidechain = 0 AND role <> 'user'", "rest"))]
 PIECE_TEXT = ", ".join(_TEXTS)
 # The pieces ``where`` (on ``p``) picks that have a text: a piece of a sub-agent's lines alone has none, and is
 # not indexed, so that it counts in no word's rarity nor the pieces' average length (it is kept: a session's

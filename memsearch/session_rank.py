@@ -27,7 +27,7 @@ SESSIONS = "history_session_fts"
 # session asks mostly after what the user said in it; the replies around it are long and generic.
 ROLE_WEIGHTS = (1.0, 0.5)
 # What the user wrote in each piece, indexed again (migrations/0036): a string matched there alone reads no
-# positions in the rest, ~7/8 of a piece's tokens, as a column filter on SESSIONS does.
+# positions in the rest, most of a piece's tokens, as a column filter on SESSIONS does.
 USER = "history_user_fts"
 PIECE_STRING = {SESSIONS: f"SELECT rowid, bm25({SESSIONS}, {', '.join(map(repr, ROLE_WEIGHTS))}) FROM {SESSIONS}"
                           f" WHERE {SESSIONS} MATCH ?",

@@ -1628,6 +1628,10 @@ def test_an_index_from_before_0036_indexes_what_the_user_wrote(history, hroot):
         assert migrate.current_version(again.conn) == migrate.latest_version() >= 36
         assert (_said(again.conn, "bus"), _said(again.conn, "question")) == (2, 2)
         assert [(h.session, h.score) for h in again.search("the bus", floor=0.0, refresh=False)] == new
+        path = hroot / PROJECT / "user.jsonl"  # the rows 0036 wrote are deleted with their own texts
+        path.write_text(path.read_text().replace("bus", "cab"))
+        again.refresh()
+        assert (_said(again.conn, "bus"), _said(again.conn, "cab")) == (1, 1)
 
 
 def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
