@@ -738,6 +738,23 @@ def test_a_sub_agents_file_claiming_thousands_of_sessions_is_read_in_time_in_pro
     assert history.search("the") == []  # its pieces' old text went with them
 
 
+def test_migration_0036_reads_a_file_claiming_thousands_of_sessions_in_proportion(history, hroot):
+    """0036 indexes what the user wrote in each piece as memsearch.pieces reads it; by the file's index alone,
+    a file whose lines claim a session each cost the square of its lines at the next open."""
+    from memsearch import migrate
+
+    path = hroot / PROJECT / "agent-x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"type": "user", "sessionId": f"s{n}", "message": {"content": f"the w{n}"}})
+                            + "\n" for n in range(5000)))
+    history.refresh()
+    rewind(history.conn, 36)
+    steps = []
+    history.conn.set_progress_handler(lambda: steps.append(1), 10_000)
+    assert migrate.migrate(history.conn) == migrate.latest_version()
+    assert len(steps) < 2000, len(steps)
+
+
 def test_many_sessions_in_a_database_shared_with_other_roots_rank_in_proportion(hroot, tmp_path):
     """With another set of roots in the database, a search keeps to its roots' files; SQLite then read every
     piece of those files for each 900 candidate pieces (a session each here): 300,000 cost 9 s a search."""
