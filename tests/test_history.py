@@ -1621,8 +1621,7 @@ def test_an_index_from_before_0036_indexes_what_the_user_wrote(history, hroot):
     transcript(hroot, [line("user", "bus the zebra")], session="apart")
     new = [(h.session, h.score) for h in history.search("the bus", floor=0.0)]
     assert new[0][0] == "user"
-    conn = history.conn
-    rewind(conn, 36)
+    rewind(history.conn, 36)
     history.close()
     with HistoryIndex(hroot, history.db_path) as again:
         assert migrate.current_version(again.conn) == migrate.latest_version() >= 36
