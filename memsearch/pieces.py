@@ -15,22 +15,22 @@ from operator import itemgetter
 # a session is ranked by its own course. Its messages are read by their ids while those are mostly its own, else
 # through the session's index: by its file's index alone, the square of a file's lines claiming many sessions.
 _DENSE = "p.last - p.first < 4 * p.messages"
-_TEXTS = ["(SELECT group_concat(idx_body, char(10)) FROM ("
-          f"SELECT id, idx_body FROM history_messages WHERE {_DENSE} AND id BETWEEN p.first AND p.last"
-          f" AND +file = p.file AND +session = p.session AND {said}"
-          " UNION ALL SELECT id, idx_body FROM history_messages INDEXED BY history_messages_session"
-          f" WHERE NOT ({_DENSE}) AND session = p.session AND project = p.project AND sidechain IN (0, 1)"
-          f" AND file = p.file AND id BETWEEN p.first AND p.last AND {said} ORDER BY id)) AS {name}"
-          for said, name in (("sidechain = 0 AND role = 'user'", "said"),
-                             ("sidechain = 0 AND role <> 'user'", "rest"))]
-PIECE_TEXT = ", ".join(_TEXTS)
+_SAID_TEXT, _REST_TEXT = [
+    "(SELECT group_concat(idx_body, char(10)) FROM ("
+    f"SELECT id, idx_body FROM history_messages WHERE {_DENSE} AND id BETWEEN p.first AND p.last"
+    f" AND +file = p.file AND +session = p.session AND {said}"
+    " UNION ALL SELECT id, idx_body FROM history_messages INDEXED BY history_messages_session"
+    f" WHERE NOT ({_DENSE}) AND session = p.session AND project = p.project AND sidechain IN (0, 1)"
+    f" AND file = p.file AND id BETWEEN p.first AND p.last AND {said} ORDER BY id)) AS {name}"
+    for said, name in (("sidechain = 0 AND role = 'user'", "said"), ("sidechain = 0 AND role <> 'user'", "rest"))]
+PIECE_TEXT = f"{_SAID_TEXT}, {_REST_TEXT}"
 # The pieces ``where`` (on ``p``) picks that have a text: a piece of a sub-agent's lines alone has none, and is
 # not indexed, so that it counts in no word's rarity nor the pieces' average length (it is kept: a session's
 # messages are all in its pieces' ids). LIMIT -1 keeps SQLite from reading each text twice, for the test too.
 _INDEXED = (f"SELECT id, said, rest FROM (SELECT p.id, {PIECE_TEXT} FROM history_pieces AS p WHERE {{where}}"
             " LIMIT -1) WHERE said IS NOT NULL OR rest IS NOT NULL")
 # Those where the user said something, with what they said (history_user_fts, migrations/0036).
-_SAID = (f"SELECT id, said FROM (SELECT p.id, {_TEXTS[0]} FROM history_pieces AS p WHERE {{where}}"
+_SAID = (f"SELECT id, said FROM (SELECT p.id, {_SAID_TEXT} FROM history_pieces AS p WHERE {{where}}"
          " LIMIT -1) WHERE said IS NOT NULL")
 
 # Pieces are merged up to this many messages: a merge re-indexes its text in one piece, so an unbounded
