@@ -1656,7 +1656,7 @@ def test_a_sessions_first_excerpt_is_its_best_message(history, hroot):
 
 
 def test_role_user_ranks_sessions_by_all_the_user_wrote_in_each(history, hroot):
-    """Under role="user" a session is ranked as a whole by what its user wrote (the pieces' user column), as the
+    """Under role="user" a session is ranked as a whole by what its user wrote (history_user_fts), as the
     unfiltered ranking is by all of it: not by its best user message, nor by the replies' words."""
     transcript(hroot, [line("user", f"kayak day number {n}") for n in range(5)], session="often")
     transcript(hroot, [line("user", "kayak day 9"), line("assistant", "kayak kayak kayak, a fine kayak")],
@@ -1670,7 +1670,7 @@ def test_role_user_ranks_sessions_by_all_the_user_wrote_in_each(history, hroot):
     assert history.search("kayak", floor=0.0)[0].session == "replies"
     # a word only the replies hold is reported as matching nothing, as under any role filter
     assert history.search_result("kayak fine", role="user", floor=0.0).unmatched == ("fine",)
-    # a pasted paragraph (one OR query of its words) keeps to the user's column too
+    # a pasted paragraph (one OR query of its words) keeps to what the user wrote too
     pasted = " ".join(["kayak"] + [f"w{n}" for n in range(60)])
     assert [h.session for h in history.search(pasted, role="user", floor=0.0)] == ["often", "once"]
 

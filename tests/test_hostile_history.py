@@ -279,7 +279,7 @@ def test_lines_claiming_a_session_from_another_folder_are_a_hit_of_their_own(his
     # best message) where no session's own course matches.
     assert [(h.project, h.matched) for h in history.search("swift")] == [("-home-u-shop", 1)]
     assert [(h.project, h.matched) for h in history.search("forged")] == [("-home-x-attacker", 3)]
-    # Under role="user" as well (over the pieces' user column), and each folder's hit keeps to its own lines.
+    # Under role="user" as well (over what the users wrote), and each folder's hit keeps to its own lines.
     assert [(h.project, h.matched) for h in history.search("swift", role="user")] == [("-home-u-shop", 1)]
     assert [(h.project, h.matched) for h in history.search("forged", role="user")] == [("-home-x-attacker", 3)]
     by_role = history.search("swift", role="user", messages=True)
