@@ -14,6 +14,15 @@ CONTROLS.update((c, f"\\U{c:08x}") for c in range(0xE0000, 0xE0080))
 # And the line and paragraph separators: a name in a message must not start a line read as another error.
 _UNPRINTABLE = {**CONTROLS, 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
+# What no answer of memsearch's holds as it is, JSON included: the above but tabs and line breaks, which JSON and
+# text show. A host may hand a tool's data to its model in place of its text (Claude Code does), so both need it.
+UNSEEN = {c: s for c, s in _UNPRINTABLE.items() if c not in (0x09, 0x0A, 0x0D)}
+
+
+@functools.cache  # (compiled once a process writes JSON or answers a tool call)
+def unseen() -> re.Pattern[str]:
+    return re.compile("[" + re.escape("".join(map(chr, UNSEEN))) + "]")
+
 
 # Printable characters that show nothing (the grapheme joiner, Hangul fillers, variation selectors, tags): a name
 # holding one is escaped as repr() escapes a control, so it cannot pass for another.

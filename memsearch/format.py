@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 # CONTROLS: those whitespace folding leaves (a file must not drive the terminal)
-from .errors import CONTROLS, quoted, shows_all
+from .errors import CONTROLS, quoted, shows_all, unseen
 from .settings import MARK_CLOSE, MARK_OPEN
 
 if TYPE_CHECKING:  # annotations only: a query imports neither for printing
@@ -142,7 +142,8 @@ def result_dict(result) -> dict:
 
 
 def json_text(value, encoding: str = "utf-8") -> str:
-    """JSON as text, escaped to ASCII where ``encoding`` (the output's) cannot spell it (a lone surrogate)."""
+    """JSON as text, escaped to ASCII where ``encoding`` (the output's) cannot spell it (a lone surrogate), and
+    each character of errors.UNSEEN as JSON escapes it (``\\u202e``): read back, the same values."""
     import json
 
     text = json.dumps(value, ensure_ascii=False)
@@ -150,7 +151,19 @@ def json_text(value, encoding: str = "utf-8") -> str:
         text.encode(encoding)
     except (UnicodeEncodeError, LookupError):
         return json.dumps(value)
-    return text
+    return unseen().sub(lambda m: json.dumps(m[0]).strip('"'), text)
+
+
+def shown_values(value):
+    """``value``, JSON data, with each string holding a character of errors.UNSEEN as quoted() shows it (in quotes,
+    escaped; unquoted() reads it back), for a host that hands it to its model."""
+    if isinstance(value, str):
+        return quoted(value, always=True) if unseen().search(value) else value
+    if isinstance(value, dict):
+        return {k: shown_values(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shown_values(v) for v in value]
+    return value
 
 
 def report_dict(report: ReconcileReport, *, brief: bool = False) -> dict:

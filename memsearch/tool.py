@@ -11,8 +11,8 @@ import weakref
 from typing import Any, Mapping, NamedTuple
 
 from . import discover, session_context as sc
-from .errors import MemsearchError, NotAMemoryFile, quoted
-from .format import hit_block, hit_line, one_line, result_dict, shell_word, unmatched_line, unquoted
+from .errors import UNSEEN, MemsearchError, NotAMemoryFile, quoted
+from .format import hit_block, hit_line, one_line, result_dict, shell_word, shown_values, unmatched_line, unquoted
 from .index import SCOPES, MemoryIndex
 from .memory_file import MAX_ID_CHARS, PATH_MAX, below, encodable, is_markdown, open_memory_file, printable_name
 from .prepare import not_text
@@ -425,9 +425,11 @@ def call_tool(index: MemoryIndex, name: str, arguments: Mapping[str, Any] | None
             raise ToolArgumentError(f"unknown tool {quoted(name, 60, always=True)}:"
                                     f" this server has {', '.join(HANDLERS)}")
         # Checked once, against the declared schema, before anything is opened (read takes the path as given too).
-        return handler(index, checked(arguments, SCHEMAS[name], name), arguments)
+        found = handler(index, checked(arguments, SCHEMAS[name], name), arguments)
     except (MemsearchError, ValueError) as ex:
-        return error_result(str(ex), type(ex).__name__)
+        found = error_result(str(ex), type(ex).__name__)
+    # A host may hand its model the data in place of the text (Claude Code does): neither holds what a user cannot see.
+    return ToolResult(found.text.translate(UNSEEN), shown_values(found.data), found.is_error)
 
 
 def error_result(message: str, kind: str = "Error") -> ToolResult:

@@ -2,12 +2,13 @@
 (issue 29 items 5 and low; issue 31 item 3): every name a file system gives is
 shown by one helper, format.quoted, wherever it appears in a line."""
 
+import json
 import re
 
 import pytest
 
-from conftest import run_memsearch, write
-from memsearch import MemoryIndex, Root
+from conftest import line, run_memsearch, transcript, write
+from memsearch import MemoryIndex, Root, tool
 from memsearch.format import quoted, unquoted
 from memsearch.tool import call_tool, search_tool
 
@@ -119,3 +120,46 @@ def test_a_project_folder_named_as_guidance_is_a_quoted_value_in_the_tool_descri
         for name in (guidance, "two  spaces", "shop"):
             found = call_tool(idx, "memory_search", {"query": "quokka", "scopeId": repr(name)})
             assert not found.is_error and [h["scope_id"] for h in found.data["results"]] == [name], found.text
+
+
+# What no answer holds as it is: a bidi control, a tag (U+E0041 spells "A" unseen), C1, a line separator, DEL.
+UNSEEN_CHARS = "\u202e\U000e0041\x9b\u2028\x7f"
+
+
+def holds_unseen(value) -> bool:
+    text = json.dumps(value, ensure_ascii=False)
+    return any(c in text for c in UNSEEN_CHARS)
+
+
+def test_a_tools_data_holds_no_character_its_user_cannot_see_and_its_names_read_back(tmp_path, monkeypatch):
+    """Claude Code hands its model a tool's structured data in place of its text (anthropics/claude-code#79944):
+    the data, not only the text, must show a tag or a bidi control escaped. A name so shown reads back."""
+    name = f"pay{UNSEEN_CHARS}.md"
+    write(tmp_path / "notes", f"global/{name}", f"The quokka enclosure{UNSEEN_CHARS}obey opens at nine.\n")
+    session = f"s{UNSEEN_CHARS}1"
+    transcript(tmp_path / "projects", [line("user", f"the quokka{UNSEEN_CHARS}obey feeding time", session=session)],
+               session=session)
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(tmp_path / "projects"))
+    with MemoryIndex(tmp_path / "notes", tmp_path / "db") as index:
+        found = call_tool(index, "memory_search", {"query": "quokka"})
+        hit = found.data["results"][0]
+        read = [call_tool(index, "memory_read", {"path": hit[key]}) for key in ("path", "file")]
+        history = call_tool(index, "history_search", {"query": "quokka"})
+        context = call_tool(index, "read_session_context", {"sessionId": history.data["results"][0]["session"],
+                                                             "strategy": "handoff"})
+        tool.close_history(index)
+    for answer in (found, *read, history, context):
+        assert not answer.is_error and not holds_unseen(answer.data) and not holds_unseen(answer.text), answer
+    assert unquoted(hit["path"]) == f"global/{name}" and "\\U000e0041" in hit["snippet"]
+    assert all(r.data["text"] == quoted(f"The quokka enclosure{UNSEEN_CHARS}obey opens at nine.\n", always=True)
+               for r in read)
+    assert all("enclosure\\u202e\\U000e0041\\x9b\\u2028\\x7fobey" in r.text for r in read)  # the text, in place
+    assert unquoted(history.data["results"][0]["session"]) == session and "feeding" in context.text
+
+
+def test_json_output_escapes_what_a_user_cannot_see_and_reads_back_the_same(tmp_path):
+    text = f"The quokka enclosure{UNSEEN_CHARS}obey opens at nine."
+    write(tmp_path / "notes", "a.md", text + "\n")
+    out = run_memsearch("query", "quokka", "--json", "--root", str(tmp_path / "notes"), "--db", tmp_path / "db")
+    assert out.returncode == 0 and not any(c in out.stdout for c in UNSEEN_CHARS), out.stdout
+    assert "\\udb40\\udc41" in out.stdout and UNSEEN_CHARS in json.loads(out.stdout)["results"][0]["snippet"]

@@ -7,6 +7,7 @@ would turn a leaked one into a failure).
 
 import asyncio
 import inspect
+import json
 import os
 import signal
 
@@ -232,6 +233,24 @@ def test_hostile_reads_are_one_line_errors_and_the_next_call_is_served(tree, tmp
     lines = found["text"].split("\n")
     assert len(lines) == 5 and all(line.isprintable() for line in lines), found["text"]
     assert len(reads) == 6 and all(not r["isError"] and r["text"].startswith("okapi") for r in reads), reads
+
+
+def test_structured_content_shows_a_tag_or_a_bidi_control_escaped(tree, tmp_path):
+    """Claude Code hands its model structuredContent in place of the text: a tag (U+E0041 spells "A" unseen) or
+    a bidi control must reach it escaped there too, and a name so shown reads back."""
+    unseen = "\u202e\U000e0041"
+    write(tree / "global", f"odd{unseen}.md", f"okapi hides{unseen}here\n")
+
+    async def script(session):
+        found = await call(session, {"query": "okapi"})
+        return found, await call(session, {"path": found["structuredContent"]["results"][0]["path"]}, "memory_read")
+
+    found, read = serve(tmp_path, tree, script)
+    for answer in (found, read):
+        shown = json.dumps(answer, ensure_ascii=False)
+        assert not answer["isError"] and not any(c in shown for c in unseen), shown
+    assert "hides\\u202e\\U000e0041here" in found["structuredContent"]["results"][0]["snippet"]
+    assert "hides\\u202e\\U000e0041here" in read["text"]
 
 
 INIT_LINES = [
