@@ -79,6 +79,9 @@ def test_lists_tools_then_hits_zero_hits_and_filters(tree, tmp_path):
     assert (schema["properties"]["limit"]["minimum"], schema["properties"]["limit"]["maximum"]) == (1, 50)
     assert "one to three rare" in search["description"] and "check it answers the question" in search["description"]
     assert tools["memory_read"]["inputSchema"]["required"] == ["path"]
+    # Each only reads: Claude Code asks before every call in plan mode of a tool that does not say so.
+    assert all(t["annotations"] == {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+               for t in tools.values())
 
     assert not hit["isError"]
     assert "projects/shop/memory-db.md  [projects/shop · memory]  score " in hit["text"]

@@ -62,6 +62,7 @@ def test_description_teaches_the_model(teaching):
 def test_host_shapes():
     assert SEARCH_TOOL.mcp() == {
         "name": "memory_search", "description": SEARCH_TOOL.description, "inputSchema": SEARCH_TOOL.input_schema,
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
     assert SEARCH_TOOL.anthropic()["input_schema"] is SEARCH_TOOL.input_schema
     openai = SEARCH_TOOL.openai()
