@@ -21,7 +21,14 @@ UNSEEN = {c: s for c, s in _UNPRINTABLE.items() if c not in (0x09, 0x0A, 0x0D)}
 
 @functools.cache  # (compiled once a process writes JSON or answers a tool call)
 def unseen() -> re.Pattern[str]:
-    return re.compile("[" + re.escape("".join(map(chr, UNSEEN))) + "]")
+    # As ranges: a class of ~200 single characters matched 30 times slower.
+    ranges: list[list[int]] = []
+    for c in sorted(UNSEEN):
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges) + "]")
 
 
 # Printable characters that show nothing (the grapheme joiner, Hangul fillers, variation selectors, tags): a name
