@@ -8,7 +8,6 @@ import pytest
 
 from conftest import write
 from memsearch import MemoryIndex, Root, Watcher
-from memsearch.format import unquoted
 from memsearch.memory_file import MAX_LOOKUPS
 from memsearch.settings import Settings
 from memsearch.tool import call_tool, search_tool
@@ -45,7 +44,7 @@ def test_scope_ids_listed_to_the_model_are_bounded_in_size(tmp_path):
         assert unknown.is_error and "-home-me-shop" in unknown.text and len(unknown.text) < 2_000, len(unknown.text)
         # A hit still names such a project, and scopeId finds it.
         hits = call_tool(idx, "memory_search", {"query": "note", "limit": 50}).data["results"]
-        hit = next(h for h in hits if unquoted(h["scope_id"])[1:3] == "\x01\x01")  # (quoted in the data)
+        hit = next(h for h in hits if h["scope_id"][1:3] == "\x01\x01")
         again = call_tool(idx, "memory_search", {"query": "note", "scopeId": hit["scope_id"]})
         assert [h["path"] for h in again.data["results"]] == [hit["path"]]
 
