@@ -155,8 +155,8 @@ def json_text(value, encoding: str = "utf-8") -> str:
 
 
 def shown_values(value):
-    """``value``, JSON data, with each string holding a character of errors.UNSEEN as quoted() shows it (in quotes,
-    escaped; unquoted() reads it back), for a host that hands it to its model."""
+    """``value``, JSON data, with each string holding a character of errors.unseen() as quoted() shows it (in
+    quotes, escaped; unquoted() reads it back), for a host that hands it to its model."""
     if isinstance(value, str):
         return quoted(value, always=True) if unseen().search(value) else value
     if isinstance(value, dict):

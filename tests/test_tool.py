@@ -606,7 +606,7 @@ def test_forged_names_are_escaped_in_the_tool_text_and_still_read(tree, tmp_path
             assert line.isprintable(), repr(line)
         shown = [line.split(". ", 1)[1].split("  [")[0] for line in lines[1::2]]
         for hit, text_path in zip(found.data["results"], shown):
-            # Escaped in the text; raw in the data, unless it holds a character a user cannot see (a tab is seen).
+            # Escaped in the text; raw in the data, unless it holds what JSON leaves as it is and a user cannot see.
             assert (hit["file"] == text_path) == (unseen().search(unquoted(hit["file"])) is not None), text_path
             for path in (hit["path"], hit["file"], text_path):
                 read = call_tool(idx, "memory_read", {"path": path})
