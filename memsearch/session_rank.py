@@ -42,7 +42,8 @@ def rank_sessions(conn: sqlite3.Connection, query: Query, where: str, params: li
     pieces_of() kept between searches; its map of every piece serves the searches without a filter or a date.
     ``user``: only what the user wrote is matched (``role="user"``), so every count and bound is USER's."""
     table = USER if user else SESSIONS
-    pieces, user_pieces = file_count(conn, table), file_count(conn, USER)
+    pieces = file_count(conn, table)
+    user_pieces = pieces if user else file_count(conn, USER)
     runs = string_runs(query)
     common = _common_words(conn, runs, counts, pieces, table)
     scores: dict[int, float] = {}
