@@ -155,10 +155,11 @@ def json_text(value, encoding: str = "utf-8") -> str:
 
 
 def shown_values(value):
-    """``value``, JSON data, with each string holding a character of errors.unseen() as quoted() shows it (in
-    quotes, escaped; unquoted() reads it back), for a host that hands it to its model."""
+    """``value``, JSON data, with each string holding a character of errors.unseen(), or one unquoted() would read
+    as another (a folder 'shop', quotes and all, read back as shop), as quoted() shows it (in quotes, escaped;
+    unquoted() reads it back), for a host that hands it to its model."""
     if isinstance(value, str):
-        return quoted(value, always=True) if unseen().search(value) else value
+        return quoted(value, always=True) if unseen().search(value) or unquoted(value) != value else value
     if isinstance(value, dict):
         return {k: shown_values(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

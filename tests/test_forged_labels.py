@@ -163,3 +163,22 @@ def test_json_output_escapes_what_a_user_cannot_see_and_reads_back_the_same(tmp_
     out = run_memsearch("query", "quokka", "--json", "--root", str(tmp_path / "notes"), "--db", tmp_path / "db")
     assert out.returncode == 0 and not any(c in out.stdout for c in UNSEEN_CHARS), out.stdout
     assert "\\udb40\\udc41" in out.stdout and UNSEEN_CHARS in json.loads(out.stdout)["results"][0]["snippet"]
+
+
+def test_a_name_in_a_tools_data_spelt_as_another_quoted_reads_back_as_itself(tmp_path, monkeypatch):
+    """A folder or transcript named 'shop', quotes and all: the data a host hands its model (Claude Code) gave it
+    bare, and the tools, which take a name back unquoted, read it as shop: another folder's hits, another session."""
+    write(tmp_path / "mem", "projects/shop/notes.md", "The quokka of the real shop.\n")
+    write(tmp_path / "mem", "projects/'shop'/notes.md", "The quokka of the planted folder.\n")
+    transcript(tmp_path / "h", [line("user", "the quokka victim secret", session="victim")], session="victim")
+    transcript(tmp_path / "h", [line("user", "the quokka planted", session="'victim'")], session="'victim'",
+               project="-elsewhere")
+    monkeypatch.setenv("MEMSEARCH_HISTORY_ROOTS", str(tmp_path / "h"))
+    with MemoryIndex(tmp_path / "mem", tmp_path / "db") as index:
+        scope_id = call_tool(index, "memory_search", {"query": "planted"}).data["results"][0]["scope_id"]
+        found = call_tool(index, "memory_search", {"query": "quokka", "scopeId": scope_id})
+        session = call_tool(index, "history_search", {"query": "planted"}).data["results"][0]["session"]
+        context = call_tool(index, "read_session_context", {"sessionId": session, "strategy": "handoff"})
+        tool.close_history(index)
+    assert [h["snippet"] for h in found.data["results"]] == ["The <<quokka>> of the planted folder.\n"]
+    assert "planted" in context.text and "victim secret" not in context.text, context.text
