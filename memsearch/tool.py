@@ -280,7 +280,7 @@ def read(index: MemoryIndex, args: dict, given: Mapping[str, Any]) -> ToolResult
     for spelling in dict.fromkeys([path.strip(), path, unquoted(path.strip())]):
         try:
             fd, file = open_file(index, spelling)
-            path = spelling
+            path = printable_name(spelling)  # a name's bytes given as Python spells them (\udce9): no JSON text
             break
         except (NotAMemoryFile, ToolArgumentError) as ex:
             first = first or ex

@@ -648,6 +648,13 @@ def test_names_that_are_not_utf8_round_trip_to_memory_read(tree, tmp_path):
             read = call_tool(idx, "memory_read", {"path": path})
             assert not read.is_error and read.text == "quokka in a Latin-1 name\n", read.text
             assert read.data["file"] == hit["file"]  # JSON text, spelled as the hit spells it
+        # The name's bytes as Python spells them (surrogateescape), given raw or quoted (ASCII), open it too: the data
+        # echoed that spelling, no JSON text, and the server answered "internal error: UnicodeEncodeError".
+        surrogates = "projects/caf\udce9/r\udce9sum\udce9-\udcff.md"
+        for path in (surrogates, repr(surrogates)):
+            read = call_tool(idx, "memory_read", {"path": path})
+            assert not read.is_error and read.data["path"] == hit["path"], read
+            json.dumps(read.data, ensure_ascii=False).encode("utf-8")
 
 
 def test_a_scope_id_of_another_scope_is_named_as_such(index):
