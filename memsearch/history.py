@@ -32,7 +32,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        given_type, read_config)
-from .memory_file import below, encodable, printable_name, real_path
+from .memory_file import below, encodable, on_disk, printable_name, real_path
 from .transcripts import ROLES, CountingReader, as_stored, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
@@ -274,8 +274,8 @@ class HistoryIndex(db.Opened):
     def _real(self, root: str, rel: str) -> str:
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
-            folder = self._walks.paths.get(root)
-            real = None if folder is None else real_path(_file(folder, rel))
+            folder = self._walks.paths.get(root)  # (a name spelled \\xNN is its bytes again on disk)
+            real = None if folder is None else real_path(on_disk(folder, rel.split("/")))
             if real is None or not below(real, os.path.realpath(folder)):
                 raise ValueError("not inside a root of this index")
         return real

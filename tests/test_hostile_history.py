@@ -425,6 +425,24 @@ def test_transcripts_with_names_that_are_not_utf8_are_indexed(history, hroot):
     assert [m.text for m in history.session_messages("s\\xff")] == ["the latin curlew"]
 
 
+def test_a_hit_of_a_name_not_utf8_is_read_back_without_a_refresh(hroot, tmp_path):
+    """An index that walked nothing in this process read a hit back at its stored name, spelled \\xNN: no such
+    file, so the hit was taken for stale and its transcript read again from its start by a refresh the caller
+    had declined (a large one deferred, its hits lost meanwhile)."""
+    folder = os.path.join(os.fsencode(hroot), b"-home-caf\xe9")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"s\xff.jsonl"), "w") as f:
+        f.write(json.dumps(line("user", "the latin curlew", sessionId="s")) + "\n")
+    with history_module.HistoryIndex(hroot, tmp_path / "index.db") as history:
+        history.refresh()
+    with history_module.HistoryIndex(hroot, tmp_path / "index.db") as history:
+        result = history.search_result("curlew", refresh=False)
+        assert [h.session for h in result.hits] == ["s\\xff"] and result.refresh is None
+        assert [m.text for m in history.session_messages("s\\xff", refresh=False)] == ["the latin curlew"]
+        assert history.status()["messages"] == 1
+        assert history.conn.execute("SELECT inode FROM history_files").fetchone()[0] != -1  # not marked to re-read
+
+
 def test_a_hard_link_under_another_name_does_not_take_a_session_over(hroot, tmp_path):
     """On a new index the first name in order was the one read: a hard link -home-a/x.jsonl to the victim's
     transcript made its lines session x of -home-a, and the victim's id named no session. The name its lines
