@@ -94,6 +94,24 @@ def test_an_indexed_transcript_that_turns_sparse_loses_its_rows(history, hroot):
     assert len(history.refresh().skipped) == 1  # listed at every call while it stays so
 
 
+def test_a_transcript_dated_past_2261_is_skipped_not_the_search(history, hroot):
+    """`touch -d 2400-01-01` puts a file's mtime in ns past SQLite's 64-bit integers: binding its fingerprint
+    raised OverflowError out of every search (the rows of the others read with it rolled back). It is listed,
+    and one indexed before loses its rows, as one turned sparse does."""
+    transcript(hroot, [line("user", "the good heron")], session="good")
+    early = transcript(hroot, [line("user", "the early heron")], session="early")
+    assert sorted(found(history, "heron")) == ["the early heron", "the good heron"]
+    late = transcript(hroot, [line("user", "the late heron")], session="late")
+    for path in (late, early):
+        os.utime(path, ns=(13 * 10**18, 13 * 10**18))  # the year 2381
+        if os.stat(path).st_mtime_ns < 1 << 63:
+            pytest.skip("this file system keeps no such time")
+    result = history.search_result("heron", messages=True)
+    assert [h.snippet for h in result.hits] == ["the good <<heron>>"]
+    assert sorted((p, r.split(" (")[0]) for p, r in result.refresh.skipped) == [
+        (str(early), "modification time out of range"), (str(late), "modification time out of range")]
+
+
 def test_the_size_cap_skips_a_dense_transcript(history, hroot, monkeypatch):
     monkeypatch.setattr(transcripts, "MAX_TRANSCRIPT_BYTES", 10_000)
     transcript(hroot, [line("user", f"osprey {i} " + "words " * 30) for i in range(100)], session="big")
