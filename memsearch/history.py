@@ -221,7 +221,10 @@ class HistoryIndex(db.Opened):
                 islice(ids, 1 if messages else len(hit.excerpts)))], answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), refresh, progress, reports, give_up)
-        report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
+        # The refreshes' work adds up; what is deferred, linked or skipped is as the last found it: each lists every
+        # such transcript anew (summed, one skipped was "and 1 more" after a hit's transcript was read again).
+        report = reduce(lambda a, b: HistoryReport(*map(add, a, b))._replace(
+            linked=b.linked, deferred=b.deferred, skipped=b.skipped), reports) if reports else None
         shared = self._guarded(lambda: frozenset(s for s in {h.session for h in hits}
                                                  if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0]))
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts), shared)
