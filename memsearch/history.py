@@ -32,7 +32,7 @@ from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_cou
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        given_type, read_config)
-from .memory_file import below, encodable, printable_name, real_path
+from .memory_file import below, encodable, on_disk, printable_name, real_path
 from .transcripts import ROLES, CountingReader, as_stored, parse_line, resolve_root, slug, timestamp
 
 if TYPE_CHECKING:
@@ -221,7 +221,10 @@ class HistoryIndex(db.Opened):
                 islice(ids, 1 if messages else len(hit.excerpts)))], answer[1], answer[2]
 
         hits, floored, _ = self._verified(run, itemgetter(2), refresh, progress, reports, give_up)
-        report = reduce(lambda a, b: HistoryReport(*map(add, a, b)), reports) if reports else None
+        # The refreshes' work adds up; what is deferred, linked or skipped is as the last found it: each lists every
+        # such transcript anew (summed, one skipped was "and 1 more" after a hit's transcript was read again).
+        report = reduce(lambda a, b: HistoryReport(*map(add, a, b))._replace(
+            linked=b.linked, deferred=b.deferred, skipped=b.skipped), reports) if reports else None
         shared = self._guarded(lambda: frozenset(s for s in {h.session for h in hits}
                                                  if self.conn.execute(SHARED_SESSION, [s, s]).fetchone()[0]))
         return HistoryResult(query, planned.fts, hits, floored, report, unmatched(query, counts), shared)
@@ -274,8 +277,8 @@ class HistoryIndex(db.Opened):
     def _real(self, root: str, rel: str) -> str:
         real = self._walks.reals.get((root, rel))
         if real is None:  # not refreshed in this process: resolved as find() would, inside the root
-            folder = self._walks.paths.get(root)
-            real = None if folder is None else real_path(_file(folder, rel))
+            folder = self._walks.paths.get(root)  # (a name spelled \\xNN is its bytes again on disk)
+            real = None if folder is None else real_path(on_disk(folder, rel.split("/")))
             if real is None or not below(real, os.path.realpath(folder)):
                 raise ValueError("not inside a root of this index")
         return real

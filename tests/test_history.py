@@ -1036,6 +1036,22 @@ def test_a_grown_transcript_with_changed_earlier_bytes_answers_with_its_new_text
     assert history.search("hunter2zz", messages=messages) == []
 
 
+def test_a_search_that_reads_a_hits_transcript_again_lists_each_skipped_one_once(history, hroot):
+    """A hit's transcript read again is a second refresh, which lists the transcripts it skips anew: the search's
+    report listed them once a refresh, and `memsearch history` warned of one skipped "and 1 more"."""
+    pad = "p" * 2 * CHECK_BYTES
+    path = transcript(hroot, [line("user", pad), line("user", "lambda password hunter2zz"), line("user", pad)])
+    big = hroot / PROJECT / "big.jsonl"
+    big.write_bytes(b"{}\n")
+    os.truncate(big, 100 << 20)  # sparse: skipped at every refresh
+    assert texts(history, "hunter2zz") == ["lambda password hunter2zz"]
+    middle_rewrite(path, "hunter2zz", "*********")
+    append(path, line("assistant", "lambda rotated"))
+    found = history.search_result("lambda password", messages=True)
+    assert found.refresh.reread == 1 and found.refresh.grown == 1  # (two refreshes: the work of each counted)
+    assert [p for p, _ in found.refresh.skipped] == [str(big)]
+
+
 def test_a_grown_transcript_whose_earlier_line_left_a_sub_agent_is_read_as_the_sessions_now(history, hroot):
     """The same rewrite then append, of ``isSidechain``: the line, now the session's own, stayed marked a
     sub-agent's and out of session-context."""

@@ -94,6 +94,24 @@ def test_an_indexed_transcript_that_turns_sparse_loses_its_rows(history, hroot):
     assert len(history.refresh().skipped) == 1  # listed at every call while it stays so
 
 
+def test_a_transcript_dated_past_2261_is_skipped_not_the_search(history, hroot):
+    """`touch -d 2400-01-01` puts a file's mtime in ns past SQLite's 64-bit integers: binding its fingerprint
+    raised OverflowError out of every search (the rows of the others read with it rolled back). It is listed,
+    and one indexed before loses its rows, as one turned sparse does."""
+    transcript(hroot, [line("user", "the good heron")], session="good")
+    early = transcript(hroot, [line("user", "the early heron")], session="early")
+    assert sorted(found(history, "heron")) == ["the early heron", "the good heron"]
+    late = transcript(hroot, [line("user", "the late heron")], session="late")
+    for path in (late, early):
+        os.utime(path, ns=(13 * 10**18, 13 * 10**18))  # the year 2381
+        if os.stat(path).st_mtime_ns < 1 << 63:
+            pytest.skip("this file system keeps no such time")
+    result = history.search_result("heron", messages=True)
+    assert [h.snippet for h in result.hits] == ["the good <<heron>>"]
+    assert sorted((p, r.split(" (")[0]) for p, r in result.refresh.skipped) == [
+        (str(early), "modification time out of range"), (str(late), "modification time out of range")]
+
+
 def test_the_size_cap_skips_a_dense_transcript(history, hroot, monkeypatch):
     monkeypatch.setattr(transcripts, "MAX_TRANSCRIPT_BYTES", 10_000)
     transcript(hroot, [line("user", f"osprey {i} " + "words " * 30) for i in range(100)], session="big")
@@ -423,6 +441,24 @@ def test_transcripts_with_names_that_are_not_utf8_are_indexed(history, hroot):
     (hit,) = history.search("curlew")
     assert (hit.session, hit.project) == ("s\\xff", "-home-caf\\xe9")
     assert [m.text for m in history.session_messages("s\\xff")] == ["the latin curlew"]
+
+
+def test_a_hit_of_a_name_not_utf8_is_read_back_without_a_refresh(hroot, tmp_path):
+    """An index that walked nothing in this process read a hit back at its stored name, spelled \\xNN: no such
+    file, so the hit was taken for stale and its transcript read again from its start by a refresh the caller
+    had declined (a large one deferred, its hits lost meanwhile)."""
+    folder = os.path.join(os.fsencode(hroot), b"-home-caf\xe9")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"s\xff.jsonl"), "w") as f:
+        f.write(json.dumps(line("user", "the latin curlew", sessionId="s")) + "\n")
+    with history_module.HistoryIndex(hroot, tmp_path / "index.db") as history:
+        history.refresh()
+    with history_module.HistoryIndex(hroot, tmp_path / "index.db") as history:
+        result = history.search_result("curlew", refresh=False)
+        assert [h.session for h in result.hits] == ["s\\xff"] and result.refresh is None
+        assert [m.text for m in history.session_messages("s\\xff", refresh=False)] == ["the latin curlew"]
+        assert history.status()["messages"] == 1
+        assert history.conn.execute("SELECT inode FROM history_files").fetchone()[0] != -1  # not marked to re-read
 
 
 def test_a_hard_link_under_another_name_does_not_take_a_session_over(hroot, tmp_path):
