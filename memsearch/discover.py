@@ -14,7 +14,7 @@ from itertools import dropwhile
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .errors import RootNotFound
-from .fingerprint import Fingerprint, key as fp_key, make
+from .fingerprint import Fingerprint
 from .memory_file import below, on_disk, real_path
 from .steady import cache_of, dir_key, is_steady, snapshot
 from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
@@ -109,9 +109,9 @@ def nested_folders(root: str, rels) -> set[str]:
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
                st: os.stat_result | None = None) -> None:
     """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root. ``st``:
-    its lstat, when the caller took one: a regular file under the cap needs no realpath."""
-    if st is not None and S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
-        found[rel] = (abspath, make(fp_key(st)))
+    its lstat, when the caller took one: a regular file needs no realpath."""
+    if st is not None and S_ISREG(st.st_mode):
+        add_file(rel, abspath, st, found, skipped, max_file_bytes)
         return
     try:
         st = os.lstat(abspath)

@@ -200,8 +200,6 @@ MAX_TRANSCRIPT_BYTES = 1 << 30
 # not a transcript; the ratio leaves room for compressing file systems (JSON ~10x at most).
 SPARSE_MIN_BYTES = 1 << 20
 SPARSE_RATIO = 64
-# The mtimes in ns SQLite's 64-bit integers hold (1678-2261): `touch -d 2400-01-01` sets one past them.
-STORED_NS = range(-(1 << 63), 1 << 63)
 
 
 class Refused(OSError):
@@ -220,8 +218,8 @@ class CountingReader:
             why = f"too large ({st.st_size} bytes, cap {MAX_TRANSCRIPT_BYTES})"
         elif blocks is not None and st.st_size > SPARSE_MIN_BYTES and blocks * 512 * SPARSE_RATIO < st.st_size:
             why = f"sparse ({st.st_size} bytes, {blocks * 512} on disk)"
-        elif st.st_mtime_ns not in STORED_NS:  # its fingerprint could not be stored
-            why = f"modification time out of range ({st.st_mtime_ns} ns since 1970: the index stores 1678-2261)"
+        elif st.st_mtime_ns not in fingerprint.STORED_NS:
+            why = fingerprint.out_of_range(st)
         else:
             self.fd, self.stat, self.bytes_read = fd, st, 0
             return

@@ -515,3 +515,22 @@ def test_a_root_or_index_folder_named_to_forge_a_line_is_shown_escaped(tmp_path)
             assert done.returncode == 0, done.stderr
             assert not any(line.startswith("ERROR") for line in done.stdout.splitlines()), done.stdout
 
+
+
+def test_a_file_dated_past_2262_is_skipped_not_the_search(root, tmp_path):
+    """`touch -d 2400-01-01` puts a file's mtime in ns past SQLite's 64-bit integers: binding its fingerprint raised
+    OverflowError out of every reconcile, so no query answered. It is listed, and one indexed before leaves."""
+    write(root, "good.md", "the good heron")
+    early = write(root, "early.md", "the early heron")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert sorted(h.path for h in idx.search("heron")) == ["early.md", "good.md"]
+        late = write(root, "late.md", "the late heron")
+        for path in (late, early):
+            os.utime(path, ns=(13 * 10**18, 13 * 10**18))  # the year 2381
+            if os.stat(path).st_mtime_ns < 1 << 63:
+                pytest.skip("this file system keeps no such time")
+        assert [h.path for h in idx.search("heron")] == ["good.md"]
+        assert sorted((s.path, s.reason.split(" (")[0]) for s in idx.reconcile().skipped) == [
+            ("early.md", "modification time out of range"), ("late.md", "modification time out of range")]
+    out = run_memsearch("query", "heron", "--root", root, "--db", tmp_path / "db2")
+    assert out.returncode == 0 and "good.md" in out.stdout and "late.md" not in out.stdout, out.stderr
