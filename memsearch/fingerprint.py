@@ -37,13 +37,14 @@ RACY_NS = 2_000_000_000
 # The columns of memory_fts that hold a row's Fingerprint (migrations/0008).
 COLUMNS = "size, mtime_ns, ctime_ns, device, inode"
 
-# What SQLite's 64-bit integers hold: an mtime in ns outside (`touch -d 2400-01-01`) has no fingerprint to store.
-STORED_NS = range(-(1 << 63), 1 << 63)
+# What SQLite's 64-bit integers hold: a file whose mtime in ns is outside (`touch -d 2400-01-01`) has no
+# fingerprint to store. Compared inline (MIN_NS <= ns <= MAX_NS): a walk's hot loop checks each file.
+MIN_NS, MAX_NS = -(1 << 63), (1 << 63) - 1
 
 
-def out_of_range(st) -> str:
-    """Why a file whose mtime is not in STORED_NS is passed over."""
-    return f"modification time out of range ({st.st_mtime_ns} ns since 1970: the index stores 1677 to 2262)"
+def out_of_range(mtime_ns: int) -> str:
+    """Why a file whose mtime is outside MIN_NS..MAX_NS is passed over."""
+    return f"modification time out of range ({mtime_ns} ns since 1970: the index stores 1677 to 2262)"
 
 
 def of(st) -> Fingerprint:

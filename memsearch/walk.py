@@ -8,7 +8,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Mapping, NamedTuple
 
 from .errors import RootNotFound
-from .fingerprint import STORED_NS, Fingerprint, key, make, out_of_range
+from .fingerprint import MAX_NS, MIN_NS, Fingerprint, key, make, out_of_range
 from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name, real_path
 
 
@@ -127,7 +127,7 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
                         continue
                     if name.endswith(".md") or name[-3:].lower() == ".md":
                         st = entry.stat(follow_symlinks=False)
-                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode) and st.st_mtime_ns in STORED_NS:
+                        if st.st_size <= max_file_bytes and S_ISREG(st.st_mode) and MIN_NS <= st.st_mtime_ns <= MAX_NS:
                             now = key(st)
                             if pop(name, None) == now and name not in recheck_here:
                                 unchanged += 1
@@ -188,8 +188,8 @@ def add_file(rel, abspath, st, files, skipped, max_file_bytes):
         skipped.append(Skipped(rel, "not a regular file"))
     elif st.st_size > max_file_bytes:
         skipped.append(Skipped(rel, f"too large ({st.st_size} bytes, cap {max_file_bytes})"))
-    elif st.st_mtime_ns not in STORED_NS:  # (binding its fingerprint raised OverflowError out of the reconcile)
-        skipped.append(Skipped(rel, out_of_range(st)))
+    elif not MIN_NS <= st.st_mtime_ns <= MAX_NS:  # (binding its fingerprint raised OverflowError)
+        skipped.append(Skipped(rel, out_of_range(st.st_mtime_ns)))
     else:
         files[rel] = (abspath, make(key(st)))
 
