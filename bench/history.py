@@ -141,6 +141,14 @@ def write_session(folder: Path, sid: str, date: str, turns: list, rng: random.Ra
 # What write_session adds: "classic" (tool calls, reminders, caveats, a summary), or "full": sub-agents and a
 # half-written last line besides (live_noise).
 NOISE = "classic"
+# --seed: the noise, the `_s`-like haystacks and the other draws from other seeds (0: as published), to see how
+# much a figure owes to one draw.
+SEED = 0
+
+
+def seeded(seed: int | str) -> random.Random:
+    """The random source a part draws from: ``seed`` moved by SEED."""
+    return random.Random(seed if not SEED else f"{seed}+{SEED}" if isinstance(seed, str) else seed + SEED)
 # The prompts a main agent writes for a sub-agent: generic work on the project, nothing the user said.
 SUBAGENT_PROMPTS = (
     "Search the codebase for every place the configuration file is read and list the paths with line numbers.",
@@ -167,7 +175,7 @@ def live_noise(folder: Path, sid: str, lines: list, base: dict) -> str:
     """Sub-agents for some sessions (a Task call and its result appended to ``lines``, each sub-agent's transcript
     written), and the half-written line ending some transcripts, returned (no newline after it). Seeded by the
     session, so the classic noise (write_session's rng) is the same with or without it."""
-    rng = random.Random(f"live-{sid}")
+    rng = seeded(f"live-{sid}")
     at = lines[-1].get("timestamp", "2023-01-01T00:00:00.000Z")
     for n in range(rng.choice((0, 0, 0, 0, 1, 1, 2))):
         agent = f"{rng.getrandbits(28):07x}"
@@ -312,7 +320,7 @@ def retrieval(questions: list, scratch: Path) -> dict:
     folder and index."""
     sums: dict = {}
     counted = 0
-    rng = random.Random(16)
+    rng = seeded(16)
     for q in questions:
         if q["question_id"].endswith("_abs"):
             continue
@@ -346,7 +354,7 @@ def s_like(oracle_questions: list, s_questions: list, scratch: Path) -> dict:
             for sid, turns in zip(q["haystack_session_ids"], q["haystack_sessions"])
             if sid not in q["answer_session_ids"] and not sid.startswith("answer_")}
     filler = sorted(pool)
-    rng = random.Random(44)
+    rng = seeded(44)
     made = []
     for q in oracle_questions:
         if q["question_id"].endswith("_abs"):
@@ -367,7 +375,7 @@ def oracle(questions: list, scratch: Path) -> dict:
     """The 500-question oracle: its questions' sessions (1-6 each, 940
     distinct) pooled into one history, every question searched over all of
     them: the answer sessions must outrank every other question's."""
-    rng = random.Random(500)
+    rng = seeded(500)
     folder = scratch / "oracle" / "projects" / PROJECT
     folder.mkdir(parents=True)
     written: dict[str, dict] = {}
@@ -423,7 +431,7 @@ def locomo(conversations: list, scratch: Path) -> dict:
     (speaker_a the user, speaker_b the assistant, no names, a shared image as its caption), with the noise
     write_session adds. Categories 1-4 (5 is adversarial, left out as most memory benchmarks do);
     each question searched within its project and over all ten pooled."""
-    rng = random.Random(10)
+    rng = seeded(10)
     root = scratch / "locomo" / "projects"
     cases = []
     for conv in conversations:
@@ -478,7 +486,7 @@ def context(questions: list, scratch: Path) -> dict:
     """ReadSessionContext on long sessions: the share of questions whose
     answer turns all fall inside the `relevant` result at the default
     budget, against the last 24,000 characters of the session."""
-    rng = random.Random(24)
+    rng = seeded(24)
     folder = scratch / "long" / "projects" / PROJECT
     folder.mkdir(parents=True)
     cases = []
@@ -543,7 +551,7 @@ print(json.dumps({"seconds": seconds, "bytes": report.bytes_read, "messages": re
 
 
 def scale(questions: list, scratch: Path, megabytes: int) -> dict:
-    rng = random.Random(1)
+    rng = seeded(1)
     root = scratch / "projects"
     sessions = [(sid, date, turns) for q in questions for sid, date, turns in
                 zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"])]
@@ -748,7 +756,7 @@ PARTS = ("retrieval", "s_like", "oracle", "locomo", "context", "scale")
 
 
 def main() -> None:
-    global NOISE
+    global NOISE, SEED
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="retrieval,oracle,locomo,context",
                         help=f"comma-separated, of {', '.join(PARTS)} (scale runs with --scale-mb)")
@@ -756,8 +764,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "history.md")
     parser.add_argument("--noise", choices=("classic", "full"), default="classic",
                         help="the transcripts' noise: classic, or full (sub-agents and a half-written last line too)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="draw the noise and the haystacks from other seeds (0: as published)")
     args = parser.parse_args()
-    NOISE = args.noise
+    NOISE, SEED = args.noise, args.seed
     parts = list(dict.fromkeys([p for p in args.parts.split(",") if p] + (["scale"] if args.scale_mb else [])))
     unknown = set(parts) - set(PARTS)
     if unknown:
