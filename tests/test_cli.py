@@ -323,3 +323,17 @@ def test_the_synopsis_in_docs_commands_names_every_option_of_every_command():
             if isinstance(param, click.Option):
                 option = max(param.opts, key=len)
                 assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", synopsis.get(name, "")), (name, option)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closing a child's descriptor before exec is POSIX")
+@pytest.mark.parametrize("closed", [1, 2])
+@pytest.mark.parametrize("args, code", [(["query", "pgbouncer"], 0), (["query", "zebra"], 1),
+                                        (["query", "pgbouncer", "--limit", "0"], 2), (["status"], 0)])
+def test_a_closed_stdout_or_stderr_keeps_the_exit_status(tree, tmp_path, closed, args, code):
+    """Started with stdout or stderr closed (`memsearch query x >&-`, a daemon's child), Python has sys.stdout (or
+    sys.stderr) None: the console script's last flush raised AttributeError, a traceback and exit status 1, which
+    reads as "nothing found", whatever the command's own."""
+    r = subprocess.run([memsearch_exe(), *args, "--root", str(tree), "--db", str(tmp_path / "db")], text=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                       preexec_fn=lambda: os.close(closed))
+    assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, r.stderr
