@@ -337,3 +337,27 @@ def test_a_closed_stdout_or_stderr_keeps_the_exit_status(tree, tmp_path, closed,
                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
                        preexec_fn=lambda: os.close(closed))
     assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, r.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a working folder cannot be deleted on Windows")
+@pytest.mark.parametrize("args, code", [
+    (["query", "pgbouncer", "--root", "memory", "--db", "{db}"], 2), (["manifest", "memory"], 2),
+    (["history", "port", "--history-root", "projects", "--db", "{db}"], 2),
+    (["context", "--session", "s1", "--project", "./shop", "--root", "{tree}"], 2),
+    (["context", "memory"], 0),  # no such file: nothing, as for any MEMORY.md that is not there
+])
+def test_a_relative_path_in_a_deleted_working_folder_is_a_one_line_error(tree, tmp_path, args, code):
+    """Run from a folder deleted since (`rm -rf` of the build folder, a removed worktree), a relative root, transcript
+    folder, project or MEMORY.md raised getcwd()'s FileNotFoundError: a traceback, exit status 1."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    def in_a_deleted_folder():
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    r = subprocess.run([memsearch_exe(), *(a.format(tree=tree, db=tmp_path / "db") for a in args)],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                       preexec_fn=in_a_deleted_folder)
+    assert r.returncode == code and "Traceback" not in r.stderr and r.stderr.count("\n") == code // 2, r.stderr
+    assert code == 0 or r.stderr.startswith("Error: ") and "working folder" in r.stderr, r.stderr
