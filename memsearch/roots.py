@@ -161,8 +161,9 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
-            elif root.kind == "mimo" and root.path and (kind := os.fspath(root.path).partition("=")[0]).isidentifier():
-                where = f" (no root kind is named {quoted(kind)}: {', '.join(KINDS)})"  # --root bogus=/tmp
+            elif root.kind == "mimo" and root.path and "=" in (spec := os.fspath(root.path)) \
+                    and (kind := spec.partition("=")[0]).isidentifier():  # --root bogus=/tmp, not a mistyped folder
+                where = f" (no root kind is named {quoted(kind)}: {', '.join(KINDS)})"
             # quoted: a folder name with a line break or an escape forged lines of the one-line error.
             if root.path:
                 raise RootNotFound(f"memory root does not exist or is not a directory: {quoted(path)}{where}")
