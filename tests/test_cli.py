@@ -361,3 +361,12 @@ def test_a_relative_path_in_a_deleted_working_folder_is_a_one_line_error(tree, t
                        preexec_fn=in_a_deleted_folder)
     assert r.returncode == code and "Traceback" not in r.stderr and r.stderr.count("\n") == code // 2, r.stderr
     assert code == 0 or r.stderr.startswith("Error: ") and "working folder" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [["manifest", ""], ["context", "--session", "s1", "--project", "shop", "--root", ""]])
+def test_an_empty_folder_is_an_error_not_the_default_one(isolated_home, args):
+    """`memsearch manifest ""` listed the default roots and `context --root ""` read MiMo's default folder, where an
+    empty --root of every other command is an error (a variable left unset: `--root "$DIR"`)."""
+    write(isolated_home / "data" / "mimocode" / "memory", "sessions/s1/checkpoint.md", "Checkpoint of s1.\n")
+    r = run_memsearch(*args)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("Error: empty root"), r.stderr + r.stdout
