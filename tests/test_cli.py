@@ -370,3 +370,13 @@ def test_an_empty_folder_is_an_error_not_the_default_one(isolated_home, args):
     write(isolated_home / "data" / "mimocode" / "memory", "sessions/s1/checkpoint.md", "Checkpoint of s1.\n")
     r = run_memsearch(*args)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("Error: empty root"), r.stderr + r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full, whose every write fails with ENOSPC")
+@pytest.mark.parametrize("args", [["query", "pgbouncer"], ["query", "pgbouncer", "--json"], ["status"]])
+def test_output_that_cannot_be_written_is_a_one_line_error(tree, tmp_path, args):
+    """Output to a full disk (here /dev/full) raised OSError out of both paths: a traceback, exit status 1."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([memsearch_exe(), *args, "--root", str(tree), "--db", str(tmp_path / "db")], text=True,
+                           stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 2 and r.stderr == "Error: cannot write the output (No space left on device)\n", r.stderr
