@@ -231,7 +231,7 @@ def manifest(folder, root, limit, as_json):
     from .settings import load_settings
 
     with one_line_errors():
-        roots = [Root("plain", folder)] if folder else chosen_roots(root)
+        roots = [Root("plain", folder)] if folder is not None else chosen_roots(root)  # "": Root's error
         settings = load_settings()  # the files listed are those the index reads (max_file_bytes)
         entries = list_files(roots, limit=settings.manifest_limit if limit is None else limit,
                              max_file_bytes=settings.max_file_bytes)
@@ -281,7 +281,8 @@ def context(path, session, project, root_spec, budget, as_json):
                 raise click.BadParameter(f"{quoted(given, 60, always=True)} is not SECTION=TOKENS (e.g. notes=3000)",
                                          param_hint="--budget")
             budgets[name.strip()] = int(tokens)
-        found = rebuild_context(Root.parse(root_spec) if root_spec else Root("mimo"), session, project, budgets)
+        found = rebuild_context(Root.parse(root_spec) if root_spec is not None else Root("mimo"), session, project,
+                                budgets)
         if as_json:
             click.echo(fmt.json_text(found.to_dict()))
             return

@@ -4,6 +4,7 @@ these, so a query prints the same either way. CommandFailed: the CLI prints "Err
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import os
 import sys
@@ -58,6 +59,13 @@ def guarded(run):
     except KeyboardInterrupt:
         print_aborted()
         return EXIT_INTERRUPTED
+    except OSError as ex:
+        # The library raises its own errors: one with no file is a write to stdout (a full disk, EIO). EPIPE (the
+        # reader is gone: nothing to say) is each path's own.
+        if ex.errno == errno.EPIPE or ex.filename is not None:
+            raise
+        echo(f"Error: cannot write the output ({ex.strerror or ex})", err=True)
+        return EXIT_ERROR
 
 
 def _writes_as_is(stream) -> bool:

@@ -63,6 +63,8 @@ def end_process(code) -> None:
         code = 1
     run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with it closed (>&-): Python made no stream, and click.echo wrote nothing
+            continue
         with suppress(OSError, ValueError):  # a closed pipe (| head): click has already said so, or nobody listens
             stream.flush()
     os._exit(code)

@@ -172,7 +172,7 @@ class MemoryIndex(db.Opened):
         floor = checked_setting("floor", self.settings.floor if floor is None else floor)
         planned = plan(query)  # before any I/O: a bad query costs nothing
         scope, type = self._check_filters(scope, type, scope_id)
-        do_reconcile = self.settings.reconcile if reconcile is None else reconcile
+        do_reconcile = self.settings.reconcile if reconcile is None else checked_setting("reconcile", reconcile)
         report = self.refresh(progress) if do_reconcile else None
         filters = {"scope": scope, "scope_id": scope_id, "type": type}
         keys = list(self.layout.keys.values())

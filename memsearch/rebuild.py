@@ -18,7 +18,7 @@ from .memory_file import (INDEX_NAME, MEMORY_DIR, NAME_MAX, is_project_memory, l
 from .roots import AGENT_KINDS, Root, resolve
 from .schema import whole_number
 from .session_context import CHARS_PER_TOKEN, INDENT
-from .settings import given_path, given_type
+from .settings import absolute, given_path, given_type
 from .transcripts import slug
 from .walk import real_folder, walk, walk_paths
 
@@ -162,7 +162,7 @@ def _project(value, kind: str) -> str | None:
             raise InvalidArgument(f"project {quoted(value, 200)} is no project id (a folder's name): give the id,"
                                   " or the repository's path with a /")
         return value
-    path = os.path.abspath(os.path.expanduser(value))
+    path = absolute(os.path.expanduser(value), "project", InvalidArgument)
     if not os.path.isdir(path):
         raise InvalidArgument(f"project {quoted(value, 200)} is no folder: give a project id or a repository's path")
     if kind == "mimo":

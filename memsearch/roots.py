@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .errors import InvalidArgument, MemsearchError, RootNotFound, quoted
 from .memory_file import MIMO_SCOPES, printable_name
-from .settings import given_path, read_config, xdg_folder
+from .settings import absolute, given_path, read_config, xdg_folder
 
 KINDS = ("mimo", "claude", "zcode", "plain", "repos")
 
@@ -153,7 +153,7 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
     absent = []
     for given in roots:
         root = given if isinstance(given, Root) else Root("mimo", given)  # Root checks the path's type
-        path = os.path.abspath(os.path.expanduser(os.fspath(root.path or default_path(root.kind))))
+        path = absolute(os.path.expanduser(os.fspath(root.path or default_path(root.kind))), "memory root")
         if root.kind in PROJECTS_BELOW:
             below = (os.path.join(path, *rel.split("/")) for rel in PROJECTS_BELOW[root.kind])
             path = next((folder for folder in below if os.path.isdir(folder)), path)
@@ -161,8 +161,9 @@ def resolve(roots, skipped: list | None = None) -> tuple[Root, ...]:
             where = "" if root.path else " (its default location)"
             if root.kind == "mimo" and root.path in FOLDER_ONLY:  # `--root plain`: the kind was meant
                 where = f" (a {root.path} root needs its folder: {root.path}=DIR)"
-            elif root.kind == "mimo" and root.path and (kind := os.fspath(root.path).partition("=")[0]).isidentifier():
-                where = f" (no root kind is named {quoted(kind)}: {', '.join(KINDS)})"  # --root bogus=/tmp
+            elif root.kind == "mimo" and root.path and "=" in (spec := os.fspath(root.path)) \
+                    and (kind := spec.partition("=")[0]).isidentifier():  # --root bogus=/tmp, not a mistyped folder
+                where = f" (no root kind is named {quoted(kind)}: {', '.join(KINDS)})"
             # quoted: a folder name with a line break or an escape forged lines of the one-line error.
             if root.path:
                 raise RootNotFound(f"memory root does not exist or is not a directory: {quoted(path)}{where}")

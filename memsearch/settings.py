@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .errors import InvalidArgument, MemsearchError, quoted
+from .errors import InvalidArgument, MemsearchError, RootNotFound, quoted
 from .memory_file import open_confined
 
 # A hit under this fraction of the top hit's score is noise (of OR-joined words, it matched one common one).
@@ -109,6 +109,16 @@ def given_path(value, must_be: str, empty: str | None = None) -> str:
     if empty is not None and not path.strip():
         raise InvalidArgument(empty)
     return path
+
+
+def absolute(path: str, what: str, error: type[MemsearchError] | None = None) -> str:
+    """``os.path.abspath(path)``; a relative path run from a working folder since deleted is ``error`` (default
+    RootNotFound) "<what> ... is relative and the working folder is gone", not getcwd()'s FileNotFoundError."""
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise (error or RootNotFound)(f"{what} {quoted(path, 200, always=True)} is relative and the working folder"
+                                      " is gone (deleted): give an absolute path, or cd to a folder") from None
 
 
 def path_text(path: str | os.PathLike) -> str:

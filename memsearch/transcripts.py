@@ -27,6 +27,7 @@ from . import fingerprint
 from .errors import RootNotFound, quoted
 from .fingerprint import RACY_NS, Fingerprint
 from .memory_file import DIR_FLAGS, below, open_confined, printable_name, real_path
+from .settings import absolute
 
 # Caps of each part, in characters (the source agents' own).
 TEXT_CHARS = 3000
@@ -274,7 +275,7 @@ def resolve_root(folder: str | os.PathLike | None) -> str:
     config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     given = os.path.join(config, "projects") if folder is None else os.path.expanduser(os.fspath(folder))
     try:
-        path = os.path.realpath(given)
+        path = os.path.realpath(absolute(given, "transcript folder"))
     except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no folder has that name
         raise RootNotFound(f"transcript folder does not exist: {quoted(given, 200, always=True)}") from None
     projects = os.path.join(path, "projects")

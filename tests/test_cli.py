@@ -323,3 +323,60 @@ def test_the_synopsis_in_docs_commands_names_every_option_of_every_command():
             if isinstance(param, click.Option):
                 option = max(param.opts, key=len)
                 assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", synopsis.get(name, "")), (name, option)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closing a child's descriptor before exec is POSIX")
+@pytest.mark.parametrize("closed", [1, 2])
+@pytest.mark.parametrize("args, code", [(["query", "pgbouncer"], 0), (["query", "zebra"], 1),
+                                        (["query", "pgbouncer", "--limit", "0"], 2), (["status"], 0)])
+def test_a_closed_stdout_or_stderr_keeps_the_exit_status(tree, tmp_path, closed, args, code):
+    """Started with stdout or stderr closed (`memsearch query x >&-`, a daemon's child), Python has sys.stdout (or
+    sys.stderr) None: the console script's last flush raised AttributeError, a traceback and exit status 1, which
+    reads as "nothing found", whatever the command's own."""
+    r = subprocess.run([memsearch_exe(), *args, "--root", str(tree), "--db", str(tmp_path / "db")], text=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                       preexec_fn=lambda: os.close(closed))
+    assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, r.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a working folder cannot be deleted on Windows")
+@pytest.mark.parametrize("args, code", [
+    (["query", "pgbouncer", "--root", "memory", "--db", "{db}"], 2), (["manifest", "memory"], 2),
+    (["history", "port", "--history-root", "projects", "--db", "{db}"], 2),
+    (["context", "--session", "s1", "--project", "./shop", "--root", "{tree}"], 2),
+    (["context", "memory"], 0),  # no such file: nothing, as for any MEMORY.md that is not there
+])
+def test_a_relative_path_in_a_deleted_working_folder_is_a_one_line_error(tree, tmp_path, args, code):
+    """Run from a folder deleted since (`rm -rf` of the build folder, a removed worktree), a relative root, transcript
+    folder, project or MEMORY.md raised getcwd()'s FileNotFoundError: a traceback, exit status 1."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    def in_a_deleted_folder():
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    r = subprocess.run([memsearch_exe(), *(a.format(tree=tree, db=tmp_path / "db") for a in args)],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                       preexec_fn=in_a_deleted_folder)
+    assert r.returncode == code and "Traceback" not in r.stderr and r.stderr.count("\n") == code // 2, r.stderr
+    assert code == 0 or r.stderr.startswith("Error: ") and "working folder" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [["manifest", ""], ["context", "--session", "s1", "--project", "shop", "--root", ""]])
+def test_an_empty_folder_is_an_error_not_the_default_one(isolated_home, args):
+    """`memsearch manifest ""` listed the default roots and `context --root ""` read MiMo's default folder, where an
+    empty --root of every other command is an error (a variable left unset: `--root "$DIR"`)."""
+    write(isolated_home / "data" / "mimocode" / "memory", "sessions/s1/checkpoint.md", "Checkpoint of s1.\n")
+    r = run_memsearch(*args)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("Error: empty root"), r.stderr + r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full, whose every write fails with ENOSPC")
+@pytest.mark.parametrize("args", [["query", "pgbouncer"], ["query", "pgbouncer", "--json"], ["status"]])
+def test_output_that_cannot_be_written_is_a_one_line_error(tree, tmp_path, args):
+    """Output to a full disk (here /dev/full) raised OSError out of both paths: a traceback, exit status 1."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([memsearch_exe(), *args, "--root", str(tree), "--db", str(tmp_path / "db")], text=True,
+                           stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 2 and r.stderr == "Error: cannot write the output (No space left on device)\n", r.stderr

@@ -175,3 +175,18 @@ def test_reconcile_paths_refuses_what_no_index_path_is(tmp_path):
                 idx.reconcile_paths(bad)
         write(root, "global/g/a.md", "alpha note, longer now\n")
         assert idx.reconcile_paths("global/g/a.md").updated == ("global/g/a.md",)
+
+
+def test_a_search_s_reconcile_is_true_false_or_none(tmp_path):
+    """search(reconcile="no") walked the tree (a non-empty string is true) and reconcile=1 passed, where the
+    constructor's reconcile= and the config file's take only true or false."""
+    from memsearch import InvalidArgument
+
+    root = tmp_path / "r"
+    write(root, "global/g/a.md", "alpha note\n")
+    with MemoryIndex(root, db_path=tmp_path / "db") as idx:
+        for bad in ("no", 1, 0, "false"):
+            with pytest.raises(InvalidArgument, match="^reconcile must be true or false, got "):
+                idx.search("alpha", reconcile=bad)
+        assert idx.search_result("alpha", reconcile=False).reconcile is None  # nothing indexed yet, nothing walked
+        assert [h.path for h in idx.search("alpha", reconcile=True)] == ["global/g/a.md"]

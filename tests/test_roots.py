@@ -437,3 +437,14 @@ def test_an_empty_root_is_an_error_in_the_library_as_on_the_command_line(tmp_pat
         monkeypatch.setenv("MEMSEARCH_ROOTS", value)
         with pytest.raises(InvalidArgument, match="^empty root: "):
             MemoryIndex(db_path=tmp_path / "db")
+
+
+def test_a_missing_folder_is_not_called_a_root_kind(tmp_path):
+    """The hint of --root bogus=DIR ("no root kind is named bogus") came with any missing folder whose name is a word:
+    --root notez (a typo) said no root kind is named notez, MemoryIndex(root="claude") that none is named claude."""
+    r = run_memsearch("query", "walrus", "--root", "notez", "--db", tmp_path / "db")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "does not exist" in r.stderr, r.stderr
+    assert "root kind" not in r.stderr, r.stderr
+    with pytest.raises(RootNotFound) as err:
+        MemoryIndex(root="claude", db_path=tmp_path / "db")
+    assert "root kind" not in str(err.value)
