@@ -107,6 +107,20 @@ def test_an_empty_filter_is_an_error_not_every_session(tmp_path, name, value):
     assert (done.returncode, done.stdout) == (2, "") and done.stderr.startswith(f"Error: --{name} is empty: leave it out")
 
 
+@pytest.mark.parametrize("name", ["refresh", "messages"])
+def test_a_search_s_flags_are_true_or_false(tmp_path, name):
+    """search(refresh="no") read the transcripts (a non-empty string is true) and messages=1 passed, as
+    MemoryIndex.search(reconcile="no") walked its tree."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")])
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        for bad in ("no", 1, 0):
+            with pytest.raises(InvalidArgument, match=f"^{name} must be true or false, got "):
+                history.search("plum", **{name: bad})
+        assert history.search_result("plum", refresh=False).hits == []  # nothing read yet
+        assert [h.session for h in history.search("plum", messages=True)] != []
+
+
 @pytest.mark.parametrize("args,library,typed", [
     (["session-context", "s-1", "--max-tokens", "0"], "maxTokens", "--max-tokens must be a whole number from 1 to"),
     (["session-context", "s-1", "--strategy", "skim"], "strategy", "--strategy must be one of relevant, handoff"),
