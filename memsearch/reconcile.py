@@ -362,7 +362,9 @@ def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]
     root_key, scope, scope_id, kind = layout.describe(info.relpath, got.meta)
     fields = [getattr(got.meta, field, None) for field in FIELDS]
     # Re-read at each reconcile until it settles; by the ctime too: a rewrite in the ctime's tick with the
-    # mtime put back keeps the whole fingerprint.
-    racy = max(info.fingerprint.mtime_ns, info.fingerprint.ctime_ns) + RACY_NS > time.time_ns()
+    # mtime put back keeps the whole fingerprint. An mtime further ahead than the window was set, not written now
+    # (touch -d 2200-01-01; a write moves the ctime): counted, it kept the file racy, re-read by every query.
+    now, fp = time.time_ns(), info.fingerprint
+    racy = fp.ctime_ns + RACY_NS > now or now - RACY_NS < fp.mtime_ns < now + RACY_NS
     return (info.relpath, root_ids[root_key], scope, scope_id, kind, *fields, got.body,
             getattr(got.meta, "error", None), racy, *got.segs, *info.fingerprint)

@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -534,3 +535,22 @@ def test_a_file_dated_past_2262_is_skipped_not_the_search(root, tmp_path):
             ("early.md", "modification time out of range"), ("late.md", "modification time out of range")]
     out = run_memsearch("query", "heron", "--root", root, "--db", tmp_path / "db2")
     assert out.returncode == 0 and "good.md" in out.stdout and "late.md" not in out.stdout, out.stderr
+
+
+def test_a_file_dated_in_the_future_is_read_once_not_by_every_query(root, tmp_path, monkeypatch):
+    """`touch -d 2200-01-01` (within the index's range): its mtime stayed inside the racy window for ever, so every
+    reconcile read and wrote it again (300 such files of 120 KB: 3.4 s a query). The ctime, set by the touch, settles."""
+    import memsearch.reconcile as reconcile_mod
+
+    window = 50_000_000
+    monkeypatch.setattr(reconcile_mod, "RACY_NS", window)
+    reads = []
+    real = reconcile_mod.prepare_one
+    monkeypatch.setattr(reconcile_mod, "prepare_one", lambda rel, *a: reads.append(rel) or real(rel, *a))
+    path = write(root, "later.md", "the later heron")
+    os.utime(path, ns=(7_258_118_400 * 10**9,) * 2)  # 2200-01-01
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        time.sleep(max(0, os.stat(path).st_ctime_ns + window - time.time_ns()) / 1e9)
+        for _ in range(3):
+            assert [h.path for h in idx.search("heron")] == ["later.md"]
+    assert reads == ["later.md"]
