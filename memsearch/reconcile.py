@@ -125,11 +125,13 @@ def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[st
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    kept: set[str] = set()  # the paths without those inside another one of them
-    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
-        parts = path.split("/")
-        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
-            kept.add(path)
+    kept, last = [], None  # the paths without those inside another one of them
+    # Sorted by their names, a folder's paths follow it: each is compared with the last kept alone (joining every
+    # ancestor of each path cost a batch of 100 files 2,000 folders deep 2.5 s).
+    for parts in sorted(path.split("/") for path in set(paths)):
+        if last is None or parts[:len(last)] != last:
+            kept.append("/".join(parts))
+            last = parts
     tops = sorted(kept)
     repos = tuple(layout.repos)
     if repos and any(path.startswith(repos) for path in tops):

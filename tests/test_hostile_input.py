@@ -427,6 +427,38 @@ def test_a_tree_deeper_than_path_max(root, tmp_path):
     shutil.rmtree(root, ignore_errors=True)
 
 
+def test_a_batch_of_paths_deep_in_a_tree_costs_each_folder_one_lookup(root, tmp_path, monkeypatch):
+    """The watcher's batch (reconcile_paths) of 100 files 2,000 folders deep took 18 s, a reconcile of the whole
+    tree 0.3 s: each file's folders were looked up one by one from the root again (lstats of paths ever longer),
+    and each path's ancestors joined anew. Counted here in lookups: one a folder and file, not one a folder a file."""
+    depth, files = 300, 20
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=fd)
+            fd, old = os.open("a", os.O_RDONLY, dir_fd=fd), fd
+            os.close(old)
+        for i in range(files):
+            w = os.open(f"n{i}.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+            os.write(w, b"the deep heron")
+            os.close(w)
+    finally:
+        os.close(fd)
+    paths = ["a/" * depth + f"n{i}.md" for i in range(files)]
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert len(idx.reconcile().added) == files
+        for i in range(files):
+            (root / paths[i]).write_text(f"the deep heron, version {i}")
+        lookups = []
+        for name in ("lstat", "stat"):
+            real = getattr(os, name)
+            monkeypatch.setattr(os, name, lambda *a, real=real, **k: lookups.append(a[0]) or real(*a, **k))
+        assert sorted(idx.reconcile_paths(paths).updated) == sorted(paths)
+        monkeypatch.undo()
+        assert len(lookups) < 3 * (depth + files), len(lookups)  # (6,025 before)
+        assert len(idx.search("version", limit=50)) == files
+
+
 def test_symlink_loops_of_every_shape(root, tmp_path):
     write(root, "a/real.md", "okapi real")
     os.symlink("self.md", root / "self.md")  # a link to itself
