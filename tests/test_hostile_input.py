@@ -571,7 +571,8 @@ def test_a_file_dated_past_2262_is_skipped_not_the_search(root, tmp_path):
 
 def test_a_file_dated_in_the_future_is_read_once_not_by_every_query(root, tmp_path, monkeypatch):
     """`touch -d 2200-01-01` (within the index's range): its mtime stayed inside the racy window for ever, so every
-    reconcile read and wrote it again (300 such files of 120 KB: 3.4 s a query). The ctime, set by the touch, settles."""
+    reconcile read and wrote it again (300 such files of 120 KB: 3.4 s a query). The ctime, set by the touch,
+    settles."""
     import memsearch.reconcile as reconcile_mod
 
     window = 50_000_000
