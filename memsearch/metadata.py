@@ -121,7 +121,7 @@ def _text(value) -> str | None:
             raise TooComplex(f"a field holds over {MAX_FIELD} items")
         if item is None or isinstance(item, dict):
             continue
-        if isinstance(item, list):
+        if isinstance(item, (list, tuple)):  # (!!omap and !!pairs are lists of tuples, which str() spells whole)
             stack.extend(reversed(item))
             continue
         try:

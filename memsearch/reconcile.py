@@ -125,11 +125,13 @@ def reconcile_paths(conn: sqlite3.Connection, layout: Layout, paths: Iterable[st
     path in a repos root (walk_paths never enters its hidden folders; ``deep``:
     with nested instruction files looked for)."""
     started = time.perf_counter()
-    kept: set[str] = set()  # the paths without those inside another one of them
-    for path in sorted(set(paths), key=lambda p: p.count("/")):  # parents first
-        parts = path.split("/")
-        if not any("/".join(parts[:i]) in kept for i in range(1, len(parts))):
-            kept.add(path)
+    kept, last = [], None  # the paths without those inside another one of them
+    # Sorted by their names, a folder's paths follow it: each is compared with the last kept alone (joining every
+    # ancestor of each path cost a batch of 100 files 2,000 folders deep 2.5 s).
+    for parts in sorted(path.split("/") for path in set(paths)):
+        if last is None or parts[:len(last)] != last:
+            kept.append("/".join(parts))
+            last = parts
     tops = sorted(kept)
     repos = tuple(layout.repos)
     if repos and any(path.startswith(repos) for path in tops):
@@ -362,7 +364,9 @@ def _row(info: FileInfo, got: Prepared, layout: Layout, root_ids: dict[str, int]
     root_key, scope, scope_id, kind = layout.describe(info.relpath, got.meta)
     fields = [getattr(got.meta, field, None) for field in FIELDS]
     # Re-read at each reconcile until it settles; by the ctime too: a rewrite in the ctime's tick with the
-    # mtime put back keeps the whole fingerprint.
-    racy = max(info.fingerprint.mtime_ns, info.fingerprint.ctime_ns) + RACY_NS > time.time_ns()
+    # mtime put back keeps the whole fingerprint. An mtime further ahead than the window was set, not written now
+    # (touch -d 2200-01-01; a write moves the ctime): counted, it kept the file racy, re-read by every query.
+    now, fp = time.time_ns(), info.fingerprint
+    racy = fp.ctime_ns + RACY_NS > now or now - RACY_NS < fp.mtime_ns < now + RACY_NS
     return (info.relpath, root_ids[root_key], scope, scope_id, kind, *fields, got.body,
             getattr(got.meta, "error", None), racy, *got.segs, *info.fingerprint)

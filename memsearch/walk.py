@@ -204,13 +204,14 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
     real_root = os.path.realpath(root)
     result = Walk()
     files, skipped = result.files, result.skipped
+    entered = {"": real_root}  # the folders reached so far, by index path
     for rel in relpaths:
         parts = rel.split("/")
         if any(not part or part[0] == "." for part in parts):  # "" splits to [""]
             continue
         stack: list[tuple[str, str]] = []
         try:
-            folder = _entered(real_root, parts[:-1])
+            folder = _entered(real_root, rel.rpartition("/")[0], entered)
             if folder is None:
                 continue
             path = on_disk(folder, parts[-1:])
@@ -231,15 +232,24 @@ def walk_paths(root: str, relpaths, max_file_bytes: int) -> Walk:
     return result
 
 
-def _entered(real_root: str, folders: list[str]) -> str | None:
-    """The resolved folder walk() reaches through ``folders`` from the root, or None where it
-    would not follow a link on the way (out of the root, hidden, or back to a folder it is in)."""
-    here = real_root
-    for name in folders:
-        path = on_disk(here, [name])
-        if os.path.islink(path):
-            path = real_path(path)
-            if link_target_refusal(real_root, path, True) or below(here, path) is not None:
-                return None
-        here = path
+def _entered(real_root: str, folder: str, entered: dict[str, str | None]) -> str | None:
+    """The resolved folder walk() reaches at the index path ``folder`` from the root, or None where it would not
+    follow a link on the way (out of the root, hidden, or back to a folder it is in); from the nearest folder in
+    ``entered``, which gets those on the way: a folder's files cost one lookup, not one a folder above them (100
+    files 2,000 folders deep cost 6 s of lstat)."""
+    names = []
+    while folder not in entered:
+        folder, _, name = folder.rpartition("/")
+        names.append(name)
+    here = entered[folder]
+    for name in reversed(names):
+        if here is not None:
+            path = on_disk(here, [name])
+            if os.path.islink(path):
+                path = real_path(path)
+                if link_target_refusal(real_root, path, True) or below(here, path) is not None:
+                    path = None
+            here = path
+        folder = f"{folder}/{name}" if folder else name
+        entered[folder] = here
     return here
