@@ -90,7 +90,8 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only the start of
     a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
     text = given_type(text, str, "text must be a string")
-    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
+    # Escaped before the caps, which count the text as shown: a tag character is 10 characters of context.
+    return truncate(clean(text).translate(LINE_CONTROLS), name=name, file_bytes=file_bytes)
 
 
 def clean(text: str) -> str:

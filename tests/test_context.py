@@ -300,3 +300,15 @@ def test_control_characters_never_reach_the_terminal(tmp_path):
     write(tmp_path, "MEMORY.md", text)
     status, out, _ = _context(tmp_path)
     assert status == 0 and "\x1b" not in out and "\r" not in out and out.startswith("- [a](a.md)\\x1b[2J")
+
+
+def test_the_caps_hold_for_the_text_as_shown(tmp_path):
+    """The caps are the context the index costs: a control or tag character shown as \\xNN or \\U000e0041
+    counts as the 4 or 10 characters it becomes. An index of 23,160 characters, mostly tag characters, was
+    shown whole as 217,559, with no warning."""
+    line = "- [a](a.md) " + "\U000e0041" * 180
+    shown = format_index_for_context("\n".join([line] * 120))
+    assert len(shown) <= MAX_CHARS + 300 and len(warning_lines(shown)) == 1
+    write(tmp_path, "MEMORY.md", "- [b](b.md) " + "\x1b" * 20_000 + "\n")
+    shown = index_for_context(tmp_path)
+    assert len(shown) <= MAX_CHARS + 300 and "\x1b" not in shown and len(warning_lines(shown)) == 1
