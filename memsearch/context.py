@@ -53,11 +53,13 @@ def index_for_context(path: str | os.PathLike) -> str:
         path = os.path.join(path, INDEX_NAME)
     # A link is followed only within the index's folder, as the walk follows one only within its root: a MEMORY.md
     # planted as a link to ~/.ssh/id_rsa must not put the key into an agent's context.
-    try:  # (a NUL names no file, nor does a relative path once the working folder is deleted: getcwd() fails)
+    # (A NUL names no file, nor does a lone surrogate no byte decodes to, '\ud800', which os calls refuse, nor a
+    # relative path once the working folder is deleted: getcwd() fails.)
+    try:
         real = "" if "\0" in path else real_path(path)
         if not real or below(real, real_path(os.path.dirname(path) or ".")) is None:
             return ""
-    except FileNotFoundError:
+    except (FileNotFoundError, UnicodeEncodeError):
         return ""
     read = read_text(real, READ_BYTES)
     return "" if read is None else format_index_for_context(read[0], name=os.path.basename(path), file_bytes=read[1])

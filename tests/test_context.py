@@ -290,6 +290,7 @@ def test_bad_arguments_raise_invalid_argument(tmp_path):
         with pytest.raises(InvalidArgument, match="text must be a string"):
             format_index_for_context(bad)
     assert index_for_context(f"{tmp_path}/MEMORY.md\0x") == ""  # names no file: there is no index
+    assert index_for_context(f"{tmp_path}/\ud800") == ""  # a lone surrogate no byte decodes to: neither
 
 
 def test_control_characters_never_reach_the_terminal(tmp_path):
