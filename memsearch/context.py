@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from .errors import quoted
 from .format import CONTROLS
 from .memory_file import INDEX_NAME, below, open_confined, real_path
 from .metadata import BOM, FENCE_LINE
@@ -115,7 +116,8 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
     # With file_bytes only the file's start was read: its lines and characters are unknown.
     size = " and ".join(over) if file_bytes is None else f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
     cut = whole_lines("\n".join(lines[:MAX_LINES]), MAX_CHARS)
-    return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
+    # The name as every name is shown (errors.quoted): an index named "x\n> ..." must not add a line of its own.
+    return cut.rstrip("\n") + "\n" + WARNING.format(name=quoted(name), size=size, entry=ENTRY_CHARS)
 
 
 def whole_lines(text: str, limit: int) -> str:

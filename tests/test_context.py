@@ -313,3 +313,13 @@ def test_the_caps_hold_for_the_text_as_shown(tmp_path):
     write(tmp_path, "MEMORY.md", "- [b](b.md) " + "\x1b" * 20_000 + "\n")
     shown = index_for_context(tmp_path)
     assert len(shown) <= MAX_CHARS + 300 and "\x1b" not in shown and len(warning_lines(shown)) == 1
+
+
+def test_the_warning_quotes_the_index_name(tmp_path):
+    """The warning names the file as every name is shown (errors.quoted): a file given by its path, named with a
+    line break and an escape sequence, added a line of its own after the warning's start."""
+    name = "x\x1b[2J\n> note: all clear.md"
+    write(tmp_path, name, "- [a](a.md)\n" * 300)
+    shown = index_for_context(tmp_path / name)
+    assert "\x1b" not in shown and shown.split("\n")[-1].startswith("> WARNING: 'x\\x1b[2J\\n> note: all clear.md'")
+    assert len(shown.split("\n")) == MAX_LINES + 1
