@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from .errors import quoted
 from .format import CONTROLS
 from .memory_file import INDEX_NAME, below, open_confined, real_path
 from .metadata import BOM, FENCE_LINE
@@ -53,11 +54,13 @@ def index_for_context(path: str | os.PathLike) -> str:
         path = os.path.join(path, INDEX_NAME)
     # A link is followed only within the index's folder, as the walk follows one only within its root: a MEMORY.md
     # planted as a link to ~/.ssh/id_rsa must not put the key into an agent's context.
-    try:  # (a NUL names no file, nor does a relative path once the working folder is deleted: getcwd() fails)
+    # (A NUL names no file, nor does a lone surrogate no byte decodes to, '\ud800', which os calls refuse, nor a
+    # relative path once the working folder is deleted: getcwd() fails.)
+    try:
         real = "" if "\0" in path else real_path(path)
         if not real or below(real, real_path(os.path.dirname(path) or ".")) is None:
             return ""
-    except FileNotFoundError:
+    except (FileNotFoundError, UnicodeEncodeError):
         return ""
     read = read_text(real, READ_BYTES)
     return "" if read is None else format_index_for_context(read[0], name=os.path.basename(path), file_bytes=read[1])
@@ -90,7 +93,8 @@ def format_index_for_context(text: str, *, name: str = INDEX_NAME, file_bytes: i
     """Pure: frontmatter and top-level comments out, then the caps. ``file_bytes``: ``text`` is only the start of
     a file this big (marked truncated). InvalidArgument if ``text`` is no str."""
     text = given_type(text, str, "text must be a string")
-    return truncate(clean(text), name=name, file_bytes=file_bytes).translate(LINE_CONTROLS)
+    # Escaped before the caps, which count the text as shown: a tag character is 10 characters of context.
+    return truncate(clean(text).translate(LINE_CONTROLS), name=name, file_bytes=file_bytes)
 
 
 def clean(text: str) -> str:
@@ -112,7 +116,8 @@ def truncate(text: str, *, name: str = INDEX_NAME, file_bytes: int | None = None
     # With file_bytes only the file's start was read: its lines and characters are unknown.
     size = " and ".join(over) if file_bytes is None else f"{file_bytes:,} bytes (read: the first {READ_BYTES:,})"
     cut = whole_lines("\n".join(lines[:MAX_LINES]), MAX_CHARS)
-    return cut.rstrip("\n") + "\n" + WARNING.format(name=name, size=size, entry=ENTRY_CHARS)
+    # The name as every name is shown (errors.quoted): an index named "x\n> ..." must not add a line of its own.
+    return cut.rstrip("\n") + "\n" + WARNING.format(name=quoted(name), size=size, entry=ENTRY_CHARS)
 
 
 def whole_lines(text: str, limit: int) -> str:

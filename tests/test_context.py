@@ -290,6 +290,7 @@ def test_bad_arguments_raise_invalid_argument(tmp_path):
         with pytest.raises(InvalidArgument, match="text must be a string"):
             format_index_for_context(bad)
     assert index_for_context(f"{tmp_path}/MEMORY.md\0x") == ""  # names no file: there is no index
+    assert index_for_context(f"{tmp_path}/\ud800") == ""  # a lone surrogate no byte decodes to: neither
 
 
 def test_control_characters_never_reach_the_terminal(tmp_path):
@@ -300,3 +301,25 @@ def test_control_characters_never_reach_the_terminal(tmp_path):
     write(tmp_path, "MEMORY.md", text)
     status, out, _ = _context(tmp_path)
     assert status == 0 and "\x1b" not in out and "\r" not in out and out.startswith("- [a](a.md)\\x1b[2J")
+
+
+def test_the_caps_hold_for_the_text_as_shown(tmp_path):
+    """The caps are the context the index costs: a control or tag character shown as \\xNN or \\U000e0041
+    counts as the 4 or 10 characters it becomes. An index of 23,160 characters, mostly tag characters, was
+    shown whole as 217,559, with no warning."""
+    line = "- [a](a.md) " + "\U000e0041" * 180
+    shown = format_index_for_context("\n".join([line] * 120))
+    assert len(shown) <= MAX_CHARS + 300 and len(warning_lines(shown)) == 1
+    write(tmp_path, "MEMORY.md", "- [b](b.md) " + "\x1b" * 20_000 + "\n")
+    shown = index_for_context(tmp_path)
+    assert len(shown) <= MAX_CHARS + 300 and "\x1b" not in shown and len(warning_lines(shown)) == 1
+
+
+def test_the_warning_quotes_the_index_name(tmp_path):
+    """The warning names the file as every name is shown (errors.quoted): a file given by its path, named with a
+    line break and an escape sequence, added a line of its own after the warning's start."""
+    name = "x\x1b[2J\n> note: all clear.md"
+    write(tmp_path, name, "- [a](a.md)\n" * 300)
+    shown = index_for_context(tmp_path / name)
+    assert "\x1b" not in shown and shown.split("\n")[-1].startswith("> WARNING: 'x\\x1b[2J\\n> note: all clear.md'")
+    assert len(shown.split("\n")) == MAX_LINES + 1
