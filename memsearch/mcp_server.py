@@ -25,6 +25,11 @@ INSTRUCTIONS = (
 
 log = logging.getLogger("memsearch.mcp")
 
+# The longest line read from a client: the largest call any tool takes is a few hundred KB (a path of 20,480
+# characters, each escaped \\uNNNN). Past it, a line held whole and parsed would cost four times its size,
+# however large.
+MAX_LINE_BYTES = 16 << 20
+
 
 class McpUnavailable(MemsearchError):
     """The MCP SDK is not installed (the mcp extra)."""
@@ -44,6 +49,23 @@ def live_freshness(index: MemoryIndex) -> Iterator[None]:
         yield
     finally:
         watcher.stop()
+
+
+class _Lines:
+    """The client's lines for the SDK's stdin reader, each at most MAX_LINE_BYTES: a longer one is read
+    to its end and dropped, and given as no message (the server answers it so)."""
+
+    def __init__(self, raw) -> None:
+        self._raw = raw
+
+    def readline(self) -> str:
+        line = self._raw.readline(MAX_LINE_BYTES + 1)
+        if len(line) <= MAX_LINE_BYTES:
+            return line.decode("utf-8", errors="replace")  # as the SDK decodes stdin
+        while line and not line.endswith(b"\n"):
+            line = self._raw.readline(1 << 16)  # the rest, in pieces that cost nothing
+        log.warning("memsearch mcp: skipped a line longer than %d MiB", MAX_LINE_BYTES >> 20)
+        return "{}\n"
 
 
 def run_tool(index: MemoryIndex, name: str, arguments: Any) -> tool.ToolResult:
@@ -118,6 +140,9 @@ def serve(index: MemoryIndex) -> None:
 
 
 async def _serve(index: MemoryIndex) -> None:
+    import os
+    import sys
+
     import anyio
     import mcp.types as types
     from mcp.server import Server  # the low-level server, under this name in every release
@@ -159,7 +184,10 @@ async def _serve(index: MemoryIndex) -> None:
     server = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     forward, messages = anyio.create_memory_object_stream(0)
-    async with stdio_server() as (read_stream, write_stream), messages, anyio.create_task_group() as tasks:
+    # A reader of its own, as the SDK's: a thread left blocked on sys.stdin's lock aborts the interpreter's exit.
+    # (stdout stays the SDK's: it moves fd 1 to stderr.)
+    stdin = anyio.wrap_file(_Lines(os.fdopen(sys.stdin.fileno(), "rb", closefd=False)))
+    async with stdio_server(stdin) as (read_stream, write_stream), messages, anyio.create_task_group() as tasks:
         tasks.start_soon(answering, read_stream, write_stream, forward)
         await server.run(messages, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()

@@ -361,3 +361,55 @@ def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_p
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
     shown = json.loads(run_memsearch("status", "--root", tree, "--db", db, "--json").stdout)
     assert shown["watcher"] == "stopped"
+
+
+def peak_memory_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads a process's peak memory from /proc")
+def test_a_line_too_long_for_any_call_is_skipped_not_held(tree, tmp_path):
+    """A 128 MiB line (a query no call could use): held whole and parsed it cost the server four times its size
+    (a few GB would kill it); now skipped unread past its first 16 MiB, answered as no message, and the next
+    line served."""
+    import subprocess
+    import threading
+
+    start = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "memory_search", "arguments": {"query": ""}}})[:-4]
+    after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
+    with open(tmp_path / "stderr.log", "w") as errlog:
+        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(tmp_path / "index.db")],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog)
+        try:
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in INIT_LINES).encode())
+            proc.stdin.flush()
+            assert proc.stdout.readline()  # initialized
+            before = peak_memory_kib(proc.pid)
+
+            def send():  # in a thread: the pipe takes the line only as fast as the server reads it
+                proc.stdin.write(start.encode())
+                for _ in range(128):
+                    proc.stdin.write(b"x" * (1 << 20))
+                proc.stdin.write(b'"}}}\n' + json.dumps(after).encode() + b"\n")
+                proc.stdin.flush()
+
+            sender = threading.Thread(target=send, daemon=True)
+            sender.start()
+            answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+            sender.join(TIMEOUT_S)
+            grown = peak_memory_kib(proc.pid) - before
+            proc.stdin.close()
+            assert proc.wait(timeout=TIMEOUT_S) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    skipped, served = answers
+    assert skipped == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}, skipped
+    assert served["id"] == 3 and "<<pgbouncer>>" in served["result"]["content"][0]["text"]
+    assert grown < 64 * 1024, f"the server's peak memory grew by {grown} KiB for one line"
+    assert "longer than 16 MiB" in (tmp_path / "stderr.log").read_text()
