@@ -7,7 +7,9 @@ import contextlib
 import importlib
 import json
 import logging
+import os
 import signal
+import sys
 from typing import Any, Iterator
 
 from . import tool
@@ -95,7 +97,6 @@ def serve(index: MemoryIndex) -> None:
         importlib.import_module("mcp.server.stdio")
     except ImportError as ex:
         import shlex
-        import sys
 
         raise McpUnavailable(
             f"memsearch mcp needs the MCP Python SDK ({ex}): install it into memsearch's environment with"
@@ -140,9 +141,6 @@ def serve(index: MemoryIndex) -> None:
 
 
 async def _serve(index: MemoryIndex) -> None:
-    import os
-    import sys
-
     import anyio
     import mcp.types as types
     from mcp.server import Server  # the low-level server, under this name in every release
