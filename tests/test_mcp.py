@@ -6,6 +6,7 @@ would turn a leaked one into a failure).
 """
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -284,29 +285,37 @@ def answered(proc, wanted) -> dict:
     return answers
 
 
+@contextlib.contextmanager
+def mcp_process(tree, db, stderr, text=True, **popen):
+    """`memsearch mcp` over ``tree`` as a client starts it, its pipes ours; killed if a test leaves it running."""
+    import subprocess
+
+    proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(db)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr, text=text, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+
+
 def test_the_server_exits_on_stdin_eof_after_a_huge_call(tree, tmp_path):
     """Raw JSON-RPC lines, then a 10 MB memory_read, then EOF: the server
     answers with an error and exits (it used to keep resolving the path)."""
     import json
-    import subprocess
 
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "memory_read", "arguments": {"path": "x" * 10_000_000 + ".md"}}}
-    with open(tmp_path / "stderr.log", "w") as errlog:
-        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(tmp_path / "index.db")],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True)
-        try:
-            proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
-            proc.stdin.flush()
-            answers = answered(proc, 2)
-            assert 2 in answers, "no answer to the 10 MB call"
-            proc.stdin.close()  # EOF: the client hung up
-            assert proc.wait(timeout=TIMEOUT_S) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
+    with open(tmp_path / "stderr.log", "w") as errlog, mcp_process(tree, tmp_path / "index.db", errlog) as proc:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
+        proc.stdin.flush()
+        answers = answered(proc, 2)
+        assert 2 in answers, "no answer to the 10 MB call"
+        proc.stdin.close()  # EOF: the client hung up
+        assert proc.wait(timeout=TIMEOUT_S) == 0
     result = answers[2]["result"]
     assert result["isError"] and "no memory file has a path longer than 4096 bytes" in result["content"][0]["text"]
 
@@ -335,28 +344,19 @@ def test_a_stop_signal_ends_the_server_and_marks_its_watcher_stopped(tree, tmp_p
     db = tmp_path / "index.db"
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
-    with open(tmp_path / "stderr.log", "w") as errlog:
-        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(db)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, text=True,
-                                preexec_fn=default_sigint)
+    with open(tmp_path / "stderr.log", "w") as errlog, \
+            mcp_process(tree, db, errlog, preexec_fn=default_sigint) as proc:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
+        proc.stdin.flush()
+        assert not answered(proc, 2)[2]["result"]["isError"]
+        if send == "thread":
+            to_another_thread(proc, sig)
+        else:
+            proc.send_signal(sig)  # stdin stays open: the host has not hung up
         try:
-            proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*INIT_LINES, call]))
-            proc.stdin.flush()
-            assert not answered(proc, 2)[2]["result"]["isError"]
-            if send == "thread":
-                to_another_thread(proc, sig)
-            else:
-                proc.send_signal(sig)  # stdin stays open: the host has not hung up
-            try:
-                status = proc.wait(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"memsearch mcp still running after {sig.name}")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdin.close()
-            proc.stdout.close()
+            status = proc.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"memsearch mcp still running after {sig.name}")
     assert status == 0
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
     shown = json.loads(run_memsearch("status", "--root", tree, "--db", db, "--json").stdout)
@@ -373,41 +373,33 @@ def test_a_line_too_long_for_any_call_is_skipped_not_held(tree, tmp_path):
     """A 128 MiB line (a query no call could use): held whole and parsed it cost the server four times its size
     (a few GB would kill it); now skipped unread past its first 16 MiB, answered as no message, and the next
     line served."""
-    import subprocess
     import threading
 
     start = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                         "params": {"name": "memory_search", "arguments": {"query": ""}}})[:-4]
     after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
              "params": {"name": "memory_search", "arguments": {"query": "pgbouncer"}}}
-    with open(tmp_path / "stderr.log", "w") as errlog:
-        proc = subprocess.Popen([memsearch_exe(), "mcp", "--root", str(tree), "--db", str(tmp_path / "index.db")],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog)
-        try:
-            proc.stdin.write("".join(json.dumps(m) + "\n" for m in INIT_LINES).encode())
+    with open(tmp_path / "stderr.log", "w") as errlog, \
+            mcp_process(tree, tmp_path / "index.db", errlog, text=False) as proc:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in INIT_LINES).encode())
+        proc.stdin.flush()
+        assert proc.stdout.readline()  # initialized
+        before = peak_memory_kib(proc.pid)
+
+        def send():  # in a thread: the pipe takes the line only as fast as the server reads it
+            proc.stdin.write(start.encode())
+            for _ in range(128):
+                proc.stdin.write(b"x" * (1 << 20))
+            proc.stdin.write(b'"}}}\n' + json.dumps(after).encode() + b"\n")
             proc.stdin.flush()
-            assert proc.stdout.readline()  # initialized
-            before = peak_memory_kib(proc.pid)
 
-            def send():  # in a thread: the pipe takes the line only as fast as the server reads it
-                proc.stdin.write(start.encode())
-                for _ in range(128):
-                    proc.stdin.write(b"x" * (1 << 20))
-                proc.stdin.write(b'"}}}\n' + json.dumps(after).encode() + b"\n")
-                proc.stdin.flush()
-
-            sender = threading.Thread(target=send, daemon=True)
-            sender.start()
-            answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
-            sender.join(TIMEOUT_S)
-            grown = peak_memory_kib(proc.pid) - before
-            proc.stdin.close()
-            assert proc.wait(timeout=TIMEOUT_S) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        sender.join(TIMEOUT_S)
+        grown = peak_memory_kib(proc.pid) - before
+        proc.stdin.close()
+        assert proc.wait(timeout=TIMEOUT_S) == 0
     skipped, served = answers
     assert skipped == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}, skipped
     assert served["id"] == 3 and "<<pgbouncer>>" in served["result"]["content"][0]["text"]
