@@ -189,7 +189,7 @@ class HistoryIndex(db.Opened):
         checked_setting("limit", limit)
         floor = checked_setting("floor", self.settings.floor if floor is None else floor)
         for name, value in (("refresh", refresh), ("messages", messages)):  # ("no" is true)
-            given_type(value, bool, f"{name} must be true or false")
+            checked_setting(name, value, setting="reconcile")  # (true or false, as reconcile=)
         project = given_project(project)
         for name, value in (("session", session), ("role", role), ("since", since)):
             given_type(value, str | None, f"{name} must be a string")  # the query's is plan()'s
