@@ -458,6 +458,8 @@ class HistoryIndex(db.Opened):
                          project: str | None = None) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
         as read_session_context takes it."""
+        for name, value in (("refresh", refresh), ("sidechains", sidechains)):  # ("no" is true)
+            checked_setting(name, value, setting="reconcile")
         project = given_project(project)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
