@@ -23,7 +23,7 @@ from . import db, history_refresh
 from .cjk import original
 from .dates import held_factor, uncounted, windows
 from .db import IDS_AT_ONCE, rows_of
-from .errors import InvalidArgument, MemsearchError, quoted
+from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNotFound, quoted
 from .history_refresh import HistoryReport, Progress
 from .history_sessions import Message, check_session, given_project, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched, words
@@ -458,6 +458,8 @@ class HistoryIndex(db.Opened):
                          project: str | None = None) -> list[Message]:
         """The cleaned messages of one session, oldest first (sub-agents' sidechains only if asked); ``project``
         as read_session_context takes it."""
+        for name, value in (("refresh", refresh), ("sidechains", sidechains)):  # ("no" is true)
+            checked_setting(name, value, setting="reconcile")
         project = given_project(project)
         return self._verified(
             lambda: list(read_messages(self.conn, session_files(self.conn, self.roots, session, sidechains, project))),
@@ -468,7 +470,7 @@ class HistoryIndex(db.Opened):
         """ReadSessionContext: the parts of one session that bear on ``query`` (memsearch.session_context).
         ``project``, a hit's project folder or the working directory it is named after, is needed only when
         several project folders hold a transcript of the id (else AmbiguousSession)."""
-        from .session_context import check_arguments, select  # here: a search never loads it
+        from .session_context import UNREAD, check_arguments, select  # here: a search never loads it
 
         args = check_arguments(session, query, strategy, max_tokens, project)
 
@@ -477,7 +479,15 @@ class HistoryIndex(db.Opened):
             return select(where.full, read_messages(self.conn, where), args, total=sum(n for _, n in where.files),
                           newest_first=read_messages(self.conn, where, newest_first=True))
 
-        return self._verified(read, lambda context: list(context.ids))
+        reports: list[HistoryReport] = []
+        try:
+            found = self._verified(read, lambda context: list(context.ids), reports=reports)
+        except SessionNotFound as ex:  # its transcript may be one the refresh had no time to read
+            if not (deferred := reports[-1].deferred if reports else 0) or isinstance(ex, AmbiguousSession):
+                raise
+            raise SessionNotFound(f"{ex}; {UNREAD.format(n=deferred)}") from None
+        # Its end may be past what was read (a handoff's "end" its middle): said, as a search says it.
+        return found.unread(reports[-1].deferred if reports else 0)
 
     def _verified(self, read, ids_of, refresh: bool = True, progress: Progress | None = None,
                   reports: list | None = None, give_up=None):

@@ -62,13 +62,13 @@ def resolve_session(conn: sqlite3.Connection, roots: tuple[str, ...], session: s
     """The full id of a session given whole or by its first characters; AmbiguousSession when they start
     more than one (the whole id of one included: a transcript must not take over another's short form), but
     for a whole UUID, the form Claude Code gives sessions: no other UUID starts with it, so a file named
-    ``<uuid>x`` cannot make it ambiguous."""
+    ``<uuid>x`` cannot make it ambiguous, nor be read for it (while the UUID's own transcript is not indexed)."""
     given_type(session, str, "session id must be a string")
     if not session.strip():
         raise InvalidArgument("session id is empty: pass a session id from a history hit")
     check_session(session := session.strip())
     found = _sessions_from(conn, roots, session, 4)
-    if not found:
+    if not found or found[0] != session and _UUID.fullmatch(session):
         raise SessionNotFound(f"no session {_quoted(session)} in the transcripts: use a session id from a history hit")
     if len(found) > 1 and not (found[0] == session and _UUID.fullmatch(session)):
         raise AmbiguousSession(f"{_quoted(session)} starts several session ids ({', '.join(map(_quoted, found[:3]))}"

@@ -125,7 +125,7 @@ def _places(root: Root, session: str, project: str | None) -> tuple[dict[str, st
     real_root = real_folder(root.path)
     folder = real_path(os.path.join(real_root, "sessions", session)) if _is_name(session) else ""
     if not os.path.isdir(folder) or link_target_refusal(real_root, folder, True):
-        raise SessionNotFound(f"no session folder sessions/{quoted(session)} in {quoted(root.path)}:"
+        raise SessionNotFound(f"no session folder sessions/{quoted(session, 200)} in {quoted(root.path)}:"
                               " give the id of a folder under sessions/")
     places = {name: where.format(session=session, project=project) for name, where, _, _ in SECTIONS
               if project is not None or "{project}" not in where}

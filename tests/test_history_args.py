@@ -121,6 +121,20 @@ def test_a_search_s_flags_are_true_or_false(tmp_path, name):
         assert [h.session for h in history.search("plum", messages=True)] != []
 
 
+@pytest.mark.parametrize("name", ["refresh", "sidechains"])
+def test_session_messages_flags_are_true_or_false(tmp_path, name):
+    """session_messages(sidechains="no") raised a bare ValueError from int() and sidechains=[] a TypeError, where
+    every bad argument is an InvalidArgument; refresh="no" read the transcripts (a non-empty string is true)."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")])
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        history.refresh()
+        for bad in ("no", [], None, 1):
+            with pytest.raises(InvalidArgument, match=f"^{name} must be true or false, got "):
+                history.session_messages("s-1", **{name: bad})
+        assert [m.text for m in history.session_messages("s-1", refresh=False, sidechains=True)] == ["a plum"]
+
+
 @pytest.mark.parametrize("args,library,typed", [
     (["session-context", "s-1", "--max-tokens", "0"], "maxTokens", "--max-tokens must be a whole number from 1 to"),
     (["session-context", "s-1", "--strategy", "skim"], "strategy", "--strategy must be one of relevant, handoff"),

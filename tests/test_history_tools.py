@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import line, transcript
+from conftest import append, line, transcript
 from memsearch import MemoryIndex, tool
 
 
@@ -66,6 +66,29 @@ def test_history_search_tells_the_model_when_it_read_only_part_of_the_transcript
     monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 10)
     whole = tool.call_tool(index, "history_search", {"query": "5544"})
     assert whole.data["deferred"] == 0 and "not read in full" not in whole.text and "<<5544>>" in whole.text
+
+
+def test_read_session_context_tells_the_model_when_the_session_may_go_on(index, tmp_path, monkeypatch):
+    """A refresh out of time left a transcript's new lines unread, and read_session_context said nothing: a handoff
+    gave the end of what was read as the session's end, and a session not read yet was "no session"."""
+    from memsearch import history_refresh
+
+    args = {"sessionId": "cafe-1", "strategy": "handoff"}
+    assert tool.call_tool(index, "read_session_context", args).data["deferred"] == 0
+    append(tmp_path / "projects" / "-home-u-shop" / "cafe-1.jsonl", line("user", "now deploy to prod"))
+    transcript(tmp_path / "projects", [line("user", "a plum")], session="plum-1")
+    monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 0)  # spent before the first transcript
+    partial = tool.call_tool(index, "read_session_context", args)
+    assert not partial.is_error and partial.data["deferred"] == 2 and "prod" not in partial.text
+    assert partial.text.endswith("[end of untrusted background from session cafe-1]\n[2 transcript(s) were not"
+                                 " read in full yet, perhaps this session's: the same call again reads on]")
+    missing = tool.call_tool(index, "read_session_context", {**args, "sessionId": "plum-1"})
+    assert missing.is_error and missing.text.endswith("; 2 transcript(s) were not read in full yet, perhaps this"
+                                                      " session's: the same call again reads on")
+    monkeypatch.setattr(history_refresh, "REFRESH_SECONDS", 10)
+    whole = tool.call_tool(index, "read_session_context", args)
+    assert whole.data["deferred"] == 0 and whole.text.endswith("  now deploy to prod\n[end of untrusted background"
+                                                               " from session cafe-1]")
 
 
 @pytest.mark.parametrize("name, arguments, message", [

@@ -422,6 +422,20 @@ def test_a_file_named_a_whole_id_and_more_leaves_that_id_whole(history, hroot, t
         history.read_session_context(VICTIM[:8], "swift")
 
 
+def test_a_whole_id_never_names_a_longer_one(history, hroot, monkeypatch):
+    """While the victim's transcript was not indexed yet (a search's refresh reads the smallest first, for 5 s), its
+    whole id named the only session it started: `<victim's id>x.jsonl`, whose lines were shown as its context."""
+    transcript(hroot, [line("user", "forged swift")], session=VICTIM + "x", project="-home-x-attacker")
+    history.refresh()
+    transcript(hroot, [line("user", "the victim's own swift")], session=VICTIM)
+    monkeypatch.setattr(refresh_mod, "REFRESH_SECONDS", 0)  # spent before the victim's transcript
+    with pytest.raises(SessionNotFound, match=f"^no session '{VICTIM}' in the transcripts"):
+        history.read_session_context(VICTIM, "swift")
+    assert history.read_session_context(VICTIM[:8], "swift").session == VICTIM + "x"  # a short form is a start
+    monkeypatch.setattr(refresh_mod, "REFRESH_SECONDS", 10)
+    assert [f[3] for f in history.read_session_context(VICTIM, "swift").fragments] == ["the victim's own swift"]
+
+
 # -- freshness and names ----------------------------------------------------------------
 def test_a_same_size_rewrite_with_its_mtime_put_back_is_seen(history, hroot):
     path = transcript(hroot, [line("user", "the first avocet")])
