@@ -169,15 +169,22 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         reason = getattr(ex, "strerror", None) or "too deep"
         raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
-    check_path(path)
+    # Which file this open finds bad: another process may set it aside and build a new one meanwhile.
+    found = identity(path)
+    try:
+        check_path(path, explicit)
+    except NotAnIndex as ex:  # at memsearch's own path: moved aside, never followed
+        if not recover:
+            raise
+        set_aside(path, str(ex), found)
+        check_path(path, explicit)  # (a hard link renamed onto another name of its file stays)
+        found = identity(path)
     # The -wal and -shm files left read-only by a query while the index was: given the index's
     # mode when we can write it, else SQLite opens it read-only.
     for side in (f"{path}-wal", f"{path}-shm") if os.access(path, os.W_OK) else ():
         if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
             with suppress(OSError):  # another owner's: SQLite's error says the rest
                 os.chmod(side, os.stat(path).st_mode & 0o7777)
-    # Which file this open finds bad: another process may set it aside and build a new one meanwhile.
-    found = identity(path)
     try:
         return _open_checked(path)
     except NotAnIndex as ex:
@@ -313,16 +320,21 @@ class Opened:
                 raise translate(ex, self._db_file) from None
 
 
-def check_path(path: str) -> None:
+def check_path(path: str, explicit: bool = True) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
-    SQLite would read /dev/null as empty and fail on its first write."""
+    SQLite would read /dev/null as empty and fail on its first write. At a path memsearch chose (not
+    ``explicit``) only a file of its own: a link (which may lead to a file under a root) is NotAnIndex too."""
     _no_nul(path)
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path) if explicit else os.lstat(path)
     except FileNotFoundError:
         return
     except OSError as ex:
         raise DatabaseError(f"cannot open the index {path}: {ex.strerror}; use --db to put it elsewhere") from None
+    mode = st.st_mode
+    if not explicit and (not stat.S_ISREG(mode) or st.st_nlink > 1):
+        what = "a link" if stat.S_ISLNK(mode) or stat.S_ISREG(mode) else "not a regular file"
+        raise NotAnIndex(f"{path} is not a memsearch index ({what})")
     if stat.S_ISDIR(mode):
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     if not stat.S_ISREG(mode):

@@ -80,9 +80,9 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
     path = index.db_file
     notes = _notes(index)
     try:
-        db_mod.check_path(path)
-    except MemsearchError as ex:
-        return [Check("database", False, str(ex))], notes
+        db_mod.check_path(path, index.explicit_db)
+    except MemsearchError as ex:  # NotAnIndex at memsearch's own path: set aside, as a query does
+        return [Check("database", False, str(ex), "set-aside" if isinstance(ex, db_mod.NotAnIndex) else None)], notes
     if not os.path.exists(path):
         notes.append("no index yet: the next query (or `memsearch index`) builds it")
         return [Check("database", True, "not built yet", "reconcile"), _check_query(index)], notes

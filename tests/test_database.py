@@ -604,6 +604,39 @@ def test_a_foreign_file_in_the_cache_folder_is_set_aside_intact(tree, kind):
     assert len(kept) == 1 and _fingerprint(db.parent)[kept[0].name] == before
 
 
+@pytest.mark.parametrize("kind", ["link to an empty memory file", "link to no file yet", "hard link", "fifo",
+                                  "folder"])
+def test_what_is_no_file_of_its_own_in_the_cache_folder_is_set_aside_unfollowed(tree, kind):
+    """A link at the index's default path, to an empty memory file or to a name under the root, had the index
+    written there (files under the roots are never written), by `doctor` too; a FIFO or a folder failed every query
+    for good. Each is set aside, never followed, and the index rebuilt, by a query or by `doctor --fix`."""
+    from memsearch.doctor import diagnose
+
+    db = MemoryIndex(tree).db_path
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for fix in (False, True):
+        target = tree / f"projects/shop/empty-{fix}.md"
+        for path in (db, *db.parent.glob(f"{db.name}-*")) if fix else ():  # (the index the query built)
+            path.unlink()
+        if kind == "fifo":
+            os.mkfifo(db)
+        elif kind == "folder":
+            db.mkdir()
+        elif kind == "link to no file yet":
+            db.symlink_to(target)
+        else:
+            target.touch()
+            (os.link if kind == "hard link" else os.symlink)(target, db)
+        before = _fingerprint(tree / "projects/shop")
+        with MemoryIndex(tree) as idx:
+            report = diagnose(idx, fix=fix)
+            assert [(c.name, c.ok, c.remedy) for c in report.found] == [("database", False, "set-aside")], report
+            assert report.ok == fix, report.remaining
+            assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+        assert _fingerprint(tree / "projects/shop") == before and db.is_file() and not db.is_symlink()
+        assert bad_copies(db)
+
+
 def test_a_damaged_index_another_process_rebuilt_meanwhile_is_not_set_aside_again(tree, tmp_path, monkeypatch):
     """Several processes open one damaged index at once: the first sets it
     aside and builds a new one; the others, which found the damage before
