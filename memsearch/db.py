@@ -323,18 +323,21 @@ class Opened:
 def check_path(path: str, explicit: bool = True) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
     SQLite would read /dev/null as empty and fail on its first write. At a path memsearch chose (not
-    ``explicit``) only a file of its own: a link (which may lead to a file under a root) is NotAnIndex too."""
+    ``explicit``) only files of its own: a link (which may lead to a file under a root), there or at a
+    side file's path, is NotAnIndex too, as anything that is not a regular file."""
     _no_nul(path)
+    for name in () if explicit else (path, *(path + suffix for suffix in SIDE_FILES)):
+        with suppress(OSError):  # (the index's own error, if any, is os.stat's below)
+            st = os.lstat(name)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+                what = "a link" if stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode) else "not a regular file"
+                raise NotAnIndex(f"{path} is not a memsearch index ({name[len(path):] or 'it'} is {what})")
     try:
-        st = os.stat(path) if explicit else os.lstat(path)
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         return
     except OSError as ex:
         raise DatabaseError(f"cannot open the index {path}: {ex.strerror}; use --db to put it elsewhere") from None
-    mode = st.st_mode
-    if not explicit and (not stat.S_ISREG(mode) or st.st_nlink > 1):
-        what = "a link" if stat.S_ISLNK(mode) or stat.S_ISREG(mode) else "not a regular file"
-        raise NotAnIndex(f"{path} is not a memsearch index ({what})")
     if stat.S_ISDIR(mode):
         raise DatabaseError(f"the index path {path} is a directory; remove it or use --db to put the index elsewhere")
     if not stat.S_ISREG(mode):
@@ -476,9 +479,8 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
     kept = f"{name}.bad-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     path, target = os.path.join(folder, name), os.path.join(folder, kept)
     try:
-        os.replace(path, target)
-        for suffix in SIDE_FILES:
-            if os.path.exists(f"{path}{suffix}"):
+        for suffix in ("", *SIDE_FILES):  # (side files with no index too: left behind, or put there)
+            if os.path.lexists(f"{path}{suffix}"):
                 os.replace(f"{path}{suffix}", f"{target}{suffix}")
     except FileNotFoundError:
         pass  # another process set it aside first
