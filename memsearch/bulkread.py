@@ -33,7 +33,9 @@ QUEUED = 32
 # the default 64 KB, and a send would then wait for the child to finish its chunk.
 PIPE_BYTES = 1 << 20
 
-_CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from memsearch.bulkread import serve; serve()"
+# `-c` puts the working folder ('') first on sys.path, where a checkout's pickle.py would run: left out.
+_CHILD = ("import sys; sys.path[:] = [sys.argv[1], *filter(None, sys.path)];"
+          " from memsearch.bulkread import serve; serve()")
 
 
 def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:

@@ -176,15 +176,22 @@ def open_database(path: str | os.PathLike, *, explicit: bool, recover: bool = Tr
         reason = getattr(ex, "strerror", None) or "too deep"
         raise DatabaseError(f"cannot create the index directory {parent}: {reason};"
                             " use --db to put the index elsewhere") from None
-    check_path(path)
+    # Which file this open finds bad: another process may set it aside and build a new one meanwhile.
+    found = identity(path)
+    try:
+        check_path(path, explicit)
+    except NotAnIndex as ex:  # at memsearch's own path: moved aside, never followed
+        if not recover:
+            raise
+        set_aside(path, str(ex), found)
+        check_path(path, explicit)  # (a hard link renamed onto another name of its file stays)
+        found = identity(path)
     # The -wal and -shm files left read-only by a query while the index was: given the index's
     # mode when we can write it, else SQLite opens it read-only.
     for side in (f"{path}-wal", f"{path}-shm") if os.access(path, os.W_OK) else ():
         if os.access(side, os.F_OK) and not os.access(side, os.W_OK):
             with suppress(OSError):  # another owner's: SQLite's error says the rest
                 os.chmod(side, os.stat(path).st_mode & 0o7777)
-    # Which file this open finds bad: another process may set it aside and build a new one meanwhile.
-    found = identity(path)
     try:
         return _open_checked(path)
     except NotAnIndex as ex:
@@ -320,10 +327,18 @@ class Opened:
                 raise translate(ex, self._db_file) from None
 
 
-def check_path(path: str) -> None:
+def check_path(path: str, explicit: bool = True) -> None:
     """Refuse an index path that is not a regular file (or not there yet):
-    SQLite would read /dev/null as empty and fail on its first write."""
+    SQLite would read /dev/null as empty and fail on its first write. At a path memsearch chose (not
+    ``explicit``) only files of its own: a link (which may lead to a file under a root), there or at a
+    side file's path, is NotAnIndex too, as anything that is not a regular file."""
     _no_nul(path)
+    for name in () if explicit else (path, *(path + suffix for suffix in SIDE_FILES)):
+        with suppress(OSError):  # (the index's own error, if any, is os.stat's below)
+            st = os.lstat(name)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+                what = "a link" if stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode) else "not a regular file"
+                raise NotAnIndex(f"{path} is not a memsearch index ({name[len(path):] or 'it'} is {what})")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -471,9 +486,8 @@ def set_aside(path: str | os.PathLike, why: str, found: tuple[int, int] | None =
     kept = f"{name}.bad-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     path, target = os.path.join(folder, name), os.path.join(folder, kept)
     try:
-        os.replace(path, target)
-        for suffix in SIDE_FILES:
-            if os.path.exists(f"{path}{suffix}"):
+        for suffix in ("", *SIDE_FILES):  # (side files with no index too: left behind, or put there)
+            if os.path.lexists(f"{path}{suffix}"):
                 os.replace(f"{path}{suffix}", f"{target}{suffix}")
     except FileNotFoundError:
         pass  # another process set it aside first

@@ -80,9 +80,9 @@ def _run_checks(index) -> tuple[list[Check], list[str]]:
     path = index.db_file
     notes = _notes(index)
     try:
-        db_mod.check_path(path)
-    except MemsearchError as ex:
-        return [Check("database", False, str(ex))], notes
+        db_mod.check_path(path, index.explicit_db)
+    except MemsearchError as ex:  # NotAnIndex at memsearch's own path: set aside, as a query does
+        return [Check("database", False, str(ex), "set-aside" if isinstance(ex, db_mod.NotAnIndex) else None)], notes
     if not os.path.exists(path):
         notes.append("no index yet: the next query (or `memsearch index`) builds it")
         return [Check("database", True, "not built yet", "reconcile"), _check_query(index)], notes
@@ -203,10 +203,10 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     # Names of a file indexed under another name are left out, as reconcile leaves them.
     hard_links(seen, {path: fp for path, fp in stored.items() if path in seen.files}, index.layout.locate)
     # A file the indexer reads and skips (unreadable, binary, UTF-16) has no row by design: not missing.
-    read = {path: read_text(path, seen.files[path][0], index.settings.max_file_bytes)
-            for path in sorted(seen.files.keys() - stored.keys())}
-    left_out = [got for got in read.values() if isinstance(got, Skipped)]
-    missing = [path for path, got in read.items() if not isinstance(got, Skipped)]
+    left_out, missing = [], []
+    for path in sorted(seen.files.keys() - stored.keys()):  # one text at a time: those unindexed may be many, large
+        got = read_text(path, seen.files[path][0], index.settings.max_file_bytes)
+        left_out.append(got) if isinstance(got, Skipped) else missing.append(path)
     # Not problems of the index, but files a search cannot show as written: said, never silently.
     for what, found in (("left out of the index", [*seen.skipped, *left_out]),
                         ("indexed as plain text", malformed(conn))):

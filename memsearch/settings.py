@@ -139,11 +139,13 @@ def path_text(path: str | os.PathLike) -> str:
 
 def xdg_folder(name: str, default: str, home: str | None = None) -> str:
     """``$name`` if it is an absolute path (the XDG spec ignores a relative one, which would put the
-    index wherever a command runs), else ``default`` in ``home`` (None: the user's home folder)."""
+    index wherever a command runs), else ``default`` in ``home`` (None: the user's home folder), which
+    must be absolute too (MemsearchError)."""
     if os.path.isabs(value := os.environ.get(name, "")):
         return value
-    if home is None and (home := os.path.expanduser("~"))[:1] == "~":  # as Path.home() fails
-        raise RuntimeError("Could not determine home directory.")
+    if not os.path.isabs(home := os.path.expanduser("~") if home is None else home):  # ("~": no home known)
+        raise MemsearchError(f"HOME is {quoted(os.environ.get('HOME', 'unset'))}, not a folder's absolute path"
+                             " (files would go wherever a command runs): set it to your home folder")
     return os.path.join(home, default)
 
 

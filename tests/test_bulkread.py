@@ -240,3 +240,20 @@ def test_a_build_of_large_files_holds_a_few_at_a_time(tmp_path, monkeypatch, thr
             tracemalloc.stop()
         assert [h.path for h in idx.search("file95")] == ["big/95.md"]
     assert peak < 16 << 20, peak  # (held whole: 24 MB of text, and its copies; a step at a time: ~3 MB)
+
+
+def test_the_child_imports_nothing_from_the_working_folder(mixed_tree, tmp_path, monkeypatch):
+    """`python -c` looks for modules in the working folder first: a build run inside a checkout holding a
+    `pickle.py` ran it in the reader child. The child imports from where the parent does."""
+    checkout = tmp_path / "checkout"
+    marker = tmp_path / "ran"
+    for module in ("pickle", "subprocess", "collections", "memsearch"):
+        write(checkout, f"{module}.py", f"open({str(marker)!r}, 'a').write('{module}\\n')\n")
+    monkeypatch.chdir(checkout)
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    started = []
+    real_start = bulkread._start
+    monkeypatch.setattr(bulkread, "_start", lambda: started.append(real_start()) or started[-1])
+    report, hits = build(mixed_tree, tmp_path / "db")
+    assert started and len(report.added) == 83 and hits["marmot"] == ["global/g/latin1.md"]
+    assert not marker.exists(), marker.read_text()

@@ -604,6 +604,63 @@ def test_a_foreign_file_in_the_cache_folder_is_set_aside_intact(tree, kind):
     assert len(kept) == 1 and _fingerprint(db.parent)[kept[0].name] == before
 
 
+@pytest.mark.parametrize("kind", ["link to an empty memory file", "link to no file yet", "hard link", "fifo",
+                                  "folder"])
+def test_what_is_no_file_of_its_own_in_the_cache_folder_is_set_aside_unfollowed(tree, kind):
+    """A link at the index's default path, to an empty memory file or to a name under the root, had the index
+    written there (files under the roots are never written), by `doctor` too; a FIFO or a folder failed every query
+    for good. Each is set aside, never followed, and the index rebuilt, by a query or by `doctor --fix`."""
+    from memsearch.doctor import diagnose
+
+    db = MemoryIndex(tree).db_path
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for fix in (False, True):
+        target = tree / f"projects/shop/empty-{fix}.md"
+        for path in (db, *db.parent.glob(f"{db.name}-*")) if fix else ():  # (the index the query built)
+            path.unlink()
+        if kind == "fifo":
+            os.mkfifo(db)
+        elif kind == "folder":
+            db.mkdir()
+        elif kind == "link to no file yet":
+            db.symlink_to(target)
+        else:
+            target.touch()
+            (os.link if kind == "hard link" else os.symlink)(target, db)
+        before = _fingerprint(tree / "projects/shop")
+        with MemoryIndex(tree) as idx:
+            report = diagnose(idx, fix=fix)
+            assert [(c.name, c.ok, c.remedy) for c in report.found] == [("database", False, "set-aside")], report
+            assert report.ok == fix, report.remaining
+            assert [h.path for h in idx.search("pgbouncer")] == ["projects/shop/memory-db.md"]
+        assert _fingerprint(tree / "projects/shop") == before and db.is_file() and not db.is_symlink()
+        assert bad_copies(db)
+
+
+@pytest.mark.parametrize("side", ["-wal", "-shm"])
+@pytest.mark.parametrize("kind", ["link to a memory file", "link to no file", "folder"])
+def test_a_side_file_that_is_no_file_of_its_own_is_set_aside(tree, side, kind):
+    """A -wal or -shm beside the default index that is a link or a folder: SQLite refuses it, and every query
+    failed ("unable to open database file") until it was removed, `doctor --fix` included."""
+    from memsearch.doctor import diagnose
+
+    db = MemoryIndex(tree).db_path
+    db.parent.mkdir(parents=True)
+    for fix in (False, True):  # (no index yet, then one built)
+        Path(f"{db}{side}").unlink(missing_ok=True)  # (a closed index leaves none)
+        if kind == "folder":
+            Path(f"{db}{side}").mkdir()
+        else:
+            os.symlink(tree / ("README.md" if kind == "link to a memory file" else "gone.md"), f"{db}{side}")
+        write(tree, f"projects/shop/new-{fix}.md", "pgbouncer pools connections\n")  # a query has a row to write
+        before = _fingerprint(tree)
+        with MemoryIndex(tree) as idx:
+            if fix:
+                assert diagnose(idx, fix=True).ok
+            assert f"projects/shop/new-{fix}.md" in [h.path for h in idx.search("pgbouncer")]
+        assert _fingerprint(tree) == before and not os.path.islink(f"{db}{side}") and not os.path.isdir(f"{db}{side}")
+
+
 def test_a_damaged_index_another_process_rebuilt_meanwhile_is_not_set_aside_again(tree, tmp_path, monkeypatch):
     """Several processes open one damaged index at once: the first sets it
     aside and builds a new one; the others, which found the damage before

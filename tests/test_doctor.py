@@ -297,3 +297,23 @@ def test_file_names_in_the_report_cannot_drive_the_terminal_or_forge_a_line(tree
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     assert not any(line.startswith("ok   all good") for line in r.stdout.splitlines())
     assert "1 files missing from the index ('evil\\x1b]0;pwned\\x07\\nok   all good.md')" in r.stdout
+
+
+def test_files_missing_from_the_index_are_read_one_at_a_time(tree, tmp_path):
+    """Doctor reads each file missing from the index to tell one the indexer skips: it held every such text at
+    once, so a tree written since the last query (files of up to max_file_bytes each) cost it all in memory."""
+    import tracemalloc
+
+    db = built(tree, tmp_path / "db")
+    for i in range(40):
+        write(tree, f"new/{i:02d}.md", f"file{i} " + "lorem ipsum dolor " * 12_000)  # ~200 KB each, 8 MB in all
+    with MemoryIndex(tree, db) as idx:
+        tracemalloc.start()
+        try:
+            report = diagnose(idx)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    files = next(c for c in report.found if c.name == "files")
+    assert not files.ok and files.detail.startswith("40 files missing from the index")
+    assert peak < 3 << 20, peak

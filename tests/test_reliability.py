@@ -226,8 +226,8 @@ def test_garbage_in_the_wal_file_is_ignored(big_tree, tmp_path):
 
 
 def test_a_database_path_that_is_a_directory_is_a_one_line_error(tree, tmp_path):
-    Path(default_db_file(tree)).mkdir(parents=True)
-    r = cli("query", "pgbouncer", "--root", str(tree))
+    """Named with --db (at the default path one is set aside: test_database)."""
+    r = cli("query", "pgbouncer", "--root", str(tree), "--db", str(tmp_path))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "directory" in r.stderr, r.stderr
     with pytest.raises(DatabaseError, match="directory"):
         with MemoryIndex(tree, tmp_path) as idx:

@@ -237,6 +237,19 @@ def test_a_relative_xdg_folder_is_ignored(tmp_path, monkeypatch):
     assert cache_folder() == str(tmp_path / "abs" / "memsearch")
 
 
+@pytest.mark.parametrize("home", ["rel", "~"])
+def test_a_home_that_is_no_absolute_path_is_one_line(tmp_path, monkeypatch, home):
+    """A relative HOME put the index (and read the config) under the folder a command ran in, a memory root
+    included; HOME=~ was a traceback. Either is a one-line error; nothing is made in the working folder."""
+    root = write(tmp_path / "mem", "a.md", "kestrel note").parent
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.chdir(root)
+    done = run_memsearch("query", "kestrel", "--root", root, env={"HOME": home})
+    assert done.returncode == 2 and done.stderr.startswith("Error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "HOME" in done.stderr and sorted(os.listdir(root)) == ["a.md"]
+
+
 def test_hit_to_dict(index):
     d = index.search("pgbouncer")[0].to_dict()
     assert set(d) == {"path", "scope", "scope_id", "type", "score", "snippet", "file"}
