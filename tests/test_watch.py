@@ -544,6 +544,26 @@ def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, t
     assert fresh(idx, "dugong") == ["projects/unwatched/memory.md"]
 
 
+def test_a_folder_made_unreadable_then_readable_is_watched_from_then_on(watched, tree, monkeypatch):
+    """inotify refuses to watch a folder its user cannot read (EACCES): one made so (mkdir -m 0) was passed
+    over for good, and once made readable (chmod) the notes written in it went unseen by watcher-fresh queries."""
+    idx, _ = watched
+    real = INotify.add_watch
+
+    def as_its_user(self, path, mask):  # the kernel's check, which root (running these tests) passes
+        if not os.stat(path).st_mode & 0o444:
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+        return real(self, path, mask)
+
+    monkeypatch.setattr(INotify, "add_watch", as_its_user)
+    (tree / "locked").mkdir(mode=0)
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]  # (its creation handled)
+    (tree / "locked").chmod(0o755)
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]
+    write(tree, "locked/note.md", "written once it could be read: a quokka\n")
+    assert fresh(idx, "quokka") == ["locked/note.md"]
+
+
 # -- reconcile_paths, the watcher's unit of work ----------------------------------------------
 
 
