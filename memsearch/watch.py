@@ -228,7 +228,7 @@ class Watcher:
             # And the names it passed over: a file linked to a name that sorts first is left out under its own
             # name, whose link count changed with no event; rechecked as a hard link, it answers once that name goes.
             self._links.track(batch.paths | {s.path for s in report.skipped}, self._index.locate)
-            if batch.deep:
+            if batch.deep or batch.rewatch:
                 self._watch_nested()
             if report.changed:
                 log.debug("watcher: %s", report.summary())

@@ -957,6 +957,26 @@ def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_pat
     assert batch.urgent() and batch.cookies == {".memsearch-cookie-1-0-ab"}
 
 
+def test_a_folder_on_the_way_to_a_nested_file_replaced_or_moved_is_seen_by_the_watcher(tmp_path, config):
+    """Only the folder holding a nested instruction file was watched: renaming it or a folder above it raised no
+    event, so a folder swapped in kept its file's old text for watcher-fresh queries, where a walk reads the new."""
+    src = tmp_path / "src"
+    write(src, "app/src/pkg/AGENTS.md", "nested instructions: lint before pushing\n")
+    write(tmp_path / "new", "pkg/AGENTS.md", "swapped in: format before pushing\n")
+    write(tmp_path / "newer", "src/pkg/AGENTS.md", "swapped in above it: a quokka\n")
+    # Each swap's two renames in one batch (a cookie takes it): what one batch between them drops, a walk there drops.
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx, debounce=60, max_delay=60):
+        assert fresh(idx, "lint") == ["app/src/pkg/AGENTS.md"]
+        os.rename(src / "app/src/pkg", tmp_path / "gone")
+        os.rename(tmp_path / "new/pkg", src / "app/src/pkg")
+        assert fresh(idx, "format") == ["app/src/pkg/AGENTS.md"]
+        write(src, "app/src/pkg/AGENTS.md", "then edited where it is: a wombat\n")  # its folder watched in turn
+        assert fresh(idx, "wombat") == ["app/src/pkg/AGENTS.md"]
+        os.rename(src / "app/src", tmp_path / "gone-too")
+        os.rename(tmp_path / "newer/src", src / "app/src")
+        assert fresh(idx, "quokka") == ["app/src/pkg/AGENTS.md"] and fresh(idx, "wombat") == []
+
+
 def test_a_repos_root_watches_checkouts_and_memory_subfolders_named_like_build_output(tmp_path, config):
     """SKIP_DIRS are source folders the deep walk never enters, not names a
     checkout or a folder inside a memory place may not have."""
