@@ -104,11 +104,12 @@ class Batch:
 
 class Links:
     """Index paths of the symlinks under the walked roots, rechecked with every batch: inotify
-    reports a change under a link's target, never under the link. (A repos root's links are
-    rechecked by its own walk, which every change there runs.)"""
+    reports a change under a link's target, never under the link. (A repos root's symlinks are
+    rechecked by its own walk, which every change there runs; its hard links are among its indexed files.)"""
 
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
+        self._repos = [f for f in followed if f.repos]
         # hard: Markdown files with more than one hard link, which change with no event when written
         # through a link outside the roots: rechecked before a cookie is answered.
         self.paths, self.hard = set(), set()
@@ -116,15 +117,22 @@ class Links:
     def __bool__(self) -> bool:
         return bool(self.paths)
 
-    def scan(self) -> None:
+    def scan(self, index) -> None:
+        """Find them again (``index``: the MemoryIndex, reconciled)."""
         self.paths, self.hard = set(), set()
         for f in self._followed:
             _links_under(f.folder, f.label, self.paths, self.hard)
+        for f in self._repos:
+            for path in index.paths(f.root):
+                with suppress(OSError):
+                    if _hard_linked(path, os.lstat(index.locate(path))):
+                        self.hard.add(path)
 
-    def track(self, paths: set[str], locate) -> None:
-        """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
+    def track(self, paths: set[str], index) -> None:
+        """Follow what a batch of ``paths`` changed (``index``: the MemoryIndex, reconciled)."""
+        locate = index.locate
         if not self._followed or any(f.label in paths for f in self._followed):  # none, or a root reconciled whole
-            self.scan()
+            self.scan(index)
             return
         found = {}
         for path in paths:

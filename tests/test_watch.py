@@ -439,6 +439,24 @@ def test_a_hard_linked_file_written_through_its_link_outside_the_root(tree, tmp_
         assert fresh(idx, "dugong") == ["global/user/later.md"]
 
 
+def test_a_repos_memory_file_hard_linked_from_outside_and_written_there(tmp_path, config):
+    """The same in a repos root, whose hard links were left to its walk, which no event under the root ran: the
+    watcher vouched for the old text for ever."""
+    src = tmp_path / "src"
+    note = write(src, "shop/.claude/memory/db.md", "the shop database keeps a narwhal\n")
+    os.link(note, tmp_path / "elsewhere.md")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "narwhal") == ["shop/.claude/memory/db.md"]
+        (tmp_path / "elsewhere.md").write_text("the shop database keeps a walrus\n")
+        assert fresh(idx, "walrus") == ["shop/.claude/memory/db.md"]
+        later = write(src, "shop/.claude/memory/later.md", "a beluga\n")
+        assert fresh(idx, "beluga") == ["shop/.claude/memory/later.md"]
+        os.link(later, tmp_path / "later.md")  # linked while watched
+        assert fresh(idx, "beluga") == ["shop/.claude/memory/later.md"]
+        (tmp_path / "later.md").write_text("a dugong now\n")
+        assert fresh(idx, "dugong") == ["shop/.claude/memory/later.md"]
+
+
 def _restarted(watcher, rescans: int) -> bool:
     """Restarted and ready after the restart's own rescan: the count of restarts moves before the state does, so
     "ready" beside it alone may still be the state from before the restart. Restarted once or more: a restart that
