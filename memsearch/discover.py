@@ -101,9 +101,11 @@ def watched_places(checkout: str) -> list[tuple[str, bool]]:
 
 
 def nested_folders(root: str, rels) -> set[str]:
-    """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``."""
-    return {on_disk(root, rel.split("/")[:-1]) for rel in rels  # below a checkout's top level
-            if rel.count("/") > 1 and rel.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel)}
+    """The folders holding the deep walk's finds among the indexed paths ``rels`` below ``root``, and those on the
+    way to them from their checkout: a folder renamed raises its event in the folder above it."""
+    return {on_disk(root, parts[:end]) for rel in rels  # below a checkout's top level
+            if rel.count("/") > 1 and rel.rpartition("/")[2] in NESTED_NAMES and not _in_place(rel)
+            for parts in [rel.split("/")] for end in range(2, len(parts))}
 
 
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,

@@ -32,13 +32,14 @@ class Followed(NamedTuple):
 class Batch:
     """What the events since the last batch ask for."""
 
-    __slots__ = ("paths", "cookies", "rescan", "restart", "links", "deep", "first", "last")
+    __slots__ = ("paths", "cookies", "rescan", "restart", "links", "deep", "rewatch", "first", "last")
 
     def __init__(self):
         self.paths: set[str] = set()
         self.cookies: set[str] = set()
         self.rescan = self.restart = None  # why, when asked for
         self.links = self.deep = False  # only the symlinks need a look; a repos root may hold new nested files
+        self.rewatch = False  # a folder in a checkout went, maybe one on the way to nested files: watch them again
         self.first = self.last = 0.0  # monotonic times of the first and the last event
 
     def urgent(self) -> bool:
@@ -88,24 +89,27 @@ class Batch:
     def _note_repos(self, f: Followed, rel: str, kind: str, is_dir: bool) -> str | None:
         """A folder of checkouts is discovered, not walked: a change to a place discovery reads (or a
         checkout coming or going) is passed on as its path; source edits are passed over."""
-        if not discover.is_relevant(rel, is_dir):
+        gone = is_dir and kind == "deleted" and "/" in rel  # the plain walk stats the nested files found before
+        if not (gone or discover.is_relevant(rel, is_dir)):
             return None
         inside = rel.partition("/")[2]
         # Only the deep walk finds a new checkout or nested file; it is slow, so only then (the plain one sees the rest).
         in_a_place = inside in discover.MEMORY_FILES or inside.split("/", 1)[0] in discover.TOPS
-        if not inside or (not in_a_place and (is_dir or kind == "created")):
+        if not inside or (not in_a_place and (is_dir or kind == "created") and not gone):
             self.deep = True
+        self.rewatch = self.rewatch or gone and not in_a_place
         self.paths.add(f.label + printable_name(rel))  # as the index spells it (any path reconciles the root)
         return "event"
 
 
 class Links:
     """Index paths of the symlinks under the walked roots, rechecked with every batch: inotify
-    reports a change under a link's target, never under the link. (A repos root's links are
-    rechecked by its own walk, which every change there runs.)"""
+    reports a change under a link's target, never under the link. (A repos root's symlinks are
+    rechecked by its own walk, which every change there runs; its hard links are among its indexed files.)"""
 
     def __init__(self, followed: list[Followed]):
         self._followed = [f for f in followed if not f.repos]
+        self._repos = [f for f in followed if f.repos]
         # hard: Markdown files with more than one hard link, which change with no event when written
         # through a link outside the roots: rechecked before a cookie is answered.
         self.paths, self.hard = set(), set()
@@ -113,15 +117,22 @@ class Links:
     def __bool__(self) -> bool:
         return bool(self.paths)
 
-    def scan(self) -> None:
+    def scan(self, index) -> None:
+        """Find them again (``index``: the MemoryIndex, reconciled)."""
         self.paths, self.hard = set(), set()
         for f in self._followed:
             _links_under(f.folder, f.label, self.paths, self.hard)
+        for f in self._repos:
+            for path in index.paths(f.root):
+                with suppress(OSError):
+                    if _hard_linked(path, os.lstat(index.locate(path))):
+                        self.hard.add(path)
 
-    def track(self, paths: set[str], locate) -> None:
-        """Follow what a batch of ``paths`` changed; ``locate``: index path -> file."""
+    def track(self, paths: set[str], index) -> None:
+        """Follow what a batch of ``paths`` changed (``index``: the MemoryIndex, reconciled)."""
+        locate = index.locate
         if not self._followed or any(f.label in paths for f in self._followed):  # none, or a root reconciled whole
-            self.scan()
+            self.scan(index)
             return
         found = {}
         for path in paths:

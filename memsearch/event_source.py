@@ -166,7 +166,8 @@ class EventSource:
                 self._forget_below(path)
             for flags, kind in _KINDS:
                 if mask & flags:
-                    if is_dir and kind == "created":
+                    # A folder made readable (chmod) may be one inotify could not watch (EACCES) when it came.
+                    if is_dir and (kind == "created" or kind == "attrib" and path not in self._deep):
                         self._watch_new(folder, path)
                     elif (self.repos and folder not in self._deep and os.path.basename(folder) == "memory"
                           and os.path.dirname(os.path.dirname(folder)) == self.folder):  # a checkout's memory/

@@ -18,9 +18,9 @@ CACHED_ROOTS = 16
 
 # What the snapshot checks of each lstat (key[:_MODE] is the Fingerprint, key[_MODE] the file type).
 _KEY, _MODE = attrgetter(*STAT_FIELDS, "st_mode"), len(STAT_FIELDS)
-# A settled path is compared by ctime alone: every change sets it to now, which no one can set
-# back (a folder's covers its entries).
-_CTIME = attrgetter("st_ctime_ns")
+# A settled path is compared by ctime and inode: every change sets the ctime to now, which no one can
+# set back (a folder's covers its entries); the inode, as files made in one clock tick share it.
+_SETTLED = attrgetter("st_ctime_ns", "st_ino")
 
 
 class RootCache:
@@ -30,7 +30,7 @@ class RootCache:
 
     def __init__(self):
         self.calm: dict | None = None  # the known dict of the last walk that changed nothing
-        self.steady: tuple | None = None  # (known, settled paths, their ctimes, racy paths, their _KEYs)
+        self.steady: tuple | None = None  # (known, settled paths, their _SETTLED, racy paths, their _KEYs)
 
 
 _caches: dict[tuple[str, int], RootCache] = {}
@@ -59,11 +59,11 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
         return False
     _, settled, ctimes, racy, keys = steady
     try:
-        same = list(map(_CTIME, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
+        same = list(map(_SETTLED, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
     except OSError:
         return False
-    if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since: ctime alone now
-        cache.steady = (known, settled + racy, ctimes + [key[2] for key in keys], [], [])
+    if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since
+        cache.steady = (known, settled + racy, ctimes + [(key[2], key[4]) for key in keys], [], [])
     return same
 
 
@@ -89,5 +89,5 @@ def snapshot(dirs: list[tuple[str, int, int, int]], found: dict[str, tuple[str, 
     before = time.time_ns() - RACY_NS
     settled = [(path, key) for path, key in zip(paths, keys) if key[2] < before]
     racy = [(path, key) for path, key in zip(paths, keys) if key[2] >= before]
-    return (known, [path for path, _ in settled], [key[2] for _, key in settled],
+    return (known, [path for path, _ in settled], [(key[2], key[4]) for _, key in settled],
             [path for path, _ in racy], [key for _, key in racy])

@@ -227,8 +227,8 @@ class Watcher:
             self.batches += 1
             # And the names it passed over: a file linked to a name that sorts first is left out under its own
             # name, whose link count changed with no event; rechecked as a hard link, it answers once that name goes.
-            self._links.track(batch.paths | {s.path for s in report.skipped}, self._index.locate)
-            if batch.deep:
+            self._links.track(batch.paths | {s.path for s in report.skipped}, self._index)
+            if batch.deep or batch.rewatch:
                 self._watch_nested()
             if report.changed:
                 log.debug("watcher: %s", report.summary())
@@ -261,10 +261,10 @@ class Watcher:
         self._watch_nested()
 
     def _reconcile_all(self) -> None:
-        self._links.scan()
         for f in self._followed:
             sweep_cookies(f.folder, time.time())
         self._index.reconcile(progress=self._stop_requested)
+        self._links.scan(self._index)
         self.rescans += 1
         self._failures = 0
         self._set_state(READY)

@@ -508,6 +508,23 @@ def test_once_ctimes_settle_the_steady_check_compares_ctimes(probed, src, monkey
     assert paths(probed, "pgcat")[0][0] == "shop/.claude/memory/db.md"
 
 
+def test_a_settled_path_is_another_file_once_its_inode_differs_even_at_the_same_ctime(probed, src, tmp_path,
+                                                                                      monkeypatch, listings):
+    """A settled path was compared by its ctime alone. Files made in one clock tick share it (Linux before 6.13
+    stamps files with a clock of a few ms): a nested file's folder (no folder the steady state keeps) renamed away
+    and its twin put in its place passed for the old file, whose text every later query served."""
+    monkeypatch.setattr("memsearch.steady.RACY_NS", 50_000_000)
+    time.sleep(0.1)
+    assert paths(probed, "grpc") and paths(probed, "grpc") and listings == []  # compared by ctime alone
+    note = src / "shop" / "services" / "api" / "AGENTS.md"
+    ctime = note.lstat().st_ctime_ns
+    write(tmp_path / "twin" / "api" / "AGENTS.md", "The api service speaks REST to the ledger.\n")
+    os.rename(note.parent, tmp_path / "gone")
+    os.rename(tmp_path / "twin" / "api", note.parent)
+    _lstat_keeping_ctime(monkeypatch, note, ctime)  # the twin, made in the old file's tick
+    assert [hit[0] for hit in paths(probed, "rest")] == ["shop/services/api/AGENTS.md"]
+
+
 def test_a_checkout_whose_claude_md_links_to_its_agents_md_keeps_the_fast_path(src, tmp_path, listings,
                                                                                 trusted_at_once):
     """CLAUDE.md -> AGENTS.md is a common layout: the link is checked like a

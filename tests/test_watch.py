@@ -439,6 +439,24 @@ def test_a_hard_linked_file_written_through_its_link_outside_the_root(tree, tmp_
         assert fresh(idx, "dugong") == ["global/user/later.md"]
 
 
+def test_a_repos_memory_file_hard_linked_from_outside_and_written_there(tmp_path, config):
+    """The same in a repos root, whose hard links were left to its walk, which no event under the root ran: the
+    watcher vouched for the old text for ever."""
+    src = tmp_path / "src"
+    note = write(src, "shop/.claude/memory/db.md", "the shop database keeps a narwhal\n")
+    os.link(note, tmp_path / "elsewhere.md")
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx):
+        assert fresh(idx, "narwhal") == ["shop/.claude/memory/db.md"]
+        (tmp_path / "elsewhere.md").write_text("the shop database keeps a walrus\n")
+        assert fresh(idx, "walrus") == ["shop/.claude/memory/db.md"]
+        later = write(src, "shop/.claude/memory/later.md", "a beluga\n")
+        assert fresh(idx, "beluga") == ["shop/.claude/memory/later.md"]
+        os.link(later, tmp_path / "later.md")  # linked while watched
+        assert fresh(idx, "beluga") == ["shop/.claude/memory/later.md"]
+        (tmp_path / "later.md").write_text("a dugong now\n")
+        assert fresh(idx, "dugong") == ["shop/.claude/memory/later.md"]
+
+
 def _restarted(watcher, rescans: int) -> bool:
     """Restarted and ready after the restart's own rescan: the count of restarts moves before the state does, so
     "ready" beside it alone may still be the state from before the restart. Restarted once or more: a restart that
@@ -542,6 +560,26 @@ def test_unwatched_new_directories_fail_the_watcher_until_it_recovers(watched, t
     # walk through meanwhile).
     eventually(lambda: idx.search_result("dugong").freshness.via == "watcher", "the watcher recovering")
     assert fresh(idx, "dugong") == ["projects/unwatched/memory.md"]
+
+
+def test_a_folder_made_unreadable_then_readable_is_watched_from_then_on(watched, tree, monkeypatch):
+    """inotify refuses to watch a folder its user cannot read (EACCES): one made so (mkdir -m 0) was passed
+    over for good, and once made readable (chmod) the notes written in it went unseen by watcher-fresh queries."""
+    idx, _ = watched
+    real = INotify.add_watch
+
+    def as_its_user(self, path, mask):  # the kernel's check, which root (running these tests) passes
+        if not os.stat(path).st_mode & 0o444:
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+        return real(self, path, mask)
+
+    monkeypatch.setattr(INotify, "add_watch", as_its_user)
+    (tree / "locked").mkdir(mode=0)
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]  # (its creation handled)
+    (tree / "locked").chmod(0o755)
+    assert fresh(idx, "pgbouncer") == ["projects/shop/memory-db.md"]
+    write(tree, "locked/note.md", "written once it could be read: a quokka\n")
+    assert fresh(idx, "quokka") == ["locked/note.md"]
 
 
 # -- reconcile_paths, the watcher's unit of work ----------------------------------------------
@@ -935,6 +973,26 @@ def test_a_batch_of_repos_events_asks_for_the_deep_walk_only_when_needed(tmp_pat
     assert batch.deep
     assert batch.note(root, str(tmp_path / ".memsearch-cookie-1-0-ab"), "created", False, links=False) == "cookie"
     assert batch.urgent() and batch.cookies == {".memsearch-cookie-1-0-ab"}
+
+
+def test_a_folder_on_the_way_to_a_nested_file_replaced_or_moved_is_seen_by_the_watcher(tmp_path, config):
+    """Only the folder holding a nested instruction file was watched: renaming it or a folder above it raised no
+    event, so a folder swapped in kept its file's old text for watcher-fresh queries, where a walk reads the new."""
+    src = tmp_path / "src"
+    write(src, "app/src/pkg/AGENTS.md", "nested instructions: lint before pushing\n")
+    write(tmp_path / "new", "pkg/AGENTS.md", "swapped in: format before pushing\n")
+    write(tmp_path / "newer", "src/pkg/AGENTS.md", "swapped in above it: a quokka\n")
+    # Each swap's two renames in one batch (a cookie takes it): what one batch between them drops, a walk there drops.
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx, Watcher(idx, debounce=60, max_delay=60):
+        assert fresh(idx, "lint") == ["app/src/pkg/AGENTS.md"]
+        os.rename(src / "app/src/pkg", tmp_path / "gone")
+        os.rename(tmp_path / "new/pkg", src / "app/src/pkg")
+        assert fresh(idx, "format") == ["app/src/pkg/AGENTS.md"]
+        write(src, "app/src/pkg/AGENTS.md", "then edited where it is: a wombat\n")  # its folder watched in turn
+        assert fresh(idx, "wombat") == ["app/src/pkg/AGENTS.md"]
+        os.rename(src / "app/src", tmp_path / "gone-too")
+        os.rename(tmp_path / "newer/src", src / "app/src")
+        assert fresh(idx, "quokka") == ["app/src/pkg/AGENTS.md"] and fresh(idx, "wombat") == []
 
 
 def test_a_repos_root_watches_checkouts_and_memory_subfolders_named_like_build_output(tmp_path, config):
