@@ -406,6 +406,30 @@ def test_a_memory_folder_reached_through_a_link_holds_only_what_discovery_reads(
         assert read.text == "Posts are written in British English.\n"
 
 
+@pytest.mark.parametrize("how", ["folder", "files"])
+def test_links_into_a_memory_folder_list_it_once_a_walk(src, tmp_path, listings, how):
+    """Whether a checkout's memory/ is memory was decided again for each file reached through a link
+    (a .claude linked to the checkout, or a link a note), each time by listing the folder: 4,000
+    notes cost every query 16 million entries listed, 12 s; and a plain root's count of what it
+    leaves out (`memsearch index`, `status`) as much."""
+    blog = src / "blog"
+    for i in range(30):
+        write(blog / "memory" / f"n{i}.md", f"note {i} zebracorn\n")
+        if how == "files":
+            (blog / ".agents" / "memory" / f"l{i}.md").symlink_to(f"../../memory/n{i}.md")
+    if how == "folder":
+        shutil.rmtree(blog / ".agents")
+        (blog / ".agents").symlink_to(".", target_is_directory=True)  # .agents/memory is memory/
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        listings.clear()
+        assert len(idx.search("zebracorn", limit=100)) == 60
+        assert listings.count(str(blog / "memory")) <= 3  # judged, and walked under each of its names
+    with MemoryIndex(Root("plain", str(src)), tmp_path / "db2") as idx:
+        listings.clear()
+        assert idx.reconcile().left_out[0].files > 30  # blog's notes under .agents among them
+        assert listings.count(str(blog / "memory")) <= 3
+
+
 def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch,
                                                                                  trusted_at_once):
     """The steady state is taken from stats made again after the walk: a
