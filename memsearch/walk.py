@@ -12,6 +12,11 @@ from .fingerprint import MAX_NS, MIN_NS, Fingerprint, key, make, out_of_range
 from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name, real_path
 
 
+# Names one file is indexed under at most (itself and symlinks to it: each costs its whole text again), and one folder
+# walked under (links into a chain of folders, l1 -> d, l2 -> d/d..., walked its rest again each).
+LINK_NAMES = 8
+
+
 class Skipped(NamedTuple):
     path: str
     reason: str
@@ -95,9 +100,14 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
     again = Known(dict.fromkeys(recheck))  # recheck, by directory
     linked_dirs: set[str] = set()
+    names: dict[str, int] = {}  # how many names each folder was walked under
     stack = [start] if start else [(real_root, "")]
     while stack:
         dirpath, prefix = stack.pop()
+        names[dirpath] = times = names.get(dirpath, 0) + 1
+        if times > LINK_NAMES:  # its files' names past LINK_NAMES are never indexed
+            skipped.append(Skipped(prefix.rstrip("/"), f"a folder walked under {LINK_NAMES} names already"))
+            continue
         here = pending.pop(prefix, None)
         here = walked[prefix] = dict(here) if here else {}
         pop = here.pop
