@@ -18,7 +18,7 @@ from .errors import RootNotFound
 from .fingerprint import Fingerprint
 from .memory_file import below, on_disk, real_path
 from .steady import cache_of, dir_key, is_steady, snapshot
-from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
+from .walk import WALKED, Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -157,7 +157,7 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
     linked = real != folder
     if linked:  # 300 checkouts' .claude -> ../shop/.claude walked shop's memory 300 times
         if real in seen.linked:
-            skipped.append(Skipped(prefix.rstrip("/"), "symlink loop (directory already walked)"))
+            skipped.append(Skipped(prefix.rstrip("/"), WALKED))
             return
         seen.linked.add(real)
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only

@@ -15,6 +15,8 @@ from .memory_file import below, is_markdown, link_target_refusal, on_disk, print
 # Names one file is indexed under at most (itself and symlinks to it: each costs its whole text again), and one folder
 # walked under (links into a chain of folders, l1 -> d, l2 -> d/d..., walked its rest again each).
 LINK_NAMES = 8
+# Why a folder reached through a link is passed over: one walked through another link.
+WALKED = "symlink loop (directory already walked)"
 
 
 class Skipped(NamedTuple):
@@ -187,7 +189,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
     elif not is_dir:
         add_file(rel, target, st, files, skipped, max_file_bytes)
     elif below(dirpath, target) is not None or target in linked_dirs:
-        skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
+        skipped.append(Skipped(rel, WALKED))
     else:
         linked_dirs.add(target)
         stack.append((target, rel + "/"))
