@@ -8,6 +8,7 @@ the deep walk (``memsearch index``, the watcher), never in SKIP_DIRS or a pyvenv
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from itertools import dropwhile
@@ -17,7 +18,7 @@ from .errors import RootNotFound
 from .fingerprint import Fingerprint
 from .memory_file import below, on_disk, real_path
 from .steady import cache_of, dir_key, is_steady, snapshot
-from .walk import Skipped, Walk, add_file, real_folder, shown_name, unreadable
+from .walk import WALKED, Skipped, Walk, add_file, real_folder, shown_name, unreadable
 
 # Folders a checkout keeps memory in, as (top-level entry, rest of the path).
 MEMORY_FOLDERS = (
@@ -88,6 +89,15 @@ def _holds_memory(folder: str) -> bool:
     return markdown
 
 
+class _Seen:
+    """What one walk has judged: each checkout's memory/ (agent memory, or source) listed once however many
+    links lead into it, and the folders entered through a link, each walked under one such name."""
+
+    def __init__(self):
+        self.holds = functools.cache(_holds_memory)
+        self.linked: set[str] = set()
+
+
 def watched_places(checkout: str) -> list[tuple[str, bool]]:
     """(folder, whole) for the watcher: the folders of one checkout whose changes can change what
     the probe finds. ``whole``: a memory folder, subfolders too; else its own entries (``.claude``)."""
@@ -109,9 +119,9 @@ def nested_folders(root: str, rels) -> set[str]:
 
 
 def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-               st: os.stat_result | None = None) -> None:
+               st: os.stat_result | None = None, holds=_holds_memory) -> None:
     """Add one file to ``found`` (or ``skipped``); a symlink only to a place inside the root. ``st``:
-    its lstat, when the caller took one: a regular file needs no realpath."""
+    its lstat, when the caller took one: a regular file needs no realpath. ``holds``: see reads()."""
     if st is not None and S_ISREG(st.st_mode):
         add_file(rel, abspath, st, found, skipped, max_file_bytes)
         return
@@ -123,7 +133,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
             if not inside:
                 skipped.append(Skipped(rel, "symlink points outside the root"))
                 return
-            if not reads(real_root, inside.replace(os.sep, "/")):
+            if not reads(real_root, inside.replace(os.sep, "/"), holds):
                 skipped.append(Skipped(rel, "symlink points to a file the discovery does not read"))
                 return
             st = os.stat(real)
@@ -138,7 +148,7 @@ def _stat_file(abspath: str, rel: str, real_root: str, max_file_bytes: int, foun
 
 
 def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-                 walked: list, resolved: bool = False) -> None:
+                 walked: list, seen: _Seen, resolved: bool = False) -> None:
     """Every Markdown file of a memory folder; ``walked`` gets every folder listed, with its
     steady.dir_key from before the listing. ``resolved``: no folder on the way is a link (no realpath)."""
     real = folder if resolved else real_path(folder)
@@ -147,6 +157,11 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
         return
     # Reached through a link (.claude -> src): each file only where discovery reads it, as a link to a file.
     linked = real != folder
+    if linked:  # 300 checkouts' .claude -> ../shop/.claude walked shop's memory 300 times
+        if real in seen.linked:
+            skipped.append(Skipped(prefix.rstrip("/"), WALKED))
+            return
+        seen.linked.add(real)
     stack = [(real, prefix, 0)]  # resolved: reconcile reads resolved paths only
     while stack:
         path, rel, depth = stack.pop()
@@ -174,17 +189,18 @@ def _walk_folder(folder: str, prefix: str, real_root: str, max_file_bytes: int, 
             except OSError:
                 continue
             if name[-3:].lower() == ".md":
-                if linked and not reads(real_root, below(entry.path, real_root).replace(os.sep, "/")):
+                if linked and not reads(real_root, below(entry.path, real_root).replace(os.sep, "/"), seen.holds):
                     skipped.append(Skipped(shown, "symlink points to a file the discovery does not read"))
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)  # no path to build: the floor of a query
                 except OSError:
                     st = None
-                _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped, st)
+                _stat_file(entry.path, shown, real_root, max_file_bytes, found, skipped, st, seen.holds)
 
 
-def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list) -> None:
+def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
+                 holds=_holds_memory) -> None:
     """Instruction files below a checkout's top level (the deep walk)."""
     stack = [(checkout, prefix, 0)]
     while stack:
@@ -209,7 +225,7 @@ def _walk_nested(checkout: str, prefix: str, real_root: str, max_file_bytes: int
             if depth and name in NESTED_NAMES:
                 files.append((entry.path, rel + name))  # an ASCII name
         for abspath, shown in files:
-            _stat_file(abspath, shown, real_root, max_file_bytes, found, skipped)
+            _stat_file(abspath, shown, real_root, max_file_bytes, found, skipped, holds=holds)
         if depth < NESTED_DEPTH:
             stack.extend((folder, shown, depth + 1) for folder, shown in dirs)
 
@@ -223,7 +239,7 @@ _ON_THE_WAY = frozenset(_FOLDERS + TOPS + tuple(f.split("/")[0] for f in MEMORY_
 
 
 def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found: dict, skipped: list,
-           dirs: list) -> bool:
+           dirs: list, seen: _Seen) -> bool:
     """Probe one checkout's places into ``found``, and the folders and single-file links a steady
     state would rely on into ``dirs`` (memsearch.steady); False when it cannot rely on them (a link
     on the way, a file passed over)."""
@@ -249,12 +265,12 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
         if top not in names:
             continue
         path = os.path.join(checkout, *rel.split("/"))
-        if not os.path.isdir(path) or os.path.islink(path) or (rel == "memory" and not _holds_memory(path)):
+        if not os.path.isdir(path) or os.path.islink(path) or (rel == "memory" and not seen.holds(path)):
             continue
         walked: list = []
         # A checkout is no link (see checkouts()), a plain top neither, nor this place (just checked).
         _walk_folder(path, f"{name}/{rel}/", real_root, max_file_bytes, mine, skipped, walked,
-                     resolved=top in plain_tops)
+                     seen, resolved=top in plain_tops)
         for folder, key in walked:
             if folder != os.path.join(checkout, top):  # memory/ is a top already
                 if key is None:
@@ -277,7 +293,7 @@ def _probe(name: str, checkout: str, real_root: str, max_file_bytes: int, found:
             if st is not None and S_ISLNK(st.st_mode) and _one_hop(path):
                 # A link is replaced, never changed: a new one has a new ctime.
                 links.append((path, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped, st)
+        _stat_file(path, f"{name}/{rel}", real_root, max_file_bytes, mine, skipped, st, seen.holds)
     found.update(mine)
     dirs += links
     base, linked = real_root.rstrip(os.sep) + os.sep, {link[0] for link in links}
@@ -316,13 +332,14 @@ def walk_checkouts(root: str, max_file_bytes: int, known: dict[str, Fingerprint]
     # What a steady state would rely on: every folder listed (path, mtime, ctime, inode), and every file
     # found; whole: all of it reached through no link.
     dirs, whole = [(real_root, *key)] if key else [], key is not None
+    seen = _Seen()
     for name, checkout in checkouts(real_root, skipped):
-        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs) and whole
+        whole = _probe(name, checkout, real_root, max_file_bytes, found, skipped, dirs, seen) and whole
         if deep:
-            _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped)
+            _walk_nested(checkout, f"{name}/", real_root, max_file_bytes, found, skipped, seen.holds)
     for rel in nested:
         path = on_disk(real_root, rel.split("/"))  # a name the deep walk spelled \xNN: its real one
-        _stat_file(path, rel, real_root, max_file_bytes, found, skipped)
+        _stat_file(path, rel, real_root, max_file_bytes, found, skipped, holds=seen.holds)
         if rel not in found or found[rel][0] != path:
             whole = False
     calm, cache.calm, cache.steady = cache.calm, None, None
@@ -349,9 +366,9 @@ def is_instructions(rel: str) -> bool:
             or inside.startswith(_INSTRUCTION_PREFIXES))
 
 
-def reads(root: str, rel: str) -> bool:
+def reads(root: str, rel: str, holds=_holds_memory) -> bool:
     """Whether discovery under the repos root ``root`` reads the file at ``rel`` (names on disk, or as
-    the index spells them)."""
+    the index spells them). ``holds``: _holds_memory, or a walk's memo of it."""
     if not is_memory_path(rel):
         return False
     parts = rel.split("/")
@@ -359,7 +376,7 @@ def reads(root: str, rel: str) -> bool:
     if not _in_place(rel) and any(os.path.lexists(os.path.join(on_disk(root, parts[:i]), "pyvenv.cfg"))
                                   for i in range(1, len(parts))):
         return False
-    return parts[1] != "memory" or _holds_memory(on_disk(root, [parts[0], "memory"]))
+    return parts[1] != "memory" or holds(on_disk(root, [parts[0], "memory"]))
 
 
 def is_memory_path(rel: str) -> bool:
@@ -400,7 +417,7 @@ HIDDEN_FILES = tuple(f for f in MEMORY_FILES if f[0] == ".")
 def hidden_memory(folder: str, limit: int = 100_000) -> int:
     """How many Markdown files sit in hidden memory folders (.claude/memory...) of ``folder`` or
     its children: what a plain or mimo root never indexes (for `index` and `status`)."""
-    count = 0
+    count, seen = 0, _Seen()
     candidates = [folder]
     for entry in _scan(folder) or []:
         try:
@@ -415,7 +432,7 @@ def hidden_memory(folder: str, limit: int = 100_000) -> int:
             if not os.path.isdir(path):
                 continue
             found: dict = {}
-            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [], [])
+            _walk_folder(path, "", os.path.realpath(folder), 1 << 62, found, [], [], seen)
             count += len(found)
             if count >= limit:
                 return count

@@ -22,7 +22,7 @@ from .errors import RootNotFound
 from .memory_file import MEMORY_DIR, MIMO_SCOPES, is_project_memory, on_disk, real_path
 from .roots import INSTRUCTIONS, LABEL_SEP, REPO_SCOPE, SCOPE_OF_KIND, SCOPES_OF_KIND, Root
 from .fingerprint import Fingerprint
-from .walk import Known, Walk, shown_name, walk
+from .walk import WALKED, Known, Skipped, Walk, shown_name, walk
 
 
 def classify(relpath: str) -> tuple[str | None, str | None, str]:
@@ -105,13 +105,17 @@ class Layout:
     # -- walking ------------------------------------------------------------------
     def starts(self, skipped: list | None = None) -> list[tuple[str, str, bool]]:
         """(folder, prefix of its shown paths, must exist) for every folder to walk; ``skipped`` gets the project
-        folders passed over: a name not UTF-8 whose \\xNN spelling is another project's (as walk.shown_name)."""
-        out = []
+        folders passed over: a name not UTF-8 whose \\xNN spelling is another project's (as walk.shown_name), a
+        memory folder linked to one another project's links to."""
+        out, skipped = [], [] if skipped is None else skipped
         for root in self.roots:
             label = self.label(root)
             if root.kind in SCOPE_OF_KIND:
-                for project in _project_folders(root.path):
-                    if (name := shown_name(root.path, project, label, [] if skipped is None else skipped)) is None:
+                for project, walked in _project_folders(root.path):
+                    if (name := shown_name(root.path, project, label, skipped)) is None:
+                        continue
+                    if walked:
+                        skipped.append(Skipped(f"{label}{name}/{MEMORY_DIR}", WALKED))
                         continue
                     out.append((os.path.join(root.path, project, MEMORY_DIR), f"{label}{name}/{MEMORY_DIR}/", False))
             else:
@@ -185,8 +189,9 @@ class Layout:
         return f"{label}{parts[0]}/{MEMORY_DIR}/"
 
 
-def _project_folders(path: str) -> list[str]:
-    """The project folders of a claude / zcode root that have a memory folder."""
+def _project_folders(path: str) -> list[tuple[str, bool]]:
+    """The project folders of a claude / zcode root that have a memory folder, each with whether it is a link
+    to a memory folder another project's links to already (300 such, to one of 1,000 notes: 7 s a query)."""
     try:
         entries = list(os.scandir(path))
     except FileNotFoundError:
@@ -197,4 +202,11 @@ def _project_folders(path: str) -> list[str]:
     # project's memory folder: "memory -> .." made every project walk the whole root (N² rows).
     real_root = os.path.realpath(path)
     memory = {e.name: real_path(os.path.join(e.path, MEMORY_DIR)) for e in entries if not e.name.startswith(".")}
-    return sorted(name for name, folder in memory.items() if is_project_memory(real_root, folder))
+    out, aliased = [], set()
+    for name, folder in sorted(memory.items()):
+        if is_project_memory(real_root, folder):
+            alias = folder != os.path.join(real_root, name, MEMORY_DIR)  # another project's, walked again
+            out.append((name, alias and folder in aliased))
+            if alias:
+                aliased.add(folder)
+    return out

@@ -197,7 +197,7 @@ def is_project_memory(real_root: str, folder: str) -> bool:
     """Whether the resolved ``folder`` is a project's memory folder inside ``real_root``, the only
     kind the walk enters ("memory -> .." made every project walk the whole root)."""
     return (os.path.isdir(folder) and link_target_refusal(real_root, folder, is_dir=True) is None
-            and (below(folder, real_root) or "").split(os.sep)[1:2] == [MEMORY_DIR])
+            and (below(folder, real_root) or "").split(os.sep)[1:] == [MEMORY_DIR])
 
 
 def disk_name(shown: str) -> str | None:

@@ -22,7 +22,7 @@ from .metadata import FIELDS
 from .prepare import Prepared, failed, prepare_one
 from .fingerprint import COLUMNS, RACY_NS, Fingerprint, make, of
 from .memory_file import real_path
-from .walk import FileInfo, Skipped, Walk, walk, walk_paths
+from .walk import LINK_NAMES, FileInfo, Skipped, Walk, walk, walk_paths
 
 # A batch this large (and at least half the index) is indexed by one FTS5
 # 'rebuild' (see db.bulk_indexing).
@@ -203,9 +203,6 @@ def _changed(seen: Walk, now: tuple[dict[str, Fingerprint], set[str]]) -> list[F
     return [FileInfo(rel, abspath, fp) for rel, (abspath, fp) in seen.files.items()
             if stored.get(rel) != fp or rel in racy]
 
-
-# Names one file is indexed under at most (itself and symlinks to it): each name costs its whole text again.
-LINK_NAMES = 8
 
 
 def hard_links(seen: Walk, stored: dict[str, Fingerprint], locate: Callable[[str], str]) -> None:

@@ -163,7 +163,7 @@ def read_config() -> dict:
         fd, _ = open_confined(path, confined=False)  # a FIFO or /dev/zero named as the config hung every command
         with open(fd, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (HOME=/dev/null, as some services run: no file either)
         if named:
             # Quoted in each error, as every path an error names (a line break or a U+3164 cannot make it read as
             # another), and only there: every process reads the config.

@@ -12,6 +12,13 @@ from .fingerprint import MAX_NS, MIN_NS, Fingerprint, key, make, out_of_range
 from .memory_file import below, is_markdown, link_target_refusal, on_disk, printable_name, real_path
 
 
+# Names one file is indexed under at most (itself and symlinks to it: each costs its whole text again), and links one
+# folder is walked through (links into a chain of folders, l1 -> d, l2 -> d/d..., walked its rest again each).
+LINK_NAMES = 8
+# Why a folder reached through a link is passed over: one walked through another link.
+WALKED = "symlink loop (directory already walked)"
+
+
 class Skipped(NamedTuple):
     path: str
     reason: str
@@ -95,9 +102,15 @@ def walk(root: str, max_file_bytes: int, known: Known | Mapping[str, Fingerprint
     walked: dict[str, dict] = {}  # walked directories: their known files not found (yet)
     again = Known(dict.fromkeys(recheck))  # recheck, by directory
     linked_dirs: set[str] = set()
+    names: dict[str, int] = {}  # how many names each folder reached through a link was walked under
     stack = [start] if start else [(real_root, "")]
     while stack:
         dirpath, prefix = stack.pop()
+        if dirpath[len(real_root) + 1:] != prefix[:-1]:  # a link on the way: its files' names past LINK_NAMES
+            names[dirpath] = times = names.get(dirpath, 0) + 1  # are never indexed
+            if times > LINK_NAMES:
+                skipped.append(Skipped(prefix.rstrip("/"), f"a folder walked through {LINK_NAMES} links already"))
+                continue
         here = pending.pop(prefix, None)
         here = walked[prefix] = dict(here) if here else {}
         pop = here.pop
@@ -177,7 +190,7 @@ def _follow_link(name, path, rel, dirpath, real_root, linked_dirs, stack, files,
     elif not is_dir:
         add_file(rel, target, st, files, skipped, max_file_bytes)
     elif below(dirpath, target) is not None or target in linked_dirs:
-        skipped.append(Skipped(rel, "symlink loop (directory already walked)"))
+        skipped.append(Skipped(rel, WALKED))
     else:
         linked_dirs.add(target)
         stack.append((target, rel + "/"))

@@ -372,6 +372,14 @@ def test_an_empty_folder_is_an_error_not_the_default_one(isolated_home, args):
     assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("Error: empty root"), r.stderr + r.stdout
 
 
+def test_a_home_that_is_no_folder_has_no_config_file(tree, tmp_path):
+    """HOME=/dev/null, as some services and sandboxes run, stopped every command, --root and --db given: "cannot
+    read config file /dev/null/.config/memsearch/config.toml: Not a directory". No folder holds no file."""
+    r = run_memsearch("query", "pgbouncer", "--root", tree, "--db", tmp_path / "db",
+                      env={"HOME": "/dev/null", "XDG_CONFIG_HOME": ""})
+    assert r.returncode == 0 and "pgbouncer" in r.stdout, r.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full, whose every write fails with ENOSPC")
 @pytest.mark.parametrize("args", [["query", "pgbouncer"], ["query", "pgbouncer", "--json"], ["status"]])
 def test_output_that_cannot_be_written_is_a_one_line_error(tree, tmp_path, args):

@@ -406,6 +406,45 @@ def test_a_memory_folder_reached_through_a_link_holds_only_what_discovery_reads(
         assert read.text == "Posts are written in British English.\n"
 
 
+@pytest.mark.parametrize("how", ["folder", "files"])
+def test_links_into_a_memory_folder_list_it_once_a_walk(src, tmp_path, listings, how):
+    """Whether a checkout's memory/ is memory was decided again for each file reached through a link
+    (a .claude linked to the checkout, or a link a note), each time by listing the folder: 4,000
+    notes cost every query 16 million entries listed, 12 s; and a plain root's count of what it
+    leaves out (`memsearch index`, `status`) as much."""
+    blog = src / "blog"
+    for i in range(30):
+        write(blog / "memory" / f"n{i}.md", f"note {i} zebracorn\n")
+        if how == "files":
+            (blog / ".agents" / "memory" / f"l{i}.md").symlink_to(f"../../memory/n{i}.md")
+    if how == "folder":
+        shutil.rmtree(blog / ".agents")
+        (blog / ".agents").symlink_to(".", target_is_directory=True)  # .agents/memory is memory/
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        listings.clear()
+        assert len(idx.search("zebracorn", limit=100)) == 60
+        assert listings.count(str(blog / "memory")) <= 3  # judged, and walked under each of its names
+    with MemoryIndex(Root("plain", str(src)), tmp_path / "db2") as idx:
+        listings.clear()
+        assert idx.reconcile().left_out[0].files > 30  # blog's notes under .agents among them
+        assert listings.count(str(blog / "memory")) <= 3
+
+
+def test_a_place_many_checkouts_link_to_is_walked_under_one_of_them(src, tmp_path, listings):
+    """300 checkouts whose .claude linked to one checkout's walked its memory 300 times a query
+    (1,000 notes: 10 s a query, 293,000 names skipped at each reconcile)."""
+    for i in range(20):
+        (src / f"fork{i:02d}").mkdir()
+        (src / f"fork{i:02d}" / ".claude").symlink_to("../shop/.claude", target_is_directory=True)
+    with MemoryIndex(Root("repos", str(src)), tmp_path / "db") as idx:
+        listings.clear()
+        hits = [h.path.split("/", 1) for h in idx.search("pgbouncer")]
+        assert len(hits) == 4 and len({checkout for checkout, _ in hits} - {"shop"}) == 1  # shop, and one fork
+        assert listings.count(str(src / "shop" / ".claude" / "memory")) == 2
+        loops = [s for s in idx.reconcile().skipped if s.reason == "symlink loop (directory already walked)"]
+        assert len(loops) == 19
+
+
 def test_a_change_while_the_steady_state_is_taken_is_not_taken_as_the_new_normal(src, tmp_path, monkeypatch,
                                                                                  trusted_at_once):
     """The steady state is taken from stats made again after the walk: a

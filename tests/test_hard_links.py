@@ -59,6 +59,21 @@ def test_a_file_is_indexed_under_a_few_of_its_symlinks_at_most(tmp_path):
         assert [h.path for h in idx.search("quokka")] == sorted(set(names) - {"link005.md"})[:LINK_NAMES]
 
 
+def test_links_into_a_chain_of_folders_walk_each_folder_a_few_times_at_most(tmp_path, listings):
+    """l1 -> d, l2 -> d/d, ... each walked the rest of the chain again: 1,000 folders and 1,000 links
+    cost every query 33 s (500,000 folders listed). A folder is walked through LINK_NAMES links at most."""
+    from memsearch.reconcile import LINK_NAMES
+
+    root, depth = tmp_path / "notes", 40
+    write(root, "/".join(["d"] * depth) + "/deep.md", "The quokka enclosure opens at nine.\n")
+    for i in range(1, depth + 1):
+        os.symlink("/".join(["d"] * i), root / f"l{i:02d}", target_is_directory=True)
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        listings.clear()
+        assert len(idx.search("quokka")) == LINK_NAMES
+        assert len([path for path in listings if path.startswith(str(root))]) <= (1 + LINK_NAMES) * (depth + 1)
+
+
 def test_a_claude_project_whose_memory_links_up_is_not_walked(tmp_path):
     """<project>/memory -> .. made every project walk the whole root: 400 projects gave 160,000 rows
     (10 s, 205 MB a query) and .md files outside any memory folder. A memory folder must be a
@@ -73,6 +88,26 @@ def test_a_claude_project_whose_memory_links_up_is_not_walked(tmp_path):
     os.symlink("../-home-a/memory", root / "-home-b/memory")
     with MemoryIndex(Root("claude", str(root)), tmp_path / "db") as idx:
         assert sorted(h.path for h in idx.search("quokka")) == ["-home-a/memory/note.md", "-home-b/memory/note.md"]
+
+
+def test_a_memory_folder_many_projects_link_to_is_walked_under_one_of_them(tmp_path, listings):
+    """300 projects whose memory linked to one project's walked its 1,000 notes 300 times a query (7 s), and
+    links to each folder of a chain in it (-home-p1/memory -> ../-home-a/memory/d, ...) walked the rest of it
+    again each: a memory folder is a project's own, and walked through one link at most."""
+    root = tmp_path / "projects"
+    write(root, "-home-a/memory/note.md", "The quokka enclosure opens at nine.\n")
+    write(root, "-home-a/memory/" + "/".join(["d"] * 20) + "/deep.md", "A quokka deep down.\n")
+    for i in range(20):
+        (root / f"-home-p{i:02d}").mkdir()
+        os.symlink("../-home-a/memory", root / f"-home-p{i:02d}/memory")
+        (root / f"-home-q{i:02d}").mkdir()
+        os.symlink("../-home-a/memory/" + "/".join(["d"] * (i + 1)), root / f"-home-q{i:02d}/memory")
+    with MemoryIndex(Root("claude", str(root)), tmp_path / "db") as idx:
+        listings.clear()
+        assert {h.path.split("/")[0] for h in idx.search("quokka", limit=100)} == {"-home-a", "-home-p00"}
+        assert len([path for path in listings if path.startswith(str(root))]) <= 2 * 22
+        walked = [s.path for s in idx.reconcile().skipped if s.reason == "symlink loop (directory already walked)"]
+        assert walked == [f"-home-p{i:02d}/memory" for i in range(1, 20)]
 
 
 def test_the_next_name_takes_over_when_the_first_goes(tmp_path):
