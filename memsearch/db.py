@@ -100,7 +100,6 @@ def set_hash_size(conn: sqlite3.Connection, fts: str, size: int) -> None:
 # FTS5's own hash size, put back after a bulk load: the setting is stored in the index, and later
 # small writes must not hold more.
 FTS5_HASH_BYTES = 1 << 20
-AUTOMERGE = 4  # FTS5's default
 
 
 @contextmanager
@@ -117,10 +116,6 @@ def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: 
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')  # names come from sqlite_master, not from input
     set_hash_size(conn, fts, hash_bytes)
-    # Automerge off while loading: it re-merged each step's segment as it came, where the crisis merges alone
-    # leave as few segments. Put back after (history's tables keep theirs off).
-    automerge = conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()
-    conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('automerge', 0)")
 
     def index_inserted() -> None:
         # Rowids only grow (INTEGER PRIMARY KEY above the largest): the rows written since the last call.
@@ -136,8 +131,6 @@ def bulk_indexing(conn: sqlite3.Connection, content: str, fts: str, hash_bytes: 
     else:
         index_inserted()
     set_hash_size(conn, fts, FTS5_HASH_BYTES)
-    conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('automerge', ?)",
-                 (AUTOMERGE if automerge is None else automerge[0],))
     for _, sql in triggers:
         conn.execute(sql)
 

@@ -147,27 +147,21 @@ def test_stopping_early_leaves_no_child(mixed_tree, monkeypatch):
     assert procs and procs[0].poll() is not None  # killed and reaped
 
 
-def test_bulk_build_puts_fts5_hash_size_and_automerge_back(tmp_path, monkeypatch):
-    """The bulk 'rebuild' runs with a large FTS5 hash and automerge off; the options are stored
-    in the index, and later small writes must not hold that much nor leave their segments unmerged."""
+def test_bulk_build_puts_fts5_hash_size_back(tmp_path, monkeypatch):
+    """The bulk 'rebuild' runs with a large FTS5 hash; the option is stored
+    in the index, and later small writes must not hold that much."""
     root = tmp_path / "mem"
     for i in range(30):
         write(root, f"n/{i}.md", f"note {i}")
     monkeypatch.setattr(reconcile_mod, "BULK_MIN", 1)
     seen = []
     real = db_mod.set_hash_size
-
-    def noted(conn, fts, size):  # the size set, and automerge as the load left it
-        seen.append((size, conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()))
-        real(conn, fts, size)
-
-    monkeypatch.setattr(db_mod, "set_hash_size", noted)
+    monkeypatch.setattr(db_mod, "set_hash_size", lambda conn, fts, size: seen.append(size) or real(conn, fts, size))
     with MemoryIndex(root, tmp_path / "db") as idx:
         idx.reconcile()
         stored = dict(idx.conn.execute("SELECT k, v FROM memory_fts_idx_config"))
-    assert seen == [(reconcile_mod.BULK_HASH_BYTES, None), (db_mod.FTS5_HASH_BYTES, (0,))]
+    assert seen == [reconcile_mod.BULK_HASH_BYTES, db_mod.FTS5_HASH_BYTES]
     assert stored.get("hashsize") == db_mod.FTS5_HASH_BYTES
-    assert stored.get("automerge") == db_mod.AUTOMERGE
 
 
 def test_a_first_build_indexes_in_steps_what_one_rebuild_indexes(mixed_tree, tmp_path, monkeypatch):
