@@ -191,8 +191,11 @@ class MemoryIndex(db.Opened):
                 self.reconcile_paths(changed)
                 hits, floored = self._guarded(run)
         # The file as text: a root folder's name that is not UTF-8 is no JSON text.
-        hits = [hit._replace(file=printable_name(self.layout.locate(hit.path))) for hit in hits]
-        return SearchResult(query, planned.fts, hits, floored, report, self.freshness if do_reconcile else None,
+        located = []
+        for hit in hits:
+            with suppress(KeyError):  # (a row spelled for other roots, not reconciled since: no file of these)
+                located.append(hit._replace(file=printable_name(self.layout.locate(hit.path))))
+        return SearchResult(query, planned.fts, located, floored, report, self.freshness if do_reconcile else None,
                             unmatched(query, counts))
 
     def _changed(self, paths: list[str]) -> list[str]:

@@ -449,10 +449,15 @@ def stems(fts: str) -> list[str]:
     return [w[:max(3, len(w) - 4)] for w in words if w]
 
 
+# The guess reads the query's first strings alone: each costs a scan of the whole file, and a long query (a CJK
+# word is a string a pair) made every long hit cost far more than reading all its slices in batches.
+MAX_NEEDLES = 16
+
+
 def _likeliest(pieces: list[str], words: str) -> str | None:
-    """The slice likeliest to hold the most distinct words, then most words, by their stems();
-    None when no slice holds any."""
-    needles = set(stems(words))
+    """The slice likeliest to hold the most distinct words, then most words, by their stems() (of the first
+    MAX_NEEDLES); None when no slice holds any."""
+    needles = list(dict.fromkeys(stems(words)))[:MAX_NEEDLES]
 
     def key(piece: str) -> tuple[int, int]:
         found = [n for n in map(piece.lower().count, needles) if n]

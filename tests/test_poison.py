@@ -301,6 +301,32 @@ def test_a_long_cjk_file_is_excerpted_in_its_own_characters(root, tmp_path):
         assert "<<東京タワー>>" in hit.snippet.replace(">><<", "") and "\u2063" not in hit.snippet
 
 
+def test_a_long_querys_strings_do_not_each_cost_a_scan_of_a_long_hit(root, tmp_path, monkeypatch):
+    """The guess of a long file's likeliest slice scanned every slice for each string of the query: a tool call's
+    1,000 characters (999 CJK pairs, or hundreds of words) cost each hit of 2 MB seconds, 50 hits minutes."""
+    from memsearch import search
+
+    sought = set()
+
+    class Counted(str):
+        def count(self, sub, *args):
+            sought.add(sub)
+            return super().count(sub, *args)
+
+    class Piece(str):
+        def lower(self):
+            return Counted(super().lower())
+
+    slices = search._slices
+    monkeypatch.setattr(search, "_slices", lambda text: map(Piece, slices(text)))
+    filler = " ".join(f"w{i}" for i in range(4000))
+    write(root, "long.md", f"{filler} the walrus here {filler}")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        [hit] = idx.search("walrus " + " ".join(f"q{i}x" for i in range(150)))
+    assert "<<walrus>> here" in hit.snippet
+    assert 0 < len(sought) <= search.MAX_NEEDLES
+
+
 def test_the_slices_use_the_index_tokenizer(tmp_path):
     from memsearch import search
 

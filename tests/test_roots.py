@@ -124,6 +124,19 @@ def test_a_root_turned_off_disappears(layouts, tmp_path):
         assert not any(p.startswith("zcode:") for p in hits_by_path(idx))
 
 
+def test_a_query_that_skips_the_reconcile_leaves_out_rows_spelled_for_one_root(layouts, tmp_path):
+    """An index last reconciled for one root spells its paths without a label: searched for several roots without
+    a reconcile, a hit's file raised KeyError out of the search (a traceback from `memsearch query`)."""
+    db = tmp_path / "db"
+    with MemoryIndex(Root("plain", str(layouts["plain"])), db) as idx:
+        assert hits_by_path(idx)
+    with MemoryIndex(roots=all_roots(layouts), db_path=db, reconcile=False) as idx:
+        assert idx.search("walrus") == []
+    run = run_memsearch("query", "walrus", "--root", f"plain={layouts['plain']}", "--root", str(layouts["mimo"]),
+                        "--db", db, "--no-reconcile")
+    assert run.returncode == 1 and run.stderr == "no matches\n", run.stderr
+
+
 def test_a_root_whose_kind_changes_is_reread(layouts, tmp_path):
     db = tmp_path / "db"
     with MemoryIndex(Root("mimo", str(layouts["mimo"])), db) as idx:
