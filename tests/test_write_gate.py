@@ -137,6 +137,12 @@ CASES = [
     ("main", M + "sessions/s1/\uff0e\uff0e/\uff0e\uff0e/x.md", {}, "ambiguous"),
     ("main", M + "sessions/s1\uff0fx.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/..\u00a5..\u00a5x.md", {}, "ambiguous"),
+    # cp1252's best fit (bestfit1252.txt): set minus is a backslash, ratio a ':', the tilde operator a '~'.
+    ("dream", ".mimocode/..\u2216..\u2216..\u2216etc\u2216cron.d\u2216x", {}, "ambiguous"),
+    (CW, M + "sessions/s1/checkpoint-x\u2216..\u2216..\u2216..\u2216..\u2216.git\u2216hooks\u2216x.md", {},
+     "ambiguous"),
+    ("main", "src/.git\u2236\u2236$INDEX_ALLOCATION/config", {}, "ambiguous"),
+    ("main", "src/GIT\u223c1/config", {}, "ambiguous"),
     ("main", M + "sessions/s1/CON.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/notes.md -> /etc/passwd", {}, "ambiguous"),
     ("main", "/work/repo/.mimocode/MEMORY/sessions/s1/notes.md", {}, "ambiguous"),
