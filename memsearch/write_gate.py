@@ -212,9 +212,15 @@ def _plain(seg: str) -> str:
     return "".join(c for c in plain if not _invisible(c)).split(":", 1)[0].rstrip(". ")
 
 
+# Letters cp1252's best fit makes ASCII that no decomposition does: with the marks it drops (".ĝit" is .git), they
+# spell protected names (".σsh" is .ssh, ".e∩√" .env).
+_FIT_LETTERS = str.maketrans("đħıłŧƀƗƚƟƫƮƶǤǥɡΓΘΣΦΩαδεπστφһĦŁŦ℮∩√", "dhiltbIlOtTzGggGTSFOadepstfhHLTenv")
+
+
 def _fold(seg: str) -> str:
-    # upper() first: NTFS compares upper-cased names, and "ı".upper() is "I".
-    return unicodedata.normalize("NFKC", _plain(seg).upper().lower())
+    # upper() first: NTFS compares upper-cased names, and "ı".upper() is "I". Then spelled as best fit spells it.
+    bare = "".join(c for c in unicodedata.normalize("NFKD", _plain(seg)) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKC", bare.translate(_FIT_LETTERS).upper().lower())
 
 
 def _below(path, base, *, fold=False):
