@@ -37,6 +37,9 @@ MAX_DEPTH = 32  # collections inside collections
 MAX_ALIASES = 16
 MAX_PAIRS = 20_000  # key/value pairs that merge keys ('<<') may copy in
 MAX_FIELD = 20_000  # characters of a flattened name or description, and items visited to flatten it
+# Characters of an integer: one in base 60 (1:30:00) is built in time the square of its length, and a longer one
+# might not be spelled out (Python's 4,300 digits).
+MAX_NUMBER = 1000
 
 
 class Metadata(NamedTuple):
@@ -124,10 +127,7 @@ def _text(value) -> str | None:
         if isinstance(item, (list, tuple)):  # (!!omap and !!pairs are lists of tuples, which str() spells whole)
             stack.extend(reversed(item))
             continue
-        try:
-            text = (item if isinstance(item, str) else str(item)).strip()
-        except ValueError:  # an int of 5,000 digits (0x... is built without Python's digit limit)
-            raise TooComplex("a number too long to spell out") from None
+        text = (item if isinstance(item, str) else str(item)).strip()
         if text:
             parts.append(text)
             length += len(text) + 1
@@ -157,7 +157,7 @@ def _load(raw: str):
 
 @functools.cache
 def _bounded_loader():
-    """The safe loader with merge keys ('<<: [*a, *a, *a]') bounded in the pairs they copy."""
+    """The safe loader with merge keys ('<<: [*a, *a, *a]') bounded in the pairs they copy, integers in length."""
 
     class Bounded(_handler_loader()):
         def flatten_mapping(self, node):
@@ -166,6 +166,12 @@ def _bounded_loader():
             if self._copied > MAX_PAIRS:
                 raise TooComplex(f"merge keys copy over {MAX_PAIRS} pairs")
 
+        def construct_yaml_int(self, node):
+            if len(node.value) > MAX_NUMBER:
+                raise TooComplex(f"a number of over {MAX_NUMBER} characters")
+            return super().construct_yaml_int(node)
+
+    Bounded.add_constructor("tag:yaml.org,2002:int", Bounded.construct_yaml_int)
     return Bounded
 
 
@@ -322,11 +328,10 @@ def _plain(value: str):
 
 @functools.cache
 def _yaml():
-    """(implicit resolvers by first character, those for any, a SafeConstructor)."""
-    from yaml.constructor import SafeConstructor
+    """(implicit resolvers by first character, those for any, the bounded loader as a constructor)."""
     from yaml.resolver import Resolver  # what SafeLoader and CSafeLoader resolve with
 
     table = Resolver.yaml_implicit_resolvers
     anywhere = table.get(None, [])  # none in stock PyYAML
     resolvers = {first: list(found) + anywhere for first, found in table.items() if first is not None}
-    return resolvers, anywhere, SafeConstructor()
+    return resolvers, anywhere, _bounded_loader()("")

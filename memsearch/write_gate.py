@@ -34,9 +34,12 @@ _WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
 # What renders as nothing: these categories and the default-ignorable code points (errors.IGNORABLE, which HFS+
 # drops from names).
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
-# NFKC-stable characters that Windows "best fit" conversion to an ANSI code page turns into a separator: yen and won
-# are the backslash of Japanese and Korean code pages; the rest are slash look-alikes.
-_SEPARATOR_LOOKALIKES = frozenset("\u00a5\u20a9\u2044\u2215\u29f5\u29f8\u29f9")
+# NFKC-stable characters that Windows "best fit" conversion to an ANSI code page turns into one the rules read: yen and
+# won are the backslash of Japanese and Korean code pages; the others slash, backslash, ':' and '~' look-alikes (set
+# minus is cp1252's backslash, ratio its ':', the tilde operator its '~': "GIT\u223c1" is GIT~1, .git).
+_BEST_FIT = str.maketrans({**dict.fromkeys("\u00a5\u20a9\u2216\u29f5\u29f9", "\\"),
+                           **dict.fromkeys("\u2044\u2215\u29f8", "/"), **dict.fromkeys("\u0589\u2236", ":"),
+                           **dict.fromkeys("\u0303\u223c", "~")})
 
 
 class WriteDenied(MemsearchError):
@@ -185,13 +188,14 @@ def _ambiguity(seg: str) -> str | None:
         return "contains a control, zero-width, bidirectional or unassigned character"
     if unicodedata.normalize("NFKC", seg) != unicodedata.normalize("NFC", seg):
         return "contains compatibility characters (full-width or styled forms)"
-    if any(c in _SEPARATOR_LOOKALIKES for c in seg):
+    fit = seg.translate(_BEST_FIT)  # (seg holds no '/' or '\\': both split the path)
+    if "/" in fit or "\\" in fit:
         return "contains a character that some Windows code pages read as a separator"
-    if ":" in seg:
-        return "contains ':', which Windows reads as an alternate data stream"
+    if ":" in fit:
+        return "contains ':' or a character some Windows code pages read as one (an alternate data stream)"
     if seg != seg.rstrip(". "):
         return "ends with a dot or space, which Windows strips"
-    if _SHORT_NAME.search(seg):
+    if _SHORT_NAME.search(fit):
         return "looks like a Windows 8.3 short name (GIT~1 is .git)"
     if seg.split(".")[0].rstrip(" ").upper() in _WINDOWS_DEVICES:
         return "is a Windows device name"
@@ -204,12 +208,19 @@ def _invisible(c: str) -> bool:
 
 def _plain(seg: str) -> str:
     """The name a tolerant host would make of seg (rule 6's normalization)."""
-    return "".join(c for c in unicodedata.normalize("NFKC", seg) if not _invisible(c)).split(":", 1)[0].rstrip(". ")
+    plain = unicodedata.normalize("NFKC", seg).translate(_BEST_FIT)
+    return "".join(c for c in plain if not _invisible(c)).split(":", 1)[0].rstrip(". ")
+
+
+# Letters cp1252's best fit makes ASCII that no decomposition does: with the marks it drops (".ĝit" is .git), they
+# spell protected names (".σsh" is .ssh, ".e∩√" .env).
+_FIT_LETTERS = str.maketrans("đħıłŧƀƗƚƟƫƮƶǤǥɡΓΘΣΦΩαδεπστφһĦŁŦ℮∩√", "dhiltbIlOtTzGggGTSFOadepstfhHLTenv")
 
 
 def _fold(seg: str) -> str:
-    # upper() first: NTFS compares upper-cased names, and "ı".upper() is "I".
-    return unicodedata.normalize("NFKC", _plain(seg).upper().lower())
+    # upper() first: NTFS compares upper-cased names, and "ı".upper() is "I". Then spelled as best fit spells it.
+    bare = "".join(c for c in unicodedata.normalize("NFKD", _plain(seg)) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKC", bare.translate(_FIT_LETTERS).upper().lower())
 
 
 def _below(path, base, *, fold=False):

@@ -118,6 +118,27 @@ def test_an_alias_chain_in_an_omap_costs_no_more_than_a_list(root, tmp_path):
     assert parse("---\nname: !!omap [{a: 1}, {b: [x, y]}]\n---\nb").name == "a 1 b x y"
 
 
+@pytest.mark.parametrize("number", ["1" + ":5" * 32_000, "-1" + ":59" * 21_000, "[1" + ":5" * 32_000 + "]"])
+def test_a_long_base_60_number_is_refused_before_it_is_built(number, root, tmp_path, monkeypatch):
+    """PyYAML builds 1:5:5:... (base 60) in time the square of its length: a 64 KB one cost a file five times the
+    costliest block the bounds let through (a digit limit refused it only once built). An integer over MAX_NUMBER
+    characters is never built."""
+    from yaml.constructor import SafeConstructor
+
+    built = []
+    build = SafeConstructor.construct_yaml_int
+    monkeypatch.setattr(SafeConstructor, "construct_yaml_int", lambda self, node: built.append(node.value) or build(
+        self, node))
+    write(root, "projects/p/n.md", f"---\nname: {number}\n---\npoisonbody\n")
+    with MemoryIndex(root, tmp_path / "db") as idx:
+        assert [(m.path, m.reason) for m in idx.reconcile().malformed] == [
+            ("projects/p/n.md", f"frontmatter is too complex (a number of over {metadata.MAX_NUMBER} characters)")]
+        assert [h.path for h in idx.search("poisonbody")] == ["projects/p/n.md"]
+    assert built == []
+    assert parse("---\nname: 1:30:00\ndescription: [-0x1f, " + "9" * 999 + "]\n---\nb")[:2] == ("5400",
+                                                                                                  "-31 " + "9" * 999)
+
+
 def test_cli_query_survives_a_poisoned_root(root, tmp_path):
     """The installed console script, in a process of its own: exit 0 and the
     good hit (before the bounds, a RecursionError traceback and exit 1)."""

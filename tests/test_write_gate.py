@@ -121,6 +121,10 @@ CASES = [
     ("main", "/home/dev/.ssh/authorized_keys", {}, "sensitive"),
     ("main", "src\\.git\\config", {}, "sensitive"),
     ("main", "src/.g\u0131t/config", {}, "sensitive"),  # NTFS upper-cases ı to I
+    # cp1252's best fit drops marks and makes some letters ASCII: .ĝit is .git, .σsh .ssh, .e∩√ .env.
+    ("main", "src/.\u011dit/config", {}, "sensitive"),
+    ("main", "/home/dev/.\u03c3sh/authorized_keys", {}, "sensitive"),
+    ("main", "src/.e\u2229\u221a", {}, "sensitive"),
     ("dream", ".mimocode/hooks/x.sh", {}, "sensitive"),
     ("dream", ".mimocode/.mimocode/x", {}, "sensitive"),
     # Unicode and Windows tricks: refused, never silently repaired.
@@ -137,6 +141,12 @@ CASES = [
     ("main", M + "sessions/s1/\uff0e\uff0e/\uff0e\uff0e/x.md", {}, "ambiguous"),
     ("main", M + "sessions/s1\uff0fx.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/..\u00a5..\u00a5x.md", {}, "ambiguous"),
+    # cp1252's best fit (bestfit1252.txt): set minus is a backslash, ratio a ':', the tilde operator a '~'.
+    ("dream", ".mimocode/..\u2216..\u2216..\u2216etc\u2216cron.d\u2216x", {}, "ambiguous"),
+    (CW, M + "sessions/s1/checkpoint-x\u2216..\u2216..\u2216..\u2216..\u2216.git\u2216hooks\u2216x.md", {},
+     "ambiguous"),
+    ("main", "src/.git\u2236\u2236$INDEX_ALLOCATION/config", {}, "ambiguous"),
+    ("main", "src/GIT\u223c1/config", {}, "ambiguous"),
     ("main", M + "sessions/s1/CON.md", {}, "ambiguous"),
     ("main", M + "sessions/s1/notes.md -> /etc/passwd", {}, "ambiguous"),
     ("main", "/work/repo/.mimocode/MEMORY/sessions/s1/notes.md", {}, "ambiguous"),
@@ -438,7 +448,7 @@ def test_any_text_is_allowed_or_write_denied(target, agent, write_enabled):
 def _disguise(name, draw):
     """A spelling of name that some host or file system reads as name."""
     out = "".join(c.upper() if draw(st.booleans()) else c for c in name)
-    trick = draw(st.sampled_from(["zw", "bidi", "fullwidth", "dot", "space", "stream", "none"]))
+    trick = draw(st.sampled_from(["zw", "bidi", "fullwidth", "dot", "space", "stream", "accent", "none"]))
     pos = draw(st.integers(0, len(out)))
     if trick == "zw":
         out = out[:pos] + draw(st.sampled_from("\u200b\u200c\u200d\u2060\ufeff")) + out[pos:]
@@ -449,6 +459,8 @@ def _disguise(name, draw):
             "NFC", "".join(chr(ord(c) + 0xFEE0) if c.isalpha() else c for c in out))
     elif trick == "dot":
         out += "." * draw(st.integers(1, 3))
+    elif trick == "accent":  # a mark a best-fit conversion drops: ĝ, î
+        out = unicodedata.normalize("NFC", out[:pos] + "\u0302" + out[pos:])
     elif trick == "space":
         out += " "
     elif trick == "stream":
