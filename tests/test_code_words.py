@@ -207,6 +207,93 @@ def test_whole_identifier_ranks_above_its_parts(code_index):
     assert "code/far.md" not in ranked[:2]
 
 
+# A second tree of near misses, in the same categories, written apart from the first (session 70): each case's
+# file first, and no marker of the index in its excerpt.
+MORE_TREE = {
+    "a/cpp20.md": "We moved the renderer to C++20 modules last spring.\n",
+    "a/c11.md": "The kernel shim is plain C11 with no runtime.\n",
+    "a/c-lang.md": "Write the parser in C and keep it small.\n",
+    "a/cplus-music.md": "The piano piece is in C major, plus a coda.\n",
+    "a/csharp-unity.md": "Unity scripts are C# MonoBehaviours.\n",
+    "a/music-sharp.md": "Play C sharp then D flat on the scale.\n",
+    "a/fsharp.md": "Type providers in F# read the CSV schema.\n",
+    "a/dotnet6.md": "Upgrade the API to .NET 6 before March.\n",
+    "a/network.md": "Our network uses a .net domain and the net mask 255.0.0.0.\n",
+    "b/fetch.md": "fetchUserProfile caches the response for ten minutes.\n",
+    "b/fetch-prose.md": "To fetch a profile of a user we call the API twice.\n",
+    "b/retries.md": "Set MAX_RETRIES to 5 in the client config.\n",
+    "b/retries-prose.md": "The max number of retries is a guess.\n",
+    "b/json.md": "parseJSON throws on trailing commas.\n",
+    "b/json-prose.md": "We parse the JSON body with the standard library.\n",
+    "b/depth.md": "The CLI flag --max-depth limits recursion.\n",
+    "b/depth-prose.md": "The max depth of the tree is ten levels.\n",
+    "b/repo.md": "UserRepository owns all queries on users.\n",
+    "b/repo-prose.md": "The user repository on GitHub is archived.\n",
+    "b/vector.md": "Prefer std::vector over raw arrays in new code.\n",
+    "b/vector-prose.md": "The vector math library is standard.\n",
+    "b/arch.md": "Release builds target x86_64 and arm64.\n",
+    "b/arch-prose.md": "The x86 machines are 64 bit.\n",
+    "b/ipv6.md": "Enable IPv6 on the load balancer.\n",
+    "b/ip-prose.md": "The IP address list has 6 entries.\n",
+    "c/path.md": "Settings are read from ~/.config/memsearch/settings.toml at start.\n",
+    "c/path-prose.md": "The settings page and its config live in memsearch docs.\n",
+    "c/dotted.md": "Set logging.handlers.RotatingFileHandler for the daemon.\n",
+    "c/dotted-prose.md": "The logging handlers rotate files daily.\n",
+    "c/semver.md": "Upgrade to v3.11.2 of the runtime.\n",
+    "c/semver-near.md": "Python 3.11 ships with 2 new parsers.\n",
+    "c/semver-other.md": "Release 3.11.20 is the next one.\n",
+    "c/pre.md": "Tag 1.0.0-rc.1 is the release candidate.\n",
+    "c/pre-other.md": "Tag 1.0.0 is final.\n",
+    "d/greek.md": "Η συνάντηση είναι στην Θεσσαλία.\n",
+    "d/greek-other.md": "Η ομάδα δουλεύει από το σπίτι.\n",
+    "d/viet.md": "Người dùng thích giao diện mới.\n",
+    "d/viet-other.md": "Nguoi ta noi khac.\n",
+    "d/polish.md": "Biuro jest w Łodzi od maja.\n",
+    "d/polish-other.md": "Biuro jest w Krakowie.\n",
+    "d/turkish.md": "İstanbul ofisi Pazartesi açılıyor.\n",
+    "d/turkish-other.md": "Ankara ofisi kapalı.\n",
+    "d/cyrillic.md": "Сервер в Москве перезапущен.\n",
+    "d/cyrillic-other.md": "Сервер в Казани работает.\n",
+    "d/fullwidth.md": "ＡＰＩキーは ＵＳＥＲ＿ＩＤ と一緒に送る。\n",
+    "d/fullwidth-other.md": "API key rotates monthly.\n",
+    "d/danish.md": "Filen ligger i mappen Søgning.\n",
+    "d/danish-other.md": "Filen ligger i mappen Hjem.\n",
+}
+MORE_CASES = [
+    ("C++20", "a/cpp20.md"), ("c++ modules", "a/cpp20.md"), ("C11", "a/c11.md"), ("parser in C", "a/c-lang.md"),
+    ("C#", "a/csharp-unity.md"), ("c# unity", "a/csharp-unity.md"), ("F#", "a/fsharp.md"), (".NET 6", "a/dotnet6.md"),
+    ("dotnet", "a/dotnet6.md"), ("fetchUserProfile", "b/fetch.md"), ("fetch_user_profile", "b/fetch.md"),
+    ("user profile", "b/fetch.md"), ("fetchUser", "b/fetch.md"), ("max_retries", "b/retries.md"),
+    ("maxRetries", "b/retries.md"), ("MAX_RETRIES", "b/retries.md"), ("parseJSON", "b/json.md"),
+    ("parse_json", "b/json.md"), ("--max-depth", "b/depth.md"), ("max-depth", "b/depth.md"), ("maxDepth", "b/depth.md"),
+    ("UserRepository", "b/repo.md"), ("user_repository", "b/repo.md"), ("std::vector", "b/vector.md"),
+    ("x86_64", "b/arch.md"), ("x86-64", "b/arch.md"), ("IPv6", "b/ipv6.md"), ("ipv6", "b/ipv6.md"),
+    ("~/.config/memsearch/settings.toml", "c/path.md"), ("settings.toml", "c/path.md"), (".config/memsearch", "c/path.md"),
+    ("logging.handlers.RotatingFileHandler", "c/dotted.md"), ("RotatingFileHandler", "c/dotted.md"),
+    ("rotating file handler", "c/dotted.md"), ("v3.11.2", "c/semver.md"), ("3.11.2", "c/semver.md"),
+    ("1.0.0-rc.1", "c/pre.md"), ("Θεσσαλια", "d/greek.md"), ("συναντηση", "d/greek.md"), ("nguoi dung", "d/viet.md"),
+    ("giao dien moi", "d/viet.md"), ("Lodzi", "d/polish.md"), ("lodzi", "d/polish.md"), ("istanbul", "d/turkish.md"),
+    ("ISTANBUL", "d/turkish.md"), ("acilıyor", "d/turkish.md"), ("Москве", "d/cyrillic.md"), ("user_id", "d/fullwidth.md"),
+    ("USER_ID", "d/fullwidth.md"), ("sogning", "d/danish.md"), ("Søgning", "d/danish.md"),
+]
+
+
+@pytest.fixture(scope="module")
+def more_index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("more") / "memory"
+    for rel, text in MORE_TREE.items():
+        write(root, rel, text)
+    with MemoryIndex(root, tmp_path_factory.mktemp("db") / "index.db") as idx:
+        yield idx
+
+
+@pytest.mark.parametrize("query,first", MORE_CASES)
+def test_each_case_of_the_second_tree_ranks_its_file_first(more_index, query, first):
+    hits = more_index.search(query)
+    assert hits and hits[0].path == first, [(h.path, round(h.score, 2)) for h in hits[:4]]
+    assert "<<" in hits[0].snippet
+    assert codewords.OPEN not in hits[0].snippet and codewords.CLOSE not in hits[0].snippet
+
 def test_a_name_with_digits_is_found_by_its_units():
     """The index adds the units a name with digits is typed as (split at case changes alone, digits kept
     with their letters, and at digits alone); a query for the whole identifier asks for its parts only."""
