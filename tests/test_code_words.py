@@ -268,12 +268,14 @@ MORE_CASES = [
     ("parse_json", "b/json.md"), ("--max-depth", "b/depth.md"), ("max-depth", "b/depth.md"), ("maxDepth", "b/depth.md"),
     ("UserRepository", "b/repo.md"), ("user_repository", "b/repo.md"), ("std::vector", "b/vector.md"),
     ("x86_64", "b/arch.md"), ("x86-64", "b/arch.md"), ("IPv6", "b/ipv6.md"), ("ipv6", "b/ipv6.md"),
-    ("~/.config/memsearch/settings.toml", "c/path.md"), ("settings.toml", "c/path.md"), (".config/memsearch", "c/path.md"),
+    ("~/.config/memsearch/settings.toml", "c/path.md"), ("settings.toml", "c/path.md"),
+    (".config/memsearch", "c/path.md"),
     ("logging.handlers.RotatingFileHandler", "c/dotted.md"), ("RotatingFileHandler", "c/dotted.md"),
     ("rotating file handler", "c/dotted.md"), ("v3.11.2", "c/semver.md"), ("3.11.2", "c/semver.md"),
     ("1.0.0-rc.1", "c/pre.md"), ("Θεσσαλια", "d/greek.md"), ("συναντηση", "d/greek.md"), ("nguoi dung", "d/viet.md"),
     ("giao dien moi", "d/viet.md"), ("Lodzi", "d/polish.md"), ("lodzi", "d/polish.md"), ("istanbul", "d/turkish.md"),
-    ("ISTANBUL", "d/turkish.md"), ("acilıyor", "d/turkish.md"), ("Москве", "d/cyrillic.md"), ("user_id", "d/fullwidth.md"),
+    ("ISTANBUL", "d/turkish.md"), ("acilıyor", "d/turkish.md"), ("Москве", "d/cyrillic.md"),
+    ("user_id", "d/fullwidth.md"),
     ("USER_ID", "d/fullwidth.md"), ("sogning", "d/danish.md"), ("Søgning", "d/danish.md"),
 ]
 
