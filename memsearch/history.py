@@ -30,8 +30,8 @@ from .query import STOP_WORDS, Query, plan, unmatched, words
 from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
                      scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
-from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
-                       given_type, read_config)
+from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, configured_roots, given_settings,
+                       given_type, transcript_folder)
 from .memory_file import below, encodable, on_disk, printable_name, real_path
 from .transcripts import ROLES, CountingReader, as_stored, parse_line, resolve_root, slug, timestamp
 
@@ -101,27 +101,6 @@ class HistoryResult(NamedTuple):
 # Whether more than one project folder holds a session id: two seeks of history_messages_session.
 SHARED_SESSION = ("SELECT (SELECT min(project) FROM history_messages WHERE session = ?)"
                   " < (SELECT max(project) FROM history_messages WHERE session = ?)")
-
-
-def transcript_folder(root) -> str:
-    """A caller's transcript folder as text; InvalidArgument for what is no path, or a blank one."""
-    return given_path(root, "a transcript folder must be a path",
-                      "empty transcript folder: give a folder's path, or drop the empty item from the list")
-
-
-def configured_roots() -> list[str]:
-    """Transcript folders from MEMSEARCH_HISTORY_ROOTS when it is not empty, as the command line reads it (an empty
-    item is an error, not left out), else the config's ``history_roots``."""
-    value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
-    if value:
-        return value.split(os.pathsep)
-    given = read_config().get("history_roots", [])
-    if not isinstance(given, list):
-        raise MemsearchError("config: history_roots must be a list of folders")
-    try:  # (an error says where it is)
-        return [transcript_folder(g) for g in given]
-    except InvalidArgument as ex:
-        raise MemsearchError(f"config: history_roots: {ex}") from None
 
 
 class HistoryIndex(db.Opened):

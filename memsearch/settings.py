@@ -187,6 +187,27 @@ def read_config() -> dict:
     return conf
 
 
+def transcript_folder(root) -> str:
+    """A caller's transcript folder as text; InvalidArgument for what is no path, or a blank one."""
+    return given_path(root, "a transcript folder must be a path",
+                      "empty transcript folder: give a folder's path, or drop the empty item from the list")
+
+
+def configured_roots() -> list[str]:
+    """Transcript folders from MEMSEARCH_HISTORY_ROOTS when it is not empty, as the command line reads it (an empty
+    item is an error, not left out), else the config's ``history_roots``."""
+    value = os.environ.get("MEMSEARCH_HISTORY_ROOTS", "")
+    if value:
+        return value.split(os.pathsep)
+    given = read_config().get("history_roots", [])
+    if not isinstance(given, list):
+        raise MemsearchError("config: history_roots must be a list of folders")
+    try:  # (an error says where it is)
+        return [transcript_folder(g) for g in given]
+    except InvalidArgument as ex:
+        raise MemsearchError(f"config: history_roots: {ex}") from None
+
+
 def load_settings() -> Settings:
     conf = read_config()
     return Settings(**{name: RANGES[name][2](checked_setting(name, conf[name], "config: ", MemsearchError))
