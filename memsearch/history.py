@@ -27,8 +27,8 @@ from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNo
 from .history_refresh import HistoryReport, Progress
 from .history_sessions import Message, check_session, given_project, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched, words
-from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
-                     scored_strings, short_repr, stems, string_params, text_snippets, varints)
+from .search import (FILE_COUNT, FTS5_K1, MAX_NEEDLES, Hit, apply_floor, fetch_size, file_count, mark_unmatched,
+                     ranking, scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, given_path, given_settings,
                        given_type, read_config)
@@ -393,7 +393,8 @@ class HistoryIndex(db.Opened):
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
-        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids})
+        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids},
+                              query.terms)
         top = {}  # each session's best message's score
         for session, (matched, mids) in best.items():  # (the values replaced, no key added)
             score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
@@ -533,11 +534,16 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
-def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
+def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]],
+                 terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
     """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
     ``holds``: its words' starts (search.stems) after a space or a line end, str.count being far cheaper than
-    a regular expression's \\b. A term not found so (a CJK bigram inside a word) is left out: it counts once."""
-    needles = {term: stems(term) for term in set().union(*holds.values())}
+    a regular expression's \\b. A term not found so (a CJK bigram inside a word) is left out: it counts once.
+    Only the first MAX_NEEDLES starts of those ``terms`` (the query's, in order) hold are sought, as for a long
+    memory hit's likeliest slice: each is a scan of every message, and a long query has hundreds."""
+    found = set().union(*holds.values())
+    sought = set(list(dict.fromkeys(n for t in terms if t in found for n in stems(t)))[:MAX_NEEDLES])
+    needles = {term: [n for n in stems(term) if n in sought] for term in found}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     ids = list(holds) if any(needles.values()) else []
