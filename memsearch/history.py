@@ -346,7 +346,12 @@ class HistoryIndex(db.Opened):
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
         bounds: list[tuple[tuple, int, int]] = []  # ((session, project), its first and last message ids)
-        span, seen = 0, dict.fromkeys(query.terms, 0)
+        # A long query's strings past the first MAX_NEEDLES are sought as one (an OR of them): each string is a row
+        # a message it matches and a count a session, and a pasted text holds hundreds.
+        asked = query.terms
+        if len(asked) > MAX_NEEDLES:
+            asked = (*asked[:MAX_NEEDLES], " OR ".join(asked[MAX_NEEDLES:]))
+        span, seen = 0, dict.fromkeys(asked, 0)
         held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
@@ -355,7 +360,7 @@ class HistoryIndex(db.Opened):
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 bounds.append((session, low, high))
-                for term in query.terms:
+                for term in asked:
                     # A session appended to weeks apart spans every message written between: those are counted
                     # (in C) where the idf needs them, never held.
                     if not held.get(term):
@@ -371,7 +376,6 @@ class HistoryIndex(db.Opened):
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
             # not with how many match (a hostile session of one-word messages must not be held whole).
-            asked = query.terms
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
             words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
@@ -393,8 +397,7 @@ class HistoryIndex(db.Opened):
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
-        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids},
-                              query.terms)
+        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids}, asked)
         top = {}  # each session's best message's score
         for session, (matched, mids) in best.items():  # (the values replaced, no key added)
             score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
