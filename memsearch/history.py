@@ -27,8 +27,8 @@ from .errors import AmbiguousSession, InvalidArgument, MemsearchError, SessionNo
 from .history_refresh import HistoryReport, Progress
 from .history_sessions import Message, check_session, given_project, read_messages, resolve_session, session_files
 from .query import STOP_WORDS, Query, plan, unmatched, words
-from .search import (FILE_COUNT, FTS5_K1, Hit, apply_floor, fetch_size, file_count, mark_unmatched, ranking,
-                     scored_strings, short_repr, stems, string_params, text_snippets, varints)
+from .search import (FILE_COUNT, FTS5_K1, MAX_NEEDLES, Hit, apply_floor, fetch_size, file_count, mark_unmatched,
+                     ranking, scored_strings, short_repr, stems, string_params, text_snippets, varints)
 from .session_rank import MESSAGES, SESSIONS, pieces_of, rank_sessions, top_messages
 from .settings import (DEFAULT_LIMIT, Settings, checked_setting, checked_progress, configured_roots, given_settings,
                        given_type, transcript_folder)
@@ -325,7 +325,12 @@ class HistoryIndex(db.Opened):
         rows, tokens = (list(varints(row[0]))[:2] + [0, 0])[:2] if row and row[0] else (0, 0)
         avgdl = max(tokens / rows, 1.0) if rows else 1.0
         bounds: list[tuple[tuple, int, int]] = []  # ((session, project), its first and last message ids)
-        span, seen = 0, dict.fromkeys(query.terms, 0)
+        # A long query's strings past the first MAX_NEEDLES are sought as one (an OR of them): each string is a row
+        # a message it matches and a count a session, and a pasted text holds hundreds.
+        asked = query.terms
+        if len(asked) > MAX_NEEDLES:
+            asked = (*asked[:MAX_NEEDLES], " OR ".join(asked[MAX_NEEDLES:]))
+        span, seen = 0, dict.fromkeys(asked, 0)
         held, pieces, own = fuse or ({}, 0, False)
         for session, _ in kept:
             # Every message is in a piece: written in one transaction (history_refresh._write), dropped in one.
@@ -334,7 +339,7 @@ class HistoryIndex(db.Opened):
             if low is not None:  # None: its transcript's rows went since it was ranked
                 span += high - low + 1
                 bounds.append((session, low, high))
-                for term in query.terms:
+                for term in asked:
                     # A session appended to weeks apart spans every message written between: those are counted
                     # (in C) where the idf needs them, never held.
                     if not held.get(term):
@@ -350,7 +355,6 @@ class HistoryIndex(db.Opened):
             # The session's messages holding each word, merged in id order by SQLite (each word's matches come in
             # that order: no sort) and looked up a chunk at a time: time and memory go with the REFINED likeliest,
             # not with how many match (a hostile session of one-word messages must not be held whole).
-            asked = query.terms
             rows = conn.execute(" UNION ALL ".join([EXCERPT_WORD] * len(asked)) + " ORDER BY 1, 2",
                                 [v for n, term in enumerate(asked) for v in (n, term, low, high, *session)])
             words = ((mid, [asked[n] for _, n in group]) for mid, group in groupby(rows, key=itemgetter(0)))
@@ -372,7 +376,7 @@ class HistoryIndex(db.Opened):
             # Counted words raise a score by 1 + K at most: a message under the EXCERPTS-th even so stays under.
             reach = once[EXCERPTS - 1][0] if len(once) >= EXCERPTS else 0.0
             best[session] = (matched, [mid for one, mid, _, k, _ in once if one * (1 + k) >= reach])
-        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids})
+        counts = _word_counts(conn, {mid: refined[mid][0] for matched, mids in best.values() for mid in mids}, asked)
         top = {}  # each session's best message's score
         for session, (matched, mids) in best.items():  # (the values replaced, no key added)
             score = {mid: sum(idf[t] * c / (c + k) for t in terms for c in [max(counts.get((mid, t), 1), 1)])
@@ -512,11 +516,16 @@ def read_session_context(session: str, query: str = "", strategy: str = "relevan
         return history.read_session_context(*args)
 
 
-def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]]) -> dict[tuple[int, str], int]:
+def _word_counts(conn: sqlite3.Connection, holds: dict[int, list[str]],
+                 terms: tuple[str, ...]) -> dict[tuple[int, str], int]:
     """{(message, term): how often its text holds the term}, for the terms FTS5 found in each message of
     ``holds``: its words' starts (search.stems) after a space or a line end, str.count being far cheaper than
-    a regular expression's \\b. A term not found so (a CJK bigram inside a word) is left out: it counts once."""
-    needles = {term: stems(term) for term in set().union(*holds.values())}
+    a regular expression's \\b. A term not found so (a CJK bigram inside a word) is left out: it counts once.
+    Only the first MAX_NEEDLES starts of those ``terms`` (the query's, in order) hold are sought, as for a long
+    memory hit's likeliest slice: each is a scan of every message, and a long query has hundreds."""
+    found = set().union(*holds.values())
+    sought = set(list(dict.fromkeys(n for t in terms if t in found for n in stems(t)))[:MAX_NEEDLES])
+    needles = {term: [n for n in stems(term) if n in sought] for term in found}
     out: dict[tuple[int, str], int] = {}
     # The text as indexed: a text stored once (memsearch.cjk.stored) has only its shadow.
     ids = list(holds) if any(needles.values()) else []

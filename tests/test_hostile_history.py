@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from itertools import islice
 
 import pytest
 
@@ -764,6 +765,63 @@ def test_a_session_of_many_matching_messages_costs_its_excerpts_in_memory(histor
     assert [(h.session, h.matched) for h in hits] == [("real", 1), ("spam", 50_000)]
     assert [e.snippet for e in hits[1].excerpts] == ["<<deploy>> w49999", "<<deploy>> w49998", "<<deploy>> w49997"]
     assert peak < 1_000_000, peak  # was 35 MB
+
+
+def test_a_long_querys_strings_do_not_each_cost_a_scan_of_every_excerpt(history, hroot, monkeypatch):
+    """A session's likeliest excerpts had their words counted by scanning each message once per string of the
+    query that it holds: a tool call's 1,000 characters (999 CJK pairs, or hundreds of words) cost 10 sessions
+    of 30 messages 6 s. The first search.MAX_NEEDLES strings are counted, as for a long memory hit."""
+    from itertools import product
+
+    from memsearch import search
+
+    sought = set()
+
+    class Counted(str):
+        def count(self, sub, *args):
+            sought.add(sub)
+            return super().count(sub, *args)
+
+        def __radd__(self, other):  # ("\n" + text)
+            return Counted(other + str(self))
+
+    class Body(str):
+        def lower(self):
+            return Counted(super().lower())
+
+    rows_of = history_module.rows_of
+    monkeypatch.setattr(history_module, "rows_of", lambda conn, sql, *args, **kw: [
+        (row[0], Body(row[1])) if "SELECT id, idx_body" in sql else row for row in rows_of(conn, sql, *args, **kw)])
+    said = " ".join("".join(p) for p in islice(product("bcdfghjklmnpqrstvwxz", repeat=3), 200))
+    transcript(hroot, [line("user", f"heron {said}", uuid=f"u{n}") for n in range(5)])
+    [hit] = history.search(f"heron {said}")
+    assert hit.matched == 5 and "<<heron>>" in hit.excerpts[0].snippet
+    assert 0 < len(sought) <= 2 * search.MAX_NEEDLES  # (after a space, and after a line end)
+
+
+def test_a_long_querys_strings_do_not_each_cost_a_row_a_matching_message(history, hroot, monkeypatch):
+    """A session's messages were sought once for each string of the query, and counted once a string: a session of
+    messages holding a pasted text's words cost a row for each message and word (20,000 messages of 100 words, and
+    a query of them: 2,000,000 rows, 3.4 s). Past search.MAX_NEEDLES, the strings are sought as one."""
+    from itertools import product
+
+    from memsearch import search
+    from memsearch.history import EXCERPT_COUNT
+
+    said = ["".join(p) for p in islice(product("bcdfghjklmnpqrstvwxz", repeat=3), 60)]
+    transcript(hroot, [line("user", f"heron {' '.join(said)}", uuid=f"u{n}") for n in range(50)])
+    rows, counted = [], []
+    groupby = history_module.groupby
+    monkeypatch.setattr(history_module, "groupby", lambda items, key: groupby(
+        (rows.append(item) or item for item in items), key))
+    history.refresh()
+    history.conn.set_trace_callback(lambda sql: counted.append(sql) if sql.startswith(EXCERPT_COUNT[:40]) else None)
+    for since in (None, "2020-01-01"):  # (with a date, every string is counted in the session's span)
+        rows.clear(), counted.clear()
+        [hit] = history.search(f"heron {' '.join(said)}", since=since)
+        assert hit.matched == 50 and "<<heron>>" in hit.excerpts[0].snippet
+        assert len(rows) <= 50 * (search.MAX_NEEDLES + 1)  # was 50 x 61
+        assert len(counted) <= search.MAX_NEEDLES + 1
 
 
 def test_a_sub_agents_file_claiming_thousands_of_sessions_is_read_in_time_in_proportion(history, hroot):
