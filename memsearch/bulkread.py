@@ -14,7 +14,7 @@ from collections import deque
 from contextlib import suppress
 from typing import Iterator
 
-from .prepare import prepare_one
+from .prepare import Prepared, prepare_one
 
 # Files per pickled chunk: small pickling overhead, and this process, when it prepares one itself while the
 # child is behind, is back soon to write. Fewer past CHUNK_BYTES of files: a chunk is held whole in both
@@ -62,9 +62,9 @@ def prepared(infos: list, max_bytes: int) -> Iterator[tuple]:
                 theirs.popleft()
                 got = child.take()
             if got is None or len(got) != len(chunk):  # not prepared yet, or the child failed
-                got = _prepare(chunk, max_bytes)
-                following = max(following, i + 1)
-            yield from zip(chunk, got)
+                got, following = [LATER] * len(chunk), max(following, i + 1)
+            for info, one in zip(chunk, got):
+                yield info, prepare_one(info.relpath, info.abspath, max_bytes) if one is LATER else one
     finally:
         if child is not None:
             child.close()
@@ -84,7 +84,24 @@ def _chunks(infos: list) -> list[list]:
 
 
 def _prepare(chunk: list, max_bytes: int) -> list:
-    return [prepare_one(info.relpath, info.abspath, max_bytes) for info in chunk]
+    return _ahead([(info.relpath, info.abspath, max_bytes) for info in chunk])
+
+
+# What a chunk answers for a file left for its turn (a singleton: the same object once unpickled).
+LATER = Ellipsis
+
+
+def _ahead(files: list) -> list:
+    """What prepare_one makes of each of ``files`` ((relpath, abspath, max_bytes)), until CHUNK_BYTES of text are
+    held; LATER for the others. Chunks are cut by the walk's sizes: files written empty and grown to the cap
+    before they are read put CHUNK of them in a chunk, held whole by both processes."""
+    got, held = [], 0
+    for file in files:
+        one = prepare_one(*file) if held < CHUNK_BYTES else LATER
+        got.append(one)
+        if isinstance(one, Prepared):
+            held += sum(len(text) for text in (one.body, *one.segs) if text)
+    return got
 
 
 class _Child:
@@ -172,5 +189,5 @@ def serve() -> None:
             chunk = pickle.load(sys.stdin.buffer)  # (relpath, abspath, max_bytes) of each file
         except EOFError:
             return
-        pickle.dump([prepare_one(*file) for file in chunk], out, pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_ahead(chunk), out, pickle.HIGHEST_PROTOCOL)
         out.flush()

@@ -359,7 +359,9 @@ def _ingest(pending: _Pending, root: str, t, deadline: float, known: tuple | Non
             if start == 0:
                 head = tail = b""
             conn.execute(_BEING_READ, (t.project, -now.size, *now[1:], start, head, tail, fid))
-        _read_lines(pending, reader, _Row(fid, root, t.rel, t.project, None), start, t, out, deadline)
+        # A read that stopped inside an overlong line (no newline before ``start``) goes on passing over it.
+        _read_lines(pending, reader, _Row(fid, root, t.rel, t.project, None), start, t, out, deadline,
+                    tail[-1:] not in (b"", b"\n"))
         out["bytes_read"] = reader.bytes_read
     return out
 
@@ -375,12 +377,12 @@ class _Row:
 
 
 def _read_lines(pending: _Pending, reader: CountingReader, row: _Row, start: int, t, out: dict,
-                deadline: float) -> None:
-    """Queue the parts of every complete line from ``start`` in bounded batches, until ``deadline`` (then the
-    read stops after a batch, ``out["deferred"]`` set)."""
+                deadline: float, skipping: bool = False) -> None:
+    """Queue the parts of every complete line from ``start`` (``skipping``: inside an overlong one) in bounded
+    batches, until ``deadline`` (then the read stops after a batch, ``out["deferred"]`` set)."""
     stored_as = as_stored(t.rel)
     batch, at, clock = [], start, time.monotonic()
-    for offset, raw in reader.lines(start):
+    for offset, raw in reader.lines(start, skipping):
         parts = None if raw is None else (parse_line(raw) if raw.strip() else [])
         if parts is None:  # overlong, not JSON, too deep, not an object
             out["skipped_lines"] += 1

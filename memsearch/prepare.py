@@ -77,8 +77,11 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
             if st.st_size > max_bytes:  # it may have grown since the walk
                 return Skipped(relpath, f"too large ({st.st_size} bytes, cap {max_bytes})")
             # What it holds now, not the size the walk saw: text cut at that
-            # size would replace a longer version another process indexed.
-            data = os.read(fd, st.st_size + 1)
+            # size would replace a longer version another process indexed. A
+            # binary file's first bytes tell: skipped, it is read by every query.
+            data = os.read(fd, min(BINARY_PROBE, st.st_size + 1))
+            if len(data) == BINARY_PROBE and not_text(data) is None:
+                data += os.read(fd, st.st_size + 1 - len(data))
         finally:
             os.close(fd)
     except Unconfined as ex:

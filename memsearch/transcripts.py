@@ -232,14 +232,15 @@ class CountingReader:
         self.bytes_read += len(data)
         return data
 
-    def lines(self, start: int, chunk: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
+    def lines(self, start: int, skipping: bool = False, chunk: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
         """(offset, line without its newline) of each complete line from ``start`` to the size at open, None
         for one over MAX_LINE_BYTES; a last line without a newline is left for later. ``self.end``: the
-        offset after the line just yielded."""
+        offset after the line just yielded, or in an overlong one as far as it was passed over (never read again:
+        a read from there, ``skipping``, goes on passing over it)."""
         self.end = offset = start
         size = self.stat.st_size
         pending = b""
-        skipping = False  # inside an overlong line: drop bytes up to its newline
+        # skipping: inside an overlong line, drop bytes up to its newline
         while offset + len(pending) < size:
             data = self.pread(min(chunk, size - offset - len(pending)), offset + len(pending))
             if not data:
@@ -261,6 +262,7 @@ class CountingReader:
                     offset = size if ex.errno == errno.ENXIO else offset
                 except AttributeError:  # no SEEK_DATA here
                     pass
+                self.end = offset
 
     def __enter__(self) -> "CountingReader":
         return self

@@ -214,8 +214,6 @@ def test_chunks_are_cut_by_their_files_sizes_too(monkeypatch):
 def test_a_build_of_large_files_holds_a_few_at_a_time(tmp_path, monkeypatch, through_child):
     """Neither a step of rows (reconcile.BULK_STEP) nor the chunks in flight and queued hold a tree of large
     files whole (traced by tracemalloc: this process's Python objects)."""
-    import tracemalloc
-
     root = tmp_path / "mem"
     for i in range(96):
         write(root, f"big/{i:02d}.md", f"file{i} " + "lorem ipsum dolor " * 14_000)  # ~250 KB each, 24 MB in all
@@ -225,15 +223,44 @@ def test_a_build_of_large_files_holds_a_few_at_a_time(tmp_path, monkeypatch, thr
     monkeypatch.setattr(bulkread, "CHUNK_BYTES", 1 << 20)
     monkeypatch.setattr(bulkread, "AHEAD", 2)
     monkeypatch.setattr(bulkread, "QUEUED", 2)
-    with MemoryIndex(root, tmp_path / "db") as idx:
+    peak = peak_building(root, tmp_path / "db")
+    assert peak < 16 << 20, peak  # (held whole: 24 MB of text, and its copies; a step at a time: ~3 MB)
+
+
+def peak_building(root, db) -> int:
+    """The most memory this process's Python objects held while a first build indexed ``root``'s 96 big files."""
+    import tracemalloc
+
+    with MemoryIndex(root, db) as idx:
         tracemalloc.start()
         try:
             assert len(idx.reconcile().added) == 96
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        assert [h.path for h in idx.search("file95")] == ["big/95.md"]
-    assert peak < 16 << 20, peak  # (held whole: 24 MB of text, and its copies; a step at a time: ~3 MB)
+        assert [h.path for h in idx.search("file95", reconcile=False)] == ["big/95.md"]
+    return peak
+
+
+def test_files_grown_since_the_walk_are_not_held_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """Chunks are cut by the sizes the walk saw: files written empty and grown to the cap before they are read
+    put 128 of them in a chunk, held whole by each process (2,048 files grown to 2 MB: 1.6 GB here). A chunk's
+    files are prepared ahead until they make CHUNK_BYTES of text; the others when their turn comes."""
+    root = tmp_path / "mem"
+    for i in range(96):
+        write(root, f"big/{i:02d}.md", "")
+    real_walk = reconcile_mod.walk
+
+    def walk_then_grow(*args, **kwargs):
+        seen = real_walk(*args, **kwargs)
+        for i in range(96):  # ~250 KB each, 24 MB in all, one chunk by the walk's sizes
+            write(root, f"big/{i:02d}.md", f"file{i} " + "lorem ipsum dolor " * 14_000)
+        return seen
+
+    monkeypatch.setattr(reconcile_mod, "walk", walk_then_grow)
+    monkeypatch.setattr(reconcile_mod, "BULK_READ_MIN", 2)
+    peak = peak_building(root, tmp_path / "db")
+    assert peak < 16 << 20, peak
 
 
 def test_the_child_imports_nothing_from_the_working_folder(mixed_tree, tmp_path, monkeypatch):

@@ -137,6 +137,25 @@ def test_a_newline_free_run_is_skipped_by_seeking_over_its_holes(history, hroot,
     assert sorted(found(history, "kestrel", refresh=False)) == ["after the run kestrel", "before the run kestrel"]
 
 
+def test_an_append_to_an_unended_overlong_line_reads_what_was_appended(history, hroot, monkeypatch):
+    """A run of no newline past MAX_LINE_BYTES was read again from its start at each append (a byte appended to a
+    900 MB run between searches: 900 MB read by each); what of it was passed over stays passed over."""
+    monkeypatch.setattr(transcripts, "MAX_LINE_BYTES", 1 << 20)
+    path = transcript(hroot, [line("user", "before the run kestrel")])
+    with open(path, "ab") as f:
+        f.write(b"x" * (4 << 20))
+    first = history.refresh()
+    assert first.messages == 1 and first.bytes_read > 4 << 20
+    with open(path, "ab") as f:
+        f.write(b"x")
+    again = history.refresh()
+    assert again.grown == 1 and again.bytes_read < 64 << 10, again.bytes_read
+    with open(path, "ab") as f:
+        f.write(b"x\n" + json.dumps(line("user", "after the run kestrel")).encode() + b"\n")
+    last = history.refresh()
+    assert last.skipped_lines == 1 and last.messages == 1 and last.bytes_read < 64 << 10
+    assert sorted(found(history, "kestrel", refresh=False)) == ["after the run kestrel", "before the run kestrel"]
+
 def test_a_transcript_is_read_only_up_to_its_size_when_opened(history, hroot, monkeypatch):
     """A writer appending as fast as it is read kept one read going for ever."""
     path = transcript(hroot, [line("user", f"plover {i}") for i in range(3)])
