@@ -29,8 +29,9 @@ from .walk import LINK_NAMES, FileInfo, Skipped, Walk, walk, walk_paths
 BULK_MIN = 1000
 
 # A first build indexes its rows into FTS5 every this many, while the files after them are read (in a second
-# process from BULK_READ_MIN): one 'rebuild' at the end kept that process idle while FTS5 worked alone.
-BULK_STEP = 1024
+# process from BULK_READ_MIN): one 'rebuild' at the end kept that process idle while FTS5 worked alone. Each step
+# writes a segment that FTS5's automerge merges again: fewer, larger steps merge less.
+BULK_STEP = 4096
 
 # FTS5 writes a segment whenever it holds this much in memory: a 'rebuild' with 16 MB instead
 # of 1 MB writes a few large segments. Stored in the index, so the default is put back after.
