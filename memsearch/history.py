@@ -144,6 +144,8 @@ class HistoryIndex(db.Opened):
     def refresh(self, progress: Progress | None = None, seconds: float | None = None) -> HistoryReport:
         """Bring the index in step with the transcripts, reading for ``seconds`` at most (None: until done)."""
         checked_progress(progress)
+        if seconds is not None:
+            checked_setting("seconds", seconds)
         self._follow()
         return self._guarded(lambda: self._refill(progress, seconds), refill=False)
 

@@ -58,7 +58,8 @@ class Settings(NamedTuple):
 
 # Each setting's range and type (config file and caller's Settings alike), and a search limit's: one rule.
 RANGES = {"floor": (0.0, 1.0, float), "reconcile": (False, True, bool), "max_file_bytes": (1, 1 << 34, int),
-          "manifest_limit": (1, 1 << 31, int), "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int)}
+          "manifest_limit": (1, 1 << 31, int), "sync_timeout": (0.0, 600.0, float), "limit": (1, MAX_LIMIT, int),
+          "seconds": (0.0, 86_400.0, float)}  # a history refresh's reading time (None: until done)
 
 
 def given_settings(settings: Settings | None, **overrides) -> Settings:

@@ -213,3 +213,16 @@ def test_the_docs_give_the_one_quoting_rule_the_hits_follow():
         assert lists and all(sorted(span) == bare for span in lists), (doc, lists)
     assert [quoted(s) for s in ("s p", "a,b=c", "s-2 [other] ...", "s  p")] == [
         "s p", "a,b=c", "'s-2 [other] ...'", "'s  p'"]  # docs/history.md's examples
+
+
+def test_refresh_seconds_is_a_number_of_seconds(tmp_path):
+    """refresh(seconds="5") raised a bare TypeError from the deadline's sum, where every bad argument is an
+    InvalidArgument; a number in range, or None (until done), reads."""
+    hroot = tmp_path / "projects"
+    transcript(hroot, [line("user", "a plum")])
+    with HistoryIndex(hroot, tmp_path / "db") as history:
+        for bad in ("5", [], -1, float("nan"), True):
+            with pytest.raises(InvalidArgument, match="^seconds must be a number from 0.0 to 86400.0, got "):
+                history.refresh(seconds=bad)
+        assert history.refresh(seconds=5).new == 1
+        assert history.refresh(seconds=None).new == 0
