@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from stat import S_ISDIR, S_ISREG
 
 from .fingerprint import RACY_NS, STAT_FIELDS, Fingerprint
@@ -21,6 +21,7 @@ _KEY, _MODE = attrgetter(*STAT_FIELDS, "st_mode"), len(STAT_FIELDS)
 # A settled path is compared by ctime and inode: every change sets the ctime to now, which no one can
 # set back (a folder's covers its entries); the inode, as files made in one clock tick share it.
 _SETTLED = attrgetter("st_ctime_ns", "st_ino")
+_SETTLED_OF = itemgetter(STAT_FIELDS.index("st_ctime_ns"), STAT_FIELDS.index("st_ino"))  # the same, of a _KEY
 
 
 class RootCache:
@@ -57,13 +58,13 @@ def is_steady(cache: RootCache, known: dict[str, Fingerprint]) -> bool:
     steady = cache.steady
     if steady is None or steady[0] is not known:
         return False
-    _, settled, ctimes, racy, keys = steady
+    _, settled, stamps, racy, keys = steady
     try:
-        same = list(map(_SETTLED, map(os.lstat, settled))) == ctimes and list(map(_KEY, map(os.lstat, racy))) == keys
+        same = list(map(_SETTLED, map(os.lstat, settled))) == stamps and list(map(_KEY, map(os.lstat, racy))) == keys
     except OSError:
         return False
     if same and racy and max(key[2] for key in keys) < time.time_ns() - RACY_NS:  # settled since
-        cache.steady = (known, settled + racy, ctimes + [(key[2], key[4]) for key in keys], [], [])
+        cache.steady = (known, settled + racy, stamps + list(map(_SETTLED_OF, keys)), [], [])
     return same
 
 
@@ -81,7 +82,7 @@ def snapshot(dirs: list[tuple[str, int, int, int]], found: dict[str, tuple[str, 
         keys = list(map(_KEY, map(os.lstat, paths)))
     except OSError:
         return None
-    if any((key[2], key[4]) != (ctime_ns, ino) or mtime_ns + RACY_NS >= now
+    if any(_SETTLED_OF(key) != (ctime_ns, ino) or mtime_ns + RACY_NS >= now
            for (_, mtime_ns, ctime_ns, ino), key in zip(dirs, keys)) or any(
             not S_ISREG(key[_MODE]) or key[0] > max_file_bytes or known.get(rel) != key[:_MODE]
             for rel, key in zip(found, keys[len(dirs):])):
@@ -89,5 +90,5 @@ def snapshot(dirs: list[tuple[str, int, int, int]], found: dict[str, tuple[str, 
     before = time.time_ns() - RACY_NS
     settled = [(path, key) for path, key in zip(paths, keys) if key[2] < before]
     racy = [(path, key) for path, key in zip(paths, keys) if key[2] >= before]
-    return (known, [path for path, _ in settled], [(key[2], key[4]) for _, key in settled],
+    return (known, [path for path, _ in settled], [_SETTLED_OF(key) for _, key in settled],
             [path for path, _ in racy], [key for _, key in racy])
