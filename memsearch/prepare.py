@@ -80,7 +80,7 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
             # size would replace a longer version another process indexed. A
             # binary file's first bytes tell: skipped, it is read by every query.
             data = os.read(fd, min(BINARY_PROBE, st.st_size + 1))
-            if len(data) == BINARY_PROBE and not_text(data) is None:
+            if (reason := not_text(data)) is None and len(data) == BINARY_PROBE:
                 data += os.read(fd, st.st_size + 1 - len(data))
         finally:
             os.close(fd)
@@ -90,6 +90,6 @@ def read_text(relpath: str, abspath: str, max_bytes: int) -> str | Skipped | Non
         return None  # deleted since the walk; the next reconcile removes its row
     except OSError as ex:
         return Skipped(relpath, unreadable(ex))
-    if (reason := not_text(data)) is not None:
+    if reason is not None:  # (judged by the first bytes alone)
         return Skipped(relpath, reason)
     return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
