@@ -206,7 +206,10 @@ def _check_files(index, conn, notes: list[str]) -> Check:
     left_out, missing = [], []
     for path in sorted(seen.files.keys() - stored.keys()):  # one text at a time: those unindexed may be many, large
         got = read_text(path, seen.files[path][0], index.settings.max_file_bytes)
-        left_out.append(got) if isinstance(got, Skipped) else missing.append(path)
+        if isinstance(got, Skipped):
+            left_out.append(got)
+        else:
+            missing.append(path)
     # Not problems of the index, but files a search cannot show as written: said, never silently.
     for what, found in (("left out of the index", [*seen.skipped, *left_out]),
                         ("indexed as plain text", malformed(conn))):
